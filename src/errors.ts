@@ -1,0 +1,19 @@
+export type AbridgeErrorCode =
+  | 'FILE_NOT_FOUND'
+  | 'FILE_UNREADABLE'
+  | 'UNRECOGNIZED_FORMAT'
+  | 'UNSUPPORTED_FORMAT'
+  | 'UNKNOWN_FORMAT_ID'
+  | 'NOT_WRITABLE_FORMAT'
+  | 'INVALID_INPUT';
+
+/** An error meant for a person: the message names the input and what was expected. */
+export class AbridgeError extends Error {
+  override readonly name = 'AbridgeError';
+  constructor(
+    readonly code: AbridgeErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,60 @@
+import type { EntryDraft, FormatId, Problem, Session, SessionInfo } from '../model/types.js';
+
+/** What detection sees of a source: its first records when it is JSONL, the whole value when it is one JSON document. */
+export interface DetectInput {
+  /** Up to the first 50 objects of a JSONL source. */
+  records?: Record<string, unknown>[];
+  /** The parsed document, when the whole source is one JSON value (a request body, a `.traj`). */
+  document?: unknown;
+  /** The first characters of the source, for text formats. */
+  head: string;
+}
+
+export interface DecodeContext {
+  line?: number;
+  problem(p: Omit<Problem, 'line'> & { line?: number }): void;
+}
+
+/** Turns the records of a JSONL transcript into entries, one record at a time (state lives in the decoder). */
+export interface EntryDecoder {
+  decode(record: Record<string, unknown>, ctx: DecodeContext): EntryDraft[];
+  /** Session-level facts gathered while decoding. */
+  finish(): { info: SessionInfo; extra?: Record<string, unknown> };
+}
+
+export interface TranscriptFormat {
+  id: FormatId;
+  /** What a person calls it: "pi session JSONL". */
+  label: string;
+  container: 'jsonl' | 'json';
+  /** Confidence 0…1 that the source is in this format. */
+  detect(input: DetectInput): number;
+  /** JSONL formats. */
+  createDecoder?(): EntryDecoder;
+  /** JSON-document formats: the whole document into a session. `source` names the input in problems. */
+  readDocument?(document: unknown, source: string): Session;
+  /** Serializes a session in this format. Sessions read from this format are written back byte-identically. */
+  write?(session: Session): string;
+}
+
+/** A transcript format we recognize but cannot read yet. */
+export interface UnsupportedFormat {
+  name: string;
+  detect(input: DetectInput): number;
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+export function asString(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** Share of records for which `test` holds, 0 when there are none. */
+export function share(records: readonly Record<string, unknown>[] | undefined, test: (r: Record<string, unknown>) => boolean): number {
+  if (!records || records.length === 0) return 0;
+  let n = 0;
+  for (const r of records) if (test(r)) n++;
+  return n / records.length;
+}

@@ -1,0 +1,6 @@
+export type { DetectInput, EntryDecoder, TranscriptFormat, UnsupportedFormat } from './format.js';
+export { formats, getFormat, isFormatId, recognizedButUnsupported } from './registry.js';
+export { detectFormat, sampleSource, type Detection } from './detect.js';
+export { readSession, parseSession, streamSession, type ReadOptions, type StreamResult } from './read.js';
+export { writeSession } from './write.js';
+export { JsonlParser, readJsonlStream, readJsonlBuffer, splitConcatenated, writeJsonl, type JsonlItem } from './jsonl.js';

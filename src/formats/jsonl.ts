@@ -1,0 +1,233 @@
+import { createReadStream } from 'node:fs';
+import type { Problem } from '../model/types.js';
+
+/** One JSON object read from a JSONL source. */
+export interface JsonlRecord {
+  kind: 'record';
+  line: number;
+  value: Record<string, unknown>;
+  /** A second (third…) object found on the same physical line as the previous record. */
+  sameLineAsPrevious: boolean;
+}
+
+/** A line that yielded no object; its text is kept so that nothing is silently lost. */
+export interface JsonlBadLine {
+  kind: 'bad';
+  line: number;
+  text: string;
+}
+
+export type JsonlItem = JsonlRecord | JsonlBadLine;
+
+export interface JsonlSink {
+  item(item: JsonlItem): void;
+  problem(problem: Problem): void;
+}
+
+const NEWLINE = 0x0a;
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const lenientUtf8 = new TextDecoder('utf-8', { fatal: false });
+
+/**
+ * Splits JSONL bytes into lines and parses each. Never throws on content: every line that is not one JSON object becomes
+ * a problem record, recoverable objects are recovered, and reading goes on. Memory is bounded by the longest line.
+ */
+export class JsonlParser {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private lineNo = 0;
+  /** Physical lines seen so far. */
+  get lines(): number {
+    return this.lineNo;
+  }
+  private sawAnyByte = false;
+  /** Whether the input ended with a newline (known after `end`). */
+  finalNewline = true;
+
+  constructor(private readonly sink: JsonlSink) {}
+
+  push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
+    this.sawAnyByte = true;
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(NEWLINE, start);
+      if (nl === -1) break;
+      let lineBuf = chunk.subarray(start, nl);
+      if (this.pendingBytes > 0) {
+        this.pending.push(lineBuf);
+        lineBuf = Buffer.concat(this.pending, this.pendingBytes + lineBuf.length);
+        this.pending = [];
+        this.pendingBytes = 0;
+      }
+      this.line(lineBuf, false);
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      // Copy: the caller may reuse its buffer.
+      this.pending.push(Buffer.from(rest));
+      this.pendingBytes += rest.length;
+    }
+  }
+
+  end(): void {
+    if (this.pendingBytes > 0) {
+      const lineBuf = Buffer.concat(this.pending, this.pendingBytes);
+      this.pending = [];
+      this.pendingBytes = 0;
+      this.finalNewline = false;
+      this.line(lineBuf, true);
+    } else if (!this.sawAnyByte) {
+      this.finalNewline = false;
+    }
+  }
+
+  private line(buf: Buffer, unterminated: boolean): void {
+    const lineNo = ++this.lineNo;
+    let bytes = buf;
+    if (lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+    let text: string;
+    try {
+      text = strictUtf8.decode(bytes);
+    } catch {
+      text = lenientUtf8.decode(bytes);
+      this.sink.problem({
+        line: lineNo,
+        kind: 'invalid-utf8',
+        message: `line ${lineNo} is not valid UTF-8; invalid bytes were replaced with U+FFFD`,
+      });
+    }
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    if (text.trim() === '') return;
+    parseLine(text, lineNo, unterminated, this.sink);
+  }
+}
+
+function parseLine(text: string, lineNo: number, unterminated: boolean, sink: JsonlSink): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const pieces = splitConcatenated(text);
+    if (pieces.complete && pieces.values.length > 1) {
+      const objects = pieces.values.filter(isObject);
+      sink.problem({
+        line: lineNo,
+        kind: 'multiple-objects',
+        message: `line ${lineNo} holds ${pieces.values.length} JSON values on one line; all were recovered`,
+      });
+      pieces.values.forEach((v, i) => {
+        if (isObject(v)) sink.item({ kind: 'record', line: lineNo, value: v, sameLineAsPrevious: i > 0 });
+      });
+      if (objects.length < pieces.values.length) {
+        sink.problem({ line: lineNo, kind: 'not-an-object', message: `line ${lineNo} holds a JSON value that is not an object` });
+      }
+      return;
+    }
+    if (!pieces.complete) {
+      sink.problem({
+        line: lineNo,
+        kind: 'truncated-line',
+        message: `line ${lineNo} ends inside an unfinished JSON value${unterminated ? ' at the end of the file' : ''} (a truncated write?); it was skipped`,
+      });
+    } else {
+      const reason = err instanceof Error ? err.message : String(err);
+      sink.problem({ line: lineNo, kind: 'invalid-json', message: `line ${lineNo} is not valid JSON (${reason}); it was skipped` });
+    }
+    sink.item({ kind: 'bad', line: lineNo, text });
+    return;
+  }
+  if (!isObject(value)) {
+    const what = Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
+    sink.problem({ line: lineNo, kind: 'not-an-object', message: `line ${lineNo} is ${what}, not a JSON object; it was skipped` });
+    sink.item({ kind: 'bad', line: lineNo, text });
+    return;
+  }
+  sink.item({ kind: 'record', line: lineNo, value, sameLineAsPrevious: false });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Splits text holding several top-level JSON values written back to back (`{…}{…}`), the way a crashed or racing
+ * writer leaves them. `complete` is false when the text ends inside an unfinished value.
+ */
+export function splitConcatenated(text: string): { values: unknown[]; complete: boolean } {
+  const values: unknown[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 0x5c) escaped = true;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) {
+      inString = true;
+      if (depth === 0 && start === -1) start = i;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0 && start === -1) start = i;
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth < 0) return { values, complete: true };
+      if (depth === 0 && start !== -1) {
+        try {
+          values.push(JSON.parse(text.slice(start, i + 1)));
+        } catch {
+          return { values, complete: true };
+        }
+        start = -1;
+      }
+    }
+  }
+  return { values, complete: depth === 0 && !inString };
+}
+
+/** Reads a JSONL file (or stream) chunk by chunk; items arrive at the sink in order. */
+export async function readJsonlStream(
+  source: string | AsyncIterable<Buffer | string>,
+  sink: JsonlSink,
+  onBytes?: (bytes: number) => void,
+): Promise<{ finalNewline: boolean; lines: number }> {
+  const parser = new JsonlParser(sink);
+  const stream = typeof source === 'string' ? createReadStream(source, { highWaterMark: 1 << 20 }) : source;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    parser.push(buf);
+    onBytes?.(buf.length);
+  }
+  parser.end();
+  return { finalNewline: parser.finalNewline, lines: parser.lines };
+}
+
+/** The same, over bytes or text already in memory. */
+export function readJsonlBuffer(data: Buffer | string, sink: JsonlSink): { finalNewline: boolean } {
+  const parser = new JsonlParser(sink);
+  parser.push(typeof data === 'string' ? Buffer.from(data) : data);
+  parser.end();
+  return { finalNewline: parser.finalNewline };
+}
+
+/** Serializes records back to JSONL, keeping records that shared a line on one line. */
+export function writeJsonl(
+  items: Iterable<{ text: string; sameLineAsPrevious?: boolean }>,
+  finalNewline = true,
+): string {
+  const out: string[] = [];
+  let first = true;
+  for (const it of items) {
+    if (!first && !it.sameLineAsPrevious) out.push('\n');
+    out.push(it.text);
+    first = false;
+  }
+  if (!first && finalNewline) out.push('\n');
+  return out.join('');
+}

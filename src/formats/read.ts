@@ -1,0 +1,217 @@
+import { readFileSync } from 'node:fs';
+import { open, readFile, stat } from 'node:fs/promises';
+import { AbridgeError } from '../errors.js';
+import { SessionBuilder } from '../model/session.js';
+import type { Entry, FormatId, Problem, Session, SessionInfo } from '../model/types.js';
+import { detectFormat, sampleSource } from './detect.js';
+import type { DecodeContext, TranscriptFormat } from './format.js';
+import { readJsonlBuffer, readJsonlStream, type JsonlItem } from './jsonl.js';
+import { getFormat } from './registry.js';
+
+export interface ReadOptions {
+  /** Skip detection and read as this format. */
+  format?: FormatId | string;
+  /** Called with the bytes read so far while a large file is read. */
+  onProgress?: (bytesRead: number, totalBytes: number) => void;
+}
+
+const HEAD_BYTES = 256 * 1024;
+
+/** Reads a transcript file into a Session, detecting its format from its content. */
+export async function readSession(path: string, options: ReadOptions = {}): Promise<Session> {
+  const builder = await readInto(path, options, 'keep');
+  return builder.build();
+}
+
+/** Parses a transcript already in memory. `source` names it in messages. */
+export function parseSession(data: string | Buffer, options: ReadOptions & { source?: string } = {}): Session {
+  const source = options.source ?? '<input>';
+  const text = typeof data === 'string' ? data : data.toString('utf8');
+  const format = chooseFormat(options.format, () => sampleSource(text.slice(0, HEAD_BYTES), text.length <= HEAD_BYTES, () => text), source);
+  if (format.container === 'json') return readDocumentText(format, text, source);
+  const builder = new SessionBuilder(format.id);
+  const decoder = format.createDecoder!();
+  const { finalNewline } = readJsonlBuffer(typeof data === 'string' ? Buffer.from(data) : data, jsonlSink(builder, decoder, (e) => builder.add(e)));
+  finishJsonl(builder, decoder.finish(), finalNewline);
+  return builder.build();
+}
+
+export interface StreamResult {
+  format: FormatId;
+  info: SessionInfo;
+  problems: Problem[];
+  entries: number;
+  finalNewline: boolean;
+}
+
+/**
+ * Reads a transcript entry by entry without keeping the entries: `onEntry` sees each one once, in order. Memory stays
+ * bounded by the longest line for JSONL formats (JSON-document formats are parsed whole).
+ */
+export async function streamSession(path: string, onEntry: (entry: Entry) => void, options: ReadOptions = {}): Promise<StreamResult> {
+  let count = 0;
+  const builder = await readInto(path, options, (entry) => {
+    count++;
+    onEntry(entry);
+  });
+  return { format: builder.format, info: builder.info, problems: builder.problems, entries: count, finalNewline: builder.finalNewline ?? true };
+}
+
+async function readInto(path: string, options: ReadOptions, mode: 'keep' | ((e: Entry) => void)): Promise<SessionBuilder> {
+  const size = await fileSize(path);
+  const head = await readHead(path, Math.min(size, HEAD_BYTES));
+  const complete = size <= HEAD_BYTES;
+  let wholeText: string | undefined;
+  const whole = () => (wholeText ??= readWholeSync(path));
+  const format = chooseFormat(options.format, () => sampleSource(head, complete, () => whole()), path);
+
+  if (format.container === 'json') {
+    const session = readDocumentText(format, wholeText ?? (await readWhole(path)), path);
+    const builder = new SessionBuilder(format.id);
+    builder.info = session.info;
+    builder.problems.push(...session.problems);
+    if (session.extra) builder.extra = session.extra;
+    for (const e of session.entries) {
+      if (mode === 'keep') builder.entries.push(e);
+      else mode(e);
+    }
+    if (mode !== 'keep') options.onProgress?.(size, size);
+    return builder;
+  }
+
+  const builder = new SessionBuilder(format.id);
+  const decoder = format.createDecoder!();
+  let index = 0;
+  const add =
+    mode === 'keep'
+      ? (e: Omit<Entry, 'index'>) => builder.add(e)
+      : (e: Omit<Entry, 'index'>) => {
+          const entry = e as Entry;
+          entry.index = index++;
+          mode(entry);
+          return entry;
+        };
+  let read = 0;
+  const { finalNewline } = await readJsonlStream(path, jsonlSink(builder, decoder, add), (n) => {
+    read += n;
+    options.onProgress?.(read, size);
+  });
+  finishJsonl(builder, decoder.finish(), finalNewline);
+  return builder;
+}
+
+function jsonlSink(
+  builder: SessionBuilder,
+  decoder: ReturnType<NonNullable<TranscriptFormat['createDecoder']>>,
+  add: (e: Omit<Entry, 'index'>) => Entry,
+) {
+  let line = 0;
+  const ctx: DecodeContext = {
+    get line() {
+      return line;
+    },
+    problem(p) {
+      builder.problems.push({ line: p.line ?? line, kind: p.kind, message: p.message });
+    },
+  };
+  return {
+    item(item: JsonlItem) {
+      line = item.line;
+      if (item.kind === 'bad') {
+        // Kept as an opaque entry so that writing the session back loses nothing.
+        add({ kind: 'unknown', line: item.line, rawText: item.text });
+        return;
+      }
+      let drafts;
+      try {
+        drafts = decoder.decode(item.value, ctx);
+      } catch (err) {
+        ctx.problem({ kind: 'invalid-entry', message: `line ${item.line}: ${err instanceof Error ? err.message : String(err)}; kept as is` });
+        drafts = [{ kind: 'unknown' as const, raw: item.value }];
+      }
+      drafts.forEach((d, i) => {
+        d.line = item.line;
+        if (item.sameLineAsPrevious && i === 0) d.sameLineAsPrevious = true;
+        add(d);
+      });
+    },
+    problem(p: Problem) {
+      builder.problems.push(p);
+    },
+  };
+}
+
+function finishJsonl(builder: SessionBuilder, finished: { info: SessionInfo; extra?: Record<string, unknown> }, finalNewline: boolean): void {
+  builder.info = finished.info;
+  if (finished.extra) builder.extra = finished.extra;
+  builder.finalNewline = finalNewline;
+  builder.problems.sort((a, b) => a.line - b.line);
+}
+
+function chooseFormat(requested: string | undefined, sample: () => ReturnType<typeof sampleSource>, source: string): TranscriptFormat {
+  if (requested) return getFormat(requested);
+  const detection = detectFormat(sample());
+  if (detection.kind === 'supported') return detection.format;
+  if (detection.kind === 'unsupported') {
+    throw new AbridgeError('UNSUPPORTED_FORMAT', `${source}: this is a ${detection.name} transcript; abridge has no reader for that format yet`);
+  }
+  throw new AbridgeError('UNRECOGNIZED_FORMAT', `${source}: unrecognized transcript format: ${detection.reason} (use --format to name one)`);
+}
+
+function readDocumentText(format: TranscriptFormat, text: string, source: string): Session {
+  let document: unknown;
+  try {
+    document = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  } catch (err) {
+    throw new AbridgeError('INVALID_INPUT', `${source}: not valid JSON for the ${format.label} format (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return format.readDocument!(document, source);
+}
+
+async function fileSize(path: string): Promise<number> {
+  try {
+    const s = await stat(path);
+    if (s.isDirectory()) throw new AbridgeError('FILE_UNREADABLE', `${path}: is a directory, expected a transcript file`);
+    return s.size;
+  } catch (err) {
+    if (err instanceof AbridgeError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new AbridgeError('FILE_NOT_FOUND', `${path}: no such file`);
+    throw new AbridgeError('FILE_UNREADABLE', `${path}: cannot read (${code ?? String(err)})`);
+  }
+}
+
+async function readHead(path: string, bytes: number): Promise<string> {
+  try {
+    const fh = await open(path, 'r');
+    try {
+      const buf = Buffer.alloc(bytes);
+      const { bytesRead } = await fh.read(buf, 0, bytes, 0);
+      return buf.subarray(0, bytesRead).toString('utf8');
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new AbridgeError('FILE_UNREADABLE', `${path}: cannot read (${code ?? String(err)})`);
+  }
+}
+
+async function readWhole(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new AbridgeError('FILE_UNREADABLE', `${path}: cannot read (${code ?? String(err)})`);
+  }
+}
+
+/** Detection of a JSON document needs the whole text; this runs only for sources that are not JSONL. */
+function readWholeSync(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new AbridgeError('FILE_UNREADABLE', `${path}: cannot read (${code ?? String(err)})`);
+  }
+}

@@ -1,0 +1,37 @@
+import { AbridgeError } from '../errors.js';
+import { FORMAT_IDS, type FormatId } from '../model/types.js';
+import type { TranscriptFormat, UnsupportedFormat } from './format.js';
+import { piFormat } from './pi.js';
+import { claudeCodeFormat } from './claude-code.js';
+import { codexFormat } from './codex.js';
+import { sweAgentFormat } from './swe-agent.js';
+import { anthropicFormat } from './anthropic.js';
+import { openaiChatFormat } from './openai-chat.js';
+import { openaiResponsesFormat } from './openai-responses.js';
+import { aiSdkFormat } from './ai-sdk.js';
+import { unsupportedFormats } from './unsupported.js';
+
+export const formats: readonly TranscriptFormat[] = [
+  piFormat,
+  claudeCodeFormat,
+  codexFormat,
+  sweAgentFormat,
+  anthropicFormat,
+  openaiChatFormat,
+  openaiResponsesFormat,
+  aiSdkFormat,
+];
+
+export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;
+
+export function getFormat(id: string): TranscriptFormat {
+  const f = formats.find((x) => x.id === id);
+  if (!f) {
+    throw new AbridgeError('UNKNOWN_FORMAT_ID', `unknown format "${id}"; expected one of: ${FORMAT_IDS.join(', ')}`);
+  }
+  return f;
+}
+
+export function isFormatId(id: string): id is FormatId {
+  return (FORMAT_IDS as readonly string[]).includes(id);
+}

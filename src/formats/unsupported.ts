@@ -1,0 +1,3 @@
+import type { UnsupportedFormat } from './format.js';
+
+export const unsupportedFormats: UnsupportedFormat[] = [];

@@ -1,0 +1,3 @@
+export * from './model/index.js';
+export * from './formats/index.js';
+export { AbridgeError, type AbridgeErrorCode } from './errors.js';

@@ -1,0 +1,63 @@
+import type { Entry, Session } from './types.js';
+
+export interface BranchOptions {
+  /** Id of the entry to walk back from. Default: the last entry with an id that is not on a sidechain. */
+  leafId?: string;
+  /**
+   * Follow links across compaction boundaries (Claude Code `logicalParentUuid`), giving the whole history a person
+   * saw. Default true; false stops at the boundary, giving what the model saw after the last compaction.
+   */
+  throughCompactions?: boolean;
+}
+
+/** True when the session links its entries as a tree (pi v2+ id/parentId, Claude Code uuid/parentUuid). */
+export function isTreeShaped(session: Session): boolean {
+  return session.entries.some((e) => e.id !== undefined && e.parentId !== undefined);
+}
+
+export function defaultLeafId(entries: readonly Entry[]): string | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.id !== undefined && e.parentId !== undefined && !e.sidechain) return e.id;
+  }
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.id !== undefined && e.parentId !== undefined) return e.id;
+  }
+  return undefined;
+}
+
+/**
+ * The active branch: the entries on the path from the root to the leaf, in order. Linear sessions (no parent links)
+ * are their own branch. Entries without a place in the tree (headers, Claude Code snapshots and queue records) are
+ * not on any branch; a header is kept at the front.
+ */
+export function activeBranch(session: Session, options: BranchOptions = {}): Entry[] {
+  const { entries } = session;
+  if (!isTreeShaped(session)) return entries.slice();
+  const leafId = options.leafId ?? defaultLeafId(entries);
+  if (leafId === undefined) return entries.slice();
+  const byId = new Map<string, Entry>();
+  for (const e of entries) if (e.id !== undefined && e.parentId !== undefined) byId.set(e.id, e);
+  const through = options.throughCompactions ?? true;
+  const path: Entry[] = [];
+  const seen = new Set<string>();
+  let cur = byId.get(leafId);
+  if (!cur) throw new Error(`activeBranch: no entry with id "${leafId}" in this session`);
+  while (cur && cur.id !== undefined && !seen.has(cur.id)) {
+    seen.add(cur.id);
+    path.push(cur);
+    const parent: string | null | undefined = cur.parentId ?? (through ? cur.logicalParentId : undefined);
+    cur = parent ? byId.get(parent) : undefined;
+  }
+  path.reverse();
+  const header = entries.find((e) => e.kind === 'header');
+  return header ? [header, ...path] : path;
+}
+
+/** Messages of the given entries, in order. */
+export function messagesOf(entries: readonly Entry[]): NonNullable<Entry['message']>[] {
+  const out: NonNullable<Entry['message']>[] = [];
+  for (const e of entries) if (e.message) out.push(e.message);
+  return out;
+}

@@ -1,0 +1,4 @@
+export * from './types.js';
+export * from './branch.js';
+export * from './parts.js';
+export * from './session.js';

@@ -1,0 +1,119 @@
+import type { Part, ResultContentPart, TextPart, Usage } from './types.js';
+
+/** The characters of a part that a model reads as text. Media and opaque signatures count zero. */
+export function partTextLength(part: Part): number {
+  switch (part.type) {
+    case 'text':
+      return part.text.length;
+    case 'thinking':
+      return part.redacted ? 0 : part.text.length;
+    case 'tool-call':
+      return part.name.length + argumentsText(part.arguments).length;
+    case 'tool-result':
+      return part.content.reduce((n, c) => n + (c.type === 'text' ? c.text.length : 0), 0);
+    case 'compaction':
+      return part.marker.summary.length;
+    case 'image':
+    case 'file':
+      return 0;
+  }
+}
+
+export function argumentsText(args: unknown): string {
+  if (typeof args === 'string') return args;
+  if (args === undefined) return '';
+  return JSON.stringify(args) ?? '';
+}
+
+/** Arguments arrive as JSON text in most wire formats; keep the parsed value when it parses, the text otherwise. */
+export function parseArguments(text: unknown): unknown {
+  if (typeof text !== 'string') return text ?? {};
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function textPart(text: string): TextPart {
+  return { type: 'text', text };
+}
+
+/** Tool output given as a string or as a list of blocks, into result content parts. */
+export function resultContent(content: unknown): ResultContentPart[] {
+  if (content === undefined || content === null) return [];
+  if (typeof content === 'string') return [textPart(content)];
+  if (!Array.isArray(content)) return [textPart(JSON.stringify(content))];
+  const out: ResultContentPart[] = [];
+  for (const block of content) {
+    if (typeof block === 'string') out.push(textPart(block));
+    else if (block && typeof block === 'object') {
+      const b = block as Record<string, unknown>;
+      if (typeof b.text === 'string') out.push(textPart(b.text));
+      else if (b.type === 'image' || b.type === 'input_image' || b.type === 'image_url') out.push(imageFrom(b));
+      else out.push(textPart(JSON.stringify(b)));
+    }
+  }
+  return out;
+}
+
+/** Bytes of base64 data once decoded, without decoding it. */
+export function base64ByteSize(data: string): number {
+  let pad = 0;
+  if (data.endsWith('==')) pad = 2;
+  else if (data.endsWith('=')) pad = 1;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - pad);
+}
+
+/** An image block of any of the formats we read: pi/AI SDK `{data, mimeType}`, Anthropic `{source}`, OpenAI urls. */
+export function imageFrom(b: Record<string, unknown>): ResultContentPart {
+  const source = (b.source ?? {}) as Record<string, unknown>;
+  const mediaType =
+    str(b.mimeType) ?? str(b.mediaType) ?? str(b.media_type) ?? str(source.media_type) ?? dataUrlType(b);
+  const data = str(b.data) ?? str(source.data) ?? (typeof b.image === 'string' ? b.image : undefined);
+  const url =
+    str(b.url) ??
+    str(source.url) ??
+    str(b.image_url) ??
+    str((b.image_url as Record<string, unknown> | undefined)?.url) ??
+    undefined;
+  const part: ResultContentPart = { type: 'image' };
+  if (mediaType) part.mediaType = mediaType;
+  if (data && !data.startsWith('http')) {
+    const base64 = data.replace(/^data:[^,]*,/, '');
+    part.byteSize = base64ByteSize(base64);
+    part.data = base64;
+  }
+  else if (url?.startsWith('data:')) part.byteSize = base64ByteSize(url.replace(/^data:[^,]*,/, ''));
+  if (url && !url.startsWith('data:')) part.url = url;
+  return part;
+}
+
+function dataUrlType(b: Record<string, unknown>): string | undefined {
+  const u = str(b.image_url) ?? str((b.image_url as Record<string, unknown> | undefined)?.url) ?? str(b.url);
+  const m = u?.match(/^data:([^;,]+)/);
+  return m?.[1];
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function num(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+export function promptTokens(u: Usage): number {
+  return u.input + u.cacheRead + u.cacheWrite;
+}
+
+/** ISO string or epoch number → epoch milliseconds. */
+export function toEpochMs(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v < 1e11 ? v * 1000 : v;
+  if (typeof v === 'string') {
+    const t = Date.parse(v);
+    return Number.isNaN(t) ? undefined : t;
+  }
+  return undefined;
+}

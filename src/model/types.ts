@@ -1,0 +1,224 @@
+/**
+ * The canonical session model. Every transcript or API format is read into these types and written back from them.
+ *
+ * Two layers: an `Entry` is one record of the source (a JSONL line, an item of a request body), kept with its original
+ * object in `raw` so that writing back is lossless; a `Message` is what an entry means to a model (role + ordered
+ * parts). Entries that carry no message (model changes, labels, progress events…) are kept as entries too.
+ */
+
+export type FormatId =
+  | 'pi'
+  | 'claude-code'
+  | 'codex'
+  | 'swe-agent'
+  | 'anthropic'
+  | 'openai-chat'
+  | 'openai-responses'
+  | 'ai-sdk';
+
+export const FORMAT_IDS: readonly FormatId[] = [
+  'pi',
+  'claude-code',
+  'codex',
+  'swe-agent',
+  'anthropic',
+  'openai-chat',
+  'openai-responses',
+  'ai-sdk',
+];
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/** Model reasoning. `signature` is provider opaque data (not prompt text); `redacted` means `text` is not readable. */
+export interface ThinkingPart {
+  type: 'thinking';
+  text: string;
+  signature?: string;
+  redacted?: boolean;
+}
+
+export interface ToolCallPart {
+  type: 'tool-call';
+  id: string;
+  name: string;
+  /** Parsed arguments when they were JSON; otherwise the raw argument string. */
+  arguments: unknown;
+}
+
+/** Binary media. Never counted as text: tokens come from dimensions or size by the provider's rule. */
+export interface ImagePart {
+  type: 'image';
+  mediaType?: string;
+  /** Decoded size in bytes, when known. */
+  byteSize?: number;
+  width?: number;
+  height?: number;
+  /** A URL or file reference when the image is not inline. */
+  url?: string;
+  /** Inline base64 data, kept (by reference, not copied) so that converting between formats loses nothing. */
+  data?: string;
+}
+
+export interface FilePart {
+  type: 'file';
+  mediaType?: string;
+  byteSize?: number;
+  name?: string;
+  data?: string;
+  url?: string;
+}
+
+export type ResultContentPart = TextPart | ImagePart | FilePart;
+
+export interface ToolResultPart {
+  type: 'tool-result';
+  callId: string;
+  toolName?: string;
+  content: ResultContentPart[];
+  isError: boolean;
+}
+
+/** Where an agent (or abridge) compacted the conversation: the model saw `summary` instead of the archived range. */
+export interface CompactionMarker {
+  /** 1-based count of compactions in this session, in order. */
+  number: number;
+  summary: string;
+  /** Entry indexes (inclusive) of the history the summary replaced, when known. */
+  archived?: { fromEntry: number; toEntry: number };
+  /** Id of the first entry kept verbatim after the marker, when the format names it. */
+  firstKeptEntryId?: string;
+  /** Index of the first entry kept verbatim, when it could be resolved. */
+  firstKeptEntry?: number;
+  tokensBefore?: number;
+  tokensAfter?: number;
+  strategies?: string[];
+  /** Which agent made it: 'pi', 'claude-code', 'codex', 'abridge'… */
+  source: string;
+  trigger?: string;
+}
+
+export interface CompactionPart {
+  type: 'compaction';
+  marker: CompactionMarker;
+}
+
+export type Part = TextPart | ThinkingPart | ToolCallPart | ToolResultPart | ImagePart | FilePart | CompactionPart;
+export type PartType = Part['type'];
+
+/**
+ * Provider-reported usage of one request, normalized: `input` is the prompt tokens billed at the full rate (not read
+ * from or written to cache), so the prompt size is always input + cacheRead + cacheWrite.
+ */
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  reasoning?: number;
+  /** The context window the agent reported for this request, when it did (Codex). */
+  contextWindow?: number;
+}
+
+export interface Message {
+  role: Role;
+  parts: Part[];
+  model?: string;
+  provider?: string;
+  usage?: Usage;
+  /**
+   * Provider response id. Several entries can share one (Claude Code writes one entry per content block of a
+   * response, each repeating the usage): count usage once per responseId.
+   */
+  responseId?: string;
+  stopReason?: string;
+  /** Epoch milliseconds. */
+  timestamp?: number;
+  /** A message injected by the harness (reminders, hook output) rather than typed by a person. */
+  synthetic?: boolean;
+}
+
+export type EntryKind =
+  | 'header'
+  | 'message'
+  | 'compaction'
+  | 'model-change'
+  | 'thinking-level'
+  | 'branch-summary'
+  | 'label'
+  | 'session-info'
+  | 'custom'
+  | 'event'
+  | 'unknown';
+
+export interface Entry {
+  /** Position in the session, 0-based, in source order. */
+  index: number;
+  kind: EntryKind;
+  /** The format's own record type (`message`, `compaction`, `response_item/function_call`…). */
+  sourceType?: string;
+  id?: string;
+  parentId?: string | null;
+  /** A parent link that crosses a compaction boundary (Claude Code `logicalParentUuid`). */
+  logicalParentId?: string;
+  /** Epoch milliseconds. */
+  timestamp?: number;
+  message?: Message;
+  compaction?: CompactionMarker;
+  model?: { provider?: string; id: string };
+  /** Belongs to a subagent run inside the main transcript (Claude Code sidechains, Codex sub-agents). */
+  sidechain?: boolean;
+  /** The original record, unknown fields included: writers of the same format serialize it as it was. */
+  raw?: unknown;
+  /** 1-based physical line of the source, for JSONL formats. */
+  line?: number;
+  /** True when this record shared its physical line with the previous record (a real-world corruption kept as is). */
+  sameLineAsPrevious?: boolean;
+  /** The source text of a line that could not be parsed: kept so that nothing is lost when the session is written. */
+  rawText?: string;
+  /** Usage reported by an event record for the request that just finished (Codex `token_count`). */
+  usage?: Usage;
+}
+
+/** An entry before it has its place in a session. */
+export type EntryDraft = Omit<Entry, 'index'>;
+
+export type ProblemKind =
+  | 'invalid-json'
+  | 'multiple-objects'
+  | 'truncated-line'
+  | 'not-an-object'
+  | 'invalid-utf8'
+  | 'unknown-entry-type'
+  | 'invalid-entry';
+
+/** A record the reader could not take as it was. Reading always continues. */
+export interface Problem {
+  line: number;
+  kind: ProblemKind;
+  message: string;
+}
+
+export interface SessionInfo {
+  id?: string;
+  cwd?: string;
+  /** Format version when the format has one (pi header `version`; absent for the older header). */
+  version?: number;
+  title?: string;
+  startedAt?: number;
+}
+
+export interface Session {
+  format: FormatId;
+  info: SessionInfo;
+  entries: Entry[];
+  problems: Problem[];
+  /** Whether the source ended with a newline (JSONL formats), so that writing back is byte-identical. */
+  finalNewline?: boolean;
+  /** Format-specific data needed to write back (e.g. request-body fields outside the messages). */
+  extra?: Record<string, unknown>;
+}
