@@ -8,6 +8,8 @@ export interface JsonlRecord {
   value: Record<string, unknown>;
   /** A second (third…) object found on the same physical line as the previous record. */
   sameLineAsPrevious: boolean;
+  /** Blank lines just before this line (kept so that writing back is byte-identical). */
+  blankLinesBefore?: number;
 }
 
 /** A line that yielded no object; its text is kept so that nothing is silently lost. */
@@ -15,6 +17,7 @@ export interface JsonlBadLine {
   kind: 'bad';
   line: number;
   text: string;
+  blankLinesBefore?: number;
 }
 
 export type JsonlItem = JsonlRecord | JsonlBadLine;
@@ -43,6 +46,9 @@ export class JsonlParser {
   private sawAnyByte = false;
   /** Whether the input ended with a newline (known after `end`). */
   finalNewline = true;
+  /** Blank lines after the last non-blank line (known after `end`). */
+  trailingBlankLines = 0;
+  private blanks = 0;
 
   constructor(private readonly sink: JsonlSink) {}
 
@@ -99,8 +105,15 @@ export class JsonlParser {
       });
     }
     if (text.endsWith('\r')) text = text.slice(0, -1);
-    if (text.trim() === '') return;
-    parseLine(text, lineNo, unterminated, this.sink);
+    if (text.trim() === '') {
+      this.blanks++;
+      this.trailingBlankLines = this.blanks;
+      return;
+    }
+    const blanks = this.blanks;
+    this.blanks = 0;
+    this.trailingBlankLines = 0;
+    parseLine(text, lineNo, unterminated, blanks > 0 ? { item: (it) => this.sink.item(it.kind === 'record' && it.sameLineAsPrevious ? it : { ...it, blankLinesBefore: blanks }), problem: (p) => this.sink.problem(p) } : this.sink);
   }
 }
 
@@ -196,7 +209,7 @@ export async function readJsonlStream(
   source: string | AsyncIterable<Buffer | string>,
   sink: JsonlSink,
   onBytes?: (bytes: number) => void,
-): Promise<{ finalNewline: boolean; lines: number }> {
+): Promise<{ finalNewline: boolean; lines: number; trailingBlankLines: number }> {
   const parser = new JsonlParser(sink);
   const stream = typeof source === 'string' ? createReadStream(source, { highWaterMark: 1 << 20 }) : source;
   for await (const chunk of stream) {
@@ -205,29 +218,31 @@ export async function readJsonlStream(
     onBytes?.(buf.length);
   }
   parser.end();
-  return { finalNewline: parser.finalNewline, lines: parser.lines };
+  return { finalNewline: parser.finalNewline, lines: parser.lines, trailingBlankLines: parser.trailingBlankLines };
 }
 
 /** The same, over bytes or text already in memory. */
-export function readJsonlBuffer(data: Buffer | string, sink: JsonlSink): { finalNewline: boolean } {
+export function readJsonlBuffer(data: Buffer | string, sink: JsonlSink): { finalNewline: boolean; trailingBlankLines: number } {
   const parser = new JsonlParser(sink);
   parser.push(typeof data === 'string' ? Buffer.from(data) : data);
   parser.end();
-  return { finalNewline: parser.finalNewline };
+  return { finalNewline: parser.finalNewline, trailingBlankLines: parser.trailingBlankLines };
 }
 
 /** Serializes records back to JSONL, keeping records that shared a line on one line. */
 export function writeJsonl(
-  items: Iterable<{ text: string; sameLineAsPrevious?: boolean }>,
-  finalNewline = true,
+  items: Iterable<{ text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }>,
+  layout: { finalNewline?: boolean; trailingBlankLines?: number } = {},
 ): string {
   const out: string[] = [];
   let first = true;
   for (const it of items) {
     if (!first && !it.sameLineAsPrevious) out.push('\n');
+    if (it.blankLinesBefore) out.push('\n'.repeat(it.blankLinesBefore));
     out.push(it.text);
     first = false;
   }
-  if (!first && finalNewline) out.push('\n');
+  if (!first && (layout.finalNewline ?? true)) out.push('\n');
+  if (layout.trailingBlankLines) out.push('\n'.repeat(layout.trailingBlankLines));
   return out.join('');
 }

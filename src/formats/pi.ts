@@ -326,10 +326,26 @@ function apiFor(provider: string | undefined): string {
 
 function writePi(session: Session): string {
   if (session.format === 'pi') {
-    return writeJsonl(
-      session.entries.map((e) => ({ text: e.rawText ?? JSON.stringify(e.raw ?? encodeEntry(e, isoOf(e))[0]), sameLineAsPrevious: e.sameLineAsPrevious })),
-      session.finalNewline ?? true,
-    );
+    // Records read from pi are written as they were; entries added since (e.g. compaction markers) are encoded and,
+    // in a tree-shaped session, linked to the entry before them.
+    const tree = session.entries.some((e) => e.id !== undefined);
+    const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
+    let lastId: string | null = null;
+    for (const e of session.entries) {
+      if (e.raw !== undefined || e.rawText !== undefined) {
+        items.push({ text: e.rawText ?? JSON.stringify(e.raw), sameLineAsPrevious: e.sameLineAsPrevious, blankLinesBefore: e.blankLinesBefore });
+        if (e.id !== undefined) lastId = e.id;
+        continue;
+      }
+      for (const r of encodeEntry(e, isoOf(e))) {
+        if (tree) {
+          const id = stableId(`${e.index}:${items.length}:${JSON.stringify(r).length}`, 8);
+          items.push({ text: JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) }) });
+          lastId = id;
+        } else items.push({ text: JSON.stringify(r) });
+      }
+    }
+    return writeJsonl(items, session);
   }
   // From another format: a v3 session whose entries form one linear branch.
   const records: Record<string, unknown>[] = [];

@@ -31,8 +31,8 @@ export function parseSession(data: string | Buffer, options: ReadOptions & { sou
   if (format.container === 'json') return readDocumentText(format, text, source);
   const builder = new SessionBuilder(format.id);
   const decoder = format.createDecoder!();
-  const { finalNewline } = readJsonlBuffer(typeof data === 'string' ? Buffer.from(data) : data, jsonlSink(builder, decoder, (e) => builder.add(e)));
-  finishJsonl(builder, decoder.finish(), finalNewline);
+  const layout = readJsonlBuffer(typeof data === 'string' ? Buffer.from(data) : data, jsonlSink(builder, decoder, (e) => builder.add(e)));
+  finishJsonl(builder, decoder.finish(), layout);
   return builder.build();
 }
 
@@ -92,11 +92,11 @@ async function readInto(path: string, options: ReadOptions, mode: 'keep' | ((e: 
           return entry;
         };
   let read = 0;
-  const { finalNewline } = await readJsonlStream(path, jsonlSink(builder, decoder, add), (n) => {
+  const layout = await readJsonlStream(path, jsonlSink(builder, decoder, add), (n) => {
     read += n;
     options.onProgress?.(read, size);
   });
-  finishJsonl(builder, decoder.finish(), finalNewline);
+  finishJsonl(builder, decoder.finish(), layout);
   return builder;
 }
 
@@ -119,7 +119,9 @@ function jsonlSink(
       line = item.line;
       if (item.kind === 'bad') {
         // Kept as an opaque entry so that writing the session back loses nothing.
-        add({ kind: 'unknown', line: item.line, rawText: item.text });
+        const bad: Omit<Entry, 'index'> = { kind: 'unknown', line: item.line, rawText: item.text };
+        if (item.blankLinesBefore) bad.blankLinesBefore = item.blankLinesBefore;
+        add(bad);
         return;
       }
       let drafts;
@@ -132,6 +134,7 @@ function jsonlSink(
       drafts.forEach((d, i) => {
         d.line = item.line;
         if (item.sameLineAsPrevious && i === 0) d.sameLineAsPrevious = true;
+        if (item.blankLinesBefore && i === 0) d.blankLinesBefore = item.blankLinesBefore;
         add(d);
       });
     },
@@ -141,10 +144,15 @@ function jsonlSink(
   };
 }
 
-function finishJsonl(builder: SessionBuilder, finished: { info: SessionInfo; extra?: Record<string, unknown> }, finalNewline: boolean): void {
+function finishJsonl(
+  builder: SessionBuilder,
+  finished: { info: SessionInfo; extra?: Record<string, unknown> },
+  layout: { finalNewline: boolean; trailingBlankLines: number },
+): void {
   builder.info = finished.info;
   if (finished.extra) builder.extra = finished.extra;
-  builder.finalNewline = finalNewline;
+  builder.finalNewline = layout.finalNewline;
+  builder.trailingBlankLines = layout.trailingBlankLines;
   builder.problems.sort((a, b) => a.line - b.line);
 }
 

@@ -7,6 +7,7 @@ export class SessionBuilder {
   info: SessionInfo = {};
   extra: Record<string, unknown> | undefined;
   finalNewline: boolean | undefined;
+  trailingBlankLines: number | undefined;
 
   constructor(readonly format: FormatId) {}
 
@@ -21,6 +22,7 @@ export class SessionBuilder {
   build(): Session {
     const s: Session = { format: this.format, info: this.info, entries: this.entries, problems: this.problems };
     if (this.finalNewline !== undefined) s.finalNewline = this.finalNewline;
+    if (this.trailingBlankLines) s.trailingBlankLines = this.trailingBlankLines;
     if (this.extra) s.extra = this.extra;
     return s;
   }

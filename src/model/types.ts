@@ -178,6 +178,8 @@ export interface Entry {
   line?: number;
   /** True when this record shared its physical line with the previous record (a real-world corruption kept as is). */
   sameLineAsPrevious?: boolean;
+  /** Blank lines just before this record's line in the source. */
+  blankLinesBefore?: number;
   /** The source text of a line that could not be parsed: kept so that nothing is lost when the session is written. */
   rawText?: string;
   /** Usage reported by an event record for the request that just finished (Codex `token_count`). */
@@ -219,6 +221,8 @@ export interface Session {
   problems: Problem[];
   /** Whether the source ended with a newline (JSONL formats), so that writing back is byte-identical. */
   finalNewline?: boolean;
+  /** Blank lines at the end of the source (JSONL formats). */
+  trailingBlankLines?: number;
   /** Format-specific data needed to write back (e.g. request-body fields outside the messages). */
   extra?: Record<string, unknown>;
 }
