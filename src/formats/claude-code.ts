@@ -1,9 +1,344 @@
-import type { TranscriptFormat } from './format.js';
+/**
+ * Claude Code transcripts (`~/.claude/projects/<project>/<session>.jsonl`, subagents in `<session>/subagents/`).
+ * Records link as a tree by uuid/parentUuid; a `compact_boundary` system record starts a new root and points back with
+ * `logicalParentUuid`, and the next user record (`isCompactSummary`) carries the summary. One API response is written
+ * as several assistant records (one per content block) that share `message.id` and repeat the usage.
+ */
+import type { CompactionMarker, Entry, EntryDraft, Message, Part, Session, SessionInfo, Usage } from '../model/types.js';
+import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/parts.js';
+import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
+import { writeJsonl } from './jsonl.js';
+import { stableId } from './ids.js';
 
-// Placeholder until the reader lands: detects nothing.
+const RECORD_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'progress', 'file-history-snapshot', 'queue-operation', 'custom-title', 'tag', 'attachment', 'result']);
+
+class ClaudeCodeDecoder implements EntryDecoder {
+  private info: SessionInfo = {};
+  private readonly byId = new Map<string, EntryDraft>();
+  private readonly boundaries: EntryDraft[] = [];
+  private pendingSummary: CompactionMarker | undefined;
+
+  decode(r: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
+    const drafts = this.decodeRecord(r, ctx);
+    const first = drafts[0];
+    if (first?.id !== undefined) this.byId.set(first.id, first);
+    return drafts;
+  }
+
+  private decodeRecord(r: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
+    const type = asString(r.type) ?? '';
+    const base: EntryDraft = { kind: 'event', sourceType: type, raw: r };
+    const uuid = asString(r.uuid);
+    if (uuid !== undefined) {
+      base.id = uuid;
+      base.parentId = asString(r.parentUuid) ?? null;
+    }
+    const logical = asString(r.logicalParentUuid);
+    if (logical) base.logicalParentId = logical;
+    const ts = toEpochMs(r.timestamp);
+    if (ts !== undefined) base.timestamp = ts;
+    if (r.isSidechain === true) base.sidechain = true;
+    if (this.info.id === undefined && typeof r.sessionId === 'string') this.info.id = r.sessionId;
+    if (this.info.cwd === undefined && typeof r.cwd === 'string') this.info.cwd = r.cwd;
+    if (this.info.startedAt === undefined && ts !== undefined) this.info.startedAt = ts;
+
+    switch (type) {
+      case 'assistant':
+        return [this.assistant(r, base, ctx)];
+      case 'user':
+        return this.user(r, base, ctx);
+      case 'system': {
+        if (r.subtype === 'compact_boundary') {
+          const meta = isRecord(r.compactMetadata) ? r.compactMetadata : {};
+          const marker: CompactionMarker = { number: this.boundaries.length + 1, summary: '', source: 'claude-code' };
+          if (typeof meta.preTokens === 'number') marker.tokensBefore = meta.preTokens;
+          if (typeof meta.trigger === 'string') marker.trigger = meta.trigger;
+          base.kind = 'compaction';
+          base.compaction = marker;
+          this.boundaries.push(base);
+          this.pendingSummary = marker;
+        }
+        return [base];
+      }
+      case 'summary':
+        base.kind = 'session-info';
+        if (typeof r.summary === 'string') this.info.title = r.summary;
+        return [base];
+      case 'custom-title':
+        base.kind = 'session-info';
+        if (typeof r.customTitle === 'string') this.info.title = r.customTitle;
+        return [base];
+      default:
+        if (!RECORD_TYPES.has(type)) {
+          base.kind = 'unknown';
+          ctx.problem({ kind: 'unknown-entry-type', message: `line ${ctx.line}: unknown Claude Code record type "${type}"; kept as is` });
+        }
+        return [base];
+    }
+  }
+
+  private assistant(r: Record<string, unknown>, base: EntryDraft, ctx: DecodeContext): EntryDraft {
+    const m = r.message;
+    if (!isRecord(m)) {
+      ctx.problem({ kind: 'invalid-entry', message: `line ${ctx.line}: assistant record has no message object` });
+      base.kind = 'unknown';
+      return base;
+    }
+    const message: Message = { role: 'assistant', parts: contentParts(m.content) };
+    const model = asString(m.model);
+    if (model) {
+      message.model = model;
+      message.provider = 'anthropic';
+      // Claude Code writes locally made-up replies (API errors, interruptions) with the model "<synthetic>".
+      if (model === '<synthetic>') message.synthetic = true;
+    }
+    const usage = decodeUsage(m.usage);
+    if (usage && !message.synthetic) message.usage = usage;
+    const id = asString(m.id);
+    if (id) message.responseId = id;
+    const stop = asString(m.stop_reason);
+    if (stop) message.stopReason = stop;
+    if (base.timestamp !== undefined) message.timestamp = base.timestamp;
+    base.kind = 'message';
+    base.message = message;
+    return base;
+  }
+
+  private user(r: Record<string, unknown>, base: EntryDraft, ctx: DecodeContext): EntryDraft[] {
+    const m = r.message;
+    if (!isRecord(m)) {
+      ctx.problem({ kind: 'invalid-entry', message: `line ${ctx.line}: user record has no message object` });
+      base.kind = 'unknown';
+      return [base];
+    }
+    const synthetic = r.isMeta === true || r.isCompactSummary === true || r.isVisibleInTranscriptOnly === true;
+    if (r.isCompactSummary === true) {
+      const summary = typeof m.content === 'string' ? m.content : contentParts(m.content).map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+      const marker = this.pendingSummary ?? { number: this.boundaries.length + 1, summary: '', source: 'claude-code' };
+      marker.summary = summary;
+      this.pendingSummary = undefined;
+      base.kind = 'message';
+      base.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
+      if (base.timestamp !== undefined) base.message.timestamp = base.timestamp;
+      return [base];
+    }
+    const parts = contentParts(m.content);
+    const results = parts.filter((p) => p.type === 'tool-result');
+    const others = parts.filter((p) => p.type !== 'tool-result');
+    const drafts: EntryDraft[] = [];
+    const make = (role: Message['role'], ps: Part[]): Message => {
+      const msg: Message = { role, parts: ps };
+      if (synthetic) msg.synthetic = true;
+      if (base.timestamp !== undefined) msg.timestamp = base.timestamp;
+      return msg;
+    };
+    // Tool results first: they answer the previous assistant turn and must directly follow it.
+    if (results.length > 0) drafts.push({ ...base, kind: 'message', message: make('tool', results) });
+    if (others.length > 0 || results.length === 0) {
+      const msg = make('user', others);
+      if (drafts.length === 0) drafts.push({ ...base, kind: 'message', message: msg });
+      else drafts.push({ kind: 'message', sourceType: 'user', message: msg, ...(base.sidechain ? { sidechain: true } : {}) });
+    }
+    return drafts;
+  }
+
+  finish(): { info: SessionInfo } {
+    // What each compaction archived: from the previous boundary up to the record the boundary logically follows.
+    let from = 0;
+    for (const b of this.boundaries) {
+      const parent = b.logicalParentId ? (this.byId.get(b.logicalParentId) as Entry | undefined) : undefined;
+      const at = (b as Entry).index;
+      const to = parent?.index ?? (at !== undefined ? at - 1 : undefined);
+      if (to !== undefined && to >= from) b.compaction!.archived = { fromEntry: from, toEntry: to };
+      if (at !== undefined) {
+        b.compaction!.firstKeptEntry = at + 1;
+        from = at + 1;
+      }
+    }
+    return { info: this.info };
+  }
+}
+
+function decodeUsage(u: unknown): Usage | undefined {
+  if (!isRecord(u)) return undefined;
+  return {
+    input: num(u.input_tokens),
+    output: num(u.output_tokens),
+    cacheRead: num(u.cache_read_input_tokens),
+    cacheWrite: num(u.cache_creation_input_tokens),
+  };
+}
+
+/** Anthropic content blocks (as Claude Code stores them) into parts. */
+export function contentParts(content: unknown): Part[] {
+  if (typeof content === 'string') return [textPart(content)];
+  if (!Array.isArray(content)) return [];
+  const parts: Part[] = [];
+  for (const b of content) {
+    if (typeof b === 'string') {
+      parts.push(textPart(b));
+      continue;
+    }
+    if (!isRecord(b)) continue;
+    switch (b.type) {
+      case 'text':
+        parts.push(textPart(asString(b.text) ?? ''));
+        break;
+      case 'thinking': {
+        const p: Part = { type: 'thinking', text: asString(b.thinking) ?? '' };
+        const sig = asString(b.signature);
+        if (sig) p.signature = sig;
+        parts.push(p);
+        break;
+      }
+      case 'redacted_thinking':
+        parts.push({ type: 'thinking', text: '', signature: asString(b.data) ?? '', redacted: true });
+        break;
+      case 'tool_use':
+      case 'server_tool_use':
+        parts.push({ type: 'tool-call', id: asString(b.id) ?? '', name: asString(b.name) ?? '', arguments: b.input ?? {} });
+        break;
+      case 'tool_result':
+        parts.push({ type: 'tool-result', callId: asString(b.tool_use_id) ?? '', content: resultContent(b.content), isError: b.is_error === true });
+        break;
+      case 'image':
+        parts.push(imageFrom(b));
+        break;
+      case 'document': {
+        const source = isRecord(b.source) ? b.source : {};
+        const p: Part = { type: 'file' };
+        const mediaType = asString(source.media_type);
+        if (mediaType) p.mediaType = mediaType;
+        const title = asString(b.title);
+        if (title) p.name = title;
+        if (typeof source.data === 'string') {
+          p.data = source.data;
+          p.byteSize = source.type === 'base64' ? Math.floor((source.data.length * 3) / 4) : source.data.length;
+        }
+        parts.push(p);
+        break;
+      }
+      default:
+        parts.push(textPart(JSON.stringify(b)));
+    }
+  }
+  return parts;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Writing
+
+function encodeBlocks(parts: Part[]): unknown[] {
+  const out: unknown[] = [];
+  for (const p of parts) {
+    switch (p.type) {
+      case 'text':
+        out.push({ type: 'text', text: p.text });
+        break;
+      case 'thinking':
+        if (p.redacted) out.push({ type: 'redacted_thinking', data: p.signature ?? '' });
+        else out.push({ type: 'thinking', thinking: p.text, signature: p.signature ?? '' });
+        break;
+      case 'tool-call':
+        out.push({ type: 'tool_use', id: p.id, name: p.name, input: p.arguments });
+        break;
+      case 'tool-result':
+        out.push({ type: 'tool_result', tool_use_id: p.callId, content: encodeBlocks(p.content), ...(p.isError ? { is_error: true } : {}) });
+        break;
+      case 'image':
+        out.push(
+          p.data
+            ? { type: 'image', source: { type: 'base64', media_type: p.mediaType ?? 'image/png', data: p.data } }
+            : p.url
+              ? { type: 'image', source: { type: 'url', url: p.url } }
+              : { type: 'text', text: `[image ${p.mediaType ?? ''} not stored]` },
+        );
+        break;
+      case 'file':
+        out.push({ type: 'text', text: `[file ${p.name ?? ''} ${p.mediaType ?? ''} ${p.byteSize ?? '?'} bytes]` });
+        break;
+      case 'compaction':
+        out.push({ type: 'text', text: p.marker.summary });
+        break;
+    }
+  }
+  return out;
+}
+
+function encodeRecords(e: Entry, ctx: { sessionId: string; cwd: string; parent: string | null; n: number }): Record<string, unknown>[] {
+  const iso = new Date(e.timestamp ?? e.message?.timestamp ?? 0).toISOString();
+  const common = (uuid: string) => ({ parentUuid: ctx.parent, isSidechain: e.sidechain === true, userType: 'external', cwd: ctx.cwd, sessionId: ctx.sessionId, version: 'abridge', uuid, timestamp: iso });
+  const uuid = uuidFrom(`${ctx.sessionId}:${ctx.n}`);
+  if (e.compaction && !e.message) {
+    return [{ ...common(uuid), parentUuid: null, logicalParentUuid: ctx.parent, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false, level: 'info', compactMetadata: { trigger: e.compaction.trigger ?? 'auto', preTokens: e.compaction.tokensBefore ?? 0 } }];
+  }
+  const m = e.message;
+  if (!m) return [];
+  if (m.role === 'assistant') {
+    const u = m.usage;
+    return [
+      {
+        ...common(uuid),
+        type: 'assistant',
+        message: {
+          id: m.responseId ?? `msg_${stableId(uuid, 24)}`,
+          type: 'message',
+          role: 'assistant',
+          model: m.model ?? 'unknown',
+          content: encodeBlocks(m.parts),
+          stop_reason: m.stopReason ?? null,
+          stop_sequence: null,
+          usage: { input_tokens: u?.input ?? 0, cache_creation_input_tokens: u?.cacheWrite ?? 0, cache_read_input_tokens: u?.cacheRead ?? 0, output_tokens: u?.output ?? 0 },
+        },
+      },
+    ];
+  }
+  const compaction = m.parts.find((p) => p.type === 'compaction');
+  if (compaction) return [{ ...common(uuid), type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: compaction.marker.summary } }];
+  // System prompts are not part of Claude Code transcripts: keep one as a meta user record rather than lose it.
+  const meta = m.role === 'system' || m.synthetic === true;
+  return [{ ...common(uuid), type: 'user', ...(meta ? { isMeta: true } : {}), message: { role: 'user', content: encodeBlocks(m.parts) } }];
+}
+
+function uuidFrom(seed: string): string {
+  const h = stableId(seed, 32);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+function writeClaudeCode(session: Session): string {
+  const sessionId = session.info.id ?? uuidFrom(`session:${session.format}:${session.entries.length}`);
+  const cwd = session.info.cwd ?? '';
+  const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
+  let parent: string | null = null;
+  const same = session.format === 'claude-code';
+  for (const e of session.entries) {
+    if (same && e.fromSameRecord) continue;
+    if (same && (e.raw !== undefined || e.rawText !== undefined)) {
+      items.push({ text: e.rawText ?? JSON.stringify(e.raw), sameLineAsPrevious: e.sameLineAsPrevious, blankLinesBefore: e.blankLinesBefore });
+      if (e.id !== undefined && !e.sidechain) parent = e.id;
+      continue;
+    }
+    for (const r of encodeRecords(e, { sessionId, cwd, parent, n: items.length })) {
+      items.push({ text: JSON.stringify(r) });
+      parent = r.uuid as string;
+    }
+  }
+  return writeJsonl(items, same ? session : {});
+}
+
 export const claudeCodeFormat: TranscriptFormat = {
   id: 'claude-code',
-  label: 'claude-code',
+  label: 'Claude Code transcript JSONL',
   container: 'jsonl',
-  detect: () => 0,
+  detect({ records }) {
+    if (!records || records.length === 0) return 0;
+    const known = share(records, (r) => typeof r.type === 'string' && RECORD_TYPES.has(r.type));
+    const linked = share(records, (r) => typeof r.uuid === 'string' && typeof r.sessionId === 'string');
+    const msgs = share(records, (r) => (r.type === 'user' || r.type === 'assistant') && isRecord(r.message));
+    if (known > 0.9 && (linked > 0.3 || msgs > 0.3)) return 0.95;
+    if (known > 0.6 && msgs > 0.2) return 0.6;
+    return 0;
+  },
+  createDecoder: () => new ClaudeCodeDecoder(),
+  write: writeClaudeCode,
 };

@@ -332,6 +332,7 @@ function writePi(session: Session): string {
     const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
     let lastId: string | null = null;
     for (const e of session.entries) {
+      if (e.fromSameRecord) continue;
       if (e.raw !== undefined || e.rawText !== undefined) {
         items.push({ text: e.rawText ?? JSON.stringify(e.raw), sameLineAsPrevious: e.sameLineAsPrevious, blankLinesBefore: e.blankLinesBefore });
         if (e.id !== undefined) lastId = e.id;

@@ -133,6 +133,7 @@ function jsonlSink(
       }
       drafts.forEach((d, i) => {
         d.line = item.line;
+        if (i > 0) d.fromSameRecord = true;
         if (item.sameLineAsPrevious && i === 0) d.sameLineAsPrevious = true;
         if (item.blankLinesBefore && i === 0) d.blankLinesBefore = item.blankLinesBefore;
         add(d);

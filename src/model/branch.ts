@@ -51,8 +51,36 @@ export function activeBranch(session: Session, options: BranchOptions = {}): Ent
     cur = parent ? byId.get(parent) : undefined;
   }
   path.reverse();
+  const onPath = new Set(path.map((e) => e.index));
+  // Parallel tool calls: Claude Code writes one record per content block of a response and hangs each tool result off
+  // its own call, so sibling blocks and their results sit on side branches. Blocks of a response that is on the path,
+  // and results of calls on the path, belong to the branch.
+  const responses = new Set<string>();
+  for (const e of path) if (e.message?.responseId) responses.add(e.message.responseId);
+  const callsOnPath = new Set<string>();
+  const sidechainLeaf = leafSidechain(entries, leafId);
+  for (const e of entries) {
+    const rid = e.message?.responseId;
+    if (!onPath.has(e.index) && rid !== undefined && responses.has(rid) && (e.sidechain === true) === sidechainLeaf) onPath.add(e.index);
+    if (onPath.has(e.index)) for (const p of e.message?.parts ?? []) if (p.type === 'tool-call') callsOnPath.add(p.id);
+  }
+  for (const e of entries) {
+    if (onPath.has(e.index) || e.message?.role !== 'tool' || e.parentId == null) continue;
+    const parent = byId.get(e.parentId);
+    if (!parent || !onPath.has(parent.index)) continue;
+    const results = e.message.parts.filter((p) => p.type === 'tool-result');
+    if (results.length > 0 && results.every((p) => callsOnPath.has(p.callId))) onPath.add(e.index);
+  }
+  // Entries derived from the same record as an entry on the branch belong where that record is.
+  for (const e of entries) if (e.fromSameRecord && e.index > 0 && onPath.has(e.index - 1)) onPath.add(e.index);
   const header = entries.find((e) => e.kind === 'header');
-  return header ? [header, ...path] : path;
+  if (header) onPath.add(header.index);
+  // Source order is conversation order in every format we read (records are appended).
+  return entries.filter((e) => onPath.has(e.index));
+}
+
+function leafSidechain(entries: readonly Entry[], leafId: string): boolean {
+  return entries.some((e) => e.id === leafId && e.sidechain === true);
 }
 
 /** Messages of the given entries, in order. */

@@ -178,6 +178,12 @@ export interface Entry {
   line?: number;
   /** True when this record shared its physical line with the previous record (a real-world corruption kept as is). */
   sameLineAsPrevious?: boolean;
+  /**
+   * This entry was derived from the same source record as the previous entry (one record meaning two messages, e.g. a
+   * Claude Code user record holding tool results and text). Writers of the source format skip it: the record is
+   * written once, from the first entry's `raw`.
+   */
+  fromSameRecord?: boolean;
   /** Blank lines just before this record's line in the source. */
   blankLinesBefore?: number;
   /** The source text of a line that could not be parsed: kept so that nothing is lost when the session is written. */
