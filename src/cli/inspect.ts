@@ -1,0 +1,108 @@
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { inspectTranscript, type InspectReport } from '../formats/inspect.js';
+import { getFormat } from '../formats/registry.js';
+import { progressReporter } from './progress.js';
+import { fmtInt, table } from './render.js';
+
+export function registerInspect(program: Command): void {
+  program
+    .command('inspect')
+    .description('Summarize a transcript: format, models, messages and parts by role and type, last reported usage, compactions, problems')
+    .argument('<file>', 'transcript file (pi, Claude Code, Codex, SWE-agent .traj, or an API request body)')
+    .option('-f, --format <id>', 'read as this format instead of detecting it (pi, claude-code, codex, swe-agent, anthropic, openai-chat, openai-responses, ai-sdk)')
+    .option('--json', 'print one JSON object (schema in the README)')
+    .action(async (file: string, opts: { format?: string; json?: boolean }) => {
+      if (opts.format) getFormat(opts.format); // a bad id is an error before any reading
+      const progress = progressReporter(file);
+      let report: InspectReport;
+      try {
+        report = await inspectTranscript(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update });
+      } finally {
+        progress.stop();
+      }
+      process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderInspect(report));
+    });
+}
+
+export function renderInspect(r: InspectReport): string {
+  const out: string[] = [];
+  const label = (s: string) => pc.bold(s.padEnd(12));
+  out.push(pc.bold(r.file));
+  const version = r.session.version !== undefined ? ` v${r.session.version}` : '';
+  out.push(`${label('format')}${r.format}${pc.dim(` (${r.formatLabel}${version})`)} · ${fmtBytes(r.bytes)}`);
+  if (r.session.id || r.session.cwd) out.push(`${label('session')}${[r.session.id, r.session.cwd].filter(Boolean).join(' · ')}`);
+  if (r.session.title) out.push(`${label('title')}${r.session.title}`);
+  if (r.session.startedAt) out.push(`${label('time')}${r.session.startedAt}${r.session.endedAt ? ` → ${r.session.endedAt}` : ''}`);
+  out.push(`${label('models')}${r.models.length ? r.models.map((m) => `${m.id} ${pc.dim(`(${m.messages})`)}`).join(', ') : pc.dim('none reported')}`);
+  const kinds = Object.entries(r.entries.byKind)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${fmtInt(n)}`)
+    .join(', ');
+  out.push(`${label('entries')}${fmtInt(r.entries.total)} ${pc.dim(`(${kinds})`)}`);
+  const extra = [r.messages.sidechain ? `${fmtInt(r.messages.sidechain)} on sidechains` : '', r.messages.synthetic ? `${fmtInt(r.messages.synthetic)} injected by the harness` : '']
+    .filter(Boolean)
+    .join(', ');
+  out.push(`${label('messages')}${fmtInt(r.messages.total)}${extra ? pc.dim(` (${extra})`) : ''}`);
+  out.push('');
+
+  const totalChars = Object.values(r.messages.byRole).reduce((n, x) => n + x.chars, 0) || 1;
+  out.push(
+    table(
+      ['role', 'messages', 'chars', 'share'],
+      Object.entries(r.messages.byRole).map(([role, x]) => [role, fmtInt(x.count), fmtInt(x.chars), pct(x.chars / totalChars)]),
+    ),
+  );
+  out.push('');
+  out.push(
+    table(
+      ['part', 'count', 'chars', 'share'],
+      Object.entries(r.parts.byType)
+        .sort((a, b) => b[1].chars - a[1].chars)
+        .map(([t, x]) => [t, fmtInt(x.count), fmtInt(x.chars), pct(x.chars / totalChars)]),
+    ),
+  );
+  out.push(pc.dim('chars are text a model reads; images and files count 0 here (tokens by size, not text); thinking signatures are not prompt text'));
+  out.push('');
+  const topTools = Object.entries(r.tools.byName)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([n, c]) => `${n} ${c}`)
+    .join(', ');
+  out.push(`${label('tools')}${fmtInt(r.tools.calls)} calls, ${fmtInt(r.tools.results)} results, ${fmtInt(r.tools.errors)} errors${topTools ? pc.dim(` (${topTools})`) : ''}`);
+  if (r.media.images || r.media.files) out.push(`${label('media')}${r.media.images} images, ${r.media.files} files, ${fmtBytes(r.media.bytes)}`);
+  if (r.signatureChars) out.push(`${label('signatures')}${fmtInt(r.signatureChars)} chars of thinking signatures`);
+  if (r.lastUsage) {
+    const u = r.lastUsage;
+    out.push(
+      `${label('last usage')}prompt ${pc.bold(fmtInt(u.prompt))} tokens ${pc.dim(`(input ${fmtInt(u.input)} · cache read ${fmtInt(u.cacheRead)} · cache write ${fmtInt(u.cacheWrite)})`)} · output ${fmtInt(u.output)}${u.model ? ` · ${u.model}` : ''}${u.line !== undefined ? pc.dim(` · line ${u.line}`) : pc.dim(` · entry ${u.entry}`)}`,
+    );
+  } else out.push(`${label('last usage')}${pc.dim('no provider-reported usage in this transcript')}`);
+  if (r.compactions.length === 0) out.push(`${label('compactions')}${pc.dim('none')}`);
+  for (const c of r.compactions) {
+    const where = c.line !== undefined ? `line ${c.line}` : `entry ${c.entry}`;
+    const parts = [`#${c.number} by ${c.source}`, where];
+    if (c.tokensBefore !== undefined) parts.push(`${fmtInt(c.tokensBefore)} tokens before`);
+    if (c.trigger) parts.push(c.trigger);
+    parts.push(`summary ${fmtInt(c.summaryChars)} chars`);
+    if (c.archived) parts.push(`archived entries ${c.archived.fromEntry}–${c.archived.toEntry}`);
+    out.push(`${label(c.number === 1 ? 'compactions' : '')}${parts.join(' · ')}`);
+  }
+  if (r.problems.length === 0) out.push(`${label('problems')}${pc.dim('none')}`);
+  else {
+    out.push(`${label('problems')}${pc.yellow(`${r.problems.length}`)} ${pc.dim(`(${Object.entries(r.problemCounts).map(([k, n]) => `${k} ${n}`).join(', ')})`)}`);
+    for (const p of r.problems.slice(0, 10)) out.push(`${' '.repeat(12)}${pc.yellow(p.kind)} ${p.message}`);
+    if (r.problems.length > 10) out.push(`${' '.repeat(12)}${pc.dim(`… ${r.problems.length - 10} more (see --json)`)}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
+}
+
+function fmtBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { AbridgeError } from '../errors.js';
+import { registerInspect } from './inspect.js';
+import { VERSION } from './version.js';
+
+/** Exit codes: 0 done, 1 unexpected failure, 2 bad input (missing file, unknown format, bad option). */
+async function main(argv: string[]): Promise<number> {
+  const program = new Command('abridge')
+    .description('See and shrink the context of LLM agent sessions (pi, Claude Code, Codex, SWE-agent, API requests).')
+    .version(VERSION)
+    .exitOverride()
+    .configureOutput({ outputError: (str, write) => write(str) });
+  registerInspect(program);
+  try {
+    await program.parseAsync(argv);
+    return Number(process.exitCode ?? 0);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here too, with code 0.
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (err instanceof AbridgeError) {
+      process.stderr.write(`abridge: ${err.message}\n`);
+      return 2;
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`abridge: internal error: ${message}${process.env.ABRIDGE_DEBUG ? `\n${(err as Error).stack ?? ''}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`);
+    return 1;
+  }
+}
+
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`abridge: internal error: ${String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
