@@ -278,12 +278,22 @@ function encodeUsage(u: Usage): Record<string, unknown> {
   };
 }
 
-/** pi records (without id links) for an entry that did not come from a pi file. */
-function encodeEntry(e: Entry, iso: string): Record<string, unknown>[] {
-  if (e.compaction) {
-    const r: Record<string, unknown> = { type: 'compaction', timestamp: iso, summary: e.compaction.summary, tokensBefore: e.compaction.tokensBefore ?? 0 };
-    if (e.compaction.firstKeptEntryId) r.firstKeptEntryId = e.compaction.firstKeptEntryId;
+/**
+ * pi records (without id links) for an entry that did not come from a pi file. `written` holds the compaction markers
+ * already written, so that a format that stores a compaction twice (Claude Code: boundary + summary) gives one.
+ */
+function encodeEntry(e: Entry, iso: string, written: Set<CompactionMarker>): Record<string, unknown>[] {
+  const carried = e.compaction ?? e.message?.parts.find((p) => p.type === 'compaction')?.marker;
+  if (carried) {
+    if (written.has(carried)) return [];
+    written.add(carried);
+    const r: Record<string, unknown> = { type: 'compaction', timestamp: iso, summary: carried.summary, tokensBefore: carried.tokensBefore ?? 0 };
+    if (carried.firstKeptEntryId) r.firstKeptEntryId = carried.firstKeptEntryId;
     return [r];
+  }
+  if (e.sidechain) {
+    // A subagent's messages are not part of the main conversation: keep them outside the model's context.
+    return [{ type: 'custom', timestamp: iso, customType: 'abridge.sidechain', data: { message: e.message, raw: e.raw } }];
   }
   if (e.kind === 'model-change' && e.model) return [{ type: 'model_change', timestamp: iso, provider: e.model.provider ?? 'unknown', modelId: e.model.id }];
   const m = e.message;
@@ -330,6 +340,8 @@ function writePi(session: Session): string {
     // in a tree-shaped session, linked to the entry before them.
     const tree = session.entries.some((e) => e.id !== undefined);
     const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
+    const written = new Set<CompactionMarker>();
+    for (const e of session.entries) if (e.raw !== undefined && e.compaction) written.add(e.compaction);
     let lastId: string | null = null;
     for (const e of session.entries) {
       if (e.fromSameRecord) continue;
@@ -338,7 +350,7 @@ function writePi(session: Session): string {
         if (e.id !== undefined) lastId = e.id;
         continue;
       }
-      for (const r of encodeEntry(e, isoOf(e))) {
+      for (const r of encodeEntry(e, isoOf(e), written)) {
         if (tree) {
           const id = stableId(`${e.index}:${items.length}:${JSON.stringify(r).length}`, 8);
           items.push({ text: JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) }) });
@@ -359,9 +371,10 @@ function writePi(session: Session): string {
     cwd: session.info.cwd ?? '',
   });
   let parentId: string | null = null;
+  const written = new Set<CompactionMarker>();
   for (const e of session.entries) {
     if (e.kind === 'header') continue;
-    for (const r of encodeEntry(e, isoOf(e))) {
+    for (const r of encodeEntry(e, isoOf(e), written)) {
       const id = stableId(`${records.length}:${e.index}`, 8);
       records.push({ type: r.type, id, parentId, ...withoutType(r) });
       parentId = id;
@@ -390,6 +403,7 @@ export const piFormat: TranscriptFormat = {
     const known = share(records, (r) => typeof r.type === 'string' && ENTRY_TYPES.has(r.type));
     const messages = share(records, (r) => r.type === 'message' && isRecord(r.message) && typeof r.message.role === 'string');
     if (header && known > 0.8) return 0.95;
+    if (header && known >= 0.5) return 0.8;
     if (known > 0.9 && messages > 0.3) return 0.7;
     return 0;
   },

@@ -1,0 +1,138 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
+
+// The CLI as a user runs it: the built binary (npm test builds first).
+const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+function abridge(...args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function tmpFile(name: string, content: string | Buffer): string {
+  const dir = mkdtempSync(join(tmpdir(), 'abridge-cli-'));
+  const p = join(dir, name);
+  writeFileSync(p, content);
+  return p;
+}
+
+const piSession = [
+  { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' },
+  { type: 'message', id: 'a1', parentId: null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 } },
+  {
+    type: 'message',
+    id: 'a2',
+    parentId: 'a1',
+    timestamp: '2026-01-01T00:00:02.000Z',
+    message: {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 20, totalTokens: 135 },
+      stopReason: 'toolUse',
+    },
+  },
+  { type: 'message', id: 'a3', parentId: 'a2', timestamp: '2026-01-01T00:00:03.000Z', message: { role: 'toolResult', toolCallId: 'c1', toolName: 'bash', content: [{ type: 'text', text: 'a.ts\nb.ts' }], isError: false } },
+]
+  .map((r) => JSON.stringify(r))
+  .join('\n');
+
+describe('abridge inspect', () => {
+  it('prints a JSON report with the documented fields', () => {
+    const file = tmpFile('s.jsonl', `${piSession}\n`);
+    const r = abridge('inspect', file, '--json');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.format).toBe('pi');
+    expect(report.session).toMatchObject({ id: 's1', cwd: '/w', version: 3 });
+    expect(report.entries.total).toBe(4);
+    expect(report.messages.total).toBe(3);
+    expect(report.messages.byRole).toEqual({ user: { count: 1, chars: 10 }, assistant: { count: 1, chars: 4 + '{"command":"ls"}'.length }, tool: { count: 1, chars: 9 } });
+    expect(report.tools).toMatchObject({ calls: 1, results: 1, errors: 0, byName: { bash: 1 } });
+    expect(report.models).toEqual([{ id: 'claude-sonnet-4-5', provider: 'anthropic', messages: 1 }]);
+    expect(report.lastUsage).toMatchObject({ input: 10, output: 5, cacheRead: 100, cacheWrite: 20, prompt: 130, line: 3 });
+    expect(report.compactions).toEqual([]);
+    expect(report.problems).toEqual([]);
+  });
+
+  it('reads a file with problems, reports them and exits 0', () => {
+    const file = tmpFile('bad.jsonl', `${piSession}\n{"type":"message",\n{"type": nope}\n{"type":"label","id":"x","parentId":"a3","targetId":"a1","label":"k"}{"type":"wat"}\n{"type":"message","message":{"role":"us`);
+    const r = abridge('inspect', file, '--json');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.problems.map((p: { line: number; kind: string }) => [p.line, p.kind])).toEqual([
+      [5, 'truncated-line'],
+      [6, 'invalid-json'],
+      [7, 'multiple-objects'],
+      [7, 'unknown-entry-type'],
+      [8, 'truncated-line'],
+    ]);
+    const human = abridge('inspect', file);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('problems    5');
+    expect(human.stdout).toContain('line 8 ends inside an unfinished JSON value');
+  });
+
+  it('prints a readable table', () => {
+    const file = tmpFile('s.jsonl', `${piSession}\n`);
+    const r = abridge('inspect', file);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/format\s+pi \(pi session JSONL v3\)/);
+    expect(r.stdout).toMatch(/last usage\s+prompt 130 tokens/);
+    expect(r.stdout).toMatch(/tool-result\s+1\s+9/);
+  });
+
+  it('exits 2 with one line naming the file when it is missing', () => {
+    const r = abridge('inspect', '/nonexistent/x.jsonl');
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual(['abridge: /nonexistent/x.jsonl: no such file']);
+    expect(r.stdout).toBe('');
+  });
+
+  it('exits 2 for an unrecognized format and for an unknown --format id', () => {
+    const file = tmpFile('x.json', '{"hello":"world"}');
+    const r = abridge('inspect', file);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}: unrecognized transcript format`);
+    const r2 = abridge('inspect', file, '--format', 'nope');
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toContain('unknown format "nope"');
+  });
+
+  it('--format overrides detection', () => {
+    const file = tmpFile('s.jsonl', `${piSession}\n`);
+    const r = abridge('inspect', file, '--format', 'claude-code', '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).format).toBe('claude-code');
+  });
+
+  it('exits 2 for a directory', () => {
+    const r = abridge('inspect', tmpdir());
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is a directory');
+  });
+});
+
+(corpusAvailable() ? describe : describe.skip)('abridge inspect on real transcripts', () => {
+  it('Claude Code transcript with a compaction', () => {
+    const r = abridge('inspect', corpusFile('claude-code', 'marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl'), '--json');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.format).toBe('claude-code');
+    expect(report.compactions).toHaveLength(1);
+    expect(report.compactions[0]).toMatchObject({ number: 1, source: 'claude-code', tokensBefore: 167094, trigger: 'auto' });
+    expect(report.models.map((m: { id: string }) => m.id)).toContain('claude-opus-4-6');
+  });
+
+  it('refuses an Aider history with exit 2, naming the format', () => {
+    const r = abridge('inspect', corpusFile('other', 'AFI-Protocol__afi-core__.aider.chat.history.md'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/Aider/);
+    expect(r.stderr).toMatch(/not|no reader/);
+  });
+});
