@@ -5,5 +5,6 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     pool: 'forks',
+    reporters: ['default', './test/plain-summary-reporter.ts'],
   },
 });
