@@ -162,7 +162,7 @@ function chooseFormat(requested: string | undefined, sample: () => ReturnType<ty
   const detection = detectFormat(sample());
   if (detection.kind === 'supported') return detection.format;
   if (detection.kind === 'unsupported') {
-    throw new AbridgeError('UNSUPPORTED_FORMAT', `${source}: this is a ${detection.name} transcript; abridge has no reader for that format yet`);
+    throw new AbridgeError('UNSUPPORTED_FORMAT', `${source}: recognized as ${detection.name}, a format abridge has no reader for yet`);
   }
   throw new AbridgeError('UNRECOGNIZED_FORMAT', `${source}: unrecognized transcript format: ${detection.reason} (use --format to name one)`);
 }
