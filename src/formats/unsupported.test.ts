@@ -152,7 +152,7 @@ describe.skipIf(!corpusAvailable())(corpusAvailable() ? 'unsupported corpus' : `
     );
     expect(error).toBeInstanceOf(AbridgeError);
     expect((error as AbridgeError).code).toBe('UNSUPPORTED_FORMAT');
-    expect((error as AbridgeError).message).toContain(`this is a ${name} transcript`);
+    expect((error as AbridgeError).message).toContain(`recognized as ${name}, a format abridge has no reader for yet`);
     expect((error as AbridgeError).message).toContain(file);
   });
 
