@@ -1,0 +1,184 @@
+/**
+ * A fast token estimate that needs no vocabulary. It walks the text once, splitting it the way o200k-style tokenizers
+ * pre-split text (letter runs by case, digits in groups of three, punctuation runs, whitespace runs, a leading space
+ * or symbol joined to the word after it), and prices each piece from tables of how many o200k tokens such pieces take
+ * on average. The tables were measured by `bench/fit-estimator.js` over real agent transcripts: they describe the
+ * tokenizer, not any transcript, so they hold for prose, code, JSON, logs and hashes alike.
+ *
+ * Hex and base64 need no special case: their letter/digit alternation splits into many short pieces, which is what
+ * makes them expensive for real tokenizers too (a chars/4 rule undercounts them by half).
+ */
+
+// Tokens for a piece of length 1..16 (index = length); longer pieces add `slope` tokens per extra character.
+interface Table {
+  byLength: Float64Array;
+  slope: number;
+}
+
+function table(values: number[], slope: number): Table {
+  const byLength = new Float64Array(17);
+  for (let i = 1; i <= 16; i++) byLength[i] = values[Math.min(i, values.length) - 1]!;
+  return { byLength, slope };
+}
+
+function price(t: Table, len: number): number {
+  return len <= 16 ? t.byLength[len]! : t.byLength[16]! + (len - 16) * t.slope;
+}
+
+// Word tables by shape (l: lowercase, C: Capitalized, U: UPPER, M: MIXed caps then lower) and by what precedes the
+// word: nothing, one space, or one symbol (`.ts`, `_id`, `/src`).
+const LOWER = table([1, 1, 1.11, 1.05, 1.08, 1.12, 1.17, 1.13, 1.46, 2.06, 1.4, 2.5, 2.6, 2.8, 3, 3.2], 0.2);
+const LOWER_SPACE = table([1, 1, 1, 1.01, 1.02, 1.02, 1.02, 1.04, 1.06, 1.08, 1.18, 1.13, 1.13, 1.16, 1.16, 1.5], 0.12);
+const LOWER_SYMBOL = table([1, 1.01, 1.13, 1.31, 1.26, 1.42, 1.6, 1.61, 1.72, 1.86, 2.14, 2.13, 3.1, 2.8, 3.1, 3.2], 0.2);
+const CAP = table([1, 1.04, 1.04, 1.07, 1.02, 1.04, 1.02, 1.04, 1.2, 1.52, 1.22, 1.2, 1.47, 1.48, 1.6, 1.8], 0.15);
+const CAP_SPACE = table([1, 1, 1, 1.01, 1.02, 1.05, 1.05, 1.12, 1.18, 1.25, 1.65, 1.4, 1.42, 1.46, 1.4, 1.8], 0.15);
+const CAP_SYMBOL = table([1.5, 1.6, 1.77, 1.73, 1.72, 1.89, 1.94, 1.84, 1.97, 2.03, 2.55, 2.23, 2.28, 2.7, 2.5, 3], 0.2);
+const UPPER = table([1, 1.04, 1.29, 1.43, 1.95, 1.82, 2.5, 2.9, 3.05, 3.5, 3.6, 3.7, 3.8, 3.9, 4, 4.2], 0.3);
+const UPPER_SPACE = table([1, 1, 1, 1.2, 1.13, 1.73, 1.43, 2.35, 1.85, 2.47, 2.17, 2.39, 2.4, 2.6, 2.8, 3], 0.25);
+const UPPER_SYMBOL = table([1.2, 1.46, 1.68, 1.29, 1.73, 2.47, 1.96, 3.5, 2.44, 3, 3.54, 3.85, 4.1, 4.2, 4.3, 4.5], 0.3);
+const MIXED = table([1.5, 1.7, 2.04, 2.37, 1.72, 3.19, 3.51, 4.6, 1.89, 4, 4.25, 4.3, 4.4, 4.5, 4.6, 4.8], 0.35);
+const MIXED_SPACE = table([1.2, 1.3, 1.4, 1.62, 1.36, 1.19, 1.53, 2.5, 2, 2.25, 2.3, 2.5, 3.68, 3.8, 3.9, 4], 0.3);
+const MIXED_SYMBOL = table([2, 2.3, 2.6, 2.87, 2.68, 2.36, 3.57, 4.22, 3, 3.35, 3.5, 3.7, 3.9, 4.1, 4.3, 4.5], 0.35);
+// Punctuation runs, alone or with one leading space; whitespace runs that hold a newline.
+const SYMBOLS = table([1, 1.01, 1.19, 1.6, 2.1, 2.6, 3, 3.4, 3.8, 4.2, 4.6, 5, 5.4, 5.8, 6.1, 6.4], 0.3);
+const SPACE_SYMBOLS = table([1, 1, 1.05, 1.4, 1.9, 2.4, 2.9, 3.3, 3.4, 3.5, 3.6, 3.8, 4.2, 4.6, 5, 5.4], 0.3);
+const NEWLINES = table([1, 1.44, 1.91, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2], 0.02);
+
+/** CJK characters (kana, hanzi/kanji, hangul) cost about this much each; other scripts, about this per letter. */
+const CJK_PER_CHAR = 0.78;
+const OTHER_SCRIPT_PER_CHAR = 0.45;
+const ASTRAL_CHAR = 2.5;
+
+// Character classes, by code unit.
+const C_LOWER = 1;
+const C_UPPER = 2;
+const C_DIGIT = 3;
+const C_SPACE = 4; // space and tab
+const C_NEWLINE = 5; // \n and \r
+const C_SYMBOL = 6;
+const CLASS = new Uint8Array(256);
+for (let c = 0; c < 256; c++) {
+  if ((c >= 97 && c <= 122) || (c >= 0xdf && c <= 0xff && c !== 0xf7)) CLASS[c] = C_LOWER;
+  else if ((c >= 65 && c <= 90) || (c >= 0xc0 && c <= 0xde && c !== 0xd7)) CLASS[c] = C_UPPER;
+  else if (c >= 48 && c <= 57) CLASS[c] = C_DIGIT;
+  else if (c === 32 || c === 9) CLASS[c] = C_SPACE;
+  else if (c === 10 || c === 13) CLASS[c] = C_NEWLINE;
+  else CLASS[c] = C_SYMBOL;
+}
+const C_CJK = 7;
+const C_OTHER_LETTER = 8;
+const C_ASTRAL = 9;
+
+function classOf(c: number): number {
+  if (c < 256) return CLASS[c]!;
+  if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef)) return C_CJK;
+  if (c >= 0xd800 && c <= 0xdbff) return C_ASTRAL;
+  if (c < 0x2000) return C_OTHER_LETTER;
+  return C_SYMBOL;
+}
+
+const isLetter = (k: number) => k === C_LOWER || k === C_UPPER;
+
+/** Estimated o200k tokens of `text`. About as fast as reading the string once. */
+export function estimateTokens(text: string): number {
+  const n = text.length;
+  let tokens = 0;
+  let i = 0;
+  while (i < n) {
+    const k = classOf(text.charCodeAt(i));
+    // A space or one symbol right before a word joins it.
+    let prefix = 0; // 0 none, 1 space, 2 symbol
+    let j = i;
+    if ((k === C_SPACE || k === C_SYMBOL) && i + 1 < n && isLetter(classOf(text.charCodeAt(i + 1)))) {
+      prefix = text.charCodeAt(i) === 32 ? 1 : 2;
+      j = i + 1;
+    }
+    const kj = prefix ? classOf(text.charCodeAt(j)) : k;
+    if (isLetter(kj)) {
+      let e = j;
+      while (e < n && classOf(text.charCodeAt(e)) === C_UPPER) e++;
+      const ups = e - j;
+      while (e < n && classOf(text.charCodeAt(e)) === C_LOWER) e++;
+      const len = e - i;
+      const lows = e - j - ups;
+      if (lows === 0) tokens += price(prefix === 0 ? UPPER : prefix === 1 ? UPPER_SPACE : UPPER_SYMBOL, len);
+      else if (ups === 0) tokens += price(prefix === 0 ? LOWER : prefix === 1 ? LOWER_SPACE : LOWER_SYMBOL, len);
+      else if (ups === 1) tokens += price(prefix === 0 ? CAP : prefix === 1 ? CAP_SPACE : CAP_SYMBOL, len);
+      else tokens += price(prefix === 0 ? MIXED : prefix === 1 ? MIXED_SPACE : MIXED_SYMBOL, len);
+      i = e;
+      continue;
+    }
+    switch (k) {
+      case C_DIGIT: {
+        let e = i + 1;
+        while (e < n && e - i < 3 && classOf(text.charCodeAt(e)) === C_DIGIT) e++;
+        tokens += 1;
+        i = e;
+        continue;
+      }
+      case C_SPACE:
+      case C_NEWLINE: {
+        let e = i;
+        let newline = false;
+        for (; e < n; e++) {
+          const c = classOf(text.charCodeAt(e));
+          if (c === C_NEWLINE) newline = true;
+          else if (c !== C_SPACE) break;
+        }
+        // The last space goes with what follows, unless that is a digit or the end.
+        const next = e < n ? classOf(text.charCodeAt(e)) : 0;
+        if (e < n && next !== C_DIGIT && text.charCodeAt(e - 1) === 32) {
+          if (e - i === 1) {
+            // A lone space before symbols: priced with the symbol run.
+            if (next === C_SYMBOL) {
+              let s = e;
+              while (s < n && classOf(text.charCodeAt(s)) === C_SYMBOL) s++;
+              tokens += price(SPACE_SYMBOLS, s - i);
+              i = s;
+              continue;
+            }
+            i = e;
+            continue;
+          }
+          e--;
+        }
+        tokens += newline ? price(NEWLINES, countNewlines(text, i, e)) : 1;
+        i = e;
+        continue;
+      }
+      case C_CJK: {
+        let e = i;
+        while (e < n && classOf(text.charCodeAt(e)) === C_CJK) e++;
+        tokens += Math.max(1, (e - i) * CJK_PER_CHAR);
+        i = e;
+        continue;
+      }
+      case C_OTHER_LETTER: {
+        let e = i;
+        while (e < n && classOf(text.charCodeAt(e)) === C_OTHER_LETTER) e++;
+        tokens += 0.5 + (e - i) * OTHER_SCRIPT_PER_CHAR;
+        i = e;
+        continue;
+      }
+      case C_ASTRAL:
+        tokens += ASTRAL_CHAR;
+        i += 2;
+        continue;
+      default: {
+        let e = i;
+        while (e < n && classOf(text.charCodeAt(e)) === C_SYMBOL) e++;
+        // The last symbol before a word joins the word.
+        if (e < n && e - i > 1 && isLetter(classOf(text.charCodeAt(e)))) e--;
+        tokens += price(SYMBOLS, e - i);
+        i = e;
+      }
+    }
+  }
+  return Math.round(tokens);
+}
+
+function countNewlines(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) if (text.charCodeAt(i) === 10) n++;
+  return Math.max(1, n);
+}
