@@ -174,6 +174,10 @@ function contentParts(content: unknown): Part[] {
 export function decodeUsage(u: unknown): Usage | undefined {
   if (!isRecord(u)) return undefined;
   const usage: Usage = { input: num(u.input), output: num(u.output), cacheRead: num(u.cacheRead), cacheWrite: num(u.cacheWrite) };
+  // Some pi versions (seen with Google models) store the provider's prompt count, cached tokens included, as `input`;
+  // their `totalTokens` is then input + output. Normalize so that input + cacheRead + cacheWrite is the prompt.
+  const total = num(u.totalTokens);
+  if (usage.cacheRead > 0 && total === usage.input + usage.output && usage.input >= usage.cacheRead) usage.input -= usage.cacheRead;
   if (typeof u.reasoning === 'number') usage.reasoning = u.reasoning;
   return usage;
 }

@@ -1,0 +1,92 @@
+import { argumentsText } from '../model/parts.js';
+import type { Message, Part } from '../model/types.js';
+import { estimateTokens } from './estimate.js';
+import type { ExactTokenizer } from './exact.js';
+import type { ProviderFamily } from './family.js';
+import { imageTokens } from './images.js';
+
+/**
+ * Framing a provider adds around content, in tokens: role markers per message, and the JSON envelope of a tool call or
+ * result (type, name/id keys, braces). Tool-call ids are counted as the text they are (they are random strings of
+ * 10–30 tokens in Anthropic and OpenAI requests, and appear in both the call and its result).
+ */
+export const MESSAGE_OVERHEAD = 4;
+export const TOOL_CALL_OVERHEAD = 8;
+export const TOOL_RESULT_OVERHEAD = 8;
+/** Files (PDFs and other documents) with no text we can see: a rough per-kilobyte price. */
+const FILE_TOKENS_PER_KB = 40;
+
+export interface TokenCounterOptions {
+  /** Prices images and framing; default 'other'. */
+  family?: ProviderFamily;
+  /** Count text exactly with this tokenizer instead of estimating. */
+  exact?: ExactTokenizer;
+}
+
+/**
+ * Counts text, parts and messages, remembering what it counted: a part object is counted once (parts are not edited in
+ * place), and in exact mode equal texts are tokenized once. Re-counting a session after one more message costs only
+ * that message.
+ */
+export class TokenCounter {
+  readonly family: ProviderFamily;
+  readonly exact: boolean;
+  private readonly tokenizer: ExactTokenizer | undefined;
+  private readonly parts = new WeakMap<object, number>();
+  private readonly texts = new Map<string, number>();
+
+  constructor(options: TokenCounterOptions = {}) {
+    this.family = options.family ?? 'other';
+    this.tokenizer = options.exact;
+    this.exact = options.exact !== undefined;
+  }
+
+  text(text: string): number {
+    if (text.length === 0) return 0;
+    if (!this.tokenizer) return estimateTokens(text);
+    // Keyed by the text itself: the engine hashes a string once, and equal content repeats (re-read files).
+    const hit = this.texts.get(text);
+    if (hit !== undefined) return hit;
+    const n = this.tokenizer.count(text);
+    if (this.texts.size >= 50_000) this.texts.clear();
+    this.texts.set(text, n);
+    return n;
+  }
+
+  part(part: Part): number {
+    const hit = this.parts.get(part);
+    if (hit !== undefined) return hit;
+    const n = this.countPart(part);
+    this.parts.set(part, n);
+    return n;
+  }
+
+  private countPart(p: Part): number {
+    switch (p.type) {
+      case 'text':
+        return this.text(p.text);
+      case 'thinking':
+        // The signature is opaque data the provider verifies, not prompt text; redacted thinking has no visible text.
+        return p.redacted ? 0 : this.text(p.text);
+      case 'tool-call':
+        return TOOL_CALL_OVERHEAD + this.text(p.id) + this.text(p.name) + this.text(argumentsText(p.arguments));
+      case 'tool-result': {
+        let n = TOOL_RESULT_OVERHEAD + this.text(p.callId);
+        for (const c of p.content) n += this.part(c);
+        return n;
+      }
+      case 'image':
+        return imageTokens(p, this.family);
+      case 'file':
+        return Math.ceil(((p.byteSize ?? 0) / 1024) * FILE_TOKENS_PER_KB);
+      case 'compaction':
+        return this.text(p.marker.summary);
+    }
+  }
+
+  message(m: Message): number {
+    let n = MESSAGE_OVERHEAD;
+    for (const p of m.parts) n += this.part(p);
+    return n;
+  }
+}

@@ -1,0 +1,151 @@
+import { promptTokens } from '../model/parts.js';
+import type { Entry, Message, Usage } from '../model/types.js';
+import { TokenCounter } from './counter.js';
+import { CALIBRATION_PRIOR_WEIGHT, FAMILY_RATIO } from './defaults.js';
+import { familyOf, type ProviderFamily } from './family.js';
+
+export interface PredictorOptions {
+  /** Counts the content; default: the estimator. Pass an exact counter to count with a real tokenizer. */
+  counter?: TokenCounter;
+  /** Tokens sent on every request but not in the entries (system prompt, tool definitions): the harness prefix. */
+  prefixTokens?: number;
+  /** Seed ratios of provider tokens per counted token, by family (defaults: FAMILY_RATIO). */
+  familyRatio?: Partial<Record<ProviderFamily, number>>;
+  /** Weight of the seed ratio, in counted tokens (default CALIBRATION_PRIOR_WEIGHT). */
+  priorWeight?: number;
+}
+
+export interface Prediction {
+  /** Best prediction of the prompt tokens the provider will bill for the next request. */
+  predicted: number;
+  /** The same without any provider usage: counted content × family ratio + harness prefix. */
+  estimateOnly: number;
+  /** Whether `predicted` builds on an earlier reported usage (same model, same context since). */
+  anchored: boolean;
+  /** Entry index of the usage `predicted` builds on. */
+  anchorEntry?: number;
+  /** Provider tokens per counted token used for this model. */
+  ratio: number;
+  /** Counted tokens of the context (what the model sees), without the prefix. */
+  counted: number;
+}
+
+interface Calibration {
+  num: number;
+  den: number;
+  /** The session's own prefix, learned from reported prompts: reported − ratio × counted. */
+  prefix?: number;
+}
+
+interface ContextItem {
+  index: number;
+  tokens: number;
+}
+
+/**
+ * Tracks what the model sees as entries arrive, and predicts the next prompt's size from the provider's own last report
+ * plus what was added since — scaled by a per-model ratio it learns from the session. Each push costs the size of the
+ * pushed entry; a compaction costs the size of the context it keeps.
+ */
+export class PromptTracker {
+  readonly counter: TokenCounter;
+  private readonly prefix: number;
+  private readonly ratios: Record<ProviderFamily, number>;
+  private readonly priorWeight: number;
+  private context: ContextItem[] = [];
+  private counted = 0;
+  private anchor: { prompt: number; counted: number; model: string; entry: number } | undefined;
+  private readonly calibration = new Map<string, Calibration>();
+  private lastModel: string | undefined;
+
+  constructor(options: PredictorOptions = {}) {
+    this.counter = options.counter ?? new TokenCounter();
+    this.prefix = options.prefixTokens ?? 0;
+    this.ratios = { ...FAMILY_RATIO, ...options.familyRatio };
+    this.priorWeight = options.priorWeight ?? CALIBRATION_PRIOR_WEIGHT;
+  }
+
+  /** Counted tokens of the context so far (without prefix). */
+  get contextTokens(): number {
+    return this.counted;
+  }
+
+  /** Adds an entry to what the model sees. Compaction markers replace the context with what they keep. */
+  push(entry: Entry): void {
+    if (entry.compaction) {
+      const keepFrom = entry.compaction.firstKeptEntry;
+      const kept = keepFrom !== undefined && keepFrom <= entry.index ? this.context.filter((c) => c.index >= keepFrom) : [];
+      this.context = kept;
+      this.counted = kept.reduce((n, c) => n + c.tokens, 0);
+      // A report from before the compaction describes a context that is gone.
+      this.anchor = undefined;
+    }
+    if (!entry.message || entry.sidechain) return;
+    const tokens = this.counter.message(entry.message);
+    this.context.push({ index: entry.index, tokens });
+    this.counted += tokens;
+    if (entry.message.role === 'assistant' && entry.message.model) this.lastModel = entry.message.model;
+  }
+
+  /**
+   * Records what the provider reported for a request whose prompt was the context as it stood when the request
+   * started (`countedAtStart`, from `contextTokens` then): anchors later predictions and calibrates the ratio.
+   */
+  observe(usage: Usage, model: string, entry: number, countedAtStart: number): void {
+    const prompt = promptTokens(usage);
+    if (prompt <= 0) return; // an aborted or failed request reports nothing useful
+    const cal = this.cal(model);
+    const a = this.anchor;
+    if (a && a.model === model) {
+      const grown = countedAtStart - a.counted;
+      const delta = prompt - a.prompt;
+      // A shrinking prompt means the agent dropped something we cannot see: learn nothing from it.
+      if (grown > 0 && delta >= 0) {
+        cal.num += delta;
+        cal.den += grown;
+      }
+    }
+    cal.prefix = prompt - this.ratioOf(model) * countedAtStart;
+    this.anchor = { prompt, counted: countedAtStart, model, entry };
+  }
+
+  /** Predicts the prompt of a request sent now by `model` (default: the last model seen). */
+  predict(model: string | undefined = this.lastModel ?? this.anchor?.model): Prediction {
+    const family = familyOf(model);
+    const ratio = model ? this.ratioOf(model) : this.ratios[family];
+    const estimateOnly = Math.round(this.prefix + this.ratios[family] * this.counted);
+    const a = this.anchor;
+    if (a && model !== undefined && a.model === model) {
+      return { predicted: Math.round(a.prompt + ratio * (this.counted - a.counted)), estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
+    }
+    // No usable report: count, with the prefix this session showed for this model when it has one.
+    const learned = model ? this.calibration.get(model)?.prefix : undefined;
+    const prefix = learned !== undefined && learned >= 0 ? learned : this.prefix;
+    return { predicted: Math.round(prefix + ratio * this.counted), estimateOnly, anchored: false, ratio, counted: this.counted };
+  }
+
+  private cal(model: string): Calibration {
+    let c = this.calibration.get(model);
+    if (!c) {
+      c = { num: 0, den: 0 };
+      this.calibration.set(model, c);
+    }
+    return c;
+  }
+
+  /** Provider tokens per counted token for a model: the family seed, pulled toward what the session showed. */
+  ratioOf(model: string): number {
+    const seed = this.ratios[familyOf(model)];
+    const c = this.calibration.get(model);
+    if (!c) return seed;
+    return (seed * this.priorWeight + c.num) / (this.priorWeight + c.den);
+  }
+}
+
+/** Whether an assistant message begins a new provider response, given the assistant message before it (if adjacent). */
+export function startsResponse(message: Message, previousAssistant: Message | undefined): boolean {
+  if (!previousAssistant) return true;
+  if (message.responseId !== undefined && previousAssistant.responseId !== undefined) return message.responseId !== previousAssistant.responseId;
+  // Formats that give each response one message with its own usage (pi) start a response with every message.
+  return previousAssistant.usage !== undefined;
+}
