@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import pc from 'picocolors';
 import { inspectTranscript, type InspectReport } from '../formats/inspect.js';
 import { getFormat } from '../formats/registry.js';
+import { TokenBreakdown, type TokenBreakdownResult } from '../tokens/breakdown.js';
+import { tokenCounterFor } from './tokens.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
 
@@ -11,13 +13,17 @@ export function registerInspect(program: Command): void {
     .description('Summarize a transcript: format, models, messages and parts by role and type, last reported usage, compactions, problems')
     .argument('<file>', 'transcript file (pi, Claude Code, Codex, SWE-agent .traj, or an API request body)')
     .option('-f, --format <id>', 'read as this format instead of detecting it (pi, claude-code, codex, swe-agent, anthropic, openai-chat, openai-responses, ai-sdk)')
+    .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator')
     .option('--json', 'print one JSON object (schema in the README)')
-    .action(async (file: string, opts: { format?: string; json?: boolean }) => {
+    .action(async (file: string, opts: { format?: string; json?: boolean; exact?: boolean }) => {
       if (opts.format) getFormat(opts.format); // a bad id is an error before any reading
+      const { counter, method } = await tokenCounterFor(opts.exact === true);
+      const breakdown = new TokenBreakdown(counter, method);
       const progress = progressReporter(file);
-      let report: InspectReport;
+      let report: InspectReport & { tokens: TokenBreakdownResult };
       try {
-        report = await inspectTranscript(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update });
+        const base = await inspectTranscript(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update, onEntry: (e) => breakdown.add(e) });
+        report = { ...base, tokens: breakdown.result() };
       } finally {
         progress.stop();
       }
@@ -25,7 +31,7 @@ export function registerInspect(program: Command): void {
     });
 }
 
-export function renderInspect(r: InspectReport): string {
+export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult }): string {
   const out: string[] = [];
   const label = (s: string) => pc.bold(s.padEnd(12));
   out.push(pc.bold(r.file));
@@ -46,23 +52,30 @@ export function renderInspect(r: InspectReport): string {
   out.push(`${label('messages')}${fmtInt(r.messages.total)}${extra ? pc.dim(` (${extra})`) : ''}`);
   out.push('');
 
-  const totalChars = Object.values(r.messages.byRole).reduce((n, x) => n + x.chars, 0) || 1;
+  const tk = r.tokens;
+  const tokenLabel = tk ? (tk.method === 'estimate' ? 'tokens (est.)' : `tokens (${tk.method})`) : undefined;
+  const totalTokens = tk?.total || 1;
+  const roleTokens = tk?.byRole as Record<string, number> | undefined;
+  const partTokens = tk?.byPartType as Record<string, number> | undefined;
+  const head = (first: string) => [first, 'count', 'chars', ...(tk ? [tokenLabel!, 'share'] : [])];
   out.push(
     table(
-      ['role', 'messages', 'chars', 'share'],
-      Object.entries(r.messages.byRole).map(([role, x]) => [role, fmtInt(x.count), fmtInt(x.chars), pct(x.chars / totalChars)]),
+      head('role'),
+      Object.entries(r.messages.byRole).map(([role, x]) => [role, fmtInt(x.count), fmtInt(x.chars), ...(tk ? [fmtInt(roleTokens?.[role] ?? 0), pct((roleTokens?.[role] ?? 0) / totalTokens)] : [])]),
     ),
   );
   out.push('');
-  out.push(
-    table(
-      ['part', 'count', 'chars', 'share'],
-      Object.entries(r.parts.byType)
-        .sort((a, b) => b[1].chars - a[1].chars)
-        .map(([t, x]) => [t, fmtInt(x.count), fmtInt(x.chars), pct(x.chars / totalChars)]),
-    ),
-  );
-  out.push(pc.dim('chars are text a model reads; images and files count 0 here (tokens by size, not text); thinking signatures are not prompt text'));
+  const partRows = Object.entries(r.parts.byType)
+    .sort((a, b) => (partTokens?.[b[0]] ?? b[1].chars) - (partTokens?.[a[0]] ?? a[1].chars))
+    .map(([t, x]) => [t, fmtInt(x.count), fmtInt(x.chars), ...(tk ? [fmtInt(partTokens?.[t] ?? 0), pct((partTokens?.[t] ?? 0) / totalTokens)] : [])]);
+  if (tk) partRows.push(['framing', '', '', fmtInt(partTokens?.framing ?? 0), pct((partTokens?.framing ?? 0) / totalTokens)]);
+  out.push(table(head('part'), partRows));
+  if (tk) {
+    out.push(
+      `${label('tokens')}${pc.bold(fmtInt(tk.total))} ${tk.method === 'estimate' ? 'estimated' : `counted exactly (${tk.method})`} in all messages${tk.sidechain ? `, plus ${fmtInt(tk.sidechain)} on sidechains` : ''}${pc.dim(' — what the transcript holds, not one request (see last usage and `abridge replay`)')}`,
+    );
+  }
+  out.push(pc.dim('chars: text a model reads; images and files count 0 chars (priced by size); thinking signatures are not prompt text'));
   out.push('');
   const topTools = Object.entries(r.tools.byName)
     .sort((a, b) => b[1] - a[1])

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { AbridgeError } from '../errors.js';
 import { registerInspect } from './inspect.js';
+import { registerReplay } from './replay.js';
 import { VERSION } from './version.js';
 
 /** Exit codes: 0 done, 1 unexpected failure, 2 bad input (missing file, unknown format, bad option). */
@@ -12,6 +13,7 @@ async function main(argv: string[]): Promise<number> {
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(str) });
   registerInspect(program);
+  registerReplay(program);
   try {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);

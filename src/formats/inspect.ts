@@ -1,5 +1,5 @@
 import { problemCounts, SessionStats, type SessionStatsResult } from '../model/stats.js';
-import type { FormatId, Problem } from '../model/types.js';
+import type { Entry, FormatId, Problem } from '../model/types.js';
 import { streamSession, type ReadOptions } from './read.js';
 import { getFormat } from './registry.js';
 
@@ -14,11 +14,20 @@ export interface InspectReport extends SessionStatsResult {
   problemCounts: Record<string, number>;
 }
 
+export interface InspectOptions extends ReadOptions {
+  /** Also sees every entry as it streams past (e.g. a token breakdown). */
+  onEntry?: (entry: Entry) => void;
+}
+
 /** Reads a transcript once, streaming, and summarizes it. Entries are not kept, so any size fits in memory. */
-export async function inspectTranscript(path: string, options: ReadOptions = {}): Promise<InspectReport> {
+export async function inspectTranscript(path: string, options: InspectOptions = {}): Promise<InspectReport> {
   const stats = new SessionStats();
   let bytes = 0;
-  const result = await streamSession(path, (e) => stats.add(e), {
+  const { onEntry } = options;
+  const result = await streamSession(path, (e) => {
+    stats.add(e);
+    onEntry?.(e);
+  }, {
     ...options,
     onProgress: (read, total) => {
       bytes = total;

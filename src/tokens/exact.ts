@@ -4,8 +4,10 @@
  */
 export type EncodingName = 'o200k_base' | 'cl100k_base';
 
+/** Anything that counts tokens of a text exactly (gpt-tokenizer here; a provider's own tokenizer if you have one). */
 export interface ExactTokenizer {
-  encoding: EncodingName;
+  /** Its name, shown in reports. */
+  encoding: string;
   count(text: string): number;
 }
 

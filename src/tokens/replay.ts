@@ -68,3 +68,34 @@ function requestPrefixTokens(session: Session, counter: TokenCounter): number {
   if (!request || !Array.isArray(request.tools)) return 0;
   return counter.text(argumentsText(request.tools));
 }
+
+export interface ErrorSummary {
+  requests: number;
+  /** Median and 90th percentile of |predicted − reported| / reported, as fractions. */
+  predicted: { median: number; p90: number };
+  estimateOnly: { median: number; p90: number };
+}
+
+/** Error of the predictions against what was billed, per family and overall. */
+export function summarizeReplay(requests: readonly ReplayRequest[]): Record<ProviderFamily | 'all', ErrorSummary | undefined> {
+  const out = {} as Record<ProviderFamily | 'all', ErrorSummary | undefined>;
+  const groups: [ProviderFamily | 'all', readonly ReplayRequest[]][] = [
+    ['all', requests],
+    ...(['claude', 'gpt', 'gemini', 'other'] as const).map((f) => [f, requests.filter((r) => r.family === f)] as [ProviderFamily, ReplayRequest[]]),
+  ];
+  for (const [key, rs] of groups) {
+    if (rs.length === 0) {
+      out[key] = undefined;
+      continue;
+    }
+    const rel = (pick: (r: ReplayRequest) => number) => rs.map((r) => Math.abs(pick(r) - r.reported) / r.reported);
+    out[key] = { requests: rs.length, predicted: quantiles(rel((r) => r.predicted)), estimateOnly: quantiles(rel((r) => r.estimateOnly)) };
+  }
+  return out;
+}
+
+function quantiles(xs: number[]): { median: number; p90: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  return { median: at(0.5), p90: at(0.9) };
+}

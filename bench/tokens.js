@@ -1,0 +1,246 @@
+// npm run bench:tokens — how well abridge knows how full the window is, and how fast.
+//
+// 1. Prediction error against provider-reported prompt sizes, over every ../shared/corpus transcript with usage, per
+//    provider family: abridge's usage-anchored `predicted` and its `estimateOnly`, beside the same pipeline counting
+//    with chars/4, tokenx, and exact o200k.
+// 2. Estimator accuracy against exact o200k over all corpus text.
+// 3. Throughput (MB/s) and cold start.
+// 4. Re-accounting after one appended message on the 2.4 MB pi-mono transcript.
+//
+// `--json` prints the figures as JSON.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { estimateTokenCount } from 'tokenx';
+import { getEncoding } from 'js-tiktoken';
+import { countTokens as gptCount } from 'gpt-tokenizer/encoding/o200k_base';
+import {
+  readSession,
+  replaySession,
+  summarizeReplay,
+  estimateTokens,
+  loadExactTokenizer,
+  TokenCounter,
+  PromptTracker,
+  activeBranch,
+  TokenBreakdown,
+} from '../dist/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..');
+const corpus = process.env.ABRIDGE_CORPUS ?? resolve(root, '../shared/corpus');
+const json = process.argv.includes('--json');
+const out = {};
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const log = (...a) => {
+  if (!json) console.log(...a);
+};
+const pct = (x) => (x === undefined ? '—' : `${(x * 100).toFixed(2)}%`);
+function printTable(head, rows) {
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (r) => `| ${r.map((c, i) => String(c)[i === 0 ? 'padEnd' : 'padStart'](w[i])).join(' | ')} |`;
+  log(line(head));
+  log(`|${w.map((n) => '-'.repeat(n + 2)).join('|')}|`);
+  for (const r of rows) log(line(r));
+}
+
+if (!existsSync(corpus)) {
+  console.error(`bench:tokens needs the corpus at ${corpus} (set ABRIDGE_CORPUS)`);
+  process.exit(2);
+}
+
+// --------------------------------------------------------------------------------------------------------------------
+// 1. Prediction error
+
+const files = [];
+for (const folder of ['pi', 'claude-code', 'codex', 'swe-agent']) {
+  const dir = join(corpus, folder);
+  if (existsSync(dir)) for (const f of readdirSync(dir).sort()) files.push(join(dir, f));
+}
+const sessions = [];
+for (const f of files) sessions.push(await readSession(f));
+
+const o200k = await loadExactTokenizer('o200k_base');
+const variants = {
+  abridge: undefined,
+  'chars/4': { encoding: 'chars/4', count: (t) => Math.ceil(t.length / 4) },
+  tokenx: { encoding: 'tokenx', count: (t) => estimateTokenCount(t) },
+  'exact o200k': o200k,
+};
+const results = {};
+for (const [name, exact] of Object.entries(variants)) {
+  const requests = [];
+  for (const s of sessions) requests.push(...replaySession(s, exact ? { exact } : {}));
+  results[name] = summarizeReplay(requests);
+}
+out.prediction = results;
+log('\n## Prompt-size prediction vs provider-reported usage (|error| / reported; median and p90)\n');
+const families = ['claude', 'gpt', 'gemini', 'other', 'all'];
+const rows = [];
+for (const fam of families) {
+  const a = results.abridge[fam];
+  if (!a) continue;
+  rows.push([
+    fam,
+    a.requests,
+    pct(a.predicted.median),
+    pct(a.predicted.p90),
+    pct(a.estimateOnly.median),
+    pct(a.estimateOnly.p90),
+    ...['chars/4', 'tokenx', 'exact o200k'].flatMap((v) => [pct(results[v][fam].predicted.median), pct(results[v][fam].estimateOnly.median)]),
+  ]);
+}
+printTable(
+  ['family', 'requests', 'predicted med', 'p90', 'estimateOnly med', 'p90', 'chars/4 pred', 'chars/4 est', 'tokenx pred', 'tokenx est', 'o200k pred', 'o200k est'],
+  rows,
+);
+log('\ntargets: predicted median ≤ 2% and p90 ≤ 5% per family with ≥ 50 requests; estimateOnly median ≤ 8%');
+
+// --------------------------------------------------------------------------------------------------------------------
+// 2. Estimator accuracy against exact o200k, over every text the corpus holds
+
+const texts = [];
+for (const s of sessions)
+  for (const e of s.entries)
+    for (const p of e.message?.parts ?? []) {
+      if (p.type === 'text' || p.type === 'thinking') texts.push(p.text);
+      else if (p.type === 'tool-call') texts.push(JSON.stringify(p.arguments));
+      else if (p.type === 'tool-result') for (const c of p.content) if (c.type === 'text') texts.push(c.text);
+    }
+const exactCounts = texts.map((t) => o200k.count(t));
+const totalExact = exactCounts.reduce((a, b) => a + b, 0);
+const accuracy = {};
+for (const [name, fn] of [
+  ['abridge estimateTokens', estimateTokens],
+  ['tokenx', estimateTokenCount],
+  ['chars/4', (t) => Math.ceil(t.length / 4)],
+]) {
+  let abs = 0;
+  let signed = 0;
+  const rel = [];
+  texts.forEach((t, i) => {
+    const e = fn(t);
+    abs += Math.abs(e - exactCounts[i]);
+    signed += e - exactCounts[i];
+    if (exactCounts[i] >= 20) rel.push(Math.abs(e - exactCounts[i]) / exactCounts[i]);
+  });
+  accuracy[name] = { weightedAbs: abs / totalExact, bias: signed / totalExact, medianPart: median(rel) };
+}
+out.estimatorAccuracy = accuracy;
+log(`\n## Estimator vs exact o200k over ${texts.length} corpus texts (${(texts.reduce((n, t) => n + t.length, 0) / 1e6).toFixed(1)} M chars)\n`);
+printTable(
+  ['estimator', 'weighted |error|', 'bias', 'median |error| per text (≥20 tokens)'],
+  Object.entries(accuracy).map(([k, v]) => [k, pct(v.weightedAbs), pct(v.bias), pct(v.medianPart)]),
+);
+
+// --------------------------------------------------------------------------------------------------------------------
+// 3. Throughput and cold start
+
+const big = texts.join('\n');
+const mb = Buffer.byteLength(big) / 1e6;
+const tiktoken = getEncoding('o200k_base');
+const exactCounter = () => new TokenCounter({ exact: o200k });
+function mbps(fn, runs = 5) {
+  const ts = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    fn();
+    ts.push(performance.now() - t0);
+  }
+  return mb / (median(ts) / 1000);
+}
+const speed = {
+  'abridge estimateTokens': mbps(() => estimateTokens(big)),
+  tokenx: mbps(() => estimateTokenCount(big)),
+  'abridge exact (TokenCounter, o200k, fresh cache)': mbps(() => exactCounter().text(big), 3),
+  'gpt-tokenizer o200k': mbps(() => gptCount(big), 3),
+  'js-tiktoken o200k': mbps(() => tiktoken.encode(big).length, 1),
+};
+out.throughputMBps = speed;
+log(`\n## Throughput over ${mb.toFixed(1)} MB of corpus text (median of runs)\n`);
+printTable(
+  ['counter', 'MB/s'],
+  Object.entries(speed).map(([k, v]) => [k, v.toFixed(1)]),
+);
+
+function childMs(code, runs = 7) {
+  const ts = [];
+  for (let i = 0; i < runs; i++) {
+    const o = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' });
+    ts.push(Number(o.trim()));
+  }
+  return median(ts);
+}
+const cold = {
+  "import('abridge') (no counting)": childMs(`const t=performance.now(); await import('./dist/index.js'); console.log(performance.now()-t)`),
+  'import + first estimateTokens': childMs(`const t=performance.now(); const m=await import('./dist/index.js'); m.estimateTokens('hello world'); console.log(performance.now()-t)`),
+  'import + load o200k + first exact count': childMs(`const t=performance.now(); const m=await import('./dist/index.js'); const k=await m.loadExactTokenizer(); k.count('hello world'); console.log(performance.now()-t)`, 5),
+};
+out.coldStartMs = cold;
+log('\n## Cold start in a fresh process (median ms)\n');
+printTable(
+  ['what', 'ms'],
+  Object.entries(cold).map(([k, v]) => [k, v.toFixed(1)]),
+);
+
+// --------------------------------------------------------------------------------------------------------------------
+// 4. Re-accounting after one appended message
+
+const piMono = join(corpus, 'pi', 'badlogic__pi-mono__before-compaction.jsonl');
+if (existsSync(piMono)) {
+  const s = await readSession(piMono);
+  const branch = activeBranch(s);
+  const counter = new TokenCounter({ family: 'claude' });
+  const tracker = new PromptTracker({ counter, prefixTokens: 2500 });
+  let t0 = performance.now();
+  for (const e of branch) tracker.push(e);
+  const first = performance.now() - t0;
+  const breakdown = () => {
+    const b = new TokenBreakdown(counter);
+    for (const e of branch) b.add(e);
+    return b.result().total;
+  };
+  t0 = performance.now();
+  breakdown();
+  const warmFull = performance.now() - t0;
+  const appendTimes = [];
+  const fullTimes = [];
+  for (let i = 0; i < 200; i++) {
+    const entry = {
+      index: s.entries.length + i,
+      kind: 'message',
+      message: { role: 'tool', parts: [{ type: 'tool-result', callId: `c${i}`, toolName: 'bash', isError: false, content: [{ type: 'text', text: `line ${i}\n`.repeat(200) }] }] },
+    };
+    const a = performance.now();
+    tracker.push(entry);
+    tracker.predict('claude-opus-4-5');
+    appendTimes.push(performance.now() - a);
+    branch.push(entry);
+    const b = performance.now();
+    breakdown();
+    fullTimes.push(performance.now() - b);
+  }
+  out.reaccount = {
+    entries: branch.length,
+    firstAccountingMs: first,
+    appendOneMessageMs: median(appendTimes),
+    fullBreakdownWarmCacheMs: median(fullTimes),
+    firstBreakdownMs: warmFull,
+  };
+  log(`\n## Re-accounting the 2.4 MB pi-mono transcript (${s.entries.length} entries)\n`);
+  printTable(
+    ['what', 'ms'],
+    [
+      ['first accounting of the whole branch (cold cache)', first.toFixed(2)],
+      ['append one message + predict (median of 200)', median(appendTimes).toFixed(4)],
+      ['whole-session breakdown again, warm cache (median of 200)', median(fullTimes).toFixed(3)],
+    ],
+  );
+  log('\ntargets: estimator ≥ 20 MB/s; exact no slower than gpt-tokenizer; append ≤ 1 ms; import < 50 ms');
+}
+
+if (json) console.log(JSON.stringify(out, null, 2));
