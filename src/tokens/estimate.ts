@@ -2,7 +2,7 @@
  * A fast token estimate that needs no vocabulary. It walks the text once, splitting it the way o200k-style tokenizers
  * pre-split text (letter runs by case, digits in groups of three, punctuation runs, whitespace runs, a leading space
  * or symbol joined to the word after it), and prices each piece from tables of how many o200k tokens such pieces take
- * on average. The tables were measured by `bench/fit-estimator.js` over real agent transcripts: they describe the
+ * on average. The tables were measured by `bench/fit-estimator.js` (`node bench/fit-estimator.js`) over real agent transcripts: they describe the
  * tokenizer, not any transcript, so they hold for prose, code, JSON, logs and hashes alike.
  *
  * Hex and base64 need no special case: their letter/digit alternation splits into many short pieces, which is what
