@@ -1,0 +1,512 @@
+#!/usr/bin/env node
+/**
+ * Reading benchmarks for abridge: how fast `abridge inspect` answers on a real transcript, and how much memory it
+ * needs for a very large one. Run it through `npm run bench:read`, which builds first; this file only uses dist/.
+ *
+ *   node bench/read.js [--json] [--file transcript.jsonl] [--size-mb 100] [--runs 7] [--rss-runs 3]
+ *                      [--no-cli] [--rss-via time|proc]
+ *
+ * --no-cli measures the library where the CLI would be used (what happens anyway while dist/cli/main.js is
+ * missing); --rss-via forces one way of measuring the peak RSS. Both exist to exercise the fallbacks.
+ *
+ * (a) Speed, on a real 2.4 MB pi transcript from the shared corpus (../shared/corpus, or $ABRIDGE_CORPUS):
+ *     `node dist/cli/main.js inspect <file> --json` spawned `--runs` times (median and min wall time, target
+ *     < 1 s), plus readSession and streamSession in this process. If dist/cli/main.js does not exist, the CLI row
+ *     times readSession in-process instead and says so.
+ * (b) Memory, on a generated ~100 MB pi JSONL in the OS temp dir (deterministic: same bytes every run): the peak
+ *     RSS of a child `node dist/cli/main.js inspect <file> --json`, from `/usr/bin/time -v` when present, else by
+ *     polling /proc/<pid>/status every 20 ms (max VmRSS and the last VmHWM). Target < 300 MB. Also its wall time
+ *     and throughput. Without the CLI the child runs streamSession over the file instead. The file is deleted at
+ *     the end.
+ *
+ * Prints a table; `--json` prints the figures as JSON instead. Exits 1 if a measured command fails, not when a
+ * target is missed (targets are for people to read; machines differ).
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const INDEX = join(ROOT, 'dist', 'index.js');
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corpus');
+const DEFAULT_FILE = join(CORPUS, 'pi', 'badlogic__pi-mono__before-compaction.jsonl');
+const MB = 1024 * 1024;
+
+function parseArgs(argv) {
+  const opts = { json: false, file: DEFAULT_FILE, sizeMb: 100, runs: 7, rssRuns: 3, cli: true, rssVia: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) usage(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--json') opts.json = true;
+    else if (a === '--file') opts.file = resolve(value());
+    else if (a === '--size-mb') opts.sizeMb = positive(a, value());
+    else if (a === '--runs') opts.runs = positive(a, value());
+    else if (a === '--rss-runs') opts.rssRuns = positive(a, value());
+    else if (a === '--no-cli') opts.cli = false;
+    else if (a === '--rss-via') {
+      opts.rssVia = value();
+      if (opts.rssVia !== 'time' && opts.rssVia !== 'proc') usage('--rss-via takes time or proc');
+    }
+    else if (a === '-h' || a === '--help') usage();
+    else usage(`unknown argument: ${a}`);
+  }
+  return opts;
+}
+
+function positive(name, v) {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) usage(`${name} must be a positive number`);
+  return n;
+}
+
+function usage(error) {
+  if (error) console.error(`bench/read.js: ${error}`);
+  console.error('usage: node bench/read.js [--json] [--file transcript.jsonl] [--size-mb 100] [--runs 7] [--rss-runs 3] [--no-cli] [--rss-via time|proc]');
+  process.exit(error ? 2 : 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Statistics and formatting
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const min = (xs) => Math.min(...xs);
+const max = (xs) => Math.max(...xs);
+
+const fmt = {
+  ms: (v) => `${v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US')} ms`,
+  mb: (v) => `${v.toFixed(1)} MB`,
+  mbps: (v) => `${v.toFixed(1)} MB/s`,
+};
+
+/** One row of the results: samples in `unit`, optionally with an upper-bound target. */
+function measure(id, label, unit, samples, target) {
+  const m = { id, label, unit, samples: samples.map((s) => Math.round(s * 100) / 100), median: median(samples), min: min(samples) };
+  if (unit === 'MB/s') m.max = max(samples);
+  if (target !== undefined) {
+    m.target = target;
+    m.ok = m.median < target;
+  }
+  return m;
+}
+
+function skipped(id, label, reason) {
+  return { id, label, skipped: reason };
+}
+
+function table(rows) {
+  const cells = rows.map((r) =>
+    r.skipped
+      ? [r.label, '—', '—', '—', `skipped: ${r.skipped}`]
+      : [
+          r.label,
+          fmt[unitKey(r.unit)](r.median),
+          // For a throughput the best run is the highest, which is what "min" means for the times above it.
+          r.unit === 'MB/s' ? `${fmt.mbps(r.max)} (best)` : fmt[unitKey(r.unit)](r.min),
+          r.target === undefined ? '—' : `< ${r.target.toLocaleString('en-US')} ${r.unit}`,
+          r.target === undefined ? '' : r.ok ? 'yes' : 'NO',
+        ],
+  );
+  const head = ['measure', 'median', 'min', 'target', 'ok'];
+  const widths = head.map((h, c) => Math.max(h.length, ...cells.map((r) => r[c].length)));
+  const line = (r) => `| ${r.map((v, c) => (c === 0 ? v.padEnd(widths[c]) : c === 4 ? v.padEnd(widths[c]) : v.padStart(widths[c]))).join(' | ')} |`;
+  const rule = widths.map((w, c) => (c === 0 || c === 4 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`));
+  return [line(head), `|${rule.join('|')}|`, ...cells.map(line)].join('\n');
+}
+
+const unitKey = (unit) => (unit === 'ms' ? 'ms' : unit === 'MB' ? 'mb' : 'mbps');
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Child processes
+
+/**
+ * Runs `node args…` and resolves when it exits: wall ms, exit code, stdout, stderr. With `rss`, also its peak resident
+ * memory in bytes, measured with /usr/bin/time -v if available, else by polling /proc/<pid>/status.
+ */
+async function runNode(args, { rss = false, timeMs = 0, rssVia } = {}) {
+  const useTime = rss && rssVia !== 'proc' && TIME_BIN !== undefined;
+  if (rss && rssVia === 'time' && TIME_BIN === undefined) throw new Error('--rss-via time: /usr/bin/time not found');
+  const cmd = useTime ? TIME_BIN : process.execPath;
+  const cmdArgs = useTime ? ['-v', process.execPath, ...args] : args;
+  const started = performance.now();
+  const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = [];
+  const err = [];
+  child.stdout.on('data', (d) => out.push(d));
+  child.stderr.on('data', (d) => err.push(d));
+
+  let polled;
+  let timer;
+  if (rss && !useTime) {
+    polled = { maxRss: 0, hwm: 0 };
+    const poll = () => {
+      try {
+        const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+        const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+        polled.maxRss = Math.max(polled.maxRss, kb('VmRSS'));
+        // VmHWM is the kernel's own high-water mark: the last value read before exit is the best figure we get.
+        polled.hwm = Math.max(polled.hwm, kb('VmHWM'));
+      } catch {
+        // The process is gone (or /proc is unavailable).
+      }
+    };
+    poll();
+    timer = setInterval(poll, 20);
+  }
+
+  let killer;
+  if (timeMs) killer = setTimeout(() => child.kill('SIGKILL'), timeMs);
+  const [code, signal] = await once(child, 'close');
+  const wallMs = performance.now() - started;
+  clearInterval(timer);
+  clearTimeout(killer);
+
+  const stderr = Buffer.concat(err).toString('utf8');
+  const result = { code: code ?? (signal ? 128 : 1), signal, wallMs, stdout: Buffer.concat(out).toString('utf8'), stderr };
+  if (useTime) {
+    const kb = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+    result.peakRssBytes = kb ? Number(kb[1]) * 1024 : undefined;
+    result.rssSource = '/usr/bin/time -v';
+    // GNU time reports the child's exit status as its own.
+    result.stderr = stderr.replace(/\n?\tCommand being timed:[\s\S]*$/, '');
+  } else if (rss) {
+    result.peakRssBytes = Math.max(polled.maxRss, polled.hwm) * 1024 || undefined;
+    result.rssSource = '/proc polling';
+  }
+  return result;
+}
+
+const TIME_BIN = ['/usr/bin/time'].find((p) => {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+});
+
+function failure(what, r) {
+  const tail = r.stderr.trim().split('\n').slice(-8).join('\n');
+  return new Error(`${what} exited with ${r.signal ?? `code ${r.code}`}${tail ? `:\n${tail}` : ''}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// A large pi session, generated deterministically
+
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Writes a pi v3 session of at least `targetBytes` to `path` through a write stream (never one big string):
+ * user prompts, assistant turns with thinking, text and tool calls, and tool results of realistic sizes (source
+ * files, test logs, grep output), with usage that grows and drops back as after compactions. Same bytes every run.
+ */
+async function generatePiSession(path, targetBytes) {
+  const rand = prng(0x5e551011);
+  const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1));
+  const pick = (xs) => xs[Math.floor(rand() * xs.length)];
+  const hex = (n) => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += '0123456789abcdef'[int(0, 15)];
+    return s;
+  };
+
+  const WORDS = ('the a to of and in is for that it with on this as be we are by not or from at if but can should ' +
+    'function module request response cache token session context budget compaction summary archive transcript ' +
+    'message parser stream buffer file line test assert error retry timeout config option schema index entry ' +
+    'handler router service repository query migration invoice payment customer export import build lint type ' +
+    'value result promise async await return throw default interface class method field string number boolean ' +
+    'array map set iterator generator offset limit range window prompt output input model provider usage cost').split(' ');
+  const IDENT = ['session', 'entry', 'parser', 'budget', 'reader', 'writer', 'summary', 'tokens', 'usage', 'message', 'offset', 'buffer', 'record', 'result', 'options', 'context', 'window', 'archive'];
+  const FN = ['readEntries', 'parseLine', 'countTokens', 'applyBudget', 'compact', 'writeSession', 'detectFormat', 'flush', 'resolveParent', 'estimate', 'loadConfig', 'render'];
+  const sentence = () => {
+    const n = int(6, 22);
+    const w = [];
+    for (let i = 0; i < n; i++) w.push(pick(WORDS));
+    w[0] = w[0][0].toUpperCase() + w[0].slice(1);
+    return w.join(' ') + pick(['.', '.', '.', ':', '?']);
+  };
+  const prose = (sentences) => Array.from({ length: sentences }, sentence).join(' ');
+  const codeLine = () => {
+    const indent = '  '.repeat(int(0, 4));
+    switch (int(0, 7)) {
+      case 0: return `${indent}const ${pick(IDENT)}${int(1, 99)} = await ${pick(FN)}(${pick(IDENT)}, { limit: ${int(1, 5000)} });`;
+      case 1: return `${indent}if (${pick(IDENT)}.length > ${int(0, 512)}) return ${pick(IDENT)};`;
+      case 2: return `${indent}// ${sentence()}`;
+      case 3: return `${indent}for (const ${pick(IDENT)} of ${pick(IDENT)}s) ${pick(FN)}(${pick(IDENT)});`;
+      case 4: return `${indent}export function ${pick(FN)}${int(1, 9)}(${pick(IDENT)}: ${pick(['string', 'number', 'Entry[]', 'Session'])}): void {`;
+      case 5: return `${indent}}`;
+      case 6: return `${indent}throw new Error(\`${pick(FN)} failed at line \${${pick(IDENT)}.line}: ${pick(WORDS)} ${pick(WORDS)}\`);`;
+      default: return '';
+    }
+  };
+  // Pools keep generation fast; every message still differs (offsets, numbers, ids).
+  const CODE = Array.from({ length: 6000 }, codeLine);
+  const PROSE = Array.from({ length: 1500 }, () => prose(int(1, 5)));
+  const slice = (pool, n) => {
+    const start = int(0, pool.length - 1);
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(pool[(start + i) % pool.length]);
+    return out;
+  };
+  const file = () => `src/${pick(IDENT)}/${pick(FN)}${int(1, 40)}.ts`;
+  const toolResult = () => {
+    const size = rand();
+    const lines = size < 0.7 ? int(3, 40) : size < 0.96 ? int(40, 300) : int(300, 1500);
+    switch (int(0, 3)) {
+      case 0:
+        return { name: 'read', args: { path: file() }, text: slice(CODE, lines).join('\n') };
+      case 1:
+        return {
+          name: 'bash',
+          args: { command: `npm test -- ${file().replace('src/', 'test/')}` },
+          text: slice(CODE, lines)
+            .map((l, i) => (i % 7 === 0 ? ` FAIL  test/${pick(IDENT)}.test.ts > ${sentence()}` : `    at ${pick(FN)} (${file()}:${int(1, 900)}:${int(1, 80)})${l ? ` ${l.trim()}` : ''}`))
+            .join('\n') + `\n\nCommand exited with code ${int(1, 2)}`,
+          isError: true,
+        };
+      case 2:
+        return { name: 'bash', args: { command: `grep -rn "${pick(FN)}" src` }, text: slice(CODE, lines).map((l) => `${file()}:${int(1, 900)}:${l}`).join('\n') };
+      default:
+        return { name: 'edit', args: { path: file(), oldText: slice(CODE, int(1, 12)).join('\n'), newText: slice(CODE, int(1, 14)).join('\n') }, text: `Successfully replaced text in ${file()}.` };
+    }
+  };
+
+  const out = createWriteStream(path);
+  let bytes = 0;
+  let entries = 0;
+  let parentId = null;
+  let clock = Date.parse('2025-06-02T09:00:00.000Z');
+  let context = 9_000;
+  const iso = () => new Date(clock).toISOString();
+  const write = async (record) => {
+    const line = JSON.stringify(record) + '\n';
+    bytes += Buffer.byteLength(line);
+    entries++;
+    if (!out.write(line)) await once(out, 'drain');
+  };
+  const entry = async (type, fields) => {
+    const id = hex(8);
+    await write({ type, id, parentId, timestamp: iso(), ...fields });
+    parentId = id;
+  };
+
+  await write({ type: 'session', version: 3, id: 'bench-large-session', timestamp: iso(), cwd: '/home/dev/src/bench-project' });
+  await entry('model_change', { provider: 'anthropic', modelId: 'claude-sonnet-4-5' });
+  await entry('thinking_level_change', { thinkingLevel: 'medium' });
+  while (bytes < targetBytes) {
+    clock += int(5_000, 120_000);
+    const prompt = prose(int(1, 6));
+    await entry('message', { message: { role: 'user', content: [{ type: 'text', text: prompt }], timestamp: clock } });
+    context += prompt.length >> 2;
+    for (let turn = int(2, 12); turn > 0; turn--) {
+      const calls = Array.from({ length: rand() < 0.2 ? int(2, 4) : 1 }, () => ({ id: `toolu_01${hex(22)}`, ...toolResult() }));
+      const thinking = prose(int(1, 8));
+      const text = rand() < 0.4 ? prose(int(1, 4)) : '';
+      const output = (thinking.length + text.length) >> 2;
+      if (context > 170_000) context = 30_000 + int(0, 20_000); // as after a compaction
+      const cacheRead = context;
+      const cacheWrite = int(50, 4000);
+      context += cacheWrite + output;
+      clock += int(1500, 20_000);
+      await entry('message', {
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking, thinkingSignature: `Eq${hex(40)}` },
+            ...(text ? [{ type: 'text', text }] : []),
+            ...calls.map((c) => ({ type: 'toolCall', id: c.id, name: c.name, arguments: c.args })),
+          ],
+          api: 'anthropic-messages',
+          provider: 'anthropic',
+          model: 'claude-sonnet-4-5',
+          usage: {
+            input: 1,
+            output,
+            cacheRead,
+            cacheWrite,
+            totalTokens: 1 + output + cacheRead + cacheWrite,
+            cost: { input: 3e-6, output: (output * 15) / 1e6, cacheRead: (cacheRead * 0.3) / 1e6, cacheWrite: (cacheWrite * 3.75) / 1e6, total: 0 },
+          },
+          stopReason: 'toolUse',
+          timestamp: clock,
+        },
+      });
+      for (const c of calls) {
+        clock += int(20, 4000);
+        await entry('message', {
+          message: { role: 'toolResult', toolCallId: c.id, toolName: c.name, content: [{ type: 'text', text: c.text }], isError: c.isError === true, timestamp: clock },
+        });
+      }
+    }
+    clock += int(1500, 9000);
+    await entry('message', {
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text: prose(int(2, 10)) }],
+        api: 'anthropic-messages',
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        usage: { input: 1, output: 120, cacheRead: context, cacheWrite: 200, totalTokens: context + 321, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: 'stop',
+        timestamp: clock,
+      },
+    });
+  }
+  out.end();
+  await once(out, 'finish');
+  return { bytes, entries };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The benchmarks
+
+async function timeInProcess(fn, runs) {
+  const samples = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await fn();
+    samples.push(performance.now() - t);
+  }
+  return samples;
+}
+
+async function benchSpeed(opts, lib, rows, info) {
+  const file = opts.file;
+  if (!existsSync(file)) {
+    const reason = `corpus file not found: ${file}`;
+    rows.push(skipped('cli-inspect', 'CLI `inspect --json`, corpus file', reason));
+    rows.push(skipped('read-session', 'readSession, in process', reason));
+    rows.push(skipped('stream-session', 'streamSession, in process', reason));
+    return;
+  }
+  const size = statSync(file).size;
+  const what = `${basename(file)} (${(size / 1e6).toFixed(1)} MB), ${opts.runs}×`;
+  info.file = { path: file, bytes: size };
+
+  if (opts.cli && existsSync(CLI)) {
+    const samples = [];
+    for (let i = 0; i < opts.runs; i++) {
+      const r = await runNode([CLI, 'inspect', file, '--json'], { timeMs: 60_000 });
+      if (r.code !== 0) throw failure(`node dist/cli/main.js inspect ${file} --json`, r);
+      if (i === 0) {
+        const report = JSON.parse(r.stdout);
+        info.file.format = report.format;
+        info.file.entries = report.entries?.total;
+      }
+      samples.push(r.wallMs);
+    }
+    rows.push(measure('cli-inspect', `CLI \`inspect --json\` (new process each), ${what}`, 'ms', samples, 1000));
+  } else {
+    const samples = await timeInProcess(() => lib.readSession(file), opts.runs);
+    const why = opts.cli ? 'no dist/cli/main.js yet' : '--no-cli';
+    rows.push(measure('cli-inspect', `${why}: readSession in process instead of the CLI, ${what}`, 'ms', samples, 1000));
+  }
+
+  const read = await timeInProcess(() => lib.readSession(file), opts.runs);
+  rows.push(measure('read-session', `readSession, in process, same file, ${opts.runs}×`, 'ms', read));
+  const stream = await timeInProcess(() => lib.streamSession(file, () => {}), opts.runs);
+  rows.push(measure('stream-session', `streamSession, in process, same file, ${opts.runs}×`, 'ms', stream));
+}
+
+const STREAM_CHILD = `
+const [indexUrl, file] = process.argv.slice(1);
+const { streamSession } = await import(indexUrl);
+const r = await streamSession(file, () => {});
+process.stdout.write(JSON.stringify({ format: r.format, entries: { total: r.entries }, problems: r.problems.length }));
+`;
+
+async function benchMemory(opts, rows, info) {
+  const path = join(tmpdir(), `abridge-bench-${process.pid}.jsonl`);
+  const cleanup = () => rmSync(path, { force: true });
+  process.once('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    const t = performance.now();
+    const generated = await generatePiSession(path, opts.sizeMb * MB);
+    info.generated = { path, bytes: generated.bytes, entries: generated.entries, ms: Math.round(performance.now() - t) };
+
+    const cli = opts.cli && existsSync(CLI);
+    const args = cli ? [CLI, 'inspect', path, '--json'] : ['--input-type=module', '-e', STREAM_CHILD, '--', pathToFileURL(INDEX).href, path];
+    const rss = [];
+    const wall = [];
+    let source;
+    for (let i = 0; i < opts.rssRuns; i++) {
+      const r = await runNode(args, { rss: true, timeMs: 300_000, rssVia: opts.rssVia });
+      if (r.code !== 0) throw failure(cli ? 'node dist/cli/main.js inspect <100 MB file> --json' : 'streamSession child', r);
+      if (r.peakRssBytes === undefined) throw new Error(`could not measure the peak RSS (${r.rssSource})`);
+      if (i === 0) {
+        const report = JSON.parse(r.stdout);
+        info.generated.format = report.format;
+        info.generated.readEntries = report.entries?.total;
+      }
+      rss.push(r.peakRssBytes / MB);
+      wall.push(r.wallMs);
+      source = r.rssSource;
+    }
+    const mb = generated.bytes / MB;
+    const who = cli ? 'CLI `inspect --json`' : `${opts.cli ? 'no dist/cli/main.js yet' : '--no-cli'}: child running streamSession`;
+    const what = `${Math.round(mb)} MB generated pi JSONL, ${opts.rssRuns}×`;
+    rows.push(measure('large-peak-rss', `peak RSS, ${who}, ${what} (${source})`, 'MB', rss, 300));
+    rows.push(measure('large-wall', `wall time, same runs`, 'ms', wall));
+    rows.push(measure('large-throughput', `throughput, same runs`, 'MB/s', wall.map((ms) => mb / (ms / 1000))));
+  } finally {
+    cleanup();
+  }
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  if (!existsSync(INDEX)) {
+    console.error(`bench/read.js: ${INDEX} not found; build first (npm run build), or run npm run bench:read`);
+    process.exit(1);
+  }
+  const lib = await import(pathToFileURL(INDEX).href);
+  const rows = [];
+  const info = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, cpu: cpus()[0]?.model?.trim(), cli: opts.cli && existsSync(CLI) };
+
+  await benchSpeed(opts, lib, rows, info);
+  await benchMemory(opts, rows, info);
+  info.totalSeconds = Math.round((performance.now() - started) / 100) / 10;
+
+  if (opts.json) {
+    console.log(JSON.stringify({ ...info, measures: rows }, null, 2));
+    return;
+  }
+  console.log(`abridge read benchmark · node ${info.node} · ${info.platform} · ${info.cpus} × ${info.cpu ?? 'cpu'}`);
+  if (!info.cli) console.log(`note: ${opts.cli ? 'dist/cli/main.js does not exist yet' : '--no-cli'}, so the CLI rows measure the library in its place`);
+  if (info.file) console.log(`corpus file: ${info.file.path}${info.file.format ? ` (${info.file.format}, ${info.file.entries} entries)` : ''}`);
+  const g = info.generated;
+  console.log(`generated:   ${g.path} (${(g.bytes / MB).toFixed(1)} MB, ${g.entries.toLocaleString('en-US')} lines, written in ${g.ms} ms; read back as ${g.format}, ${g.readEntries?.toLocaleString('en-US')} entries; deleted)`);
+  console.log('');
+  console.log(table(rows));
+  console.log('');
+  console.log(`total ${info.totalSeconds} s`);
+}
+
+main().catch((err) => {
+  console.error(`bench/read.js: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});
