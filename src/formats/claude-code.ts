@@ -14,14 +14,16 @@ const RECORD_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'progres
 
 class ClaudeCodeDecoder implements EntryDecoder {
   private info: SessionInfo = {};
-  private readonly byId = new Map<string, EntryDraft>();
-  private readonly boundaries: EntryDraft[] = [];
+  // Positions only (never the entries themselves), so that a streamed session is not held in memory.
+  private readonly indexById = new Map<string, number>();
+  private readonly boundaries: { draft: EntryDraft; index: number }[] = [];
   private pendingSummary: CompactionMarker | undefined;
 
   decode(r: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
     const drafts = this.decodeRecord(r, ctx);
     const first = drafts[0];
-    if (first?.id !== undefined) this.byId.set(first.id, first);
+    if (first?.id !== undefined) this.indexById.set(first.id, ctx.nextIndex);
+    if (first?.kind === 'compaction') this.boundaries.push({ draft: first, index: ctx.nextIndex });
     return drafts;
   }
 
@@ -55,7 +57,6 @@ class ClaudeCodeDecoder implements EntryDecoder {
           if (typeof meta.trigger === 'string') marker.trigger = meta.trigger;
           base.kind = 'compaction';
           base.compaction = marker;
-          this.boundaries.push(base);
           this.pendingSummary = marker;
         }
         return [base];
@@ -145,15 +146,12 @@ class ClaudeCodeDecoder implements EntryDecoder {
   finish(): { info: SessionInfo } {
     // What each compaction archived: from the previous boundary up to the record the boundary logically follows.
     let from = 0;
-    for (const b of this.boundaries) {
-      const parent = b.logicalParentId ? (this.byId.get(b.logicalParentId) as Entry | undefined) : undefined;
-      const at = (b as Entry).index;
-      const to = parent?.index ?? (at !== undefined ? at - 1 : undefined);
-      if (to !== undefined && to >= from) b.compaction!.archived = { fromEntry: from, toEntry: to };
-      if (at !== undefined) {
-        b.compaction!.firstKeptEntry = at + 1;
-        from = at + 1;
-      }
+    for (const { draft, index: at } of this.boundaries) {
+      const parent = draft.logicalParentId ? this.indexById.get(draft.logicalParentId) : undefined;
+      const to = parent ?? at - 1;
+      if (to >= from) draft.compaction!.archived = { fromEntry: from, toEntry: to };
+      draft.compaction!.firstKeptEntry = at + 1;
+      from = at + 1;
     }
     return { info: this.info };
   }

@@ -12,6 +12,8 @@ export interface DetectInput {
 
 export interface DecodeContext {
   line?: number;
+  /** The index the first entry returned by this `decode` call will have in the session. */
+  readonly nextIndex: number;
   problem(p: Omit<Problem, 'line'> & { line?: number }): void;
 }
 

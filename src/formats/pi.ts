@@ -37,16 +37,18 @@ const MESSAGE_ROLES = new Set(['user', 'assistant', 'toolResult', 'bashExecution
 
 class PiDecoder implements EntryDecoder {
   private info: SessionInfo = {};
-  private ordinal = 0;
-  private readonly byOrdinal: EntryDraft[] = [];
-  private readonly byId = new Map<string, EntryDraft>();
+  // Positions only (never the entries themselves), so that a streamed session is not held in memory.
+  private readonly indexByOrdinal: number[] = [];
+  private readonly indexById = new Map<string, number>();
+  private firstIsHeader = false;
   private readonly compactions: { entry: EntryDraft; keptOrdinal?: number }[] = [];
 
   decode(r: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
-    const ordinal = this.ordinal++;
+    const ordinal = this.indexByOrdinal.length;
     const draft = this.decodeRecord(r, ctx, ordinal);
-    this.byOrdinal.push(draft);
-    if (draft.id !== undefined) this.byId.set(draft.id, draft);
+    this.indexByOrdinal.push(ctx.nextIndex);
+    if (ordinal === 0 && draft.kind === 'header') this.firstIsHeader = true;
+    if (draft.id !== undefined) this.indexById.set(draft.id, ctx.nextIndex);
     return [draft];
   }
 
@@ -135,11 +137,10 @@ class PiDecoder implements EntryDecoder {
   finish(): { info: SessionInfo } {
     // Resolve what each compaction archived: from the previous compaction's first kept entry (or the start) up to the
     // entry before this one's first kept entry.
-    let from = this.byOrdinal[0]?.kind === 'header' ? 1 : 0;
+    let from = this.firstIsHeader ? 1 : 0;
     for (const { entry, keptOrdinal } of this.compactions) {
       const marker = entry.compaction!;
-      const kept = marker.firstKeptEntryId !== undefined ? this.byId.get(marker.firstKeptEntryId) : keptOrdinal !== undefined ? this.byOrdinal[keptOrdinal] : undefined;
-      const keptIndex = (kept as Entry | undefined)?.index;
+      const keptIndex = marker.firstKeptEntryId !== undefined ? this.indexById.get(marker.firstKeptEntryId) : keptOrdinal !== undefined ? this.indexByOrdinal[keptOrdinal] : undefined;
       if (keptIndex !== undefined) {
         marker.firstKeptEntry = keptIndex;
         if (keptIndex - 1 >= from) marker.archived = { fromEntry: from, toEntry: keptIndex - 1 };

@@ -106,9 +106,13 @@ function jsonlSink(
   add: (e: Omit<Entry, 'index'>) => Entry,
 ) {
   let line = 0;
+  let added = 0;
   const ctx: DecodeContext = {
     get line() {
       return line;
+    },
+    get nextIndex() {
+      return added;
     },
     problem(p) {
       builder.problems.push({ line: p.line ?? line, kind: p.kind, message: p.message });
@@ -122,6 +126,7 @@ function jsonlSink(
         const bad: Omit<Entry, 'index'> = { kind: 'unknown', line: item.line, rawText: item.text };
         if (item.blankLinesBefore) bad.blankLinesBefore = item.blankLinesBefore;
         add(bad);
+        added++;
         return;
       }
       let drafts;
@@ -137,6 +142,7 @@ function jsonlSink(
         if (item.sameLineAsPrevious && i === 0) d.sameLineAsPrevious = true;
         if (item.blankLinesBefore && i === 0) d.blankLinesBefore = item.blankLinesBefore;
         add(d);
+        added++;
       });
     },
     problem(p: Problem) {

@@ -36,17 +36,19 @@ const CAP_SYMBOL = table([1.5, 1.6, 1.77, 1.73, 1.72, 1.89, 1.94, 1.84, 1.97, 2.
 const UPPER = table([1, 1.04, 1.29, 1.43, 1.95, 1.82, 2.5, 2.9, 3.05, 3.5, 3.6, 3.7, 3.8, 3.9, 4, 4.2], 0.3);
 const UPPER_SPACE = table([1, 1, 1, 1.2, 1.13, 1.73, 1.43, 2.35, 1.85, 2.47, 2.17, 2.39, 2.4, 2.6, 2.8, 3], 0.25);
 const UPPER_SYMBOL = table([1.2, 1.46, 1.68, 1.29, 1.73, 2.47, 1.96, 3.5, 2.44, 3, 3.54, 3.85, 4.1, 4.2, 4.3, 4.5], 0.3);
-const MIXED = table([1.5, 1.7, 2.04, 2.37, 1.72, 3.19, 3.51, 4.6, 1.89, 4, 4.25, 4.3, 4.4, 4.5, 4.6, 4.8], 0.35);
-const MIXED_SPACE = table([1.2, 1.3, 1.4, 1.62, 1.36, 1.19, 1.53, 2.5, 2, 2.25, 2.3, 2.5, 3.68, 3.8, 3.9, 4], 0.3);
-const MIXED_SYMBOL = table([2, 2.3, 2.6, 2.87, 2.68, 2.36, 3.57, 4.22, 3, 3.35, 3.5, 3.7, 3.9, 4.1, 4.3, 4.5], 0.35);
+// Mixed pieces (an acronym run into a word: `HTTPServer`, `TSConfig`) are rare and noisy; a smooth rise by length.
+const MIXED = table([1.5, 1.6, 1.8, 2, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 3, 3.1, 3.2], 0.15);
+const MIXED_SPACE = table([1.2, 1.3, 1.4, 1.5, 1.4, 1.3, 1.5, 1.8, 2, 2.2, 2.3, 2.5, 2.7, 2.9, 3, 3.1], 0.15);
+const MIXED_SYMBOL = table([2, 2.2, 2.4, 2.6, 2.6, 2.5, 2.8, 3, 3.1, 3.2, 3.3, 3.5, 3.7, 3.9, 4.1, 4.3], 0.15);
 // Punctuation runs, alone or with one leading space; whitespace runs that hold a newline.
 const SYMBOLS = table([1, 1.01, 1.19, 1.6, 2.1, 2.6, 3, 3.4, 3.8, 4.2, 4.6, 5, 5.4, 5.8, 6.1, 6.4], 0.3);
 const SPACE_SYMBOLS = table([1, 1, 1.05, 1.4, 1.9, 2.4, 2.9, 3.3, 3.4, 3.5, 3.6, 3.8, 4.2, 4.6, 5, 5.4], 0.3);
 const NEWLINES = table([1, 1.44, 1.91, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2], 0.02);
 
-/** CJK characters (kana, hanzi/kanji, hangul) cost about this much each; other scripts, about this per letter. */
+/** CJK characters (kana, hanzi/kanji, hangul) cost about this much each; letters of other scripts, these. */
 const CJK_PER_CHAR = 0.78;
-const OTHER_SCRIPT_PER_CHAR = 0.45;
+const OTHER_SCRIPT_PER_CHAR = 0.22;
+const OTHER_SCRIPT_LONG_RUN_PER_CHAR = 0.45;
 const ASTRAL_CHAR = 2.5;
 
 // Character classes, by code unit.
@@ -73,6 +75,8 @@ function classOf(c: number): number {
   if (c < 256) return CLASS[c]!;
   if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef)) return C_CJK;
   if (c >= 0xd800 && c <= 0xdbff) return C_ASTRAL;
+  // Latin Extended-A/B (Polish, Czech, Turkish…) tokenizes like the Latin letters it extends.
+  if (c < 0x250) return C_LOWER;
   if (c < 0x2000) return C_OTHER_LETTER;
   return C_SYMBOL;
 }
@@ -156,7 +160,9 @@ export function estimateTokens(text: string): number {
       case C_OTHER_LETTER: {
         let e = i;
         while (e < n && classOf(text.charCodeAt(e)) === C_OTHER_LETTER) e++;
-        tokens += 0.5 + (e - i) * OTHER_SCRIPT_PER_CHAR;
+        // Words of alphabetic scripts (Cyrillic, Greek, Arabic…) are often whole tokens; long unspaced runs (Thai) are not.
+        const len = e - i;
+        tokens += 0.4 + Math.min(len, 8) * OTHER_SCRIPT_PER_CHAR + Math.max(0, len - 8) * OTHER_SCRIPT_LONG_RUN_PER_CHAR;
         i = e;
         continue;
       }

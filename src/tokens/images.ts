@@ -23,6 +23,8 @@ export function imageTokens(part: ImagePart, family: ProviderFamily): number {
   }
   if (!width || !height) return DEFAULT_IMAGE_TOKENS[family];
   switch (family) {
+    // Unknown providers: priced like Anthropic, the most expensive published rule.
+    case 'other':
     case 'claude': {
       let w = width;
       let h = height;
@@ -55,15 +57,16 @@ export function imageTokens(part: ImagePart, family: ProviderFamily): number {
     case 'gemini':
       if (width <= 384 && height <= 384) return 258;
       return 258 * Math.ceil(width / 768) * Math.ceil(height / 768);
-    default:
-      return Math.ceil((width * height) / 750);
   }
 }
 
 /** Width and height from the header of a base64 PNG, JPEG, GIF or WebP image; undefined for anything else. */
 export function imageDimensions(base64: string): { width: number; height: number } | undefined {
   // 64 KB of base64 reaches the size header of practically every JPEG (it follows EXIF data).
-  const head = Buffer.from(base64.slice(0, 65536).replace(/[^A-Za-z0-9+/]/g, '').slice(0, 65532), 'base64');
+  const body = base64.startsWith('data:') ? base64.slice(base64.indexOf(',') + 1) : base64;
+  // Standard or URL-safe alphabet; line breaks and padding ignored.
+  const clean = body.slice(0, 65536).replace(/-/g, '+').replace(/_/g, '/').replace(/[^A-Za-z0-9+/]/g, '');
+  const head = Buffer.from(clean, 'base64');
   if (head.length < 24) return undefined;
   // PNG: IHDR holds width and height at bytes 16..23.
   if (head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47) {

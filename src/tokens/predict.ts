@@ -99,8 +99,10 @@ export class PromptTracker {
     if (a && a.model === model) {
       const grown = countedAtStart - a.counted;
       const delta = prompt - a.prompt;
-      // A shrinking prompt means the agent dropped something we cannot see: learn nothing from it.
-      if (grown > 0 && delta >= 0) {
+      // A shrinking prompt means the agent dropped something we cannot see, and growth far from what was counted means
+      // content we cannot see came or went (a hidden reminder, a truncated result): learn nothing from either.
+      const seed = this.ratios[familyOf(model)];
+      if (grown > 0 && delta >= 0 && delta <= grown * seed * 4 && delta >= (grown * seed) / 4) {
         cal.num += delta;
         cal.den += grown;
       }
