@@ -1,5 +1,5 @@
 import type { Entry, PartType, Role } from '../model/types.js';
-import { MESSAGE_OVERHEAD, type TokenCounter } from './counter.js';
+import type { TokenCounter } from './counter.js';
 
 export interface TokenBreakdownResult {
   /** 'estimate' (abridge's estimator) or the exact encoding used. */
@@ -27,8 +27,9 @@ export class TokenBreakdown {
       this.r.sidechain += this.counter.message(m);
       return;
     }
-    let n = MESSAGE_OVERHEAD;
-    this.r.byPartType.framing = (this.r.byPartType.framing ?? 0) + MESSAGE_OVERHEAD;
+    const framing = this.counter.messageFraming;
+    let n = framing;
+    this.r.byPartType.framing = (this.r.byPartType.framing ?? 0) + framing;
     for (const p of m.parts) {
       const t = this.counter.part(p);
       n += t;

@@ -6,13 +6,22 @@ import type { ProviderFamily } from './family.js';
 import { imageTokens } from './images.js';
 
 /**
- * Framing a provider adds around content, in tokens: role markers per message, and the JSON envelope of a tool call or
- * result (type, name/id keys, braces). Tool-call ids are counted as the text they are (they are random strings of
- * 10–30 tokens in Anthropic and OpenAI requests, and appear in both the call and its result).
+ * Framing a provider adds around content, in tokens: role markers per message, and the envelope of a tool call or
+ * result (type, name/id keys, braces). OpenAI documents 3 tokens per chat message (its cookbook's
+ * `num_tokens_from_messages`); Anthropic and Google publish nothing, and 4 fits their requests. Tool-call ids are
+ * counted as the text they are (random strings of 10–30 tokens that appear in both the call and its result). What
+ * framing does not capture, each session's calibration absorbs (see PromptTracker).
  */
-export const MESSAGE_OVERHEAD = 4;
-export const TOOL_CALL_OVERHEAD = 8;
-export const TOOL_RESULT_OVERHEAD = 8;
+export const FRAMING: Record<ProviderFamily, { message: number; toolCall: number; toolResult: number }> = {
+  claude: { message: 4, toolCall: 8, toolResult: 8 },
+  gpt: { message: 3, toolCall: 8, toolResult: 8 },
+  gemini: { message: 4, toolCall: 8, toolResult: 8 },
+  other: { message: 4, toolCall: 8, toolResult: 8 },
+};
+/** The framing of an unknown family, for callers without one. */
+export const MESSAGE_OVERHEAD = FRAMING.other.message;
+export const TOOL_CALL_OVERHEAD = FRAMING.other.toolCall;
+export const TOOL_RESULT_OVERHEAD = FRAMING.other.toolResult;
 /** Files (PDFs and other documents) with no text we can see: a rough per-kilobyte price. */
 const FILE_TOKENS_PER_KB = 40;
 
@@ -31,12 +40,14 @@ export interface TokenCounterOptions {
 export class TokenCounter {
   readonly family: ProviderFamily;
   readonly exact: boolean;
+  private readonly framing: (typeof FRAMING)[ProviderFamily];
   private readonly tokenizer: ExactTokenizer | undefined;
   private readonly parts = new WeakMap<object, number>();
   private readonly texts = new Map<string, number>();
 
   constructor(options: TokenCounterOptions = {}) {
     this.family = options.family ?? 'other';
+    this.framing = FRAMING[this.family];
     this.tokenizer = options.exact;
     this.exact = options.exact !== undefined;
   }
@@ -69,9 +80,9 @@ export class TokenCounter {
         // The signature is opaque data the provider verifies, not prompt text; redacted thinking has no visible text.
         return p.redacted ? 0 : this.text(p.text);
       case 'tool-call':
-        return TOOL_CALL_OVERHEAD + this.text(p.id) + this.text(p.name) + this.text(argumentsText(p.arguments));
+        return this.framing.toolCall + this.text(p.id) + this.text(p.name) + this.text(argumentsText(p.arguments));
       case 'tool-result': {
-        let n = TOOL_RESULT_OVERHEAD + this.text(p.callId);
+        let n = this.framing.toolResult + this.text(p.callId);
         for (const c of p.content) n += this.part(c);
         return n;
       }
@@ -84,8 +95,13 @@ export class TokenCounter {
     }
   }
 
+  /** Tokens of a message's role framing for this family. */
+  get messageFraming(): number {
+    return this.framing.message;
+  }
+
   message(m: Message): number {
-    let n = MESSAGE_OVERHEAD;
+    let n = this.framing.message;
     for (const p of m.parts) n += this.part(p);
     return n;
   }
