@@ -17,7 +17,9 @@
  * How it works: the invented project lives in an in-memory file system. The story below is a list of user
  * messages and assistant turns; each tool call runs against that file system when its turn is played, so reads
  * show earlier edits, edits must match the file exactly (the script throws otherwise), and compiler errors, test
- * failures and the final `git diff` point at real lines. Usage figures are derived from the conversation so far.
+ * failures and the final `git diff` point at real lines. Usage figures are derived from the conversation so far,
+ * counted by a small tokenizer stand-in (textTokens: BPE-style pieces, priced as Claude's tokenizer would roughly
+ * price them) rather than by characters, because code, JSON, CSV and logs run at 2–3.5 characters a token.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -28,9 +30,12 @@ const OUT_FILE = join(HERE, 'refactor-session.jsonl');
 
 const START = Date.parse('2025-10-14T08:41:12.306Z');
 const CWD = '/home/dev/src/invoice-service';
-/** System prompt + tool definitions, in tokens: the part of every prompt that is not in the session file. */
-const SYSTEM_PREFIX_TOKENS = 9_140;
-const CHARS_PER_TOKEN = 4;
+/**
+ * System prompt + tool definitions, in tokens: the part of every prompt that is not in the session file. pi's is
+ * small: its own system prompt and the schemas of its four tools, Anthropic's tool-use preamble, and the project's
+ * AGENTS.md, which pi appends to the system prompt.
+ */
+const SYSTEM_PREFIX_TOKENS = 2_630;
 const MODEL = { api: 'anthropic-messages', provider: 'anthropic', model: 'claude-sonnet-4-5' };
 /** USD per million tokens for claude-sonnet-4-5 (5-minute cache writes). */
 const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -53,7 +58,7 @@ function prng(seed) {
  * Separate streams, so that changing the story does not reshuffle the invented history (and the other way round).
  * The invented invoice data comes from a mirror of the invented seed script's own generator (seedInvoices).
  */
-const rnd = { ids: prng(0x1d5e55), time: prng(0x7113e), git: prng(0x617) };
+const rnd = { ids: prng(0x1d5e55), time: prng(0x7113e), git: prng(0x617), tmp: prng(0x7e3b) };
 
 const int = (r, lo, hi) => lo + Math.floor(r() * (hi - lo + 1));
 const pick = (r, list) => list[Math.floor(r() * list.length)];
@@ -107,6 +112,58 @@ function blobId(text) {
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
   return h.toString(16).padStart(8, '0').slice(0, 7);
 }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Token counts for the usage figures: a small stand-in for a real tokenizer, so that this script needs no dependency
+
+/**
+ * How BPE tokenizers pre-split text before merging, each piece being priced on its own: a word (upper-case letters
+ * then lower-case ones, so camelCase splits) with at most one leading space or symbol joined to it, a group of up to
+ * three digits, a run of punctuation with one leading space and the line breaks after it, a whitespace run.
+ */
+const PIECE =
+  /[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
+/** Claude's tokenizer cuts code, JSON and logs into ~15% more tokens than o200k-like vocabularies do. */
+const CLAUDE_TOKENS_PER_PIECE_TOKEN = 1.15;
+/** Role markers around every message, in tokens. */
+const MESSAGE_FRAMING = 4;
+/** The envelope of a tool_use or tool_result block (type, name and id keys, braces), besides the id itself. */
+const TOOL_BLOCK_FRAMING = 10;
+
+const isAscii = (c) => c.charCodeAt(0) < 0x80;
+
+/** Tokens of one pre-split piece: a word of up to ~8 letters is one token, digit groups one, punctuation ~2 per token. */
+function pieceTokens(piece) {
+  const c = piece.codePointAt(0);
+  if (c >= 0x30 && c <= 0x39) return 1;
+  if (/^\s+$/.test(piece)) return 1; // a space run, or line breaks with the next line's indent
+  const letters = piece.match(/[\p{L}\p{M}]/gu);
+  if (letters) {
+    let n = letters.length <= 8 ? 1 : 1 + (letters.length - 8) / 4;
+    // A symbol glued to a word (`.ts`, `,Acme`, `/src`) often stays a token of its own; accented letters cost extra.
+    if (!/[\p{L}\p{M} ]/u.test(piece[0])) n += 0.5;
+    for (const l of letters) if (!isAscii(l)) n += 0.5;
+    return n;
+  }
+  // Punctuation: about two characters a token; characters outside ASCII fall back to their UTF-8 bytes.
+  let ascii = 0;
+  let extra = 0;
+  for (const ch of piece.replace(/^ /, '').replace(/[\r\n]+$/, '')) {
+    if (isAscii(ch)) ascii++;
+    else extra += Buffer.byteLength(ch) - 1;
+  }
+  return Math.max(1, (ascii - 0.6) / 2) + extra;
+}
+
+/** Claude tokens of a text (fractional: summed over a message, rounded when reported). */
+function textTokens(text) {
+  let n = 0;
+  for (const [piece] of text.matchAll(PIECE)) n += pieceTokens(piece);
+  return n * CLAUDE_TOKENS_PER_PIECE_TOKEN;
+}
+
+/** The id of a tool_use block, repeated in its tool_result: random base62, about two characters a token. */
+const toolBlockTokens = (id) => TOOL_BLOCK_FRAMING + id.length / 2;
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Text helpers: line splitting, locating snippets, line diffs (for edit results, `git diff` and `git diff --stat`)
@@ -2227,9 +2284,60 @@ function write(path, content) {
   };
 }
 
+/** pi's limits on what a tool returns to the model: whichever is hit first. */
+const OUTPUT_MAX_LINES = 2000;
+const OUTPUT_MAX_BYTES = 50 * 1024;
+
+/**
+ * pi's truncation of long command output: keep the last whole lines that fit both limits, say so at the end and where
+ * the full output went (a temp file), and put the numbers in the result's details. Undefined if the output fits.
+ */
+function truncateTail(text) {
+  const all = text.split('\n');
+  const totalBytes = Buffer.byteLength(text);
+  if (all.length <= OUTPUT_MAX_LINES && totalBytes <= OUTPUT_MAX_BYTES) return undefined;
+  let outputBytes = 0;
+  let from = all.length;
+  let truncatedBy = 'lines';
+  while (from > 0 && all.length - from < OUTPUT_MAX_LINES) {
+    const bytes = Buffer.byteLength(all[from - 1]) + (from < all.length ? 1 : 0);
+    if (outputBytes + bytes > OUTPUT_MAX_BYTES) {
+      truncatedBy = 'bytes';
+      break;
+    }
+    outputBytes += bytes;
+    from--;
+  }
+  if (from === all.length) throw new Error('truncateTail: a last line over the byte limit is not modelled');
+  const content = all.slice(from).join('\n');
+  const fullOutputPath = `/tmp/pi-bash-${chars(rnd.tmp, HEX, 16)}.log`;
+  const shown = `Showing lines ${from + 1}-${all.length} of ${all.length}`;
+  const limit = truncatedBy === 'bytes' ? ` (${(OUTPUT_MAX_BYTES / 1024).toFixed(1)}KB limit)` : '';
+  return {
+    text: `${content}\n\n[${shown}${limit}. Full output: ${fullOutputPath}]`,
+    details: {
+      truncation: {
+        content,
+        truncated: true,
+        truncatedBy,
+        totalLines: all.length,
+        totalBytes,
+        outputLines: all.length - from,
+        outputBytes,
+        lastLinePartial: false,
+        firstLineExceedsLimit: false,
+        maxLines: OUTPUT_MAX_LINES,
+        maxBytes: OUTPUT_MAX_BYTES,
+      },
+      fullOutputPath,
+    },
+  };
+}
+
 /**
  * pi's `bash` tool. `output` is the command's combined output, or a function computing it when the call runs
- * (so it can look at the work tree as it is then); a non-zero exit is appended as pi does and marks an error.
+ * (so it can look at the work tree as it is then); output over pi's limits keeps its tail (truncateTail); a non-zero
+ * exit is appended as pi does and marks an error.
  */
 function bash(command, output, { exit = 0, ms, timeout, effect } = {}) {
   const args = timeout ? { command, timeout } : { command };
@@ -2247,9 +2355,11 @@ function bash(command, output, { exit = 0, ms, timeout, effect } = {}) {
         ({ text: out, exit: code } = out);
       }
       if (typeof out !== 'string') throw new Error(`bash ${command}: output is not text`);
-      const text = out === '' ? (code ? '' : '(no output)') : out;
-      if (code) return { text: `${text}\n\nCommand exited with code ${code}`, isError: true };
-      return { text };
+      const truncated = truncateTail(out);
+      const details = truncated?.details;
+      const text = truncated ? truncated.text : out === '' ? (code ? '' : '(no output)') : out;
+      if (code) return { text: `${text}\n\nCommand exited with code ${code}`, isError: true, details };
+      return { text, details };
     },
   };
 }
@@ -2415,8 +2525,8 @@ const session = {
   id: uuid(rnd.ids),
   clock: START,
   parentId: null,
-  /** Characters of conversation so far (what the model sees besides the system prefix). */
-  contextChars: 0,
+  /** Tokens of the conversation so far (what the model sees besides the system prefix), unrounded. */
+  contextTokens: 0,
   previousPrompt: 0,
   messages: 0,
 };
@@ -2444,7 +2554,7 @@ function user(text, pause = 20_000) {
   const ts = session.clock;
   session.clock += int(rnd.time, 3, 9);
   entry('message', session.clock, { message: { role: 'user', content: [{ type: 'text', text }], timestamp: ts } });
-  session.contextChars += text.length;
+  session.contextTokens += MESSAGE_FRAMING + textTokens(text);
   session.messages++;
 }
 
@@ -2452,32 +2562,34 @@ const round6 = (x) => Math.round(x * 1e6) / 1e6;
 
 /**
  * An assistant turn: optional thinking and text, then tool calls, each run in order with its result appended.
- * Usage follows the conversation: the prompt is the system prefix plus everything so far at ~4 characters per
- * token; the previous prompt is read from the cache and the rest written to it.
+ * Usage follows the conversation: the prompt is the system prefix plus everything so far, counted with textTokens()
+ * and the framing constants; the previous request's prompt is read from the cache (pi marks the end of the
+ * conversation as a cache breakpoint on every request) and the rest written to it, leaving a token or two uncached.
+ * The output is what the turn adds (thinking, text, tool calls) plus a few tokens of stop and framing.
  */
 function turn({ thinking, text, calls = [] }) {
   const content = [];
-  let outChars = 0;
+  let outTokens = 0;
   if (thinking) {
     content.push({ type: 'thinking', thinking, thinkingSignature: thinkingSignature(thinking.length) });
-    outChars += thinking.length;
+    outTokens += textTokens(thinking);
   }
   if (text) {
     content.push({ type: 'text', text });
-    outChars += text.length;
+    outTokens += textTokens(text);
   }
   const withIds = calls.map((c) => ({ ...c, id: toolCallId() }));
   for (const c of withIds) {
     content.push({ type: 'toolCall', id: c.id, name: c.name, arguments: c.args });
-    outChars += JSON.stringify(c.args).length + c.name.length;
+    outTokens += toolBlockTokens(c.id) + textTokens(c.name + JSON.stringify(c.args));
   }
 
-  const prompt = SYSTEM_PREFIX_TOKENS + Math.round(session.contextChars / CHARS_PER_TOKEN);
+  const prompt = SYSTEM_PREFIX_TOKENS + Math.round(session.contextTokens);
   const input = pick(rnd.time, [1, 1, 1, 2, 3]);
   const cacheRead = session.previousPrompt;
   const cacheWrite = prompt - input - cacheRead;
   if (cacheWrite <= 0) throw new Error('prompt did not grow');
-  const output = Math.max(12, Math.round(outChars / 3.6) + 6 * withIds.length + int(rnd.time, 0, 9));
+  const output = Math.max(12, Math.round(outTokens) + int(rnd.time, 0, 9));
   const cost = {
     input: round6((input * PRICE.input) / 1e6),
     output: round6((output * PRICE.output) / 1e6),
@@ -2495,7 +2607,7 @@ function turn({ thinking, text, calls = [] }) {
   entry('message', session.clock, {
     message: { role: 'assistant', content, api: MODEL.api, provider: MODEL.provider, model: MODEL.model, usage, stopReason, timestamp: requestAt },
   });
-  session.contextChars += outChars;
+  session.contextTokens += MESSAGE_FRAMING + outTokens;
   session.previousPrompt = prompt;
   session.messages++;
 
@@ -2507,7 +2619,7 @@ function turn({ thinking, text, calls = [] }) {
     message.isError = result.isError === true;
     message.timestamp = session.clock;
     entry('message', session.clock, { message });
-    session.contextChars += result.text.length;
+    session.contextTokens += MESSAGE_FRAMING + toolBlockTokens(c.id) + textTokens(result.text);
     session.messages++;
     session.clock += int(rnd.time, 0, 2);
   }
@@ -4075,7 +4187,7 @@ const exportQuery = z.object({
   const devExclusive = devInvoices.filter((inv) => inv.issuedAt !== null && inv.issuedAt >= '2024-01-01' && inv.issuedAt < '2024-12-31').length;
   const devInclusive = devInvoices.filter((inv) => issuedIn(inv, '2024-01-01', '2024-12-31')).length;
   turn({
-    thinking: `The output looks right at a glance: names with commas and quotes are quoted ("Smith, Jones & Partners LLP", "The ""Blue Door"" Café"), JPY rows have no decimals, other currencies have two, drafts are absent, numbering has gaps exactly where drafts are.
+    thinking: `Only the tail came back (the bash tool keeps the last 50 KB and put the rest in a temp file), which is enough for a look. It looks right at a glance: names with commas and quotes are quoted ("Smith, Jones & Partners LLP", "The ""Blue Door"" Café"), JPY rows have no decimals, other currencies have two, drafts are absent, numbering has gaps exactly where drafts are.
 
 But the last rows are dated 2024-12-30, and the range was to=2024-12-31. The seed spreads invoices evenly over the year, so there should be some on the 31st. Compare the row count with the database.`,
     calls: [

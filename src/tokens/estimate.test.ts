@@ -152,13 +152,18 @@ describe('estimateTokens edge cases', () => {
     expect(estimateTokens('')).toBe(0);
   });
 
-  it('any single BMP character (not a surrogate) is 1 token', () => {
+  it('any single BMP character (not a surrogate) is 1 token, except rare technical symbols (their 3 UTF-8 bytes)', () => {
     const off: string[] = [];
     for (let c = 0; c <= 0xffff; c++) {
       if (c >= 0xd800 && c <= 0xdfff) continue;
-      if (estimateTokens(String.fromCharCode(c)) !== 1) off.push(c.toString(16));
+      const expected = c >= 0x2300 && c <= 0x23ff ? 3 : 1;
+      if (estimateTokens(String.fromCharCode(c)) !== expected) off.push(c.toString(16));
     }
     expect(off).toEqual([]);
+    // The rule follows o200k: the `⎯` rule vitest prints is 3 tokens a character, box drawing merges.
+    expect(o200k.count('⎯'.repeat(10))).toBe(30);
+    expect(estimateTokens('⎯'.repeat(10))).toBe(30);
+    expect(estimateTokens('─'.repeat(10))).toBeLessThanOrEqual(3);
     for (const ch of ['a', 'Z', '7', ' ', '\n', '\t', '{', '日', 'Ж', '€']) expect(estimateTokens(ch), JSON.stringify(ch)).toBe(1);
   });
 

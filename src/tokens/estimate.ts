@@ -70,6 +70,7 @@ for (let c = 0; c < 256; c++) {
 const C_CJK = 7;
 const C_OTHER_LETTER = 8;
 const C_ASTRAL = 9;
+const C_UNICODE_SYMBOL = 10;
 
 function classOf(c: number): number {
   if (c < 256) return CLASS[c]!;
@@ -78,7 +79,18 @@ function classOf(c: number): number {
   // Latin Extended-A/B (Polish, Czech, Turkish…) tokenizes like the Latin letters it extends.
   if (c < 0x250) return C_LOWER;
   if (c < 0x2000) return C_OTHER_LETTER;
-  return C_SYMBOL;
+  return C_UNICODE_SYMBOL;
+}
+
+/**
+ * Symbols beyond ASCII (arrows, bullets, check marks, box drawing) are one token each in o200k, except box-drawing
+ * lines, whose runs merge, and rarer technical symbols (U+2300–U+23FF, e.g. the `⎯` rules test runners print), which
+ * fall back to their three UTF-8 bytes.
+ */
+function unicodeSymbolTokens(c: number): number {
+  if (c >= 0x2500 && c <= 0x257f) return 0.25;
+  if (c >= 0x2300 && c <= 0x23ff) return 3;
+  return 1;
 }
 
 const isLetter = (k: number) => k === C_LOWER || k === C_UPPER;
@@ -170,6 +182,18 @@ export function estimateTokens(text: string): number {
         tokens += ASTRAL_CHAR;
         i += 2;
         continue;
+      case C_UNICODE_SYMBOL: {
+        let e = i;
+        let run = 0;
+        for (; e < n; e++) {
+          const c = text.charCodeAt(e);
+          if (classOf(c) !== C_UNICODE_SYMBOL) break;
+          run += unicodeSymbolTokens(c);
+        }
+        tokens += Math.max(1, run);
+        i = e;
+        continue;
+      }
       default: {
         let e = i;
         while (e < n && classOf(text.charCodeAt(e)) === C_SYMBOL) e++;
