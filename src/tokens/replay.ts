@@ -1,6 +1,6 @@
 import { activeBranch } from '../model/branch.js';
 import { argumentsText, promptTokens } from '../model/parts.js';
-import type { Message, Session } from '../model/types.js';
+import type { Entry, Message, Session } from '../model/types.js';
 import { TokenCounter } from './counter.js';
 import { HARNESS_PREFIX_TOKENS } from './defaults.js';
 import type { ExactTokenizer } from './exact.js';
@@ -32,17 +32,31 @@ export interface ReplayOptions extends Omit<PredictorOptions, 'counter'> {
  */
 export function replaySession(session: Session, options: ReplayOptions = {}): ReplayRequest[] {
   const branch = activeBranch(session).filter((e) => !e.sidechain);
+  const tracker = trackerFor(session, branch, options);
+  const out: ReplayRequest[] = [];
+  followEntries(branch, tracker, (r) => out.push(r));
+  return out;
+}
+
+/** A PromptTracker set up for a session: its family's counter and the harness prefix its format implies. */
+export function trackerFor(session: Session, branch: readonly Entry[], options: ReplayOptions = {}): PromptTracker {
   const firstModel = branch.find((e) => e.message?.role === 'assistant' && e.message.model)?.message;
   const family = familyOf(firstModel?.model, firstModel?.provider);
   const counter = new TokenCounter(options.exact ? { family, exact: options.exact } : { family });
   const prefixTokens = options.prefixTokens ?? HARNESS_PREFIX_TOKENS[session.format] + requestPrefixTokens(session, counter);
-  const tracker = new PromptTracker({ ...options, counter, prefixTokens });
-  const out: ReplayRequest[] = [];
+  return new PromptTracker({ ...options, counter, prefixTokens });
+}
+
+/**
+ * Feeds entries to a tracker in order, predicting each provider request just before it starts and then observing
+ * what the provider reported for it. `onRequest` sees each request that reported usage, once.
+ */
+export function followEntries(entries: Iterable<Entry>, tracker: PromptTracker, onRequest?: (r: ReplayRequest) => void): void {
   let previousAssistant: Message | undefined;
   let pending: { counted: number; predicted: number; estimateOnly: number; anchored: boolean; reported: boolean } | undefined;
-  for (const e of branch) {
+  for (const e of entries) {
     const m = e.message;
-    if (m?.role === 'assistant') {
+    if (m?.role === 'assistant' && !e.sidechain) {
       if (startsResponse(m, previousAssistant)) {
         const p = tracker.predict(m.model);
         pending = { counted: tracker.contextTokens, predicted: p.predicted, estimateOnly: p.estimateOnly, anchored: p.anchored, reported: false };
@@ -51,15 +65,14 @@ export function replaySession(session: Session, options: ReplayOptions = {}): Re
         const model = m.model ?? 'unknown';
         const r: ReplayRequest = { index: e.index, model, family: familyOf(model, m.provider), reported: promptTokens(m.usage), predicted: pending.predicted, estimateOnly: pending.estimateOnly, anchored: pending.anchored };
         if (e.line !== undefined) r.line = e.line;
-        out.push(r);
+        onRequest?.(r);
         tracker.observe(m.usage, model, e.index, pending.counted);
         pending.reported = true;
       }
       previousAssistant = m;
-    } else if (m) previousAssistant = undefined;
+    } else if (m && !e.sidechain) previousAssistant = undefined;
     tracker.push(e);
   }
-  return out;
 }
 
 /** Tokens of a request body's tool definitions (API formats keep them outside the messages). */
