@@ -1,0 +1,94 @@
+import type { Entry, Message, Session } from '../model/types.js';
+import type { TokenCounter } from '../tokens/counter.js';
+import { argumentsText } from '../model/parts.js';
+import type { ComponentId } from './types.js';
+
+/** Which component a message of the conversation belongs to (before the current prompt is singled out). */
+export function componentOf(message: Message): ComponentId {
+  if (message.parts.some((p) => p.type === 'compaction')) return 'summary';
+  if (message.role === 'system') return 'system';
+  if (message.role === 'tool') {
+    const r = message.parts.find((p) => p.type === 'tool-result');
+    if (r?.type === 'tool-result' && r.toolName && /skill/i.test(r.toolName)) return 'skills';
+    return 'recent';
+  }
+  if (message.role === 'user' && message.synthetic) {
+    const text = message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+    // Harnesses inject project memory as a user message: Claude Code's CLAUDE.md reminder, Codex's AGENTS.md block.
+    if (/(CLAUDE|AGENTS)\.md|<user_instructions>|# claudeMd|memory file/i.test(text.slice(0, 2000))) return 'memory';
+    if (/<skill|skill(s)? (are )?available|SKILL\.md/i.test(text.slice(0, 2000))) return 'skills';
+  }
+  return 'recent';
+}
+
+export interface ContextMeasure {
+  /** Counted tokens (the counter's units) per component. */
+  byComponent: Record<ComponentId, number>;
+  /** Tool definitions by kind, when the session carries them (API request bodies). */
+  tools: { builtIn: number; mcp: number; deferred: number };
+  messages: number;
+  toolResults: number;
+  compactions: number;
+  total: number;
+}
+
+function emptyComponents(): Record<ComponentId, number> {
+  return { system: 0, memory: 0, skills: 0, tools: 0, knowledgeBase: 0, crossIssue: 0, summary: 0, recent: 0, prompt: 0 };
+}
+
+/**
+ * Measures what the model sees at the end of `entries` (an active branch, possibly cut at some entry): the context
+ * since the last compaction (what that compaction kept included), split into components.
+ */
+export function measureContext(session: Session, entries: readonly Entry[], counter: TokenCounter): ContextMeasure {
+  // The context starts at the last compaction: its summary, plus what it kept verbatim.
+  let start = 0;
+  let keepFrom: number | undefined;
+  let compactions = 0;
+  entries.forEach((e, i) => {
+    if (e.compaction) {
+      compactions++;
+      start = i;
+      keepFrom = e.compaction.firstKeptEntry !== undefined && e.compaction.firstKeptEntry <= e.index ? e.compaction.firstKeptEntry : undefined;
+    }
+  });
+  const inContext = entries.filter((e, i) => !e.sidechain && e.message && (i >= start || (keepFrom !== undefined && e.index >= keepFrom)));
+  // The current prompt: the last thing a person typed.
+  let promptAt = -1;
+  for (let i = inContext.length - 1; i >= 0; i--) {
+    const m = inContext[i]!.message!;
+    if (m.role === 'user' && !m.synthetic && m.parts.some((p) => p.type === 'text' && p.text.trim() !== '')) {
+      promptAt = i;
+      break;
+    }
+  }
+  const byComponent = emptyComponents();
+  let toolResults = 0;
+  inContext.forEach((e, i) => {
+    const m = e.message!;
+    const tokens = counter.message(m);
+    byComponent[i === promptAt ? 'prompt' : componentOf(m)] += tokens;
+    toolResults += m.parts.filter((p) => p.type === 'tool-result').length;
+  });
+  const tools = toolDefinitions(session, counter);
+  byComponent.tools += tools.builtIn + tools.mcp;
+  const total = Object.values(byComponent).reduce((a, b) => a + b, 0);
+  return { byComponent, tools, messages: inContext.length, toolResults, compactions, total };
+}
+
+/** Tool definitions a request body carries, split into built-in and MCP (by the `mcp__`/`mcp_` naming convention). */
+function toolDefinitions(session: Session, counter: TokenCounter): ContextMeasure['tools'] {
+  const request = session.extra?.request as { tools?: unknown } | undefined;
+  const out = { builtIn: 0, mcp: 0, deferred: 0 };
+  if (!request || !Array.isArray(request.tools)) return out;
+  for (const t of request.tools) {
+    const def = t as { name?: unknown; function?: { name?: unknown }; defer_loading?: unknown };
+    const name = String(def.name ?? def.function?.name ?? '');
+    const tokens = counter.text(argumentsText(t));
+    // Deferred tools (Anthropic `defer_loading`) are not in the prompt until searched for.
+    if (def.defer_loading === true) out.deferred += tokens;
+    else if (/^mcp(__|_)/.test(name)) out.mcp += tokens;
+    else out.builtIn += tokens;
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+import { AbridgeError } from '../errors.js';
+import { activeBranch } from '../model/branch.js';
+import type { Session } from '../model/types.js';
+import type { ExactTokenizer } from '../tokens/exact.js';
+import { followEntries, trackerFor } from '../tokens/replay.js';
+import { ContextBudget, type AllocationRow } from './budget.js';
+import { ModelCatalog, type ModelInfo } from './catalog.js';
+import { measureContext } from './components.js';
+import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
+import type { BudgetSettings, ComponentId, Level, Thresholds } from './types.js';
+
+export interface SnapshotOptions {
+  settings?: BudgetSettings;
+  catalog?: ModelCatalog;
+  /** The context as of this entry index (inclusive); default: the end of the session. */
+  at?: number;
+  exact?: ExactTokenizer;
+}
+
+/** What the model sees at one point of a session, against its window. All token figures are provider tokens. */
+export interface ContextSnapshot {
+  model: ModelInfo;
+  window: number;
+  reserve: number;
+  effective: number;
+  thresholds: Thresholds;
+  /** Token marks of each level within the effective window. */
+  marks: Record<keyof Thresholds, number>;
+  /** Predicted prompt tokens of the next request. */
+  used: number;
+  /** Whether `used` builds on the provider's own last report. */
+  anchored: boolean;
+  /** used / effective window. */
+  fill: number;
+  level: Level;
+  /**
+   * Tokens per component. `unrecorded` is what the agent sends but its transcript does not hold (its system prompt and
+   * tool definitions): measured as the difference to the provider's report when anchored, estimated otherwise.
+   */
+  components: Record<ComponentId | 'unrecorded', number>;
+  tools: { builtIn: number; mcp: number; deferred: number };
+  /** Room left before compaction triggers, and the buffer between the compact mark and the effective window's end. */
+  untilCompaction: number;
+  compactionBuffer: number;
+  free: number;
+  allocations?: { rows: AllocationRow[]; conversationRoom: number };
+  counts: { messages: number; toolResults: number; compactions: number; entries: number };
+  asOf: { entry: number; line?: number; ofEntries: number };
+  counting: string;
+}
+
+export function contextSnapshot(session: Session, options: SnapshotOptions = {}): ContextSnapshot {
+  const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
+  const catalog = options.catalog ?? new ModelCatalog(settings);
+  const branch = activeBranch(session).filter((e) => !e.sidechain);
+  const last = session.entries.length - 1;
+  if (options.at !== undefined && (!Number.isInteger(options.at) || options.at < 0 || options.at > last)) {
+    throw new AbridgeError('INVALID_INPUT', `--at ${options.at}: expected an entry index from 0 to ${last}`);
+  }
+  const at = options.at ?? last;
+  const cut = branch.filter((e) => e.index <= at);
+  let modelId = settings.model;
+  let provider: string | undefined;
+  let reportedWindow: number | undefined;
+  for (const e of cut) {
+    const m = e.message;
+    if (m?.role === 'assistant' && m.model) {
+      modelId = m.model;
+      provider = m.provider;
+    }
+    if (e.kind === 'model-change' && e.model?.id) modelId = e.model.id;
+    const w = m?.usage?.contextWindow ?? e.usage?.contextWindow;
+    if (w) reportedWindow = w;
+  }
+  const lookup: { provider?: string; reportedWindow?: number } = {};
+  if (provider) lookup.provider = provider;
+  if (reportedWindow) lookup.reportedWindow = reportedWindow;
+  const model = catalog.lookup(modelId, lookup);
+  const budget = new ContextBudget(model, settings);
+
+  const tracker = trackerFor(session, branch, { ...(options.exact ? { exact: options.exact } : {}), ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}) });
+  followEntries(cut, tracker);
+  const prediction = tracker.predict(modelId);
+  const measure = measureContext(session, cut, tracker.counter);
+
+  const components = { ...measure.byComponent, unrecorded: 0 } as Record<ComponentId | 'unrecorded', number>;
+  let visible = 0;
+  for (const k of Object.keys(measure.byComponent) as ComponentId[]) {
+    components[k] = Math.round(measure.byComponent[k] * prediction.ratio);
+    visible += components[k];
+  }
+  const used = prediction.predicted;
+  if (visible <= used) components.unrecorded = used - visible;
+  else {
+    // The provider saw less than we counted (a harness that truncates what it sends): scale down to what was billed.
+    const f = used / visible;
+    for (const k of Object.keys(measure.byComponent) as ComponentId[]) components[k] = Math.round(components[k] * f);
+  }
+  const marks = budget.marks;
+  const atEntry = session.entries[at];
+  const snapshot: ContextSnapshot = {
+    model,
+    window: budget.window,
+    reserve: budget.reserve,
+    effective: budget.effective,
+    thresholds: budget.thresholds,
+    marks,
+    used,
+    anchored: prediction.anchored,
+    fill: budget.fill(used),
+    level: budget.level(used),
+    components,
+    tools: { builtIn: Math.round(measure.tools.builtIn * prediction.ratio), mcp: Math.round(measure.tools.mcp * prediction.ratio), deferred: Math.round(measure.tools.deferred * prediction.ratio) },
+    untilCompaction: marks.compact - used,
+    compactionBuffer: budget.effective - marks.compact,
+    free: Math.max(0, budget.effective - used),
+    counts: { messages: measure.messages, toolResults: measure.toolResults, compactions: measure.compactions, entries: cut.length },
+    asOf: { entry: at, ofEntries: session.entries.length },
+    counting: tracker.counter.exact ? 'exact' : 'estimate',
+  };
+  if (atEntry?.line !== undefined) snapshot.asOf.line = atEntry.line;
+  if (Object.keys(settings.allocations).length > 0) snapshot.allocations = budget.allocations(components);
+  return snapshot;
+}
