@@ -1,37 +1,79 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { inspectTranscript, type InspectReport } from '../formats/inspect.js';
+import { stat } from 'node:fs/promises';
+import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
+import { markdownFooter, renderBreakdownMarkdown, renderBreakdownText } from '../budget/report.js';
+import { AbridgeError } from '../errors.js';
+import { inspectSession, inspectTranscript, type InspectReport } from '../formats/inspect.js';
+import { readSession } from '../formats/read.js';
+import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
 import { TokenBreakdown, type TokenBreakdownResult } from '../tokens/breakdown.js';
 import { tokenCounterFor } from './tokens.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
 
+/** Above this size, inspect streams and skips the context breakdown (it needs the whole session in memory). */
+const BREAKDOWN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+type FullReport = InspectReport & { tokens: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string };
+
 export function registerInspect(program: Command): void {
-  program
+  const cmd = program
     .command('inspect')
-    .description('Summarize a transcript: format, models, messages and parts by role and type, last reported usage, compactions, problems')
+    .description('Summarize a transcript: format, models, messages, parts and tokens, last usage, compactions, problems, and the /context breakdown')
     .argument('<file>', 'transcript file (pi, Claude Code, Codex, SWE-agent .traj, or an API request body)')
     .option('-f, --format <id>', 'read as this format instead of detecting it (pi, claude-code, codex, swe-agent, anthropic, openai-chat, openai-responses, ai-sdk)')
+    .option('--at <entry>', 'show the context as of this entry index')
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator')
-    .option('--json', 'print one JSON object (schema in the README)')
-    .action(async (file: string, opts: { format?: string; json?: boolean; exact?: boolean }) => {
-      if (opts.format) getFormat(opts.format); // a bad id is an error before any reading
-      const { counter, method } = await tokenCounterFor(opts.exact === true);
-      const breakdown = new TokenBreakdown(counter, method);
-      const progress = progressReporter(file);
-      let report: InspectReport & { tokens: TokenBreakdownResult };
-      try {
-        const base = await inspectTranscript(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update, onEntry: (e) => breakdown.add(e) });
-        report = { ...base, tokens: breakdown.result() };
-      } finally {
+    .option('--markdown', 'print the /context breakdown as Markdown (with the footer an agent adds to its comments)')
+    .option('--json', 'print one JSON object (schema in the README)');
+  addConfigOptions(cmd).action(async (file: string, opts: ConfigFlags & { format?: string; json?: boolean; exact?: boolean; at?: string; markdown?: boolean }) => {
+    if (opts.format) getFormat(opts.format); // a bad id is an error before any reading
+    const at = opts.at === undefined ? undefined : parseEntryIndex(opts.at);
+    const config = await resolveConfig(opts);
+    const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
+    const breakdown = new TokenBreakdown(counter, method);
+    const readOptions = opts.format ? { format: opts.format } : {};
+    const progress = progressReporter(file);
+    let report: FullReport;
+    try {
+      const size = await fileSize(file);
+      if (size <= BREAKDOWN_LIMIT_BYTES) {
+        const session = await readSession(file, { ...readOptions, onProgress: progress.update });
         progress.stop();
+        for (const e of session.entries) breakdown.add(e);
+        report = { ...inspectSession(session, file, size), tokens: breakdown.result() };
+        report.context = contextSnapshot(session, { settings: config.budget, ...(at !== undefined ? { at } : {}), ...(exact ? { exact } : {}) });
+      } else {
+        if (at !== undefined) throw new AbridgeError('INVALID_INPUT', `--at: ${file} is over ${BREAKDOWN_LIMIT_BYTES / 1048576} MB; the context breakdown needs the whole session in memory`);
+        const base = await inspectTranscript(file, { ...readOptions, onProgress: progress.update, onEntry: (e) => breakdown.add(e) });
+        report = { ...base, tokens: breakdown.result(), contextNote: `no /context breakdown: the file is over ${BREAKDOWN_LIMIT_BYTES / 1048576} MB (summary read as a stream)` };
       }
-      process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderInspect(report));
-    });
+    } finally {
+      progress.stop();
+    }
+    if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else if (opts.markdown && report.context) process.stdout.write(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`);
+    else process.stdout.write(renderInspect(report));
+  });
 }
 
-export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult }): string {
+function parseEntryIndex(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new AbridgeError('INVALID_INPUT', `--at: expected an entry index (a whole number ≥ 0), got "${v}"`);
+  return n;
+}
+
+async function fileSize(path: string): Promise<number> {
+  try {
+    return (await stat(path)).size;
+  } catch {
+    return 0; // readSession reports a missing or unreadable file with the right message
+  }
+}
+
+export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string }): string {
   const out: string[] = [];
   const label = (s: string) => pc.bold(s.padEnd(12));
   out.push(pc.bold(r.file));
@@ -107,6 +149,11 @@ export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult
     for (const p of r.problems.slice(0, 10)) out.push(`${' '.repeat(12)}${pc.yellow(p.kind)} ${p.message}`);
     if (r.problems.length > 10) out.push(`${' '.repeat(12)}${pc.dim(`… ${r.problems.length - 10} more (see --json)`)}`);
   }
+  if (r.context) {
+    out.push('');
+    out.push(pc.bold('context'));
+    out.push(renderBreakdownText(r.context, { color: pc.isColorSupported }).trimEnd());
+  } else if (r.contextNote) out.push(`${label('context')}${pc.dim(r.contextNote)}`);
   return `${out.join('\n')}\n`;
 }
 

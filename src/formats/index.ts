@@ -4,4 +4,4 @@ export { detectFormat, sampleSource, type Detection } from './detect.js';
 export { readSession, parseSession, streamSession, type ReadOptions, type StreamResult } from './read.js';
 export { writeSession } from './write.js';
 export { JsonlParser, readJsonlStream, readJsonlBuffer, splitConcatenated, writeJsonl, type JsonlItem } from './jsonl.js';
-export { inspectTranscript, type InspectReport } from './inspect.js';
+export { inspectTranscript, inspectSession, type InspectReport, type InspectOptions } from './inspect.js';

@@ -1,5 +1,5 @@
 import { problemCounts, SessionStats, type SessionStatsResult } from '../model/stats.js';
-import type { Entry, FormatId, Problem } from '../model/types.js';
+import type { Entry, FormatId, Problem, Session, SessionInfo } from '../model/types.js';
 import { streamSession, type ReadOptions } from './read.js';
 import { getFormat } from './registry.js';
 
@@ -34,23 +34,34 @@ export async function inspectTranscript(path: string, options: InspectOptions = 
       options.onProgress?.(read, total);
     },
   });
+  return buildReport(path, bytes, result.format, result.info, stats, result.problems);
+}
+
+/** The same report for a session already in memory (its entries are all there, so nothing streams). */
+export function inspectSession(session: Session, path: string, bytes: number): InspectReport {
+  const stats = new SessionStats();
+  for (const e of session.entries) stats.add(e);
+  return buildReport(path, bytes, session.format, session.info, stats, session.problems);
+}
+
+function buildReport(path: string, bytes: number, format: FormatId, info: SessionInfo, stats: SessionStats, problems: Problem[]): InspectReport {
   const s = stats.result();
   const session: InspectReport['session'] = {};
-  if (result.info.id !== undefined) session.id = result.info.id;
-  if (result.info.cwd !== undefined) session.cwd = result.info.cwd;
-  if (result.info.version !== undefined) session.version = result.info.version;
-  if (result.info.title !== undefined) session.title = result.info.title;
-  const start = result.info.startedAt ?? s.firstTimestamp;
+  if (info.id !== undefined) session.id = info.id;
+  if (info.cwd !== undefined) session.cwd = info.cwd;
+  if (info.version !== undefined) session.version = info.version;
+  if (info.title !== undefined) session.title = info.title;
+  const start = info.startedAt ?? s.firstTimestamp;
   if (start !== undefined) session.startedAt = new Date(start).toISOString();
   if (s.lastTimestamp !== undefined) session.endedAt = new Date(s.lastTimestamp).toISOString();
   return {
     file: path,
-    format: result.format,
-    formatLabel: getFormat(result.format).label,
+    format,
+    formatLabel: getFormat(format).label,
     session,
     bytes,
     ...s,
-    problems: result.problems,
-    problemCounts: problemCounts(result.problems),
+    problems,
+    problemCounts: problemCounts(problems),
   };
 }

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../manager/config-file.js';
+import { mergeConfig, type AbridgeConfig, type ConfigOverrides } from '../manager/config.js';
+
+export interface ConfigFlags {
+  config?: string;
+  model?: string;
+  contextWindow?: string;
+  reserveTokens?: string;
+  warn?: string;
+  compact?: string;
+  block?: string;
+  target?: string;
+  prefixTokens?: string;
+}
+
+/** The options every budget-aware command takes: a config file, and flags that override it. */
+export function addConfigOptions(cmd: Command): Command {
+  return cmd
+    .option('-c, --config <file>', 'configuration file (default: abridge.config.json or .abridge/abridge.config.json, searched upward)')
+    .option('-m, --model <id>', 'model to assume when the transcript does not name one')
+    .option('--context-window <tokens>', "context window, overriding the model's")
+    .option('--reserve-tokens <tokens>', 'tokens reserved for the response')
+    .option('--warn <share>', 'warn level, e.g. 80% or 0.8 of the usable window')
+    .option('--compact <share>', 'compact level')
+    .option('--block <share>', 'block level')
+    .option('--target <share>', 'fill compaction aims for')
+    .option('--prefix-tokens <n>', "tokens of the agent's system prompt and tools, not in the transcript");
+}
+
+/** The configuration file (if any) with the command line's flags on top. */
+export async function resolveConfig(flags: ConfigFlags): Promise<AbridgeConfig> {
+  const base = await loadConfig(flags.config !== undefined ? { path: flags.config } : {});
+  const o: ConfigOverrides = {};
+  if (flags.model !== undefined) o.model = flags.model;
+  if (flags.contextWindow !== undefined) o.contextWindow = flags.contextWindow;
+  if (flags.reserveTokens !== undefined) o.reserveTokens = flags.reserveTokens;
+  if (flags.prefixTokens !== undefined) o.prefixTokens = flags.prefixTokens;
+  const t: NonNullable<ConfigOverrides['thresholds']> = {};
+  if (flags.warn !== undefined) t.warn = flags.warn;
+  if (flags.compact !== undefined) t.compact = flags.compact;
+  if (flags.block !== undefined) t.block = flags.block;
+  if (flags.target !== undefined) t.target = flags.target;
+  if (Object.keys(t).length > 0) o.thresholds = t;
+  return Object.keys(o).length > 0 ? mergeConfig(base, o) : base;
+}
