@@ -5,7 +5,8 @@ export type AbridgeErrorCode =
   | 'UNSUPPORTED_FORMAT'
   | 'UNKNOWN_FORMAT_ID'
   | 'NOT_WRITABLE_FORMAT'
-  | 'INVALID_INPUT';
+  | 'INVALID_INPUT'
+  | 'INVALID_CONFIG';
 
 /** An error meant for a person: the message names the input and what was expected. */
 export class AbridgeError extends Error {

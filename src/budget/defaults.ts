@@ -3,7 +3,7 @@ import type { AllocationKey, Amount, BudgetSettings, Thresholds } from './types.
 /** Warn at 80%, compact at 90%, block at 98% of the effective window; compaction aims for 60%. */
 export const DEFAULT_THRESHOLDS: Thresholds = { warn: 0.8, compact: 0.9, block: 0.98, target: 0.6 };
 
-/** The seeds' allocation plan, as shares of the window. Not applied unless asked for (`allocations: "default"`). */
+/** The seeds' allocation plan, as shares of the window. Not applied unless asked for (`"allocations": "seed"` in abridge.config.json). */
 export const SEED_ALLOCATIONS: Record<Exclude<AllocationKey, 'memory' | 'tools'>, Amount> = {
   system: { share: 0.05 },
   skills: { share: 0.03 },
