@@ -136,3 +136,70 @@ describe('abridge inspect', () => {
     expect(r.stderr).toMatch(/not|no reader/);
   });
 });
+
+describe('abridge inspect: the /context breakdown', () => {
+  // A session whose last request reported 130 prompt tokens (see piSession above).
+  const withUsage = `${piSession}\n`;
+
+  it('--json carries the context snapshot with the model, levels and components', () => {
+    const file = tmpFile('s.jsonl', withUsage);
+    const r = abridge('inspect', file, '--json', '--context-window', '1000', '--reserve-tokens', '200');
+    expect(r.code).toBe(0);
+    const { context } = JSON.parse(r.stdout);
+    expect(context.window).toBe(1000);
+    expect(context.reserve).toBe(200);
+    expect(context.effective).toBe(800);
+    expect(context.marks).toEqual({ warn: 640, compact: 720, block: 784, target: 480 });
+    expect(context.anchored).toBe(true);
+    // The last report (130) plus the tool result that came after it.
+    expect(context.used).toBeGreaterThan(130);
+    expect(context.level).toBe('ok');
+    const visible = Object.entries(context.components as Record<string, number>).filter(([k]) => k !== 'unrecorded').reduce((n, [, v]) => n + v, 0);
+    expect(context.components.unrecorded + visible).toBe(context.used);
+    expect(context.components.prompt).toBeGreaterThan(0);
+    expect(context.counts).toMatchObject({ messages: 3, toolResults: 1, compactions: 0 });
+  });
+
+  it('levels follow the thresholds given as flags', () => {
+    const file = tmpFile('s.jsonl', withUsage);
+    const r = abridge('inspect', file, '--json', '--context-window', '400', '--reserve-tokens', '0', '--warn', '10%', '--compact', '20%', '--block', '95%', '--target', '5%');
+    expect(JSON.parse(r.stdout).context.level).toBe('compact');
+  });
+
+  it('--at shows the context as of an entry, and rejects an index out of range', () => {
+    const file = tmpFile('s.jsonl', withUsage);
+    const early = JSON.parse(abridge('inspect', file, '--json', '--at', '1').stdout).context;
+    expect(early.asOf).toMatchObject({ entry: 1, line: 2, ofEntries: 4 });
+    expect(early.anchored).toBe(false);
+    expect(early.counts.messages).toBe(1);
+    const bad = abridge('inspect', file, '--at', '9');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toBe('abridge: --at 9: expected an entry index from 0 to 3');
+  });
+
+  it('--markdown prints the breakdown table and the footer', () => {
+    const file = tmpFile('s.jsonl', withUsage);
+    const r = abridge('inspect', file, '--markdown', '--context-window', '400', '--reserve-tokens', '0');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\*\*Context [█░]{10} \d+% · \d+\/400 · (ok|warn|compact|block)\*\*/);
+    expect(r.stdout).toContain('| Recent turns (verbatim) |');
+    expect(r.stdout).toContain('<sub>Context');
+  });
+
+  it('reads abridge.config.json, and a bad one is exit 2 naming the key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'abridge-cfg-'));
+    const file = join(dir, 's.jsonl');
+    writeFileSync(file, withUsage);
+    writeFileSync(join(dir, 'abridge.config.json'), JSON.stringify({ contextWindow: 5000, thresholds: { warn: '70%' } }));
+    const ok = spawnSync(process.execPath, [BIN, 'inspect', file, '--json'], { cwd: dir, encoding: 'utf8' });
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).context).toMatchObject({ window: 5000, thresholds: { warn: 0.7, compact: 0.9 } });
+    writeFileSync(join(dir, 'abridge.config.json'), JSON.stringify({ tresholds: {} }));
+    const bad = spawnSync(process.execPath, [BIN, 'inspect', file], { cwd: dir, encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('unknown key "tresholds" at top level; did you mean "thresholds"?');
+    const flag = abridge('inspect', file, '--warn', '150%');
+    expect(flag.code).toBe(2);
+    expect(flag.stderr.trim()).toBe('abridge: --warn: expected a share like "80%" or a number between 0 and 1, got "150%"');
+  });
+});
