@@ -1,5 +1,5 @@
 import type { TokenCounter } from '../tokens/counter.js';
-import type { ModelInfo } from './catalog.js';
+import { normalizeModelId, type ModelInfo } from './catalog.js';
 import { DEFAULT_RESERVE_CAP } from './defaults.js';
 import type { AllocationKey, Amount, BudgetSettings, ComponentId, Level, Thresholds } from './types.js';
 
@@ -47,10 +47,9 @@ export class ContextBudget {
   ) {
     this.window = model.contextWindow;
     const response = settings.allocations.response;
-    this.reserve = Math.min(
-      Math.floor(this.window / 2),
-      settings.reserveTokens ?? (response ? this.amount(response) : Math.min(model.maxOutputTokens, DEFAULT_RESERVE_CAP)),
-    );
+    // A window the agent reported (Codex's model_context_window) is already what it leaves for input: no second reserve.
+    const defaultReserve = model.source === 'transcript' ? 0 : Math.min(model.maxOutputTokens, DEFAULT_RESERVE_CAP);
+    this.reserve = Math.min(Math.floor(this.window / 2), settings.reserveTokens ?? (response ? this.amount(response) : defaultReserve));
     this.effective = this.window - this.reserve;
     this.thresholds = { ...settings.thresholds, ...perModelThresholds(settings, model.id) };
   }
@@ -76,7 +75,8 @@ export class ContextBudget {
   /** Tokens at which each level starts, and the target compaction aims for. */
   get marks(): Record<keyof Thresholds, number> {
     const t = this.thresholds;
-    const at = (x: number) => Math.floor(x * this.effective);
+    // The first token count at which level() reports the level (ceil, minus float noise in x × effective).
+    const at = (x: number) => Math.ceil(x * this.effective - 1e-6);
     return { warn: at(t.warn), compact: at(t.compact), block: at(t.block), target: at(t.target) };
   }
 
@@ -151,6 +151,8 @@ export class ContextBudget {
 /** The longest prefix of `text` (cut at a line or word boundary when one is near) that fits `maxTokens`. */
 export function truncateToTokens(text: string, maxTokens: number, counter: TokenCounter): { text: string; tokens: number } {
   if (maxTokens <= 0) return { text: '', tokens: 0 };
+  const whole = counter.text(text);
+  if (whole <= maxTokens) return { text, tokens: whole };
   let lo = 0;
   let hi = text.length;
   // Binary search on length: counting is monotone enough for prefixes.
@@ -170,9 +172,12 @@ export function truncateToTokens(text: string, maxTokens: number, counter: Token
   return { text: cut, tokens: counter.text(cut) };
 }
 
+/** A model's own thresholds, matched by id or alias the way the catalog matches them (normalized). */
 function perModelThresholds(settings: BudgetSettings, modelId: string): Partial<Thresholds> {
-  const direct = settings.models[modelId]?.thresholds;
-  if (direct) return direct;
-  for (const o of Object.values(settings.models)) if (o.aliases?.includes(modelId) && o.thresholds) return o.thresholds;
+  const want = normalizeModelId(modelId);
+  for (const [key, o] of Object.entries(settings.models)) {
+    if (!o.thresholds) continue;
+    if (normalizeModelId(key) === want || (o.aliases ?? []).some((a) => normalizeModelId(a) === want)) return o.thresholds;
+  }
   return {};
 }

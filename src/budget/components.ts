@@ -52,7 +52,7 @@ export function measureContext(session: Session, entries: readonly Entry[], coun
       keepFrom = e.compaction.firstKeptEntry !== undefined && e.compaction.firstKeptEntry <= e.index ? e.compaction.firstKeptEntry : undefined;
     }
   });
-  const inContext = entries.filter((e, i) => !e.sidechain && e.message && (i >= start || (keepFrom !== undefined && e.index >= keepFrom)));
+  const inContext = entries.filter((e, i) => e.message && (i >= start || (keepFrom !== undefined && e.index >= keepFrom)));
   // The current prompt: the last thing a person typed.
   let promptAt = -1;
   for (let i = inContext.length - 1; i >= 0; i--) {

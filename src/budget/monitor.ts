@@ -21,8 +21,8 @@ export interface BudgetEvents {
 
 /**
  * Watches the context size turn by turn and says so when it crosses a level — once per crossing, not every turn.
- * A compaction re-arms every level; otherwise a level re-arms only once the fill has dropped `rearmMargin` below it,
- * so a context hovering at a threshold does not repeat itself.
+ * A compaction re-arms the levels it brought the context under; otherwise a level re-arms only once the fill has
+ * dropped `rearmMargin` below it, so a context hovering at a threshold does not repeat itself.
  */
 export class BudgetMonitor extends EventEmitter<BudgetEvents> {
   private warned = false;
@@ -74,9 +74,11 @@ export class BudgetMonitor extends EventEmitter<BudgetEvents> {
 
   /** A compaction finished: say so, and re-arm the levels it brought the context back under. */
   compactionComplete(result: { before: number; after: number; strategies: string[] }): void {
-    this.warned = false;
-    this.compacting = false;
-    this.blocked = false;
+    const fill = this.budget.fill(result.after);
+    const t = this.budget.thresholds;
+    if (fill < t.warn) this.warned = false;
+    if (fill < t.compact) this.compacting = false;
+    if (fill < t.block) this.blocked = false;
     this.emit('compaction-complete', result);
     this.update(result.after);
   }

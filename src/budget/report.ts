@@ -34,7 +34,8 @@ export function pressureLine(s: ContextSnapshot, options: { color?: boolean } = 
  * it, and advice from 60% and 80% on.
  */
 export function markdownFooter(s: ContextSnapshot): string {
-  const share = s.used / s.window;
+  // Decided on the percentage shown, so the advice never disagrees with the number beside it.
+  const share = Math.round((s.used / s.window) * 100) / 100;
   if (share < 0.3) return '';
   const lines = ['', '---', `<sub>${pressureLine(s)}</sub>`];
   if (share >= 0.8) {

@@ -1,5 +1,5 @@
 import { AbridgeError } from '../errors.js';
-import { activeBranch } from '../model/branch.js';
+import { conversationEntries } from '../model/branch.js';
 import type { Session } from '../model/types.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
@@ -49,17 +49,20 @@ export interface ContextSnapshot {
   counting: string;
 }
 
+const COMPONENT_IDS_COUNT = 9;
+
 export function contextSnapshot(session: Session, options: SnapshotOptions = {}): ContextSnapshot {
   const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
   const catalog = options.catalog ?? new ModelCatalog(settings);
-  const branch = activeBranch(session).filter((e) => !e.sidechain);
+  const branch = conversationEntries(session);
   const last = session.entries.length - 1;
   if (options.at !== undefined && (!Number.isInteger(options.at) || options.at < 0 || options.at > last)) {
     throw new AbridgeError('INVALID_INPUT', `--at ${options.at}: expected an entry index from 0 to ${last}`);
   }
   const at = options.at ?? last;
   const cut = branch.filter((e) => e.index <= at);
-  let modelId = settings.model;
+  const requestModel = (session.extra?.request as { model?: unknown } | undefined)?.model;
+  let modelId = settings.model ?? (typeof requestModel === 'string' ? requestModel : undefined);
   let provider: string | undefined;
   let reportedWindow: number | undefined;
   for (const e of cut) {
@@ -90,7 +93,8 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
     visible += components[k];
   }
   const used = prediction.predicted;
-  if (visible <= used) components.unrecorded = used - visible;
+  // Rounding each component can overshoot by a token or so; only a real excess means the provider saw less.
+  if (visible <= used + COMPONENT_IDS_COUNT) components.unrecorded = Math.max(0, used - visible);
   else {
     // The provider saw less than we counted (a harness that truncates what it sends): scale down to what was billed.
     const f = used / visible;

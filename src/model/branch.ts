@@ -89,3 +89,13 @@ export function messagesOf(entries: readonly Entry[]): NonNullable<Entry['messag
   for (const e of entries) if (e.message) out.push(e.message);
   return out;
 }
+
+/**
+ * The conversation of the active branch: without subagent sidechains — unless the session is itself a subagent's
+ * transcript (Claude Code `agent-*.jsonl`, every record a sidechain), which is then its own conversation.
+ */
+export function conversationEntries(session: Session, options: BranchOptions = {}): Entry[] {
+  const branch = activeBranch(session, options);
+  const main = branch.filter((e) => !e.sidechain);
+  return main.some((e) => e.message) ? main : branch;
+}

@@ -80,7 +80,7 @@ export class PromptTracker {
       // A report from before the compaction describes a context that is gone.
       this.anchor = undefined;
     }
-    if (!entry.message || entry.sidechain) return;
+    if (!entry.message) return;
     const tokens = this.counter.message(entry.message);
     this.context.push({ index: entry.index, tokens });
     this.counted += tokens;

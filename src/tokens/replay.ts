@@ -1,8 +1,8 @@
-import { activeBranch } from '../model/branch.js';
+import { conversationEntries } from '../model/branch.js';
 import { argumentsText, promptTokens } from '../model/parts.js';
 import type { Entry, Message, Session } from '../model/types.js';
 import { TokenCounter } from './counter.js';
-import { HARNESS_PREFIX_TOKENS } from './defaults.js';
+import { FAMILY_RATIO, HARNESS_PREFIX_TOKENS } from './defaults.js';
 import type { ExactTokenizer } from './exact.js';
 import { familyOf, type ProviderFamily } from './family.js';
 import { PromptTracker, startsResponse, type PredictorOptions } from './predict.js';
@@ -31,7 +31,7 @@ export interface ReplayOptions extends Omit<PredictorOptions, 'counter'> {
  * predicted for its prompt just before it was sent, beside what the provider billed.
  */
 export function replaySession(session: Session, options: ReplayOptions = {}): ReplayRequest[] {
-  const branch = activeBranch(session).filter((e) => !e.sidechain);
+  const branch = conversationEntries(session);
   const tracker = trackerFor(session, branch, options);
   const out: ReplayRequest[] = [];
   followEntries(branch, tracker, (r) => out.push(r));
@@ -43,7 +43,10 @@ export function trackerFor(session: Session, branch: readonly Entry[], options: 
   const firstModel = branch.find((e) => e.message?.role === 'assistant' && e.message.model)?.message;
   const family = familyOf(firstModel?.model, firstModel?.provider);
   const counter = new TokenCounter(options.exact ? { family, exact: options.exact } : { family });
-  const prefixTokens = options.prefixTokens ?? HARNESS_PREFIX_TOKENS[session.format] + requestPrefixTokens(session, counter);
+  // The harness' own prompt (what transcripts do not record) plus tool definitions a request body carries, in provider
+  // tokens. `prefixTokens` replaces the first only.
+  const tools = Math.round(requestPrefixTokens(session, counter) * (options.familyRatio?.[family] ?? FAMILY_RATIO[family]));
+  const prefixTokens = (options.prefixTokens ?? HARNESS_PREFIX_TOKENS[session.format]) + tools;
   return new PromptTracker({ ...options, counter, prefixTokens });
 }
 
@@ -56,7 +59,7 @@ export function followEntries(entries: Iterable<Entry>, tracker: PromptTracker, 
   let pending: { counted: number; predicted: number; estimateOnly: number; anchored: boolean; reported: boolean } | undefined;
   for (const e of entries) {
     const m = e.message;
-    if (m?.role === 'assistant' && !e.sidechain) {
+    if (m?.role === 'assistant') {
       if (startsResponse(m, previousAssistant)) {
         const p = tracker.predict(m.model);
         pending = { counted: tracker.contextTokens, predicted: p.predicted, estimateOnly: p.estimateOnly, anchored: p.anchored, reported: false };
@@ -70,7 +73,7 @@ export function followEntries(entries: Iterable<Entry>, tracker: PromptTracker, 
         pending.reported = true;
       }
       previousAssistant = m;
-    } else if (m && !e.sidechain) previousAssistant = undefined;
+    } else if (m) previousAssistant = undefined;
     tracker.push(e);
   }
 }
@@ -79,7 +82,8 @@ export function followEntries(entries: Iterable<Entry>, tracker: PromptTracker, 
 function requestPrefixTokens(session: Session, counter: TokenCounter): number {
   const request = session.extra?.request as Record<string, unknown> | undefined;
   if (!request || !Array.isArray(request.tools)) return 0;
-  return counter.text(argumentsText(request.tools));
+  // Deferred tools (Anthropic `defer_loading`) are not in the prompt until searched for.
+  return counter.text(argumentsText(request.tools.filter((t) => !(t && typeof t === 'object' && (t as { defer_loading?: unknown }).defer_loading === true))));
 }
 
 export interface ErrorSummary {
