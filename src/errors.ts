@@ -6,7 +6,9 @@ export type AbridgeErrorCode =
   | 'UNKNOWN_FORMAT_ID'
   | 'NOT_WRITABLE_FORMAT'
   | 'INVALID_INPUT'
-  | 'INVALID_CONFIG';
+  | 'INVALID_CONFIG'
+  | 'RESULT_NOT_FOUND'
+  | 'STORE_ERROR';
 
 /** An error meant for a person: the message names the input and what was expected. */
 export class AbridgeError extends Error {

@@ -1,0 +1,264 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { AbridgeError } from '../errors.js';
+import {
+  describeText,
+  makeSlice,
+  normalizeRange,
+  refIdFor,
+  resultNotFound,
+  validateRefId,
+  type ResultSlice,
+  type ResultStore,
+  type StoredResult,
+  type StoredResultMeta,
+} from './result-store.js';
+
+export interface FileResultStoreOptions {
+  /** Clock for createdAt (tests). */
+  now?: () => Date;
+}
+
+const META_FILE = /^(r_[0-9a-f]{16})\.json$/;
+
+/**
+ * A ResultStore in a directory: `<refId>.txt` holds the text as UTF-8, `<refId>.json` its metadata.
+ *
+ * - A result exists once its `.json` exists: put writes the `.txt` first, then the `.json`, each atomically
+ *   (temp file in the same directory, fsync, rename), so a crash leaves at worst a stray `.<name>.<pid>-<rand>.tmp`
+ *   file, which list and read ignore.
+ * - Content-addressed and idempotent: putting content already stored returns the stored metadata (from the first put)
+ *   without writing. Processes putting the same content at once both succeed; the last rename wins, with identical text.
+ * - read streams the `.txt` and stops after the last requested line; the line count is in the metadata.
+ * - Nothing is cached, so several instances and processes can share a directory.
+ */
+export class FileResultStore implements ResultStore {
+  readonly dir: string;
+  private readonly now: () => Date;
+
+  constructor(dir: string, options: FileResultStoreOptions = {}) {
+    this.dir = resolve(dir);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  textPath(refId: string): string {
+    return join(this.dir, `${refId}.txt`);
+  }
+
+  metaPath(refId: string): string {
+    return join(this.dir, `${refId}.json`);
+  }
+
+  async put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    const refId = refIdFor(text);
+    const existing = await this.existing(refId);
+    if (existing) return existing;
+    const stored = describeText(text, meta, this.now());
+    try {
+      await mkdir(this.dir, { recursive: true });
+      await writeAtomic(this.dir, `${refId}.txt`, text);
+      await writeAtomic(this.dir, `${refId}.json`, `${JSON.stringify(stored, null, 2)}\n`);
+      await syncDir(this.dir);
+    } catch (err) {
+      throw storeError(`Cannot store result ${refId} in ${this.dir}`, err);
+    }
+    return stored;
+  }
+
+  async read(refId: string, range?: { offset?: number; limit?: number }): Promise<ResultSlice> {
+    validateRefId(refId);
+    const { offset, limit } = normalizeRange(range);
+    const stored = await this.loadMeta(refId);
+    if (!stored) throw resultNotFound(refId, `the result store at ${this.dir}`);
+    if (limit === 0 || offset >= stored.lines) {
+      try {
+        await stat(this.textPath(refId));
+      } catch (err) {
+        throw this.textError(refId, err);
+      }
+      return makeSlice(stored, '', offset, limit);
+    }
+    return makeSlice(stored, await this.readLines(refId, offset, limit), offset, limit);
+  }
+
+  async stat(refId: string): Promise<StoredResult | undefined> {
+    validateRefId(refId);
+    return this.loadMeta(refId);
+  }
+
+  async list(): Promise<StoredResult[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return [];
+      throw storeError(`Cannot list the result store at ${this.dir}`, err);
+    }
+    const out: StoredResult[] = [];
+    for (const name of names) {
+      const refId = META_FILE.exec(name)?.[1];
+      if (!refId) continue;
+      const stored = await this.loadMeta(refId);
+      if (stored) out.push(stored);
+    }
+    // createdAt has millisecond resolution; the refId makes the order of same-millisecond results stable.
+    return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.refId < b.refId ? -1 : 1));
+  }
+
+  /** The stored metadata if both files are present and sound; undefined means (re)write them. */
+  private async existing(refId: string): Promise<StoredResult | undefined> {
+    let stored: StoredResult | undefined;
+    try {
+      stored = await this.loadMeta(refId);
+    } catch {
+      return undefined; // corrupt metadata: put repairs it
+    }
+    if (!stored) return undefined;
+    try {
+      const st = await stat(this.textPath(refId));
+      return st.size === stored.bytes ? stored : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The metadata of `refId`, undefined if there is none; STORE_ERROR if the file is unreadable or corrupt. */
+  private async loadMeta(refId: string): Promise<StoredResult | undefined> {
+    const file = this.metaPath(refId);
+    let raw: string;
+    try {
+      raw = await readFile(file, 'utf8');
+    } catch (err) {
+      if (isCode(err, 'ENOENT') || isCode(err, 'ENOTDIR')) return undefined;
+      throw storeError(`Cannot read result metadata ${file}`, err);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (err) {
+      throw new AbridgeError('STORE_ERROR', `Corrupt result metadata ${file}: ${(err as Error).message}. Delete it (and ${refId}.txt) or put the result again to rewrite it.`);
+    }
+    const problem = metaProblem(value, refId);
+    if (problem) {
+      throw new AbridgeError('STORE_ERROR', `Corrupt result metadata ${file}: ${problem}. Delete it (and ${refId}.txt) or put the result again to rewrite it.`);
+    }
+    return pickStored(value as StoredResult);
+  }
+
+  /** Lines [offset, offset + limit) of the text file, scanning bytes for `\n` (never inside a UTF-8 sequence) and stopping at the last one. */
+  private async readLines(refId: string, offset: number, limit: number): Promise<string> {
+    const end = offset + limit;
+    const parts: Buffer[] = [];
+    let line = 0;
+    try {
+      for await (const chunk of createReadStream(this.textPath(refId)) as AsyncIterable<Buffer>) {
+        let pos = 0;
+        while (line < offset) {
+          const nl = chunk.indexOf(10, pos);
+          if (nl === -1) break;
+          pos = nl + 1;
+          line++;
+        }
+        if (line < offset) continue;
+        const start = pos;
+        while (line < end) {
+          const nl = chunk.indexOf(10, pos);
+          if (nl === -1) {
+            pos = chunk.length;
+            break;
+          }
+          pos = nl + 1;
+          line++;
+        }
+        parts.push(chunk.subarray(start, pos));
+        if (line >= end) break; // leaving the loop closes the stream
+      }
+    } catch (err) {
+      throw this.textError(refId, err);
+    }
+    return Buffer.concat(parts).toString('utf8');
+  }
+
+  private textError(refId: string, err: unknown): AbridgeError {
+    if (isCode(err, 'ENOENT')) {
+      return new AbridgeError(
+        'RESULT_NOT_FOUND',
+        `The result with ref_id "${refId}" has metadata ${this.metaPath(refId)} but its text file ${this.textPath(refId)} is missing; put the result again to restore it.`,
+      );
+    }
+    return storeError(`Cannot read result text ${this.textPath(refId)}`, err);
+  }
+}
+
+/** Writes `dir/name` atomically: a temp file in the same directory, fsync, rename over. */
+async function writeAtomic(dir: string, name: string, data: string): Promise<void> {
+  const final = join(dir, name);
+  const tmp = join(dir, `.${name}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx');
+  try {
+    try {
+      await fh.writeFile(data, 'utf8');
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, final);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    // Windows refuses to rename over a file another process has open; that file is a complete, identical copy.
+    if (process.platform === 'win32' && (isCode(err, 'EPERM') || isCode(err, 'EACCES') || isCode(err, 'EEXIST')) && (await stat(final).then(() => true, () => false))) return;
+    throw err;
+  }
+}
+
+/** Makes the renames durable; not possible on every platform, so best effort. */
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const fh = await open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    // e.g. EISDIR / EPERM on Windows
+  }
+}
+
+function metaProblem(v: unknown, refId: string): string | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'expected a JSON object';
+  const o = v as Record<string, unknown>;
+  if (o.refId !== refId) return `refId is ${JSON.stringify(o.refId)}, expected "${refId}"`;
+  for (const key of ['bytes', 'chars', 'lines'] as const) {
+    const x = o[key];
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) return `${key} is ${JSON.stringify(x)}, expected a non-negative integer`;
+  }
+  if (typeof o.createdAt !== 'string' || Number.isNaN(Date.parse(o.createdAt))) return `createdAt is ${JSON.stringify(o.createdAt)}, expected an ISO timestamp`;
+  for (const key of ['tool', 'callId', 'sessionId'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'string') return `${key} is ${JSON.stringify(o[key])}, expected a string`;
+  }
+  if (o.entry !== undefined && typeof o.entry !== 'number') return `entry is ${JSON.stringify(o.entry)}, expected a number`;
+  return undefined;
+}
+
+function pickStored(o: StoredResult): StoredResult {
+  const out: StoredResult = { refId: o.refId, bytes: o.bytes, chars: o.chars, lines: o.lines, createdAt: o.createdAt };
+  if (o.tool !== undefined) out.tool = o.tool;
+  if (o.callId !== undefined) out.callId = o.callId;
+  if (o.sessionId !== undefined) out.sessionId = o.sessionId;
+  if (o.entry !== undefined) out.entry = o.entry;
+  return out;
+}
+
+function isCode(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+function storeError(what: string, err: unknown): AbridgeError {
+  if (err instanceof AbridgeError) return err;
+  const e = new AbridgeError('STORE_ERROR', `${what}: ${err instanceof Error ? err.message : String(err)}`);
+  e.cause = err;
+  return e;
+}

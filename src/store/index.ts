@@ -1,0 +1,22 @@
+export {
+  countLines,
+  DEFAULT_READ_LIMIT,
+  describeText,
+  formatSlice,
+  makeSlice,
+  MAX_READ_LIMIT,
+  normalizeRange,
+  REF_ID_PATTERN,
+  REF_ID_SHAPE,
+  refIdFor,
+  resultNotFound,
+  sliceHeader,
+  sliceLines,
+  validateRefId,
+  type ResultSlice,
+  type ResultStore,
+  type StoredResult,
+  type StoredResultMeta,
+} from './result-store.js';
+export { MemoryResultStore, type MemoryResultStoreOptions } from './memory-result-store.js';
+export { FileResultStore, type FileResultStoreOptions } from './file-result-store.js';

@@ -1,0 +1,171 @@
+import { createHash } from 'node:crypto';
+import { AbridgeError } from '../errors.js';
+
+/** What the caller knows about a result when it offloads it. */
+export interface StoredResultMeta {
+  tool?: string;
+  callId?: string;
+  sessionId?: string;
+  entry?: number;
+}
+
+/** A stored result's metadata. `chars` counts UTF-16 code units (JavaScript string length); `bytes` is the UTF-8 size. */
+export interface StoredResult extends StoredResultMeta {
+  refId: string;
+  bytes: number;
+  chars: number;
+  lines: number;
+  /** ISO 8601 timestamp of the first put of this content. */
+  createdAt: string;
+}
+
+/**
+ * A run of lines of a stored result. `offset` and `limit` are the request (after defaults);
+ * `text` is the exact substring of the stored text, line terminators (`\n` or `\r\n`) included,
+ * so concatenating consecutive slices reproduces the result byte for byte.
+ */
+export interface ResultSlice {
+  refId: string;
+  text: string;
+  offset: number;
+  limit: number;
+  totalChars: number;
+  totalLines: number;
+  /** The offset to read next, or null when this slice reaches the end. */
+  nextOffset: number | null;
+}
+
+/**
+ * Where offloaded tool results live. Async and minimal so durable stores (SQLite, PostgreSQL) can implement it.
+ *
+ * Lines: a line ends after each `\n`; text after the last `\n` is a final line (no terminator).
+ * So `""` has 0 lines, `"a"` and `"a\n"` have 1, `"a\nb"` has 2.
+ */
+export interface ResultStore {
+  /** Stores text and returns its reference. Same content → same refId (content-addressed: `r_` + first 16 hex of sha256), stored once. */
+  put(text: string, meta?: StoredResultMeta): Promise<StoredResult>;
+  /** A slice by LINES: offset = first line (0-based), limit = max lines (default 200, max 2000); never throws for a range past the end (empty slice, nextOffset null). Unknown refId → AbridgeError('RESULT_NOT_FOUND', message naming the ref and how refs look). */
+  read(refId: string, range?: { offset?: number; limit?: number }): Promise<ResultSlice>;
+  stat(refId: string): Promise<StoredResult | undefined>;
+  /** Every stored result's metadata (for listing / audits), oldest first. */
+  list(): Promise<StoredResult[]>;
+}
+
+export const DEFAULT_READ_LIMIT = 200;
+export const MAX_READ_LIMIT = 2000;
+export const REF_ID_PATTERN = /^r_[0-9a-f]{16}$/;
+
+/** How refs look, for error messages. */
+export const REF_ID_SHAPE = '"r_" followed by 16 lowercase hex digits, e.g. "r_0123456789abcdef"';
+
+/** The content address of `text`: `r_` + the first 16 hex digits of the SHA-256 of its UTF-8 bytes. */
+export function refIdFor(text: string): string {
+  return `r_${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+const show = (v: unknown): string => (typeof v === 'number' ? String(v) : v === undefined ? 'undefined' : JSON.stringify(v) ?? String(v));
+
+/** Throws AbridgeError('INVALID_INPUT') unless `refId` looks like a ref. */
+export function validateRefId(refId: unknown): asserts refId is string {
+  if (typeof refId !== 'string' || !REF_ID_PATTERN.test(refId)) {
+    throw new AbridgeError('INVALID_INPUT', `Invalid ref_id ${show(refId)}: expected ${REF_ID_SHAPE}.`);
+  }
+}
+
+/** Applies defaults (offset 0, limit 200) and validates; null counts as absent (tool arguments are JSON). */
+export function normalizeRange(range?: { offset?: number | null; limit?: number | null }): { offset: number; limit: number } {
+  const offset = range?.offset ?? 0;
+  const limit = range?.limit ?? DEFAULT_READ_LIMIT;
+  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
+    throw new AbridgeError('INVALID_INPUT', `Invalid offset ${show(offset)}: expected a non-negative integer (the 0-based line to start reading at).`);
+  }
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0 || limit > MAX_READ_LIMIT) {
+    throw new AbridgeError('INVALID_INPUT', `Invalid limit ${show(limit)}: expected an integer from 0 to ${MAX_READ_LIMIT} (the number of lines to read; default ${DEFAULT_READ_LIMIT}).`);
+  }
+  return { offset, limit };
+}
+
+/** Number of lines in `text` (see ResultStore for what a line is). */
+export function countLines(text: string): number {
+  if (text === '') return 0;
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return text.endsWith('\n') ? n : n + 1;
+}
+
+/** Lines [offset, offset + limit) of `text`, terminators included. */
+export function sliceLines(text: string, offset: number, limit: number): string {
+  let start = 0;
+  for (let i = 0; i < offset; i++) {
+    const nl = text.indexOf('\n', start);
+    if (nl === -1) return '';
+    start = nl + 1;
+  }
+  let end = start;
+  for (let i = 0; i < limit && end < text.length; i++) {
+    const nl = text.indexOf('\n', end);
+    end = nl === -1 ? text.length : nl + 1;
+  }
+  return text.slice(start, end);
+}
+
+/** The metadata of `text` as a new StoredResult (only the known meta fields are kept). */
+export function describeText(text: string, meta: StoredResultMeta | undefined, createdAt: Date): StoredResult {
+  const out: StoredResult = {
+    refId: refIdFor(text),
+    bytes: Buffer.byteLength(text, 'utf8'),
+    chars: text.length,
+    lines: countLines(text),
+    createdAt: createdAt.toISOString(),
+  };
+  if (meta?.tool !== undefined) out.tool = meta.tool;
+  if (meta?.callId !== undefined) out.callId = meta.callId;
+  if (meta?.sessionId !== undefined) out.sessionId = meta.sessionId;
+  if (meta?.entry !== undefined) out.entry = meta.entry;
+  return out;
+}
+
+/** Builds a slice; nextOffset is where the next read starts, null once the slice reaches the end. */
+export function makeSlice(stored: StoredResult, text: string, offset: number, limit: number): ResultSlice {
+  const next = offset + limit;
+  return {
+    refId: stored.refId,
+    text,
+    offset,
+    limit,
+    totalChars: stored.chars,
+    totalLines: stored.lines,
+    nextOffset: next < stored.lines ? next : null,
+  };
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+/** The header line of a slice, e.g. `[ref r_0123456789abcdef · lines 200–399 of 1,234 · next: offset 400]`. Line numbers are 0-based, like offset. */
+export function sliceHeader(slice: ResultSlice): string {
+  const { refId, offset, limit, totalLines, nextOffset } = slice;
+  const tail = nextOffset === null ? 'end' : `next: offset ${n(nextOffset)}`;
+  let where: string;
+  if (totalLines === 0) where = 'empty result (0 lines)';
+  else if (offset >= totalLines) where = `no lines at offset ${n(offset)}: the result has ${n(totalLines)} line${totalLines === 1 ? '' : 's'} (offsets 0–${n(totalLines - 1)})`;
+  else if (limit === 0) where = `no lines read (limit 0) at offset ${n(offset)} of ${n(totalLines)}`;
+  else {
+    const last = Math.min(offset + limit, totalLines) - 1;
+    where = last === offset ? `line ${n(offset)} of ${n(totalLines)}` : `lines ${n(offset)}–${n(last)} of ${n(totalLines)}`;
+  }
+  return `[ref ${refId} · ${where} · ${tail}]`;
+}
+
+/** A slice as the model sees it: the header line, then the text exactly as stored. */
+export function formatSlice(slice: ResultSlice): string {
+  const header = sliceHeader(slice);
+  return slice.text === '' ? header : `${header}\n${slice.text}`;
+}
+
+/** The RESULT_NOT_FOUND error for a well-formed ref the store does not hold. */
+export function resultNotFound(refId: string, where: string): AbridgeError {
+  return new AbridgeError(
+    'RESULT_NOT_FOUND',
+    `No stored result with ref_id "${refId}" in ${where}. A ref_id is ${REF_ID_SHAPE}; use one exactly as given where the result was offloaded.`,
+  );
+}
