@@ -6,3 +6,4 @@ export * from './budget/index.js';
 export { parseConfig, mergeConfig, configJsonSchema, DEFAULT_CONFIG, type AbridgeConfig, type ConfigOverrides } from './manager/config.js';
 export { loadConfig, findConfigFile, CONFIG_FILE_NAME } from './manager/config-file.js';
 export * from './store/index.js';
+export * from './compaction/index.js';

@@ -9,6 +9,7 @@ import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/par
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 import { writeJsonl } from './jsonl.js';
 import { stableId } from './ids.js';
+import { activeView, type AbridgeMarker } from '../model/view.js';
 
 const RECORD_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'progress', 'file-history-snapshot', 'queue-operation', 'custom-title', 'tag', 'attachment', 'result']);
 
@@ -263,7 +264,50 @@ function encodeBlocks(parts: Part[]): unknown[] {
   return out;
 }
 
-function encodeRecords(e: Entry, ctx: { sessionId: string; cwd: string; parent: string | null; n: number }): Record<string, unknown>[] {
+interface RecordContext {
+  sessionId: string;
+  cwd: string;
+  parent: string | null;
+  n: number;
+  session: Session;
+}
+
+/**
+ * An abridge compaction as Claude Code records one: a `compact_boundary`, the summary as an `isCompactSummary` user
+ * record (the original request first: Claude Code shows nothing from before a boundary), then copies of what the
+ * compaction kept, as the model sees them — so that Claude Code resumes from exactly the compacted context.
+ */
+function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordContext): Record<string, unknown>[] {
+  const iso = new Date(e.timestamp ?? 0).toISOString();
+  const out: Record<string, unknown>[] = [];
+  let parent = ctx.parent;
+  const next = (seed: string) => uuidFrom(`${ctx.sessionId}:${ctx.n}:${out.length}:${seed}`);
+  const base = (uuid: string) => ({ isSidechain: e.sidechain === true, userType: 'external', cwd: ctx.cwd, sessionId: ctx.sessionId, version: 'abridge', uuid, timestamp: iso });
+  const boundary = next('boundary');
+  out.push({ ...base(boundary), parentUuid: null, logicalParentUuid: parent, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false, level: 'info', compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 } });
+  parent = boundary;
+  const upTo: Session = { ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) };
+  const view = activeView(upTo);
+  const at = view.findIndex((v) => v.covers !== undefined);
+  const first = view.find((v) => v.message.role === 'user' && !v.message.synthetic)?.message;
+  const task = first?.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n').trim();
+  if (at !== -1) {
+    const summary = next('summary');
+    out.push({ ...base(summary), parentUuid: parent, type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: task ? `## Original request (verbatim)\n${task}\n\n${marker.summary}` : marker.summary } });
+    parent = summary;
+  }
+  for (const item of view.slice(at + 1)) {
+    const copy: Entry = { index: -1, kind: 'message', message: item.message, timestamp: e.timestamp ?? 0 };
+    for (const r of encodeRecords(copy, { ...ctx, parent, n: ctx.n + out.length })) {
+      out.push(r);
+      parent = r.uuid as string;
+    }
+  }
+  return out;
+}
+
+function encodeRecords(e: Entry, ctx: RecordContext): Record<string, unknown>[] {
+  if (e.compaction?.source === 'abridge') return encodeAbridgeCompaction(e, e.compaction as AbridgeMarker, ctx);
   const iso = new Date(e.timestamp ?? e.message?.timestamp ?? 0).toISOString();
   const common = (uuid: string) => ({ parentUuid: ctx.parent, isSidechain: e.sidechain === true, userType: 'external', cwd: ctx.cwd, sessionId: ctx.sessionId, version: 'abridge', uuid, timestamp: iso });
   const uuid = uuidFrom(`${ctx.sessionId}:${ctx.n}`);
@@ -316,7 +360,7 @@ function writeClaudeCode(session: Session): string {
       if (e.id !== undefined && !e.sidechain) parent = e.id;
       continue;
     }
-    for (const r of encodeRecords(e, { sessionId, cwd, parent, n: items.length })) {
+    for (const r of encodeRecords(e, { sessionId, cwd, parent, n: items.length, session })) {
       items.push({ text: JSON.stringify(r) });
       parent = r.uuid as string;
     }

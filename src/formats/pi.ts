@@ -17,6 +17,7 @@ import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/par
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 import { writeJsonl } from './jsonl.js';
 import { stableId } from './ids.js';
+import type { AbridgeMarker } from '../model/view.js';
 
 const ENTRY_TYPES = new Set([
   'session',
@@ -41,7 +42,7 @@ class PiDecoder implements EntryDecoder {
   private readonly indexByOrdinal: number[] = [];
   private readonly indexById = new Map<string, number>();
   private firstIsHeader = false;
-  private readonly compactions: { entry: EntryDraft; keptOrdinal?: number }[] = [];
+  private readonly compactions: { entry: EntryDraft; keptOrdinal?: number | undefined; abridge?: boolean }[] = [];
 
   decode(r: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
     const ordinal = this.indexByOrdinal.length;
@@ -91,6 +92,16 @@ class PiDecoder implements EntryDecoder {
         base.kind = 'thinking-level';
         return base;
       case 'compaction': {
+        const saved = abridgeDetails(r.details);
+        if (saved) {
+          // A compaction abridge wrote: restore its own marker (edits, archived span), which pi's fields cannot hold.
+          const marker = { ...saved, number: this.compactions.length + 1 } as CompactionMarker;
+          base.kind = 'compaction';
+          base.compaction = marker;
+          base.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
+          this.compactions.push({ entry: base, abridge: true });
+          return base;
+        }
         const marker: CompactionMarker = {
           number: this.compactions.length + 1,
           summary: asString(r.summary) ?? '',
@@ -113,9 +124,19 @@ class PiDecoder implements EntryDecoder {
         base.kind = 'message';
         base.message = { role: 'user', parts: contentParts(r.content), synthetic: true };
         return base;
-      case 'custom':
+      case 'custom': {
+        const saved = r.customType === 'abridge.compaction' ? abridgeDetails(r.data) : undefined;
+        if (saved) {
+          // An abridge compaction that only edited results (no summary): not part of pi's context, but of abridge's.
+          const marker = { ...saved, number: this.compactions.length + 1 } as CompactionMarker;
+          base.kind = 'compaction';
+          base.compaction = marker;
+          this.compactions.push({ entry: base, abridge: true });
+          return base;
+        }
         base.kind = 'custom';
         return base;
+      }
       case 'label':
         base.kind = 'label';
         return base;
@@ -138,8 +159,9 @@ class PiDecoder implements EntryDecoder {
     // Resolve what each compaction archived: from the previous compaction's first kept entry (or the start) up to the
     // entry before this one's first kept entry.
     let from = this.firstIsHeader ? 1 : 0;
-    for (const { entry, keptOrdinal } of this.compactions) {
+    for (const { entry, keptOrdinal, abridge } of this.compactions) {
       const marker = entry.compaction!;
+      if (abridge) continue; // carries its own ranges
       const keptIndex = marker.firstKeptEntryId !== undefined ? this.indexById.get(marker.firstKeptEntryId) : keptOrdinal !== undefined ? this.indexByOrdinal[keptOrdinal] : undefined;
       if (keptIndex !== undefined) {
         marker.firstKeptEntry = keptIndex;
@@ -271,6 +293,31 @@ function encodeParts(parts: Part[]): unknown[] {
   return out;
 }
 
+/**
+ * An abridge compaction as pi records it: a `compaction` entry whose summary starts with the original request (pi
+ * shows only the summary and what follows its first kept entry) and whose `details.abridge` keeps abridge's own
+ * marker. A compaction that only edited results has no pi equivalent: a `custom` entry keeps it for abridge.
+ */
+function encodeAbridgeMarker(m: AbridgeMarker, iso: string, ctx: EncodeContext): Record<string, unknown> {
+  const { number: _n, ...saved } = m;
+  if (!m.archived) return { type: 'custom', timestamp: iso, customType: 'abridge.compaction', data: { abridge: saved } };
+  const r: Record<string, unknown> = { type: 'compaction', timestamp: iso };
+  r.summary = ctx.task ? `## Original request (verbatim)\n${ctx.task}\n\n${m.summary}` : m.summary;
+  const keptId = m.firstKeptEntry !== undefined ? ctx.idOf(m.firstKeptEntry) : undefined;
+  if (keptId) r.firstKeptEntryId = keptId;
+  else if (m.firstKeptEntry !== undefined) r.firstKeptEntryIndex = m.firstKeptEntry;
+  r.tokensBefore = m.tokensBefore ?? 0;
+  r.details = { abridge: saved };
+  return r;
+}
+
+function abridgeDetails(details: unknown): Omit<AbridgeMarker, 'number'> | undefined {
+  if (!isRecord(details) || !isRecord(details.abridge)) return undefined;
+  const a = details.abridge;
+  if (a.source !== 'abridge' || typeof a.summary !== 'string') return undefined;
+  return a as unknown as Omit<AbridgeMarker, 'number'>;
+}
+
 function encodeUsage(u: Usage): Record<string, unknown> {
   const total = u.input + u.output + u.cacheRead + u.cacheWrite;
   return {
@@ -287,8 +334,22 @@ function encodeUsage(u: Usage): Record<string, unknown> {
  * pi records (without id links) for an entry that did not come from a pi file. `written` holds the compaction markers
  * already written, so that a format that stores a compaction twice (Claude Code: boundary + summary) gives one.
  */
-function encodeEntry(e: Entry, iso: string, written: Set<CompactionMarker>): Record<string, unknown>[] {
+interface EncodeContext {
+  written: Set<CompactionMarker>;
+  /** The id of the entry at an index, in a tree-shaped session. */
+  idOf(index: number): string | undefined;
+  /** The first thing the user asked, verbatim (pi drops what comes before a compaction's first kept entry). */
+  task?: string;
+}
+
+function encodeEntry(e: Entry, iso: string, ctx: EncodeContext): Record<string, unknown>[] {
+  const written = ctx.written;
   const carried = e.compaction ?? e.message?.parts.find((p) => p.type === 'compaction')?.marker;
+  if (carried?.source === 'abridge') {
+    if (written.has(carried)) return [];
+    written.add(carried);
+    return [encodeAbridgeMarker(carried as AbridgeMarker, iso, ctx)];
+  }
   if (carried) {
     if (written.has(carried)) return [];
     written.add(carried);
@@ -347,6 +408,7 @@ function writePi(session: Session): string {
     const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
     const written = new Set<CompactionMarker>();
     for (const e of session.entries) if (e.raw !== undefined && e.compaction) written.add(e.compaction);
+    const ctx = encodeContext(session, written);
     let lastId: string | null = null;
     for (const e of session.entries) {
       if (e.fromSameRecord) continue;
@@ -355,11 +417,14 @@ function writePi(session: Session): string {
         if (e.id !== undefined) lastId = e.id;
         continue;
       }
-      for (const r of encodeEntry(e, isoOf(e), written)) {
+      let first = true;
+      for (const r of encodeEntry(e, isoOf(e), ctx)) {
         if (tree) {
-          const id = stableId(`${e.index}:${items.length}:${JSON.stringify(r).length}`, 8);
+          // An entry added in memory may already have its id (a compaction marker linked into the tree): keep it.
+          const id = (first && e.id) || stableId(`${e.index}:${items.length}:${JSON.stringify(r).length}`, 8);
           items.push({ text: JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) }) });
           lastId = id;
+          first = false;
         } else items.push({ text: JSON.stringify(r) });
       }
     }
@@ -376,16 +441,24 @@ function writePi(session: Session): string {
     cwd: session.info.cwd ?? '',
   });
   let parentId: string | null = null;
-  const written = new Set<CompactionMarker>();
+  const ctx = encodeContext(session, new Set<CompactionMarker>());
   for (const e of session.entries) {
     if (e.kind === 'header') continue;
-    for (const r of encodeEntry(e, isoOf(e), written)) {
+    for (const r of encodeEntry(e, isoOf(e), ctx)) {
       const id = stableId(`${records.length}:${e.index}`, 8);
       records.push({ type: r.type, id, parentId, ...withoutType(r) });
       parentId = id;
     }
   }
   return writeJsonl(records.map((r) => ({ text: JSON.stringify(r) })));
+}
+
+function encodeContext(session: Session, written: Set<CompactionMarker>): EncodeContext {
+  const first = session.entries.find((e) => e.message?.role === 'user' && !e.message.synthetic && !e.sidechain)?.message;
+  const task = first?.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n').trim();
+  const ctx: EncodeContext = { written, idOf: (i) => session.entries[i]?.id };
+  if (task) ctx.task = task;
+  return ctx;
 }
 
 function withoutType(r: Record<string, unknown>): Record<string, unknown> {

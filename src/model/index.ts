@@ -3,3 +3,4 @@ export * from './branch.js';
 export * from './parts.js';
 export * from './session.js';
 export * from './stats.js';
+export * from './view.js';

@@ -1,0 +1,78 @@
+import type { Message, ToolResultPart } from '../../model/types.js';
+import type { ResultStore } from '../../store/result-store.js';
+import type { TokenCounter } from '../../tokens/counter.js';
+import type { Summarizer } from '../summarizers/summarizer.js';
+import type { ViewItem } from '../../model/view.js';
+
+export type StrategyName = 'clear-tool-results' | 'offload' | 'head-tail' | 'summarize' | 'truncate';
+
+export const STRATEGY_NAMES: readonly StrategyName[] = ['clear-tool-results', 'offload', 'head-tail', 'summarize', 'truncate'];
+
+/** Options of the chain's strategies; every field has a default (see DEFAULT_STRATEGY_OPTIONS). */
+export interface StrategyOptions {
+  /** Anthropic context-editing semantics for clearing old tool results. */
+  clearing: {
+    /** Most recent tool uses whose results stay (default 3). */
+    keep: number;
+    /** Clear at least this many tokens or nothing (a cleared prefix costs a cache write; make it worth it). */
+    clearAtLeast: number;
+    /** Tools whose results are never cleared. */
+    excludeTools: string[];
+    /** Also clear the inputs of the cleared calls. */
+    clearToolInputs: boolean;
+  };
+  /** Results larger than this many bytes go to the ResultStore, replaced by a reference (default 4096). */
+  offload: { thresholdBytes: number; previewChars: number };
+  /** Results over `thresholdTokens` keep their first and last lines, about `keepTokens` in all. */
+  headTail: { thresholdTokens: number; keepTokens: number };
+  summarize: { maxSummaryTokens: number };
+}
+
+export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
+  clearing: { keep: 3, clearAtLeast: 0, excludeTools: [], clearToolInputs: false },
+  offload: { thresholdBytes: 4096, previewChars: 200 },
+  headTail: { thresholdTokens: 2000, keepTokens: 800 },
+  summarize: { maxSummaryTokens: 8000 },
+};
+
+export interface StrategyContext {
+  counter: TokenCounter;
+  /** The size (counted tokens) the view should get down to. */
+  target: number;
+  size(view: readonly ViewItem[]): number;
+  /** Entries whose messages must reach the model verbatim. */
+  protectedEntries: ReadonlySet<number>;
+  store: ResultStore;
+  summarizer: Summarizer;
+  /** The first user message: the original task. */
+  task?: string;
+  options: StrategyOptions;
+  sessionId?: string;
+}
+
+/** One way of making the view smaller. Returns a new view; never changes messages in place. */
+export interface Strategy {
+  readonly name: StrategyName;
+  apply(view: readonly ViewItem[], ctx: StrategyContext): Promise<ViewItem[]>;
+}
+
+/** Thrown by a strategy that chooses not to act (nothing to do, or not worth it); the chain reports the reason. */
+export class StrategySkipped extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+export function resultText(p: ToolResultPart): string {
+  return p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+/** Whether an item may be changed: it holds no protected entry and was not already reduced. */
+export function changeable(item: ViewItem, ctx: StrategyContext): boolean {
+  return item.entry !== undefined && !ctx.protectedEntries.has(item.entry);
+}
+
+/** A copy of a tool message with some result parts replaced. */
+export function withResults(m: Message, replace: (p: ToolResultPart) => ToolResultPart): Message {
+  return { ...m, parts: m.parts.map((p) => (p.type === 'tool-result' ? replace(p) : p)) };
+}

@@ -1,0 +1,184 @@
+import { argumentsText } from '../../model/parts.js';
+import type { Message, ToolCallPart, ToolResultPart } from '../../model/types.js';
+
+/** Evidence pulled out of a span of conversation, to be listed rather than paraphrased. */
+export interface Evidence {
+  instructions: string[];
+  decisions: string[];
+  filesRead: string[];
+  filesModified: string[];
+  commands: { command: string; status: string }[];
+  errors: string[];
+  numbers: string[];
+  todos: string[];
+}
+
+export function emptyEvidence(): Evidence {
+  return { instructions: [], decisions: [], filesRead: [], filesModified: [], commands: [], errors: [], numbers: [], todos: [] };
+}
+
+const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'notebook_path', 'target_file', 'paths', 'files'];
+const COMMAND_KEYS = ['command', 'cmd', 'script', 'commands'];
+const WRITE_TOOL = /edit|write|create|patch|replace|insert|delete|move|rename|apply|update|notebook/i;
+const SHELL_TOOL = /bash|shell|exec|run|command|terminal|sh$|powershell/i;
+/** Path-like tokens: dirs/file.ext, ./x, ../x, ~/x, /abs/x, or a bare file name with a common extension. */
+const PATH_RE =
+  /(?:^|[\s"'`(=<[,:])((?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w+-]|[\w.-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|mdx|json|jsonl|yaml|yml|toml|ini|cfg|conf|sql|sh|bash|zsh|txt|csv|html|css|scss|vue|svelte|lock|xml|env|ex|exs|lua|dart|scala|gradle|tf|proto))(?=$|[\s"'`),:;\]>.!?])/gm;
+const ERROR_LINE = /\b(error|exception|traceback|failed|failure|fatal|panic|cannot|can't|not found|denied|refused|undefined is not|segmentation fault|FAIL|ERR!?)\b/i;
+const DECISION = /\b(I'll|I will|let's|let me|we'll|we will|decided|decision|instead|switch(?:ing)? to|going to|plan is|approach|chose|choose|will now|the fix is|root cause)\b/i;
+const TODO = /\bTODO\b|\bFIXME\b|next step|remaining|still need|left to do|not yet|- \[ \]/i;
+const NUMBER = /(?<![\w./-])-?\d[\d,]*(?:\.\d+)?(?:%|ms|s|x|k|K|M|MB|KB|GB)?(?![\w/-])/g;
+
+function textOf(m: Message): string {
+  return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+}
+
+function resultText(p: ToolResultPart): string {
+  return p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+function argValue(args: unknown, keys: string[]): string[] {
+  if (!args || typeof args !== 'object') return [];
+  const out: string[] = [];
+  for (const k of keys) {
+    const v = (args as Record<string, unknown>)[k];
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') out.push(x);
+  }
+  return out;
+}
+
+export function pathsIn(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(PATH_RE)) {
+    const p = m[1]!;
+    if (p.length < 3 || /^\d+(\.\d+)+$/.test(p) || /^https?:/.test(p) || p.includes('//')) continue;
+    out.push(p.replace(/[.,:;]+$/, ''));
+  }
+  return out;
+}
+
+function exitStatus(r: ToolResultPart | undefined): string {
+  if (!r) return 'no result';
+  const t = resultText(r);
+  const m = t.match(/(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code )(-?\d+)/i);
+  if (m) return `exit ${m[1]}`;
+  return r.isError ? 'failed' : 'ok';
+}
+
+function sentences(text: string): string[] {
+  return text
+    .split(/(?<=[.!?])\s+|\n+/)
+    .map((s) => s.trim().replace(/^[-*•]\s*/, ''))
+    .filter((s) => s.length > 0);
+}
+
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** Pulls the evidence out of messages: who asked what, what was decided, touched, run, broken, counted, and left. */
+export function extractEvidence(messages: readonly Message[]): Evidence {
+  const ev = emptyEvidence();
+  const results = new Map<string, ToolResultPart>();
+  for (const m of messages) for (const p of m.parts) if (p.type === 'tool-result') results.set(p.callId, p);
+  for (const m of messages) {
+    if (m.role === 'user' && !m.synthetic) {
+      const t = textOf(m).trim();
+      if (t) ev.instructions.push(t);
+      for (const s of sentences(t)) if (NUMBER.test(s)) ev.numbers.push(clip(s, 200));
+      NUMBER.lastIndex = 0;
+    }
+    if (m.role === 'assistant') {
+      for (const s of sentences(textOf(m))) {
+        if (DECISION.test(s)) ev.decisions.push(clip(s, 240));
+        if (TODO.test(s)) ev.todos.push(clip(s, 240));
+        NUMBER.lastIndex = 0;
+        if (NUMBER.test(s) && (DECISION.test(s) || /\b(tests?|passed|failed|errors?|files?|lines?|tokens?|ms|seconds?|version|port|%)\b/i.test(s))) ev.numbers.push(clip(s, 200));
+        NUMBER.lastIndex = 0;
+      }
+      for (const p of m.parts) {
+        if (p.type !== 'tool-call') continue;
+        noteCall(ev, p, results.get(p.id));
+      }
+    }
+    for (const p of m.parts) {
+      if (p.type !== 'tool-result') continue;
+      const t = resultText(p);
+      if (p.isError || ERROR_LINE.test(t.slice(0, 20000))) {
+        let n = 0;
+        for (const line of t.split('\n')) {
+          if (!ERROR_LINE.test(line)) continue;
+          ev.errors.push(clip(line.trim(), 220));
+          if (++n >= 3) break;
+        }
+      }
+    }
+  }
+  return dedupe(ev);
+}
+
+function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | undefined): void {
+  const name = call.name;
+  const paths = argValue(call.arguments, PATH_KEYS);
+  const argText = argumentsText(call.arguments);
+  // apply_patch style inputs name their files inside the patch text.
+  for (const m of argText.matchAll(/\*\*\* (?:Update|Add|Delete) File: ([^\s\\"]+)/g)) paths.push(m[1]!);
+  const commands = argValue(call.arguments, COMMAND_KEYS);
+  if (commands.length === 0 && SHELL_TOOL.test(name) && typeof call.arguments === 'string') commands.push(call.arguments);
+  if (SHELL_TOOL.test(name) || commands.length > 0) {
+    const cmd = commands.join(' ').trim();
+    if (cmd) {
+      ev.commands.push({ command: clip(cmd.replace(/\s*\n\s*/g, ' ⏎ '), 300), status: exitStatus(result) });
+      const written = writtenByCommand(cmd);
+      for (const p of pathsIn(cmd)) (written.has(p) ? ev.filesModified : ev.filesRead).push(p);
+    }
+  }
+  for (const p of paths) (WRITE_TOOL.test(name) ? ev.filesModified : ev.filesRead).push(p);
+  if (paths.length === 0 && commands.length === 0) for (const p of pathsIn(argText)) ev.filesRead.push(p);
+}
+
+/** Paths a shell command writes: redirection targets and the operands of commands that create, move or delete. */
+function writtenByCommand(cmd: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of cmd.matchAll(/(?:^|[^0-9&])>>?\s*([^\s&|;<>]+)/g)) if (!m[1]!.startsWith('/dev/')) out.add(m[1]!);
+  for (const seg of cmd.split(/&&|\|\||;|\|/)) {
+    const words = seg.trim().split(/\s+/);
+    const verb = words[0] ?? '';
+    const writes = ['mv', 'cp', 'rm', 'touch', 'mkdir', 'tee', 'truncate', 'ln', 'install'].includes(verb) || (verb === 'sed' && words.includes('-i')) || (verb === 'git' && ['mv', 'rm', 'checkout', 'restore'].includes(words[1] ?? ''));
+    if (writes) for (const w of words.slice(1)) if (!w.startsWith('-')) for (const p of pathsIn(` ${w} `)) out.add(p);
+  }
+  return out;
+}
+
+function uniq(xs: string[]): string[] {
+  return [...new Set(xs)];
+}
+
+function dedupe(ev: Evidence): Evidence {
+  const seenCmd = new Map<string, { command: string; status: string }>();
+  for (const c of ev.commands) seenCmd.set(c.command, c); // the latest status of a command re-run wins
+  const modified = uniq(ev.filesModified);
+  return {
+    instructions: uniq(ev.instructions),
+    decisions: uniq(ev.decisions),
+    filesModified: modified,
+    filesRead: uniq(ev.filesRead).filter((p) => !modified.includes(p)),
+    commands: [...seenCmd.values()],
+    errors: uniq(ev.errors),
+    numbers: uniq(ev.numbers),
+    todos: uniq(ev.todos),
+  };
+}
+
+/** Evidence of `b` added to `a`, keeping `a`'s order and everything in it. */
+export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
+  return dedupe({
+    instructions: [...a.instructions, ...b.instructions],
+    decisions: [...a.decisions, ...b.decisions],
+    filesRead: [...a.filesRead, ...b.filesRead],
+    filesModified: [...a.filesModified, ...b.filesModified],
+    commands: [...a.commands, ...b.commands],
+    errors: [...a.errors, ...b.errors],
+    numbers: [...a.numbers, ...b.numbers],
+    todos: [...a.todos, ...b.todos],
+  });
+}

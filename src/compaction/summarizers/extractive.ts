@@ -1,0 +1,184 @@
+import type { Message } from '../../model/types.js';
+import type { TokenCounter } from '../../tokens/counter.js';
+import { emptyEvidence, extractEvidence, mergeEvidence, type Evidence } from './extract.js';
+import type { SummaryRequest, Summarizer } from './summarizer.js';
+
+const TITLE = '## Summary of earlier conversation (abridge, extractive)';
+
+const SECTIONS = {
+  instructions: 'User instructions and constraints (verbatim)',
+  decisions: 'Decisions',
+  filesModified: 'Files modified',
+  filesRead: 'Files read',
+  commands: 'Commands run (exit status)',
+  errors: 'Errors seen',
+  numbers: 'Numbers',
+  todos: 'Open TODOs and next steps',
+} as const;
+
+type Key = keyof typeof SECTIONS;
+
+/**
+ * A structured summary that needs no LLM: the original task, the user's instructions verbatim, and lists of the
+ * decisions, files, commands with exit status, errors, numbers and open items of the archived span. It lists evidence
+ * instead of paraphrasing it, and when it summarizes an earlier summary of its own it keeps every item of it.
+ */
+export class ExtractiveSummarizer implements Summarizer {
+  readonly name = 'extractive';
+
+  async summarize(req: SummaryRequest): Promise<string> {
+    return this.summarizeSync(req);
+  }
+
+  summarizeSync(req: SummaryRequest): string {
+    const messages = req.messages.filter((m) => !m.parts.some((p) => p.type === 'compaction'));
+    let evidence = extractEvidence(messages);
+    let foreign: string | undefined;
+    if (req.previousSummary) {
+      const parsed = parseSummary(req.previousSummary);
+      if (parsed) {
+        evidence = mergeEvidence(parsed.evidence, evidence);
+        foreign = parsed.foreign;
+      } else foreign = req.previousSummary;
+    }
+    // The task is kept verbatim in the conversation itself; a pointer to it is enough here.
+    if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
+    return fit({ evidence, foreign, task: req.task, archivedMessages: messages.length }, req.maxTokens, req.counter);
+  }
+}
+
+interface Content {
+  evidence: Evidence;
+  foreign: string | undefined;
+  task: string | undefined;
+  archivedMessages: number;
+}
+
+function render(c: Content, limits: Limits): string {
+  const out: string[] = [TITLE, `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`];
+  if (c.task) out.push('', '### Original task', `(kept verbatim at the start of the conversation) ${clip(oneLine(c.task), 300)}`);
+  // Quoted, so that its own headings cannot be mistaken for ours when this summary is summarized again.
+  if (c.foreign) out.push('', '### Earlier summary', ...clip(c.foreign, limits.foreignChars).split('\n').map((l) => `> ${l}`));
+  const e = c.evidence;
+  const section = (key: Key, items: string[]) => {
+    if (items.length === 0) return;
+    out.push('', `### ${SECTIONS[key]}`);
+    for (const item of items) out.push(`- ${item.replace(/\n/g, '\n  ')}`);
+  };
+  section('instructions', e.instructions.map((i) => clip(i, limits.instructionChars)));
+  section('decisions', last(e.decisions, limits.decisions));
+  section('filesModified', e.filesModified);
+  section('filesRead', last(e.filesRead, limits.filesRead));
+  section('commands', last(e.commands, limits.commands).map((c) => `${code(clip(c.command, limits.commandChars))} → ${c.status}`));
+  section('errors', last(e.errors, limits.errors));
+  section('numbers', last(e.numbers, limits.numbers));
+  section('todos', last(e.todos, limits.todos));
+  return out.join('\n');
+}
+
+interface Limits {
+  instructionChars: number;
+  decisions: number;
+  filesRead: number;
+  commands: number;
+  commandChars: number;
+  errors: number;
+  numbers: number;
+  todos: number;
+  foreignChars: number;
+}
+
+const GENEROUS: Limits = { instructionChars: 4000, decisions: 60, filesRead: 400, commands: 400, commandChars: 300, errors: 60, numbers: 60, todos: 30, foreignChars: 20000 };
+
+/** Renders within the token budget, giving up the least valuable detail first. */
+function fit(c: Content, maxTokens: number, counter: TokenCounter): string {
+  const l = { ...GENEROUS };
+  // Shrink order: numbers, errors, decisions, todos, read files, command text, commands, instructions' length.
+  const steps: (() => boolean)[] = [
+    () => shrink(l, 'numbers', 10),
+    () => shrink(l, 'errors', 10),
+    () => shrink(l, 'decisions', 10),
+    () => shrink(l, 'todos', 5),
+    () => shrink(l, 'foreignChars', 2000),
+    () => shrink(l, 'filesRead', 40),
+    () => shrink(l, 'commandChars', 80),
+    () => shrink(l, 'commands', 40),
+    () => shrink(l, 'instructionChars', 400),
+    () => shrink(l, 'numbers', 0) || shrink(l, 'errors', 0) || shrink(l, 'decisions', 0) || shrink(l, 'todos', 0),
+    () => shrink(l, 'filesRead', 0) || shrink(l, 'commands', 5) || shrink(l, 'instructionChars', 150) || shrink(l, 'foreignChars', 300),
+  ];
+  let text = render(c, l);
+  for (const step of steps) {
+    if (counter.text(text) <= maxTokens) return text;
+    while (counter.text(text) > maxTokens && step()) text = render(c, l);
+  }
+  return text;
+}
+
+/** Halves a limit toward `floor`; false once it is there. */
+function shrink(l: Limits, key: keyof Limits, floor: number): boolean {
+  if (l[key] <= floor) return false;
+  l[key] = Math.max(floor, Math.floor(l[key] / 2));
+  return true;
+}
+
+function last<T>(xs: T[], n: number): T[] {
+  return n <= 0 ? [] : xs.length > n ? xs.slice(xs.length - n) : xs;
+}
+
+function clip(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}… [${s.length - n} more chars]` : s;
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+function code(s: string): string {
+  return s.includes('`') ? `\`\` ${s} \`\`` : `\`${s}\``;
+}
+
+/** Reads a summary this summarizer wrote back into its evidence; undefined for any other text. */
+export function parseSummary(text: string): { evidence: Evidence; foreign?: string } | undefined {
+  if (!text.startsWith(TITLE)) return undefined;
+  const ev = emptyEvidence();
+  const foreign: string[] = [];
+  let inForeign = false;
+  const byTitle = new Map<string, Key>(Object.entries(SECTIONS).map(([k, v]) => [v, k as Key]));
+  let key: Key | undefined;
+  let items: string[] = [];
+  const flush = () => {
+    if (!key) return;
+    if (key === 'commands') {
+      for (const it of items) {
+        const m = it.match(/^``? ?(.*?) ?``? → (.*)$/s);
+        if (m) ev.commands.push({ command: m[1]!, status: m[2]! });
+      }
+    } else ev[key].push(...items);
+    items = [];
+  };
+  for (const line of text.split('\n')) {
+    if (line.startsWith('### ')) {
+      flush();
+      key = byTitle.get(line.slice(4).trim());
+      inForeign = line.slice(4).trim() === 'Earlier summary';
+      continue;
+    }
+    if (inForeign) {
+      if (line.startsWith('> ')) foreign.push(line.slice(2));
+      else if (line === '>') foreign.push('');
+      continue;
+    }
+    if (!key) continue;
+    if (line.startsWith('- ')) items.push(line.slice(2));
+    else if (line.startsWith('  ') && items.length > 0) items[items.length - 1] += `\n${line.slice(2)}`;
+  }
+  flush();
+  const earlier = foreign.join('\n').trim();
+  return earlier ? { evidence: ev, foreign: earlier } : { evidence: ev };
+}
+
+/** A summary that only notes what was dropped, for the last-resort truncation step. */
+export function truncationNote(messages: readonly Message[]): string {
+  return `[${messages.length} earlier messages were archived without a summary to fit the context; the full history is kept.]`;
+}

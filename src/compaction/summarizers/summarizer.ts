@@ -1,0 +1,20 @@
+import type { Message } from '../../model/types.js';
+import type { TokenCounter } from '../../tokens/counter.js';
+
+export interface SummaryRequest {
+  /** The messages being archived, in order. An earlier summary among them comes first. */
+  messages: Message[];
+  /** The text of an earlier compaction summary inside the span: the new summary must keep what it kept. */
+  previousSummary?: string;
+  /** The session's first user message: the original task. */
+  task?: string;
+  /** The summary must fit in this many tokens (as `counter` counts). */
+  maxTokens: number;
+  counter: TokenCounter;
+}
+
+/** Turns archived messages into the text that stands in for them. */
+export interface Summarizer {
+  readonly name: string;
+  summarize(request: SummaryRequest): Promise<string>;
+}
