@@ -2,6 +2,7 @@ import type { Entry, Message, Session } from '../model/types.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import { argumentsText } from '../model/parts.js';
 import type { ComponentId } from './types.js';
+import { viewOf } from '../model/view.js';
 
 /** Which component a message of the conversation belongs to (before the current prompt is singled out). */
 export function componentOf(message: Message): ComponentId {
@@ -37,26 +38,16 @@ function emptyComponents(): Record<ComponentId, number> {
 }
 
 /**
- * Measures what the model sees at the end of `entries` (an active branch, possibly cut at some entry): the context
- * since the last compaction (what that compaction kept included), split into components.
+ * Measures what the model sees at the end of `entries` (an active branch, possibly cut at some entry) — its view
+ * after the last compaction, with that compaction's summary, edits and archived span — split into components.
  */
 export function measureContext(session: Session, entries: readonly Entry[], counter: TokenCounter): ContextMeasure {
-  // The context starts at the last compaction: its summary, plus what it kept verbatim.
-  let start = 0;
-  let keepFrom: number | undefined;
-  let compactions = 0;
-  entries.forEach((e, i) => {
-    if (e.compaction) {
-      compactions++;
-      start = i;
-      keepFrom = e.compaction.firstKeptEntry !== undefined && e.compaction.firstKeptEntry <= e.index ? e.compaction.firstKeptEntry : undefined;
-    }
-  });
-  const inContext = entries.filter((e, i) => e.message && (i >= start || (keepFrom !== undefined && e.index >= keepFrom)));
+  const view = viewOf(entries);
+  const compactions = entries.filter((e) => e.compaction).length;
   // The current prompt: the last thing a person typed.
   let promptAt = -1;
-  for (let i = inContext.length - 1; i >= 0; i--) {
-    const m = inContext[i]!.message!;
+  for (let i = view.length - 1; i >= 0; i--) {
+    const m = view[i]!.message;
     if (m.role === 'user' && !m.synthetic && m.parts.some((p) => p.type === 'text' && p.text.trim() !== '')) {
       promptAt = i;
       break;
@@ -64,16 +55,15 @@ export function measureContext(session: Session, entries: readonly Entry[], coun
   }
   const byComponent = emptyComponents();
   let toolResults = 0;
-  inContext.forEach((e, i) => {
-    const m = e.message!;
-    const tokens = counter.message(m);
-    byComponent[i === promptAt ? 'prompt' : componentOf(m)] += tokens;
+  view.forEach((item, i) => {
+    const m = item.message;
+    byComponent[i === promptAt ? 'prompt' : componentOf(m)] += counter.message(m);
     toolResults += m.parts.filter((p) => p.type === 'tool-result').length;
   });
   const tools = toolDefinitions(session, counter);
   byComponent.tools += tools.builtIn + tools.mcp;
   const total = Object.values(byComponent).reduce((a, b) => a + b, 0);
-  return { byComponent, tools, messages: inContext.length, toolResults, compactions, total };
+  return { byComponent, tools, messages: view.length, toolResults, compactions, total };
 }
 
 /** Tool definitions a request body carries, split into built-in and MCP (by the `mcp__`/`mcp_` naming convention). */

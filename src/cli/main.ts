@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { AbridgeError } from '../errors.js';
 import { registerInspect } from './inspect.js';
 import { registerReplay } from './replay.js';
+import { registerCompact } from './compact.js';
 import { VERSION } from './version.js';
 
 /** Exit codes: 0 done, 1 unexpected failure, 2 bad input (missing file, unknown format, bad option). */
@@ -14,6 +15,7 @@ async function main(argv: string[]): Promise<number> {
     .configureOutput({ outputError: (str, write) => write(str) });
   registerInspect(program);
   registerReplay(program);
+  registerCompact(program);
   try {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);
@@ -31,6 +33,12 @@ async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+// `abridge … | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 main(process.argv).then(
   (code) => {

@@ -37,7 +37,11 @@ export interface AbridgeMarker extends CompactionMarker {
  * any span after the first user message. Subagent sidechains are not part of it.
  */
 export function activeView(session: Session): ViewItem[] {
-  const branch = conversationEntries(session);
+  return viewOf(conversationEntries(session));
+}
+
+/** The view of a branch given as its entries in order (e.g. a branch cut at some entry). */
+export function viewOf(branch: readonly Entry[]): ViewItem[] {
   let last = -1;
   branch.forEach((e, i) => {
     if (e.compaction) last = i;

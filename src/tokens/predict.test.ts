@@ -144,7 +144,7 @@ describe('stale anchors', () => {
     const msgs = [user(filler(300, 14)), assistant(filler(30, 15), CLAUDE), user(filler(50, 16)), assistant(filler(30, 17), CLAUDE)];
     msgs.forEach((m, index) => tracker.push({ index, kind: 'message', message: m }));
     tracker.observe(usage(8000), CLAUDE, 3, tracker.contextTokens);
-    const marker: CompactionMarker = { number: 1, summary: 'Summary of the first turns.', firstKeptEntry: 2, source: 'abridge' };
+    const marker: CompactionMarker = { number: 1, summary: 'Summary of the first turns.', firstKeptEntry: 2, source: 'pi' };
     const compactionMessage: Message = { role: 'user', parts: [{ type: 'compaction', marker }] };
     tracker.push({ index: 4, kind: 'compaction', compaction: marker, message: compactionMessage });
     expect(tracker.contextTokens).toBe(count(msgs[2]!) + count(msgs[3]!) + count(compactionMessage));
@@ -152,6 +152,17 @@ describe('stale anchors', () => {
     // A marker that keeps nothing (no first kept entry) leaves only the summary.
     tracker.push({ index: 5, kind: 'compaction', compaction: { ...marker, number: 2, firstKeptEntry: undefined }, message: compactionMessage });
     expect(tracker.contextTokens).toBe(count(compactionMessage));
+  });
+
+  it('PromptTracker: an abridge marker keeps what lies outside its archived span, with its edits', () => {
+    const tracker = new PromptTracker();
+    const msgs = [user(filler(300, 20)), assistant(filler(30, 21), CLAUDE), user(filler(50, 22)), assistant(filler(300, 23), CLAUDE)];
+    msgs.forEach((m, index) => tracker.push({ index, kind: 'message', message: m }));
+    const edited: Message = { role: 'assistant', parts: [{ type: 'text', text: 'short' }] };
+    const marker = { number: 1, summary: 'S', source: 'abridge', archived: { fromEntry: 1, toEntry: 2 }, edits: [{ entry: 3, message: edited, how: 'cleared' }] } as CompactionMarker;
+    const summary: Message = { role: 'user', parts: [{ type: 'compaction', marker }] };
+    tracker.push({ index: 4, kind: 'compaction', compaction: marker, message: summary });
+    expect(tracker.contextTokens).toBe(count(msgs[0]!) + count(edited) + count(summary));
   });
 
   it('a model change unanchors: the report of another model does not describe this one', () => {

@@ -1,5 +1,5 @@
 import { promptTokens } from '../model/parts.js';
-import type { Entry, Message, Usage } from '../model/types.js';
+import type { CompactionMarker, Entry, Message, Usage } from '../model/types.js';
 import { TokenCounter } from './counter.js';
 import { CALIBRATION_PRIOR_WEIGHT, FAMILY_RATIO } from './defaults.js';
 import { familyOf, type ProviderFamily } from './family.js';
@@ -73,8 +73,17 @@ export class PromptTracker {
   /** Adds an entry to what the model sees. Compaction markers replace the context with what they keep. */
   push(entry: Entry): void {
     if (entry.compaction) {
-      const keepFrom = entry.compaction.firstKeptEntry;
-      const kept = keepFrom !== undefined && keepFrom <= entry.index ? this.context.filter((c) => c.index >= keepFrom) : [];
+      const marker = entry.compaction as CompactionMarker & { edits?: { entry: number; message: Message }[]; hidden?: { fromEntry: number; toEntry: number }[] };
+      let kept: ContextItem[];
+      if (marker.source === 'abridge') {
+        // abridge's marker says exactly what stays: everything outside its archived and hidden spans, as edited.
+        const out = (i: number) => [marker.archived, ...(marker.hidden ?? [])].some((r) => r !== undefined && i >= r.fromEntry && i <= r.toEntry);
+        const edits = new Map((marker.edits ?? []).map((e) => [e.entry, e.message]));
+        kept = this.context.filter((c) => !out(c.index)).map((c) => (edits.has(c.index) ? { index: c.index, tokens: this.counter.message(edits.get(c.index)!) } : c));
+      } else {
+        const keepFrom = marker.firstKeptEntry;
+        kept = keepFrom !== undefined && keepFrom <= entry.index ? this.context.filter((c) => c.index >= keepFrom) : [];
+      }
       this.context = kept;
       this.counted = kept.reduce((n, c) => n + c.tokens, 0);
       // A report from before the compaction describes a context that is gone.
