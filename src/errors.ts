@@ -8,7 +8,8 @@ export type AbridgeErrorCode =
   | 'INVALID_INPUT'
   | 'INVALID_CONFIG'
   | 'RESULT_NOT_FOUND'
-  | 'STORE_ERROR';
+  | 'STORE_ERROR'
+  | 'MISSING_DEPENDENCY';
 
 /** An error meant for a person: the message names the input and what was expected. */
 export class AbridgeError extends Error {

@@ -5,3 +5,4 @@ export { STRATEGY_NAMES, DEFAULT_STRATEGY_OPTIONS, StrategySkipped, type Strateg
 export { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 export { extractEvidence, mergeEvidence, pathsIn, type Evidence } from './summarizers/extract.js';
 export type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
+export { LlmSummarizer, type LlmClient, type LlmSummarizerOptions } from './summarizers/llm.js';

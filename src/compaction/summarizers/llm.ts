@@ -134,12 +134,13 @@ export class LlmSummarizer implements Summarizer {
     // The messages, in groups that are kept or left out whole: an assistant message with its tool results, or a user message.
     const groups = groupMessages(messages).map((g) => ({ size: g.length, blocks: g.flatMap(renderMessage) }));
     const groupTokens = (g: Group) => g.blocks.reduce((n, b) => n + counter.text(b.text) + 1, 0);
-    const budget = (omitted: number) => avail - fixedCost(omitted);
+    // Room for the messages, with the omission note at its longest (the final check below settles any difference).
+    const budget = avail - fixedCost(messages.length);
     let sizes = groups.map(groupTokens);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-    if (sum(sizes) > budget(0)) {
+    if (sum(sizes) > budget) {
       // First cut any single huge block (a tool result, a file written through a tool call) to its head and tail.
-      const cap = Math.max(200, Math.floor(budget(messages.length) / 4));
+      const cap = Math.max(200, Math.floor(budget / 4));
       for (const g of groups) {
         g.blocks = g.blocks.map((b) => {
           if (!b.cuttable || counter.text(b.text) <= cap) return b;
@@ -152,20 +153,21 @@ export class LlmSummarizer implements Summarizer {
     // Then leave out the oldest groups until the rest fits.
     let first = 0;
     let omitted = 0;
-    const kept = () => sum(sizes.slice(first));
-    while (first < groups.length && kept() > budget(omitted)) {
+    let kept = sum(sizes);
+    while (first < groups.length && kept > budget) {
       if (first === groups.length - 1) {
         // The newest group alone is too large: cut it rather than send no messages at all.
-        const room = budget(omitted) - 20;
+        const room = budget - 20;
         const last = groups[first]!;
         if (room >= 100) {
           const text = last.blocks.map((b) => b.text).join('\n');
           last.blocks = [{ text: headTail(text, room, counter), cuttable: true }];
           truncatedBlocks++;
-          sizes[first] = groupTokens(last);
-          if (kept() <= budget(omitted)) break;
+          kept = sizes[first] = groupTokens(last);
+          if (kept <= budget) break;
         }
       }
+      kept -= sizes[first]!;
       omitted += groups[first]!.size;
       first++;
     }

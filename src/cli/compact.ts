@@ -1,0 +1,137 @@
+import { writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { contextSnapshot } from '../budget/snapshot.js';
+import { compact, type CompactionResult } from '../compaction/compact.js';
+import { STRATEGY_NAMES, type StrategyName } from '../compaction/strategies/strategy.js';
+import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
+import type { Summarizer } from '../compaction/summarizers/summarizer.js';
+import { activeView } from '../model/view.js';
+import { AbridgeError } from '../errors.js';
+import { readSession } from '../formats/read.js';
+import { getFormat } from '../formats/registry.js';
+import { writeSession } from '../formats/write.js';
+import type { FormatId, Session } from '../model/types.js';
+import { FileResultStore } from '../store/file-result-store.js';
+import { MemoryResultStore } from '../store/memory-result-store.js';
+import type { ResultStore } from '../store/result-store.js';
+import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
+import { progressReporter } from './progress.js';
+import { fmtInt, table } from './render.js';
+import { tokenCounterFor } from './tokens.js';
+import { llmSummarizerFromEnv } from './llm.js';
+
+const EMIT_FORMATS = ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'] as const;
+const OUT_FORMATS: readonly FormatId[] = ['pi', 'claude-code'];
+
+interface CompactFlags extends ConfigFlags {
+  budget?: string;
+  strategies?: string;
+  summarizer?: string;
+  json?: boolean;
+  emit?: string;
+  out?: string;
+  format?: string;
+  resultsDir?: string;
+  keepLastSteps?: string;
+  exact?: boolean;
+}
+
+export function registerCompact(program: Command): void {
+  const cmd = program
+    .command('compact')
+    .description('Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything')
+    .argument('<file>', 'transcript file')
+    .option('-b, --budget <tokens>', "tokens the compacted context must fit (default: the model's compaction target, 60% of the usable window)")
+    .option('-s, --strategies <list>', `comma-separated, cheapest first (default: ${STRATEGY_NAMES.join(',')})`)
+    .option('--summarizer <kind>', 'extractive (no LLM, default) or llm (needs ABRIDGE_LLM_PROVIDER, ABRIDGE_LLM_MODEL and the provider API key)', 'extractive')
+    .option('--keep-last-steps <n>', 'agent steps at the end kept verbatim (default 5)')
+    .option('--results-dir <dir>', 'where offloaded tool results are stored (default: in memory; with --out: <out>.results/)')
+    .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option('--exact', 'count tokens with the o200k_base tokenizer')
+    .option('--json', 'print the result as JSON: {beforeTokens, afterTokens, beforeMessages, afterMessages, strategiesRun, skipped, …}')
+    .option('--emit <format>', `print the request body the model would receive instead (${EMIT_FORMATS.join(', ')})`)
+    .option('-o, --out <file>', 'write the transcript back in its own format (pi, claude-code) with a native compaction record');
+  addConfigOptions(cmd).action(async (file: string, opts: CompactFlags) => {
+    if (opts.format) getFormat(opts.format);
+    const strategies = parseStrategies(opts.strategies);
+    if (opts.emit && !(EMIT_FORMATS as readonly string[]).includes(opts.emit)) throw new AbridgeError('INVALID_INPUT', `--emit: expected one of ${EMIT_FORMATS.join(', ')}, got "${opts.emit}"`);
+    const keepLastSteps = opts.keepLastSteps === undefined ? undefined : positiveInt('--keep-last-steps', opts.keepLastSteps, true);
+    const config = await resolveConfig(opts);
+    const { exact } = await tokenCounterFor(opts.exact === true);
+    const progress = progressReporter(file);
+    const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+    if (opts.out && !OUT_FORMATS.includes(session.format)) {
+      throw new AbridgeError('NOT_WRITABLE_FORMAT', `--out: ${file} is ${session.format}; abridge writes compaction records into pi and claude-code transcripts only (use --emit for a request body)`);
+    }
+    const snapshot = contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) });
+    const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
+    const summarizer: Summarizer = opts.summarizer === 'llm' ? llmSummarizerFromEnv() : opts.summarizer === 'extractive' || opts.summarizer === undefined ? new ExtractiveSummarizer() : badSummarizer(opts.summarizer);
+    const store: ResultStore = opts.resultsDir ? new FileResultStore(opts.resultsDir) : opts.out ? new FileResultStore(`${opts.out}.results`) : new MemoryResultStore();
+    const result = await compact(session, {
+      target,
+      force: true,
+      summarizer,
+      store,
+      ...(strategies ? { strategies } : {}),
+      ...(keepLastSteps !== undefined ? { keepLastSteps } : {}),
+      ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
+      ...(exact ? { exact } : {}),
+    });
+    if (opts.out) await writeFile(opts.out, writeSession(session, session.format));
+    if (opts.emit) {
+      process.stdout.write(`${writeSession(viewSession(session), opts.emit)}\n`);
+      return;
+    }
+    if (opts.json) {
+      const { entry: _entry, marker, ...rest } = result;
+      process.stdout.write(`${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`);
+      return;
+    }
+    process.stdout.write(render(file, target, result, opts.out));
+  });
+}
+
+/** The compacted context as a session of its own: what request-body writers turn into a request. */
+export function viewSession(session: Session): Session {
+  const entries = activeView(session).map((v, index) => ({ index, kind: 'message' as const, message: v.message }));
+  const s: Session = { format: session.format, info: session.info, entries, problems: [] };
+  if (session.extra) s.extra = session.extra;
+  return s;
+}
+
+function parseStrategies(v: string | undefined): StrategyName[] | undefined {
+  if (v === undefined) return undefined;
+  const names = v.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const n of names) {
+    if (!(STRATEGY_NAMES as readonly string[]).includes(n)) throw new AbridgeError('INVALID_INPUT', `--strategies: unknown strategy "${n}"; expected some of ${STRATEGY_NAMES.join(', ')}`);
+  }
+  if (names.length === 0) throw new AbridgeError('INVALID_INPUT', `--strategies: expected at least one of ${STRATEGY_NAMES.join(', ')}`);
+  return names as StrategyName[];
+}
+
+function positiveInt(flag: string, v: string, zeroOk: boolean): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < (zeroOk ? 0 : 1)) throw new AbridgeError('INVALID_INPUT', `${flag}: expected a whole number ${zeroOk ? '≥ 0' : '≥ 1'}, got "${v}"`);
+  return n;
+}
+
+function badSummarizer(v: string): never {
+  throw new AbridgeError('INVALID_INPUT', `--summarizer: expected extractive or llm, got "${v}"`);
+}
+
+function render(file: string, target: number, r: CompactionResult, out: string | undefined): string {
+  const lines: string[] = [pc.bold(file)];
+  const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
+  lines.push(`${fmtInt(r.beforeTokens)} → ${pc.bold(fmtInt(r.afterTokens))} tokens (${pct(r.afterTokens, r.beforeTokens)}), target ${fmtInt(target)}${r.reachedTarget ? pc.green(' ✓') : pc.yellow(' — not reached: the rest is protected (first request, last steps)')}`);
+  lines.push(`${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; every entry is kept in the session (archived, not deleted)`);
+  if (r.strategiesRun.length) {
+    lines.push('');
+    lines.push(table(['strategy', 'before', 'after', 'saved'], r.strategiesRun.map((s) => [s.name, fmtInt(s.beforeTokens), fmtInt(s.afterTokens), fmtInt(s.beforeTokens - s.afterTokens)])));
+  }
+  for (const s of r.skipped) lines.push(pc.dim(`skipped ${s.name}: ${s.reason}`));
+  if (r.violations.length) for (const v of r.violations) lines.push(pc.red(`invariant: ${v.message}`));
+  if (r.marker?.archived) lines.push(pc.dim(`archived entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} behind a ${fmtInt(r.marker.summary.length)}-character summary; ${r.marker.edits?.length ?? 0} results cleared, offloaded or shortened`));
+  if (out) lines.push(`written to ${out} with a native compaction record`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,672 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseSession } from '../formats/read.js';
+import { writeSession } from '../formats/write.js';
+import { argumentsText } from '../model/parts.js';
+import type { Message, Session, ToolCallPart, ToolResultPart } from '../model/types.js';
+import { activeView, isSummaryItem, type AbridgeMarker, type ViewItem } from '../model/view.js';
+import { MemoryResultStore } from '../store/memory-result-store.js';
+import { PiTranscript } from '../test-support/random-session.js';
+import { compact, forceCompact, STRATEGIES, type CompactOptions } from './compact.js';
+import { checkInvariants } from './invariants.js';
+import { summaryText } from './strategies/summarize.js';
+import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
+import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
+import { isHumanUser, unitsOf } from './turns.js';
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Synthetic sessions
+
+const NOW = () => new Date(Date.UTC(2026, 0, 2));
+const TASK = 'Fix the flaky retry in src/net/retry.ts. Never change the public API of src/net/index.ts.';
+
+/** `n` numbered lines of about 40 characters: `tag line 0001: …`. */
+function lines(n: number, tag: string): string {
+  return Array.from({ length: n }, (_, i) => `${tag} line ${String(i + 1).padStart(4, '0')}: value ${i * 7} ok`).join('\n');
+}
+
+const build = (t: PiTranscript): Session => parseSession(t.jsonl());
+
+/** The task, then `steps` steps each with one call whose result is `resultLines` lines (tools alternate read / bash). */
+function toolSession(steps: number, resultLines = 60): { session: Session; outputs: Map<string, string> } {
+  const t = new PiTranscript();
+  t.user(TASK);
+  const outputs = new Map<string, string>();
+  for (let i = 0; i < steps; i++) {
+    const bash = i % 2 === 1;
+    const out = lines(resultLines, `out${i}`);
+    const [id] = t.step({ text: `Step ${i}.`, calls: [bash ? { name: 'bash', args: { command: `npm test -- case${i}` }, result: out } : { name: 'read', args: { path: `src/file${i}.ts` }, result: out }] });
+    outputs.set(id!, out);
+  }
+  return { session: build(t), outputs };
+}
+
+/** A session with evidence to summarize: instructions, paths, commands, errors, numbers; thinking in the last step. */
+function workSession(extraSteps = 8): Session {
+  const t = new PiTranscript();
+  t.user(TASK);
+  t.step({ thinking: 'Start by reading the retry loop.', text: 'I will read the retry code first.', calls: [{ name: 'read', args: { path: 'src/net/retry.ts' }, result: lines(80, 'retry.ts') }] });
+  t.step({ text: 'Let me run the failing test.', calls: [{ name: 'bash', args: { command: 'npx vitest run test/retry.test.ts' }, result: `FAIL test/retry.test.ts\nError: expected 3 retries, got 2\n${lines(40, 'vitest')}\nexit code 1`, isError: true }] });
+  t.user('Please also keep the backoff under 250 ms; do not touch test/fixtures/slow.json.');
+  t.step({ text: 'The root cause is an off-by-one in the attempt counter.', calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', oldText: 'attempt < max', newText: 'attempt <= max' }, result: 'Edited src/net/retry.ts' }] });
+  t.step({ calls: [{ name: 'bash', args: { command: 'npx vitest run test/retry.test.ts --reporter=dot' }, result: `${lines(60, 'dots')}\n12 tests passed` }] });
+  for (let i = 0; i < extraSteps; i++) {
+    const thinking = i === extraSteps - 1 ? { thinking: 'Last check before reporting.' } : {};
+    t.step({ ...thinking, text: `Checking module ${i}.`, calls: [{ name: 'read', args: { path: `src/net/mod${i}.ts` }, result: lines(50, `mod${i}`) }] });
+  }
+  return build(t);
+}
+
+/** The context size compact() works with (provider tokens, prefix included). */
+async function sizeOf(session: Session, prefixTokens = 0): Promise<number> {
+  return (await compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [], prefixTokens })).beforeTokens;
+}
+
+function textOf(m: Message): string {
+  return m.parts
+    .map((p) => {
+      switch (p.type) {
+        case 'text':
+        case 'thinking':
+          return p.text;
+        case 'tool-call':
+          return `${p.name} ${argumentsText(p.arguments)}`;
+        case 'tool-result':
+          return p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+        case 'compaction':
+          return p.marker.summary;
+        default:
+          return '';
+      }
+    })
+    .join('\n');
+}
+
+const resultOf = (item: ViewItem): ToolResultPart => item.message.parts.find((p): p is ToolResultPart => p.type === 'tool-result')!;
+const resultTextOf = (item: ViewItem): string => textOf({ role: 'tool', parts: [resultOf(item)] });
+const toolItems = (view: readonly ViewItem[]) => view.filter((v) => v.message.role === 'tool');
+const callOf = (view: readonly ViewItem[], id: string): ToolCallPart =>
+  view.flatMap((v) => v.message.parts).find((p): p is ToolCallPart => p.type === 'tool-call' && p.id === id)!;
+
+const REF = /"ref_id": "(r_[0-9a-f]{16})"/;
+/** Tests protect the last 5 steps throughout (no relaxing toward fewer), unless they say otherwise. */
+const base: Partial<CompactOptions> = { prefixTokens: 0, now: NOW, minKeepLastSteps: 5 };
+
+/** Records what the summarizer was asked and answered. */
+class RecordingSummarizer implements Summarizer {
+  readonly name = 'recording';
+  readonly inner = new ExtractiveSummarizer();
+  requests: SummaryRequest[] = [];
+  answers: string[] = [];
+  async summarize(req: SummaryRequest): Promise<string> {
+    this.requests.push(req);
+    const out = await this.inner.summarize(req);
+    this.answers.push(out);
+    return out;
+  }
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+// ---------------------------------------------------------------------------------------------------------------------
+
+describe('clear-tool-results alone', () => {
+  it('clears old results oldest first and keeps the last `keep` tool uses whole', async () => {
+    for (const keep of [0, 3, 5]) {
+      const { session, outputs } = toolSession(8);
+      const r = await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep } } });
+      expect(r.strategiesRun.map((s) => s.name)).toEqual(keep === 8 ? [] : ['clear-tool-results']);
+      const tools = toolItems(activeView(session));
+      expect(tools).toHaveLength(8);
+      tools.forEach((item, i) => {
+        const whole = i >= 8 - keep;
+        expect(item.edit, `result ${i} with keep ${keep}`).toBe(whole ? undefined : 'cleared');
+        expect(resultTextOf(item) === outputs.get(resultOf(item).callId)).toBe(whole);
+      });
+    }
+  });
+
+  it('stops once under the target, oldest first', async () => {
+    const { session } = toolSession(8);
+    const size = await sizeOf(session);
+    const r = await compact(session, { ...base, target: size - 100, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
+    expect(r.reachedTarget).toBe(true);
+    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual(['cleared', ...Array(7).fill(undefined)]);
+  });
+
+  it('leaves the results of excluded tools', async () => {
+    const { session } = toolSession(8);
+    await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep: 0, excludeTools: ['bash'] } } });
+    for (const item of toolItems(activeView(session))) expect(item.edit).toBe(resultOf(item).toolName === 'bash' ? undefined : 'cleared');
+  });
+
+  it('clearAtLeast: clears that much even past the target, or skips with the reason and changes nothing', async () => {
+    const { session } = toolSession(8);
+    const size = await sizeOf(session);
+    // One result would be enough for the target, but at least 1,500 tokens must go: two results (~500 each… more).
+    const r = await compact(session, { ...base, target: size - 100, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { clearAtLeast: 1500 } } });
+    const cleared = toolItems(activeView(session)).filter((v) => v.edit === 'cleared').length;
+    expect(cleared).toBeGreaterThan(1);
+    expect(r.beforeTokens - r.afterTokens).toBeGreaterThanOrEqual(1500);
+
+    const other = toolSession(8).session;
+    const entries = other.entries.length;
+    const r2 = await compact(other, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep: 3, clearAtLeast: 1_000_000 } } });
+    expect(r2.strategiesRun).toEqual([]);
+    expect(r2.skipped).toEqual([{ name: 'clear-tool-results', reason: expect.stringMatching(/^could clear only \d+ tokens, less than clear_at_least \(1000000\)$/) }]);
+    expect(r2.reachedTarget).toBe(false);
+    expect(r2.afterTokens).toBe(r2.beforeTokens);
+    expect(other.entries).toHaveLength(entries);
+    expect(r2.entry).toBeUndefined();
+  });
+
+  it('skips with a reason when there is nothing older than the last `keep` tool uses', async () => {
+    const { session } = toolSession(3);
+    const r = await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
+    expect(r.skipped).toEqual([{ name: 'clear-tool-results', reason: 'no tool results older than the last 3 tool uses' }]);
+  });
+
+  it('does not clear results smaller than the placeholder', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 6; i++) t.step({ calls: [{ name: 'bash', args: { command: `echo ${i}` }, result: `${i}` }] });
+    const session = build(t);
+    const r = await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
+    expect(r.skipped).toEqual([{ name: 'clear-tool-results', reason: 'nothing clearable' }]);
+  });
+
+  it('clearToolInputs empties the arguments of the cleared calls only', async () => {
+    const { session } = toolSession(6);
+    const view0 = activeView(session);
+    await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep: 2, clearToolInputs: true } } });
+    const view = activeView(session);
+    for (const item of toolItems(view)) {
+      const id = resultOf(item).callId;
+      if (item.edit === 'cleared') expect(callOf(view, id).arguments).toEqual({});
+      else expect(callOf(view, id).arguments).toEqual(callOf(view0, id).arguments);
+    }
+    expect(toolItems(view).filter((v) => v.edit === 'cleared')).toHaveLength(4);
+    // The assistant messages whose calls lost their inputs are edits; the entries themselves are untouched.
+    const edited = view.filter((v) => v.message.role === 'assistant' && v.edit === 'cleared');
+    expect(edited).toHaveLength(4);
+    for (const v of edited) expect(session.entries[v.entry!]!.message!.parts.some((p) => p.type === 'tool-call' && argumentsText(p.arguments) !== '{}')).toBe(true);
+  });
+
+  it('the placeholder names the tool and a ref_id the store reads the original back from', async () => {
+    const { session, outputs } = toolSession(6);
+    const store = new MemoryResultStore();
+    await compact(session, { ...base, target: 1, store, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
+    const cleared = toolItems(activeView(session)).filter((v) => v.edit === 'cleared');
+    expect(cleared).toHaveLength(3);
+    for (const item of cleared) {
+      const part = resultOf(item);
+      const text = resultTextOf(item);
+      expect(text).toMatch(new RegExp(`^\\[tool result cleared to save context: ${part.toolName} output of ~\\d+ tokens\\. Read it back with read_result \\{"ref_id": "r_[0-9a-f]{16}"\\} if it is needed again\\.\\]$`));
+      const ref = text.match(REF)![1]!;
+      const back = await store.read(ref, { limit: 2000 });
+      expect(back.text).toBe(outputs.get(part.callId));
+      expect(await store.stat(ref)).toMatchObject({ tool: part.toolName, callId: part.callId, entry: item.entry, sessionId: 'sess-test' });
+    }
+  });
+});
+
+describe('offload alone', () => {
+  function sizedSession(sizes: number[]): { session: Session; outputs: string[] } {
+    const t = new PiTranscript();
+    t.user(TASK);
+    const outputs: string[] = [];
+    for (const [i, n] of sizes.entries()) {
+      const out = lines(n, `r${i}`).slice(0, n);
+      outputs.push(out);
+      t.step({ calls: [{ name: 'grep', args: { pattern: `p${i}` }, result: out }] });
+    }
+    for (let i = 0; i < 5; i++) t.step({ calls: [{ name: 'bash', args: { command: `true ${i}` }, result: 'ok' }] });
+    return { session: build(t), outputs };
+  }
+
+  it('replaces results over 4,096 bytes with a reference holding the first 200 characters and the ref', async () => {
+    const { session, outputs } = sizedSession([4096, 4097, 20_000, 100]);
+    const store = new MemoryResultStore();
+    const r = await compact(session, { ...base, target: 1, store, strategies: ['offload'] });
+    expect(r.strategiesRun.map((s) => s.name)).toContain('offload');
+    const tools = toolItems(activeView(session)).slice(0, 4);
+    expect(tools.map((v) => v.edit)).toEqual([undefined, 'offloaded', 'offloaded', undefined]);
+    for (const i of [1, 2]) {
+      const text = resultTextOf(tools[i]!);
+      const original = outputs[i]!;
+      expect(text.startsWith(`[tool result offloaded: grep output, ${Buffer.byteLength(original).toLocaleString('en-US')} bytes, `)).toBe(true);
+      expect(text).toContain(`It began:\n${original.slice(0, 200).trimEnd()}…\n`);
+      expect(text).not.toContain(original.slice(0, 201));
+      const ref = text.match(REF)![1]!;
+      expect(text).toContain(`read_result {"ref_id": "${ref}", "offset": 0, "limit": 200}`);
+      expect((await store.read(ref, { limit: 2000 })).text).toBe(original);
+    }
+    expect(resultTextOf(tools[0]!)).toBe(outputs[0]);
+    expect(resultTextOf(tools[3]!)).toBe(outputs[3]);
+  });
+
+  it('skips with the reason when no result is over the threshold', async () => {
+    const { session } = sizedSession([100, 4096]);
+    const r = await compact(session, { ...base, target: 1, strategies: ['offload'] });
+    expect(r.skipped).toEqual([{ name: 'offload', reason: 'no changeable tool result over 4096 bytes' }]);
+  });
+});
+
+describe('head-tail alone', () => {
+  it('keeps the first and last lines with a marker naming the elided lines and the ref', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    const big = lines(2000, 'log');
+    t.step({ calls: [{ name: 'bash', args: { command: 'npm run build' }, result: big }] });
+    for (let i = 0; i < 5; i++) t.step({ calls: [{ name: 'bash', args: { command: `true ${i}` }, result: 'ok' }] });
+    const session = build(t);
+    const store = new MemoryResultStore();
+    const r = await compact(session, { ...base, target: 1, store, strategies: ['head-tail'] });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['head-tail']);
+    const item = toolItems(activeView(session))[0]!;
+    expect(item.edit).toBe('compressed');
+    const text = resultTextOf(item);
+    const out = text.split('\n');
+    const all = big.split('\n');
+    expect(out[0]).toBe(all[0]);
+    expect(out[out.length - 1]).toBe(all[all.length - 1]);
+    const m = text.match(/\[… lines (\d+)–(\d+) of 2000 elided \(([\d,]+) lines, ([\d,]+) characters\); the whole result: read_result \{"ref_id": "(r_[0-9a-f]{16})", "offset": (\d+)\} …\]/);
+    expect(m).not.toBeNull();
+    const [, from, to, count, , ref, offset] = m!;
+    const head = Number(from) - 1;
+    const tail = 2000 - Number(to);
+    expect(Number(count.replace(/,/g, ''))).toBe(2000 - head - tail);
+    expect(Number(offset)).toBe(head);
+    expect(out).toEqual([...all.slice(0, head), expect.any(String), ...all.slice(2000 - tail)]);
+    expect(head).toBeGreaterThan(0);
+    expect(tail).toBeGreaterThan(0);
+    expect((await store.read(ref!, { limit: 2000 })).text).toBe(big);
+    expect(text.length).toBeLessThan(big.length / 10);
+  });
+
+  it('cuts a single huge line by characters', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    const minified = 'x'.repeat(50_000);
+    t.step({ calls: [{ name: 'read', args: { path: 'dist/app.min.js' }, result: minified }] });
+    for (let i = 0; i < 5; i++) t.step({ calls: [{ name: 'bash', args: { command: `true ${i}` }, result: 'ok' }] });
+    const session = build(t);
+    await compact(session, { ...base, target: 1, strategies: ['head-tail'] });
+    const text = resultTextOf(toolItems(activeView(session))[0]!);
+    expect(text).toMatch(/^x{800}\n\[… [\d,]+ characters elided; the whole result: read_result \{"ref_id": "r_[0-9a-f]{16}"\} …\]\nx{800}$/);
+  });
+});
+
+describe('summarize alone', () => {
+  it('replaces a span with the extractive summary and leaves the first user message, the last 5 steps and the latest thinking', async () => {
+    const session = workSession();
+    const view0 = activeView(session);
+    const size = await sizeOf(session);
+    const summarizer = new RecordingSummarizer();
+    const r = await compact(session, { ...base, target: Math.floor(size * 0.5), strategies: ['summarize'], summarizer, minKeepLastSteps: 5 });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
+    expect(r.keptLastSteps).toBe(5);
+    const view = activeView(session);
+    const summary = view.find(isSummaryItem)!;
+    expect(summary).toBeDefined();
+    // The summary is what the extractive summarizer wrote for exactly the archived messages.
+    expect(summarizer.answers).toHaveLength(1);
+    expect(summaryText(summary.message)).toBe(summarizer.answers[0]);
+    expect(r.marker!.summary).toBe(summarizer.answers[0]);
+    const archived = view0.filter((v) => v.entry! >= summary.covers.fromEntry && v.entry! <= summary.covers.toEntry);
+    expect(summarizer.requests[0]!.messages).toEqual(archived.map((v) => v.message));
+    expect(summarizer.requests[0]!.task).toBe(TASK);
+    expect(summarizer.answers[0]).toBe(new ExtractiveSummarizer().summarizeSync(summarizer.requests[0]!));
+    // What was archived is not in view any more; the summary stands at its place.
+    for (const v of archived) expect(view.some((x) => x.entry === v.entry)).toBe(false);
+    expect(view.indexOf(summary)).toBe(view0.indexOf(archived[0]!));
+    // Protected: the first user message (same object), the last 5 steps, the latest thinking.
+    expect(view[0]!.message).toBe(view0[0]!.message);
+    const steps = unitsOf(view0).filter((u) => u.kind === 'step').slice(-5);
+    for (const u of steps) for (let i = u.start; i < u.end; i++) expect(view.find((x) => x.entry === view0[i]!.entry)?.message).toBe(view0[i]!.message);
+    const thinking = [...view0].reverse().find((v) => v.message.parts.some((p) => p.type === 'thinking'))!;
+    expect(view.find((x) => x.entry === thinking.entry)?.message).toBe(thinking.message);
+    // The evidence of the span is listed.
+    const parsed = parseSummary(summarizer.answers[0]!)!;
+    expect(parsed).toBeDefined();
+    expect([...parsed.evidence.filesRead, ...parsed.evidence.filesModified]).toEqual(expect.arrayContaining(['src/net/retry.ts']));
+    expect(parsed.evidence.commands.map((c) => c.command)).toEqual(expect.arrayContaining(['npx vitest run test/retry.test.ts']));
+    expect(parsed.evidence.instructions).toEqual(expect.arrayContaining(['Please also keep the backoff under 250 ms; do not touch test/fixtures/slow.json.']));
+    expect(checkInvariants(view)).toEqual([]);
+  });
+
+  it('keeps the latest thinking even when it is older than the last 5 steps', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    t.step({ thinking: 'The only thinking of the session.', text: 'Reading.', calls: [{ name: 'read', args: { path: 'src/a.ts' }, result: lines(100, 'a') }] });
+    for (let i = 0; i < 10; i++) t.step({ calls: [{ name: 'read', args: { path: `src/b${i}.ts` }, result: lines(100, `b${i}`) }] });
+    const session = build(t);
+    const view0 = activeView(session);
+    const thinking = view0.find((v) => v.message.parts.some((p) => p.type === 'thinking'))!;
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.4), strategies: ['summarize'], minKeepLastSteps: 5 });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
+    expect(activeView(session).find((x) => x.entry === thinking.entry)?.message).toBe(thinking.message);
+  });
+
+  it('skips with its message when the summarizer throws, and truncation still reaches the target', async () => {
+    const session = workSession();
+    const size = await sizeOf(session);
+    const broken: Summarizer = { name: 'broken', summarize: () => Promise.reject(new Error('model overloaded')) };
+    const r = await compact(session, { ...base, target: Math.floor(size * 0.5), summarizer: broken, strategies: ['summarize', 'truncate'] });
+    expect(r.skipped).toEqual([{ name: 'summarize', reason: 'failed: model overloaded' }]);
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['truncate']);
+    expect(r.reachedTarget).toBe(true);
+    expect(r.afterTokens).toBeLessThanOrEqual(Math.floor(size * 0.5));
+    expect(r.violations).toEqual([]);
+  });
+
+  it('skips when the summarizer returns nothing', async () => {
+    const session = workSession();
+    const empty: Summarizer = { name: 'blank', summarize: async () => '\n ' };
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.5), summarizer: empty, strategies: ['summarize'] });
+    expect(r.skipped).toEqual([{ name: 'summarize', reason: expect.stringContaining('the blank summarizer returned nothing') }]);
+    expect(r.entry).toBeUndefined();
+  });
+});
+
+describe('truncate alone', () => {
+  it('archives the oldest units with a note and keeps the first user message', async () => {
+    const { session } = toolSession(10);
+    const view0 = activeView(session);
+    const size = await sizeOf(session);
+    const r = await compact(session, { ...base, target: Math.floor(size * 0.6), strategies: ['truncate'] });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['truncate']);
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    expect(view[0]!.message).toBe(view0[0]!.message);
+    const summary = view[1]!;
+    expect(isSummaryItem(summary)).toBe(true);
+    const archivedMessages = summary.covers!.toEntry - summary.covers!.fromEntry + 1;
+    expect(summary.covers!.fromEntry).toBe(view0[1]!.entry);
+    expect(summaryText(summary.message)).toBe(`[${archivedMessages} more messages were archived without a summary to fit the context; the full history is kept.]`);
+    expect(archivedMessages % 2).toBe(0); // whole steps: a call never loses its result
+    expect(view.slice(2).map((v) => v.entry)).toEqual(view0.slice(1 + archivedMessages).map((v) => v.entry));
+    expect(r.marker!.archived).toEqual(summary.covers);
+  });
+});
+
+describe('the chain', () => {
+  it('stops as soon as the context is under the target and reports every figure', async () => {
+    const { session } = toolSession(10);
+    const view0 = activeView(session);
+    const entries = session.entries.length;
+    const size = await sizeOf(session);
+    const target = size - 200;
+    const r = await compact(session, { ...base, target });
+    expect(r.strategiesRun).toEqual([{ name: 'clear-tool-results', beforeTokens: size, afterTokens: r.afterTokens }]);
+    expect(r.skipped).toEqual([]);
+    expect(r.beforeTokens).toBe(size);
+    expect(r.afterTokens).toBeLessThanOrEqual(target);
+    expect(r.afterTokens).toBe(await sizeOf(session));
+    expect(r.beforeMessages).toBe(view0.length);
+    expect(r.afterMessages).toBe(activeView(session).length);
+    expect(r.afterMessages).toBe(view0.length);
+    expect(r.reachedTarget).toBe(true);
+    expect(r.keptLastSteps).toBe(5);
+    expect(r.violations).toEqual([]);
+    expect(session.entries).toHaveLength(entries + 1);
+    expect(r.entry).toBe(session.entries[entries]);
+    expect(r.marker).toMatchObject({ number: 1, source: 'abridge', tokensBefore: size, tokensAfter: r.afterTokens, strategies: ['clear-tool-results'] });
+  });
+
+  it('goes down the chain, cheapest first, until the target is reached', async () => {
+    const session = workSession(12);
+    const size = await sizeOf(session);
+    const r = await compact(session, { ...base, target: Math.floor(size * 0.15) });
+    expect(r.reachedTarget).toBe(true);
+    const order = ['clear-tool-results', 'offload', 'head-tail', 'summarize', 'truncate'];
+    const ran = r.strategiesRun.map((s) => order.indexOf(s.name));
+    expect(ran).toEqual([...ran].sort((a, b) => a - b));
+    expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
+    for (const s of r.strategiesRun) expect(s.afterTokens).toBeLessThan(s.beforeTokens);
+    expect(r.strategiesRun[0]!.beforeTokens).toBe(size);
+    expect(r.strategiesRun.at(-1)!.afterTokens).toBe(r.afterTokens);
+  });
+
+  it('does nothing when already under the target (unless forced)', async () => {
+    const { session } = toolSession(4);
+    const size = await sizeOf(session);
+    const entries = session.entries.length;
+    const r = await compact(session, { ...base, target: size + 1 });
+    expect(r).toMatchObject({ beforeTokens: size, afterTokens: size, reachedTarget: true, strategiesRun: [], skipped: [] });
+    expect(session.entries).toHaveLength(entries);
+  });
+
+  it('skips and reports a strategy that throws; the session stays intact', async () => {
+    vi.spyOn(STRATEGIES['clear-tool-results'], 'apply').mockRejectedValue(new Error('boom'));
+    const { session } = toolSession(10);
+    const original = structuredClone(session.entries);
+    const view0 = activeView(session);
+    const r = await compact(session, { ...base, target: (await sizeOf(session)) - 200 });
+    expect(r.skipped).toEqual([{ name: 'clear-tool-results', reason: 'failed: boom' }]);
+    expect(r.strategiesRun[0]!.name).toBe('offload');
+    expect(r.reachedTarget).toBe(true);
+    expect(session.entries.slice(0, original.length)).toEqual(original);
+    expect(introducedViolationsOf(view0, activeView(session))).toEqual([]);
+  });
+
+  it('undoes a step that would break an invariant', async () => {
+    // A broken strategy: drops every tool result (calls lose their results).
+    vi.spyOn(STRATEGIES.offload, 'apply').mockImplementation(async (view) => view.filter((v) => v.message.role !== 'tool'));
+    const { session } = toolSession(10);
+    const r = await compact(session, { ...base, target: 1, strategies: ['offload'] });
+    expect(r.skipped).toEqual([{ name: 'offload', reason: expect.stringMatching(/^undone: it would break an invariant \(/) }]);
+    expect(r.entry).toBeUndefined();
+    expect(checkInvariants(activeView(session))).toEqual([]);
+  });
+
+  it('archives, never deletes: entries only grow and activeView shows the compacted view', async () => {
+    const session = workSession();
+    const original = structuredClone(session.entries);
+    const view0 = activeView(session);
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.3) });
+    expect(r.reachedTarget).toBe(true);
+    expect(session.entries).toHaveLength(original.length + 1);
+    expect(session.entries.slice(0, original.length)).toEqual(original);
+    const view = activeView(session);
+    expect(view.length).toBe(r.afterMessages);
+    expect(view.length).toBeLessThan(view0.length);
+    const marker = r.marker!;
+    const summary = view.find(isSummaryItem);
+    expect(summary && summaryText(summary.message)).toBe(marker.summary);
+    for (const e of marker.edits ?? []) expect(view.find((v) => v.entry === e.entry)).toMatchObject({ message: e.message, edit: e.how });
+    expect(checkInvariants(view)).toEqual([]);
+    // Every entry that is not in view is under the summary (or hidden by the marker).
+    const inView = new Set(view.map((v) => v.entry));
+    for (const v of view0) if (!inView.has(v.entry)) expect(v.entry! >= marker.archived!.fromEntry && v.entry! <= marker.archived!.toEntry).toBe(true);
+  });
+
+  it('a second compaction summarizes the first summary plus what followed, keeping every item of it', async () => {
+    const t = new PiTranscript();
+    const session0 = workSession();
+    // Continue the same transcript after the first compaction: build it once, compact, then append records.
+    const first = await compact(session0, { ...base, target: Math.floor((await sizeOf(session0)) * 0.5), strategies: ['summarize'] });
+    expect(first.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
+    const s1 = parseSummary(first.marker!.summary)!;
+    expect(s1).toBeDefined();
+    // Write the compacted session, add more work, and read it back (as an agent that goes on would).
+    void t;
+    const more = new PiTranscript();
+    more.user('Now also handle ECONNRESET in src/net/socket.ts.');
+    more.step({ text: 'Let me grep for it.', calls: [{ name: 'bash', args: { command: 'grep -rn ECONNRESET src/' }, result: lines(80, 'grep') }] });
+    more.step({ calls: [{ name: 'edit', args: { path: 'src/net/socket.ts', oldText: 'a', newText: 'b' }, result: 'Edited src/net/socket.ts' }] });
+    for (let i = 0; i < 6; i++) more.step({ text: `Verifying ${i}.`, calls: [{ name: 'read', args: { path: `src/net/check${i}.ts` }, result: lines(60, `check${i}`) }] });
+    const session = appendRecords(session0, more);
+    const view1 = activeView(session);
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.4), strategies: ['summarize'] });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
+    expect(r.marker!.number).toBe(2);
+    const view = activeView(session);
+    expect(view.filter(isSummaryItem)).toHaveLength(1);
+    const summary = view.find(isSummaryItem)!;
+    // It covers the first summary's span and what followed.
+    expect(summary.covers.fromEntry).toBe(first.marker!.archived!.fromEntry);
+    expect(summary.covers.toEntry).toBeGreaterThan(first.marker!.archived!.toEntry);
+    expect(view1.find(isSummaryItem)).toBeDefined();
+    const s2 = parseSummary(summaryText(summary.message))!;
+    expect(s2).toBeDefined();
+    const files = (s: typeof s1) => [...s.evidence.filesRead, ...s.evidence.filesModified];
+    expect(files(s2)).toEqual(expect.arrayContaining(files(s1)));
+    expect(s2.evidence.commands.map((c) => c.command)).toEqual(expect.arrayContaining(s1.evidence.commands.map((c) => c.command)));
+    expect(s2.evidence.instructions).toEqual(expect.arrayContaining(s1.evidence.instructions));
+    expect(s2.evidence.instructions).toEqual(expect.arrayContaining(['Now also handle ECONNRESET in src/net/socket.ts.']));
+    expect(s2.evidence.commands.map((c) => c.command)).toContain('grep -rn ECONNRESET src/');
+    expect(s2.evidence.filesModified).toContain('src/net/socket.ts');
+    expect(checkInvariants(view)).toEqual([]);
+  });
+
+  it('a second compaction that only edits results leaves the first marker entry as it was', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 6; i++) t.step({ text: `Reading ${i}.`, calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: lines(40, `r${i}`) }] });
+    for (let i = 0; i < 6; i++) t.step({ calls: [{ name: 'bash', args: { command: `cat big${i}.log` }, result: lines(200, `big${i}`) }] });
+    const session = build(t);
+    await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.8), strategies: ['summarize'], keepLastSteps: 6, minKeepLastSteps: 6 });
+    const snapshot = structuredClone(session.entries);
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.8), strategies: ['offload'], keepLastSteps: 1 });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['offload']);
+    expect(session.entries.slice(0, snapshot.length)).toEqual(snapshot);
+    expect(r.entry!.message).not.toBe(snapshot.at(-1)!.message);
+  });
+
+  it('forceCompact halves the context', async () => {
+    const session = workSession();
+    const size = await sizeOf(session);
+    const r = await forceCompact(session, { prefixTokens: 0, now: NOW });
+    expect(r.beforeTokens).toBe(size);
+    expect(r.afterTokens).toBeLessThanOrEqual(Math.floor(size / 2));
+    expect(r.reachedTarget).toBe(true);
+    expect(r.violations).toEqual([]);
+    // Even when under any target a caller might have: it runs anyway.
+    const again = await forceCompact(session, { prefixTokens: 0, now: NOW, target: Math.floor(r.afterTokens * 0.9) });
+    expect(again.strategiesRun.length).toBeGreaterThan(0);
+    expect(again.afterTokens).toBeLessThanOrEqual(Math.floor(r.afterTokens * 0.9));
+  });
+});
+
+describe('native records', () => {
+  it('pi: a session with an abridge compaction is written and read back to the same view', async () => {
+    const session = workSession();
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.3) });
+    expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
+    expect(r.marker!.edits?.length ?? 0).toBeGreaterThan(0);
+    const text = writeSession(session);
+    const record = JSON.parse(text.trimEnd().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(record).toMatchObject({ type: 'compaction', details: { abridge: { source: 'abridge', summary: r.marker!.summary } } });
+    expect(record.summary).toBe(`## Original request (verbatim)\n${TASK}\n\n${r.marker!.summary}`);
+    const back = parseSession(text);
+    expect(back.problems).toEqual([]);
+    expect(back.entries).toHaveLength(session.entries.length);
+    expect(activeView(back).map((v) => v.message)).toEqual(activeView(session).map((v) => v.message));
+    expect(activeView(back).map((v) => v.edit)).toEqual(activeView(session).map((v) => v.edit));
+    // Written again, it is the same text.
+    expect(writeSession(back)).toBe(text);
+  });
+
+  it('pi: a compaction that only edited results round-trips too (a custom record)', async () => {
+    const { session } = toolSession(10);
+    const r = await compact(session, { ...base, target: (await sizeOf(session)) - 200 });
+    expect(r.marker!.archived).toBeUndefined();
+    const text = writeSession(session);
+    expect(JSON.parse(text.trimEnd().split('\n').at(-1)!)).toMatchObject({ type: 'custom', customType: 'abridge.compaction' });
+    const back = parseSession(text);
+    expect(activeView(back).map((v) => v.message)).toEqual(activeView(session).map((v) => v.message));
+  });
+
+  it('Claude Code: the written boundary, summary and copies read back as the compacted view', async () => {
+    const session = claudeCodeSession(10);
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.4) });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    const back = parseSession(writeSession(session));
+    expect(back.format).toBe('claude-code');
+    expect(back.problems).toEqual([]);
+    const backView = activeView(back);
+    // Claude Code keeps nothing from before a boundary: the original request opens the summary instead.
+    expect(normalized(backView)).toBe(normalized(view));
+    expect(checkInvariants(backView)).toEqual([]);
+  });
+
+  it('Claude Code: messages kept between the task and a summary further on survive the round trip', async () => {
+    const session = claudeCodeSession(10, { midSpan: true });
+    const view0 = activeView(session);
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.6), strategies: ['summarize'] });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
+    const view = activeView(session);
+    const at = view.findIndex(isSummaryItem);
+    expect(at).toBeGreaterThan(1); // the span does not start right after the task
+    expect(view[1]!.message).toBe(view0[1]!.message);
+    const backView = activeView(parseSession(writeSession(session)));
+    expect(normalized(backView)).toBe(normalized(view));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------------
+
+function introducedViolationsOf(before: readonly ViewItem[], after: readonly ViewItem[]) {
+  const had = new Set(checkInvariants(before).map((v) => `${v.kind}:${v.key}`));
+  return checkInvariants(after).filter((v) => !had.has(`${v.kind}:${v.key}`));
+}
+
+/** The session written as pi JSONL with `more`'s records (minus its header) appended, linked after the last entry. */
+function appendRecords(session: Session, more: PiTranscript): Session {
+  const text = writeSession(session);
+  const lastId = [...session.entries].reverse().find((e) => e.id !== undefined)!.id!;
+  const records = more.records.slice(1).map((r, i) => ({ ...r, id: `m${i}`, parentId: i === 0 ? lastId : `m${i - 1}` }));
+  return parseSession(text + records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+}
+
+/**
+ * A view's text with the original request folded into the summary the way Claude Code and pi records carry it, so that
+ * a view and its re-read copy compare: `## Original request (verbatim)` + task + summary, then every message after it.
+ */
+function normalized(view: readonly ViewItem[]): string {
+  const at = view.findIndex(isSummaryItem);
+  const task = view.find((v) => isHumanUser(v.message));
+  const parts: string[] = [];
+  view.forEach((v, i) => {
+    if (i < at && v === task) return; // folded into the summary below
+    if (i === at) {
+      const s = summaryText(v.message);
+      const taskText = task ? textOf(task.message).trim() : '';
+      parts.push(s.startsWith('## Original request (verbatim)\n') ? s : `## Original request (verbatim)\n${taskText}\n\n${s}`);
+      return;
+    }
+    parts.push(`${v.message.role}: ${textOf(v.message)}`);
+  });
+  return parts.join('\n---\n').replace(/[ \t]+/g, ' ');
+}
+
+/** A Claude Code transcript: a task, optionally an early step and a user instruction, then `steps` tool steps. */
+function claudeCodeSession(steps: number, opts: { midSpan?: boolean } = {}): Session {
+  const records: Record<string, unknown>[] = [];
+  let parent: string | null = null;
+  let n = 0;
+  const add = (type: string, rest: Record<string, unknown>) => {
+    const uuid = `00000000-0000-4000-8000-${String(n++).padStart(12, '0')}`;
+    records.push({ parentUuid: parent, isSidechain: false, userType: 'external', cwd: '/repo', sessionId: 'cc-session', version: '2.1.0', type, uuid, timestamp: `2026-01-01T00:${String(Math.floor(n / 60)).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}.000Z`, ...rest });
+    parent = uuid;
+  };
+  const assistant = (id: string, content: unknown[]) =>
+    add('assistant', { message: { id, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content, stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } } });
+  const result = (id: string, text: string, isError = false) => add('user', { message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: text, is_error: isError }] } });
+  add('user', { message: { role: 'user', content: TASK } });
+  if (opts.midSpan) {
+    assistant('msg_early', [{ type: 'text', text: 'Done: the root cause is found in src/net/retry.ts.' }]);
+    add('user', { message: { role: 'user', content: 'Important: always keep the retry budget at 3; never remove the jitter.' } });
+  }
+  for (let i = 0; i < steps; i++) {
+    assistant(`msg_${i}`, [
+      ...(i === steps - 1 ? [{ type: 'thinking', thinking: 'Final check.', signature: 'SIG' }] : []),
+      { type: 'tool_use', id: `toolu_${i}`, name: i % 2 ? 'Bash' : 'Read', input: i % 2 ? { command: `npm test -- part${i}` } : { file_path: `/repo/src/part${i}.ts` } },
+    ]);
+    result(`toolu_${i}`, lines(70, `part${i}`), i === 3);
+  }
+  return parseSession(`${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
+}

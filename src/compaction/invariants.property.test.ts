@@ -1,0 +1,51 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseSession } from '../formats/read.js';
+import { activeView } from '../model/view.js';
+import { MemoryResultStore } from '../store/memory-result-store.js';
+import { checkCompactionCase, randomCase, sessionJsonl, sessionSpec, type CompactionLib } from '../test-support/random-session.js';
+import { compact } from './compact.js';
+import { checkInvariants, introducedViolations } from './invariants.js';
+import { ExtractiveSummarizer } from './summarizers/extractive.js';
+import { isHumanUser, unitsOf } from './turns.js';
+
+const lib: CompactionLib = { parseSession, compact, activeView, checkInvariants, introducedViolations, unitsOf, isHumanUser, ExtractiveSummarizer, MemoryResultStore };
+
+/** Random sessions per property: ABRIDGE_PROPERTY_RUNS (default 300; `npm run bench:compact` runs 10,000). */
+const RUNS = Number(process.env.ABRIDGE_PROPERTY_RUNS ?? 300);
+const SEED = process.env.ABRIDGE_PROPERTY_SEED === undefined ? undefined : Number(process.env.ABRIDGE_PROPERTY_SEED);
+const params = { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) };
+
+describe('compaction invariants on random sessions', () => {
+  it('the generator makes readable pi sessions with what the properties need (parallel calls, errors, orphans, thinking)', () => {
+    const seen = { parallel: 0, errors: 0, orphans: 0, thinking: 0, synthetic: 0, huge: 0 };
+    for (const spec of fc.sample(sessionSpec, { numRuns: 200, seed: 7 })) {
+      const s = parseSession(sessionJsonl(spec));
+      expect(s.format).toBe('pi');
+      expect(s.problems).toEqual([]);
+      const view = activeView(s);
+      expect(view.some((v) => isHumanUser(v.message))).toBe(true);
+      for (const v of view) {
+        const calls = v.message.parts.filter((p) => p.type === 'tool-call').length;
+        if (calls > 1) seen.parallel++;
+        if (v.message.parts.some((p) => p.type === 'tool-result' && p.isError)) seen.errors++;
+        if (v.message.parts.some((p) => p.type === 'thinking')) seen.thinking++;
+        if (v.message.synthetic) seen.synthetic++;
+        if (v.message.parts.some((p) => p.type === 'tool-result' && p.content.some((c) => c.type === 'text' && c.text.length > 100_000))) seen.huge++;
+      }
+      seen.orphans += checkInvariants(view).filter((x) => x.kind === 'call-without-result').length;
+    }
+    for (const [k, n] of Object.entries(seen)) expect(n, k).toBeGreaterThan(0);
+  });
+
+  it(`every compaction keeps the invariants, the protected messages and the archive (${RUNS} runs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(randomCase, async (c) => {
+        const outcome = await checkCompactionCase(lib, c);
+        expect(outcome.problems).toEqual([]);
+        expect(outcome.violations).toBe(0);
+      }),
+      params,
+    );
+  });
+});

@@ -1,0 +1,129 @@
+import { ModelCatalog } from '../budget/catalog.js';
+import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
+import { missingSdk } from './anthropic.js';
+
+/** The parts of an `openai` SDK client this module uses (an `OpenAI` instance is one). */
+export interface OpenAIApi {
+  chat: {
+    completions: {
+      create(body: OpenAIChatBody): PromiseLike<OpenAIChatReply>;
+    };
+  };
+  responses: {
+    create(body: OpenAIResponsesBody): PromiseLike<OpenAIResponsesReply>;
+  };
+}
+
+export interface OpenAIChatBody {
+  model: string;
+  messages: [{ role: 'system'; content: string }, { role: 'user'; content: string }];
+  max_completion_tokens?: number;
+  max_tokens?: number;
+}
+
+export interface OpenAIChatReply {
+  choices: readonly { message: { content?: unknown; refusal?: unknown } }[];
+}
+
+export interface OpenAIResponsesBody {
+  model: string;
+  instructions: string;
+  input: string;
+  max_output_tokens: number;
+  store?: boolean;
+}
+
+export interface OpenAIResponsesReply {
+  output_text?: unknown;
+  output?: readonly unknown[];
+}
+
+export interface OpenAIClientOptions {
+  /** The model id, e.g. `gpt-5-mini`. */
+  model: string;
+  /** `chat` (Chat Completions, the default; what OpenAI-compatible servers speak) or `responses` (the Responses API). */
+  api?: 'chat' | 'responses';
+  /** Default: the SDK's (`OPENAI_API_KEY`). */
+  apiKey?: string;
+  /** Default: the SDK's (`OPENAI_BASE_URL`, else https://api.openai.com/v1). */
+  baseURL?: string;
+  /** The model's window; default: the model catalog's. */
+  contextWindow?: number;
+  /** The model's output limit; default: the model catalog's. */
+  maxOutputTokens?: number;
+  /** Retries of failed requests (the SDK's default: 2). */
+  maxRetries?: number;
+  /** Milliseconds before a request times out (the SDK's default: 10 minutes). */
+  timeout?: number;
+  /**
+   * How Chat Completions requests name the output limit: `max_completion_tokens` (the default, what OpenAI's reasoning
+   * models require) or `max_tokens` (for older OpenAI-compatible servers).
+   */
+  maxTokensParameter?: 'max_completion_tokens' | 'max_tokens';
+  /** An existing SDK client to use instead of creating one (the other connection options are then ignored). */
+  client?: OpenAIApi;
+}
+
+/**
+ * An LlmClient on OpenAI, through the official `openai` SDK (an optional peer dependency, loaded when this is called):
+ * `chat.completions.create` with a system and a user message, or with `api: 'responses'`, `responses.create` with
+ * the system prompt as `instructions` (and `store: false`).
+ */
+export async function openaiClient(options: OpenAIClientOptions): Promise<LlmClient> {
+  const api = options.client ?? (await createSdkClient(options));
+  const info = new ModelCatalog().lookup(options.model, { provider: 'openai' });
+  const model = options.model;
+  const which = options.api ?? 'chat';
+  const limitKey = options.maxTokensParameter ?? 'max_completion_tokens';
+  return {
+    model,
+    contextWindow: options.contextWindow ?? info.contextWindow,
+    maxOutputTokens: options.maxOutputTokens ?? info.maxOutputTokens,
+    async complete(req: LlmCompletionRequest): Promise<string> {
+      if (which === 'responses') {
+        const reply = await api.responses.create({ model, instructions: req.system, input: req.prompt, max_output_tokens: req.maxOutputTokens, store: false });
+        return responseText(reply);
+      }
+      const body: OpenAIChatBody = {
+        model,
+        messages: [
+          { role: 'system', content: req.system },
+          { role: 'user', content: req.prompt },
+        ],
+      };
+      body[limitKey] = req.maxOutputTokens;
+      const reply = await api.chat.completions.create(body);
+      const content = reply.choices?.[0]?.message?.content;
+      if (typeof content === 'string') return content;
+      if (Array.isArray(content)) return content.map((c: { text?: unknown }) => (typeof c?.text === 'string' ? c.text : '')).join('');
+      return '';
+    },
+  };
+}
+
+/** The text of a Responses API reply: the SDK's `output_text`, else the output_text parts of its message items. */
+function responseText(reply: OpenAIResponsesReply): string {
+  if (typeof reply.output_text === 'string' && reply.output_text) return reply.output_text;
+  const out: string[] = [];
+  for (const item of reply.output ?? []) {
+    const it = item as { type?: unknown; content?: unknown };
+    if (it.type !== 'message' || !Array.isArray(it.content)) continue;
+    for (const c of it.content as { type?: unknown; text?: unknown }[]) if (c.type === 'output_text' && typeof c.text === 'string') out.push(c.text);
+  }
+  return out.join('');
+}
+
+async function createSdkClient(options: OpenAIClientOptions): Promise<OpenAIApi> {
+  let sdk: typeof import('openai');
+  try {
+    sdk = await import('openai');
+  } catch (err) {
+    throw missingSdk(err, 'openai', 'the OpenAI summarizer');
+  }
+  const config: ConstructorParameters<typeof sdk.OpenAI>[0] = {};
+  if (options.apiKey !== undefined) config.apiKey = options.apiKey;
+  if (options.baseURL !== undefined) config.baseURL = options.baseURL;
+  if (options.maxRetries !== undefined) config.maxRetries = options.maxRetries;
+  if (options.timeout !== undefined) config.timeout = options.timeout;
+  return new sdk.OpenAI(config);
+}
