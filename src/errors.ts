@@ -9,7 +9,10 @@ export type AbridgeErrorCode =
   | 'INVALID_CONFIG'
   | 'RESULT_NOT_FOUND'
   | 'STORE_ERROR'
-  | 'MISSING_DEPENDENCY';
+  | 'MISSING_DEPENDENCY'
+  | 'SESSION_NOT_FOUND'
+  | 'SESSION_EXISTS'
+  | 'CONFLICT';
 
 /** An error meant for a person: the message names the input and what was expected. */
 export class AbridgeError extends Error {
