@@ -23,7 +23,7 @@ import type {
   ToolResultPart,
 } from '../model/types.js';
 import { asString, isRecord, type DetectInput, type TranscriptFormat } from './format.js';
-import { invalidInput, mediaPlaceholder, inlineText, CONVERSATION_START_TEXT, segmentMessage, prepareConversation, requestConfidence, systemText } from './request-body.js';
+import { invalidInput, mediaPlaceholder, inlineText, CONVERSATION_START_TEXT, segmentMessage, prepareConversation, requestConfidence, systemText , writeRequestBody } from './request-body.js';
 
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -402,15 +402,7 @@ function mergeSameRole(messages: unknown[]): void {
 }
 
 function writeAnthropic(session: Session): string {
-  if (session.format === 'anthropic') {
-    const same = sameFormatBody(session);
-    if (same) return `${JSON.stringify(same, null, 2)}\n`;
-    // Edited so that the raw messages no longer make a valid body: convert, keeping the request's other fields.
-    const request = isRecord(session.extra?.request) ? session.extra.request : {};
-    const converted = toAnthropicRequest(session);
-    return `${JSON.stringify({ ...request, ...converted, model: request.model ?? converted.model, max_tokens: request.max_tokens ?? converted.max_tokens }, null, 2)}\n`;
-  }
-  return `${JSON.stringify(toAnthropicRequest(session), null, 2)}\n`;
+  return writeRequestBody(session, 'anthropic', sameFormatBody, toAnthropicRequest, ['model', 'max_tokens']);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import {
   requestConfidence,
   segmentMessage,
   type ConvTurn,
+  writeRequestBody,
 } from './request-body.js';
 import { asString, isRecord, type DetectInput, type TranscriptFormat } from './format.js';
 
@@ -330,14 +331,7 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
 }
 
 function writeChat(session: Session): string {
-  if (session.format === 'openai-chat') {
-    const same = sameFormatBody(session);
-    if (same) return `${JSON.stringify(same, null, 2)}\n`;
-    const request = isRecord(session.extra?.request) ? session.extra.request : {};
-    const converted = toOpenaiChatRequest(session);
-    return `${JSON.stringify({ ...request, ...converted, model: request.model ?? converted.model }, null, 2)}\n`;
-  }
-  return `${JSON.stringify(toOpenaiChatRequest(session), null, 2)}\n`;
+  return writeRequestBody(session, 'openai-chat', sameFormatBody, toOpenaiChatRequest);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

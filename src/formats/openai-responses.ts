@@ -25,6 +25,7 @@ import {
   requestConfidence,
   segmentMessage,
   type ConvTurn,
+  writeRequestBody,
 } from './request-body.js';
 import { asString, isRecord, type DetectInput, type TranscriptFormat } from './format.js';
 
@@ -363,14 +364,7 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
 }
 
 function writeResponses(session: Session): string {
-  if (session.format === 'openai-responses') {
-    const same = sameFormatBody(session);
-    if (same) return `${JSON.stringify(same, null, 2)}\n`;
-    const request = isRecord(session.extra?.request) ? session.extra.request : {};
-    const converted = toOpenaiResponsesRequest(session);
-    return `${JSON.stringify({ ...request, ...converted, model: request.model ?? converted.model }, null, 2)}\n`;
-  }
-  return `${JSON.stringify(toOpenaiResponsesRequest(session), null, 2)}\n`;
+  return writeRequestBody(session, 'openai-responses', sameFormatBody, toOpenaiResponsesRequest);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

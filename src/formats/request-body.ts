@@ -340,3 +340,26 @@ export function requestConfidence(kind: keyof RequestSignals, doc: unknown): num
   return 0;
 }
 
+
+/**
+ * Writes a request body. A session read from this format is written from its own records when they still make a valid
+ * body; else (edited, or from another format) it is converted, keeping the request's other fields and `keep` ones
+ * (model, max_tokens) from the original request when it had them.
+ */
+export function writeRequestBody(
+  session: Session,
+  format: string,
+  sameFormatBody: (s: Session) => Record<string, unknown> | undefined,
+  convert: (s: Session) => object,
+  keep: readonly string[] = ['model'],
+): string {
+  const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
+  if (session.format !== format) return json(convert(session));
+  const same = sameFormatBody(session);
+  if (same) return json(same);
+  const request = isRecord(session.extra?.request) ? session.extra.request : {};
+  const converted = convert(session) as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  for (const k of keep) kept[k] = request[k] ?? converted[k];
+  return json({ ...request, ...converted, ...kept });
+}
