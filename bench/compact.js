@@ -1,0 +1,421 @@
+#!/usr/bin/env node
+/**
+ * Compaction benchmark (`npm run bench:compact`, which builds first; this file only uses dist/).
+ *
+ *   node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--file f.jsonl]
+ *
+ * 1. Every corpus transcript (pi, claude-code, codex, swe-agent in ../shared/corpus or $ABRIDGE_CORPUS) at three
+ *    budgets: target = fixed prefix + 50% / 25% / 10% of its visible tokens (contextSnapshot: fixed =
+ *    components.unrecorded, visible = used − fixed), with the default chain and with the extractive summarizer alone
+ *    (strategies ['summarize', 'truncate'], so that clearing does not hide tool results). Per budget: the median over
+ *    files of each file's median-of-`--runs` compaction time, invariant violations (reported by compact() plus any the
+ *    resulting view has anew), archive violations (an original entry changed or gone), reached-target rate, and the
+ *    RETENTION of the archived part measured by bench/retention.js (independent of abridge's extractor).
+ * 2. The 2.4 MB pi-mono transcript: compaction time, and the peak RSS of a child process that reads and compacts it,
+ *    beside one that only reads it (and one that only loads abridge), from /usr/bin/time -v when present, else the
+ *    child's own process.resourceUsage().maxRSS.
+ * 3. `--random` random sessions from src/test-support/random-session.ts (the property test's generator, transpiled
+ *    with TypeScript on the fly) checked with its checkCompactionCase against dist/: cases with violations.
+ *
+ * Prints tables; `--json` prints the figures as JSON. Exits 1 only if something fails to run, not when a target is
+ * missed (targets are for people to read).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { KINDS, measureRetention } from './retention.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const INDEX = join(ROOT, 'dist', 'index.js');
+const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corpus');
+const FOLDERS = ['pi', 'claude-code', 'codex', 'swe-agent'];
+const FRACTIONS = [0.5, 0.25, 0.1];
+const CHAINS = [
+  { id: 'default', label: 'default chain', strategies: undefined },
+  { id: 'extractive', label: 'extractive only (summarize, truncate)', strategies: ['summarize', 'truncate'] },
+];
+const BIG = 'badlogic__pi-mono__before-compaction.jsonl';
+const MB = 1024 * 1024;
+
+function parseArgs(argv) {
+  const opts = { json: false, runs: 3, random: 10_000, seed: 1, rss: true, file: join(CORPUS, 'pi', BIG), child: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) usage(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--json') opts.json = true;
+    else if (a === '--runs') opts.runs = int(a, value(), 1);
+    else if (a === '--random') opts.random = int(a, value(), 0);
+    else if (a === '--no-random') opts.random = 0;
+    else if (a === '--seed') opts.seed = int(a, value(), -(2 ** 31));
+    else if (a === '--no-rss') opts.rss = false;
+    else if (a === '--file') opts.file = resolve(value());
+    else if (a === '--child') opts.child = value(); // internal: baseline | read | compact | compact-default
+    else if (a === '--target') opts.target = int(a, value(), 1); // internal: the child's target
+    else if (a === '-h' || a === '--help') usage();
+    else usage(`unknown argument: ${a}`);
+  }
+  return opts;
+}
+
+function int(name, v, min) {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) usage(`${name}: expected an integer ≥ ${min}, got ${v}`);
+  return n;
+}
+
+function usage(error) {
+  const text = 'usage: node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--file transcript.jsonl]';
+  if (error) {
+    console.error(`${error}\n${text}`);
+    process.exit(2);
+  }
+  console.log(text);
+  process.exit(0);
+}
+
+const median = (xs) => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+const pct = (n, d) => (d === 0 ? null : (100 * n) / d);
+const fmtPct = (x) => (x === null || x === undefined ? '—' : `${x.toFixed(1)}%`);
+const fmtMs = (x) => (x === undefined || Number.isNaN(x) ? '—' : x < 10 ? x.toFixed(2) : x.toFixed(1));
+const fmtMb = (b) => (b === undefined ? '—' : `${(b / MB).toFixed(1)} MB`);
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Child processes (peak RSS)
+
+async function child(opts) {
+  const lib = await import(pathToFileURL(INDEX).href);
+  const out = { mode: opts.child };
+  if (opts.child !== 'baseline') {
+    const session = await lib.readSession(opts.file);
+    out.entries = session.entries.length;
+    if (opts.child === 'compact' || opts.child === 'compact-default') {
+      let target = opts.target;
+      if (target === undefined) {
+        const snap = lib.contextSnapshot(session);
+        const fixed = snap.components.unrecorded;
+        target = fixed + Math.round((snap.used - fixed) * 0.25);
+      }
+      const t0 = performance.now();
+      const r = await lib.compact(session, { target, ...(opts.child === 'compact' ? { strategies: ['summarize', 'truncate'] } : {}) });
+      out.ms = performance.now() - t0;
+      out.reached = r.reachedTarget;
+      out.strategies = r.strategiesRun.map((x) => x.name);
+      out.afterTokens = r.afterTokens;
+      out.beforeTokens = r.beforeTokens;
+    }
+  }
+  out.maxRssBytes = process.resourceUsage().maxRSS * 1024;
+  process.stdout.write(JSON.stringify(out));
+}
+
+const TIME_BIN = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+function runChild(mode, file, target) {
+  const args = [fileURLToPath(import.meta.url), '--child', mode, '--file', file, ...(target === undefined ? [] : ['--target', String(target)])];
+  const r = TIME_BIN ? spawnSync(TIME_BIN, ['-v', process.execPath, ...args], { encoding: 'utf8' }) : spawnSync(process.execPath, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`child ${mode} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  const res = JSON.parse(r.stdout);
+  const kb = TIME_BIN ? /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr) : null;
+  res.peakRssBytes = kb ? Number(kb[1]) * 1024 : res.maxRssBytes;
+  res.rssSource = kb ? '/usr/bin/time -v' : 'process.resourceUsage().maxRSS';
+  return res;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Corpus
+
+function corpusFiles() {
+  const out = [];
+  for (const folder of FOLDERS) {
+    const dir = join(CORPUS, folder);
+    if (!existsSync(dir)) continue;
+    for (const f of readdirSync(dir).filter((f) => !f.startsWith('.')).sort()) out.push({ folder, path: join(dir, f), name: `${folder}/${f}`, bytes: statSync(join(dir, f)).size });
+  }
+  return out;
+}
+
+function emptyRetention() {
+  return Object.fromEntries([...KINDS, 'instructionsWhole'].map((k) => [k, { total: 0, retained: 0 }]));
+}
+
+function addRetention(into, r) {
+  for (const k of Object.keys(into)) {
+    into[k].total += r[k].total;
+    into[k].retained += r[k].retained;
+  }
+}
+
+async function benchCorpus(lib, opts, log) {
+  const files = corpusFiles();
+  const perFile = [];
+  for (const [n, file] of files.entries()) {
+    log(`  [${n + 1}/${files.length}] ${file.name}`);
+    const first = await lib.readSession(file.path);
+    const snap = lib.contextSnapshot(first);
+    const fixed = snap.components.unrecorded;
+    const visible = snap.used - fixed;
+    const row = { file: file.name, format: first.format, bytes: file.bytes, fixed, visible, runs: {} };
+    for (const chain of CHAINS) {
+      for (const fraction of FRACTIONS) {
+        const target = fixed + Math.round(visible * fraction);
+        const times = [];
+        let rec;
+        for (let run = 0; run < opts.runs; run++) {
+          const session = await lib.readSession(file.path);
+          const originals = run === 0 ? session.entries.map((e) => JSON.stringify(e)) : undefined;
+          const view0 = lib.activeView(session);
+          const options = { target };
+          if (chain.strategies) options.strategies = chain.strategies;
+          const t0 = performance.now();
+          const r = await lib.compact(session, options);
+          times.push(performance.now() - t0);
+          if (run > 0) continue;
+          const view = lib.activeView(session);
+          const introduced = lib.introducedViolations(lib.checkInvariants(view0), lib.checkInvariants(view));
+          let archive = 0;
+          if (session.entries.length < originals.length) archive++;
+          for (let i = 0; i < originals.length; i++) if (JSON.stringify(session.entries[i]) !== originals[i]) archive++;
+          rec = {
+            target,
+            before: r.beforeTokens,
+            after: r.afterTokens,
+            reached: r.reachedTarget,
+            violations: r.violations.length + introduced.length,
+            violationKinds: [...r.violations, ...introduced].map((v) => v.kind),
+            archiveViolations: archive,
+            strategies: r.strategiesRun.map((s) => s.name),
+            retention: measureRetention(view0, view),
+          };
+        }
+        rec.ms = median(times);
+        row.runs[`${chain.id}@${fraction}`] = rec;
+      }
+    }
+    perFile.push(row);
+  }
+  const budgets = [];
+  for (const fraction of FRACTIONS) {
+    for (const chain of CHAINS) {
+      const recs = perFile.map((f) => f.runs[`${chain.id}@${fraction}`]);
+      const retention = emptyRetention();
+      for (const r of recs) addRetention(retention, r.retention);
+      budgets.push({
+        fraction,
+        chain: chain.id,
+        files: recs.length,
+        medianMs: median(recs.map((r) => r.ms)),
+        p90Ms: quantile(recs.map((r) => r.ms), 0.9),
+        maxMs: Math.max(...recs.map((r) => r.ms)),
+        violations: recs.reduce((n, r) => n + r.violations, 0),
+        filesWithViolations: recs.filter((r) => r.violations > 0).length,
+        archiveViolations: recs.reduce((n, r) => n + r.archiveViolations, 0),
+        filesWithArchiveViolations: recs.filter((r) => r.archiveViolations > 0).length,
+        reached: recs.filter((r) => r.reached).length,
+        reachedPct: pct(recs.filter((r) => r.reached).length, recs.length),
+        retention: Object.fromEntries(Object.entries(retention).map(([k, v]) => [k, { ...v, pct: pct(v.retained, v.total) }])),
+      });
+    }
+  }
+  return { files: perFile, budgets };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Random sessions (the property test's generator)
+
+async function loadGenerator() {
+  let ts;
+  try {
+    ts = (await import('typescript')).default;
+  } catch {
+    return undefined;
+  }
+  const src = join(ROOT, 'src', 'test-support', 'random-session.ts');
+  const out = ts.transpileModule(readFileSync(src, 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true }, fileName: src });
+  // Inside node_modules so that its `fast-check` import resolves to the project's.
+  const dir = join(ROOT, 'node_modules', '.cache', 'abridge-bench');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'random-session.mjs');
+  writeFileSync(file, out.outputText);
+  const gen = await import(`${pathToFileURL(file).href}?t=${Date.now()}`);
+  const fc = (await import('fast-check')).default;
+  return { gen, fc };
+}
+
+async function benchRandom(lib, opts, log) {
+  const loaded = await loadGenerator();
+  if (!loaded) return { skipped: 'typescript or fast-check not installed (devDependencies)' };
+  const { gen, fc } = loaded;
+  const out = { cases: 0, casesWithViolations: 0, violations: 0, casesWithProblems: 0, compactions: 0, reached: 0, problemKinds: {}, examples: [], ms: 0 };
+  const t0 = performance.now();
+  const batch = 500;
+  for (let done = 0; done < opts.random; done += batch) {
+    const n = Math.min(batch, opts.random - done);
+    const cases = fc.sample(gen.randomCase, { numRuns: n, seed: opts.seed + done });
+    for (const c of cases) {
+      const o = await gen.checkCompactionCase(lib, c);
+      out.cases++;
+      out.compactions += o.results.length;
+      out.reached += o.results.filter((r) => r.reachedTarget).length;
+      out.violations += o.violations;
+      if (o.violations > 0) out.casesWithViolations++;
+      if (o.problems.length > 0) {
+        out.casesWithProblems++;
+        for (const p of o.problems) {
+          const kind = p.replace(/^compaction \d+: /, '').replace(/\d+/g, 'N').replace(/\s*[{[(][\s\S]*$/, '').slice(0, 80);
+          out.problemKinds[kind] = (out.problemKinds[kind] ?? 0) + 1;
+        }
+        if (out.examples.length < 3) out.examples.push({ problems: o.problems.slice(0, 3).map((p) => p.slice(0, 400)), case: JSON.stringify(c).slice(0, 2000) });
+      }
+    }
+    log(`  random: ${done + n}/${opts.random} (${out.casesWithProblems} with problems)`);
+  }
+  out.ms = performance.now() - t0;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+
+function printReport(report) {
+  const lines = [];
+  const { corpus, big, random } = report;
+  if (corpus.skipped) lines.push(`corpus: skipped (${corpus.skipped})`);
+  else {
+    const head = ['chain', 'files', 'med ms', 'p90 ms', 'max ms', 'violations', 'archive', 'reached', 'paths', 'cmds', 'instr', 'errors', 'numbers', 'instr(whole)'];
+    const widths = [38, 5, 7, 7, 8, 10, 7, 8, 7, 7, 7, 7, 8, 12];
+    const fmtRow = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
+    for (const fraction of FRACTIONS) {
+      lines.push('', `Budget ${fraction * 100}%: target = fixed prefix + ${fraction * 100}% of the visible tokens`, fmtRow(head));
+      for (const b of corpus.budgets.filter((x) => x.fraction === fraction)) {
+        const chain = CHAINS.find((c) => c.id === b.chain).label;
+        const r = b.retention;
+        lines.push(
+          fmtRow([chain, b.files, fmtMs(b.medianMs), fmtMs(b.p90Ms), fmtMs(b.maxMs), `${b.violations} (${b.filesWithViolations}f)`, b.archiveViolations, fmtPct(b.reachedPct), fmtPct(r.paths.pct), fmtPct(r.commands.pct), fmtPct(r.instructions.pct), fmtPct(r.errors.pct), fmtPct(r.numbers.pct), fmtPct(r.instructionsWhole.pct)]),
+        );
+      }
+    }
+    const ext25 = corpus.budgets.find((b) => b.fraction === 0.25 && b.chain === 'extractive').retention;
+    lines.push('', `Archived items (extractive, 25%): ${KINDS.map((k) => `${k} ${ext25[k].retained}/${ext25[k].total}`).join(', ')}`);
+  }
+  if (big) {
+    lines.push('', `${BIG} (${fmtMb(big.bytes)}):`);
+    for (const [k, v] of Object.entries(big.times ?? {})) lines.push(`  compact ${k}: ${fmtMs(v.ms)} ms (median of ${report.options.runs}), ${v.reached ? 'reached' : 'missed'} target ${v.target} (after ${v.after})`);
+    if (big.rss) {
+      const { baseline, read } = big.rss;
+      lines.push(`  peak RSS (${read.rssSource}): node+abridge only ${fmtMb(baseline.peakRssBytes)}, read only ${fmtMb(read.peakRssBytes)} (+${fmtMb(read.peakRssBytes - baseline.peakRssBytes)})`);
+      for (const [label, c] of [['extractive', big.rss.compact], ['default', big.rss.compactDefault]]) {
+        lines.push(
+          `  read+compact (${label}, 25%): ${fmtMb(c.peakRssBytes)}; over read only +${fmtMb(c.peakRssBytes - read.peakRssBytes)}, over node+abridge +${fmtMb(c.peakRssBytes - baseline.peakRssBytes)} (${((c.peakRssBytes - baseline.peakRssBytes) / big.bytes).toFixed(1)}× the file); compact() ${fmtMs(c.ms)} ms cold, ran [${c.strategies.join(', ')}], ${c.beforeTokens} → ${c.afterTokens} tokens`,
+        );
+      }
+    }
+    const slow = [...(report.corpus.files ?? [])].sort((a, b) => b.runs['extractive@0.25'].ms - a.runs['extractive@0.25'].ms).slice(0, 3);
+    if (slow.length) lines.push(`  slowest extractive @25%: ${slow.map((f) => `${f.file} (${fmtMb(f.bytes)}) ${fmtMs(f.runs['extractive@0.25'].ms)} ms [${f.runs['extractive@0.25'].strategies.join(', ') || 'nothing ran'}]`).join('; ')}`); else if (big.rssSkipped) lines.push(`  peak RSS: skipped (${big.rssSkipped})`);
+  }
+  if (random.skipped) lines.push('', `random sessions: skipped (${random.skipped})`);
+  else {
+    lines.push('', `Random sessions: ${random.cases.toLocaleString('en-US')} (${random.compactions.toLocaleString('en-US')} compactions, ${fmtPct(pct(random.reached, random.compactions))} reached their target) in ${(random.ms / 1000).toFixed(1)} s`);
+    lines.push(`  cases with invariant violations: ${random.casesWithViolations} / ${random.cases} (${random.violations} violations); cases with any problem: ${random.casesWithProblems}`);
+    for (const [k, n] of Object.entries(random.problemKinds)) lines.push(`    ${n}× ${k}`);
+  }
+  lines.push('', 'Targets:');
+  for (const t of report.targets) lines.push(`  ${t.ok === undefined ? '?' : t.ok ? '✓' : '✗'} ${t.what}: ${t.value}`);
+  console.log(lines.join('\n'));
+}
+
+function targets(report) {
+  const out = [];
+  const { corpus, big, random } = report;
+  if (!corpus.skipped) {
+    const v = corpus.budgets.reduce((n, b) => n + b.violations, 0);
+    const a = corpus.budgets.reduce((n, b) => n + b.archiveViolations, 0);
+    out.push({ what: 'corpus invariant violations = 0', value: v, ok: v === 0 });
+    out.push({ what: 'corpus archive violations (original entry changed) = 0', value: a, ok: a === 0 });
+    const e = corpus.budgets.find((b) => b.fraction === 0.25 && b.chain === 'extractive').retention;
+    out.push({ what: 'extractive @25%: paths ≥ 90%', value: fmtPct(e.paths.pct), ok: e.paths.pct >= 90 });
+    out.push({ what: 'extractive @25%: commands ≥ 80%', value: fmtPct(e.commands.pct), ok: e.commands.pct >= 80 });
+    out.push({ what: 'extractive @25%: user instructions ≥ 90%', value: fmtPct(e.instructions.pct), ok: e.instructions.pct >= 90 });
+  }
+  if (!random.skipped) out.push({ what: `random sessions with violations = 0 (of ${random.cases})`, value: random.casesWithViolations, ok: random.casesWithViolations === 0 });
+  const e25 = big?.times?.['extractive@25%'];
+  if (e25) {
+    // A compaction in which no strategy could act times nothing worth a target: say so instead of passing it.
+    const acted = e25.strategies.length > 0;
+    out.push({ what: `${BIG}: extractive compaction < 200 ms`, value: `${fmtMs(e25.ms)} ms${acted ? '' : ' (no strategy could act on it: nothing was compacted)'}`, ok: acted ? e25.ms < 200 : undefined });
+  }
+  const ran = (report.corpus.files ?? []).filter((f) => f.runs['extractive@0.25'].strategies.includes('summarize')).sort((a, b) => b.bytes - a.bytes)[0];
+  if (ran) out.push({ what: 'largest transcript the extractive summarizer compacted (25%) < 200 ms', value: `${ran.file} (${fmtMb(ran.bytes)}): ${fmtMs(ran.runs['extractive@0.25'].ms)} ms`, ok: ran.runs['extractive@0.25'].ms < 200 });
+  if (big?.rss) {
+    for (const [label, c] of [['extractive', big.rss.compact], ['default', big.rss.compactDefault]]) {
+      const inc = c.peakRssBytes - big.rss.baseline.peakRssBytes;
+      out.push({ what: `${BIG}: peak RSS (${label}) < 10× file (${fmtMb(10 * big.bytes)}) over node+abridge`, value: `${fmtMb(c.peakRssBytes)} total, +${fmtMb(inc)} over node+abridge, +${fmtMb(c.peakRssBytes - big.rss.read.peakRssBytes)} over read only`, ok: inc < 10 * big.bytes });
+    }
+  }
+  return out;
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.child) return child(opts);
+  if (!existsSync(INDEX)) {
+    console.error(`${INDEX} not found: run \`npm run build\` first (npm run bench:compact does).`);
+    process.exit(1);
+  }
+  const lib = await import(pathToFileURL(INDEX).href);
+  const log = opts.json ? () => {} : (s) => process.stderr.write(`${s}\n`);
+  const report = { options: { runs: opts.runs, random: opts.random, seed: opts.seed }, corpus: {}, big: undefined, random: {} };
+  const started = performance.now();
+
+  if (!existsSync(CORPUS)) report.corpus = { skipped: `${CORPUS} not found (set ABRIDGE_CORPUS)` };
+  else {
+    log('corpus:');
+    report.corpus = await benchCorpus(lib, opts, log);
+    const bigRow = report.corpus.files.find((f) => basename(f.file) === basename(opts.file));
+    if (bigRow) {
+      report.big = { file: bigRow.file, bytes: bigRow.bytes, times: {} };
+      for (const [k, v] of Object.entries(bigRow.runs)) {
+        const [chain, fraction] = k.split('@');
+        report.big.times[`${chain}@${Number(fraction) * 100}%`] = { ms: v.ms, reached: v.reached, target: v.target, after: v.after, strategies: v.strategies };
+      }
+    }
+  }
+  if (existsSync(opts.file)) {
+    report.big ??= { file: opts.file, bytes: statSync(opts.file).size };
+    if (opts.rss) {
+      log('peak RSS (child processes)…');
+      // The target (25%) from the corpus run when there was one, so that the child does not also take a snapshot.
+      const target = report.big.times?.['extractive@25%']?.target;
+      report.big.rss = { baseline: runChild('baseline', opts.file), read: runChild('read', opts.file), compact: runChild('compact', opts.file, target), compactDefault: runChild('compact-default', opts.file, target) };
+    } else report.big.rssSkipped = '--no-rss';
+  }
+  if (opts.random > 0) {
+    log(`random sessions (${opts.random})…`);
+    report.random = await benchRandom(lib, opts, log);
+  } else report.random = { skipped: '--no-random' };
+  report.totalSeconds = (performance.now() - started) / 1000;
+  report.targets = targets(report);
+  if (opts.json) console.log(JSON.stringify(report, null, 2));
+  else {
+    printReport(report);
+    console.log(`\n(${report.totalSeconds.toFixed(1)} s)`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+  process.exit(1);
+});

@@ -1,0 +1,162 @@
+/**
+ * Retention of what a compaction archived, measured independently of abridge's own extractor
+ * (src/compaction/summarizers/extract.ts is deliberately not used: its own regexes would grade itself).
+ *
+ * The archived part: the messages of the view before compaction that are no longer in the view after it verbatim
+ * (same message object, or same text). From those it extracts
+ *   - paths:        values of path-like tool arguments (keys containing path/file/dir), `*** Update File: x` patch
+ *                   headers, and path-like tokens (a directory and an extension: `src/a.ts`, `/x/y.py`, `./z.md`)
+ *                   in user and assistant text;
+ *   - commands:     the command of shell-like tool calls (`command`/`cmd`/`script` arguments, arrays joined by
+ *                   spaces, or a raw string argument);
+ *   - errors:       up to 3 error-looking lines of each tool result that failed or reports an error;
+ *   - instructions: the text of human user messages (not synthetic, not a summary);
+ *   - numbers:      numbers of two or more digits (with a unit or % when they have one) in user and assistant text;
+ * and counts how many appear anywhere in the compacted view's text (summaries + remaining messages, whitespace
+ * collapsed). A command counts when its first 60 characters appear; an error line its first 100; an instruction its
+ * first 200 (`instructionsWhole` counts only whole instructions); a number as a whole token.
+ */
+
+const SHELL_TOOL = /^(bash|shell|sh|zsh|exec|exec_command|run|run_command|run_terminal_cmd|terminal|execute|command|local_shell|container\.exec)$/i;
+const COMMAND_ARG = ['command', 'cmd', 'script'];
+const PATH_ARG = /path|file|dir|notebook/i;
+const PATCH_HEADER = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
+// A directory part and an extension; not inside a URL or a longer token.
+const PATH_TOKEN = /(?<![\w@:/.~-])((?:~|\.{1,2})?\/?(?:[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\/)+[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])/g;
+const ERROR_WORD = /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to)\b/i;
+// Two or more digits, optionally with decimals, thousands separators, or a unit; not part of a word, path or version.
+const NUMBER_TOKEN = /(?<![\w.\/:#-])(\d{1,3}(?:,\d{3})+|\d{2,})(?:\.\d+)?(?:%|ms|s|k|K|M|MB|KB|GB|x)?(?![\w.\/:-]*\w)/g;
+
+export const normalize = (s) => s.replace(/\s+/g, ' ').trim();
+
+function textParts(m) {
+  return m.parts
+    .filter((p) => p.type === 'text')
+    .map((p) => p.text)
+    .join('\n');
+}
+
+function isHuman(m) {
+  return m.role === 'user' && !m.synthetic && !m.parts.some((p) => p.type === 'compaction');
+}
+
+function resultText(p) {
+  return (p.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+/** Everything the model reads in a message, as text. */
+export function messageText(m) {
+  const out = [];
+  for (const p of m.parts) {
+    if (p.type === 'text' || p.type === 'thinking') out.push(p.text);
+    else if (p.type === 'tool-call') out.push(`${p.name} ${typeof p.arguments === 'string' ? p.arguments : JSON.stringify(p.arguments)}`);
+    else if (p.type === 'tool-result') out.push(resultText(p));
+    else if (p.type === 'compaction') out.push(p.marker.summary);
+  }
+  return out.join('\n');
+}
+
+/** The text of a whole view, normalized for lookups (a summary's `⏎` stands for a newline of a command). */
+export function viewHaystack(view) {
+  // Tool arguments are JSON: unescape the common escapes so that a path or command in them reads as typed.
+  const raw = view.map((v) => messageText(v.message)).join('\n');
+  return normalize(raw.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\').replace(/ ⏎ /g, ' '));
+}
+
+function stringArgs(args, keyTest) {
+  const out = [];
+  if (!args || typeof args !== 'object') return out;
+  for (const [k, v] of Object.entries(args)) {
+    if (!keyTest(k)) continue;
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') out.push(x);
+  }
+  return out;
+}
+
+function commandOf(call) {
+  if (typeof call.arguments === 'string') return SHELL_TOOL.test(call.name) ? call.arguments : undefined;
+  const a = call.arguments;
+  if (!a || typeof a !== 'object') return undefined;
+  for (const k of COMMAND_ARG) {
+    const v = a[k];
+    if (typeof v === 'string' && v.trim()) return v;
+    if (Array.isArray(v) && v.length && v.every((x) => typeof x === 'string')) return v.join(' ');
+  }
+  return undefined;
+}
+
+function pathTokens(text) {
+  const out = [];
+  for (const m of text.matchAll(PATH_TOKEN)) out.push(m[1].replace(/[.,:;]+$/, ''));
+  return out;
+}
+
+/** The items of each kind in archived messages (deduplicated). */
+export function extractItems(messages) {
+  const sets = { paths: new Set(), commands: new Set(), errors: new Set(), instructions: new Set(), numbers: new Set() };
+  for (const m of messages) {
+    if (m.parts.some((p) => p.type === 'compaction')) continue; // an earlier summary: not conversation
+    if (m.role === 'user' || m.role === 'assistant') {
+      const text = textParts(m);
+      if (isHuman(m) && text.trim()) sets.instructions.add(normalize(text));
+      if (isHuman(m) || m.role === 'assistant') {
+        for (const p of pathTokens(text)) sets.paths.add(p);
+        for (const n of text.matchAll(NUMBER_TOKEN)) sets.numbers.add(n[0]);
+      }
+    }
+    for (const p of m.parts) {
+      if (p.type === 'tool-call') {
+        for (const v of stringArgs(p.arguments, (k) => PATH_ARG.test(k))) if (v.length >= 2 && v.length <= 300 && !v.includes('\n')) sets.paths.add(v.trim());
+        const argText = typeof p.arguments === 'string' ? p.arguments : stringArgs(p.arguments, () => true).join('\n');
+        for (const h of argText.matchAll(PATCH_HEADER)) sets.paths.add(h[1].trim());
+        const cmd = SHELL_TOOL.test(p.name) || typeof p.arguments === 'object' ? commandOf(p) : undefined;
+        if (cmd && normalize(cmd)) sets.commands.add(normalize(cmd));
+      } else if (p.type === 'tool-result') {
+        const text = resultText(p);
+        if (!p.isError && !ERROR_WORD.test(text.slice(0, 20_000))) continue;
+        let n = 0;
+        for (const line of text.split('\n')) {
+          const l = normalize(line);
+          if (l.length < 8 || !ERROR_WORD.test(l)) continue;
+          sets.errors.add(l.slice(0, 200));
+          if (++n >= 3) break;
+        }
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(sets).map(([k, v]) => [k, [...v]]));
+}
+
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** How many items of each kind are found in the haystack. */
+export function retained(items, haystack) {
+  const has = (s) => haystack.includes(s);
+  return {
+    paths: items.paths.filter(has).length,
+    commands: items.commands.filter((c) => has(c.slice(0, 60))).length,
+    errors: items.errors.filter((e) => has(e.slice(0, 100))).length,
+    instructions: items.instructions.filter((i) => has(i.slice(0, 200))).length,
+    instructionsWhole: items.instructions.filter(has).length,
+    numbers: items.numbers.filter((n) => new RegExp(`(?<![\\w.])${escape(n)}(?![\\w])`).test(haystack)).length,
+  };
+}
+
+/** Messages of `before` that are not in `after` verbatim (same object, or same role and text). */
+export function archivedMessages(before, after) {
+  const objects = new Set(after.map((v) => v.message));
+  const texts = new Set(after.map((v) => `${v.message.role}\u0000${messageText(v.message)}`));
+  return before.filter((v) => !objects.has(v.message) && !texts.has(`${v.message.role}\u0000${messageText(v.message)}`)).map((v) => v.message);
+}
+
+export const KINDS = ['paths', 'commands', 'instructions', 'errors', 'numbers'];
+
+/** Retention of one compaction: counts of archived items and of those retained, per kind. */
+export function measureRetention(viewBefore, viewAfter) {
+  const items = extractItems(archivedMessages(viewBefore, viewAfter));
+  const found = retained(items, viewHaystack(viewAfter));
+  const out = {};
+  for (const k of [...KINDS, 'instructionsWhole']) out[k] = { total: items[k === 'instructionsWhole' ? 'instructions' : k].length, retained: found[k] };
+  return out;
+}
