@@ -1,5 +1,5 @@
 import { conversationEntries } from '../model/branch.js';
-import type { Entry, Message, Session } from '../model/types.js';
+import type { CompactionMarker, Entry, Message, Session } from '../model/types.js';
 import { stableId } from '../formats/ids.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
 import type { ResultStore } from '../store/result-store.js';
@@ -108,10 +108,13 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
   let view = view0;
   let protectedEntries = protect(view0, keep);
-  // Protect the last `keep` steps; if the target is still out of reach, protect fewer and run the chain again.
+  // Protect the last `keep` steps; if the target is still out of reach, protect fewer and run the whole chain again
+  // from the start (so cheap strategies still come first).
   for (let k = keep; ; k = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)))) {
     protectedEntries = protect(view0, k);
     result.keptLastSteps = k;
+    view = view0;
+    result.strategiesRun = [];
     const ctx: StrategyContext = {
       counter,
       target,
@@ -133,6 +136,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
         next = await strategy.apply(view, ctx);
       } catch (err) {
         result.skipped.push({ name, reason: `${k < keep ? `(last ${k} steps kept) ` : ''}${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
+        continue;
+      }
+      if (size(next) >= before) {
+        result.skipped.push({ name, reason: 'undone: it would not make the context smaller' });
         continue;
       }
       const broken = introducedViolations(baseline, checkInvariants(next, { protectedEntries }));
@@ -188,6 +195,14 @@ function protect(view: readonly ViewItem[], keepLastSteps: number): Map<number, 
   add([...view].reverse().find((v) => isHumanUser(v.message)));
   const steps = unitsOf(view).filter((u) => u.kind === 'step');
   for (const u of steps.slice(Math.max(0, steps.length - keepLastSteps))) for (let i = u.start; i < u.end; i++) add(view[i]);
+  // The latest assistant thinking stays as it was (providers verify signed thinking), with its whole step.
+  for (let j = steps.length - 1; j >= 0; j--) {
+    const u = steps[j]!;
+    if (view[u.start]!.message.parts.some((p) => p.type === 'thinking')) {
+      for (let i = u.start; i < u.end; i++) add(view[i]);
+      break;
+    }
+  }
   return out;
 }
 
@@ -201,13 +216,20 @@ function mergeOptions(o: CompactOptions['options']): StrategyOptions {
   };
 }
 
+function markerOf(m: Message): CompactionMarker | undefined {
+  const p = m.parts.find((x) => x.type === 'compaction');
+  return p?.type === 'compaction' ? p.marker : undefined;
+}
+
 function textOf(m: Message): string {
   return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
 }
 
 /** Records the compaction: a marker entry after the last entry of the branch, linked into the tree when it is one. */
 function appendMarker(session: Session, branch: readonly Entry[], view: readonly ViewItem[], result: CompactionResult, now: () => Date): { entry: Entry; marker: AbridgeMarker } {
-  const summary = view.find(isSummaryItem);
+  // The summary this marker stands for: one made by this chain, or abridge's earlier one carried over unchanged.
+  // Another agent's summary still in view stays an ordinary message of its own entry.
+  const summary = view.find((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge');
   const visible = new Set(view.map((v) => v.entry).filter((e): e is number => e !== undefined));
   const covered = summary?.covers;
   // Entries neither visible nor under this summary were hidden by an earlier compaction: they stay hidden.
@@ -241,11 +263,8 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
 
   const last = branch[branch.length - 1];
   const draft: Omit<Entry, 'index'> = { kind: 'compaction', sourceType: 'abridge', compaction: marker, timestamp: now().getTime() };
-  if (summary) {
-    const p = summary.message.parts.find((x) => x.type === 'compaction');
-    if (p?.type === 'compaction') p.marker = marker;
-    draft.message = summary.message;
-  }
+  // A new message for the marker: the summary item's message may be an earlier entry's, which must not change.
+  if (summary) draft.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
   if (last?.id !== undefined && last.parentId !== undefined) {
     draft.id = stableId(`abridge-compaction:${session.info.id ?? ''}:${session.entries.length}`, 8);
     draft.parentId = last.id;

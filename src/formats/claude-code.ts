@@ -273,9 +273,9 @@ interface RecordContext {
 }
 
 /**
- * An abridge compaction as Claude Code records one: a `compact_boundary`, the summary as an `isCompactSummary` user
- * record (the original request first: Claude Code shows nothing from before a boundary), then copies of what the
- * compaction kept, as the model sees them — so that Claude Code resumes from exactly the compacted context.
+ * An abridge compaction as Claude Code records one: a `compact_boundary`, then the compacted context in order — copies
+ * of the messages it kept (as the model sees them, edits applied) and the summary as an `isCompactSummary` user record
+ * where it stands — so that Claude Code, which shows nothing from before a boundary, resumes from exactly that context.
  */
 function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordContext): Record<string, unknown>[] {
   const iso = new Date(e.timestamp ?? 0).toISOString();
@@ -288,15 +288,15 @@ function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordCon
   parent = boundary;
   const upTo: Session = { ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) };
   const view = activeView(upTo);
-  const at = view.findIndex((v) => v.covers !== undefined);
-  const first = view.find((v) => v.message.role === 'user' && !v.message.synthetic)?.message;
-  const task = first?.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n').trim();
-  if (at !== -1) {
-    const summary = next('summary');
-    out.push({ ...base(summary), parentUuid: parent, type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: task ? `## Original request (verbatim)\n${task}\n\n${marker.summary}` : marker.summary } });
-    parent = summary;
-  }
-  for (const item of view.slice(at + 1)) {
+  // Everything the compacted context holds, in order: kept messages as copies, the summary as Claude Code's own
+  // compact-summary record where it stands.
+  for (const item of view) {
+    if (item.covers !== undefined && item.message.parts.some((p) => p.type === 'compaction' && p.marker === marker)) {
+      const summary = next('summary');
+      out.push({ ...base(summary), parentUuid: parent, type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: marker.summary } });
+      parent = summary;
+      continue;
+    }
     const copy: Entry = { index: -1, kind: 'message', message: item.message, timestamp: e.timestamp ?? 0 };
     for (const r of encodeRecords(copy, { ...ctx, parent, n: ctx.n + out.length })) {
       out.push(r);

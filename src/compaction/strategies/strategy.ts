@@ -32,7 +32,7 @@ export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
   clearing: { keep: 3, clearAtLeast: 0, excludeTools: [], clearToolInputs: false },
   offload: { thresholdBytes: 4096, previewChars: 200 },
   headTail: { thresholdTokens: 2000, keepTokens: 800 },
-  summarize: { maxSummaryTokens: 8000 },
+  summarize: { maxSummaryTokens: 12000 },
 };
 
 export interface StrategyContext {

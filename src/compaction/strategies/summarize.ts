@@ -26,7 +26,9 @@ export const summarizeSpan: Strategy = {
     const tokens = units.map((u) => sumTokens(view, u, ctx));
     const scores = units.map((u, k) => scoreUnit(view, u, k, units.length));
     const ok = units.map((u) => archivable(view, u, ctx));
-    const summaryUnit = units.findIndex((u) => u.kind === 'summary');
+    // abridge's own earlier summary must be part of the new span (a second compaction summarizes the first plus what
+    // followed); another agent's summary may be, but need not.
+    const summaryUnit = units.findIndex((u) => u.kind === 'summary' && ownSummary(view[u.start]!));
     const need = ctx.size(view) - ctx.target;
     const budget = summaryBudget(ctx);
     let best: { s: number; e: number; score: number; freed: number } | undefined;
@@ -76,9 +78,14 @@ function sumTokens(view: readonly ViewItem[], u: Unit, ctx: StrategyContext): nu
   return n;
 }
 
-/** The summary may take a tenth of the target, within [300, maxSummaryTokens]. */
+/** The summary may take a fifth of the target, within [300, maxSummaryTokens]: evidence lists need room. */
 function summaryBudget(ctx: StrategyContext): number {
-  return Math.max(300, Math.min(ctx.options.summarize.maxSummaryTokens, Math.floor(ctx.target * 0.1)));
+  return Math.max(300, Math.min(ctx.options.summarize.maxSummaryTokens, Math.floor(ctx.target * 0.2)));
+}
+
+function ownSummary(item: ViewItem): boolean {
+  const p = item.message.parts.find((x) => x.type === 'compaction');
+  return p?.type === 'compaction' && p.marker.source === 'abridge';
 }
 
 export function summaryText(m: Message): string {

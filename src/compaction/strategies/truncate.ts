@@ -25,8 +25,8 @@ export const truncateOldest: Strategy = {
       const span = summaryAt === -1 ? out.slice(unit.start, unit.end) : out.slice(summaryAt, unit.end);
       dropped += unit.end - unit.start;
       const previous = summaryAt === -1 ? undefined : (out[summaryAt] as SummaryItem);
-      const base = previous ? summaryText(previous.message).replace(/\n\[\d+ more messages were archived without a summary[^\]]*\]$/, '') : '';
-      const note = `[${dropped} more messages were archived without a summary to fit the context; the full history is kept.]`;
+      const { base, earlier } = splitNote(previous ? summaryText(previous.message) : '');
+      const note = `[${earlier + unit.end - unit.start} more messages were archived without a summary to fit the context; the full history is kept.]`;
       const item: SummaryItem = { message: summaryMessage(base ? `${base}\n${note}` : note), covers: coverage(span) };
       const start = summaryAt === -1 ? unit.start : summaryAt;
       out = [...out.slice(0, start), item, ...out.slice(unit.end)];
@@ -35,3 +35,11 @@ export const truncateOldest: Strategy = {
     return out;
   },
 };
+
+const NOTE = /\n?\[(\d+) more messages were archived without a summary to fit the context; the full history is kept\.\]$/;
+
+/** A summary without its truncation note, and how many messages the note counted (notes accumulate into one). */
+function splitNote(text: string): { base: string; earlier: number } {
+  const m = text.match(NOTE);
+  return m ? { base: text.slice(0, m.index), earlier: Number(m[1]) } : { base: text, earlier: 0 };
+}

@@ -34,21 +34,25 @@ export class ExtractiveSummarizer implements Summarizer {
     const messages = req.messages.filter((m) => !m.parts.some((p) => p.type === 'compaction'));
     let evidence = extractEvidence(messages);
     let foreign: string | undefined;
+    let inherited = emptyEvidence();
     if (req.previousSummary) {
       const parsed = parseSummary(req.previousSummary);
       if (parsed) {
+        inherited = parsed.evidence;
         evidence = mergeEvidence(parsed.evidence, evidence);
         foreign = parsed.foreign;
       } else foreign = req.previousSummary;
     }
     // The task is kept verbatim in the conversation itself; a pointer to it is enough here.
     if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
-    return fit({ evidence, foreign, task: req.task, archivedMessages: messages.length }, req.maxTokens, req.counter);
+    return fit({ evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length }, req.maxTokens, req.counter);
   }
 }
 
 interface Content {
   evidence: Evidence;
+  /** Items an earlier summary kept: never trimmed again (what the first compaction kept, the second keeps). */
+  inherited: Set<string>;
   foreign: string | undefined;
   task: string | undefined;
   archivedMessages: number;
@@ -65,14 +69,22 @@ function render(c: Content, limits: Limits): string {
     out.push('', `### ${SECTIONS[key]}`);
     for (const item of items) out.push(`- ${item.replace(/\n/g, '\n  ')}`);
   };
-  section('instructions', e.instructions.map((i) => clip(i, limits.instructionChars)));
-  section('decisions', last(e.decisions, limits.decisions));
+  const old = (k: Key, item: string) => c.inherited.has(`${k}:${item}`);
+  // Trimming applies to new items only; inherited ones stay as they were written.
+  const keep = <T>(k: Key, xs: T[], n: number, id: (x: T) => string): T[] => {
+    const fresh = xs.filter((x) => !old(k, id(x)));
+    const kept = new Set(last(fresh, n));
+    return xs.filter((x) => old(k, id(x)) || kept.has(x));
+  };
+  const same = (x: string) => x;
+  section('instructions', e.instructions.map((i) => (old('instructions', i) ? i : clip(i, limits.instructionChars))));
+  section('decisions', keep('decisions', e.decisions, limits.decisions, same));
   section('filesModified', e.filesModified);
-  section('filesRead', last(e.filesRead, limits.filesRead));
-  section('commands', last(e.commands, limits.commands).map((c) => `${code(clip(c.command, limits.commandChars))} → ${c.status}`));
-  section('errors', last(e.errors, limits.errors));
-  section('numbers', last(e.numbers, limits.numbers));
-  section('todos', last(e.todos, limits.todos));
+  section('filesRead', keep('filesRead', e.filesRead, limits.filesRead, same));
+  section('commands', keep('commands', e.commands, limits.commands, (x) => x.command).map((x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`));
+  section('errors', keep('errors', e.errors, limits.errors, same));
+  section('numbers', keep('numbers', e.numbers, limits.numbers, same));
+  section('todos', keep('todos', e.todos, limits.todos, same));
   return out.join('\n');
 }
 
@@ -120,6 +132,15 @@ function shrink(l: Limits, key: keyof Limits, floor: number): boolean {
   if (l[key] <= floor) return false;
   l[key] = Math.max(floor, Math.floor(l[key] / 2));
   return true;
+}
+
+function keysOf(e: Evidence): Set<string> {
+  const out = new Set<string>();
+  for (const k of Object.keys(SECTIONS) as Key[]) {
+    if (k === 'commands') for (const c of e.commands) out.add(`commands:${c.command}`);
+    else for (const x of e[k]) out.add(`${k}:${x}`);
+  }
+  return out;
 }
 
 function last<T>(xs: T[], n: number): T[] {
