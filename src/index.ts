@@ -7,3 +7,4 @@ export { parseConfig, mergeConfig, configJsonSchema, DEFAULT_CONFIG, type Abridg
 export { loadConfig, findConfigFile, CONFIG_FILE_NAME } from './manager/config-file.js';
 export * from './store/index.js';
 export * from './compaction/index.js';
+export * from './tools/index.js';
