@@ -8,3 +8,4 @@ export { loadConfig, findConfigFile, CONFIG_FILE_NAME } from './manager/config-f
 export * from './store/index.js';
 export * from './compaction/index.js';
 export * from './tools/index.js';
+export { ContextManager, type ContextManagerOptions, type PreparedRequest } from './manager/context-manager.js';

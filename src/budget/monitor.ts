@@ -46,8 +46,11 @@ export class BudgetMonitor extends EventEmitter<BudgetEvents> {
     return this.last;
   }
 
-  /** Reports the current context size; emits what this crossing calls for and returns the level. */
-  update(used: number): Level {
+  /**
+   * Reports the current context size; emits what this crossing calls for and returns the level. With `compacting`
+   * (the caller compacts right away), the block level is judged after the compaction, not before.
+   */
+  update(used: number, options: { compacting?: boolean } = {}): Level {
     const b = this.budget;
     const level = b.level(used);
     const event: PressureEvent = { used, fill: b.fill(used), level, effective: b.effective };
@@ -64,7 +67,7 @@ export class BudgetMonitor extends EventEmitter<BudgetEvents> {
       this.compacting = true;
       this.emit('auto-compacting', { ...event, target: b.marks.target });
     }
-    if (rank >= RANK.block && !this.blocked) {
+    if (rank >= RANK.block && !this.blocked && !options.compacting) {
       this.blocked = true;
       this.emit('context-blocked', event);
     }
