@@ -16,6 +16,7 @@ async function main(argv: string[]): Promise<number> {
   registerInspect(program);
   registerReplay(program);
   registerCompact(program);
+  (await import('./store-commands.js')).registerStoreCommands(program);
   try {
     await program.parseAsync(argv);
     return Number(process.exitCode ?? 0);

@@ -53,7 +53,7 @@ describe('ContextManager', () => {
     const cm = new ContextManager({ model: 'claude-sonnet-4-5', config });
     cm.append({ role: 'user', parts: [{ type: 'text', text: 'Survey the modules.' }] });
     for (let i = 0; i < 12; i++) turn(cm, i, 1000 + i * 3000);
-    const [readResult, compactContext] = cm.tools();
+    const [readResult, compactContext] = await cm.tools();
     expect(readResult!.name).toBe('read_result');
     const line = await compactContext!.run({});
     expect(line).toMatch(/^Compacted the context: [\d,]+ → [\d,]+ tokens/);

@@ -10,10 +10,9 @@ import type { Entry, Message, Session, Usage } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
 import type { ResultStore } from '../store/result-store.js';
-import { compactContextTool } from '../tools/compact-context.js';
-import { readResultTool } from '../tools/read-result.js';
 import type { AgentTool } from '../tools/tool.js';
-import { DEFAULT_CONFIG, type AbridgeConfig } from './config.js';
+import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
+import type { AbridgeConfig } from './config.js';
 
 export interface ContextManagerOptions {
   /** The model requests go to (its window and tokenizer family come from the catalog or the configuration). */
@@ -54,7 +53,7 @@ export class ContextManager extends EventEmitter<BudgetEvents> {
 
   constructor(private readonly options: ContextManagerOptions) {
     super();
-    this.config = options.config ?? DEFAULT_CONFIG;
+    this.config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
     this.catalog = new ModelCatalog(this.config.budget);
     this.model = options.model;
     this.session = options.session ?? { format: 'pi', info: { id: stableId(`abridge:${(options.now ?? (() => new Date()))().toISOString()}:${Math.random()}`, 16) }, entries: [], problems: [] };
@@ -121,8 +120,12 @@ export class ContextManager extends EventEmitter<BudgetEvents> {
     return this.compactTo(target ?? Math.min(s.marks.target, Math.floor(s.used / 2)));
   }
 
-  /** The tools an agent gets to manage its own context: read_result and compact_context. */
-  tools(): AgentTool[] {
+  /**
+   * The tools an agent gets to manage its own context: read_result and compact_context. Loaded on first use (their
+   * input schemas need zod, which the core does not load).
+   */
+  async tools(): Promise<AgentTool[]> {
+    const [{ readResultTool }, { compactContextTool }] = await Promise.all([import('../tools/read-result.js'), import('../tools/compact-context.js')]);
     return [readResultTool(this.store) as AgentTool, compactContextTool({ compact: () => this.compactNow() }) as AgentTool];
   }
 

@@ -20,3 +20,4 @@ export {
 } from './result-store.js';
 export { MemoryResultStore, type MemoryResultStoreOptions } from './memory-result-store.js';
 export { FileResultStore, type FileResultStoreOptions } from './file-result-store.js';
+export { MemorySessionStore, type MemorySessionStoreOptions } from './memory-session-store.js';

@@ -31,3 +31,4 @@ export {
   showPath,
   type MemoryPath,
 } from './memory-paths.js';
+export * from '../prompt/tool-search.js';

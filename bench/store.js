@@ -1,0 +1,419 @@
+#!/usr/bin/env node
+/**
+ * Session store benchmarks: how fast the SQLite store (and the PostgreSQL store, when a server is given) appends,
+ * resumes a compacted session, and round-trips a real transcript. Run it through `npm run bench:store`, which builds
+ * first; this file only uses dist/.
+ *
+ *   node bench/store.js [--json] [--runs 3] [--resume-runs 20] [--writers 8] [--writer-appends 1000]
+ *
+ * For each store:
+ * (a) batched appends: 50,000 entries in batches of 1,000 into a new session (median of --runs; target ≥ 20,000/s);
+ * (b) single-entry appends with expectedVersion, 1,000 per run (median of --runs);
+ * (c) resume of a compacted 2,000-message session: 2,000 synthetic pi messages (user requests, assistant tool calls,
+ *     tool results), imported, compacted with compact() to 50,000 tokens, recorded with recordCompaction (snapshot =
+ *     activeView messages); then resume() timed --resume-runs times (median; target < 20 ms), with resume() on the
+ *     same history without a snapshot alongside for comparison;
+ * (d) import + export round trip of the 2.4 MB pi-mono transcript from the shared corpus (../shared/corpus or
+ *     $ABRIDGE_CORPUS): readSession + importSession, then loadSession + writeSession, checked byte-identical;
+ * (e) --writers child processes × --writer-appends single appends each, with expectedVersion and retry on CONFLICT,
+ *     into one session: exactly writers × appends entries, in each writer's order (wall time, appends/s, conflicts).
+ * PostgreSQL runs when ABRIDGE_PG_URL is set (a postgres:// URL; `eval "$(scripts/pg-test-server.sh start)"` starts a
+ * throwaway server), in a new schema dropped afterwards; otherwise it prints that it was skipped and why.
+ *
+ * Prints a table; `--json` prints the figures as JSON instead. Exits 1 if a measured operation fails or a check
+ * (byte-identical round trip, exact entry counts) does not hold, not when a target is missed.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = join(ROOT, 'dist');
+const SELF = fileURLToPath(import.meta.url);
+const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corpus');
+const PI_MONO = join(CORPUS, 'pi', 'badlogic__pi-mono__before-compaction.jsonl');
+const dist = (p) => import(pathToFileURL(join(DIST, p)).href);
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Arguments
+
+function parseArgs(argv) {
+  const opts = { json: false, runs: 3, resumeRuns: 20, writers: 8, writerAppends: 1000 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) usage(`${a} needs a value`);
+      return positive(a, v);
+    };
+    if (a === '--json') opts.json = true;
+    else if (a === '--runs') opts.runs = value();
+    else if (a === '--resume-runs') opts.resumeRuns = value();
+    else if (a === '--writers') opts.writers = value();
+    else if (a === '--writer-appends') opts.writerAppends = value();
+    else if (a === '-h' || a === '--help') usage();
+    else usage(`unknown argument: ${a}`);
+  }
+  return opts;
+}
+
+function positive(name, v) {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) usage(`${name} must be a positive whole number`);
+  return n;
+}
+
+function usage(error) {
+  if (error) console.error(`bench/store.js: ${error}`);
+  console.error('usage: node bench/store.js [--json] [--runs 3] [--resume-runs 20] [--writers 8] [--writer-appends 1000]');
+  process.exit(error ? 2 : 0);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Child mode: one concurrent writer (spawned by this script itself).
+//   node bench/store.js --writer <sqlite|postgres> <db> <schema> <sessionId> <worker> <count>
+
+async function writer([kind, db, schema, sessionId, worker, count]) {
+  const store = kind === 'sqlite' ? await (await dist('store/sqlite/index.js')).openSqliteStore(db) : await (await dist('store/postgres/index.js')).openPostgresStore(db, { schema });
+  let conflicts = 0;
+  for (let i = 0; i < Number(count); i++) {
+    for (;;) {
+      const { version } = await store.getSession(sessionId);
+      try {
+        await store.append(sessionId, [{ kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: `${worker}:${i}` }] }, raw: { worker, i } }], { expectedVersion: version });
+        break;
+      } catch (err) {
+        if (err.code !== 'CONFLICT') throw err;
+        conflicts++;
+      }
+    }
+  }
+  await store.close();
+  process.stdout.write(`${JSON.stringify({ conflicts })}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Statistics, formatting
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const int = (n) => Math.round(n).toLocaleString('en-US');
+const ms = (v) => `${v < 100 ? v.toFixed(v < 10 ? 2 : 1) : int(v)} ms`;
+
+/** A row: `value` in `unit` ('ms' lower is better, '/s' higher is better), with samples and an optional target. */
+function row(store, label, unit, samples, target, note) {
+  const r = { store, label, unit, samples: samples.map((s) => Math.round(s * 100) / 100), median: median(samples) };
+  r.best = unit === 'ms' ? Math.min(...samples) : Math.max(...samples);
+  if (target !== undefined) {
+    r.target = target;
+    r.ok = unit === 'ms' ? r.median < target : r.median >= target;
+  }
+  if (note) r.note = note;
+  return r;
+}
+
+function table(rows) {
+  const show = (r, v) => (r.unit === 'ms' ? ms(v) : `${int(v)} ${r.unit}`);
+  const cells = rows.map((r) =>
+    r.skipped
+      ? [r.store, r.label, '—', '—', '—', '', `skipped: ${r.skipped}`]
+      : [r.store, r.label, show(r, r.median), show(r, r.best), r.target === undefined ? '—' : `${r.unit === 'ms' ? '<' : '≥'} ${show(r, r.target)}`, r.target === undefined ? '' : r.ok ? 'yes' : 'NO', r.note ?? ''],
+  );
+  const head = ['store', 'measure', 'median', 'best', 'target', 'ok', 'note'];
+  const widths = head.map((h, c) => Math.max(h.length, ...cells.map((r) => r[c].length)));
+  const left = new Set([0, 1, 5, 6]);
+  const line = (r) => `| ${r.map((v, c) => (left.has(c) ? v.padEnd(widths[c]) : v.padStart(widths[c]))).join(' | ')} |`;
+  const rule = widths.map((w, c) => (left.has(c) ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`));
+  return [line(head), `|${rule.join('|')}|`, ...cells.map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Data
+
+const FILLER = 'The service reads invoices from the queue, validates totals against line items and writes them to the ledger. ';
+
+/** A realistic small entry: a message with a raw record, ~400 bytes of JSON. */
+function entry(i) {
+  const role = i % 2 ? 'assistant' : 'user';
+  const text = `${i}: ${FILLER}${FILLER.slice(0, (i * 7) % 100)}`;
+  return { kind: 'message', sourceType: 'message', id: `e${i}`, timestamp: 1_760_000_000_000 + i, message: { role, parts: [{ type: 'text', text }] }, raw: { type: 'message', id: `e${i}`, message: { role, content: text } } };
+}
+
+/**
+ * A pi (v3) transcript of `n` messages: a user request, then steps of an assistant tool call and its result (a few KB
+ * of output), a user follow-up every 40 messages. Deterministic.
+ */
+function syntheticPi(n) {
+  const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+  const lines = [{ type: 'session', version: 3, id: 'bench-session', timestamp: new Date(t0).toISOString(), cwd: '/work/invoice-service' }];
+  let parent = null;
+  let call = 0;
+  const push = (message, i) => {
+    const id = `m${i}`;
+    lines.push({ type: 'message', id, parentId: parent, timestamp: new Date(t0 + i * 1000).toISOString(), message: { ...message, timestamp: t0 + i * 1000 } });
+    parent = id;
+  };
+  for (let i = 0; i < n; ) {
+    if (i % 40 === 0) {
+      push({ role: 'user', content: [{ type: 'text', text: `Step ${i / 40 + 1}: refactor module ${i / 40} of the invoice service and keep the tests green. ${FILLER}` }] }, i++);
+      continue;
+    }
+    const id = `call_${call++}`;
+    const file = `src/module${call % 50}/file${call % 17}.ts`;
+    push(
+      {
+        role: 'assistant',
+        content: [{ type: 'text', text: `Reading ${file} to see how totals are computed.` }, { type: 'toolCall', id, name: 'read', arguments: { path: file } }],
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        usage: { input: 1000 + i * 150, output: 120, cacheRead: 0, cacheWrite: 0, totalTokens: 1120 + i * 150 },
+        stopReason: 'toolUse',
+      },
+      i++,
+    );
+    if (i >= n) break;
+    const output = Array.from({ length: 40 }, (_, l) => `${String(l + 1).padStart(4)}  export function total${l}(items: Item[]): number { return items.reduce((s, it) => s + it.price * it.qty, 0); }`).join('\n');
+    push({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: output }], isError: false }, i++);
+  }
+  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Measures (the same for every store)
+
+/**
+ * `target`: { fresh(): a store on a new, empty database (SQLite) or the bench schema (PostgreSQL); again(): the store
+ * `fresh` last opened, once more; writerArgs: how a writer child opens it }.
+ */
+async function measureStore(name, target, opts, lib) {
+  const open = target.fresh;
+  const rows = [];
+  const info = {};
+  let ids = 0;
+  const newId = (label) => `${label}-${process.pid}-${ids++}`;
+  // (a) batched appends
+  {
+    const rates = [];
+    for (let run = 0; run < opts.runs; run++) {
+      const store = await open();
+      const { id } = await store.createSession({ format: 'pi', info: {} });
+      const batches = Array.from({ length: 50 }, (_, b) => Array.from({ length: 1000 }, (_, i) => entry(b * 1000 + i)));
+      const t = performance.now();
+      for (let b = 0; b < batches.length; b++) await store.append(id, batches[b], { expectedVersion: b * 1000 });
+      const s = (performance.now() - t) / 1000;
+      const { version } = await store.getSession(id);
+      await store.close();
+      if (version !== 50_000) throw new Error(`${name}: expected 50,000 entries after the batched appends, found ${version}`);
+      rates.push(50_000 / s);
+    }
+    rows.push(row(name, 'append, batches of 1,000 (50,000 entries)', 'entries/s', rates, 20_000));
+  }
+  // (b) single appends
+  {
+    const rates = [];
+    for (let run = 0; run < opts.runs; run++) {
+      const store = await open();
+      const { id } = await store.createSession({ format: 'pi', info: {} });
+      const t = performance.now();
+      for (let i = 0; i < 1000; i++) await store.append(id, [entry(i)], { expectedVersion: i });
+      rates.push(1000 / ((performance.now() - t) / 1000));
+      await store.close();
+    }
+    rows.push(row(name, 'append, single entries (1,000)', 'entries/s', rates));
+  }
+  // (c) resume of a compacted 2,000-message session
+  {
+    const session = lib.parseSession(syntheticPi(2000), { format: 'pi' });
+    const messages0 = session.entries.filter((e) => e.message).length;
+    const store = await open();
+    const stored = await lib.importSession(store, session, newId('resume'));
+    const t = performance.now();
+    const result = await lib.compact(session, { target: 50_000 });
+    const compactMs = performance.now() - t;
+    if (!result.entry) throw new Error(`${name}: the synthetic session did not compact`);
+    const view = lib.activeMessages(session);
+    await store.recordCompaction(stored.id, [result.entry], { messages: view, marker: result.marker, tokens: result.afterTokens }, { expectedVersion: stored.version });
+    const times = [];
+    for (let i = 0; i < opts.resumeRuns; i++) {
+      const t1 = performance.now();
+      const r = await store.resume(stored.id);
+      times.push(performance.now() - t1);
+      if (!r.fromSnapshot || r.messages.length !== view.length) throw new Error(`${name}: resume did not return the snapshot`);
+    }
+    rows.push(row(name, `resume, compacted 2,000-message session (${int(view.length)} messages from the snapshot)`, 'ms', times, 20));
+    info.resume = { messages: messages0, entries: session.entries.length, tokensBefore: result.beforeTokens, tokensAfter: result.afterTokens, snapshotMessages: view.length, compactMs: Math.round(compactMs) };
+    // The same history without a snapshot: resume replays it (activeView of everything).
+    const plain = await lib.importSession(store, lib.parseSession(syntheticPi(2000), { format: 'pi' }), newId('plain'));
+    const plainTimes = [];
+    for (let i = 0; i < Math.min(opts.resumeRuns, 5); i++) {
+      const t1 = performance.now();
+      await store.resume(plain.id);
+      plainTimes.push(performance.now() - t1);
+    }
+    rows.push(row(name, 'resume, same 2,000 messages without a snapshot (full replay)', 'ms', plainTimes));
+    await store.close();
+  }
+  // (d) import + export round trip of the 2.4 MB pi-mono transcript
+  if (existsSync(PI_MONO)) {
+    const original = readFileSync(PI_MONO, 'utf8');
+    const imports = [];
+    const exports = [];
+    for (let run = 0; run < opts.runs; run++) {
+      const store = await open();
+      let t = performance.now();
+      const session = await lib.readSession(PI_MONO);
+      const stored = await lib.importSession(store, session, newId('pi-mono'));
+      imports.push(performance.now() - t);
+      t = performance.now();
+      const written = lib.writeSession(await lib.loadSession(store, stored.id));
+      exports.push(performance.now() - t);
+      await store.close();
+      if (written !== original) throw new Error(`${name}: the pi-mono round trip is not byte-identical`);
+    }
+    rows.push(row(name, 'import 2.4 MB pi-mono transcript (read + store)', 'ms', imports, undefined, 'byte-identical'));
+    rows.push(row(name, 'export it back (load + write)', 'ms', exports, undefined, 'byte-identical'));
+    rows.push(row(name, 'round trip (import + export)', 'ms', imports.map((v, i) => v + exports[i])));
+  } else {
+    rows.push({ store: name, label: 'import + export of the 2.4 MB pi-mono transcript', skipped: `${PI_MONO} not found (set ABRIDGE_CORPUS)` });
+  }
+  // (e) concurrent writers in child processes
+  {
+    const store = await open();
+    const { id } = await store.createSession({ id: newId('writers'), format: 'pi', info: {} });
+    await store.close();
+    const t = performance.now();
+    const children = Array.from({ length: opts.writers }, (_, w) => runChild([SELF, '--writer', ...target.writerArgs(), id, `w${w}`, String(opts.writerAppends)]));
+    const results = await Promise.all(children);
+    const wall = performance.now() - t;
+    for (const r of results) if (r.code !== 0) throw new Error(`${name}: a writer failed (exit ${r.code}): ${r.stderr.trim()}`);
+    const conflicts = results.reduce((n, r) => n + JSON.parse(r.stdout).conflicts, 0);
+    const check = await target.again();
+    const entries = await check.entries(id);
+    await check.close();
+    const expected = opts.writers * opts.writerAppends;
+    const raws = entries.map((e) => e.raw);
+    const inOrder = Array.from({ length: opts.writers }, (_, w) => raws.filter((r) => r.worker === `w${w}`).every((r, i) => r.i === i)).every(Boolean);
+    if (entries.length !== expected || new Set(raws.map((r) => `${r.worker}:${r.i}`)).size !== expected || !inOrder) {
+      throw new Error(`${name}: ${opts.writers} writers × ${opts.writerAppends} appends gave ${entries.length} entries (expected exactly ${expected}, each writer in order)`);
+    }
+    rows.push(row(name, `${opts.writers} writer processes × ${int(opts.writerAppends)} appends (expectedVersion, retry on CONFLICT)`, 'ms', [wall], undefined, `exactly ${int(expected)} entries; ${int(expected / (wall / 1000))} appends/s; ${int(conflicts)} conflicts retried`));
+    info.writers = { writers: opts.writers, appends: opts.writerAppends, entries: entries.length, wallMs: Math.round(wall), conflicts };
+  }
+  return { rows, info };
+}
+
+function runChild(args) {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => res({ code, stdout, stderr }));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+
+async function main() {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--writer') return writer(argv.slice(1));
+  const opts = parseArgs(argv);
+  if (!existsSync(join(DIST, 'store', 'sqlite', 'index.js'))) {
+    console.error('bench/store.js: dist/ is not built: run `npm run bench:store` (it builds first) or `npm run build`');
+    process.exit(1);
+  }
+  const t0 = performance.now();
+  const index = await dist('index.js');
+  const sessions = await dist('store/session-store.js');
+  const lib = { ...index, importSession: sessions.importSession, loadSession: sessions.loadSession };
+  const { openSqliteStore } = await dist('store/sqlite/index.js');
+  const info = { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, cpu: cpus()[0]?.model };
+
+  const rows = [];
+  const dir = mkdtempSync(join(tmpdir(), 'abridge-bench-store-'));
+  try {
+    let n = 0;
+    const file = () => join(dir, `bench-${n}.db`);
+    const sqliteInfo = await measureStore(
+      'SQLite',
+      { fresh: () => (n++, openSqliteStore(file())), again: () => openSqliteStore(file()), writerArgs: () => ['sqlite', file(), '-'] },
+      opts,
+      lib,
+    );
+    rows.push(...sqliteInfo.rows);
+    info.sqlite = sqliteInfo.info;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const url = process.env.ABRIDGE_PG_URL;
+  if (!url) {
+    info.postgres = { skipped: 'ABRIDGE_PG_URL is not set (start a throwaway server with eval "$(scripts/pg-test-server.sh start)")' };
+  } else {
+    const reason = await postgresUnavailable();
+    if (reason) info.postgres = { skipped: reason };
+    else {
+      const { openPostgresStore } = await dist('store/postgres/index.js');
+      const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+      try {
+        const open = () => openPostgresStore(url, { schema });
+        const pg = await measureStore('PostgreSQL', { fresh: open, again: open, writerArgs: () => ['postgres', url, schema] }, opts, lib);
+        rows.push(...pg.rows);
+        info.postgres = pg.info;
+      } finally {
+        await dropSchema(url, schema);
+      }
+    }
+  }
+  if (info.postgres?.skipped) rows.push({ store: 'PostgreSQL', label: 'all measures', skipped: info.postgres.skipped });
+  info.totalSeconds = Math.round((performance.now() - t0) / 100) / 10;
+
+  if (opts.json) {
+    console.log(JSON.stringify({ ...info, measures: rows }, null, 2));
+    return;
+  }
+  console.log(`abridge store benchmark · node ${info.node} · ${info.platform} · ${info.cpus} × ${info.cpu ?? 'cpu'}`);
+  const r = info.sqlite.resume;
+  console.log(`resume session: ${int(r.messages)} messages (${int(r.entries)} entries), ${int(r.tokensBefore)} → ${int(r.tokensAfter)} tokens by compact() in ${int(r.compactMs)} ms, snapshot of ${int(r.snapshotMessages)} messages`);
+  if (info.postgres?.skipped) console.log(`PostgreSQL skipped: ${info.postgres.skipped}`);
+  console.log('');
+  console.log(table(rows));
+  console.log('');
+  console.log(`total ${info.totalSeconds} s`);
+}
+
+/** Why the PostgreSQL measures cannot run (the store is not built, or pg is not installed), or undefined. */
+async function postgresUnavailable() {
+  if (!existsSync(join(DIST, 'store', 'postgres', 'index.js'))) return 'the PostgreSQL store is not built (dist/store/postgres/index.js is missing)';
+  try {
+    await import('pg');
+  } catch {
+    return 'the pg package is not installed (npm install pg)';
+  }
+  return undefined;
+}
+
+async function dropSchema(url, schema) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } catch (err) {
+    console.error(`bench/store.js: could not drop schema ${schema}: ${err.message}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+main().catch((err) => {
+  console.error(`bench/store.js: ${err?.stack ?? err}`);
+  process.exit(1);
+});

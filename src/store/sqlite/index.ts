@@ -1,0 +1,8 @@
+/**
+ * `abridge/sqlite`: session and result stores in a SQLite database. Needs the optional peer dependency better-sqlite3
+ * (`npm install better-sqlite3`); without it, openSqliteStore fails with AbridgeError('MISSING_DEPENDENCY').
+ */
+export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions } from './session-store.js';
+export { SqliteResultStore, type SqliteResultStoreOptions } from './result-store.js';
+export { loadSqliteDriver, type SqliteDatabase, type SqliteDriver } from './driver.js';
+export { MIGRATIONS, SCHEMA_VERSION, migrate, type Migration } from './migrations.js';

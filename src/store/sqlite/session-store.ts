@@ -1,0 +1,281 @@
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { AbridgeError } from '../../errors.js';
+import type { Entry, FormatId, Message } from '../../model/types.js';
+import {
+  buildResumed,
+  checkExpectedVersion,
+  checkSessionId,
+  decodeEntry,
+  encodeEntries,
+  encodeJson,
+  encodeSnapshot,
+  fullActiveMessages,
+  resolveRange,
+  sessionExists,
+  sessionNotFound,
+  versionConflict,
+} from '../memory-session-store.js';
+import type { NewSession, ResumedSession, SessionSnapshot, SessionStore, StoredSession } from '../session-store.js';
+import { isNativeLoadError, loadSqliteDriver, nativeLoadError, type SqliteDatabase, type SqliteDriver } from './driver.js';
+import { storeError, storeGuard } from './errors.js';
+import { migrate } from './migrations.js';
+import { SqliteResultStore } from './result-store.js';
+
+interface SessionRow {
+  id: string;
+  format: string;
+  info: string;
+  extra: string | null;
+  layout: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+interface SnapshotRow {
+  at_version: number;
+  messages: string;
+  marker: string | null;
+  tokens: number | null;
+  created_at: string;
+}
+
+export interface SqliteStoreOptions {
+  /** How long a writer waits for another process's transaction before giving up (STORE_ERROR). Default 10,000 ms. */
+  busyTimeoutMs?: number;
+  /**
+   * PRAGMA synchronous. 'normal' (default; with WAL, a committed transaction survives a crash of the process, and the
+   * database stays consistent on power loss, where the last transactions may be lost) or 'full' (each commit is
+   * synced to disk: durable on power loss, slower single appends).
+   */
+  synchronous?: 'normal' | 'full';
+  /** Open an existing database only: a missing file is AbridgeError('STORE_ERROR') instead of a new database. */
+  mustExist?: boolean;
+  /** Clock for timestamps (tests). */
+  now?: () => Date;
+  /** The better-sqlite3 module to use (tests); default: imported on first use. */
+  driver?: SqliteDriver;
+  /** @internal Test hooks: called inside the recordCompaction transaction, after its entries and before its snapshot. */
+  hooks?: { insideRecordCompaction?: () => void };
+}
+
+const SESSION_COLUMNS = 'id, format, info, extra, layout, version, created_at, updated_at';
+
+/**
+ * Opens (creating it unless `mustExist`) an abridge SQLite database: WAL journal, foreign keys on, a busy timeout,
+ * and the schema migrated to the current version. Needs the optional peer dependency better-sqlite3.
+ */
+export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteSessionStore> {
+  const Driver = options.driver ?? (await loadSqliteDriver());
+  const file = path === ':memory:' ? path : resolve(path);
+  let db: SqliteDatabase;
+  try {
+    db = new Driver(file, { fileMustExist: options.mustExist ?? false, timeout: options.busyTimeoutMs ?? 10_000 });
+  } catch (err) {
+    if (isNativeLoadError(err)) throw nativeLoadError(err);
+    if (options.mustExist && (err as { code?: unknown }).code === 'SQLITE_CANTOPEN') {
+      throw new AbridgeError('STORE_ERROR', `${file}: no such SQLite database`);
+    }
+    throw storeError(file, 'cannot open the SQLite database', err);
+  }
+  try {
+    return new SqliteSessionStore(db, options);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/**
+ * A SessionStore in a SQLite database (better-sqlite3), shared safely by several processes:
+ *
+ * - `sessions` (one row per session, with its version), `entries (session_id, seq, entry JSON)`, `session_snapshots`,
+ *   `tool_result_blobs` (see `results`), created by versioned migrations recorded in `schema_migrations`.
+ * - Every write is one IMMEDIATE transaction that checks the version inside it, so writers in other processes
+ *   serialize (waiting up to the busy timeout) and an `expectedVersion` check cannot race.
+ * - recordCompaction writes its entries and the snapshot in one transaction: a process killed in the middle leaves
+ *   both or neither.
+ */
+export class SqliteSessionStore implements SessionStore {
+  /** The database file (or ':memory:'). */
+  readonly path: string;
+  /** Offloaded tool results, in the same database. */
+  readonly results: SqliteResultStore;
+  /** The better-sqlite3 connection (for inspection and maintenance; write through the store's methods). */
+  readonly db: SqliteDatabase;
+  private readonly now: () => Date;
+  private readonly hooks: NonNullable<SqliteStoreOptions['hooks']>;
+  private readonly guard: <T>(what: string, fn: () => T) => T;
+  private readonly stmts;
+  private readonly tx;
+
+  constructor(db: SqliteDatabase, options: Omit<SqliteStoreOptions, 'driver' | 'mustExist'> = {}) {
+    this.db = db;
+    this.path = db.name;
+    this.now = options.now ?? (() => new Date());
+    this.hooks = options.hooks ?? {};
+    const where = `the SQLite store at ${db.name}`;
+    this.guard = storeGuard(where);
+    this.guard('cannot set it up', () => {
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
+      if (!db.memory) db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+      db.pragma('foreign_keys = ON');
+      migrate(db, db.name, this.now);
+    });
+    this.results = new SqliteResultStore(db, { now: this.now, where });
+    this.stmts = {
+      insertSession: db.prepare('INSERT INTO sessions (id, format, info, extra, layout, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)'),
+      session: db.prepare<[string], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`),
+      sessions: db.prepare<[], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY rowid`),
+      version: db.prepare<[string], number>('SELECT version FROM sessions WHERE id = ?').pluck(),
+      setVersion: db.prepare('UPDATE sessions SET version = ?, updated_at = ? WHERE id = ?'),
+      insertEntry: db.prepare('INSERT INTO entries (session_id, seq, entry) VALUES (?, ?, ?)'),
+      entries: db.prepare<[string, number, number], { seq: number; entry: string }>('SELECT seq, entry FROM entries WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq'),
+      insertSnapshot: db.prepare('INSERT INTO session_snapshots (session_id, at_version, messages, marker, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      latestSnapshot: db.prepare<[string], SnapshotRow>(
+        'SELECT at_version, messages, marker, tokens, created_at FROM session_snapshots WHERE session_id = ? ORDER BY at_version DESC, id DESC LIMIT 1',
+      ),
+    };
+    const s = this.stmts;
+    /** Checks the version and appends, inside the caller's transaction. */
+    const appendRows = (id: string, encoded: readonly string[], expected: number | undefined): { version: number; at: string } => {
+      const version = s.version.get(id);
+      if (version === undefined) throw sessionNotFound(id);
+      if (expected !== undefined && expected !== version) throw versionConflict(id, expected, version);
+      const at = this.now().toISOString();
+      if (encoded.length === 0) return { version, at };
+      for (let i = 0; i < encoded.length; i++) s.insertEntry.run(id, version + i, encoded[i]);
+      s.setVersion.run(version + encoded.length, at, id);
+      return { version: version + encoded.length, at };
+    };
+    this.tx = {
+      append: db.transaction(appendRows),
+      recordCompaction: db.transaction((id: string, encoded: readonly string[], snap: ReturnType<typeof encodeSnapshot>, expected: number | undefined) => {
+        const { version, at } = appendRows(id, encoded, expected);
+        this.hooks.insideRecordCompaction?.();
+        s.insertSnapshot.run(id, version, snap.messages, snap.marker, snap.tokens, at);
+        return { version };
+      }),
+      read: db.transaction((fn: () => unknown) => fn()),
+    };
+  }
+
+  async createSession(init: NewSession): Promise<StoredSession> {
+    const id = init.id ?? randomUUID();
+    checkSessionId(id);
+    const info = encodeJson(init.info ?? {}, 'the session info');
+    const extra = init.extra === undefined ? null : encodeJson(init.extra, 'the session extra data');
+    const layout = init.layout === undefined ? null : encodeJson(init.layout, 'the session layout');
+    return this.guard(`cannot create session "${id}"`, () => {
+      const at = this.now().toISOString();
+      try {
+        this.stmts.insertSession.run(id, init.format, info, extra, layout, at, at);
+      } catch (err) {
+        if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
+        throw err;
+      }
+      return toStored(this.stmts.session.get(id)!);
+    });
+  }
+
+  async getSession(id: string): Promise<StoredSession | undefined> {
+    return this.guard(`cannot read session "${id}"`, () => {
+      const row = this.stmts.session.get(id);
+      return row && toStored(row);
+    });
+  }
+
+  async listSessions(): Promise<StoredSession[]> {
+    return this.guard('cannot list sessions', () => this.stmts.sessions.all().map(toStored));
+  }
+
+  async append(sessionId: string, entries: readonly Omit<Entry, 'index'>[], options?: { expectedVersion?: number }): Promise<{ version: number }> {
+    checkExpectedVersion(options?.expectedVersion);
+    const encoded = encodeEntries(entries);
+    return this.guard(`cannot append to session "${sessionId}"`, () => ({ version: this.tx.append.immediate(sessionId, encoded, options?.expectedVersion).version }));
+  }
+
+  async entries(sessionId: string, range?: { from?: number; to?: number }): Promise<Entry[]> {
+    return this.guard(`cannot read session "${sessionId}"`, () => this.reading(() => this.readEntries(sessionId, range)));
+  }
+
+  async recordCompaction(
+    sessionId: string,
+    entries: readonly Omit<Entry, 'index'>[],
+    snapshot: Omit<SessionSnapshot, 'sessionId' | 'atVersion' | 'createdAt'>,
+    options?: { expectedVersion?: number },
+  ): Promise<{ version: number }> {
+    checkExpectedVersion(options?.expectedVersion);
+    const encoded = encodeEntries(entries);
+    const snap = encodeSnapshot(snapshot);
+    return this.guard(`cannot record a compaction of session "${sessionId}"`, () => this.tx.recordCompaction.immediate(sessionId, encoded, snap, options?.expectedVersion));
+  }
+
+  async latestSnapshot(sessionId: string): Promise<SessionSnapshot | undefined> {
+    return this.guard(`cannot read session "${sessionId}"`, () =>
+      this.reading(() => {
+        if (this.stmts.version.get(sessionId) === undefined) throw sessionNotFound(sessionId);
+        return this.readSnapshot(sessionId);
+      }),
+    );
+  }
+
+  async resume(sessionId: string): Promise<ResumedSession> {
+    const { version, snapshot, after } = this.guard(`cannot read session "${sessionId}"`, () =>
+      this.reading(() => {
+        const version = this.stmts.version.get(sessionId);
+        if (version === undefined) throw sessionNotFound(sessionId);
+        const snapshot = this.readSnapshot(sessionId);
+        return { version, snapshot, after: snapshot ? this.readEntries(sessionId, { from: snapshot.atVersion }) : [] };
+      }),
+    );
+    return buildResumed(version, snapshot, after, () => fullActiveMessages(this, sessionId));
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Runs PRAGMA wal_checkpoint(TRUNCATE) (folds the write-ahead log into the database file). */
+  checkpoint(): void {
+    this.guard('cannot checkpoint', () => this.db.pragma('wal_checkpoint(TRUNCATE)'));
+  }
+
+  /** Runs `fn` in a read transaction: what it reads is one consistent state of the database. */
+  private reading<T>(fn: () => T): T {
+    return this.tx.read(fn) as T;
+  }
+
+  private readEntries(sessionId: string, range: { from?: number; to?: number } | undefined): Entry[] {
+    const version = this.stmts.version.get(sessionId);
+    if (version === undefined) throw sessionNotFound(sessionId);
+    const { from, to } = resolveRange(range, version);
+    if (from >= to) return [];
+    return this.stmts.entries.all(sessionId, from, to).map((r) => decodeEntry(r.entry, r.seq));
+  }
+
+  private readSnapshot(sessionId: string): SessionSnapshot | undefined {
+    const row = this.stmts.latestSnapshot.get(sessionId);
+    if (!row) return undefined;
+    const out: SessionSnapshot = { sessionId, atVersion: row.at_version, messages: JSON.parse(row.messages) as Message[], createdAt: row.created_at };
+    if (row.marker !== null) out.marker = JSON.parse(row.marker) as SessionSnapshot['marker'];
+    if (row.tokens !== null) out.tokens = row.tokens;
+    return out;
+  }
+}
+
+function toStored(row: SessionRow): StoredSession {
+  const out: StoredSession = {
+    id: row.id,
+    format: row.format as FormatId,
+    info: JSON.parse(row.info) as StoredSession['info'],
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.extra !== null) out.extra = JSON.parse(row.extra) as Record<string, unknown>;
+  if (row.layout !== null) out.layout = JSON.parse(row.layout) as NonNullable<StoredSession['layout']>;
+  return out;
+}
