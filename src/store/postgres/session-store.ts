@@ -1,0 +1,318 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import type { Entry, FormatId, Message, Session } from '../../model/types.js';
+import { activeMessages } from '../../model/view.js';
+import {
+  buildResumed,
+  checkExpectedVersion,
+  checkSessionId,
+  decodeEntry,
+  encodeEntries,
+  encodeJson,
+  encodeSnapshot,
+  resolveRange,
+  sessionExists,
+  sessionNotFound,
+  versionConflict,
+} from '../memory-session-store.js';
+import type { NewSession, ResumedSession, SessionSnapshot, SessionStore, StoredSession } from '../session-store.js';
+import { inTransaction, storeError } from './connection.js';
+import { PostgresResultStore } from './result-store.js';
+
+/** Test hooks: points inside the store's transactions where a test can hold a transaction open or fail it. */
+export interface PostgresStoreHooks {
+  /**
+   * Called inside the transaction of an append or a recordCompaction, after all its writes and before COMMIT, with the
+   * session row still locked. What it throws rolls the transaction back; a promise that never settles holds it open
+   * (until the process dies, when the server rolls it back).
+   */
+  beforeCommit?(op: 'append' | 'recordCompaction', sessionId: string): void | Promise<void>;
+}
+
+export interface PostgresSessionStoreConfig {
+  pool: Pool;
+  /** The schema's name as given (for messages and the advisory lock). */
+  schema: string;
+  /** The schema's name quoted for SQL. */
+  quoted: string;
+  now?: () => Date;
+  hooks?: PostgresStoreHooks;
+}
+
+interface SessionRow {
+  id: string;
+  format: string;
+  info: string;
+  extra: string | null;
+  layout: string | null;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface SnapshotRow {
+  session_id: string;
+  at_version: number;
+  messages: string;
+  marker: string | null;
+  tokens: number | null;
+  created_at: Date;
+}
+
+const SESSION_COLUMNS = 'id, format, info, extra, layout, version, created_at, updated_at';
+const SNAPSHOT_COLUMNS = 'session_id, at_version, messages, marker, tokens, created_at';
+/** Entries per INSERT statement (an append of a long transcript is several statements in its one transaction). */
+const INSERT_CHUNK_ENTRIES = 1000;
+const INSERT_CHUNK_CHARS = 16 * 1024 * 1024;
+/** Positions are PostgreSQL integers. */
+const MAX_POSITION = 2_147_483_647;
+
+/**
+ * A SessionStore in PostgreSQL, for many workers (processes, machines) sharing sessions. Create it with
+ * `openPostgresStore(url, { schema })`, which migrates the schema first.
+ *
+ * - Tables (in the store's schema): `sessions` (one row per session, its `version` = number of entries),
+ *   `entries` (session_id, seq, entry TEXT: the entry's JSON exactly as written, so an exported transcript is the same
+ *   bytes), `session_snapshots`, `tool_result_blobs` (the ResultStore, `store.results`), `schema_migrations`.
+ * - An append is one transaction that locks the session row (`SELECT … FOR UPDATE`), checks `expectedVersion` against
+ *   the locked version, inserts the entries at the following positions and bumps the version. Concurrent writers queue
+ *   on the row lock, so nothing is lost, duplicated or interleaved inside a batch; with `expectedVersion` a writer that
+ *   has not seen the latest entries gets AbridgeError('CONFLICT') and nothing is written.
+ * - recordCompaction appends and saves the snapshot in the same transaction: a process killed in the middle leaves
+ *   both or neither (the server rolls back the transaction of a dead connection).
+ * - resume reads the latest snapshot and the entries after it in one REPEATABLE READ transaction.
+ */
+export class PostgresSessionStore implements SessionStore {
+  /** Offloaded tool results, in the same database and schema (table tool_result_blobs). */
+  readonly results: PostgresResultStore;
+  readonly schema: string;
+  private readonly pool: Pool;
+  private readonly s: string;
+  private readonly now: () => Date;
+  private readonly hooks: PostgresStoreHooks;
+  private closed: Promise<void> | undefined;
+
+  constructor(config: PostgresSessionStoreConfig) {
+    this.pool = config.pool;
+    this.schema = config.schema;
+    this.s = config.quoted;
+    this.now = config.now ?? (() => new Date());
+    this.hooks = config.hooks ?? {};
+    this.results = new PostgresResultStore(config);
+  }
+
+  async createSession(init: NewSession): Promise<StoredSession> {
+    const id = init.id ?? randomUUID();
+    checkSessionId(id);
+    const info = encodeJson(init.info ?? {}, 'info');
+    const extra = init.extra === undefined ? null : encodeJson(init.extra, 'extra');
+    const layout = init.layout === undefined ? null : encodeJson(init.layout, 'layout');
+    const at = this.now();
+    try {
+      const { rows } = await this.pool.query<SessionRow>(
+        `INSERT INTO ${this.s}.sessions (id, format, info, extra, layout, version, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, 0, $6, $6)
+         ON CONFLICT (id) DO NOTHING
+         RETURNING ${SESSION_COLUMNS}`,
+        [id, init.format, info, extra, layout, at],
+      );
+      if (!rows[0]) throw sessionExists(id);
+      return toStoredSession(rows[0]);
+    } catch (err) {
+      throw storeError(`creating session "${id}"`, err);
+    }
+  }
+
+  async getSession(id: string): Promise<StoredSession | undefined> {
+    try {
+      const { rows } = await this.pool.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [id]);
+      return rows[0] && toStoredSession(rows[0]);
+    } catch (err) {
+      throw storeError(`reading session "${id}"`, err);
+    }
+  }
+
+  async listSessions(): Promise<StoredSession[]> {
+    try {
+      const { rows } = await this.pool.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions ORDER BY ord`);
+      return rows.map(toStoredSession);
+    } catch (err) {
+      throw storeError('listing sessions', err);
+    }
+  }
+
+  async append(sessionId: string, entries: readonly Omit<Entry, 'index'>[], options?: { expectedVersion?: number }): Promise<{ version: number }> {
+    const expected = options?.expectedVersion;
+    checkExpectedVersion(expected);
+    const texts = encodeEntries(entries);
+    try {
+      return await inTransaction(this.pool, async (client) => {
+        const version = await this.appendLocked(client, sessionId, texts, expected);
+        await this.hooks.beforeCommit?.('append', sessionId);
+        return { version };
+      });
+    } catch (err) {
+      throw storeError(`appending to session "${sessionId}"`, err);
+    }
+  }
+
+  async entries(sessionId: string, range?: { from?: number; to?: number }): Promise<Entry[]> {
+    const { from, to } = resolveRange(range, MAX_POSITION);
+    try {
+      const { rows } = await this.pool.query<{ seq: number; entry: string }>(
+        `SELECT seq, entry FROM ${this.s}.entries WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq`,
+        [sessionId, from, to],
+      );
+      if (rows.length === 0) await this.mustExist(this.pool, sessionId);
+      return rows.map(toEntry);
+    } catch (err) {
+      throw storeError(`reading the entries of session "${sessionId}"`, err);
+    }
+  }
+
+  async recordCompaction(
+    sessionId: string,
+    entries: readonly Omit<Entry, 'index'>[],
+    snapshot: Omit<SessionSnapshot, 'sessionId' | 'atVersion' | 'createdAt'>,
+    options?: { expectedVersion?: number },
+  ): Promise<{ version: number }> {
+    const expected = options?.expectedVersion;
+    checkExpectedVersion(expected);
+    const texts = encodeEntries(entries);
+    const { messages, marker, tokens } = encodeSnapshot(snapshot);
+    try {
+      return await inTransaction(this.pool, async (client) => {
+        const version = await this.appendLocked(client, sessionId, texts, expected);
+        await client.query(
+          `INSERT INTO ${this.s}.session_snapshots (session_id, at_version, messages, marker, tokens, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (session_id, at_version) DO UPDATE
+             SET messages = EXCLUDED.messages, marker = EXCLUDED.marker, tokens = EXCLUDED.tokens, created_at = EXCLUDED.created_at`,
+          [sessionId, version, messages, marker, tokens, this.now()],
+        );
+        await this.hooks.beforeCommit?.('recordCompaction', sessionId);
+        return { version };
+      });
+    } catch (err) {
+      throw storeError(`recording a compaction of session "${sessionId}"`, err);
+    }
+  }
+
+  async latestSnapshot(sessionId: string): Promise<SessionSnapshot | undefined> {
+    try {
+      const { rows } = await this.pool.query<SnapshotRow>(
+        `SELECT ${SNAPSHOT_COLUMNS} FROM ${this.s}.session_snapshots WHERE session_id = $1 ORDER BY at_version DESC LIMIT 1`,
+        [sessionId],
+      );
+      if (!rows[0]) await this.mustExist(this.pool, sessionId);
+      return rows[0] && toSnapshot(rows[0]);
+    } catch (err) {
+      throw storeError(`reading the latest snapshot of session "${sessionId}"`, err);
+    }
+  }
+
+  async resume(sessionId: string): Promise<ResumedSession> {
+    try {
+      // One consistent view of the session: its version, latest snapshot and entries, as of one moment.
+      return await inTransaction(
+        this.pool,
+        async (client) => {
+          const { rows } = await client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
+          if (!rows[0]) throw sessionNotFound(sessionId);
+          const stored = toStoredSession(rows[0]);
+          const snap = await client.query<SnapshotRow>(
+            `SELECT ${SNAPSHOT_COLUMNS} FROM ${this.s}.session_snapshots WHERE session_id = $1 ORDER BY at_version DESC LIMIT 1`,
+            [sessionId],
+          );
+          const snapshot = snap.rows[0] && toSnapshot(snap.rows[0]);
+          const readFrom = async (from: number) => {
+            const { rows: entryRows } = await client.query<{ seq: number; entry: string }>(
+              `SELECT seq, entry FROM ${this.s}.entries WHERE session_id = $1 AND seq >= $2 ORDER BY seq`,
+              [sessionId, from],
+            );
+            return entryRows.map(toEntry);
+          };
+          const after = snapshot ? await readFrom(snapshot.atVersion) : [];
+          return buildResumed(stored.version, snapshot, after, async () => {
+            const session: Session = { format: stored.format, info: stored.info, entries: await readFrom(0), problems: [] };
+            if (stored.extra) session.extra = stored.extra;
+            return activeMessages(session);
+          });
+        },
+        'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+      );
+    } catch (err) {
+      throw storeError(`resuming session "${sessionId}"`, err);
+    }
+  }
+
+  /** Ends the connection pool (waits for queries in flight). Calling it again does nothing. */
+  close(): Promise<void> {
+    this.closed ??= this.pool.end();
+    return this.closed;
+  }
+
+  /**
+   * Inside a transaction: locks the session row, checks the expected version, inserts the entries after the last one
+   * and bumps the version. Returns the new version.
+   */
+  private async appendLocked(client: PoolClient, sessionId: string, texts: string[], expected: number | undefined): Promise<number> {
+    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
+    if (!rows[0]) throw sessionNotFound(sessionId);
+    const version = rows[0].version;
+    if (expected !== undefined && expected !== version) throw versionConflict(sessionId, expected, version);
+    if (texts.length === 0) return version;
+    for (let start = 0; start < texts.length; ) {
+      let end = start;
+      let chars = 0;
+      while (end < texts.length && end - start < INSERT_CHUNK_ENTRIES && (end === start || chars + texts[end]!.length <= INSERT_CHUNK_CHARS)) {
+        chars += texts[end]!.length;
+        end++;
+      }
+      await client.query(
+        `INSERT INTO ${this.s}.entries (session_id, seq, entry)
+         SELECT $1, $2::integer + (t.ord::integer - 1), t.entry FROM unnest($3::text[]) WITH ORDINALITY AS t(entry, ord)`,
+        [sessionId, version + start, texts.slice(start, end)],
+      );
+      start = end;
+    }
+    const next = version + texts.length;
+    await client.query(`UPDATE ${this.s}.sessions SET version = $2, updated_at = $3 WHERE id = $1`, [sessionId, next, this.now()]);
+    return next;
+  }
+
+  private async mustExist(db: Pool | PoolClient, sessionId: string): Promise<void> {
+    const { rowCount } = await db.query(`SELECT 1 FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
+    if (!rowCount) throw sessionNotFound(sessionId);
+  }
+}
+
+function toEntry(row: { seq: number; entry: string }): Entry {
+  return decodeEntry(row.entry, row.seq);
+}
+
+function toStoredSession(r: SessionRow): StoredSession {
+  const s: StoredSession = {
+    id: r.id,
+    format: r.format as FormatId,
+    info: JSON.parse(r.info) as StoredSession['info'],
+    version: r.version,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+  if (r.extra !== null) s.extra = JSON.parse(r.extra) as NonNullable<StoredSession['extra']>;
+  if (r.layout !== null) s.layout = JSON.parse(r.layout) as NonNullable<StoredSession['layout']>;
+  return s;
+}
+
+function toSnapshot(r: SnapshotRow): SessionSnapshot {
+  const s: SessionSnapshot = {
+    sessionId: r.session_id,
+    atVersion: r.at_version,
+    messages: JSON.parse(r.messages) as Message[],
+    createdAt: r.created_at.toISOString(),
+  };
+  if (r.marker !== null) s.marker = JSON.parse(r.marker) as NonNullable<SessionSnapshot['marker']>;
+  if (r.tokens !== null) s.tokens = r.tokens;
+  return s;
+}
