@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +5,7 @@ import { AbridgeError } from '../errors.js';
 import { activeBranch } from '../model/branch.js';
 import { SessionBuilder } from '../model/session.js';
 import type { FormatId, Message, Session, TextPart } from '../model/types.js';
+import { startLoopback, type Loopback } from '../test-support/loopback.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
 import { anthropicFormat, anthropicRequestProblems, toAnthropicRequest, type AnthropicRequest } from './anthropic.js';
 import { claudeCodeFormat } from './claude-code.js';
@@ -45,48 +44,23 @@ const text = (t: string): TextPart => ({ type: 'text', text: t });
 const parse = (s: string) => JSON.parse(s) as Record<string, unknown> & { messages: { role: string; content: Record<string, unknown>[] }[] };
 const read = (doc: unknown, source = 'req.json') => parseSession(JSON.stringify(doc), { format: 'anthropic', source });
 
-let server: Server;
+let loopback: Loopback;
 let baseURL = '';
 const received: unknown[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let data = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (data += c));
-    req.on('end', () => {
-      if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"type":"error","error":{"type":"not_found_error","message":"no route"}}');
-        return;
-      }
-      const body = JSON.parse(data) as Record<string, unknown>;
-      received.push(body);
-      const problems = anthropicRequestProblems(body);
-      if (problems.length) {
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: problems.join('; ') } }));
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: 'msg_loopback',
-          type: 'message',
-          role: 'assistant',
-          model: body.model,
-          content: [{ type: 'text', text: `received ${(body.messages as unknown[]).length} messages` }],
-          stop_reason: 'end_turn',
-          stop_sequence: null,
-          usage: { input_tokens: 1, output_tokens: 1 },
-        }),
-      );
-    });
+  loopback = await startLoopback(({ method, url, body }) => {
+    if (method !== 'POST' || !(url.startsWith('/v1/messages'))) return { status: 404, json: { type: 'error', error: { type: 'not_found_error', message: 'no route' } } };
+    const b = body as Record<string, unknown>;
+    received.push(b);
+    const problems = anthropicRequestProblems(b);
+    if (problems.length) return { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: problems.join('; ') } } };
+    return { json: { id: 'msg_loopback', type: 'message', role: 'assistant', model: b.model, content: [{ type: 'text', text: `received ${(b.messages as unknown[]).length} messages` }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  baseURL = loopback.baseURL;
 });
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => loopback.close());
 
 const client = () => new Anthropic({ apiKey: 'test', baseURL, maxRetries: 0 });
 

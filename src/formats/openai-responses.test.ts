@@ -1,5 +1,3 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { basename } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +5,7 @@ import { AbridgeError } from '../errors.js';
 import { activeBranch } from '../model/branch.js';
 import { SessionBuilder } from '../model/session.js';
 import type { FormatId, Message, Session, TextPart } from '../model/types.js';
+import { startLoopback, type Loopback } from '../test-support/loopback.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
 import { claudeCodeFormat } from './claude-code.js';
 import { openaiResponsesFormat, openaiResponsesRequestProblems, toOpenaiResponsesRequest, type ResponsesRequest } from './openai-responses.js';
@@ -45,48 +44,24 @@ const text = (t: string): TextPart => ({ type: 'text', text: t });
 const parse = (s: string) => JSON.parse(s) as Record<string, unknown> & { input: AnyItem[] };
 const read = (doc: unknown, source = 'responses.json') => parseSession(JSON.stringify(doc), { format: 'openai-responses', source });
 
-let server: Server;
+let loopback: Loopback;
 let baseURL = '';
 const received: unknown[] = [];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let data = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (data += c));
-    req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/responses') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"no route"}}');
-        return;
-      }
-      const body = JSON.parse(data) as Record<string, unknown>;
-      received.push(body);
-      const problems = openaiResponsesRequestProblems(body);
-      if (problems.length) {
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: problems.join('; '), type: 'invalid_request_error', param: 'input', code: null } }));
-        return;
-      }
-      const n = typeof body.input === 'string' ? 1 : (body.input as unknown[]).length;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          id: 'resp_loopback',
-          object: 'response',
-          created_at: 1,
-          model: body.model,
-          status: 'completed',
-          output: [{ type: 'message', id: 'msg_loopback', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `received ${n} items`, annotations: [] }] }],
-          usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
-        }),
-      );
-    });
+  loopback = await startLoopback(({ method, url, body }) => {
+    if (method !== 'POST' || !(url === '/v1/responses')) return { status: 404, json: { error: { message: 'no route' } } };
+    const b = body as Record<string, unknown>;
+    received.push(b);
+    const problems = openaiResponsesRequestProblems(b);
+    if (problems.length) return { status: 400, json: { error: { message: problems.join('; '), type: 'invalid_request_error', param: 'input', code: null } } };
+    const n = typeof b.input === 'string' ? 1 : (b.input as unknown[]).length;
+    return { json: { id: 'resp_loopback', object: 'response', created_at: 1, model: b.model, status: 'completed', output: [{ type: 'message', id: 'msg_loopback', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: `received ${n} items`, annotations: [] }] }], usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } } } };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  baseURL = `${loopback.baseURL}/v1`;
 });
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+afterAll(() => loopback.close());
 
 const client = () => new OpenAI({ apiKey: 'test', baseURL, maxRetries: 0 });
 
