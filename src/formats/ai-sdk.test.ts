@@ -1,13 +1,11 @@
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AbridgeError } from '../errors.js';
-import { activeBranch } from '../model/branch.js';
-import { SessionBuilder } from '../model/session.js';
 import type { Message, Session, TextPart } from '../model/types.js';
+import { conversationToolCalls, sessionOf as sessionOfFormat } from '../test-support/sessions.js';
 import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
 import { aiSdkFormat, aiSdkMessagesProblems, toAiSdkMessages } from './ai-sdk.js';
 import { anthropicRequestProblems } from './anthropic.js';
-import { claudeCodeFormat } from './claude-code.js';
 import { openaiChatRequestProblems } from './openai-chat.js';
 import { openaiResponsesRequestProblems } from './openai-responses.js';
 import { parseSession, readSession } from './read.js';
@@ -19,11 +17,7 @@ const PDF = 'JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSV
 const text = (t: string): TextPart => ({ type: 'text', text: t });
 const read = (doc: unknown, source = 'messages.json') => parseSession(JSON.stringify(doc), { format: 'ai-sdk', source });
 
-function sessionOf(messages: Message[]): Session {
-  const b = new SessionBuilder('pi');
-  for (const m of messages) b.add({ kind: 'message', message: m });
-  return b.build();
-}
+const sessionOf = (messages: Message[]): Session => sessionOfFormat('pi', messages);
 
 /** AI SDK v5/v6 `ModelMessage[]`. */
 const V5 = [
@@ -207,17 +201,11 @@ run('corpus transcripts written as AI SDK messages', () => {
   for (const folder of ['pi', 'claude-code']) {
     for (const file of corpusFiles(folder)) {
       const name = `${folder}/${basename(file)}`;
-      if (folder === 'claude-code' && !claudeCodeFormat.createDecoder) {
-        it.skip(`${name}: skipped, the Claude Code reader has not landed (readSession would throw UNRECOGNIZED_FORMAT)`, () => {});
-        continue;
-      }
       it(name, async () => {
         const s = await readSession(file);
         const messages = JSON.parse(writeSession(s, 'ai-sdk')) as { role: string; content: unknown }[];
         expect(aiSdkMessagesProblems(messages)).toEqual([]);
-        const branch = activeBranch(s);
-        const main = branch.some((e) => e.message && !e.sidechain);
-        const calls = branch.filter((e) => !(main && e.sidechain)).flatMap((e) => e.message?.parts ?? []).filter((p) => p.type === 'tool-call').length;
+        const calls = conversationToolCalls(s);
         const written = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string }[]) : [])).filter((p) => p.type === 'tool-call').length;
         expect(written).toBe(calls);
         expect(parseSession(JSON.stringify(messages)).format).toBe('ai-sdk');

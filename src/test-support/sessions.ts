@@ -1,0 +1,18 @@
+import { conversationEntries } from '../model/branch.js';
+import { SessionBuilder } from '../model/session.js';
+import type { FormatId, Message, Session } from '../model/types.js';
+
+/** A session of the given format made of these messages (one entry each), as if read from it. */
+export function sessionOf(format: FormatId, messages: readonly Message[], extra?: Record<string, unknown>): Session {
+  const b = new SessionBuilder(format);
+  for (const m of messages) b.add({ kind: 'message', message: m });
+  if (extra) b.extra = extra;
+  return b.build();
+}
+
+/** Tool calls on the conversation's path (what a request built from the session must carry). */
+export function conversationToolCalls(session: Session): number {
+  return conversationEntries(session)
+    .flatMap((e) => e.message?.parts ?? [])
+    .filter((p) => p.type === 'tool-call').length;
+}
