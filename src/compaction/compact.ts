@@ -108,6 +108,8 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
   let view = view0;
   let protectedEntries = protect(view0, keep);
+  // The smallest result of the rounds, in case none reaches the target.
+  let best: { view: ViewItem[]; k: number; run: CompactionResult['strategiesRun']; protectedEntries: Map<number, Message> } | undefined;
   // Protect the last `keep` steps; if the target is still out of reach, protect fewer and run the whole chain again
   // from the start (so cheap strategies still come first).
   for (let k = keep; ; k = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)))) {
@@ -150,7 +152,15 @@ export async function compact(session: Session, options: CompactOptions): Promis
       view = next;
       result.strategiesRun.push({ name, beforeTokens: tokensOf(before), afterTokens: tokensOf(size(view)) });
     }
+    if (!best || size(view) < size(best.view)) best = { view, k, run: result.strategiesRun, protectedEntries };
     if (size(view) <= target || k <= minKeep) break;
+  }
+  // Unless the last round reached the target, keep the round that got furthest (protecting more on ties).
+  if (best && size(view) > target) {
+    view = best.view;
+    result.keptLastSteps = best.k;
+    result.strategiesRun = best.run;
+    protectedEntries = best.protectedEntries;
   }
   // Report a strategy as skipped only if it never ran, once, with its last reason.
   const ran = new Set(result.strategiesRun.map((r) => r.name));
