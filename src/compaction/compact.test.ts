@@ -130,12 +130,21 @@ describe('clear-tool-results alone', () => {
     }
   });
 
-  it('stops once under the target, oldest first', async () => {
+  it('with untilTarget, stops once under the target, oldest first', async () => {
+    const { session } = toolSession(8);
+    const size = await sizeOf(session);
+    const r = await compact(session, { ...base, target: size - 100, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { untilTarget: true } } });
+    expect(r.reachedTarget).toBe(true);
+    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual(['cleared', ...Array(7).fill(undefined)]);
+  });
+
+  it('by default clears every eligible result in one batch (one cache break buys the most room)', async () => {
     const { session } = toolSession(8);
     const size = await sizeOf(session);
     const r = await compact(session, { ...base, target: size - 100, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
     expect(r.reachedTarget).toBe(true);
-    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual(['cleared', ...Array(7).fill(undefined)]);
+    // All but the last 3 tool uses (keep: 3).
+    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual([...Array(5).fill('cleared'), ...Array(3).fill(undefined)]);
   });
 
   it('leaves the results of excluded tools', async () => {

@@ -4,8 +4,8 @@ import { changeable, resultText, StrategySkipped, withResults, type Strategy, ty
 
 /**
  * Clears the results of old tool uses, oldest first, keeping the last `keep` tool uses whole — Anthropic's context
- * editing (`clear_tool_uses`) semantics: `clear_at_least`, `exclude_tools`, `clear_tool_inputs`. The result is stored
- * first, so the placeholder can say how to get it back.
+ * editing (`clear_tool_uses`) semantics: `clear_at_least`, `exclude_tools`, `clear_tool_inputs`; every eligible result
+ * in one batch unless `untilTarget`. The result is stored first, so the placeholder can say how to get it back.
  */
 export const clearToolResults: Strategy = {
   name: 'clear-tool-results',
@@ -24,7 +24,9 @@ export const clearToolResults: Strategy = {
     let cleared = 0;
     const clearedCalls = new Set<string>();
     for (const i of candidates) {
-      if (size <= ctx.target && cleared >= o.clearAtLeast) break;
+      // By default every eligible result goes in one pass: the first one cleared breaks the provider's cached prefix
+      // anyway, so clearing the rest costs no more now and postpones the next compaction (fewer cache rewrites).
+      if (o.untilTarget && size <= ctx.target && cleared >= o.clearAtLeast) break;
       const item = out[i]!;
       const before = ctx.counter.message(item.message);
       // A placeholder costs ~40 tokens: clearing a smaller result would grow the context.
