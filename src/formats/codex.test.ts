@@ -393,3 +393,28 @@ describe.skipIf(!corpusAvailable())(corpusAvailable() ? 'codex corpus' : `codex 
     expect(orphans).toBe(0);
   });
 });
+
+describe('older Codex rollouts (no envelope)', () => {
+  const lines = [
+    { id: '0a1b2c3d-0000-4000-8000-000000000001', timestamp: '2025-05-20T10:00:00.000Z', instructions: 'You are Codex.', git: { branch: 'main' } },
+    { record_type: 'state' },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'List the files in src.' }] },
+    { type: 'function_call', name: 'shell', arguments: '{"command":["ls","src"]}', call_id: 'call_1' },
+    { type: 'function_call_output', call_id: 'call_1', output: '{"output":"a.ts\\nb.ts\\n","metadata":{"exit_code":1}}' },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'src has a.ts and b.ts.' }] },
+  ];
+  const s = parseSession(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+
+  it('are detected and read like the enveloped ones', () => {
+    expect(s.format).toBe('codex');
+    expect(s.problems).toEqual([]);
+    expect(s.info).toMatchObject({ id: '0a1b2c3d-0000-4000-8000-000000000001', startedAt: Date.parse('2025-05-20T10:00:00.000Z') });
+    expect(s.entries.map((e) => e.message?.role ?? e.kind)).toEqual(['system', 'event', 'user', 'assistant', 'tool', 'assistant']);
+    expect(s.entries[3]!.message!.parts[0]).toMatchObject({ type: 'tool-call', id: 'call_1', name: 'shell', arguments: { command: ['ls', 'src'] } });
+    expect(s.entries[4]!.message!.parts[0]).toMatchObject({ type: 'tool-result', callId: 'call_1', isError: true });
+  });
+
+  it('keep each original record as its raw', () => {
+    expect(s.entries.map((e) => e.raw)).toEqual(lines);
+  });
+});

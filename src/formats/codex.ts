@@ -12,6 +12,20 @@ import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type 
 
 const RECORD_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
 
+/**
+ * Response items as older Codex rollouts wrote them, one a line without the `{type, payload}` envelope (after a first
+ * line `{id, timestamp, instructions?}`; the oldest also hold `{record_type: "state"}` lines).
+ */
+const DIRECT_ITEMS = new Set(['message', 'reasoning', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'local_shell_call', 'local_shell_call_output', 'web_search_call']);
+
+function isDirectItem(r: Record<string, unknown>): boolean {
+  return typeof r.type === 'string' && DIRECT_ITEMS.has(r.type) && !('payload' in r);
+}
+
+function isDirectMeta(r: Record<string, unknown>): boolean {
+  return r.type === undefined && typeof r.id === 'string' && typeof r.timestamp === 'string';
+}
+
 /** Response items that are bookkeeping of the agent rather than model context. */
 const EVENT_ITEMS = new Set(['ghost_snapshot', 'compaction', 'compaction_summary']);
 
@@ -40,6 +54,13 @@ class CodexDecoder implements EntryDecoder {
   }
 
   private decodeRecord(r: Record<string, unknown>, ctx: DecodeContext, ordinal: number): EntryDraft {
+    // Older rollouts: the same records without the envelope.
+    if (isDirectItem(r)) return this.unwrapped(r, 'response_item', ctx, ordinal, r);
+    if (isDirectMeta(r)) return this.unwrapped({ ...r, base_instructions: r.instructions }, 'session_meta', ctx, ordinal, r);
+    if (r.record_type === 'state') {
+      const base: EntryDraft = { kind: 'event', sourceType: 'state', raw: r };
+      return base;
+    }
     const type = asString(r.type) ?? '';
     const base: EntryDraft = { kind: 'unknown', sourceType: type, raw: r };
     const ts = toEpochMs(r.timestamp);
@@ -74,6 +95,13 @@ class CodexDecoder implements EntryDecoder {
       default:
         return this.compacted(p, base);
     }
+  }
+
+  /** An envelope-less record, decoded as its envelope would have been (the raw record stays the original). */
+  private unwrapped(payload: Record<string, unknown>, type: 'response_item' | 'session_meta', ctx: DecodeContext, ordinal: number, raw: Record<string, unknown>): EntryDraft {
+    const draft = this.decodeRecord({ type, timestamp: payload.timestamp, payload }, ctx, ordinal);
+    draft.raw = raw;
+    return draft;
   }
 
   private sessionMeta(p: Record<string, unknown>, base: EntryDraft, ts: number | undefined): EntryDraft {
@@ -326,6 +354,9 @@ export const codexFormat: TranscriptFormat = {
     const known = share(records, (r) => typeof r.type === 'string' && RECORD_TYPES.has(r.type) && isRecord(r.payload));
     if (known > 0.8) return 0.95;
     if (known > 0.5) return 0.7;
+    // Older rollouts: a `{id, timestamp}` first line, then bare response items (and `record_type: state` lines).
+    const direct = share(records, (r) => isDirectItem(r) || r.record_type === 'state');
+    if (isDirectMeta(records[0]!) && direct >= 0.5) return 0.9;
     return 0;
   },
   createDecoder: () => new CodexDecoder(),
