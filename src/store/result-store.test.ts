@@ -249,8 +249,8 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
       [undefined, 'Invalid ref_id undefined: '],
     ])('a malformed ref_id %j is INVALID_INPUT for read and stat', async (refId, start) => {
       const store = make();
-      for (const p of [store.read(refId as string), store.stat(refId as string)]) {
-        const err = await caught(p);
+      for (const call of [() => store.read(refId as string), () => store.stat(refId as string)]) {
+        const err = await caught(call());
         expect(err.code).toBe('INVALID_INPUT');
         expect(err.message).toBe(start + SHAPE);
       }
@@ -489,8 +489,9 @@ describe('FileResultStore: files on disk', () => {
     const { refId } = await store.put('fine\n');
     const file = join(dir, `${refId}.json`);
     fs.writeFileSync(file, '{"refId": "r_');
-    for (const p of [store.read(refId), store.stat(refId), store.list()]) {
-      const err = await caught(p);
+    // One at a time: a second rejected promise left waiting would be an unhandled rejection.
+    for (const call of [() => store.read(refId), () => store.stat(refId), () => store.list()]) {
+      const err = await caught(call());
       expect(err.code).toBe('STORE_ERROR');
       expect(err.message).toMatch(new RegExp(`^Corrupt result metadata ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .+\\. Delete it \\(and ${refId}\\.txt\\) or put the result again to rewrite it\\.$`));
     }

@@ -335,8 +335,8 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       const reference = new MemoryResultStore();
       const { refId } = await store.put('x\n');
       for (const bad of ['nope', 'r_0123456789ABCDEF', '', 42, undefined]) {
-        for (const p of [store.read(bad as string), store.stat(bad as string)]) {
-          const err = await caught(p);
+        for (const call of [() => store.read(bad as string), () => store.stat(bad as string)]) {
+          const err = await caught(call());
           expect(err.code).toBe('INVALID_INPUT');
           expect(err.message).toBe((await caught(reference.read(bad as string))).message);
         }

@@ -23,8 +23,12 @@ const SQLITE_URL = pathToFileURL(DIST_SQLITE).href;
 /** A child that appends `count` single entries with expectedVersion, retrying on CONFLICT; prints its conflict count. */
 const APPENDER = `
 import { openSqliteStore } from ${JSON.stringify(SQLITE_URL)};
+import { existsSync } from 'node:fs';
 const [db, sessionId, worker, count] = process.argv.slice(2);
 const store = await openSqliteStore(db);
+// A start barrier: every writer is up before any appends, so they really contend (whatever the machine's load).
+process.stdout.write('ready\\n');
+while (!existsSync(db + '.go')) await new Promise((r) => setTimeout(r, 5));
 let conflicts = 0;
 for (let i = 0; i < Number(count); i++) {
   for (;;) {
@@ -106,6 +110,8 @@ describe('SQLite store: child processes', () => {
 
     const workers = ['w0', 'w1', 'w2', 'w3'];
     const runs = workers.map((w) => run('appender.mjs', [db, 'shared', w, '250']));
+    await Promise.all(runs.map((r) => waitFor(r.child, 'ready')));
+    writeFileSync(`${db}.go`, '');
     const results = await Promise.all(runs.map((r) => r.done));
     for (const r of results) expect(r, r.stderr).toMatchObject({ code: 0 });
 
