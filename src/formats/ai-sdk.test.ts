@@ -1,8 +1,7 @@
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AbridgeError } from '../errors.js';
 import type { Message, Session, TextPart } from '../model/types.js';
-import { conversationToolCalls, sessionOf as sessionOfFormat } from '../test-support/sessions.js';
+import { conversationToolCalls, sessionOf as sessionOfFormat, expectInvalidInputs } from '../test-support/sessions.js';
 import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
 import { aiSdkFormat, aiSdkMessagesProblems, toAiSdkMessages } from './ai-sdk.js';
 import { anthropicRequestProblems } from './anthropic.js';
@@ -120,18 +119,7 @@ describe('AI SDK reader', () => {
       [[{ role: 'assistant', content: [{ type: 'tool-call', toolName: 'f', input: {} }] }], '[0].content[0].toolCallId: expected a string, got nothing'],
       [{ system: 5, messages: [] }, 'system: expected a string or a system message'],
     ];
-    for (const [doc, expected] of cases) {
-      let err: unknown;
-      try {
-        read(doc, 'bad.json');
-      } catch (e) {
-        err = e;
-      }
-      expect(err, expected).toBeInstanceOf(AbridgeError);
-      expect((err as AbridgeError).code).toBe('INVALID_INPUT');
-      expect((err as AbridgeError).message).toContain('bad.json: ');
-      expect((err as AbridgeError).message).toContain(expected);
-    }
+    expectInvalidInputs(read, cases);
   });
 });
 

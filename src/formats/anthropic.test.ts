@@ -1,10 +1,9 @@
 import { basename } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbridgeError } from '../errors.js';
 import type { Message, TextPart } from '../model/types.js';
 import { startLoopback, type Loopback } from '../test-support/loopback.js';
-import { conversationToolCalls, sessionOf } from '../test-support/sessions.js';
+import { conversationToolCalls, sessionOf, expectInvalidInputs } from '../test-support/sessions.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
 import { anthropicFormat, anthropicRequestProblems, toAnthropicRequest, type AnthropicRequest } from './anthropic.js';
 import { parseSession, readSession } from './read.js';
@@ -182,18 +181,7 @@ describe('Anthropic reader', () => {
       [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 5 }] }] }, 'messages[0].content[0].content: expected a string or an array'],
       [{ system: [{ type: 'image' }], messages: [] }, 'system[0]: expected a text block'],
     ];
-    for (const [doc, expected] of cases) {
-      let err: unknown;
-      try {
-        read(doc, 'bad.json');
-      } catch (e) {
-        err = e;
-      }
-      expect(err, expected).toBeInstanceOf(AbridgeError);
-      expect((err as AbridgeError).code).toBe('INVALID_INPUT');
-      expect((err as AbridgeError).message).toContain('bad.json: ');
-      expect((err as AbridgeError).message).toContain(expected);
-    }
+    expectInvalidInputs(read, cases);
   });
 });
 

@@ -1,10 +1,9 @@
 import { basename } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbridgeError } from '../errors.js';
 import type { TextPart } from '../model/types.js';
 import { startLoopback, type Loopback } from '../test-support/loopback.js';
-import { conversationToolCalls, sessionOf } from '../test-support/sessions.js';
+import { conversationToolCalls, sessionOf, expectInvalidInputs } from '../test-support/sessions.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
 import { openaiChatFormat, openaiChatRequestProblems, toOpenaiChatRequest, type ChatRequest } from './openai-chat.js';
 import { parseSession, readSession } from './read.js';
@@ -161,18 +160,7 @@ describe('OpenAI Chat reader', () => {
       [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id: expected a string, got nothing'],
       [{ messages: [{ role: 'user', content: 42 }] }, 'messages[0].content: expected a string or an array'],
     ];
-    for (const [doc, expected] of cases) {
-      let err: unknown;
-      try {
-        read(doc, 'bad.json');
-      } catch (e) {
-        err = e;
-      }
-      expect(err, expected).toBeInstanceOf(AbridgeError);
-      expect((err as AbridgeError).code).toBe('INVALID_INPUT');
-      expect((err as AbridgeError).message).toContain('bad.json: ');
-      expect((err as AbridgeError).message).toContain(expected);
-    }
+    expectInvalidInputs(read, cases);
   });
 });
 

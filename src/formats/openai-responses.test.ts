@@ -1,10 +1,9 @@
 import { basename } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AbridgeError } from '../errors.js';
 import type { TextPart } from '../model/types.js';
 import { startLoopback, type Loopback } from '../test-support/loopback.js';
-import { conversationToolCalls, sessionOf } from '../test-support/sessions.js';
+import { conversationToolCalls, sessionOf, expectInvalidInputs } from '../test-support/sessions.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
 import { openaiResponsesFormat, openaiResponsesRequestProblems, toOpenaiResponsesRequest, type ResponsesRequest } from './openai-responses.js';
 import { parseSession, readSession } from './read.js';
@@ -155,18 +154,7 @@ describe('OpenAI Responses reader', () => {
       [{ model: 'm', input: [{ role: 'user', content: [{ text: 'untyped' }] }] }, 'input[0].content[0]: expected a content part object'],
       [{ model: 'm', input: [{ role: 'critic', content: 'x' }] }, 'input[0].role: expected "user", "assistant", "system" or "developer"'],
     ];
-    for (const [doc, expected] of cases) {
-      let err: unknown;
-      try {
-        read(doc, 'bad.json');
-      } catch (e) {
-        err = e;
-      }
-      expect(err, expected).toBeInstanceOf(AbridgeError);
-      expect((err as AbridgeError).code).toBe('INVALID_INPUT');
-      expect((err as AbridgeError).message).toContain('bad.json: ');
-      expect((err as AbridgeError).message).toContain(expected);
-    }
+    expectInvalidInputs(read, cases);
   });
 });
 

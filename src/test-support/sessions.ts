@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { AbridgeError } from '../errors.js';
 import { conversationEntries } from '../model/branch.js';
 import { SessionBuilder } from '../model/session.js';
 import type { FormatId, Message, Session } from '../model/types.js';
@@ -15,4 +17,20 @@ export function conversationToolCalls(session: Session): number {
   return conversationEntries(session)
     .flatMap((e) => e.message?.parts ?? [])
     .filter((p) => p.type === 'tool-call').length;
+}
+
+/** Each bad document is refused with AbridgeError INVALID_INPUT naming the source and saying `expected`. */
+export function expectInvalidInputs(read: (doc: unknown, source: string) => unknown, cases: readonly (readonly [unknown, string])[]): void {
+  for (const [doc, expected] of cases) {
+    let err: unknown;
+    try {
+      read(doc, 'bad.json');
+    } catch (e) {
+      err = e;
+    }
+    expect(err, expected).toBeInstanceOf(AbridgeError);
+    expect((err as AbridgeError).code).toBe('INVALID_INPUT');
+    expect((err as AbridgeError).message).toContain('bad.json: ');
+    expect((err as AbridgeError).message).toContain(expected);
+  }
 }
