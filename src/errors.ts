@@ -12,7 +12,8 @@ export type AbridgeErrorCode =
   | 'MISSING_DEPENDENCY'
   | 'SESSION_NOT_FOUND'
   | 'SESSION_EXISTS'
-  | 'CONFLICT';
+  | 'CONFLICT'
+  | 'CONTEXT_OVERFLOW';
 
 /** An error meant for a person: the message names the input and what was expected. */
 export class AbridgeError extends Error {

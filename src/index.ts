@@ -6,5 +6,7 @@ export * from './budget/index.js';
 export type { AbridgeConfig, ConfigOverrides } from './manager/config.js';
 export * from './store/index.js';
 export * from './compaction/index.js';
-export { ContextManager, type ContextManagerOptions, type PreparedRequest } from './manager/context-manager.js';
+export { ContextManager, type ContextManagerOptions, type PrepareOptions, type PreparedTurn, type Pressure, type ManagerEvents } from './manager/context-manager.js';
+export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';
+export { buildRequest, type RequestProvider, type ToolSpec, type ProviderRequestBody, type AnthropicRequestBody, type OpenaiChatRequestBody, type OpenaiResponsesRequestBody } from './manager/request.js';
 export * from './prompt/index.js';

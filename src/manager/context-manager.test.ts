@@ -1,70 +1,189 @@
+import { countTokens } from 'gpt-tokenizer';
 import { describe, expect, it } from 'vitest';
 import { checkInvariants } from '../compaction/invariants.js';
-import { activeView } from '../model/view.js';
-import type { Message } from '../model/types.js';
-import { writeSession } from '../formats/write.js';
 import { parseSession } from '../formats/read.js';
-import { ContextManager } from './context-manager.js';
+import { writeSession } from '../formats/write.js';
+import type { Message, Usage } from '../model/types.js';
+import { activeMessages, activeView } from '../model/view.js';
+import { loadSession } from '../store/session-store.js';
+import { MemorySessionStore } from '../store/memory-session-store.js';
 import { mergeConfig, DEFAULT_CONFIG } from './config.js';
+import { ContextManager } from './context-manager.js';
+import { ContextOverflowError } from './overflow.js';
 
-const output = (i: number) => Array.from({ length: 120 }, (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k}, "step ${i}");`).join('\n');
+const TASK = 'Find every use of value in src/ and list the modules. Never edit tests.';
+const output = (i: number, lines = 120) => Array.from({ length: lines }, (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k}, "step ${i}");`).join('\n');
 
-function turn(cm: ContextManager, i: number, promptTokens: number): void {
+/**
+ * A bill computed independently of abridge's counting: o200k tokens of the whole request body as JSON (which
+ * over-counts keys and escapes — stricter than a real provider), × 1.1 as a Claude-like tokenizer would.
+ */
+function bill(request: unknown): number {
+  return Math.ceil(countTokens(JSON.stringify(request)) * 1.1);
+}
+
+async function turn(cm: ContextManager, i: number, billed: number, lines = 120): Promise<void> {
   const call: Message = { role: 'assistant', parts: [{ type: 'text', text: `Step ${i}: reading module ${i}.` }, { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i}` } }] };
-  cm.recordResponse(call, { input: 3, output: 40, cacheRead: Math.max(0, promptTokens - 200), cacheWrite: 197 });
-  cm.append({ role: 'tool', parts: [{ type: 'tool-result', callId: `call_${i}`, toolName: 'bash', isError: i % 7 === 0, content: [{ type: 'text', text: output(i) }] }] });
+  const usage: Usage = { input: 3, output: 40, cacheRead: Math.max(0, billed - 200), cacheWrite: 197 };
+  await cm.recordResponse(call, usage);
+  await cm.append({ role: 'tool', parts: [{ type: 'tool-result', callId: `call_${i}`, toolName: 'bash', isError: i % 7 === 0, content: [{ type: 'text', text: output(i, lines) }] }] });
 }
 
 describe('ContextManager', () => {
-  it('warns once, compacts at the compact level to the target, and keeps the whole history', async () => {
-    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000, reserveTokens: 4000, prefixTokens: 1000 });
-    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, now: () => new Date(0) });
+  it('compacts at the compact level, never returns a request over window − max output, and keeps the whole history', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000 });
+    const store = new MemorySessionStore();
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, store, system: `You are a coding agent. Task: ${TASK}`, now: () => new Date(0) });
     const events: string[] = [];
     cm.on('context-warning', () => events.push('warning'));
     cm.on('auto-compacting', () => events.push('auto-compacting'));
     cm.on('compaction-complete', (r) => events.push(`complete ${r.before > r.after}`));
     cm.on('context-blocked', () => events.push('blocked'));
-    cm.append({ role: 'user', parts: [{ type: 'text', text: 'Find every use of value in src/ and list the modules. Never edit tests.' }] });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
     let compactions = 0;
     for (let i = 0; i < 40; i++) {
-      const prepared = await cm.prepare();
-      if (prepared.compaction) {
-        compactions++;
-        expect(prepared.snapshot.used).toBeLessThanOrEqual(prepared.snapshot.marks.compact);
-      }
-      expect(prepared.snapshot.used).toBeLessThan(prepared.snapshot.effective);
+      const prepared = await cm.prepare({ maxOutputTokens: 8000 });
+      if (prepared.compaction) compactions++;
+      const billed = bill(prepared.request);
+      // What the provider would bill fits: prompt + max_tokens ≤ window.
+      expect(billed + 8000).toBeLessThanOrEqual(40_000);
+      expect(prepared.request.max_tokens).toBe(8000);
+      expect(JSON.stringify(prepared.request.system)).toContain(TASK);
       expect(checkInvariants(activeView(cm.session))).toEqual([]);
-      turn(cm, i, prepared.snapshot.used);
+      await turn(cm, i, billed);
     }
-    expect(compactions).toBeGreaterThan(0);
-    expect(events.filter((e) => e === 'warning').length).toBeLessThanOrEqual(compactions + 1);
+    expect(compactions).toBeGreaterThanOrEqual(2);
+    // Compaction goes down to the target (hysteresis), so it does not run again every turn.
+    expect(compactions).toBeLessThanOrEqual(12);
     expect(events).toContain('auto-compacting');
     expect(events).toContain('complete true');
     expect(events).not.toContain('blocked');
-    // Nothing deleted: 1 user message + 40 × (response + result) + markers.
+    // Nothing deleted: 1 user message + 40 × (response + result), in the working session and in the store.
     expect(cm.session.entries.filter((e) => e.kind === 'message')).toHaveLength(81);
-    // The session can be written as a pi transcript and read back with the same view.
+    const stored = await loadSession(store, cm.sessionId);
+    expect(stored.entries.filter((e) => e.kind === 'message')).toHaveLength(81);
+    // The store's log shows the model the same messages as the manager.
+    expect(activeMessages(stored).map((m) => JSON.stringify(m))).toEqual(activeMessages(cm.session).map((m) => JSON.stringify(m)));
+    // Written as a pi transcript and read back: the same view.
     const back = parseSession(writeSession(cm.session));
     expect(activeView(back).map((v) => v.message.role)).toEqual(activeView(cm.session).map((v) => v.message.role));
   });
 
-  it('gives the agent read_result and compact_context tools that work on its context', async () => {
-    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 200_000, prefixTokens: 1000 });
+  it('predicts within a few percent of an independent bill once anchored', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 400_000 });
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, system: 'You are a coding agent.' });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    const errors: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const prepared = await cm.prepare({ maxOutputTokens: 8000 });
+      const billed = bill(prepared.request);
+      if (i >= 2) errors.push(Math.abs(prepared.pressure.predicted - billed) / billed);
+      expect(prepared.pressure.anchored).toBe(i > 0);
+      await turn(cm, i, billed);
+    }
+    expect(Math.max(...errors)).toBeLessThan(0.03);
+  });
+
+  it('reserves the request’s own max output: a larger max_tokens compacts earlier', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 100_000 });
+    const run = async (maxOutputTokens: number) => {
+      const cm = new ContextManager({ model: 'claude-sonnet-4-5', config });
+      await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+      for (let i = 0; i < 60; i++) {
+        const p = await cm.prepare({ maxOutputTokens });
+        expect(bill(p.request) + maxOutputTokens).toBeLessThanOrEqual(100_000);
+        if (p.compaction) return i;
+        await turn(cm, i, bill(p.request));
+      }
+      return 60;
+    };
+    expect(await run(64_000)).toBeLessThan(await run(8_000));
+  });
+
+  it('offloads a huge tool result as it arrives and answers read_result for it', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000 });
     const cm = new ContextManager({ model: 'claude-sonnet-4-5', config });
-    cm.append({ role: 'user', parts: [{ type: 'text', text: 'Survey the modules.' }] });
-    for (let i = 0; i < 12; i++) turn(cm, i, 1000 + i * 3000);
-    const [readResult, compactContext] = await cm.tools();
-    expect(readResult!.name).toBe('read_result');
-    const line = await compactContext!.run({});
-    expect(line).toMatch(/^Compacted the context: [\d,]+ → [\d,]+ tokens/);
-    const cleared = activeView(cm.session)
-      .flatMap((v) => v.message.parts)
-      .flatMap((p) => (p.type === 'tool-result' ? p.content : []))
-      .map((c) => (c.type === 'text' ? c.text : ''))
-      .find((t) => t.includes('read_result'));
-    const ref = cleared?.match(/"ref_id": "(r_[0-9a-f]{16})"/)?.[1];
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    await cm.prepare({ maxOutputTokens: 4000 });
+    await turn(cm, 1, 500, 3000); // ~75K tokens of output: bigger than the whole window
+    const p = await cm.prepare({ maxOutputTokens: 4000 });
+    expect(bill(p.request) + 4000).toBeLessThanOrEqual(40_000);
+    const text = JSON.stringify(p.request.messages);
+    const ref = /read_result \{\\"ref_id\\": \\"(r_[0-9a-f]{16})\\"/.exec(text)?.[1];
     expect(ref).toBeDefined();
-    const text = await readResult!.run({ ref_id: ref, offset: 0, limit: 2 });
-    expect(text).toContain('src/mod');
+    const answer = await cm.runTool({ id: 't1', name: 'read_result', arguments: { ref_id: ref, offset: 2990, limit: 5 } });
+    expect(answer?.content[0]).toMatchObject({ type: 'text' });
+    expect(JSON.stringify(answer)).toContain('src/mod1/file2990.ts');
+  });
+
+  it('throws a typed error naming what does not fit, instead of returning a request the provider would refuse', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 20_000 });
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, system: 'Rules. '.repeat(6000) });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    const err = await cm.prepare({ maxOutputTokens: 8000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ContextOverflowError);
+    expect((err as ContextOverflowError).code).toBe('CONTEXT_OVERFLOW');
+    expect((err as Error).message).toMatch(/system prompt \+ tools ≈ \d+K leave no room/);
+    const tooBig = await new ContextManager({ model: 'claude-sonnet-4-5', config }).prepare({ maxOutputTokens: 20_000 }).catch((e: unknown) => e);
+    expect((tooBig as Error).message).toMatch(/max output tokens alone reach the window/);
+  });
+
+  it('resumes from the store’s latest snapshot with the same view, and goes on compacting', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000 });
+    const store = new MemorySessionStore();
+    const a = new ContextManager({ model: 'claude-sonnet-4-5', config, store, sessionId: 's1', system: TASK });
+    await a.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    let compactions = 0;
+    for (let i = 0; i < 20; i++) {
+      const p = await a.prepare({ maxOutputTokens: 8000 });
+      if (p.compaction) compactions++;
+      await turn(a, i, bill(p.request));
+    }
+    expect(compactions).toBeGreaterThan(0);
+    const b = await ContextManager.resume(store, 's1', { model: 'claude-sonnet-4-5', config, system: TASK });
+    expect(activeMessages(b.session).map((m) => JSON.stringify(m))).toEqual(activeMessages(a.session).map((m) => JSON.stringify(m)));
+    // The resumed session starts from the snapshot: it holds fewer entries than the whole history.
+    expect(b.session.entries.length).toBeLessThan(a.session.entries.length);
+    for (let i = 20; i < 40; i++) {
+      const p = await b.prepare({ maxOutputTokens: 8000 });
+      expect(bill(p.request) + 8000).toBeLessThanOrEqual(40_000);
+      if (p.compaction) compactions++;
+      await turn(b, i, bill(p.request));
+    }
+    expect(compactions).toBeGreaterThan(1);
+    const all = await loadSession(store, 's1');
+    expect(all.entries.filter((e) => e.kind === 'message')).toHaveLength(81);
+    expect(activeMessages(all).map((m) => JSON.stringify(m))).toEqual(activeMessages(b.session).map((m) => JSON.stringify(m)));
+    await expect(ContextManager.resume(store, 'nope', { model: 'claude-sonnet-4-5' })).rejects.toThrow(/no session "nope"/);
+  });
+
+  it('offers read_result, compact_context, tool_search (when tools are deferred) and memory, and defers MCP tools', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 20_000 });
+    const mcp = Array.from({ length: 30 }, (_, i) => ({ name: `jira_${i}`, description: `Jira operation ${i}: ${'does things with issues and boards. '.repeat(8)}`, inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, kind: 'mcp' as const, server: 'jira' }));
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, tools: [{ name: 'bash', description: 'run a command', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } }, ...mcp], memory: { root: '/tmp/abridge-memory-test' } });
+    expect((await cm.tools()).map((t) => t.name)).toEqual(['read_result', 'compact_context', 'tool_search', 'memory']);
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    const p = await cm.prepare({ maxOutputTokens: 2000 });
+    const names = (p.request.tools ?? []).map((t) => t.name);
+    expect(names).toContain('bash');
+    expect(names).toContain('tool_search');
+    expect(names.filter((n) => n.startsWith('jira_')).length).toBeLessThan(30);
+    expect(JSON.stringify(p.request.system)).toMatch(/deferred to save context/);
+  });
+
+  it('builds OpenAI Chat and Responses requests with the system prompt and the view', async () => {
+    for (const provider of ['openai-chat', 'openai-responses'] as const) {
+      const cm = new ContextManager({ model: 'gpt-5', provider, system: TASK });
+      await cm.append({ role: 'user', parts: [{ type: 'text', text: 'go' }] });
+      const p = await cm.prepare({ maxOutputTokens: 1000 });
+      const body = p.request as unknown as Record<string, unknown>;
+      if (provider === 'openai-chat') {
+        expect(body.max_completion_tokens).toBe(1000);
+        expect((body.messages as { role: string; content: string }[])[0]).toEqual({ role: 'system', content: TASK });
+      } else {
+        expect(body.max_output_tokens).toBe(1000);
+        expect(body.instructions).toBe(TASK);
+      }
+    }
   });
 });

@@ -1,153 +1,523 @@
 import { EventEmitter } from 'node:events';
 import { ContextBudget } from '../budget/budget.js';
-import { ModelCatalog } from '../budget/catalog.js';
+import { ModelCatalog, type ModelInfo } from '../budget/catalog.js';
+import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { BudgetMonitor, type BudgetEvents } from '../budget/monitor.js';
 import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
+import type { Level } from '../budget/types.js';
 import { compact, type CompactionResult, type CompactOptions } from '../compaction/compact.js';
+import { compress } from '../compaction/strategies/head-tail.js';
+import { resultText } from '../compaction/strategies/strategy.js';
 import type { Summarizer } from '../compaction/summarizers/summarizer.js';
+import { isHumanUser, unitsOf } from '../compaction/turns.js';
+import { AbridgeError } from '../errors.js';
 import { stableId } from '../formats/ids.js';
-import type { Entry, Message, Session, Usage } from '../model/types.js';
-import { activeMessages } from '../model/view.js';
+import { promptTokens } from '../model/parts.js';
+import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
+import { activeMessages, activeView, type AbridgeMarker } from '../model/view.js';
+import { PromptBuilder, type PromptSection } from '../prompt/builder.js';
+import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
+import { MemorySessionStore } from '../store/memory-session-store.js';
 import type { ResultStore } from '../store/result-store.js';
+import type { SessionStore } from '../store/session-store.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { familyOf } from '../tokens/family.js';
+import { PromptTracker } from '../tokens/predict.js';
 import type { AgentTool } from '../tools/tool.js';
-import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import type { AbridgeConfig } from './config.js';
+import { MANAGER_DEFAULTS } from './defaults.js';
+import { ContextOverflowError, type OverflowDetails } from './overflow.js';
+import { anthropicTool, buildRequest, renderPrompt, type ProviderRequestBody, type RequestProvider, type ToolSpec } from './request.js';
 
 export interface ContextManagerOptions {
   /** The model requests go to (its window and tokenizer family come from the catalog or the configuration). */
   model: string;
-  /** A session to continue (read from a transcript or a store); default: a new, empty one. */
-  session?: Session;
+  /** The wire format of `prepare().request` (default: `anthropic` for Claude models, else `openai-chat`). */
+  provider?: RequestProvider;
   config?: AbridgeConfig;
+  /** Model limits (default: a catalog from `config`). */
+  catalog?: ModelCatalog;
+  /** Where the session's entries and compaction snapshots go (default: in memory). */
+  store?: SessionStore;
+  /** The session's id in the store (default: a new one). */
+  sessionId?: string;
   /** Where cleared and offloaded tool results go (default: in memory). */
-  store?: ResultStore;
+  results?: ResultStore;
+  /** The system prompt: text, ordered sections (static first), or a PromptBuilder the caller keeps changing. */
+  system?: string | readonly PromptSection[] | PromptBuilder;
+  /** The agent's own tools (JSON Schema inputs). MCP and skill tools are deferred when they take too much room. */
+  tools?: readonly ToolSpec[];
+  /**
+   * abridge's tools offered to the model beside the agent's: `read_result` (read back what was cleared or offloaded),
+   * `compact_context`, `tool_search` (when tools are deferred), and `memory` (when `memory` is set). Default: all that
+   * apply; `false` for none.
+   */
+  agentTools?: boolean;
+  /** Root folder of the memory tool (Anthropic's memory command set, confined to it). */
+  memory?: { root: string };
   summarizer?: Summarizer;
   /** Compact automatically when the context reaches the compact level (default true). */
   autoCompact?: boolean;
-  /** Options passed to every compaction (strategies, keepLastSteps, strategy options). */
-  compaction?: Omit<CompactOptions, 'target' | 'store' | 'summarizer'>;
+  /** Options passed to every compaction (strategies as values, keepLastSteps, strategy options). */
+  compaction?: Omit<CompactOptions, 'target' | 'store' | 'summarizer' | 'prefixTokens'>;
+  /** Default max output tokens of a request (default: the model's maximum from the catalog). */
+  maxOutputTokens?: number;
+  /**
+   * Tool results larger than this many tokens are offloaded as they arrive (to `results`, the model sees their head and
+   * tail and how to read the rest). Default: a fifth of the window left after the response.
+   */
+  offloadResultsOver?: number;
   now?: () => Date;
 }
 
-export interface PreparedRequest {
-  /** What to send: the compacted view of the conversation. */
+export interface PrepareOptions {
+  /** This request's max output tokens: reserved in the window (the provider checks prompt + max output ≤ window). */
+  maxOutputTokens?: number;
+  /** Fields passed through into the request body (temperature, thinking, stream, metadata…). */
+  extra?: Record<string, unknown>;
+}
+
+/** Where the context stands for one request. All token figures are provider tokens. */
+export interface Pressure {
+  /** Predicted prompt tokens of the request. */
+  predicted: number;
+  /** Whether the prediction builds on the provider's own last report. */
+  anchored: boolean;
+  window: number;
+  maxOutputTokens: number;
+  /** window − maxOutputTokens: the most the prompt may hold. */
+  ceiling: number;
+  /** Share of the effective window (window − reserve) used, and its level. */
+  fill: number;
+  level: Level;
+  marks: Record<'warn' | 'compact' | 'block' | 'target', number>;
+}
+
+export interface PreparedTurn<P extends RequestProvider = RequestProvider> {
+  provider: P;
+  /** The request body in the provider's own shape: pass it to the SDK as it is. */
+  request: ProviderRequestBody[P];
+  /** The messages the request holds: the compacted view. */
   messages: Message[];
-  snapshot: ContextSnapshot;
+  pressure: Pressure;
   /** Set when this call compacted first. */
   compaction?: CompactionResult;
+  /** The full `/context` breakdown (computed on demand: it walks the whole session). */
+  snapshot(): ContextSnapshot;
+}
+
+export interface ManagerEvents extends BudgetEvents {
+  /** The provider refused a request as too long; `recovered` says whether compacting to the ceiling let a retry through. */
+  overflow: [{ message: string; predicted: number; ceiling: number; recovered: boolean }];
+}
+
+const DEFERRAL_SECTION = 'deferred-tools';
+
+interface ToolCallLike {
+  id: string;
+  name: string;
+  arguments: unknown;
 }
 
 /**
- * The per-turn loop of an agent, with abridge: append what happens (`append`, `recordResponse`), and before each
- * request call `prepare()`, which measures the context, says when it crosses a level (events), compacts when it
- * reaches the compact level, and returns the messages to send. Nothing is deleted; `session` holds the whole history.
+ * The composition root of one session's turn. Append what happens (`append` for user turns and tool results,
+ * `record` for the provider's response); before each request call `prepare()`, which measures the context (anchored on
+ * the provider's last bill, O(new messages) a turn), emits what the fill calls for, compacts when it reaches the compact
+ * level — and before the request could exceed window − max output — and returns the request in the provider's shape.
+ * Every entry goes to the SessionStore as it happens; a compaction is recorded there in one transaction (marker +
+ * snapshot), and `ContextManager.resume` rebuilds a session from its latest snapshot. Nothing is deleted.
  */
-export class ContextManager extends EventEmitter<BudgetEvents> {
+export class ContextManager extends EventEmitter<ManagerEvents> {
+  /**
+   * The working session: every entry since the manager started (or, after `resume`, the snapshot's messages followed by
+   * what came after). The whole history is in the store.
+   */
   readonly session: Session;
-  readonly store: ResultStore;
+  readonly store: SessionStore;
+  readonly results: ResultStore;
+  readonly sessionId: string;
+  readonly provider: RequestProvider;
+  readonly prompt: PromptBuilder;
   private readonly config: AbridgeConfig;
   private readonly catalog: ModelCatalog;
   private readonly monitor: BudgetMonitor;
+  private readonly tracker: PromptTracker;
+  private readonly counter: TokenCounter;
+  private readonly deferral: DeferralManager | undefined;
   private model: string;
+  private info: ModelInfo;
+  /** The messages the model sees now, kept incrementally (recomputed only after a compaction). */
+  private view: Message[];
+  private created: Promise<void> | undefined;
+  private pending: { counted: number; predicted: number } | undefined;
+  private agentToolList: Promise<AgentTool[]> | undefined;
+  private overheadKey = '';
+  private overheadCounted = 0;
+  private lastMaxOutput: number | undefined;
 
   constructor(private readonly options: ContextManagerOptions) {
     super();
     this.config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
-    this.catalog = new ModelCatalog(this.config.budget);
+    this.catalog = options.catalog ?? new ModelCatalog(this.config.budget);
     this.model = options.model;
-    this.session = options.session ?? { format: 'pi', info: { id: stableId(`abridge:${(options.now ?? (() => new Date()))().toISOString()}:${Math.random()}`, 16) }, entries: [], problems: [] };
-    this.store = options.store ?? new MemoryResultStore();
+    this.info = this.catalog.lookup(this.model);
+    this.provider = options.provider ?? (this.info.family === 'claude' ? 'anthropic' : 'openai-chat');
+    this.sessionId = options.sessionId ?? stableId(`abridge:${this.now().toISOString()}:${Math.random()}`, 16);
+    this.session = { format: 'pi', info: { id: this.sessionId }, entries: [], problems: [] };
+    this.store = options.store ?? new MemorySessionStore();
+    this.results = options.results ?? new MemoryResultStore();
+    this.prompt = options.system instanceof PromptBuilder ? options.system : new PromptBuilder(typeof options.system === 'string' ? [{ name: 'system', content: options.system, cacheable: true }] : (options.system ?? []));
+    this.counter = new TokenCounter({ family: this.info.family });
+    this.tracker = new PromptTracker({ counter: this.counter, prefixTokens: 0 });
     this.monitor = new BudgetMonitor(this.budget());
     for (const event of ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'] as const) {
       this.monitor.on(event, (...args: unknown[]) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args));
     }
-  }
-
-  private budget(): ContextBudget {
-    return new ContextBudget(this.catalog.lookup(this.model), this.config.budget);
-  }
-
-  /** Switches the model (its window may differ): levels are re-evaluated on the next `prepare`. */
-  setModel(model: string): void {
-    this.model = model;
-    this.monitor.setBudget(this.budget());
-    this.appendEntry({ kind: 'model-change', model: { id: model } });
-  }
-
-  /** Adds messages to the conversation (a user turn, tool results…). */
-  append(...messages: Message[]): void {
-    for (const m of messages) this.appendEntry({ kind: 'message', message: m });
-  }
-
-  /** Adds the model's response with the usage the provider reported for its request (what later counts anchor on). */
-  recordResponse(message: Message, usage?: Usage): void {
-    const m: Message = { ...message, role: 'assistant', model: message.model ?? this.model };
-    if (usage) m.usage = usage;
-    this.appendEntry({ kind: 'message', message: m });
-  }
-
-  /** How full the window is now, and where the tokens go. */
-  snapshot(): ContextSnapshot {
-    const settings = { ...this.config.budget, model: this.model };
-    return contextSnapshot(this.session, { settings, catalog: this.catalog });
+    const tools = (options.tools ?? []).map((t): DeferrableTool => ({ ...t, description: t.description ?? '', kind: t.kind ?? 'builtin' }));
+    if (tools.length > 0) this.deferral = new DeferralManager({ tools, counter: this.counter, effectiveWindow: this.budget().effective });
+    this.view = [];
   }
 
   /**
-   * Before a request: measure, emit what the fill calls for, compact at the compact level (to the target), and return
-   * the messages to send.
+   * Continues a stored session from its latest compaction snapshot (not the whole history): the snapshot's messages,
+   * then the entries appended after it.
    */
-  async prepare(): Promise<PreparedRequest> {
-    let snapshot = this.snapshot();
-    const auto = this.options.autoCompact !== false;
-    const level = this.monitor.update(snapshot.used, { compacting: auto && (snapshot.level === 'compact' || snapshot.level === 'block') });
-    let compaction: CompactionResult | undefined;
-    if ((level === 'compact' || level === 'block') && auto) {
-      compaction = await this.compactTo(snapshot.marks.target);
-      snapshot = this.snapshot();
+  static async resume(store: SessionStore, sessionId: string, options: Omit<ContextManagerOptions, 'store' | 'sessionId'>): Promise<ContextManager> {
+    const stored = await store.getSession(sessionId);
+    if (!stored) throw new AbridgeError('SESSION_NOT_FOUND', `no session "${sessionId}" in this store: start it with new ContextManager({store, sessionId})`);
+    const snapshot = await store.latestSnapshot(sessionId);
+    const after = await store.entries(sessionId, { from: snapshot?.atVersion ?? 0 });
+    const cm = new ContextManager({ ...options, store, sessionId });
+    cm.created = Promise.resolve();
+    const entries = cm.session.entries;
+    // The working session is one chain: the snapshot's messages, then what came after, linked in order.
+    const add = (draft: Omit<Entry, 'index'>) => {
+      const parentId = entries.length > 0 ? entries[entries.length - 1]!.id! : null;
+      const entry = { ...draft, id: draft.id ?? `snapshot-${entries.length}`, parentId, index: entries.length } as Entry;
+      entries.push(entry);
+      cm.tracker.push(entry);
+    };
+    for (const message of snapshot?.messages ?? []) add({ kind: 'message', message });
+    for (const e of after) {
+      const { index: _index, ...draft } = e;
+      add(draft);
     }
-    const out: PreparedRequest = { messages: activeMessages(this.session), snapshot };
-    if (compaction) out.compaction = compaction;
+    cm.view = activeMessages(cm.session);
+    const lastModel = [...cm.session.entries].reverse().find((e) => e.kind === 'model-change' || (e.message?.role === 'assistant' && e.message.model));
+    const model = lastModel?.model?.id ?? lastModel?.message?.model;
+    if (model && model !== cm.model && !options.model) cm.switchModel(model);
+    return cm;
+  }
+
+  /** The model requests go to now. */
+  get currentModel(): string {
+    return this.model;
+  }
+
+  /** Switches the model (its window may differ): recorded in the session; levels are re-evaluated on the next `prepare`. */
+  async setModel(model: string): Promise<void> {
+    this.switchModel(model);
+    await this.appendEntries([{ kind: 'model-change', model: { id: model } }]);
+  }
+
+  /**
+   * Adds messages to the conversation: a user turn, tool results (`role: 'tool'`). A tool result larger than
+   * `offloadResultsOver` tokens is offloaded as it arrives: the model sees its head and tail and how to read the rest.
+   */
+  async append(...messages: Message[]): Promise<void> {
+    const out: Message[] = [];
+    for (const m of messages) out.push(await this.offloadLarge(m));
+    await this.appendEntries(out.map((message) => ({ kind: 'message' as const, message })));
+  }
+
+  /**
+   * Adds the model's response, with the usage the provider reported for the request that produced it: later counts
+   * anchor on it, and the session's tokens-per-counted-token ratio is learned from it.
+   */
+  async recordResponse(message: Message, usage?: Usage): Promise<void> {
+    const m: Message = { ...message, role: 'assistant', model: message.model ?? this.model };
+    if (usage) m.usage = usage;
+    const pending = this.pending;
+    this.pending = undefined;
+    if (this.deferral) {
+      for (const p of m.parts) if (p.type === 'tool-call') this.deferral.markUsed(p.name);
+      this.deferral.nextTurn();
+    }
+    await this.appendEntries([{ kind: 'message', message: m }], (entry) => {
+      if (usage && promptTokens(usage) > 0) this.tracker.observe(usage, m.model!, entry.index, pending?.counted ?? this.tracker.contextTokens);
+    });
+  }
+
+  /**
+   * Measures, emits what the fill calls for, compacts at the compact level (to the target) and whenever the request
+   * would not fit window − max output, and returns the request in the provider's shape. Throws ContextOverflowError,
+   * naming what does not fit, when nothing can make it fit: a request the provider would refuse is never returned.
+   */
+  async prepare<P extends RequestProvider = RequestProvider>(options: PrepareOptions = {}): Promise<PreparedTurn<P>> {
+    await this.ensureCreated();
+    const maxOutput = options.maxOutputTokens ?? this.options.maxOutputTokens ?? this.info.maxOutputTokens;
+    this.lastMaxOutput = maxOutput;
+    const tools = await this.requestTools();
+    this.countOverhead(tools);
+    const ceiling = this.info.contextWindow - maxOutput;
+    const budget = this.budget(maxOutput);
+    let prediction = this.tracker.predict(this.model);
+    const auto = this.options.autoCompact !== false;
+    this.monitor.setBudget(budget);
+    const level = this.monitor.update(prediction.predicted, { compacting: auto && (budget.level(prediction.predicted) === 'compact' || budget.level(prediction.predicted) === 'block') });
+    const hardLimit = () => ceiling - this.margin(prediction.anchored);
+    let compaction: CompactionResult | undefined;
+    if (auto && (level === 'compact' || level === 'block')) {
+      compaction = await this.compactTo(Math.min(budget.marks.target, hardLimit()));
+      prediction = this.tracker.predict(this.model);
+    }
+    if (prediction.predicted > hardLimit()) {
+      // Over the hard ceiling (a huge result, a small window, a large max output): compact to it, protecting less.
+      const result = await this.compactTo(Math.min(budget.marks.target, hardLimit()));
+      compaction = result.entry ? result : (compaction ?? result);
+      prediction = this.tracker.predict(this.model);
+      if (prediction.predicted > hardLimit()) throw new ContextOverflowError(this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored)));
+    }
+    this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
+    const request = buildRequest(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, ...(options.extra ? { extra: options.extra } : {}) }) as ProviderRequestBody[P];
+    const pressure: Pressure = {
+      predicted: prediction.predicted,
+      anchored: prediction.anchored,
+      window: this.info.contextWindow,
+      maxOutputTokens: maxOutput,
+      ceiling,
+      fill: budget.fill(prediction.predicted),
+      level: budget.level(prediction.predicted),
+      marks: budget.marks,
+    };
+    const out: PreparedTurn<P> = { provider: this.provider as P, request, messages: this.view.slice(), pressure, snapshot: () => this.snapshot() };
+    if (compaction?.entry) out.compaction = compaction;
     return out;
   }
 
   /**
-   * Compacts now, to `target` tokens — by default the compaction target of the model's window, or half the current
-   * size when the context is already under it (an agent asking for room wants some).
+   * After the provider refused the last prepared request as too long (see `contextOverflow` in abridge/anthropic,
+   * abridge/openai): compacts to a lower ceiling so that a retry fits. Returns false when nothing could be done.
    */
+  async recoverFromOverflow(message = 'the provider refused the request as too long'): Promise<boolean> {
+    const maxOutput = this.lastMaxOutput ?? this.info.maxOutputTokens;
+    const before = this.tracker.predict(this.model);
+    // The provider counted more than predicted: aim well under the ceiling.
+    const target = Math.floor((this.info.contextWindow - maxOutput) * 0.85);
+    const result = await this.compactTo(Math.min(target, this.budget(maxOutput).marks.target));
+    const recovered = result.entry !== undefined;
+    this.emit('overflow', { message, predicted: before.predicted, ceiling: this.info.contextWindow - maxOutput, recovered });
+    return recovered;
+  }
+
+  /** How full the window is now, and where the tokens go (walks the whole working session). */
+  snapshot(): ContextSnapshot {
+    const settings = { ...this.config.budget, model: this.model, prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)) };
+    if (this.lastMaxOutput !== undefined) settings.reserveTokens = this.lastMaxOutput;
+    return contextSnapshot(this.session, { settings, catalog: this.catalog });
+  }
+
+  /** Compacts now, to `target` tokens — by default the compaction target, or half the current size when under it. */
   async compactNow(target?: number): Promise<CompactionResult> {
-    const s = this.snapshot();
-    return this.compactTo(target ?? Math.min(s.marks.target, Math.floor(s.used / 2)));
+    const p = this.tracker.predict(this.model);
+    const marks = this.budget(this.lastMaxOutput).marks;
+    return this.compactTo(target ?? Math.min(marks.target, Math.floor(p.predicted / 2)));
   }
 
   /**
-   * The tools an agent gets to manage its own context: read_result and compact_context. Loaded on first use (their
-   * input schemas need zod, which the core does not load).
+   * abridge's tools for the agent (read_result, compact_context, tool_search when tools are deferred, memory when a
+   * root is set). Loaded on first use: their input schemas need zod, which the core does not load.
    */
   async tools(): Promise<AgentTool[]> {
-    const [{ readResultTool }, { compactContextTool }] = await Promise.all([import('../tools/read-result.js'), import('../tools/compact-context.js')]);
-    return [readResultTool(this.store) as AgentTool, compactContextTool({ compact: () => this.compactNow() }) as AgentTool];
+    if (this.options.agentTools === false) return [];
+    this.agentToolList ??= (async () => {
+      const [{ readResultTool }, { compactContextTool }] = await Promise.all([import('../tools/read-result.js'), import('../tools/compact-context.js')]);
+      const list: AgentTool[] = [readResultTool(this.results) as AgentTool, compactContextTool({ compact: () => this.compactNow() }) as AgentTool];
+      if (this.deferral && this.deferral.deferredTools().length > 0) {
+        const { toolSearchTool } = await import('../prompt/tool-search.js');
+        list.push(toolSearchTool(this.deferral) as AgentTool);
+      }
+      if (this.options.memory) {
+        const { memoryTool } = await import('../tools/memory.js');
+        list.push(memoryTool({ root: this.options.memory.root }) as AgentTool);
+      }
+      return list;
+    })();
+    return this.agentToolList;
+  }
+
+  /** Runs one of abridge's own tools for a tool call the model made; undefined when the call is for another tool. */
+  async runTool(call: ToolCallLike): Promise<ToolResultPart | undefined> {
+    const tool = (await this.tools()).find((t) => t.name === call.name);
+    if (!tool) return undefined;
+    const text = await tool.run(call.arguments);
+    return { type: 'tool-result', callId: call.id, toolName: call.name, content: [{ type: 'text', text }], isError: text.startsWith('Error:') };
+  }
+
+  /** Whether a tool name is one of abridge's own (answered by `runTool`). */
+  async isOwnTool(name: string): Promise<boolean> {
+    return (await this.tools()).some((t) => t.name === name);
+  }
+
+  // ------------------------------------------------------------------------------------------------------------------
+
+  private now(): Date {
+    return (this.options.now ?? (() => new Date()))();
+  }
+
+  private switchModel(model: string): void {
+    this.model = model;
+    this.info = this.catalog.lookup(model);
+    this.monitor.setBudget(this.budget());
+  }
+
+  private budget(maxOutput?: number): ContextBudget {
+    const settings = { ...this.config.budget };
+    const reserve = maxOutput ?? this.options.maxOutputTokens;
+    if (reserve !== undefined) settings.reserveTokens = reserve;
+    return new ContextBudget(this.info, settings);
+  }
+
+  /** Room kept for the prediction's own error: small once anchored on a bill, larger on a pure estimate. */
+  private margin(anchored: boolean): number {
+    const share = anchored ? MANAGER_DEFAULTS.anchoredMargin : MANAGER_DEFAULTS.estimatedMargin;
+    return Math.ceil(share * (this.info.contextWindow - (this.lastMaxOutput ?? 0)));
+  }
+
+  private async ensureCreated(): Promise<void> {
+    this.created ??= (async () => {
+      const existing = await this.store.getSession(this.sessionId);
+      if (existing) throw new AbridgeError('SESSION_EXISTS', `session "${this.sessionId}" already exists in the store: continue it with ContextManager.resume(store, "${this.sessionId}", options)`);
+      await this.store.createSession({ id: this.sessionId, format: 'pi', info: this.session.info });
+    })();
+    await this.created;
+  }
+
+  /** Appends entries to the working session, the tracker and the view, then to the store. */
+  private async appendEntries(drafts: Omit<Entry, 'index' | 'id' | 'parentId' | 'timestamp'>[], onEntry?: (entry: Entry) => void): Promise<void> {
+    await this.ensureCreated();
+    const added: Entry[] = [];
+    for (const draft of drafts) {
+      const entries = this.session.entries;
+      const parent = entries.length > 0 ? (entries[entries.length - 1]!.id ?? null) : null;
+      const index = entries.length;
+      const entry = { ...draft, index, id: stableId(`${this.sessionId}:${index}:${Math.random()}`, 8), parentId: parent, timestamp: this.now().getTime() } as Entry;
+      entries.push(entry);
+      onEntry?.(entry);
+      this.tracker.push(entry);
+      if (entry.message) this.view.push(entry.message);
+      added.push(entry);
+    }
+    await this.store.append(this.sessionId, added.map(({ index: _index, ...rest }) => rest));
+  }
+
+  private async offloadLarge(m: Message): Promise<Message> {
+    if (m.role !== 'tool' && m.role !== 'user') return m;
+    const limit = this.options.offloadResultsOver ?? Math.floor(MANAGER_DEFAULTS.offloadShare * this.budget().effective);
+    let changed = false;
+    const parts: Part[] = [];
+    for (const p of m.parts) {
+      if (p.type !== 'tool-result' || this.counter.part(p) <= limit) {
+        parts.push(p);
+        continue;
+      }
+      const text = resultText(p);
+      const stored = await this.results.put(text, { ...(p.toolName ? { tool: p.toolName } : {}), callId: p.callId, sessionId: this.sessionId });
+      const keep = Math.max(200, Math.floor(limit / 2));
+      parts.push({ ...p, content: [{ type: 'text', text: compress(text, keep, stored.refId, { counter: this.counter }) }] });
+      changed = true;
+    }
+    return changed ? { ...m, parts } : m;
+  }
+
+  /** The tool definitions of this request: the agent's (deferral applied, promotions of this turn included) and abridge's own. */
+  private async requestTools(): Promise<ToolSpec[]> {
+    const out: ToolSpec[] = [];
+    const byName = new Map((this.options.tools ?? []).map((t) => [t.name, t]));
+    if (this.deferral) {
+      for (const t of this.deferral.activeTools()) out.push(byName.get(t.name) ?? t);
+      this.syncDeferralNote();
+    } else out.push(...(this.options.tools ?? []));
+    for (const t of await this.tools()) out.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+    return out;
+  }
+
+  /** The system note that tools were deferred: a dynamic section, present only while some are. */
+  private syncDeferralNote(): void {
+    const note = this.deferral?.note() ?? '';
+    const has = this.prompt.sections.some((s) => s.name === DEFERRAL_SECTION);
+    if (note && has) this.prompt.set(DEFERRAL_SECTION, note);
+    else if (note) this.prompt.add({ name: DEFERRAL_SECTION, content: note, cacheable: false });
+    else if (has) this.prompt.remove(DEFERRAL_SECTION);
+  }
+
+  /** Counts what the request carries besides the messages (system prompt, tools), recounting only when it changed. */
+  private countOverhead(tools: readonly ToolSpec[]): void {
+    const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools });
+    const toolsText = JSON.stringify(tools.map(anthropicTool));
+    const key = `${built.system.length}:${toolsText.length}:${built.system}${toolsText}`;
+    if (key !== this.overheadKey) {
+      this.overheadKey = key;
+      this.overheadCounted = this.counter.text(built.system) + (tools.length ? this.counter.text(toolsText) : 0);
+    }
+    this.tracker.setOverhead(this.overheadCounted);
   }
 
   private async compactTo(target: number): Promise<CompactionResult> {
+    const before = this.tracker.predict(this.model);
+    const compaction = this.options.compaction ?? {};
     const result = await compact(this.session, {
-      ...this.options.compaction,
+      ...compaction,
       target,
       force: true,
-      store: this.store,
+      store: this.results,
       ...(this.options.summarizer ? { summarizer: this.options.summarizer } : {}),
-      ...(this.config.budget.prefixTokens !== undefined ? { prefixTokens: this.config.budget.prefixTokens } : {}),
+      prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
+      ...(this.options.now ? { now: this.options.now } : {}),
     });
-    if (result.entry) this.monitor.compactionComplete({ before: result.beforeTokens, after: result.afterTokens, strategies: result.strategiesRun.map((s) => s.name) });
+    if (!result.entry) return result;
+    const marker = result.entry;
+    this.tracker.push(marker);
+    this.view = activeMessages(this.session);
+    const after = this.tracker.predict(this.model);
+    // What the manager reports comes from its own tracker over the final view, not from the chain's estimate.
+    result.beforeTokens = before.predicted;
+    result.afterTokens = after.predicted;
+    result.reachedTarget = after.predicted <= target;
+    // The store gets a checkpoint (the view itself), which holds whatever numbering a resumed session has.
+    const checkpoint: AbridgeMarker = { ...(marker.compaction as AbridgeMarker), view: this.view.slice() };
+    const { index: _index, ...draft } = marker;
+    await this.store.recordCompaction(this.sessionId, [{ ...draft, compaction: checkpoint }], { messages: this.view.slice(), marker: checkpoint, tokens: after.predicted });
+    this.monitor.compactionComplete({ before: before.predicted, after: after.predicted, strategies: result.strategiesRun.map((s) => s.name) });
     return result;
   }
 
-  private appendEntry(draft: Omit<Entry, 'index' | 'id' | 'parentId' | 'timestamp'>): Entry {
-    const entries = this.session.entries;
-    const parent = entries.length > 0 ? (entries[entries.length - 1]!.id ?? null) : null;
-    const index = entries.length;
-    const entry = { ...draft, index, id: stableId(`${this.session.info.id ?? ''}:${index}`, 8), parentId: parent, timestamp: (this.options.now ?? (() => new Date()))().getTime() } as Entry;
-    entries.push(entry);
-    return entry;
+  private overflowDetails(maxOutput: number, predicted: number, margin: number): OverflowDetails {
+    const ratio = this.tracker.ratioOf(this.model);
+    const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools: [] });
+    const system = Math.round(this.counter.text(built.system) * ratio);
+    const tools = Math.max(0, Math.round(this.overheadCounted * ratio) - system);
+    const view = activeView(this.session);
+    let protectedCounted = 0;
+    const first = view.find((v) => isHumanUser(v.message));
+    const last = [...view].reverse().find((v) => isHumanUser(v.message));
+    const steps = unitsOf(view).filter((u) => u.kind === 'step');
+    const lastStep = steps[steps.length - 1];
+    const seen = new Set<number>();
+    const add = (i: number) => {
+      if (seen.has(i)) return;
+      seen.add(i);
+      protectedCounted += this.counter.message(view[i]!.message);
+    };
+    if (first) add(view.indexOf(first));
+    if (last) add(view.indexOf(last));
+    if (lastStep) for (let i = lastStep.start; i < lastStep.end; i++) add(i);
+    return { model: this.model, window: this.info.contextWindow, maxOutputTokens: maxOutput, ceiling: this.info.contextWindow - maxOutput, predicted, system, tools, protected: Math.round(protectedCounted * ratio), margin };
   }
+}
+
+/** Whether a model id names a Claude model (its requests default to the Anthropic wire format). */
+export function defaultProvider(model: string): RequestProvider {
+  return familyOf(model) === 'claude' ? 'anthropic' : 'openai-chat';
 }

@@ -28,6 +28,12 @@ export interface EntryEdit {
 export interface AbridgeMarker extends CompactionMarker {
   edits?: EntryEdit[];
   hidden?: { fromEntry: number; toEntry: number }[];
+  /**
+   * A checkpoint: the exact messages the model saw right after this compaction (summary included); the entries after
+   * the marker follow them. ContextManager writes its compactions to its SessionStore this way, because a session it
+   * resumed from a snapshot numbers its entries differently from the store's log: the checkpoint needs no positions.
+   */
+  view?: Message[];
 }
 
 /**
@@ -49,6 +55,14 @@ export function viewOf(branch: readonly Entry[]): ViewItem[] {
   if (last === -1) return branch.filter((e) => e.message).map((e) => ({ entry: e.index, message: e.message! }));
   const markerEntry = branch[last]!;
   const marker = markerEntry.compaction as AbridgeMarker;
+  if (marker.source === 'abridge' && marker.view) {
+    const out: ViewItem[] = marker.view.map((message) => ({ message }));
+    for (let i = last + 1; i < branch.length; i++) {
+      const e = branch[i]!;
+      if (e.message) out.push({ entry: e.index, message: e.message });
+    }
+    return out;
+  }
   const edits = new Map((marker.edits ?? []).map((x) => [x.entry, x]));
   const archived = archivedRange(marker, markerEntry);
   const hidden = marker.source === 'abridge' ? (marker.hidden ?? []) : [];

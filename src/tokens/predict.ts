@@ -54,6 +54,8 @@ export class PromptTracker {
   private readonly priorWeight: number;
   private context: ContextItem[] = [];
   private counted = 0;
+  /** Counted tokens of what a request carries besides the messages (system prompt, tool definitions), when known. */
+  private overhead = 0;
   private anchor: { prompt: number; counted: number; model: string; entry: number } | undefined;
   private readonly calibration = new Map<string, Calibration>();
   private lastModel: string | undefined;
@@ -65,17 +67,30 @@ export class PromptTracker {
     this.priorWeight = options.priorWeight ?? CALIBRATION_PRIOR_WEIGHT;
   }
 
-  /** Counted tokens of the context so far (without prefix). */
+  /** Counted tokens of the context so far (without prefix): the messages, plus the request overhead when set. */
   get contextTokens(): number {
     return this.counted;
+  }
+
+  /**
+   * Sets the counted tokens of what the next request carries besides the messages (its system prompt and tool
+   * definitions), for a caller that builds the request itself and so knows them: they are then counted like the
+   * messages (anchored on the bill, scaled by the learned ratio) instead of being guessed as a harness prefix.
+   */
+  setOverhead(counted: number): void {
+    this.counted += counted - this.overhead;
+    this.overhead = counted;
   }
 
   /** Adds an entry to what the model sees. Compaction markers replace the context with what they keep. */
   push(entry: Entry): void {
     if (entry.compaction) {
-      const marker = entry.compaction as CompactionMarker & { edits?: { entry: number; message: Message }[]; hidden?: { fromEntry: number; toEntry: number }[] };
+      const marker = entry.compaction as CompactionMarker & { edits?: { entry: number; message: Message }[]; hidden?: { fromEntry: number; toEntry: number }[]; view?: Message[] };
       let kept: ContextItem[];
-      if (marker.source === 'abridge') {
+      if (marker.source === 'abridge' && marker.view) {
+        // A checkpoint holds the messages themselves.
+        kept = marker.view.map((m) => ({ index: -1, tokens: this.counter.message(m) }));
+      } else if (marker.source === 'abridge') {
         // abridge's marker says exactly what stays: everything outside its archived and hidden spans, as edited.
         const out = (i: number) => [marker.archived, ...(marker.hidden ?? [])].some((r) => r !== undefined && i >= r.fromEntry && i <= r.toEntry);
         const edits = new Map((marker.edits ?? []).map((e) => [e.entry, e.message]));
@@ -85,7 +100,7 @@ export class PromptTracker {
         kept = keepFrom !== undefined && keepFrom <= entry.index ? this.context.filter((c) => c.index >= keepFrom) : [];
       }
       this.context = kept;
-      this.counted = kept.reduce((n, c) => n + c.tokens, 0);
+      this.counted = this.overhead + kept.reduce((n, c) => n + c.tokens, 0);
       // A report from before the compaction describes a context that is gone.
       this.anchor = undefined;
     }
