@@ -33,7 +33,7 @@ describe('ContextManager', () => {
   it('compacts at the compact level, never returns a request over window − max output, and keeps the whole history', async () => {
     const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000 });
     const store = new MemorySessionStore();
-    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, store, system: `You are a coding agent. Task: ${TASK}`, now: () => new Date(0) });
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config, store, system: `You are a coding agent. Task: ${TASK}`, now: () => new Date(0) });
     const events: string[] = [];
     cm.on('context-warning', () => events.push('warning'));
     cm.on('auto-compacting', () => events.push('auto-compacting'));
@@ -102,7 +102,7 @@ describe('ContextManager', () => {
 
   it('offloads a huge tool result as it arrives and answers read_result for it', async () => {
     const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000 });
-    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config });
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config });
     await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
     await cm.prepare({ maxOutputTokens: 4000 });
     await turn(cm, 1, 500, 3000); // ~75K tokens of output: bigger than the whole window
@@ -160,7 +160,7 @@ describe('ContextManager', () => {
   it('offers read_result, compact_context, tool_search (when tools are deferred) and memory, and defers MCP tools', async () => {
     const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 20_000 });
     const mcp = Array.from({ length: 30 }, (_, i) => ({ name: `jira_${i}`, description: `Jira operation ${i}: ${'does things with issues and boards. '.repeat(8)}`, inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, kind: 'mcp' as const, server: 'jira' }));
-    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, tools: [{ name: 'bash', description: 'run a command', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } }, ...mcp], memory: { root: '/tmp/abridge-memory-test' } });
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config, tools: [{ name: 'bash', description: 'run a command', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } }, ...mcp], memory: { root: '/tmp/abridge-memory-test' } });
     expect((await cm.tools()).map((t) => t.name)).toEqual(['read_result', 'compact_context', 'tool_search', 'memory']);
     await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
     const p = await cm.prepare({ maxOutputTokens: 2000 });

@@ -30,11 +30,11 @@ import { MANAGER_DEFAULTS } from './defaults.js';
 import { ContextOverflowError, type OverflowDetails } from './overflow.js';
 import { anthropicTool, buildRequest, renderPrompt, type ProviderRequestBody, type RequestProvider, type ToolSpec } from './request.js';
 
-export interface ContextManagerOptions {
+export interface ContextManagerOptions<P extends RequestProvider = RequestProvider> {
   /** The model requests go to (its window and tokenizer family come from the catalog or the configuration). */
   model: string;
   /** The wire format of `prepare().request` (default: `anthropic` for Claude models, else `openai-chat`). */
-  provider?: RequestProvider;
+  provider?: P;
   config?: AbridgeConfig;
   /** Model limits (default: a catalog from `config`). */
   catalog?: ModelCatalog;
@@ -128,7 +128,7 @@ interface ToolCallLike {
  * Every entry goes to the SessionStore as it happens; a compaction is recorded there in one transaction (marker +
  * snapshot), and `ContextManager.resume` rebuilds a session from its latest snapshot. Nothing is deleted.
  */
-export class ContextManager extends EventEmitter<ManagerEvents> {
+export class ContextManager<P extends RequestProvider = RequestProvider> extends EventEmitter<ManagerEvents> {
   /**
    * The working session: every entry since the manager started (or, after `resume`, the snapshot's messages followed by
    * what came after). The whole history is in the store.
@@ -137,7 +137,7 @@ export class ContextManager extends EventEmitter<ManagerEvents> {
   readonly store: SessionStore;
   readonly results: ResultStore;
   readonly sessionId: string;
-  readonly provider: RequestProvider;
+  readonly provider: P;
   readonly prompt: PromptBuilder;
   private readonly config: AbridgeConfig;
   private readonly catalog: ModelCatalog;
@@ -156,13 +156,13 @@ export class ContextManager extends EventEmitter<ManagerEvents> {
   private overheadCounted = 0;
   private lastMaxOutput: number | undefined;
 
-  constructor(private readonly options: ContextManagerOptions) {
+  constructor(private readonly options: ContextManagerOptions<P>) {
     super();
     this.config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
     this.catalog = options.catalog ?? new ModelCatalog(this.config.budget);
     this.model = options.model;
     this.info = this.catalog.lookup(this.model);
-    this.provider = options.provider ?? (this.info.family === 'claude' ? 'anthropic' : 'openai-chat');
+    this.provider = options.provider ?? ((this.info.family === 'claude' ? 'anthropic' : 'openai-chat') as P);
     this.sessionId = options.sessionId ?? stableId(`abridge:${this.now().toISOString()}:${Math.random()}`, 16);
     this.session = { format: 'pi', info: { id: this.sessionId }, entries: [], problems: [] };
     this.store = options.store ?? new MemorySessionStore();
@@ -183,12 +183,12 @@ export class ContextManager extends EventEmitter<ManagerEvents> {
    * Continues a stored session from its latest compaction snapshot (not the whole history): the snapshot's messages,
    * then the entries appended after it.
    */
-  static async resume(store: SessionStore, sessionId: string, options: Omit<ContextManagerOptions, 'store' | 'sessionId'>): Promise<ContextManager> {
+  static async resume<P extends RequestProvider = RequestProvider>(store: SessionStore, sessionId: string, options: Omit<ContextManagerOptions<P>, 'store' | 'sessionId'>): Promise<ContextManager<P>> {
     const stored = await store.getSession(sessionId);
     if (!stored) throw new AbridgeError('SESSION_NOT_FOUND', `no session "${sessionId}" in this store: start it with new ContextManager({store, sessionId})`);
     const snapshot = await store.latestSnapshot(sessionId);
     const after = await store.entries(sessionId, { from: snapshot?.atVersion ?? 0 });
-    const cm = new ContextManager({ ...options, store, sessionId });
+    const cm = new ContextManager<P>({ ...options, store, sessionId } as ContextManagerOptions<P>);
     cm.created = Promise.resolve();
     const entries = cm.session.entries;
     // The working session is one chain: the snapshot's messages, then what came after, linked in order.
@@ -254,7 +254,7 @@ export class ContextManager extends EventEmitter<ManagerEvents> {
    * would not fit window − max output, and returns the request in the provider's shape. Throws ContextOverflowError,
    * naming what does not fit, when nothing can make it fit: a request the provider would refuse is never returned.
    */
-  async prepare<P extends RequestProvider = RequestProvider>(options: PrepareOptions = {}): Promise<PreparedTurn<P>> {
+  async prepare(options: PrepareOptions = {}): Promise<PreparedTurn<P>> {
     await this.ensureCreated();
     const maxOutput = options.maxOutputTokens ?? this.options.maxOutputTokens ?? this.info.maxOutputTokens;
     this.lastMaxOutput = maxOutput;
@@ -291,7 +291,7 @@ export class ContextManager extends EventEmitter<ManagerEvents> {
       level: budget.level(prediction.predicted),
       marks: budget.marks,
     };
-    const out: PreparedTurn<P> = { provider: this.provider as P, request, messages: this.view.slice(), pressure, snapshot: () => this.snapshot() };
+    const out: PreparedTurn<P> = { provider: this.provider, request, messages: this.view.slice(), pressure, snapshot: () => this.snapshot() };
     if (compaction?.entry) out.compaction = compaction;
     return out;
   }
