@@ -10,7 +10,7 @@ import type { ModelAnswer, ModelScript, ModelToolCall, ScriptContext } from './t
 export const SCRIPT_PATHS = [
   'src/server/router.ts',
   'src/db/migrations.ts',
-  'package.json',
+  'CHANGELOG.md',
   'src/auth/session.ts',
   'test/router.test.ts',
   'src/util/cache.ts',
