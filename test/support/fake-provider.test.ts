@@ -494,6 +494,40 @@ describe('billing and caching', () => {
     expect(d.requests[0]!.promptTokens).toBe(plain + 6);
   });
 
+  it('bills images by their documented rules, from their real dimensions', async () => {
+    // A PNG signature and IHDR chunk are all the dimensions need: 1000×500.
+    const png = Buffer.alloc(33);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(png, 0);
+    png.writeUInt32BE(13, 8);
+    png.write('IHDR', 12, 'latin1');
+    png.writeUInt32BE(1000, 16);
+    png.writeUInt32BE(500, 20);
+    png.writeUInt8(8, 24);
+    png.writeUInt8(6, 25);
+    const data = png.toString('base64');
+    const f = await fake();
+    const client = anthropicClient(f);
+    const text = { type: 'text' as const, text: 'What is in this screenshot?' };
+    await client.messages.create({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: [text] }] });
+    await client.messages.create({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data } }, text] }] });
+    // Anthropic: width × height / 750 = 667, plus the block framing (2).
+    expect(f.requests[1]!.promptTokens! - f.requests[0]!.promptTokens!).toBe(667 + 2);
+    await expectRejects(
+      client.messages.create({ model: MODEL, max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'bm90IGFuIGltYWdl' } }, text] }] }),
+      Anthropic.BadRequestError,
+      400,
+      'messages.0.content.0.image.source.base64.data: Could not process image',
+    );
+    const o = openaiClient(f);
+    await o.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: [{ type: 'text', text: text.text }] }] });
+    await o.chat.completions.create({
+      model: 'gpt-4.1',
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${data}` } }, { type: 'text', text: text.text }] }],
+    });
+    // OpenAI (high detail): 2 × 1 tiles of 512 px → 85 + 2 · 170.
+    expect(f.requests[4]!.promptTokens! - f.requests[3]!.promptTokens!).toBe(85 + 340);
+  });
+
   it('Anthropic: a breakpoint writes the prefix, the next request reads it and writes only what it adds', async () => {
     const f = await fake();
     const client = anthropicClient(f);
