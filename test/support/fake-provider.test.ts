@@ -464,6 +464,43 @@ describe('AI SDK 6 (generateText / streamText with tools)', () => {
   });
 });
 
+describe('output limits', () => {
+  it('a max output below the answer cuts it: max_tokens / length / incomplete, output billed at the cap, no tool call', async () => {
+    const f = await fake();
+    const msg = await anthropicClient(f).messages.create({ model: MODEL, max_tokens: 5, tools: anthropicTools, messages: [{ role: 'user', content: 'go' }] });
+    expect(msg.stop_reason).toBe('max_tokens');
+    expect(msg.content.map((b) => b.type)).toEqual(['text']);
+    expect(msg.usage.output_tokens).toBe(5);
+    const chat = await openaiClient(f).chat.completions.create({ model: 'gpt-4.1', max_tokens: 5, tools: chatTools, messages: [{ role: 'user', content: 'go' }] });
+    expect(chat.choices[0]!.finish_reason).toBe('length');
+    expect(chat.usage!.completion_tokens).toBe(5);
+    const stream = openaiClient(f).responses.stream({ model: 'gpt-4.1', max_output_tokens: 16, tools: responsesTools, input: 'go' });
+    const res = await stream.finalResponse();
+    expect(res.status).toBe('incomplete');
+    expect(res.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    expect(res.output.map((o) => o.type)).toEqual(['message']);
+    expect(res.usage!.output_tokens).toBe(16);
+    await expectRejects(
+      openaiClient(f).responses.create({ model: 'gpt-4.1', max_output_tokens: 8, input: 'go' }),
+      OpenAI.BadRequestError,
+      400,
+      "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 8 instead.",
+    );
+  });
+
+  it('empty arrays the OpenAI APIs refuse: tool_calls [] on Chat, input [] on Responses', async () => {
+    const f = await fake();
+    await expectRejects(
+      openaiClient(f).chat.completions.create({ model: 'gpt-4.1', tools: chatTools, messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: 'ok', tool_calls: [] }, { role: 'user', content: 'go on' }] }),
+      OpenAI.BadRequestError,
+      400,
+      "Invalid 'messages[1].tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+    );
+    expect(f.requests[0]!.refused).toMatchObject({ code: 'empty_array', param: 'messages[1].tool_calls' });
+    await expectRejects(openaiClient(f).responses.create({ model: 'gpt-4.1', input: [] }), OpenAI.BadRequestError, 400, "Invalid 'input': empty array.");
+  });
+});
+
 describe('billing and caching', () => {
   const system = 'You are a careful coding agent working in a TypeScript repository. '.repeat(120); // ~1.7k tokens
   const turn = (i: number): Anthropic.MessageParam[] => [

@@ -42,6 +42,9 @@ const ROUTES: Record<string, Wire> = {
   '/v1/responses': 'openai-responses',
 };
 
+/** Anthropic refuses bodies over 32 MB with 413 request_too_large (the OpenAI wires are not checked). */
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
+
 const DEFAULT_RATIO: Record<Wire, number> = { anthropic: 1.15, 'openai-chat': 1.0, 'openai-responses': 1.0 };
 
 function errorBody(wire: Wire, r: Refusal, requestId: string): unknown {
@@ -139,6 +142,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
           message: wire === 'anthropic' ? 'Not Found' : `Invalid URL (${req.method} ${url.pathname})`,
         });
       }
+      if (wire === 'anthropic' && raw.length > MAX_BODY_BYTES) {
+        throw new RefusalError({ status: 413, type: 'request_too_large', message: 'Request exceeds the maximum allowed number of bytes.' });
+      }
       let body: unknown;
       try {
         body = JSON.parse(raw.toString('utf8'));
@@ -193,8 +199,16 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         thinkingEnabled: parsed.thinkingEnabled,
         body,
       };
-      const answer = answerFor(ctx, script);
-      const { output, reasoning } = outputTokens(answer, parsed.thinkingEnabled, counter);
+      let answer = answerFor(ctx, script);
+      let { output, reasoning } = outputTokens(answer, parsed.thinkingEnabled, counter);
+      const max = parsed.maxOutputTokens;
+      if (max !== undefined && output > max) {
+        // The model runs out of output: a cut text and no tool call, as a real truncated answer is unusable for tools.
+        const text = answer.text ?? '';
+        answer = { text: text.slice(0, Math.max(1, Math.floor((text.length * max) / output))) || '…', stopReason: 'max_tokens' };
+        output = max;
+        reasoning = 0;
+      }
       const usage: BilledUsage = {
         promptTokens,
         uncachedInputTokens: cache.uncached,

@@ -121,6 +121,12 @@ export function parseChat(body: Record<string, unknown>, headers: Record<string,
         code: 'invalid_value',
       });
     }
+    if (Array.isArray(m.tool_calls) && m.tool_calls.length === 0) {
+      throw invalid(`Invalid '${at}.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`, {
+        param: `${at}.tool_calls`,
+        code: 'empty_array',
+      });
+    }
     const hasCalls = Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
     if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && hasCalls)) {
       throw invalid(`Invalid value for 'content': expected a string, got null.`, { param: `messages.[${i}].content`, code: null });

@@ -113,6 +113,9 @@ export function parseResponses(
       });
     }
   }
+  if (Array.isArray(body.input) && body.input.length === 0 && !body.previous_response_id) {
+    throw invalid("Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array instead.", { param: 'input', code: 'empty_array' });
+  }
   const items = resolveInput(body, store);
   const c = env.counter;
   const segments: Segment[] = [];
@@ -267,6 +270,7 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
   for (const call of e.calls) {
     output.push({ type: 'function_call', id: call.itemId, call_id: call.id, name: call.name, arguments: JSON.stringify(call.input), status: 'completed' });
   }
+  const truncated = e.answer.stopReason === 'max_tokens';
   const response = (status: string, out: Record<string, unknown>[], usage: unknown) => ({
     id: e.messageId,
     object: 'response',
@@ -274,7 +278,7 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
     status,
     background: false,
     error: null,
-    incomplete_details: null,
+    incomplete_details: status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     instructions: body.instructions ?? null,
     max_output_tokens: body.max_output_tokens ?? null,
     max_tool_calls: null,
@@ -302,7 +306,8 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
     if (reasoningId) for (const call of e.calls) store.reasoningOf.set(call.itemId, reasoningId);
   }
 
-  if (!p.stream) return { json: response('completed', output, usageOf(e)) };
+  const finalStatus = truncated ? 'incomplete' : 'completed';
+  if (!p.stream) return { json: response(finalStatus, output, usageOf(e)) };
   const events: SseEvent[] = [];
   let seq = 0;
   const send = (data: Record<string, unknown>) => events.push({ event: data.type as string, data: { ...data, sequence_number: seq++ } });
@@ -327,6 +332,6 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
     }
     send({ type: 'response.output_item.done', output_index, item });
   });
-  send({ type: 'response.completed', response: response('completed', output, usageOf(e)) });
+  send({ type: `response.${finalStatus}`, response: response(finalStatus, output, usageOf(e)) });
   return { events };
 }
