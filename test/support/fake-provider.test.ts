@@ -47,7 +47,7 @@ function runTool(name: string, input: Record<string, unknown>): { output: string
   return name === 'read_file' ? readFile(String(input.path)) : bash(String(input.command));
 }
 
-async function expectRejects(p: Promise<unknown>, cls: new (...a: never[]) => Error, status: number, message: string): Promise<void> {
+async function expectRejects(p: Promise<unknown>, cls: new (...a: never[]) => Error, status: number, message: string): Promise<Record<string, unknown>> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
@@ -55,6 +55,7 @@ async function expectRejects(p: Promise<unknown>, cls: new (...a: never[]) => Er
   expect(err).toBeInstanceOf(cls);
   expect((err as { status?: number }).status).toBe(status);
   expect((err as Error).message).toContain(message);
+  return err as Record<string, unknown>;
 }
 
 const lastRefusal = (f: FakeProvider) => f.requests.at(-1)!.refused;
@@ -309,12 +310,13 @@ describe('OpenAI Chat Completions through openai', () => {
     const f = await fake({ window: 20_000, maxOutputTokens: 16_384 });
     const client = openaiClient(f);
     const big = 'lorem ipsum dolor sit amet '.repeat(3000);
-    await expectRejects(
+    const overflow = await expectRejects(
       client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: big }], max_tokens: 10_000 }),
       OpenAI.BadRequestError,
       400,
       "This model's maximum context length is 20000 tokens. However, you requested",
     );
+    expect(overflow).toMatchObject({ code: 'context_length_exceeded', param: 'messages', type: 'invalid_request_error' });
     const r0 = f.requests[0]!;
     expect(r0.refused).toMatchObject({ code: 'context_length_exceeded', param: 'messages' });
     expect(r0.refused!.message).toBe(
@@ -390,12 +392,13 @@ describe('OpenAI Responses through openai', () => {
   it('refuses overflow, calls without outputs, outputs without calls and unknown parameters', async () => {
     const f = await fake({ window: 20_000, maxOutputTokens: 4_000 });
     const client = openaiClient(f);
-    await expectRejects(
+    const overflow = await expectRejects(
       client.responses.create({ model: 'gpt-4.1', input: 'lorem ipsum dolor sit amet '.repeat(4000) }),
       OpenAI.BadRequestError,
       400,
       'Your input exceeds the context window of this model. Please adjust your input and try again.',
     );
+    expect(overflow).toMatchObject({ code: 'context_length_exceeded', param: 'input', type: 'invalid_request_error' });
     expect(f.requests[0]!.refused).toMatchObject({ code: 'context_length_exceeded', param: 'input', type: 'invalid_request_error' });
     await expectRejects(
       client.responses.create({ model: 'gpt-4.1', tools: responsesTools, input: [{ role: 'user', content: 'go' }, { type: 'function_call', call_id: 'call_X', name: 'bash', arguments: '{}' }] }),
