@@ -10,6 +10,15 @@
  *   createAnthropic({ baseURL: fake.v1URL, apiKey: 'sk-ant-test' }); createOpenAI({ baseURL: fake.v1URL, apiKey: 'sk-test' });
  *   … fake.requests.filter((r) => r.refused).length === 0 …
  *   await fake.close();
+ *
+ * Refused, as the real APIs refuse them (status 400 unless said): a prompt over the window, prompt + requested max
+ * output over the window, a max output above the model's cap, a tool call without its result or a result without its
+ * call, Anthropic's empty or whitespace-only text blocks, empty content, a first message that is not `user`, no
+ * messages, more than 4 `cache_control` breakpoints, thinking blocks unsigned or altered (signatures are verified), a
+ * tool-use loop that lost its thinking block while thinking is enabled, a missing `max_tokens`, tool blocks without
+ * `tools`, unknown fields (Anthropic's "Extra inputs are not permitted", Chat's "Unrecognized request argument",
+ * Responses' "Unknown parameter"), images that cannot be decoded; 401 without an API key; 413 for an Anthropic body
+ * over 32 MB. Every request is recorded in `requests` (refusals with `refused`, accepted ones with `usage`).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -136,11 +145,11 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
 
     try {
       if (req.method !== 'POST' || !ROUTES[url.pathname]) {
-        throw new RefusalError({
-          status: 404,
-          type: 'not_found_error',
-          message: wire === 'anthropic' ? 'Not Found' : `Invalid URL (${req.method} ${url.pathname})`,
-        });
+        throw new RefusalError(
+          wire === 'anthropic'
+            ? { status: 404, type: 'not_found_error', message: 'Not Found' }
+            : { status: 404, type: 'invalid_request_error', message: `Invalid URL (${req.method} ${url.pathname})`, param: null, code: null },
+        );
       }
       if (wire === 'anthropic' && raw.length > MAX_BODY_BYTES) {
         throw new RefusalError({ status: 413, type: 'request_too_large', message: 'Request exceeds the maximum allowed number of bytes.' });

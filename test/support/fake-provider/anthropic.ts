@@ -143,6 +143,7 @@ export function parseAnthropic(
         throw invalid(`tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
       }
       if (!isRecord(t.input_schema)) throw invalid(`tools.${i}.custom.input_schema: Field required`);
+      if (t.input_schema.type !== 'object') throw invalid(`tools.${i}.custom.input_schema.type: Input should be 'object'`);
     }
     if (tools.some((x) => x.name === t.name)) throw invalid('tools: Tool names must be unique.');
     tools.push({ name: t.name, inputSchema: t.input_schema });
