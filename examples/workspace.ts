@@ -389,7 +389,8 @@ function gitLog(r: Rng, stat: boolean): string {
 }
 
 function listing(r: Rng, dir: string): string {
-  const target = r.size();
+  // Listings are dense in tokens (~2.2 characters each): kept at the low end of the size range.
+  const target = r.int(20_000, 24_000);
   let out = '';
   let k = 0;
   while (out.length < target) {

@@ -127,6 +127,29 @@ describe('Anthropic Messages through @anthropic-ai/sdk', () => {
     for (let i = 1; i < prompts.length; i++) expect(prompts[i]!).toBeGreaterThan(prompts[i - 1]! + 4000);
   });
 
+  it('refuses a naive agent (no context management) once its history outgrows a 40,000-token window', async () => {
+    const f = await fake({ window: 40_000, maxOutputTokens: 64_000, script: { toolTurns: 50 } });
+    const client = anthropicClient(f);
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Fix the failing test.' }];
+    let error: unknown;
+    for (let i = 0; i < 50 && !error; i++) {
+      try {
+        const msg = await client.messages.create({ model: MODEL, max_tokens: 8000, tools: anthropicTools, messages });
+        messages.push({ role: 'assistant', content: msg.content });
+        const calls = msg.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
+        messages.push({ role: 'user', content: calls.map((b) => ({ type: 'tool_result' as const, tool_use_id: b.id, content: runTool(b.name, b.input as Record<string, unknown>).output })) });
+      } catch (e) {
+        error = e;
+      }
+    }
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    const refused = f.requests.filter((r) => r.refused);
+    expect(refused.length).toBe(1);
+    expect(refused[0]!.index).toBeGreaterThanOrEqual(2);
+    expect(refused[0]!.index).toBeLessThanOrEqual(6);
+    expect(refused[0]!.refused!.message).toMatch(/^(input length and `max_tokens` exceed context limit: \d+ \+ 8000 > 40000|prompt is too long: \d+ tokens > 40000 maximum)/);
+  });
+
   it('emits signed thinking when thinking is enabled, accepts it back, and refuses it altered or unsigned', async () => {
     const f = await fake();
     const client = anthropicClient(f);
