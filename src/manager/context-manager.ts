@@ -280,7 +280,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       if (prediction.predicted > hardLimit()) throw new ContextOverflowError(this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored)));
     }
     this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
-    const request = buildRequest(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, ...(options.extra ? { extra: options.extra } : {}) }) as ProviderRequestBody[P];
+    const request = buildRequest(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, counter: this.counter, ratio: prediction.ratio, ...(options.extra ? { extra: options.extra } : {}) }) as ProviderRequestBody[P];
     const pressure: Pressure = {
       predicted: prediction.predicted,
       anchored: prediction.anchored,
@@ -454,7 +454,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
 
   /** Counts what the request carries besides the messages (system prompt, tools), recounting only when it changed. */
   private countOverhead(tools: readonly ToolSpec[]): void {
-    const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools });
+    const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools, counter: this.counter });
     const toolsText = JSON.stringify(tools.map(anthropicTool));
     const key = `${built.system.length}:${toolsText.length}:${built.system}${toolsText}`;
     if (key !== this.overheadKey) {

@@ -9,6 +9,7 @@ import { toOpenaiResponsesRequest, type ResponsesItem } from '../formats/openai-
 import type { Message, Session } from '../model/types.js';
 import type { BuiltPrompt, PromptBuilder } from '../prompt/builder.js';
 import type { DeferrableTool } from '../prompt/deferral.js';
+import type { TokenCounter } from '../tokens/counter.js';
 
 export type RequestProvider = 'anthropic' | 'openai-chat' | 'openai-responses';
 export const REQUEST_PROVIDERS: readonly RequestProvider[] = ['anthropic', 'openai-chat', 'openai-responses'];
@@ -58,12 +59,23 @@ export interface RequestParts {
   messages: readonly Message[];
   /** Fields passed through to the body as they are (temperature, thinking, stream, metadata…). */
   extra?: Record<string, unknown>;
+  /** Counts for the cache plan (pass the session's own counter: it remembers what it counted). */
+  counter?: TokenCounter;
+  /** Provider tokens per counted token. */
+  ratio?: number;
 }
 
 /** The system prompt and tools as they will be sent, with the prompt's cache plan (Anthropic breakpoints). */
-export function renderPrompt(provider: RequestProvider, parts: Pick<RequestParts, 'model' | 'prompt' | 'tools'> & { messages?: readonly Message[] }): BuiltPrompt {
+export function renderPrompt(provider: RequestProvider, parts: Pick<RequestParts, 'model' | 'prompt' | 'tools' | 'counter' | 'ratio'> & { messages?: readonly Message[] }): BuiltPrompt {
   const tools = parts.tools.map(anthropicTool);
-  return parts.prompt.build({ provider: provider === 'anthropic' ? 'anthropic' : 'openai', model: parts.model, tools, ...(parts.messages ? { messages: parts.messages } : {}) });
+  return parts.prompt.build({
+    provider: provider === 'anthropic' ? 'anthropic' : 'openai',
+    model: parts.model,
+    tools,
+    ...(parts.messages ? { messages: parts.messages } : {}),
+    ...(parts.counter ? { counter: parts.counter } : {}),
+    ...(parts.ratio ? { ratio: parts.ratio } : {}),
+  });
 }
 
 export function buildRequest<P extends RequestProvider>(provider: P, parts: RequestParts): ProviderRequestBody[P];

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+/**
+ * The per-turn overhead of ContextManager: `prepare()` + `recordResponse()` + `append(tool result)` on turns without
+ * compaction, for sessions of 250 / 2,000 / 8,000 messages (a window large enough that none compacts), then the slope
+ * per 1,000 messages; beside it, the trivial baseline of re-measuring the whole session each turn (`contextSnapshot`,
+ * what `prepare()` did before). Compaction turns are timed apart, on a 40,000-token window. Uses dist/ (run it through
+ * `npm run bench:turn`, which builds first).
+ *
+ *   node bench/turn.js [--turns 60] [--json]
+ */
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const abridge = await import(pathToFileURL(join(ROOT, 'dist', 'index.js')).href);
+const { ContextManager, contextSnapshot } = abridge;
+
+const args = process.argv.slice(2);
+const TURNS = Number(args[args.indexOf('--turns') + 1]) || 60;
+const JSON_OUT = args.includes('--json');
+const SIZES = [250, 2000, 8000];
+
+const resultText = (i) => Array.from({ length: 30 }, (_, k) => `src/mod${i % 97}/file${k}.ts:${k + 1}: export const value${k} = compute(${k}, "turn ${i}");`).join('\n');
+const call = (i) => ({ role: 'assistant', parts: [{ type: 'text', text: `Looking at module ${i % 97}.` }, { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i % 97}` } }] });
+const result = (i) => ({ role: 'tool', parts: [{ type: 'tool-result', callId: `call_${i}`, toolName: 'bash', isError: false, content: [{ type: 'text', text: resultText(i) }] }] });
+const config = (window) => ({ budget: { thresholds: { warn: 0.8, compact: 0.9, block: 0.98, target: 0.6 }, allocations: {}, models: {}, contextWindow: window } });
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : NaN;
+};
+
+/** A manager holding `messages` messages (user task + steps of call and result), usage reported on every response. */
+async function grow(messages, window) {
+  const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config: config(window), system: 'You are a coding agent. Keep going until the task is done.' });
+  await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Survey every module for uses of value.' }] });
+  let i = 0;
+  let billed = 2000;
+  // Grown without prepare(): the history a long session has, built in O(n) (the usage grows as a bill would).
+  while (cm.session.entries.length < messages) {
+    billed += 700;
+    await cm.recordResponse(call(i), { input: 10, output: 50, cacheRead: billed - 10, cacheWrite: 0 });
+    await cm.append(result(i));
+    i++;
+  }
+  await cm.prepare({ maxOutputTokens: 8000 });
+  return { cm, next: i, billed };
+}
+
+async function timeTurns(cm, from, turns, window) {
+  const plain = [];
+  const compacting = [];
+  for (let i = from; i < from + turns; i++) {
+    const t0 = performance.now();
+    const p = await cm.prepare({ maxOutputTokens: 8000 });
+    await cm.recordResponse(call(i), { input: 10, output: 50, cacheRead: p.pressure.predicted - 10, cacheWrite: 0 });
+    await cm.append(result(i));
+    const ms = performance.now() - t0;
+    (p.compaction ? compacting : plain).push(ms);
+  }
+  return { plain, compacting };
+}
+
+const rows = [];
+for (const size of SIZES) {
+  const { cm, next } = await grow(size, 100_000_000);
+  const { plain } = await timeTurns(cm, next, TURNS);
+  const snaps = [];
+  for (let k = 0; k < 7; k++) {
+    const t0 = performance.now();
+    contextSnapshot(cm.session, { settings: { ...config(100_000_000).budget, model: 'claude-sonnet-4-5' } });
+    snaps.push(performance.now() - t0);
+  }
+  rows.push({ messages: size, turnMs: median(plain), p90Ms: [...plain].sort((a, b) => a - b)[Math.floor(plain.length * 0.9)], wholeSessionMs: median(snaps) });
+}
+const first = rows[0];
+const last = rows[rows.length - 1];
+const slope = ((last.turnMs - first.turnMs) / (last.messages - first.messages)) * 1000;
+const baseSlope = ((last.wholeSessionMs - first.wholeSessionMs) / (last.messages - first.messages)) * 1000;
+
+// Compaction turns, apart: a 40,000-token window compacts every few turns.
+const small = await grow(3, 40_000);
+const comp = await timeTurns(small.cm, small.next, 120);
+
+const out = { turns: TURNS, rows, slopeMsPer1000: slope, baselineSlopeMsPer1000: baseSlope, compaction: { turns: comp.compacting.length, medianMs: median(comp.compacting), plainMedianMs: median(comp.plain) } };
+if (JSON_OUT) console.log(JSON.stringify(out, null, 2));
+else {
+  const f = (n) => n.toFixed(3);
+  console.log(`prepare() + recordResponse() + append(result) per turn, median of ${TURNS} turns without compaction (ms)\n`);
+  console.log('| messages | turn (median) | turn (p90) | baseline: whole-session snapshot per turn |');
+  console.log('|--:|--:|--:|--:|');
+  for (const r of rows) console.log(`| ${r.messages.toLocaleString('en-US')} | ${f(r.turnMs)} | ${f(r.p90Ms)} | ${f(r.wholeSessionMs)} |`);
+  console.log(`\nslope: ${f(slope)} ms per 1,000 messages (baseline ${f(baseSlope)}); ratio 8,000/250: ${(last.turnMs / first.turnMs).toFixed(2)}× (baseline ${(last.wholeSessionMs / first.wholeSessionMs).toFixed(2)}×)`);
+  console.log(`compaction turns (40,000-token window, 120 turns): ${comp.compacting.length} compactions, median ${f(out.compaction.medianMs)} ms; other turns median ${f(out.compaction.plainMedianMs)} ms`);
+}

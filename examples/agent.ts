@@ -1,0 +1,165 @@
+/**
+ * An example coding agent with abridge managing its context, on the official SDKs or the AI SDK 6.
+ *
+ *   npm run example:agent -- --provider anthropic|openai-chat|openai-responses|ai-sdk-anthropic|ai-sdk-openai
+ *     --base-url URL --model ID --window N --max-tokens N --turns N --task TEXT [--db FILE --session ID] [--stream]
+ *
+ * The task goes in the system prompt. The agent has `read_file {path}` and `bash {command}` (answered by a simulated
+ * workspace: deterministic outputs of 20–40 KB) plus abridge's own tools. It stops when the model answers without a
+ * tool call or after N model requests. With `--db/--session` the session is kept in SQLite, and a second run with the
+ * same arguments continues it from its stored, compacted context.
+ *
+ * It prints one JSON line per model request — {turn, predicted, reported, level, compacted} — and last
+ * {"done": true, "requests", "compactions", "errors"}; it exits 1 when a request was refused and could not be
+ * recovered, 2 on bad arguments.
+ */
+import { parseArgs } from 'node:util';
+import { ContextManager, contextOverflow, fromResponse, promptTokens, type Message, type Part, type RequestProvider, type ToolSpec } from 'abridge';
+import { bash, readFile } from './workspace.js';
+
+type Provider = RequestProvider | 'ai-sdk-anthropic' | 'ai-sdk-openai';
+const PROVIDERS: readonly Provider[] = ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk-anthropic', 'ai-sdk-openai'];
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      provider: { type: 'string' },
+      'base-url': { type: 'string' },
+      model: { type: 'string' },
+      window: { type: 'string' },
+      'max-tokens': { type: 'string' },
+      turns: { type: 'string', default: '50' },
+      task: { type: 'string' },
+      db: { type: 'string' },
+      session: { type: 'string' },
+      stream: { type: 'boolean', default: false },
+    },
+  });
+  const fail = (msg: string): never => {
+    process.stderr.write(`example agent: ${msg}\n`);
+    process.exit(2);
+  };
+  const provider = values.provider as Provider;
+  if (!PROVIDERS.includes(provider)) fail(`--provider: expected one of ${PROVIDERS.join(', ')}, got ${JSON.stringify(values.provider)}`);
+  const int = (name: 'window' | 'max-tokens' | 'turns') => {
+    const n = Number(values[name]);
+    if (!Number.isSafeInteger(n) || n <= 0) fail(`--${name}: expected a positive integer, got ${JSON.stringify(values[name])}`);
+    return n;
+  };
+  if (!values['base-url']) fail('--base-url is required (a server speaking the provider’s wire format)');
+  if (!values.model) fail('--model is required');
+  if (!values.task) fail('--task is required');
+  if ((values.db === undefined) !== (values.session === undefined)) fail('--db and --session go together');
+  return { provider, baseURL: values['base-url']!, model: values.model!, window: int('window'), maxTokens: int('max-tokens'), turns: int('turns'), task: values.task!, db: values.db, session: values.session, stream: values.stream === true };
+}
+
+const TOOLS: ToolSpec[] = [
+  { name: 'read_file', description: 'Read a file of the workspace (a path relative to its root).', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+  { name: 'bash', description: 'Run a shell command in the workspace and return what it prints.', inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } },
+];
+
+function runWorkspaceTool(name: string, input: unknown): { output: string; isError: boolean } {
+  const args = (input ?? {}) as Record<string, unknown>;
+  if (name === 'read_file' && typeof args.path === 'string') return readFile(args.path);
+  if (name === 'bash' && typeof args.command === 'string') return bash(args.command);
+  return { output: `Error: unknown tool ${name} or bad input ${JSON.stringify(input)}`, isError: true };
+}
+
+const o = options();
+const system = `You are a coding agent working in a repository. Your task: ${o.task}\nUse read_file and bash to investigate; answer without a tool call when you are done.`;
+const stats = { requests: 0, compactions: 0, errors: 0, refused: 0 };
+const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+const config = { budget: { thresholds: { warn: 0.8, compact: 0.9, block: 0.98, target: 0.6 }, allocations: {}, models: {}, contextWindow: o.window } };
+let store: import('abridge').SessionStore | undefined;
+if (o.db) {
+  const { openSqliteStore } = await import('abridge/sqlite');
+  store = await openSqliteStore(o.db);
+}
+const base = { model: o.model, config, system, tools: TOOLS, maxOutputTokens: o.maxTokens };
+const resumed = store && o.session && (await store.getSession(o.session));
+
+if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
+  const { runAiSdkAgent } = await import('./agent-ai-sdk.js');
+  const wire: RequestProvider = o.provider === 'ai-sdk-anthropic' ? 'anthropic' : 'openai-responses';
+  const cm = resumed ? await ContextManager.resume(store!, o.session!, { ...base, provider: wire }) : new ContextManager({ ...base, provider: wire, ...(store ? { store, sessionId: o.session! } : {}) });
+  const ok = await runAiSdkAgent(cm, { ...o, resumed: Boolean(resumed), stats, print });
+  finish(ok);
+} else {
+  const provider = o.provider;
+  const cm = resumed ? await ContextManager.resume(store!, o.session!, { ...base, provider }) : new ContextManager({ ...base, provider, ...(store ? { store, sessionId: o.session! } : {}) });
+  cm.on('compaction-complete', () => stats.compactions++);
+  if (!resumed) await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
+  const send = await sender(provider);
+  let ok = true;
+  while (stats.requests < o.turns) {
+    const turn = await cm.prepare({ maxOutputTokens: o.maxTokens });
+    let response: unknown;
+    try {
+      stats.requests++;
+      response = await send(turn.request);
+    } catch (err) {
+      const overflow = contextOverflow(err);
+      stats.errors++;
+      // The provider counted more than predicted: compact to a lower ceiling and retry once.
+      if (overflow && (await cm.recoverFromOverflow(overflow.message))) {
+        try {
+          stats.requests++;
+          response = await send((await cm.prepare({ maxOutputTokens: o.maxTokens })).request);
+        } catch (again) {
+          stats.refused++;
+          process.stderr.write(`example agent: request refused after compaction: ${(again as Error).message}\n`);
+          ok = false;
+          break;
+        }
+      } else {
+        stats.refused++;
+        process.stderr.write(`example agent: request refused: ${(err as Error).message}\n`);
+        ok = false;
+        break;
+      }
+    }
+    const { message, usage } = fromResponse(provider, response);
+    await cm.recordResponse(message, usage);
+    print({ turn: stats.requests, predicted: turn.pressure.predicted, reported: usage ? promptTokens(usage) : null, level: turn.pressure.level, compacted: turn.compaction !== undefined });
+    const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
+    if (calls.length === 0) break;
+    const results: Part[] = [];
+    for (const call of calls) {
+      const own = await cm.runTool(call);
+      if (own) results.push(own);
+      else {
+        const r = runWorkspaceTool(call.name, call.arguments);
+        results.push({ type: 'tool-result', callId: call.id, toolName: call.name, content: [{ type: 'text', text: r.output }], isError: r.isError });
+      }
+    }
+    await cm.append({ role: 'tool', parts: results } satisfies Message);
+  }
+  finish(ok);
+}
+
+function finish(ok: boolean): never {
+  print({ done: true, requests: stats.requests, compactions: stats.compactions, errors: stats.errors });
+  void store?.close();
+  process.exit(ok ? 0 : 1);
+}
+
+/** A function sending a request body with the official SDK of the provider, streaming when asked. */
+async function sender(provider: RequestProvider): Promise<(body: unknown) => Promise<unknown>> {
+  const apiKey = process.env.EXAMPLE_API_KEY ?? 'sk-example';
+  if (provider === 'anthropic') {
+    const { default: Anthropic } = await import('@anthropic-ai/sdk');
+    const client = new Anthropic({ baseURL: o.baseURL.replace(/\/v1\/?$/, ''), apiKey, maxRetries: 0 });
+    // Large max_tokens need streaming with this SDK (it refuses a non-streaming request that may run for long).
+    return (body) => client.messages.stream(body as Parameters<typeof client.messages.stream>[0]).finalMessage();
+  }
+  const { default: OpenAI } = await import('openai');
+  const root = o.baseURL.replace(/\/+$/, '');
+  const client = new OpenAI({ baseURL: root.endsWith('/v1') ? root : `${root}/v1`, apiKey, maxRetries: 0 });
+  if (provider === 'openai-chat') {
+    if (o.stream) return (body) => client.chat.completions.stream({ ...(body as object), stream: true, stream_options: { include_usage: true } } as Parameters<typeof client.chat.completions.stream>[0]).finalChatCompletion();
+    return (body) => client.chat.completions.create(body as Parameters<typeof client.chat.completions.create>[0]);
+  }
+  if (o.stream) return (body) => client.responses.stream(body as Parameters<typeof client.responses.stream>[0]).finalResponse();
+  return (body) => client.responses.create(body as Parameters<typeof client.responses.create>[0]);
+}
