@@ -8,3 +8,30 @@ export * from './store/index.js';
 export * from './compaction/index.js';
 export { ContextManager, type ContextManagerOptions, type PreparedRequest } from './manager/context-manager.js';
 export * from './prompt/index.js';
+export {
+  toRequest,
+  fromResponse,
+  contextOverflow,
+  anthropicUsage,
+  chatUsage,
+  responsesUsage,
+  REQUEST_PROVIDERS,
+  MAX_ANTHROPIC_BREAKPOINTS,
+  type RequestProvider,
+  type RequestOptions,
+  type ToolSpec,
+  type SystemBlock,
+  type RequestBody,
+  type AnthropicRequestBody,
+  type AnthropicRequestMessage,
+  type AnthropicSystemTextBlock,
+  type AnthropicToolParam,
+  type AnthropicCacheControl,
+  type ChatRequestBody,
+  type ChatFunctionTool,
+  type ResponsesRequestBody,
+  type ResponsesFunctionTool,
+  type ResponseResult,
+  type FinishReason,
+  type ContextOverflow,
+} from './adapters/request.js';

@@ -179,6 +179,12 @@ function decodeBlock(b: unknown, path: string, source: string, toolNames: Map<st
   }
 }
 
+/** Content blocks of an Anthropic message (a response's `content`) as parts; `source` names the input in errors. */
+export function decodeAnthropicContent(blocks: readonly unknown[], path: string, source: string): Part[] {
+  const toolNames = new Map<string, string>();
+  return blocks.map((b, j) => decodeBlock(b, `${path}[${j}]`, source, toolNames));
+}
+
 function documentPart(b: Record<string, unknown>): FilePart {
   const src = b.source as Record<string, unknown>;
   const p: FilePart = { type: 'file' };

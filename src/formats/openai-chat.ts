@@ -151,6 +151,13 @@ function decodeMessage(m: unknown, i: number, source: string, state: DecodeState
   }
 }
 
+/** One Chat Completions message (a completion's `choices[i].message`) as a canonical message; `path` names it in errors. */
+export function decodeChatMessage(m: unknown, path: string, source: string): Message {
+  const draft = decodeMessage(m, 0, source, { toolNames: new Map(), functionCalls: [] });
+  if (!draft.message) throw invalidInput(source, path, 'a chat message {role, content}', m);
+  return draft.message;
+}
+
 /** Content that may only hold text (system, assistant, tool): a string or text/refusal parts. */
 function textContent(content: unknown, path: string, source: string): Part[] {
   if (typeof content === 'string') return [textPart(content)];

@@ -184,6 +184,20 @@ function decodeItem(item: unknown, path: string, source: string, state: DecodeSt
   return { kind: 'unknown', sourceType: type, raw: item };
 }
 
+/**
+ * The parts of Responses output items (what a response's `output` holds: the same shapes as input items), as one
+ * assistant message's parts; items that are no message (events) are left out. `source` names the input in errors.
+ */
+export function decodeResponsesOutput(items: readonly unknown[], source: string): Part[] {
+  const state: DecodeState = { toolNames: new Map(), compactions: 0 };
+  const parts: Part[] = [];
+  items.forEach((item, i) => {
+    const draft = decodeItem(item, `output[${i}]`, source, state);
+    if (draft.message) parts.push(...draft.message.parts);
+  });
+  return parts;
+}
+
 function messageContent(content: unknown, path: string, source: string): Part[] {
   if (typeof content === 'string') return [textPart(content)];
   if (!Array.isArray(content)) throw invalidInput(source, path, 'a string or an array of content parts', content);
