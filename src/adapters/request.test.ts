@@ -3,11 +3,11 @@ import { AbridgeError } from '../errors.js';
 import { anthropicRequestProblems } from '../formats/anthropic.js';
 import { openaiChatRequestProblems } from '../formats/openai-chat.js';
 import { openaiResponsesRequestProblems } from '../formats/openai-responses.js';
-import type { Message, Part } from '../model/types.js';
+import type { Message, TextPart } from '../model/types.js';
 import { contextOverflow, fromResponse, toRequest, type RequestOptions } from './request.js';
 import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../test-support/provider-responses.js';
 
-const text = (t: string): Part => ({ type: 'text', text: t });
+const text = (t: string): TextPart => ({ type: 'text', text: t });
 
 /** A conversation with everything: system, image, signed and redacted thinking, parallel calls, an image result. */
 export const CONVERSATION: Message[] = [

@@ -57,7 +57,7 @@ export interface RequestOptions {
   system?: string | readonly SystemBlock[];
   tools?: readonly ToolSpec[];
   /** Provider-native tool definitions appended after `tools` as they are (web search, tool search, code execution…). */
-  providerTools?: readonly Record<string, unknown>[];
+  providerTools?: readonly object[];
   /** Anthropic: a cache breakpoint on the last tool not deferred (the tool definitions are the request's first prefix). */
   cacheTools?: boolean;
   /** Anthropic: a cache breakpoint on the last block of the last message that can carry one (not thinking). */
@@ -221,7 +221,7 @@ function anthropicRequest(messages: readonly Message[], o: RequestOptions): Anth
     if (t.strict !== undefined) tool.strict = t.strict;
     return tool;
   });
-  for (const t of o.providerTools ?? []) tools.push({ ...t });
+  for (const t of o.providerTools ?? []) tools.push({ ...(t as Record<string, unknown>) });
   if (o.cacheTools) {
     for (let i = tools.length - 1; i >= 0; i--) {
       if (tools[i]!.defer_loading === true) continue;
@@ -268,7 +268,7 @@ function chatRequest(messages: readonly Message[], o: RequestOptions): ChatReque
       if (t.strict !== undefined) fn.strict = t.strict;
       return { type: 'function', function: fn };
     });
-  for (const t of o.providerTools ?? []) tools.push({ ...t });
+  for (const t of o.providerTools ?? []) tools.push({ ...(t as Record<string, unknown>) });
   if (tools.length > 0) body.tools = tools;
   return body;
 }
@@ -284,7 +284,7 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
     if (t.deferred) tool.defer_loading = true;
     return tool;
   });
-  for (const t of o.providerTools ?? []) tools.push({ ...t });
+  for (const t of o.providerTools ?? []) tools.push({ ...(t as Record<string, unknown>) });
   if (tools.length > 0) body.tools = tools;
   return body;
 }
