@@ -459,11 +459,14 @@ interface Candidate {
  * OpenAI-compatible servers, extracting the numbers when the message has them.
  */
 export function contextOverflow(error: unknown): ContextOverflow | undefined {
+  // A wrapper's message often repeats the wrapped error's ("Failed after 2 attempts. Last error: …"): of the errors
+  // that say overflow, take the one that says the most (status, provider, numbers).
+  let best: ContextOverflow | undefined;
   for (const c of candidates(error)) {
     const found = recognize(c);
-    if (found) return found;
+    if (found && (!best || Object.keys(found).length > Object.keys(best).length)) best = found;
   }
-  return undefined;
+  return best;
 }
 
 /** The error, what it wraps (cause, RetryError's errors), outermost first, each with its status, body and message. */
