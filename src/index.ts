@@ -12,6 +12,7 @@ export {
   toRequest,
   fromResponse,
   contextOverflow,
+  promptRequestOptions,
   anthropicUsage,
   chatUsage,
   responsesUsage,

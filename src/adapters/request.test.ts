@@ -4,7 +4,9 @@ import { anthropicRequestProblems } from '../formats/anthropic.js';
 import { openaiChatRequestProblems } from '../formats/openai-chat.js';
 import { openaiResponsesRequestProblems } from '../formats/openai-responses.js';
 import type { Message, TextPart } from '../model/types.js';
-import { contextOverflow, fromResponse, toRequest, type RequestOptions } from './request.js';
+import { PromptBuilder } from '../prompt/builder.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { contextOverflow, fromResponse, promptRequestOptions, toRequest, type RequestOptions } from './request.js';
 import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../test-support/provider-responses.js';
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
@@ -100,6 +102,32 @@ describe('toRequest: anthropic', () => {
     expect(anthropicRequestProblems(body)).toEqual([]);
     expect(JSON.stringify(body.messages[0])).toContain('[result of tool call gone]');
     expect(body.messages[2]!.content[0]).toEqual({ type: 'tool_result', tool_use_id: 'c1', content: '[no result recorded]', is_error: true });
+  });
+});
+
+describe('toRequest with a PromptBuilder result', () => {
+  it('carries out the breakpoints the builder decided: same system blocks, tools and conversation markers', () => {
+    const long = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
+    const builder = new PromptBuilder([
+      { name: 'base', content: long(900), cacheable: true },
+      { name: 'rules', content: long(300), cacheable: true },
+      { name: 'status', content: 'Context: 41% full.', cacheable: false },
+    ]);
+    const words = { encoding: 'words', count: (t: string) => t.split(/\s+/).filter(Boolean).length };
+    const tools = [{ name: 'read', description: long(1200), input_schema: { type: 'object' } }];
+    const built = builder.build({ provider: 'anthropic', model: 'claude-sonnet-4-5', tools, messages: CONVERSATION.slice(1), counter: new TokenCounter({ family: 'claude', exact: words }), ratio: 1 });
+    expect(built.breakpoints.map((b) => b.at)).toEqual(['tools', 'system', 'messages']);
+    const body = toRequest(CONVERSATION.slice(1), 'anthropic', {
+      model: 'claude-sonnet-4-5',
+      maxOutputTokens: 1000,
+      tools: [{ name: 'read', description: long(1200), inputSchema: { type: 'object' } }],
+      ...promptRequestOptions(built),
+    });
+    expect(body.system).toEqual(built.anthropic!.system);
+    expect(body.tools).toEqual(built.anthropic!.tools);
+    expect(body.messages).toEqual(built.anthropic!.messages);
+    // PromptBlock objects pass as they are, their cache_control read as cache.
+    expect(toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'm', maxOutputTokens: 10, system: built.blocks }).system).toEqual(built.anthropic!.system);
   });
 });
 
@@ -222,6 +250,17 @@ describe('contextOverflow', () => {
       status: 400,
       message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
     });
+  });
+
+  it('OpenAI-compatible servers and gateways say it in their own words', () => {
+    expect(contextOverflow({ status: 400, error: { message: 'Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 301234 tokens. Please reduce the length of the messages.', type: 'invalid_request_error', code: 'context_length_exceeded' } })).toMatchObject({
+      provider: 'openai',
+      limit: 272_000,
+      promptTokens: 301_234,
+    });
+    expect(contextOverflow({ error: { message: "This endpoint's maximum context length is 131072 tokens. However, you requested about 140000 tokens (131000 of text input, 9000 in the output). Please reduce the length of either one.", code: 400 } })).toMatchObject({ limit: 131_072, promptTokens: 140_000 });
+    expect(contextOverflow(new Error('Input is too long for requested model.'))).toEqual({ message: 'Input is too long for requested model.' });
+    expect(contextOverflow({ error: { code: 400, message: 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } })).toMatchObject({ provider: 'gemini', promptTokens: 1_200_000, limit: 1_048_576 });
   });
 
   it('looks inside the AI SDK’s APICallError (responseBody text) and RetryError (lastError), and causes', () => {

@@ -21,6 +21,7 @@ import { decodeChatMessage, encodeOpenaiChatRequest, type ChatMessage } from '..
 import { decodeResponsesOutput, encodeOpenaiResponsesRequest, type ResponsesItem } from '../formats/openai-responses.js';
 import { textPart } from '../model/parts.js';
 import type { Message, Part, Usage } from '../model/types.js';
+import type { BuiltPrompt } from '../prompt/builder.js';
 
 export type RequestProvider = 'anthropic' | 'openai-chat' | 'openai-responses';
 export const REQUEST_PROVIDERS: readonly RequestProvider[] = ['anthropic', 'openai-chat', 'openai-responses'];
@@ -40,10 +41,14 @@ export interface ToolSpec {
   strict?: boolean;
 }
 
-/** One block of the system prompt; `cache` places an Anthropic cache breakpoint on it (the prefix up to it is cached). */
+/**
+ * One block of the system prompt; `cache` (or a `cache_control`, as `PromptBuilder`'s blocks carry it) places an
+ * Anthropic cache breakpoint on it: the prefix up to it is cached.
+ */
 export interface SystemBlock {
   text: string;
   cache?: boolean;
+  cache_control?: { type: 'ephemeral' };
 }
 
 export interface RequestOptions {
@@ -208,7 +213,7 @@ function anthropicRequest(messages: readonly Message[], o: RequestOptions): Anth
   const encoded = encodeAnthropicRequest(messages, { model: o.model, maxTokens: o.maxOutputTokens });
   let breakpoints = 0;
   const system: AnthropicSystemTextBlock[] = systemBlocks(o.system).map((b) => {
-    if (!b.cache) return { type: 'text', text: b.text };
+    if (!b.cache && !b.cache_control) return { type: 'text', text: b.text };
     breakpoints++;
     return { type: 'text', text: b.text, cache_control: EPHEMERAL };
   });
@@ -287,6 +292,19 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
   for (const t of o.providerTools ?? []) tools.push({ ...(t as Record<string, unknown>) });
   if (tools.length > 0) body.tools = tools;
   return body;
+}
+
+/**
+ * The request options that carry out a `PromptBuilder` result: its system blocks (with the breakpoint it placed) and
+ * the tools / conversation breakpoints it decided on (it counts them against Anthropic's 4 and skips prefixes under the
+ * model's minimum cacheable length). Give `toRequest` the same tools and messages the prompt was built with.
+ */
+export function promptRequestOptions(built: Pick<BuiltPrompt, 'blocks' | 'breakpoints'>): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation'> {
+  return {
+    system: built.blocks.map((b) => (b.cache_control ? { text: b.text, cache: true } : { text: b.text })),
+    cacheTools: built.breakpoints.some((b) => b.at === 'tools'),
+    cacheConversation: built.breakpoints.some((b) => b.at === 'messages'),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -543,15 +561,20 @@ function recognize(c: Candidate): ContextOverflow | undefined {
   if (m) {
     const limit = int(m[1]);
     const parts = new RegExp(`\\(${N} in the messages(?:, ${N} in the functions)?, ${N} in the completion\\)`, 'i').exec(text);
-    const requested = new RegExp(`(?:you requested|resulted in) ${N} tokens`, 'i').exec(text);
+    const requested = new RegExp(`(?:you requested(?: about)?|resulted in) ${N} tokens`, 'i').exec(text);
     const promptTokens = parts ? (int(parts[1]) ?? 0) + (int(parts[2]) ?? 0) : requested ? int(requested[1]) : undefined;
     const maxTokens = parts ? int(parts[3]) : undefined;
     return out(openaiCode ? 'openai' : undefined, { limit, promptTokens, maxTokens });
+  }
+  m = new RegExp(`exceeds? the configured limit of ${N} tokens`, 'i').exec(text);
+  if (m) {
+    const resulted = new RegExp(`resulted in ${N} tokens`, 'i').exec(text);
+    return out(openaiCode || facts.type === 'invalid_request_error' ? 'openai' : undefined, { limit: int(m[1]), promptTokens: int(resulted?.[1]) });
   }
   if (/exceeds the context window/i.test(text)) return out(openaiCode || /your input exceeds/i.test(text) ? 'openai-responses' : undefined, {});
   if (openaiCode) return out('openai', {});
   m = new RegExp(`input token count \\(?${N}\\)? exceeds the maximum number of tokens allowed \\(?${N}\\)?`, 'i').exec(text);
   if (m) return out('gemini', { promptTokens: int(m[1]), limit: int(m[2]) });
-  if (/prompt is too long|context window exceeded|context length exceeded|too many tokens in the prompt/i.test(text) && (c.status === undefined || c.status === 400 || c.status === 413)) return out(undefined, {});
+  if (/prompt is too long|input is too long for requested model|context window exceeded|context length exceeded|too many tokens in the prompt/i.test(text) && (c.status === undefined || c.status === 400 || c.status === 413)) return out(undefined, {});
   return undefined;
 }

@@ -98,7 +98,7 @@ function buildConversation([first, rest]: [UserSpec, (UserSpec | StepSpec)[]]): 
   return out;
 }
 
-const OPTIONS: RequestOptions = {
+const OPTIONS: Omit<RequestOptions, 'providerTools'> = {
   model: 'claude-sonnet-4-6',
   maxOutputTokens: 4096,
   system: [{ text: 'You are a careful coding agent.', cache: true }],
@@ -137,7 +137,7 @@ describe('generated conversations: every body is one the API accepts, with every
         expect(breakpoints).toBeLessThanOrEqual(4);
         // Anthropic gets back exactly the signed thinking.
         const signed = messages.flatMap((m) => m.parts).filter((p) => p.type === 'thinking' && p.signature).length;
-        expect(anthropic.messages.flatMap((m) => m.content).filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').length).toBe(signed);
+        expect(anthropic.messages.flatMap((m): { type: string }[] => m.content).filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').length).toBe(signed);
       }),
       { numRuns: RUNS, seed: 20261124 },
     );
