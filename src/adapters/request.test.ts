@@ -246,7 +246,7 @@ describe('contextOverflow', () => {
     });
     expect(contextOverflow({ error: { message: "This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens. Please reduce the length of the messages.", code: 'context_length_exceeded' } })).toMatchObject({ limit: 4096, promptTokens: 5000 });
     expect(contextOverflow({ status: 400, error: { message: 'Your input exceeds the context window of this model. Please adjust your input and try again.', type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' } })).toEqual({
-      provider: 'openai-responses',
+      provider: 'openai',
       status: 400,
       message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
     });

@@ -446,7 +446,7 @@ function fromResponses(r: unknown): ResponseResult {
 // Context overflow
 
 export interface ContextOverflow {
-  /** Whose answer it was, when the error says: `anthropic`, `openai` (Chat Completions or Responses), `openai-responses`. */
+  /** Whose wording it is, when the error says: `anthropic`, `openai` (Chat Completions, Responses, compatible servers), `gemini`. */
   provider?: string;
   /** The HTTP status (400, or 413 from some servers). */
   status?: number;
@@ -571,7 +571,7 @@ function recognize(c: Candidate): ContextOverflow | undefined {
     const resulted = new RegExp(`resulted in ${N} tokens`, 'i').exec(text);
     return out(openaiCode || facts.type === 'invalid_request_error' ? 'openai' : undefined, { limit: int(m[1]), promptTokens: int(resulted?.[1]) });
   }
-  if (/exceeds the context window/i.test(text)) return out(openaiCode || /your input exceeds/i.test(text) ? 'openai-responses' : undefined, {});
+  if (/exceeds the context window/i.test(text)) return out(openaiCode || /your input exceeds/i.test(text) ? 'openai' : undefined, {});
   if (openaiCode) return out('openai', {});
   m = new RegExp(`input token count \\(?${N}\\)? exceeds the maximum number of tokens allowed \\(?${N}\\)?`, 'i').exec(text);
   if (m) return out('gemini', { promptTokens: int(m[1]), limit: int(m[2]) });

@@ -302,7 +302,7 @@ describe('contextOverflow on what the SDKs throw', () => {
     expect(contextOverflow(e1)).toEqual({ provider: 'openai', status: 400, message: CHAT_TOO_LONG.error.message, limit: 128_000, promptTokens: 131_820, maxTokens: 8_192 });
     mode = { kind: 'overflow', status: 400, body: RESPONSES_TOO_LONG };
     const e2 = await thrown(() => openai.responses.create(toOpenAIResponsesRequest(messages, { model: 'gpt-5', maxOutputTokens: 8192 })));
-    expect(contextOverflow(e2)).toEqual({ provider: 'openai-responses', status: 400, message: RESPONSES_TOO_LONG.error.message });
+    expect(contextOverflow(e2)).toEqual({ provider: 'openai', status: 400, message: RESPONSES_TOO_LONG.error.message });
   });
 
   it('AI SDK APICallError (Anthropic and OpenAI providers), and RetryError wrapping it', async () => {
@@ -315,7 +315,7 @@ describe('contextOverflow on what the SDKs throw', () => {
     mode = { kind: 'overflow', status: 400, body: RESPONSES_TOO_LONG };
     const gpt = createOpenAI({ apiKey: 'sk-test', baseURL: `${server.baseURL}/v1` });
     const e2 = await thrown(() => generateText({ model: gpt.responses('gpt-5'), prompt: 'hello', maxRetries: 0 }));
-    expect(contextOverflow(e2)).toMatchObject({ provider: 'openai-responses', status: 400 });
+    expect(contextOverflow(e2)).toMatchObject({ provider: 'openai', status: 400 });
 
     // A 500 first (retried), then the overflow (not retryable): the AI SDK throws a RetryError around both.
     served = 0;

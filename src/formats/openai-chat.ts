@@ -85,8 +85,7 @@ interface DecodeState {
   functionCalls: { id: string; name: string }[];
 }
 
-function decodeMessage(m: unknown, i: number, source: string, state: DecodeState): EntryDraft {
-  const path = `messages[${i}]`;
+function decodeMessage(m: unknown, i: number, source: string, state: DecodeState, path = `messages[${i}]`): EntryDraft {
   if (!isRecord(m)) throw invalidInput(source, path, 'a message object {role, content}', m);
   const role = m.role;
   const base = { kind: 'message' as const, sourceType: String(role), raw: m };
@@ -153,7 +152,7 @@ function decodeMessage(m: unknown, i: number, source: string, state: DecodeState
 
 /** One Chat Completions message (a completion's `choices[i].message`) as a canonical message; `path` names it in errors. */
 export function decodeChatMessage(m: unknown, path: string, source: string): Message {
-  const draft = decodeMessage(m, 0, source, { toolNames: new Map(), functionCalls: [] });
+  const draft = decodeMessage(m, 0, source, { toolNames: new Map(), functionCalls: [] }, path);
   if (!draft.message) throw invalidInput(source, path, 'a chat message {role, content}', m);
   return draft.message;
 }
