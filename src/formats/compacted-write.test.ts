@@ -7,7 +7,7 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compact, forceCompact } from '../compaction/compact.js';
 import type { Message, Session } from '../model/types.js';
-import { activeMessages } from '../model/view.js';
+import { activeMessages, type EntryEdit } from '../model/view.js';
 import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
 import { encodeAiSdkMessages } from './ai-sdk.js';
 import { anthropicRequestProblems, encodeAnthropicRequest } from './anthropic.js';
@@ -63,19 +63,24 @@ function viewTexts(messages: readonly Message[]): string[] {
 }
 
 /** Compacts a fresh read of `file` to a tenth of its size; returns the session and its written bodies before. */
-async function compactedTenth(folder: string, name: string): Promise<{ session: Session; before: Record<RequestFormat, string>; beforeTokens: number; afterTokens: number; summary: string }> {
+async function compactedTenth(folder: string, name: string): Promise<{ session: Session; before: Record<RequestFormat, string>; beforeTokens: number; afterTokens: number; summary: string; edits: EntryEdit[] }> {
   const session = await readSession(corpusFile(folder, name));
   const before = Object.fromEntries(FORMATS.map((f) => [f, writeSession(session, f)])) as Record<RequestFormat, string>;
   const probe = await compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [] });
   const r = await compact(session, { target: Math.round(probe.beforeTokens / 10) });
   expect(r.entry, 'the compaction appended a marker').toBeDefined();
-  return { session, before, beforeTokens: r.beforeTokens, afterTokens: r.afterTokens, summary: r.marker?.summary ?? '' };
+  return { session, before, beforeTokens: r.beforeTokens, afterTokens: r.afterTokens, summary: r.marker?.summary ?? '', edits: r.marker?.edits ?? [] };
 }
 
 run('writers of a compacted session write its compacted view', () => {
   for (const [folder, name] of FILES) {
     it(`${folder}/${basename(name)} compacted to a tenth, written in the four request formats`, async () => {
-      const { session, before, beforeTokens, afterTokens, summary } = await compactedTenth(folder, name);
+      const { session, before, beforeTokens, afterTokens, summary, edits } = await compactedTenth(folder, name);
+      if (folder === 'pi') expect(edits.length, 'this compaction edits results the model still sees').toBeGreaterThan(0);
+      // Edited results: the edit is written, the original output is not.
+      const resultText = (m: Message) => m.parts.flatMap((p) => (p.type === 'tool-result' ? p.content : [])).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+      const editChecks = edits.map((e) => ({ edited: resultText(e.message).trim(), original: resultText(session.entries[e.entry]!.message!).trim() })).filter((x) => x.original.length > 200 && !x.original.includes(x.edited));
+      if (folder === 'pi') expect(editChecks.length).toBeGreaterThan(0);
       const view = activeMessages(session);
       const share = afterTokens / beforeTokens;
       for (const format of FORMATS) {
@@ -86,6 +91,10 @@ run('writers of a compacted session write its compacted view', () => {
         expect(messagesOf(format, body), format).toEqual(encodeView(format, view));
         // Every text the model sees is there; the summary too; tool calls as many as in the view.
         for (const t of viewTexts(view)) expect(text.includes(t), `${format}: ${t.slice(0, 60)}`).toBe(true);
+        for (const x of editChecks) {
+          expect(text.includes(JSON.stringify(x.edited).slice(1, -1)), `${format}: the edit`).toBe(true);
+          expect(text.includes(JSON.stringify(x.original.slice(0, 200)).slice(1, -1)), `${format}: the original result`).toBe(false);
+        }
         if (summary.trim() !== '') expect(text.includes(JSON.stringify(summary.trim()).slice(1, 200)), `${format}: summary`).toBe(true);
         const calls = (text.match(/"(tool_use|tool-call|function_call)"|"type": "function"/g) ?? []).length;
         expect(calls, `${format}: tool calls`).toBe(toolCalls(view));
