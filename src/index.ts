@@ -10,3 +10,31 @@ export { ContextManager, type ContextManagerOptions, type PrepareOptions, type P
 export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';
 export { buildRequest, type RequestProvider, type ToolSpec, type ProviderRequestBody, type AnthropicRequestBody, type OpenaiChatRequestBody, type OpenaiResponsesRequestBody } from './manager/request.js';
 export * from './prompt/index.js';
+export {
+  toRequest,
+  fromResponse,
+  contextOverflow,
+  promptRequestOptions,
+  anthropicUsage,
+  chatUsage,
+  responsesUsage,
+  REQUEST_PROVIDERS,
+  MAX_ANTHROPIC_BREAKPOINTS,
+  type RequestProvider,
+  type RequestOptions,
+  type ToolSpec,
+  type SystemBlock,
+  type RequestBody,
+  type AnthropicRequestBody,
+  type AnthropicRequestMessage,
+  type AnthropicSystemTextBlock,
+  type AnthropicToolParam,
+  type AnthropicCacheControl,
+  type ChatRequestBody,
+  type ChatFunctionTool,
+  type ResponsesRequestBody,
+  type ResponsesFunctionTool,
+  type ResponseResult,
+  type FinishReason,
+  type ContextOverflow,
+} from './adapters/request.js';

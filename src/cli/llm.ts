@@ -73,10 +73,10 @@ export async function llmClientFor(settings: LlmEnvSettings): Promise<LlmClient>
     ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
   };
   if (settings.provider === 'anthropic') {
-    const { anthropicClient } = await import('../providers/anthropic.js');
+    const { anthropicClient } = await import('../adapters/anthropic.js');
     return anthropicClient(common);
   }
-  const { openaiClient } = await import('../providers/openai.js');
+  const { openaiClient } = await import('../adapters/openai.js');
   return openaiClient({ ...common, api: settings.provider === 'openai-responses' ? 'responses' : 'chat' });
 }
 

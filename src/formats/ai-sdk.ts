@@ -12,8 +12,8 @@
  */
 import { base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
-import type { EntryDraft, FilePart, ImagePart, Part, ResultContentPart, Session, ThinkingPart, ToolResultPart } from '../model/types.js';
-import { invalidInput, mediaPlaceholder, parseDataUrl, prepareConversation, requestConfidence, segmentMessage, type ConvTurn } from './request-body.js';
+import type { EntryDraft, FilePart, ImagePart, Message, Part, ResultContentPart, Session, ThinkingPart, ToolResultPart } from '../model/types.js';
+import { compactedSinceRead, invalidInput, mediaPlaceholder, parseDataUrl, prepareConversation, requestConfidence, segmentMessage, sessionConversation, type ConvTurn } from './request-body.js';
 import { asString, isRecord, type DetectInput, type TranscriptFormat } from './format.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -305,9 +305,12 @@ function encodeTurn(t: ConvTurn, names: Map<string, string>): AiSdkMessage | und
   return results.length ? { role: 'tool', content: results } : undefined;
 }
 
-/** Converts any session into AI SDK v5 `ModelMessage[]` (see `prepareConversation` for the rules). */
-export function toAiSdkMessages(session: Session): AiSdkMessage[] {
-  const conv = prepareConversation(session);
+/**
+ * The AI SDK encoder: canonical messages (a view: what the model sees) into v5 `ModelMessage[]` (see
+ * `prepareConversation` for the pairing rules).
+ */
+export function encodeAiSdkMessages(messages: readonly Message[]): AiSdkMessage[] {
+  const conv = prepareConversation(messages);
   const out: AiSdkMessage[] = [];
   for (const s of conv.system) out.push({ role: 'system', content: s });
   const names = new Map<string, string>();
@@ -318,10 +321,21 @@ export function toAiSdkMessages(session: Session): AiSdkMessage[] {
   return out;
 }
 
+/** A session's compacted view (what its model sees) as AI SDK v5 `ModelMessage[]`. */
+export function toAiSdkMessages(session: Session): AiSdkMessage[] {
+  return encodeAiSdkMessages(sessionConversation(session).messages);
+}
+
 function writeAiSdk(session: Session): string {
-  if (session.format !== 'ai-sdk') return `${JSON.stringify(toAiSdkMessages(session), null, 2)}\n`;
-  // Read from this format: the raw messages (and options) as they were; entries added since are encoded.
   const request = isRecord(session.extra?.request) ? session.extra.request : {};
+  if (session.format !== 'ai-sdk') return `${JSON.stringify(toAiSdkMessages(session), null, 2)}\n`;
+  if (compactedSinceRead(session)) {
+    // Compacted since it was read: the compacted view, in the document's shape (system messages stay messages).
+    const messages = toAiSdkMessages(session);
+    if (session.extra?.documentKind !== 'object') return `${JSON.stringify(messages, null, 2)}\n`;
+    return `${JSON.stringify({ ...request, [session.extra?.messagesKey === 'prompt' ? 'prompt' : 'messages']: messages }, null, 2)}\n`;
+  }
+  // Read from this format: the raw messages (and options) as they were; entries added since are encoded.
   const system: unknown[] = [];
   let prompt: string | undefined;
   const messages: unknown[] = [];

@@ -23,7 +23,7 @@ import type {
   ToolResultPart,
 } from '../model/types.js';
 import { asString, isRecord, type DetectInput, type TranscriptFormat } from './format.js';
-import { invalidInput, mediaPlaceholder, inlineText, CONVERSATION_START_TEXT, segmentMessage, prepareConversation, requestConfidence, systemText , writeRequestBody } from './request-body.js';
+import { invalidInput, mediaPlaceholder, inlineText, CONVERSATION_START_TEXT, segmentMessage, prepareConversation, requestConfidence, sessionConversation, systemText, writeRequestBody } from './request-body.js';
 
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -179,6 +179,12 @@ function decodeBlock(b: unknown, path: string, source: string, toolNames: Map<st
   }
 }
 
+/** Content blocks of an Anthropic message (a response's `content`) as parts; `source` names the input in errors. */
+export function decodeAnthropicContent(blocks: readonly unknown[], path: string, source: string): Part[] {
+  const toolNames = new Map<string, string>();
+  return blocks.map((b, j) => decodeBlock(b, `${path}[${j}]`, source, toolNames));
+}
+
 function documentPart(b: Record<string, unknown>): FilePart {
   const src = b.source as Record<string, unknown>;
   const p: FilePart = { type: 'file' };
@@ -317,11 +323,25 @@ function encodeResult(p: ToolResultPart): AnthropicToolResultBlock {
   return block;
 }
 
-/** Converts any session into an Anthropic Messages API request body (see `prepareConversation` for the rules). */
-export function toAnthropicRequest(session: Session): AnthropicRequest {
-  const conv = prepareConversation(session, {
-    keep: (p, m) => (p.type === 'thinking' ? m.role === 'assistant' && anthropicThinking(p, m) : true),
-  });
+export interface AnthropicEncodeOptions {
+  /** The model to name when no assistant message names one. */
+  model?: string;
+  /** `max_tokens` (default DEFAULT_MAX_TOKENS). */
+  maxTokens?: number;
+}
+
+/** Whether the Anthropic API takes this part of this message back (thinking: signed by Anthropic, in assistant turns). */
+export function anthropicKeeps(p: Part, m: Message): boolean {
+  return p.type === 'thinking' ? m.role === 'assistant' && anthropicThinking(p, m) : true;
+}
+
+/**
+ * The Anthropic encoder: canonical messages (a view: what the model sees) into a Messages API request body (see
+ * `prepareConversation` for the pairing rules). Every Anthropic body abridge produces comes from here: the writer, the
+ * prompt builder, the prefix-stability analysis (per message, `encodeAnthropicMessage`) and `toRequest`.
+ */
+export function encodeAnthropicRequest(input: readonly Message[], options: AnthropicEncodeOptions = {}): AnthropicRequest {
+  const conv = prepareConversation(input, { keep: anthropicKeeps, ...(options.model !== undefined ? { model: options.model } : {}) });
   const messages: AnthropicMessageParam[] = [];
   const push = (role: 'user' | 'assistant', blocks: (AnthropicUserBlock | AnthropicAssistantBlock)[]) => {
     if (blocks.length === 0) return;
@@ -347,10 +367,36 @@ export function toAnthropicRequest(session: Session): AnthropicRequest {
     }
     if (last.content.length === 0) messages.pop();
   }
-  const body: AnthropicRequest = { model: conv.model, max_tokens: DEFAULT_MAX_TOKENS, messages };
+  const body: AnthropicRequest = { model: conv.model, max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
   const system = conv.system.join('\n\n');
   if (system) body.system = system;
   return body;
+}
+
+/**
+ * One message alone in Anthropic's wire shape (no pairing with its neighbours): the message params it becomes (a user
+ * message holding tool results and text becomes one params object, results first). Parts the API would not take back
+ * are left out as in `encodeAnthropicRequest`. A system message has no params of its own: empty.
+ */
+export function encodeAnthropicMessage(m: Message): AnthropicMessageParam[] {
+  const out: AnthropicMessageParam[] = [];
+  if (m.role === 'system') return out;
+  for (const t of segmentMessage(m, anthropicKeeps)) {
+    let next: AnthropicMessageParam;
+    if (t.role === 'assistant') next = { role: 'assistant', content: t.parts.map(encodeAssistantPart).filter((b): b is AnthropicAssistantBlock => b !== undefined) };
+    else if (t.role === 'tool') next = { role: 'user', content: t.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map(encodeResult) };
+    else next = { role: 'user', content: t.parts.map(encodeUserPart).filter((b): b is AnthropicUserBlock => b !== undefined) };
+    const prev = out[out.length - 1];
+    if (prev && prev.role === next.role) (prev.content as (AnthropicUserBlock | AnthropicAssistantBlock)[]).push(...next.content);
+    else out.push(next);
+  }
+  return out;
+}
+
+/** A session's compacted view (what its model sees) as an Anthropic Messages API request body. */
+export function toAnthropicRequest(session: Session): AnthropicRequest {
+  const { messages, model } = sessionConversation(session);
+  return encodeAnthropicRequest(messages, model !== undefined ? { model } : {});
 }
 
 /** The body as it was read, from `extra.request` and the raw messages; undefined when that is not possible or valid. */
@@ -373,13 +419,9 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
       lastRaw = e.raw;
       continue;
     }
-    // An entry added since reading (a compaction summary…): encoded on its own, checked below with the rest.
+    // An entry added since reading (a message appended in memory): encoded on its own, checked below with the rest.
     edited = true;
-    for (const t of segmentMessage(m)) {
-      if (t.role === 'assistant') messages.push({ role: 'assistant', content: t.parts.map(encodeAssistantPart).filter(Boolean) });
-      else if (t.role === 'tool') messages.push({ role: 'user', content: t.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map(encodeResult) });
-      else messages.push({ role: 'user', content: t.parts.map(encodeUserPart).filter(Boolean) });
-    }
+    messages.push(...encodeAnthropicMessage(m));
   }
   if (typeof session.extra?.messageCount === 'number' && messages.length !== session.extra.messageCount) edited = true;
   if (edited) mergeSameRole(messages);

@@ -10,7 +10,7 @@
  */
 import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
-import type { EntryDraft, FilePart, ImagePart, Part, ResultContentPart, Session, ToolResultPart } from '../model/types.js';
+import type { EntryDraft, FilePart, ImagePart, Message, Part, ResultContentPart, Session, ToolResultPart } from '../model/types.js';
 import {
   dataUrl,
   imageFromUrl,
@@ -21,6 +21,7 @@ import {
   prepareConversation,
   requestConfidence,
   segmentMessage,
+  sessionConversation,
   type ConvTurn,
   writeRequestBody,
 } from './request-body.js';
@@ -84,8 +85,7 @@ interface DecodeState {
   functionCalls: { id: string; name: string }[];
 }
 
-function decodeMessage(m: unknown, i: number, source: string, state: DecodeState): EntryDraft {
-  const path = `messages[${i}]`;
+function decodeMessage(m: unknown, i: number, source: string, state: DecodeState, path = `messages[${i}]`): EntryDraft {
   if (!isRecord(m)) throw invalidInput(source, path, 'a message object {role, content}', m);
   const role = m.role;
   const base = { kind: 'message' as const, sourceType: String(role), raw: m };
@@ -148,6 +148,13 @@ function decodeMessage(m: unknown, i: number, source: string, state: DecodeState
     default:
       throw invalidInput(source, `${path}.role`, '"system", "developer", "user", "assistant", "tool" or "function"', role);
   }
+}
+
+/** One Chat Completions message (a completion's `choices[i].message`) as a canonical message; `path` names it in errors. */
+export function decodeChatMessage(m: unknown, path: string, source: string): Message {
+  const draft = decodeMessage(m, 0, source, { toolNames: new Map(), functionCalls: [] }, path);
+  if (!draft.message) throw invalidInput(source, path, 'a chat message {role, content}', m);
+  return draft.message;
 }
 
 /** Content that may only hold text (system, assistant, tool): a string or text/refusal parts. */
@@ -298,16 +305,30 @@ function encodeTurn(t: ConvTurn): ChatMessage[] {
   return out;
 }
 
-/** Converts any session into an OpenAI Chat Completions request body (see `prepareConversation` for the rules). */
-export function toOpenaiChatRequest(session: Session): ChatRequest {
+export interface OpenaiChatEncodeOptions {
+  /** The model to name when no assistant message names one. */
+  model?: string;
+}
+
+/**
+ * The Chat Completions encoder: canonical messages (a view: what the model sees) into a request body `{model,
+ * messages}` (see `prepareConversation` for the pairing rules). System messages become one system message first.
+ */
+export function encodeOpenaiChatRequest(input: readonly Message[], options: OpenaiChatEncodeOptions = {}): ChatRequest {
   // Chat Completions has no field for reasoning given back: thinking is dropped.
-  const conv = prepareConversation(session, { keep: (p) => p.type !== 'thinking', maxIdLength: CHAT_MAX_ID_LENGTH });
+  const conv = prepareConversation(input, { keep: (p) => p.type !== 'thinking', maxIdLength: CHAT_MAX_ID_LENGTH, ...(options.model !== undefined ? { model: options.model } : {}) });
   const messages: ChatMessage[] = [];
   const system = conv.system.join('\n\n');
   if (system) messages.push({ role: 'system', content: system });
   for (const t of conv.turns) messages.push(...encodeTurn(t));
   if (!messages.some((m) => m.role === 'user')) messages.push({ role: 'user', content: '(conversation start)' });
   return { model: conv.model, messages };
+}
+
+/** A session's compacted view (what its model sees) as an OpenAI Chat Completions request body. */
+export function toOpenaiChatRequest(session: Session): ChatRequest {
+  const { messages, model } = sessionConversation(session);
+  return encodeOpenaiChatRequest(messages, model !== undefined ? { model } : {});
 }
 
 function sameFormatBody(session: Session): Record<string, unknown> | undefined {

@@ -13,7 +13,7 @@
  */
 import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
-import type { EntryDraft, FilePart, Part, ResultContentPart, Session, ThinkingPart, ToolResultPart } from '../model/types.js';
+import type { EntryDraft, FilePart, Message, Part, ResultContentPart, Session, ThinkingPart, ToolResultPart } from '../model/types.js';
 import {
   dataUrl,
   imageFromUrl,
@@ -24,6 +24,7 @@ import {
   prepareConversation,
   requestConfidence,
   segmentMessage,
+  sessionConversation,
   type ConvTurn,
   writeRequestBody,
 } from './request-body.js';
@@ -40,7 +41,15 @@ export type ResponsesItem =
   | { type: 'message'; role: 'user'; content: string | ResponsesInputContent[] }
   | { type: 'message'; role: 'assistant'; content: string }
   | { type: 'function_call'; call_id: string; name: string; arguments: string }
-  | { type: 'function_call_output'; call_id: string; output: string | ResponsesInputContent[] };
+  | { type: 'function_call_output'; call_id: string; output: string | ResponsesInputContent[] }
+  | ResponsesReasoningItem;
+/** A reasoning item given back as the API produced it (its id and encrypted content: the API checks them). */
+export interface ResponsesReasoningItem {
+  type: 'reasoning';
+  id: string;
+  summary: { type: 'summary_text'; text: string }[];
+  encrypted_content?: string;
+}
 export interface ResponsesRequest {
   model: string;
   instructions?: string;
@@ -175,6 +184,20 @@ function decodeItem(item: unknown, path: string, source: string, state: DecodeSt
   return { kind: 'unknown', sourceType: type, raw: item };
 }
 
+/**
+ * The parts of Responses output items (what a response's `output` holds: the same shapes as input items), as one
+ * assistant message's parts; items that are no message (events) are left out. `source` names the input in errors.
+ */
+export function decodeResponsesOutput(items: readonly unknown[], source: string): Part[] {
+  const state: DecodeState = { toolNames: new Map(), compactions: 0 };
+  const parts: Part[] = [];
+  items.forEach((item, i) => {
+    const draft = decodeItem(item, `output[${i}]`, source, state);
+    if (draft.message) parts.push(...draft.message.parts);
+  });
+  return parts;
+}
+
 function messageContent(content: unknown, path: string, source: string): Part[] {
   if (typeof content === 'string') return [textPart(content)];
   if (!Array.isArray(content)) throw invalidInput(source, path, 'a string or an array of content parts', content);
@@ -294,7 +317,13 @@ function encodeTurn(t: ConvTurn): ResponsesItem[] {
       text = [];
     };
     for (const p of t.parts) {
-      if (p.type === 'tool-call') {
+      if (p.type === 'thinking') {
+        const item = reasoningItem(p);
+        if (item) {
+          flush();
+          out.push(item);
+        }
+      } else if (p.type === 'tool-call') {
         flush();
         out.push({ type: 'function_call', call_id: p.id, name: p.name, arguments: argumentsText(p.arguments) || '{}' });
       } else if (p.type === 'text') text.push(p.text);
@@ -313,18 +342,57 @@ function encodeTurn(t: ConvTurn): ResponsesItem[] {
   return out;
 }
 
-/** Converts any session into an OpenAI Responses API request body (see `prepareConversation` for the rules). */
-export function toOpenaiResponsesRequest(session: Session): ResponsesRequest {
-  // Reasoning goes back to the Responses API only as the items it produced (ids, encrypted content) paired with the
-  // items that followed them; a session from elsewhere has neither, so its thinking is dropped.
-  const conv = prepareConversation(session, { keep: (p) => p.type !== 'thinking', maxIdLength: MAX_ID_LENGTH });
+/**
+ * A thinking part that holds a Responses reasoning item (its JSON in the signature, as `fromResponse` and pi keep it),
+ * as that item; undefined for any other thinking (the API takes back only its own reasoning items).
+ */
+export function reasoningItem(p: ThinkingPart): ResponsesReasoningItem | undefined {
+  const sig = p.signature?.trimStart();
+  if (!sig || !sig.startsWith('{')) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(sig);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(v) || v.type !== 'reasoning' || typeof v.id !== 'string' || v.id === '') return undefined;
+  const summary = Array.isArray(v.summary) ? v.summary.filter((x): x is { type: 'summary_text'; text: string } => isRecord(x) && x.type === 'summary_text' && typeof x.text === 'string') : [];
+  const item: ResponsesReasoningItem = { type: 'reasoning', id: v.id, summary };
+  if (typeof v.encrypted_content === 'string' && v.encrypted_content !== '') item.encrypted_content = v.encrypted_content;
+  return item;
+}
+
+export interface OpenaiResponsesEncodeOptions {
+  /** The model to name when no assistant message names one. */
+  model?: string;
+}
+
+/**
+ * The Responses encoder: canonical messages (a view: what the model sees) into a request body `{model, instructions?,
+ * input}` (see `prepareConversation` for the pairing rules). System messages become `instructions`. Reasoning goes back
+ * only as the items the API produced (`reasoningItem`), each before the item that followed it; other thinking is dropped.
+ */
+export function encodeOpenaiResponsesRequest(messages: readonly Message[], options: OpenaiResponsesEncodeOptions = {}): ResponsesRequest {
+  const conv = prepareConversation(messages, {
+    keep: (p, m) => p.type !== 'thinking' || (m.role === 'assistant' && reasoningItem(p) !== undefined),
+    maxIdLength: MAX_ID_LENGTH,
+    ...(options.model !== undefined ? { model: options.model } : {}),
+  });
   const input: ResponsesItem[] = [];
   for (const t of conv.turns) input.push(...encodeTurn(t));
+  // A reasoning item needs the item that followed it: one left last (a turn that ended in reasoning) goes.
+  while (input.length > 0 && input[input.length - 1]!.type === 'reasoning') input.pop();
   if (input.length === 0) input.push({ type: 'message', role: 'user', content: '(conversation start)' });
   const body: ResponsesRequest = { model: conv.model, input };
   const system = conv.system.join('\n\n');
   if (system) body.instructions = system;
   return body;
+}
+
+/** A session's compacted view (what its model sees) as an OpenAI Responses API request body. */
+export function toOpenaiResponsesRequest(session: Session): ResponsesRequest {
+  const { messages, model } = sessionConversation(session);
+  return encodeOpenaiResponsesRequest(messages, model !== undefined ? { model } : {});
 }
 
 function sameFormatBody(session: Session): Record<string, unknown> | undefined {

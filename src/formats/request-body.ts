@@ -4,8 +4,8 @@
  * (detection), and `invalidInput` (errors naming a JSON path).
  */
 import { AbridgeError } from '../errors.js';
-import { activeBranch } from '../model/branch.js';
 import { base64ByteSize, textPart } from '../model/parts.js';
+import { activeMessages } from '../model/view.js';
 import type { FilePart, ImagePart, Message, Part, ResultContentPart, Session, ToolCallPart, ToolResultPart } from '../model/types.js';
 import { isRecord } from './format.js';
 /** An `INVALID_INPUT` error naming the source, the JSON path and what was expected there. */
@@ -87,6 +87,8 @@ export interface Conversation {
 }
 
 export interface ConversationOptions {
+  /** The model to name when no assistant message names one (default `unknown-model`). */
+  model?: string;
   /** Whether the target API can take this part of this message (e.g. Anthropic: only signed thinking). */
   keep?(part: Part, message: Message): boolean;
   /** Longest tool-call id the target accepts; longer ones are replaced by a stable shorter one. */
@@ -135,19 +137,40 @@ export function systemText(message: Message): string {
     .join('\n\n');
 }
 
-/** The model a converted request names: the last assistant message's model, else the source request's. */
-export function modelOf(session: Session, messages: readonly Message[]): string {
+/** The model a converted request names: the last assistant message's model, else `fallback`, else `unknown-model`. */
+export function modelOf(messages: readonly Message[], fallback?: string): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role === 'assistant' && m.model && !m.model.startsWith('<')) return m.model;
   }
+  return fallback !== undefined && fallback !== '' ? fallback : UNKNOWN_MODEL;
+}
+
+/** The model of the request a session was read from (`extra.request.model`), if any. */
+export function requestModel(session: Session): string | undefined {
   const request = session.extra?.request;
-  if (isRecord(request) && typeof request.model === 'string' && request.model !== '') return request.model;
-  return UNKNOWN_MODEL;
+  return isRecord(request) && typeof request.model === 'string' && request.model !== '' ? request.model : undefined;
 }
 
 /**
- * The canonical messages of a session (its active branch, without sidechains) as turns an API accepts:
+ * What a session's writer converts: the messages the model sees (`activeView`: the compacted view, summary in place,
+ * edits applied; no subagent sidechains) and the model to name.
+ */
+export function sessionConversation(session: Session): { messages: Message[]; model?: string } {
+  const model = requestModel(session);
+  return model !== undefined ? { messages: activeMessages(session), model } : { messages: activeMessages(session) };
+}
+
+/**
+ * True when abridge (or a caller) compacted the session after it was read: a compaction marker that did not come from
+ * the source. Its same-format writer then writes the compacted view, not the records as they were read.
+ */
+export function compactedSinceRead(session: Session): boolean {
+  return session.entries.some((e) => e.compaction !== undefined && e.raw === undefined);
+}
+
+/**
+ * Canonical messages (a view: what the model sees) as turns an API accepts:
  * - consecutive assistant messages merge (Claude Code writes one record per content block of a response);
  * - right after an assistant turn with tool calls comes one tool turn answering each call, in call order, then the user
  *   content that was between that turn and the next assistant turn;
@@ -157,14 +180,9 @@ export function modelOf(session: Session, messages: readonly Message[]): string 
  * - a result without a matching call before it (its call was compacted away, or it is duplicated) becomes user text;
  * - tool-call ids are made unique and safe (`[A-Za-z0-9_-]`, at most `maxIdLength`), results following them.
  */
-export function prepareConversation(session: Session, options: ConversationOptions = {}): Conversation {
+export function prepareConversation(messages: readonly Message[], options: ConversationOptions = {}): Conversation {
   const keep = options.keep ?? (() => true);
   const maxId = options.maxIdLength ?? 64;
-  // Subagent runs inside a main transcript are not part of its conversation; a subagent's own file is all sidechain.
-  const branch = activeBranch(session);
-  const hasMainLine = branch.some((e) => e.message && !e.sidechain);
-  const messages: Message[] = [];
-  for (const e of branch) if (e.message && !(hasMainLine && e.sidechain)) messages.push(e.message);
 
   const system: string[] = [];
   const raw: ConvTurn[] = [];
@@ -239,7 +257,7 @@ export function prepareConversation(session: Session, options: ConversationOptio
     if (userParts.length) turns.push({ role: 'user', parts: userParts });
     i = j;
   }
-  return { system, turns, model: modelOf(session, messages) };
+  return { system, turns, model: modelOf(messages, options.model) };
 }
 
 /** Tool names the APIs accept: `[A-Za-z0-9_-]{1,64}`. */
@@ -342,9 +360,10 @@ export function requestConfidence(kind: keyof RequestSignals, doc: unknown): num
 
 
 /**
- * Writes a request body. A session read from this format is written from its own records when they still make a valid
- * body; else (edited, or from another format) it is converted, keeping the request's other fields and `keep` ones
- * (model, max_tokens) from the original request when it had them.
+ * Writes a request body. A session read from this format and not compacted since is written from its own records when
+ * they still make a valid body (byte-identical when nothing changed). Otherwise (compacted, edited into an invalid body,
+ * or from another format) its compacted view is converted — the messages the model sees, never the archived history —
+ * keeping the request's other fields and `keep` ones (model, max_tokens) from the original request when it had them.
  */
 export function writeRequestBody(
   session: Session,
@@ -355,8 +374,10 @@ export function writeRequestBody(
 ): string {
   const json = (v: unknown) => `${JSON.stringify(v, null, 2)}\n`;
   if (session.format !== format) return json(convert(session));
-  const same = sameFormatBody(session);
-  if (same) return json(same);
+  if (!compactedSinceRead(session)) {
+    const same = sameFormatBody(session);
+    if (same) return json(same);
+  }
   const request = isRecord(session.extra?.request) ? session.extra.request : {};
   const converted = convert(session) as Record<string, unknown>;
   const kept: Record<string, unknown> = {};

@@ -20,8 +20,8 @@
  * cacheable sections ahead of the non-cacheable ones (keeping each group's order) and says so in `warnings`.
  */
 import { AbridgeError } from '../errors.js';
-import { toAnthropicRequest, type AnthropicMessageParam } from '../formats/anthropic.js';
-import type { Message, Session } from '../model/types.js';
+import { encodeAnthropicRequest, type AnthropicMessageParam } from '../formats/anthropic.js';
+import type { Message } from '../model/types.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { FAMILY_RATIO } from '../tokens/defaults.js';
 import type { ProviderFamily } from '../tokens/family.js';
@@ -339,17 +339,14 @@ export class PromptBuilder {
   }
 }
 
-/** Canonical messages as Anthropic message params (the `toAnthropicRequest` rules: paired tool calls, alternating roles). */
+/** Canonical messages as Anthropic message params: the one Anthropic encoder's (paired tool calls, alternating roles). */
 function renderAnthropicMessages(messages: readonly Message[], model: string | undefined, warnings: string[]): CachedMessageParam[] {
   if (messages.some((m) => m.role === 'system')) warnings.push('system messages among `messages` are left out: put their text in a section');
-  const session: Session = {
-    format: 'anthropic',
-    info: {},
-    entries: messages.filter((m) => m.role !== 'system').map((message, index) => ({ index, kind: 'message', message })),
-    problems: [],
-  };
-  if (model) session.extra = { request: { model } };
-  return toAnthropicRequest(session).messages as CachedMessageParam[];
+  const body = encodeAnthropicRequest(
+    messages.filter((m) => m.role !== 'system'),
+    model ? { model } : {},
+  );
+  return body.messages as CachedMessageParam[];
 }
 
 /** Index of the last block of a message that may carry cache_control (not thinking), or -1. */

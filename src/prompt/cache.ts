@@ -40,6 +40,8 @@ import { ContextBudget } from '../budget/budget.js';
 import { ModelCatalog, type ModelPricing } from '../budget/catalog.js';
 import type { BudgetSettings } from '../budget/types.js';
 import { compact, type CompactOptions } from '../compaction/compact.js';
+import { encodeAnthropicMessage } from '../formats/anthropic.js';
+import { systemText } from '../formats/request-body.js';
 import { conversationEntries } from '../model/branch.js';
 import { argumentsText, promptTokens } from '../model/parts.js';
 import type { CompactionMarker, Entry, FormatId, Message, Part, Session, Usage } from '../model/types.js';
@@ -466,7 +468,7 @@ class WireItems {
   private item(m: Message): Item {
     let it = this.memo.get(m);
     if (!it) {
-      it = { key: JSON.stringify(wireMessage(m, this.counter.family)), tokens: this.counter.message(m) };
+      it = { key: JSON.stringify(wireMessage(m, this.counter.family), mediaByReference), tokens: this.counter.message(m) };
       this.memo.set(m, it);
     }
     return it;
@@ -474,14 +476,12 @@ class WireItems {
 }
 
 /**
- * A canonical message in the shape its provider receives it: Anthropic content blocks (signed thinking only), OpenAI
- * chat messages (tool results one message each), Gemini contents with parts. Media appear by type and size, not data.
+ * A canonical message in the shape its provider receives it: Anthropic message params (the Anthropic encoder's, one
+ * message alone; a system message as its system text), OpenAI chat messages (tool results one message each), Gemini
+ * contents with parts.
  */
 export function wireMessage(m: Message, family: ProviderFamily): unknown {
-  if (family === 'claude') {
-    const blocks = m.parts.map(anthropicBlock).filter((b) => b !== undefined);
-    return { role: m.role === 'assistant' ? 'assistant' : m.role === 'system' ? 'system' : 'user', content: blocks };
-  }
+  if (family === 'claude') return m.role === 'system' ? { system: systemText(m) } : encodeAnthropicMessage(m);
   if (family === 'gemini') {
     const parts = m.parts.map(geminiPart).filter((p) => p !== undefined);
     return { role: m.role === 'assistant' ? 'model' : m.role === 'system' ? 'system' : 'user', parts };
@@ -497,6 +497,16 @@ export function wireMessage(m: Message, family: ProviderFamily): unknown {
   const calls = m.parts.filter((p) => p.type === 'tool-call');
   if (calls.length) out.tool_calls = calls.map((p) => (p.type === 'tool-call' ? { id: p.id, type: 'function', function: { name: p.name, arguments: argumentsText(p.arguments) } } : undefined));
   return out;
+}
+
+/**
+ * JSON replacer for prefix keys: inline media (base64 `data`, data URLs) by length and ends, not content, so that a key
+ * stays small; two different images of one length and ends would compare equal, which the analysis accepts.
+ */
+function mediaByReference(key: string, value: unknown): unknown {
+  if (typeof value !== 'string' || value.length <= 256) return value;
+  if (key === 'data' || key === 'url' || (key === 'image_url' && value.startsWith('data:'))) return `[${value.length} chars ${value.slice(0, 24)}…${value.slice(-24)}]`;
+  return value;
 }
 
 function media(p: Part): Record<string, unknown> {
@@ -522,26 +532,6 @@ function partText(p: Part): string {
     case 'image':
     case 'file':
       return `[${p.type} ${JSON.stringify(media(p))}]`;
-  }
-}
-
-function anthropicBlock(p: Part): unknown {
-  switch (p.type) {
-    case 'text':
-      return { type: 'text', text: p.text };
-    case 'compaction':
-      return { type: 'text', text: p.marker.summary };
-    case 'thinking':
-      if (!p.signature) return undefined;
-      return p.redacted ? { type: 'redacted_thinking', data: p.signature } : { type: 'thinking', thinking: p.text, signature: p.signature };
-    case 'tool-call':
-      return { type: 'tool_use', id: p.id, name: p.name, input: p.arguments };
-    case 'tool-result':
-      return { type: 'tool_result', tool_use_id: p.callId, content: p.content.map((c) => (c.type === 'text' ? { type: 'text', text: c.text } : { type: c.type, ...media(c) })), ...(p.isError ? { is_error: true } : {}) };
-    case 'image':
-      return { type: 'image', ...media(p) };
-    case 'file':
-      return { type: 'document', ...media(p) };
   }
 }
 

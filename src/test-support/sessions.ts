@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
 import { AbridgeError } from '../errors.js';
-import { conversationEntries } from '../model/branch.js';
 import { SessionBuilder } from '../model/session.js';
 import type { FormatId, Message, Session } from '../model/types.js';
+import { activeMessages } from '../model/view.js';
 
 /** A session of the given format made of these messages (one entry each), as if read from it. */
 export function sessionOf(format: FormatId, messages: readonly Message[], extra?: Record<string, unknown>): Session {
@@ -12,10 +12,10 @@ export function sessionOf(format: FormatId, messages: readonly Message[], extra?
   return b.build();
 }
 
-/** Tool calls on the conversation's path (what a request built from the session must carry). */
+/** Tool calls the model sees (the compacted view: what a request built from the session must carry). */
 export function conversationToolCalls(session: Session): number {
-  return conversationEntries(session)
-    .flatMap((e) => e.message?.parts ?? [])
+  return activeMessages(session)
+    .flatMap((m) => m.parts)
     .filter((p) => p.type === 'tool-call').length;
 }
 

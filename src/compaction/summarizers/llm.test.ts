@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseSession } from '../../formats/read.js';
 import { activeView } from '../../model/view.js';
 import type { Message, Session } from '../../model/types.js';
-import { anthropicClient } from '../../providers/anthropic.js';
+import { anthropicClient } from '../../adapters/anthropic.js';
 import { TokenCounter } from '../../tokens/counter.js';
 import { compact } from '../compact.js';
 import { summaryMessage } from '../strategies/summarize.js';

@@ -1,6 +1,56 @@
+/**
+ * `abridge/openai`: abridge's messages in and out of OpenAI's Chat Completions and Responses APIs, typed with the
+ * official `openai` SDK (imported as types only: nothing of the SDK loads unless `openaiClient` creates a client).
+ *
+ * ```ts
+ * const body = toOpenAIResponsesRequest(activeMessages(session), { model: 'gpt-5', maxOutputTokens: 8192 });
+ * const reply = await client.responses.create(body);
+ * const { message, usage } = fromOpenAIResponse(reply);
+ * ```
+ *
+ * Also the summarizer's LLM client on the same APIs (`openaiClient`), also reachable as `abridge/providers/openai`.
+ */
+import type OpenAI from 'openai';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
+import type { Message } from '../model/types.js';
 import { missingSdk } from './anthropic.js';
+import { contextOverflow, fromResponse, toRequest, type ChatFunctionTool, type ContextOverflow, type RequestOptions, type ResponseResult, type ResponsesFunctionTool, type SystemBlock, type ToolSpec } from './request.js';
+
+export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
+
+/** Options of a Chat Completions request: provider tools typed as the SDK's; no Anthropic cache markers. */
+export type OpenAIChatRequestOptions = Omit<RequestOptions, 'providerTools' | 'cacheTools' | 'cacheConversation'> & { providerTools?: readonly OpenAI.Chat.ChatCompletionTool[] };
+/** Options of a Responses request: provider tools (web search, file search, tool search…) typed as the SDK's. */
+export type OpenAIResponsesRequestOptions = Omit<RequestOptions, 'providerTools' | 'cacheTools' | 'cacheConversation' | 'maxTokensParameter'> & { providerTools?: readonly OpenAI.Responses.Tool[] };
+
+/** Messages (a view) as `client.chat.completions.create` params. See `toRequest`. */
+export function toOpenAIChatRequest(messages: readonly Message[], options: OpenAIChatRequestOptions): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
+  const { tools, ...rest } = toRequest(messages, 'openai-chat', options);
+  // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's.
+  const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = rest;
+  if (tools) body.tools = tools.map((t) => ('function' in t ? (t as ChatFunctionTool satisfies OpenAI.Chat.ChatCompletionFunctionTool) : (t as unknown as OpenAI.Chat.ChatCompletionTool)));
+  return body;
+}
+
+/** A `ChatCompletion` (what `client.chat.completions.create` resolves to) as abridge's message, usage and stop reason. */
+export function fromOpenAIChatCompletion(completion: OpenAI.Chat.ChatCompletion): ResponseResult {
+  return fromResponse('openai-chat', completion);
+}
+
+/** Messages (a view) as `client.responses.create` params, reasoning items given back. See `toRequest`. */
+export function toOpenAIResponsesRequest(messages: readonly Message[], options: OpenAIResponsesRequestOptions): OpenAI.Responses.ResponseCreateParamsNonStreaming {
+  const { tools, ...rest } = toRequest(messages, 'openai-responses', options);
+  const body: OpenAI.Responses.ResponseCreateParamsNonStreaming = rest;
+  if (tools) body.tools = tools.map((t) => (t.type === 'function' && 'parameters' in t ? (t as ResponsesFunctionTool satisfies OpenAI.Responses.FunctionTool) : (t as unknown as OpenAI.Responses.Tool)));
+  return body;
+}
+
+/** A `Response` (what `client.responses.create` resolves to) as abridge's message, usage and stop reason. */
+export function fromOpenAIResponse(response: OpenAI.Responses.Response): ResponseResult {
+  return fromResponse('openai-responses', response);
+}
+
 
 /** The parts of an `openai` SDK client this module uses (an `OpenAI` instance is one). */
 export interface OpenAIApi {

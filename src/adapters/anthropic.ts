@@ -1,6 +1,44 @@
+/**
+ * `abridge/anthropic`: abridge's messages in and out of Anthropic's Messages API, typed with the official
+ * `@anthropic-ai/sdk` (imported as types only: nothing of the SDK loads unless `anthropicClient` creates a client).
+ *
+ * ```ts
+ * const body = toAnthropicRequest(activeMessages(session), { model: 'claude-sonnet-4-5', maxOutputTokens: 8192 });
+ * const reply = await client.messages.create(body);
+ * const { message, usage } = fromAnthropicMessage(reply);
+ * ```
+ *
+ * Also the summarizer's LLM client on the same API (`anthropicClient`), also reachable as `abridge/providers/anthropic`.
+ */
+import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import { AbridgeError } from '../errors.js';
+import type { Message } from '../model/types.js';
+import { contextOverflow, fromResponse, toRequest, type AnthropicToolParam, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec } from './request.js';
+
+export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
+
+/** Options of an Anthropic request: provider tools typed as the SDK's (`maxTokensParameter` is Chat Completions' only). */
+export type AnthropicRequestOptions = Omit<RequestOptions, 'maxTokensParameter' | 'providerTools'> & { providerTools?: readonly Anthropic.ToolUnion[] };
+
+/**
+ * Messages (a view) as `client.messages.create` params: system blocks, tools, cache breakpoints (at most 4), signed
+ * thinking, tool_use / tool_result pairs, images. See `toRequest`.
+ */
+export function toAnthropicRequest(messages: readonly Message[], options: AnthropicRequestOptions): Anthropic.MessageCreateParamsNonStreaming {
+  const { tools, ...rest } = toRequest(messages, 'anthropic', options);
+  // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's Tool.
+  const body: Anthropic.MessageCreateParamsNonStreaming = rest;
+  if (tools) body.tools = tools.map((t) => ('input_schema' in t ? (t as AnthropicToolParam satisfies Anthropic.Tool) : (t as unknown as Anthropic.ToolUnion)));
+  return body;
+}
+
+/** An Anthropic `Message` (what `client.messages.create` resolves to) as abridge's message, usage and stop reason. */
+export function fromAnthropicMessage(message: Anthropic.Message): ResponseResult {
+  return fromResponse('anthropic', message);
+}
+
 
 /** The part of an `@anthropic-ai/sdk` client this module uses (an `Anthropic` instance is one). */
 export interface AnthropicMessagesApi {

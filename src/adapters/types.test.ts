@@ -1,0 +1,147 @@
+/**
+ * The typed entry points type-check where they are used: a consumer of the built package (`dist/`, as npm would
+ * install it) passes `toAnthropicRequest(...)` straight to `client.messages.create(...)` and the OpenAI bodies to
+ * `chat.completions.create` / `responses.create`, and reads the replies back; `tsc --noEmit` must accept it. A second
+ * consumer mixes the providers up, and `tsc` must refuse it: so the check fails when the types drift apart.
+ *
+ * Needs the build (`npm run build`, which `npm test` runs first).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+
+const GOOD = `
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { activeMessages, contextOverflow, type Session, type Usage } from 'abridge';
+import { fromAnthropicMessage, toAnthropicRequest } from 'abridge/anthropic';
+import { fromOpenAIChatCompletion, fromOpenAIResponse, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge/openai';
+import { anthropicClient } from 'abridge/providers/anthropic';
+import { openaiClient } from 'abridge/providers/openai';
+
+export async function turn(session: Session, anthropic: Anthropic, openai: OpenAI): Promise<Usage[]> {
+  const messages = activeMessages(session);
+  const usages: Usage[] = [];
+  try {
+    const reply = await anthropic.messages.create(
+      toAnthropicRequest(messages, {
+        model: 'claude-sonnet-4-5',
+        maxOutputTokens: 8192,
+        system: [{ text: 'You are a coding agent.', cache: true }, { text: 'Context: 41% full.' }],
+        tools: [{ name: 'read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }],
+        providerTools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }],
+        cacheTools: true,
+        cacheConversation: true,
+        extra: { temperature: 0.2 },
+      }),
+    );
+    const a = fromAnthropicMessage(reply);
+    if (a.usage) usages.push(a.usage);
+    const stream = anthropic.messages.stream(toAnthropicRequest(messages, { model: 'claude-haiku-4-5', maxOutputTokens: 1024 }));
+    const final: Anthropic.Message = await stream.finalMessage();
+    usages.push(fromAnthropicMessage(final).usage!);
+  } catch (err) {
+    const overflow = contextOverflow(err);
+    if (overflow?.promptTokens !== undefined && overflow.limit !== undefined) console.log(overflow.promptTokens - overflow.limit);
+  }
+  const completion = await openai.chat.completions.create(
+    toOpenAIChatRequest(messages, { model: 'gpt-5', maxOutputTokens: 4096, tools: [{ name: 'ls', inputSchema: { type: 'object' } }], extra: { reasoning_effort: 'low' } }),
+  );
+  const c = fromOpenAIChatCompletion(completion);
+  if (c.usage) usages.push(c.usage);
+  const response = await openai.responses.create(
+    toOpenAIResponsesRequest(messages, { model: 'gpt-5', maxOutputTokens: 4096, system: 'Be brief.', providerTools: [{ type: 'web_search' }], extra: { store: false, include: ['reasoning.encrypted_content'] } }),
+  );
+  const r = fromOpenAIResponse(response);
+  const next = [...messages, r.message];
+  console.log(next.length, r.finish, r.stopReason);
+  await anthropicClient({ model: 'claude-haiku-4-5' });
+  await openaiClient({ model: 'gpt-5-mini', api: 'responses' });
+  return usages;
+}
+`;
+
+/** Each line is one misuse tsc must refuse (checked one error per line). */
+const BAD = `
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import type { Message } from 'abridge';
+import { fromAnthropicMessage, toAnthropicRequest } from 'abridge/anthropic';
+import { fromOpenAIChatCompletion, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge/openai';
+
+export async function wrong(messages: Message[], anthropic: Anthropic, openai: OpenAI) {
+  const chat = toOpenAIChatRequest(messages, { model: 'gpt-5', maxOutputTokens: 1 });
+  const resp = toOpenAIResponsesRequest(messages, { model: 'gpt-5', maxOutputTokens: 1 });
+  const anth = toAnthropicRequest(messages, { model: 'claude', maxOutputTokens: 1 });
+  await anthropic.messages.create(chat); // BAD 1
+  await openai.chat.completions.create(anth); // BAD 2
+  await openai.responses.create(chat); // BAD 3
+  fromAnthropicMessage(await openai.chat.completions.create(chat)); // BAD 4
+  fromOpenAIChatCompletion(await anthropic.messages.create(anth)); // BAD 5
+  await openai.chat.completions.create(resp); // BAD 6
+  toAnthropicRequest(messages, { model: 'claude', maxOutputTokens: 1, providerTools: [{ type: 'not_a_tool' }] }); // BAD 7
+}
+`;
+
+let dir = '';
+
+function run(project: string): Promise<{ code: number; out: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [tsc, '--noEmit', '-p', project], { cwd: dir, timeout: 300_000 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
+function project(name: string, file: string, source: string): string {
+  writeFileSync(join(dir, file), source);
+  const config = {
+    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM', 'DOM.Iterable'], types: [], strict: true, noEmit: true, skipLibCheck: true },
+    files: [file],
+  };
+  writeFileSync(join(dir, name), JSON.stringify(config));
+  return name;
+}
+
+describe('the typed entry points against the official SDKs (built package, tsc)', () => {
+  beforeAll(() => {
+    if (!existsSync(join(root, 'dist/adapters/anthropic.d.ts')) || !existsSync(join(root, 'dist/adapters/openai.d.ts'))) {
+      throw new Error('dist/adapters/*.d.ts not found: run `npm run build` first (npm test does)');
+    }
+    // A consumer project beside nothing of ours: abridge and the SDKs installed as links, as npm would lay them out.
+    dir = mkdtempSync(join(tmpdir(), 'abridge-types-'));
+    mkdirSync(join(dir, 'node_modules/@anthropic-ai'), { recursive: true });
+    symlinkSync(root, join(dir, 'node_modules/abridge'), 'dir');
+    symlinkSync(join(root, 'node_modules/@anthropic-ai/sdk'), join(dir, 'node_modules/@anthropic-ai/sdk'), 'dir');
+    symlinkSync(join(root, 'node_modules/openai'), join(dir, 'node_modules/openai'), 'dir');
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }));
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a consumer passing the bodies straight to the SDK clients type-checks', async () => {
+    const r = await run(project('tsconfig.good.json', 'good.ts', GOOD));
+    expect(r.out).toBe('');
+    expect(r.code).toBe(0);
+  }, 300_000);
+
+  it('a consumer mixing the providers up is refused, each misuse on its own line', async () => {
+    const r = await run(project('tsconfig.bad.json', 'bad.ts', BAD));
+    expect(r.code).not.toBe(0);
+    const lines = BAD.split('\n');
+    const refused = new Set<number>();
+    for (const m of r.out.matchAll(/bad\.ts\((\d+),\d+\): error TS\d+/g)) {
+      const marker = /\/\/ BAD (\d+)/.exec(lines[Number(m[1]) - 1] ?? '');
+      expect(marker, `an error on a line not marked BAD: ${lines[Number(m[1]) - 1]}`).not.toBeNull();
+      refused.add(Number(marker![1]));
+    }
+    expect([...refused].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  }, 300_000);
+});
