@@ -6,9 +6,9 @@ export * from './budget/index.js';
 export type { AbridgeConfig, ConfigOverrides } from './manager/config.js';
 export * from './store/index.js';
 export * from './compaction/index.js';
-export { ContextManager, type ContextManagerOptions, type PrepareOptions, type PreparedTurn, type Pressure, type ManagerEvents } from './manager/context-manager.js';
+export { ContextManager, type ManagedTool, type ContextManagerOptions, type PrepareOptions, type PreparedTurn, type Pressure, type ManagerEvents } from './manager/context-manager.js';
 export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';
-export { buildRequest, type RequestProvider, type ToolSpec, type ProviderRequestBody, type AnthropicRequestBody, type OpenaiChatRequestBody, type OpenaiResponsesRequestBody } from './manager/request.js';
+export { RequestEncoder, type ProviderRequestBody } from './manager/request.js';
 export * from './prompt/index.js';
 export {
   toRequest,
@@ -37,4 +37,4 @@ export {
   type ResponseResult,
   type FinishReason,
   type ContextOverflow,
-} from './adapters/request.js';
+} from './formats/wire.js';

@@ -15,7 +15,7 @@ import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import { AbridgeError } from '../errors.js';
 import type { Message } from '../model/types.js';
-import { contextOverflow, fromResponse, toRequest, type AnthropicToolParam, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec } from './request.js';
+import { contextOverflow, fromResponse, toRequest, type AnthropicToolParam, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec } from '../formats/wire.js';
 
 export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
 

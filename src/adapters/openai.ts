@@ -15,7 +15,7 @@ import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Message } from '../model/types.js';
 import { missingSdk } from './anthropic.js';
-import { contextOverflow, fromResponse, toRequest, type ChatFunctionTool, type ContextOverflow, type RequestOptions, type ResponseResult, type ResponsesFunctionTool, type SystemBlock, type ToolSpec } from './request.js';
+import { contextOverflow, fromResponse, toRequest, type ChatFunctionTool, type ContextOverflow, type RequestOptions, type ResponseResult, type ResponsesFunctionTool, type SystemBlock, type ToolSpec } from '../formats/wire.js';
 
 export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
 

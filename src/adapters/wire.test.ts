@@ -24,7 +24,7 @@ import { startLoopback, type Loopback, type LoopbackReply, type LoopbackRequest 
 import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../test-support/provider-responses.js';
 import { fromAnthropicMessage, toAnthropicRequest } from './anthropic.js';
 import { fromOpenAIChatCompletion, fromOpenAIResponse, toOpenAIChatRequest, toOpenAIResponsesRequest } from './openai.js';
-import { contextOverflow, fromResponse, toRequest, type RequestOptions, type RequestProvider } from './request.js';
+import { contextOverflow, fromResponse, toRequest, type RequestOptions, type RequestProvider } from '../formats/wire.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Generated conversations

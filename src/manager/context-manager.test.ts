@@ -164,7 +164,7 @@ describe('ContextManager', () => {
     expect((await cm.tools()).map((t) => t.name)).toEqual(['read_result', 'compact_context', 'tool_search', 'memory']);
     await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
     const p = await cm.prepare({ maxOutputTokens: 2000 });
-    const names = (p.request.tools ?? []).map((t) => t.name);
+    const names = (p.request.tools ?? []).map((t) => String(t.name));
     expect(names).toContain('bash');
     expect(names).toContain('tool_search');
     expect(names.filter((n) => n.startsWith('jira_')).length).toBeLessThan(30);

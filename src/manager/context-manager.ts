@@ -28,7 +28,11 @@ import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
 import { MANAGER_DEFAULTS } from './defaults.js';
 import { ContextOverflowError, type OverflowDetails } from './overflow.js';
-import { anthropicTool, buildRequest, renderPrompt, type ProviderRequestBody, type RequestProvider, type ToolSpec } from './request.js';
+import type { RequestProvider, ToolSpec } from '../formats/wire.js';
+import { anthropicTool, renderPrompt, RequestEncoder, type ProviderRequestBody } from './request.js';
+
+/** A tool the agent offers the model, and where it comes from (MCP and skill tools may be deferred). */
+export type ManagedTool = ToolSpec & { kind?: DeferrableTool['kind']; server?: string };
 
 export interface ContextManagerOptions<P extends RequestProvider = RequestProvider> {
   /** The model requests go to (its window and tokenizer family come from the catalog or the configuration). */
@@ -47,7 +51,7 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
   /** The system prompt: text, ordered sections (static first), or a PromptBuilder the caller keeps changing. */
   system?: string | readonly PromptSection[] | PromptBuilder;
   /** The agent's own tools (JSON Schema inputs). MCP and skill tools are deferred when they take too much room. */
-  tools?: readonly ToolSpec[];
+  tools?: readonly ManagedTool[];
   /**
    * abridge's tools offered to the model beside the agent's: `read_result` (read back what was cleared or offloaded),
    * `compact_context`, `tool_search` (when tools are deferred), and `memory` (when `memory` is set). Default: all that
@@ -155,6 +159,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private overheadKey = '';
   private overheadCounted = 0;
   private lastMaxOutput: number | undefined;
+  private readonly encoder = new RequestEncoder();
 
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
@@ -174,7 +179,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     for (const event of ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'] as const) {
       this.monitor.on(event, (...args: unknown[]) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args));
     }
-    const tools = (options.tools ?? []).map((t): DeferrableTool => ({ ...t, description: t.description ?? '', kind: t.kind ?? 'builtin' }));
+    const tools = (options.tools ?? []).map((t): DeferrableTool => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema, kind: t.kind ?? 'builtin', ...(t.server ? { server: t.server } : {}) }));
     if (tools.length > 0) this.deferral = new DeferralManager({ tools, counter: this.counter, effectiveWindow: this.budget().effective });
     this.view = [];
   }
@@ -280,7 +285,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       if (prediction.predicted > hardLimit()) throw new ContextOverflowError(this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored)));
     }
     this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
-    const request = buildRequest(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, counter: this.counter, ratio: prediction.ratio, ...(options.extra ? { extra: options.extra } : {}) }) as ProviderRequestBody[P];
+    const request = this.encoder.build(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, counter: this.counter, ratio: prediction.ratio, promptTokens: prediction.predicted, ...(options.extra ? { extra: options.extra } : {}) });
     const pressure: Pressure = {
       predicted: prediction.predicted,
       anchored: prediction.anchored,
@@ -436,9 +441,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const out: ToolSpec[] = [];
     const byName = new Map((this.options.tools ?? []).map((t) => [t.name, t]));
     if (this.deferral) {
-      for (const t of this.deferral.activeTools()) out.push(byName.get(t.name) ?? t);
+      for (const t of this.deferral.activeTools()) out.push(toolSpec(byName.get(t.name) ?? t));
       this.syncDeferralNote();
-    } else out.push(...(this.options.tools ?? []));
+    } else out.push(...(this.options.tools ?? []).map(toolSpec));
     for (const t of await this.tools()) out.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
     return out;
   }
@@ -515,6 +520,13 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     if (lastStep) for (let i = lastStep.start; i < lastStep.end; i++) add(i);
     return { model: this.model, window: this.info.contextWindow, maxOutputTokens: maxOutput, ceiling: this.info.contextWindow - maxOutput, predicted, system, tools, protected: Math.round(protectedCounted * ratio), margin };
   }
+}
+
+/** A tool definition as the wire encoders take it (without abridge's deferral facts). */
+function toolSpec(t: ManagedTool | DeferrableTool): ToolSpec {
+  const out: ToolSpec = { name: t.name, inputSchema: t.inputSchema };
+  if (t.description !== undefined) out.description = t.description;
+  return out;
 }
 
 /** Whether a model id names a Claude model (its requests default to the Anthropic wire format). */

@@ -16,12 +16,11 @@ import {
   encodeAnthropicRequest,
   type AnthropicAssistantBlock,
   type AnthropicUserBlock,
-} from '../formats/anthropic.js';
-import { decodeChatMessage, encodeOpenaiChatRequest, type ChatMessage } from '../formats/openai-chat.js';
-import { decodeResponsesOutput, encodeOpenaiResponsesRequest, type ResponsesItem } from '../formats/openai-responses.js';
+} from './anthropic.js';
+import { decodeChatMessage, encodeOpenaiChatRequest, type ChatMessage } from './openai-chat.js';
+import { decodeResponsesOutput, encodeOpenaiResponsesRequest, type ResponsesItem } from './openai-responses.js';
 import { textPart } from '../model/parts.js';
 import type { Message, Part, Usage } from '../model/types.js';
-import type { BuiltPrompt } from '../prompt/builder.js';
 
 export type RequestProvider = 'anthropic' | 'openai-chat' | 'openai-responses';
 export const REQUEST_PROVIDERS: readonly RequestProvider[] = ['anthropic', 'openai-chat', 'openai-responses'];
@@ -299,7 +298,7 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
  * the tools / conversation breakpoints it decided on (it counts them against Anthropic's 4 and skips prefixes under the
  * model's minimum cacheable length). Give `toRequest` the same tools and messages the prompt was built with.
  */
-export function promptRequestOptions(built: Pick<BuiltPrompt, 'blocks' | 'breakpoints'>): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation'> {
+export function promptRequestOptions(built: { blocks: readonly { text: string; cache_control?: unknown }[]; breakpoints: readonly { at: string }[] }): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation'> {
   return {
     system: built.blocks.map((b) => (b.cache_control ? { text: b.text, cache: true } : { text: b.text })),
     cacheTools: built.breakpoints.some((b) => b.at === 'tools'),

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { AbridgeError } from '../errors.js';
-import { anthropicRequestProblems } from '../formats/anthropic.js';
-import { openaiChatRequestProblems } from '../formats/openai-chat.js';
-import { openaiResponsesRequestProblems } from '../formats/openai-responses.js';
+import { anthropicRequestProblems } from './anthropic.js';
+import { openaiChatRequestProblems } from './openai-chat.js';
+import { openaiResponsesRequestProblems } from './openai-responses.js';
 import type { Message, TextPart } from '../model/types.js';
 import { PromptBuilder } from '../prompt/builder.js';
 import { TokenCounter } from '../tokens/counter.js';
-import { contextOverflow, fromResponse, promptRequestOptions, toRequest, type RequestOptions } from './request.js';
+import { contextOverflow, fromResponse, promptRequestOptions, toRequest, type RequestOptions } from './wire.js';
 import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../test-support/provider-responses.js';
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
