@@ -213,6 +213,13 @@ export class ModelCatalog {
     return this.catalog().sources.map((s) => ({ name: s.name, ...(s.detail ? { detail: s.detail } : {}), models: s.batches.reduce((n, b) => n + b.length, 0) }));
   }
 
+  /** Every model of every source, one entry per provider and id (a later source's replacing an earlier one's). */
+  entries(): CatalogEntry[] {
+    const all = new Map<string, CatalogEntry>();
+    for (const s of this.catalog().sources) for (const b of s.batches) for (const e of b) all.set(`${e.provider ?? ''}\0${e.id.toLowerCase()}`, e);
+    return [...all.values()];
+  }
+
   private catalog(): CatalogIndex {
     if (!this.index) {
       let index = baseIndex(this.options.bundled !== false);
@@ -279,7 +286,10 @@ export class ModelCatalog {
     const lower = id.trim().toLowerCase();
     const norm = normalizeModelId(id);
     const own = provider ? index.byProvider.get(provider.toLowerCase()) : undefined;
-    return own?.get(`=${lower}`) ?? own?.get(norm) ?? index.exact.get(lower) ?? index.byNorm.get(norm);
+    // A gateway's vendor-prefixed id (openrouter's anthropic/claude-sonnet-4.5) stands for the model maker's own entry
+    // unless that gateway is the provider: its limits can differ (a 1M window), and the maker's are the safer guess.
+    const exact = index.exact.get(lower);
+    return own?.get(`=${lower}`) ?? own?.get(norm) ?? (exact && !lower.includes('/') ? exact : undefined) ?? index.byNorm.get(norm) ?? exact;
   }
 
   private hit(id: string, e: CatalogEntry, family: ProviderFamily, source: ModelInfo['source']): ModelInfo {
@@ -315,19 +325,23 @@ export class ModelCatalog {
     const dropped = want.names.filter((n) => !names.includes(n));
     for (let keep = names.length; keep >= 1; keep--) {
       const line = names.slice(0, keep);
-      let best: { e: CatalogEntry; extra: number; version: number[] } | undefined;
+      // Fewest other words first; then the very version asked for (claude-opus-4-6-thinking → claude-opus-4-6); then the newest.
+      let best: { e: CatalogEntry; extra: number; same: boolean; version: number[] } | undefined;
       for (const [key, e] of index.byNorm) {
         const w = index.words(key);
         if (!line.every((n) => w.names.includes(n))) continue;
         if (familyOf(e.id) !== family) continue;
         const extra = w.names.length - line.length;
-        if (!best || extra < best.extra || (extra === best.extra && compareVersions(w.version, best.version) > 0)) best = { e, extra, version: w.version };
+        const same = want.version.length > 0 && compareVersions(w.version, want.version) === 0;
+        const better = !best || extra < best.extra || (extra === best.extra && (same !== best.same ? same : compareVersions(w.version, best.version) > 0));
+        if (better) best = { e, extra, same, version: w.version };
       }
       if (best) {
         const info = this.hit(id, best.e, family, 'inferred');
         info.matched = best.e.id;
         const ignored = [...dropped, ...names.slice(keep)];
-        const rule = `the newest model of the same line (${line.join(' ')})${ignored.length ? `, ignoring ${ignored.map((n) => `"${n}"`).join(', ')}` : ''}`;
+        const what = best.same ? `the same version of the same line (${line.join(' ')} ${want.version.join('.')})` : `the newest model of the same line (${line.join(' ')})`;
+        const rule = `${what}${ignored.length ? `, ignoring ${ignored.map((n) => `"${n}"`).join(', ')}` : ''}`;
         info.note = `"${id}" is not in the catalog; limits of ${best.e.id} assumed, ${rule} (set models["${id}"] in abridge.config.json to override)`;
         return info;
       }
