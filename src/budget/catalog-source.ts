@@ -198,6 +198,11 @@ interface SnapshotMeta {
 
 let bundled: CatalogSource | undefined;
 
+/** Whether this process has read the bundled snapshot yet (it is read on the first lookup, never at import). */
+export function bundledSnapshotRead(): boolean {
+  return bundled !== undefined;
+}
+
 /** The bundled snapshot, read and parsed once per process, on first use. */
 export function bundledSource(): CatalogSource {
   if (!bundled) {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { BUNDLED_SNAPSHOT_PATH, readCatalogFile } from './catalog-source.js';
 import { ModelCatalog, entriesFromModelsDev, normalizeModelId, parseModelsDevCatalog, type CatalogEntry } from './catalog.js';
@@ -68,6 +68,19 @@ describe('normalizeModelId', () => {
   it('dots and dashes normalize alike', () => {
     expect(normalizeModelId('claude-opus-4.1')).toBe(normalizeModelId('claude-opus-4-1'));
     expect(normalizeModelId('gpt-4.1')).toBe('gpt-4-1');
+  });
+});
+
+describe('ModelCatalog: loading', () => {
+  it('reads the bundled snapshot on the first lookup, not at import or construction', async () => {
+    vi.resetModules();
+    const source = await import('./catalog-source.js');
+    const { ModelCatalog: Fresh } = await import('./catalog.js');
+    expect(source.bundledSnapshotRead()).toBe(false);
+    const c = new Fresh();
+    expect(source.bundledSnapshotRead()).toBe(false);
+    expect(c.lookup('claude-haiku-4-5').source).toBe('catalog');
+    expect(source.bundledSnapshotRead()).toBe(true);
   });
 });
 
