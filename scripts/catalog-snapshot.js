@@ -53,11 +53,15 @@ for (let i = 0; i < args.length; i++) {
 
 const npm = (...a) => execFileSync('npm', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
-/** pi-ai's model object → the models.dev shape (prices of 0 for cache reads/writes mean "no such price": left out). */
+/**
+ * pi-ai's model object → the models.dev shape. A price of 0 for cache reads or writes means "no such price" (left out:
+ * abridge then charges the input price); input and output both 0 mean "not priced" (a subscription plan, a free tier),
+ * not free: no cost at all, rather than costs of $0.
+ */
 function toModelsDev(m) {
   const out = { id: m.id, limit: { context: m.contextWindow, output: m.maxTokens } };
   const c = m.cost;
-  if (c && Number.isFinite(c.input) && Number.isFinite(c.output)) {
+  if (c && Number.isFinite(c.input) && Number.isFinite(c.output) && (c.input > 0 || c.output > 0)) {
     out.cost = { input: c.input, output: c.output };
     if (c.cacheRead > 0) out.cost.cache_read = c.cacheRead;
     if (c.cacheWrite > 0) out.cost.cache_write = c.cacheWrite;
@@ -149,7 +153,7 @@ if (opts.apiJson) {
     for (const m of Object.values(p?.models ?? {})) {
       if (!m?.limit?.context) continue;
       const e = { id: m.id, limit: { context: m.limit.context, output: m.limit.output } };
-      if (m.cost?.input !== undefined && m.cost?.output !== undefined) {
+      if (m.cost?.input !== undefined && m.cost?.output !== undefined && (m.cost.input > 0 || m.cost.output > 0)) {
         e.cost = { input: m.cost.input, output: m.cost.output };
         if (m.cost.cache_read) e.cost.cache_read = m.cost.cache_read;
         if (m.cost.cache_write) e.cost.cache_write = m.cost.cache_write;
