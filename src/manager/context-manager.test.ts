@@ -16,6 +16,22 @@ function turn(cm: ContextManager, i: number, promptTokens: number): void {
 }
 
 describe('ContextManager', () => {
+  it('a billed prompt above the catalog window raises the window it budgets with (the 1M Claude Sonnet 4.5)', async () => {
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', config: DEFAULT_CONFIG });
+    const events: string[] = [];
+    cm.on('context-blocked', () => events.push('blocked'));
+    cm.on('auto-compacting', () => events.push('auto-compacting'));
+    cm.append({ role: 'user', parts: [{ type: 'text', text: 'Read the whole repository.' }] });
+    expect((await cm.prepare()).snapshot.window).toBe(200_000);
+    turn(cm, 1, 303_112);
+    const prepared = await cm.prepare();
+    expect(prepared.snapshot.window).toBe(1_000_000);
+    expect(prepared.snapshot.model.note).toContain('a 303,112-token prompt was billed, above the 200,000 window');
+    expect(prepared.snapshot.level).toBe('ok');
+    expect(prepared.compaction).toBeUndefined();
+    expect(events).toEqual([]);
+  });
+
   it('warns once, compacts at the compact level to the target, and keeps the whole history', async () => {
     const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000, reserveTokens: 4000, prefixTokens: 1000 });
     const cm = new ContextManager({ model: 'claude-sonnet-4-5', config, now: () => new Date(0) });

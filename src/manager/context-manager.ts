@@ -99,6 +99,8 @@ export class ContextManager extends EventEmitter<BudgetEvents> {
    */
   async prepare(): Promise<PreparedRequest> {
     let snapshot = this.snapshot();
+    // The snapshot's window can be larger than the model's catalog window (a larger prompt was billed): levels follow it.
+    this.monitor.setBudget(new ContextBudget(snapshot.model, this.config.budget));
     const auto = this.options.autoCompact !== false;
     const level = this.monitor.update(snapshot.used, { compacting: auto && (snapshot.level === 'compact' || snapshot.level === 'block') });
     let compaction: CompactionResult | undefined;
