@@ -7,6 +7,7 @@ export type AbridgeErrorCode =
   | 'NOT_WRITABLE_FORMAT'
   | 'INVALID_INPUT'
   | 'INVALID_CONFIG'
+  | 'INVALID_CATALOG'
   | 'RESULT_NOT_FOUND'
   | 'STORE_ERROR'
   | 'MISSING_DEPENDENCY'

@@ -4,7 +4,7 @@ import type { Session } from '../model/types.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
 import { ContextBudget, type AllocationRow } from './budget.js';
-import { ModelCatalog, type ModelInfo } from './catalog.js';
+import { ModelCatalog, normalizeModelId, type LookupOptions, type ModelInfo } from './catalog.js';
 import { measureContext } from './components.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import type { BudgetSettings, ComponentId, Level, Thresholds } from './types.js';
@@ -65,6 +65,8 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   let modelId = settings.model ?? (typeof requestModel === 'string' ? requestModel : undefined);
   let provider: string | undefined;
   let reportedWindow: number | undefined;
+  // The largest prompt billed per model: a window smaller than that is wrong (a 1M-context variant, a new model).
+  const billed = new Map<string, number>();
   for (const e of cut) {
     const m = e.message;
     if (m?.role === 'assistant' && m.model) {
@@ -74,10 +76,17 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
     if (e.kind === 'model-change' && e.model?.id) modelId = e.model.id;
     const w = m?.usage?.contextWindow ?? e.usage?.contextWindow;
     if (w) reportedWindow = w;
+    const u = m?.usage ?? e.usage;
+    if (u) {
+      const key = normalizeModelId((m?.role === 'assistant' && m.model) || modelId || '');
+      billed.set(key, Math.max(billed.get(key) ?? 0, u.input + u.cacheRead + u.cacheWrite));
+    }
   }
-  const lookup: { provider?: string; reportedWindow?: number } = {};
+  const lookup: LookupOptions = {};
   if (provider) lookup.provider = provider;
   if (reportedWindow) lookup.reportedWindow = reportedWindow;
+  const observedPrompt = billed.get(normalizeModelId(modelId ?? ''));
+  if (observedPrompt) lookup.observedPrompt = observedPrompt;
   const model = catalog.lookup(modelId, lookup);
   const budget = new ContextBudget(model, settings);
 

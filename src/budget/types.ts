@@ -57,4 +57,6 @@ export interface BudgetSettings {
   allocations: Partial<Record<AllocationKey, Amount>>;
   /** Tokens of the system prompt and tools an agent sends but its transcript does not record. */
   prefixTokens?: number;
+  /** A models.dev-shaped file (api.json, or one provider's object) read over the bundled model catalog. */
+  catalog?: string;
 }

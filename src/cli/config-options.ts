@@ -1,4 +1,6 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { ModelCatalog } from '../budget/catalog.js';
 import { loadConfig } from '../manager/config-file.js';
 import { mergeConfig, type AbridgeConfig, type ConfigOverrides } from '../manager/config.js';
 
@@ -12,6 +14,7 @@ export interface ConfigFlags {
   block?: string;
   target?: string;
   prefixTokens?: string;
+  catalog?: string;
 }
 
 /** The options every budget-aware command takes: a config file, and flags that override it. */
@@ -25,7 +28,8 @@ export function addConfigOptions(cmd: Command): Command {
     .option('--compact <share>', 'compact level')
     .option('--block <share>', 'block level')
     .option('--target <share>', 'fill compaction aims for')
-    .option('--prefix-tokens <n>', "tokens of the agent's system prompt and tools, not in the transcript");
+    .option('--prefix-tokens <n>', "tokens of the agent's system prompt and tools, not in the transcript")
+    .option('--catalog <file>', 'a models.dev-shaped model catalog (api.json or one provider) read over the bundled one');
 }
 
 /** The configuration file (if any) with the command line's flags on top. */
@@ -36,11 +40,15 @@ export async function resolveConfig(flags: ConfigFlags): Promise<AbridgeConfig> 
   if (flags.contextWindow !== undefined) o.contextWindow = flags.contextWindow;
   if (flags.reserveTokens !== undefined) o.reserveTokens = flags.reserveTokens;
   if (flags.prefixTokens !== undefined) o.prefixTokens = flags.prefixTokens;
+  if (flags.catalog !== undefined) o.catalog = flags.catalog === '' ? flags.catalog : resolve(flags.catalog);
   const t: NonNullable<ConfigOverrides['thresholds']> = {};
   if (flags.warn !== undefined) t.warn = flags.warn;
   if (flags.compact !== undefined) t.compact = flags.compact;
   if (flags.block !== undefined) t.block = flags.block;
   if (flags.target !== undefined) t.target = flags.target;
   if (Object.keys(t).length > 0) o.thresholds = t;
-  return Object.keys(o).length > 0 ? mergeConfig(base, o) : base;
+  const config = Object.keys(o).length > 0 ? mergeConfig(base, o) : base;
+  // A bad catalog file is reported now, whatever the command goes on to look up (or not).
+  if (config.budget.catalog !== undefined) new ModelCatalog(config.budget).sources();
+  return config;
 }

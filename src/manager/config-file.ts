@@ -4,7 +4,7 @@
  */
 import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { AbridgeError } from '../errors.js';
 import { DEFAULT_CONFIG, parseConfig, type AbridgeConfig } from './config.js';
 
@@ -54,7 +54,11 @@ export async function loadConfig(options: { path?: string; cwd?: string } = {}):
     if (code === 'EISDIR') throw new AbridgeError('FILE_UNREADABLE', `${source}: is a directory, expected a configuration file`);
     throw new AbridgeError('FILE_UNREADABLE', `${source}: cannot read the configuration file (${code ?? String(err)})`);
   }
-  return parseConfigText(text, source);
+  const config = parseConfigText(text, source);
+  // A catalog file named in the configuration is found beside it, wherever abridge runs from.
+  const catalog = config.budget.catalog;
+  if (catalog !== undefined && !isAbsolute(catalog)) config.budget.catalog = resolve(dirname(file), catalog);
+  return config;
 }
 
 /** Parses the text of a configuration file (JSON) and validates it; `source` names it in messages. */

@@ -251,7 +251,7 @@ describe('parseConfig: bad values', () => {
     ]);
     expect(problems({ models: { m: { thresholds: { compcat: 0.9 } } } })).toEqual(['c.json: unknown key "compcat" in models["m"].thresholds; did you mean "compact"?']);
     expect(problems({ colour: 'red' })).toEqual([
-      'c.json: unknown key "colour" at top level; expected one of $schema, model, contextWindow, reserveTokens, defaultContextWindow, defaultMaxOutputTokens, prefixTokens, models, thresholds, allocations',
+      'c.json: unknown key "colour" at top level; expected one of $schema, model, contextWindow, reserveTokens, defaultContextWindow, defaultMaxOutputTokens, prefixTokens, catalog, models, thresholds, allocations',
     ]);
   });
 
@@ -421,6 +421,17 @@ describe('configuration files', () => {
     expect(found.budget.model).toBe('explicit');
   });
 
+  it('catalog: a relative path is resolved beside the configuration file, an absolute one kept; bad values are named', async () => {
+    write(join(root, 'cat', 'sub', 'abridge.config.json'), '{"catalog": "../models/api.json"}');
+    const config = await loadConfig({ cwd: join(root, 'cat', 'sub') });
+    expect(config.budget.catalog).toBe(join(root, 'cat', 'models', 'api.json'));
+    expect(parseConfig({ catalog: '/abs/api.json' }, 'c.json').budget.catalog).toBe('/abs/api.json');
+    expect(() => parseConfig({ catalog: '' }, 'c.json')).toThrow('c.json: catalog: expected a non-empty path to a JSON file, got ""');
+    expect(() => parseConfig({ catalog: 3 }, 'c.json')).toThrow('c.json: catalog: expected a non-empty path to a JSON file, got 3');
+    expect(mergeConfig(config, { catalog: '/other/api.json' }).budget.catalog).toBe('/other/api.json');
+    expect(() => mergeConfig(config, { catalog: '' })).toThrow('--catalog: expected a non-empty path to a JSON file, got ""');
+  });
+
   it('a missing explicit file is an error naming it', async () => {
     await expect(loadConfig({ path: 'nope.json', cwd: root })).rejects.toMatchObject({ code: 'FILE_NOT_FOUND', message: 'nope.json: no such configuration file' });
     await expect(loadConfig({ path: 'up', cwd: root })).rejects.toMatchObject({ code: 'FILE_UNREADABLE', message: 'up: is a directory, expected a configuration file' });
@@ -547,7 +558,7 @@ describe('the JSON Schema', () => {
       expect(Object.keys(level.properties!)).toEqual(keys);
       expect(level.additionalProperties).toBe(false);
     }
-    expect(Object.keys(schema.properties!)).toEqual(['$schema', 'model', 'contextWindow', 'reserveTokens', 'defaultContextWindow', 'defaultMaxOutputTokens', 'prefixTokens', 'models', 'thresholds', 'allocations']);
+    expect(Object.keys(schema.properties!)).toEqual(['$schema', 'model', 'contextWindow', 'reserveTokens', 'defaultContextWindow', 'defaultMaxOutputTokens', 'prefixTokens', 'catalog', 'models', 'thresholds', 'allocations']);
     expect(Object.keys(allocationObject.properties!)).toEqual(['system', 'memory', 'skills', 'tools', 'knowledgeBase', 'crossIssue', 'summary', 'recent', 'prompt', 'response']);
   });
 

@@ -25,6 +25,8 @@ export interface ConfigOverrides {
   reserveTokens?: number | string;
   thresholds?: Partial<Record<keyof Thresholds, number | string>>;
   prefixTokens?: number | string;
+  /** A models.dev-shaped model catalog file, read over the bundled one (the caller resolves a relative path). */
+  catalog?: string;
 }
 
 /** The flag that sets each override (used in error messages). */
@@ -33,6 +35,7 @@ export const OVERRIDE_FLAGS: Readonly<Record<string, string>> = {
   contextWindow: '--context-window',
   reserveTokens: '--reserve-tokens',
   prefixTokens: '--prefix-tokens',
+  catalog: '--catalog',
   'thresholds.warn': '--warn',
   'thresholds.compact': '--compact',
   'thresholds.block': '--block',
@@ -137,6 +140,11 @@ export const ConfigFileSchema = z
     defaultContextWindow: field(z.int().min(1), POSITIVE_TOKENS, 'Context window assumed for a model abridge does not know (reported as such). Default 128000.'),
     defaultMaxOutputTokens: field(z.int().min(1), POSITIVE_TOKENS, 'Maximum output assumed for a model abridge does not know. Default 32000.'),
     prefixTokens: field(z.int().min(0), TOKENS, "Tokens of the system prompt and tool definitions an agent sends but its transcript does not record. Default: the agent's known size."),
+    catalog: field(
+      z.string().min(1),
+      'a non-empty path to a JSON file',
+      "A models.dev-shaped model catalog (its api.json, or one provider's object) read over the catalog bundled with abridge: newer models, windows and prices without a new release. A relative path is relative to this file.",
+    ),
     models: field(
       z.record(z.string().min(1), ModelSchema),
       'an object mapping non-empty model ids to their settings',
@@ -156,7 +164,7 @@ export const ConfigFileSchema = z
 
 export type ConfigFile = z.input<typeof ConfigFileSchema>;
 
-const OverridesSchema = ConfigFileSchema.pick({ model: true, contextWindow: true, reserveTokens: true, thresholds: true, prefixTokens: true });
+const OverridesSchema = ConfigFileSchema.pick({ model: true, contextWindow: true, reserveTokens: true, thresholds: true, prefixTokens: true, catalog: true });
 
 /** The published JSON Schema of `abridge.config.json` (draft 2020-12; `schema/abridge.config.schema.json`). */
 export function configJsonSchema(): Record<string, unknown> {
@@ -241,6 +249,7 @@ export function validateConfig(value: unknown, source: string): { config: Abridg
 export function mergeConfig(base: AbridgeConfig, overrides: ConfigOverrides): AbridgeConfig {
   const raw: Record<string, unknown> = {};
   if (overrides.model !== undefined) raw.model = overrides.model;
+  if (overrides.catalog !== undefined) raw.catalog = overrides.catalog;
   for (const k of ['contextWindow', 'reserveTokens', 'prefixTokens'] as const) if (overrides[k] !== undefined) raw[k] = numeric(overrides[k]);
   const flagged: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(overrides.thresholds ?? {})) if (v !== undefined) flagged[k] = numeric(v);
@@ -290,6 +299,7 @@ export function mergeConfig(base: AbridgeConfig, overrides: ConfigOverrides): Ab
   if (raw.contextWindow !== undefined) budget.contextWindow = raw.contextWindow as number;
   if (raw.reserveTokens !== undefined) budget.reserveTokens = raw.reserveTokens as number;
   if (raw.prefixTokens !== undefined) budget.prefixTokens = raw.prefixTokens as number;
+  if (raw.catalog !== undefined) budget.catalog = raw.catalog as string;
   return base.source === undefined ? { budget } : { budget, source: base.source };
 }
 
@@ -429,6 +439,7 @@ function buildBudget(raw: ConfigFile): BudgetSettings {
   if (raw.contextWindow !== undefined) budget.contextWindow = raw.contextWindow;
   if (raw.reserveTokens !== undefined) budget.reserveTokens = raw.reserveTokens;
   if (raw.prefixTokens !== undefined) budget.prefixTokens = raw.prefixTokens;
+  if (raw.catalog !== undefined) budget.catalog = raw.catalog;
   return budget;
 }
 

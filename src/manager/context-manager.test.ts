@@ -171,6 +171,17 @@ describe('ContextManager', () => {
     expect(JSON.stringify(p.request.system)).toMatch(/deferred to save context/);
   });
 
+  it('raises the window when a prompt larger than it was billed (a 1M-context variant)', async () => {
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic' });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    expect((await cm.prepare({ maxOutputTokens: 8000 })).pressure.window).toBe(200_000);
+    await cm.recordResponse({ role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, { input: 3, output: 5, cacheRead: 303_112, cacheWrite: 0 });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'go on' }] });
+    const p = await cm.prepare({ maxOutputTokens: 8000 });
+    expect(p.pressure.window).toBe(1_000_000);
+    expect(p.compaction).toBeUndefined();
+  });
+
   it('builds OpenAI Chat and Responses requests with the system prompt and the view', async () => {
     for (const provider of ['openai-chat', 'openai-responses'] as const) {
       const cm = new ContextManager({ model: 'gpt-5', provider, system: TASK });

@@ -160,6 +160,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private overheadCounted = 0;
   private lastMaxOutput: number | undefined;
   private readonly encoder = new RequestEncoder();
+  private observedPrompt = 0;
 
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
@@ -252,6 +253,12 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     await this.appendEntries([{ kind: 'message', message: m }], (entry) => {
       if (usage && promptTokens(usage) > 0) this.tracker.observe(usage, m.model!, entry.index, pending?.counted ?? this.tracker.contextTokens);
     });
+    // A prompt billed above the assumed window is evidence of a larger one (a 1M-context variant).
+    const billed = usage ? promptTokens(usage) : 0;
+    if (billed > this.info.contextWindow && m.model === this.model) {
+      this.observedPrompt = Math.max(this.observedPrompt, billed);
+      this.info = this.catalog.lookup(this.model, { observedPrompt: this.observedPrompt });
+    }
   }
 
   /**
