@@ -148,7 +148,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private readonly monitor: BudgetMonitor;
   private readonly tracker: PromptTracker;
   private readonly counter: TokenCounter;
-  private readonly deferral: DeferralManager | undefined;
+  private deferral: DeferralManager | undefined;
+  private agentTools: readonly ManagedTool[];
   private model: string;
   private info: ModelInfo;
   /** The messages the model sees now, kept incrementally (recomputed only after a compaction). */
@@ -180,8 +181,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     for (const event of ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'] as const) {
       this.monitor.on(event, (...args: unknown[]) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args));
     }
-    const tools = (options.tools ?? []).map((t): DeferrableTool => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema, kind: t.kind ?? 'builtin', ...(t.server ? { server: t.server } : {}) }));
-    if (tools.length > 0) this.deferral = new DeferralManager({ tools, counter: this.counter, effectiveWindow: this.budget().effective });
+    this.agentTools = [];
+    this.setTools(options.tools ?? []);
     this.view = [];
   }
 
@@ -214,6 +215,24 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const model = lastModel?.model?.id ?? lastModel?.message?.model;
     if (model && model !== cm.model && !options.model) cm.switchModel(model);
     return cm;
+  }
+
+  /**
+   * Replaces the agent's tools (what the next request offers the model, and counts): for loops whose tools change,
+   * and for integrations that learn them from each call (the AI SDK middleware). MCP and skill tools may be deferred.
+   */
+  setTools(tools: readonly ManagedTool[]): void {
+    this.agentTools = tools;
+    const deferrable = tools.map((t): DeferrableTool => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema, kind: t.kind ?? 'builtin', ...(t.server ? { server: t.server } : {}) }));
+    this.deferral = deferrable.length > 0 ? new DeferralManager({ tools: deferrable, counter: this.counter, effectiveWindow: this.budget().effective }) : undefined;
+    this.agentToolList = undefined;
+  }
+
+  /** Replaces the system prompt's text (a single cacheable section); use `prompt` for sections. */
+  setSystem(text: string): void {
+    const has = this.prompt.sections.some((x) => x.name === 'system');
+    if (has) this.prompt.set('system', text);
+    else this.prompt.add({ name: 'system', content: text, cacheable: true });
   }
 
   /** The model requests go to now. */
@@ -446,11 +465,11 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   /** The tool definitions of this request: the agent's (deferral applied, promotions of this turn included) and abridge's own. */
   private async requestTools(): Promise<ToolSpec[]> {
     const out: ToolSpec[] = [];
-    const byName = new Map((this.options.tools ?? []).map((t) => [t.name, t]));
+    const byName = new Map(this.agentTools.map((t) => [t.name, t]));
     if (this.deferral) {
       for (const t of this.deferral.activeTools()) out.push(toolSpec(byName.get(t.name) ?? t));
       this.syncDeferralNote();
-    } else out.push(...(this.options.tools ?? []).map(toolSpec));
+    } else out.push(...this.agentTools.map(toolSpec));
     for (const t of await this.tools()) out.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
     return out;
   }
