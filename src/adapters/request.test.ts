@@ -126,6 +126,14 @@ describe('toRequest with a PromptBuilder result', () => {
     expect(body.system).toEqual(built.anthropic!.system);
     expect(body.tools).toEqual(built.anthropic!.tools);
     expect(body.messages).toEqual(built.anthropic!.messages);
+    // Dynamic sections after the conversation: the same messages as the builder's, the note after the breakpoint.
+    const after = builder.build({ provider: 'anthropic', model: 'claude-sonnet-4-5', tools, messages: CONVERSATION.slice(1), dynamicPlacement: 'after-conversation', counter: new TokenCounter({ family: 'claude', exact: words }), ratio: 1 });
+    const afterBody = toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'claude-sonnet-4-5', maxOutputTokens: 1000, tools: [{ name: 'read', description: long(1200), inputSchema: { type: 'object' } }], ...promptRequestOptions(after) });
+    expect(afterBody.system).toEqual(after.anthropic!.system);
+    expect(afterBody.messages).toEqual(after.anthropic!.messages);
+    expect(afterBody.messages.at(-1)!.content.at(-1)).toEqual({ type: 'text', text: 'Context: 41% full.' });
+    const chat = toRequest(CONVERSATION.slice(1), 'openai-chat', { model: 'gpt-5', maxOutputTokens: 1000, ...promptRequestOptions(after) });
+    expect(chat.messages.at(-1)).toEqual({ role: 'user', content: 'Context: 41% full.' });
     // PromptBlock objects pass as they are, their cache_control read as cache.
     expect(toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'm', maxOutputTokens: 10, system: built.blocks }).system).toEqual(built.anthropic!.system);
   });

@@ -67,6 +67,12 @@ export interface RequestOptions {
   cacheTools?: boolean;
   /** Anthropic: a cache breakpoint on the last block of the last message that can carry one (not thinking). */
   cacheConversation?: boolean;
+  /**
+   * Text that changes every turn, placed after the conversation (and after its cache breakpoint) so that it does not end
+   * the cached prefix: appended to the last user message, or as a user message of its own when the conversation ends
+   * otherwise (Chat, Responses: always its own). `PromptBuilder`'s `dynamicPlacement: 'after-conversation'` sections.
+   */
+  tail?: readonly string[];
   /** Chat Completions: how the output limit is named (default `max_completion_tokens`; `max_tokens` for older servers). */
   maxTokensParameter?: 'max_completion_tokens' | 'max_tokens';
   /**
@@ -248,6 +254,12 @@ function anthropicRequest(messages: readonly Message[], o: RequestOptions): Anth
       break;
     }
   }
+  const tail = (o.tail ?? []).filter((t) => t.trim() !== '').map((text) => ({ type: 'text' as const, text }));
+  if (tail.length > 0) {
+    const last = out[out.length - 1];
+    if (last?.role === 'user') last.content.push(...tail);
+    else out.push({ role: 'user', content: tail });
+  }
   if (breakpoints > MAX_ANTHROPIC_BREAKPOINTS) {
     throw new AbridgeError(
       'INVALID_INPUT',
@@ -264,6 +276,7 @@ function chatRequest(messages: readonly Message[], o: RequestOptions): ChatReque
   const extra = extraFields(o, 'openai-chat');
   const encoded = encodeOpenaiChatRequest(withSystem(messages, o.system), { model: o.model });
   const body: ChatRequestBody = { ...extra, model: o.model, messages: encoded.messages };
+  for (const text of o.tail ?? []) if (text.trim() !== '') body.messages.push({ role: 'user', content: text });
   body[o.maxTokensParameter ?? 'max_completion_tokens'] = o.maxOutputTokens;
   const tools: (ChatFunctionTool | Record<string, unknown>)[] = (o.tools ?? [])
     .filter((t) => !t.deferred)
@@ -282,6 +295,7 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
   const extra = extraFields(o, 'openai-responses');
   const encoded = encodeOpenaiResponsesRequest(withSystem(messages, o.system), { model: o.model });
   const body: ResponsesRequestBody = { ...extra, model: o.model, max_output_tokens: o.maxOutputTokens, input: encoded.input };
+  for (const text of o.tail ?? []) if (text.trim() !== '') body.input.push({ type: 'message', role: 'user', content: text });
   if (encoded.instructions !== undefined) body.instructions = encoded.instructions;
   const tools: (ResponsesFunctionTool | Record<string, unknown>)[] = (o.tools ?? []).map((t) => {
     const tool: ResponsesFunctionTool = { type: 'function', name: t.name, parameters: inputSchema(t.inputSchema), strict: t.strict ?? false };
@@ -295,16 +309,18 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
 }
 
 /**
- * The request options that carry out a `PromptBuilder` result: its system blocks (with the breakpoint it placed) and
- * the tools / conversation breakpoints it decided on (it counts them against Anthropic's 4 and skips prefixes under the
+ * The request options that carry out a `PromptBuilder` result: its system blocks (with the breakpoint it placed), the
+ * sections it meant for after the conversation (`tail`), and the tools / conversation breakpoints it decided on (it counts them against Anthropic's 4 and skips prefixes under the
  * model's minimum cacheable length). Give `toRequest` the same tools and messages the prompt was built with.
  */
-export function promptRequestOptions(built: Pick<BuiltPrompt, 'blocks' | 'breakpoints'>): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation'> {
-  return {
+export function promptRequestOptions(built: Pick<BuiltPrompt, 'blocks' | 'breakpoints' | 'afterConversation'>): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation' | 'tail'> {
+  const out: Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation' | 'tail'> = {
     system: built.blocks.map((b) => (b.cache_control ? { text: b.text, cache: true } : { text: b.text })),
     cacheTools: built.breakpoints.some((b) => b.at === 'tools'),
     cacheConversation: built.breakpoints.some((b) => b.at === 'messages'),
   };
+  if (built.afterConversation.length > 0) out.tail = built.afterConversation.map((b) => b.text);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
