@@ -19,6 +19,7 @@ import {
 } from '../formats/anthropic.js';
 import { decodeChatMessage, encodeOpenaiChatRequest, type ChatMessage } from '../formats/openai-chat.js';
 import { decodeResponsesOutput, encodeOpenaiResponsesRequest, type ResponsesItem } from '../formats/openai-responses.js';
+import { safeName } from '../formats/request-body.js';
 import { textPart } from '../model/parts.js';
 import type { Message, Part, Usage } from '../model/types.js';
 import type { BuiltPrompt } from '../prompt/builder.js';
@@ -28,6 +29,7 @@ export const REQUEST_PROVIDERS: readonly RequestProvider[] = ['anthropic', 'open
 
 /** A tool the model may call, in no provider's shape. */
 export interface ToolSpec {
+  /** Sent as the APIs accept names (`[A-Za-z0-9_-]{1,64}`, other characters as `_`), as the calls in the messages are. */
   name: string;
   description?: string;
   /** JSON Schema (an object schema) of the tool's input. */
@@ -182,9 +184,14 @@ const SET_BY_TO_REQUEST: Record<RequestProvider, readonly string[]> = {
 function checkOptions(o: RequestOptions): void {
   if (typeof o?.model !== 'string' || o.model === '') throw new AbridgeError('INVALID_INPUT', `toRequest: options.model: expected a model id, got ${JSON.stringify(o?.model)}`);
   if (!Number.isInteger(o.maxOutputTokens) || o.maxOutputTokens < 1) throw new AbridgeError('INVALID_INPUT', `toRequest: options.maxOutputTokens: expected a positive integer, got ${JSON.stringify(o.maxOutputTokens)}`);
+  const names = new Map<string, number>();
   for (const [i, t] of (o.tools ?? []).entries()) {
     if (typeof t?.name !== 'string' || t.name === '') throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].name: expected a tool name, got ${JSON.stringify(t?.name)}`);
     if (typeof t.inputSchema !== 'object' || t.inputSchema === null || Array.isArray(t.inputSchema)) throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].inputSchema (${t.name}): expected a JSON Schema object`);
+    const wire = safeName(t.name);
+    const before = names.get(wire);
+    if (before !== undefined) throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].name: "${t.name}" is sent as "${wire}", like options.tools[${before}]; the APIs refuse two tools of one name`);
+    names.set(wire, i);
   }
 }
 
@@ -226,7 +233,7 @@ function anthropicRequest(messages: readonly Message[], o: RequestOptions): Anth
   if (encoded.system) system.push({ type: 'text', text: encoded.system });
 
   const tools: (AnthropicToolParam | Record<string, unknown>)[] = (o.tools ?? []).map((t) => {
-    const tool: AnthropicToolParam = { name: t.name, input_schema: inputSchema(t.inputSchema) };
+    const tool: AnthropicToolParam = { name: safeName(t.name), input_schema: inputSchema(t.inputSchema) };
     if (t.description !== undefined) tool.description = t.description;
     if (t.deferred) tool.defer_loading = true;
     if (t.strict !== undefined) tool.strict = t.strict;
@@ -281,7 +288,7 @@ function chatRequest(messages: readonly Message[], o: RequestOptions): ChatReque
   const tools: (ChatFunctionTool | Record<string, unknown>)[] = (o.tools ?? [])
     .filter((t) => !t.deferred)
     .map((t) => {
-      const fn: ChatFunctionTool['function'] = { name: t.name, parameters: inputSchema(t.inputSchema) };
+      const fn: ChatFunctionTool['function'] = { name: safeName(t.name), parameters: inputSchema(t.inputSchema) };
       if (t.description !== undefined) fn.description = t.description;
       if (t.strict !== undefined) fn.strict = t.strict;
       return { type: 'function', function: fn };
@@ -298,7 +305,7 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
   for (const text of o.tail ?? []) if (text.trim() !== '') body.input.push({ type: 'message', role: 'user', content: text });
   if (encoded.instructions !== undefined) body.instructions = encoded.instructions;
   const tools: (ResponsesFunctionTool | Record<string, unknown>)[] = (o.tools ?? []).map((t) => {
-    const tool: ResponsesFunctionTool = { type: 'function', name: t.name, parameters: inputSchema(t.inputSchema), strict: t.strict ?? false };
+    const tool: ResponsesFunctionTool = { type: 'function', name: safeName(t.name), parameters: inputSchema(t.inputSchema), strict: t.strict ?? false };
     if (t.description !== undefined) tool.description = t.description;
     if (t.deferred) tool.defer_loading = true;
     return tool;
