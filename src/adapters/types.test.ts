@@ -7,7 +7,7 @@
  * Needs the build (`npm run build`, which `npm test` runs first).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,6 +130,25 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
     const r = await run(project('tsconfig.good.json', 'good.ts', GOOD));
     expect(r.out).toBe('');
     expect(r.code).toBe(0);
+  }, 300_000);
+
+  it('at run time the subpaths load, abridge/providers/* are the same modules, and no SDK is imported statically', async () => {
+    const script = [
+      "const a = await import('abridge/anthropic');",
+      "const o = await import('abridge/openai');",
+      "const pa = await import('abridge/providers/anthropic');",
+      "const po = await import('abridge/providers/openai');",
+      "const core = await import('abridge');",
+      "console.log(JSON.stringify([a.anthropicClient === pa.anthropicClient, o.openaiClient === po.openaiClient, a.contextOverflow === core.contextOverflow, typeof a.toAnthropicRequest, typeof o.toOpenAIResponsesRequest, typeof core.toRequest]));",
+    ].join('\n');
+    writeFileSync(join(dir, 'load.mjs'), script);
+    const out = await new Promise<string>((done, fail) => execFile(process.execPath, ['load.mjs'], { cwd: dir }, (err, stdout, stderr) => (err ? fail(new Error(stderr)) : done(stdout))));
+    expect(JSON.parse(out)).toEqual([true, true, true, 'function', 'function', 'function']);
+    // The SDK types are type-only imports: the built modules load an SDK only where a client is created (import()).
+    for (const f of ['request.js', 'anthropic.js', 'openai.js']) {
+      const js = readFileSync(join(root, 'dist/adapters', f), 'utf8');
+      expect(js, f).not.toMatch(/^import[^;]*from ['"](@anthropic-ai\/sdk|openai)['"]/m);
+    }
   }, 300_000);
 
   it('a consumer mixing the providers up is refused, each misuse on its own line', async () => {

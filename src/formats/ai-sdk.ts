@@ -7,8 +7,8 @@
  * one user entry; options other than `messages`/`system`/`prompt` go to `extra.request`. Provider-executed tool results
  * in an assistant message stay in that message.
  *
- * Writing: a session read from this format is written back from its raw messages; any other session is converted
- * through `prepareConversation` into a v5 `ModelMessage[]` array.
+ * Writing: a session read from this format and not compacted since is written back from its raw messages; any other
+ * session — or a compacted one — has its compacted view encoded by `encodeAiSdkMessages` into a v5 `ModelMessage[]`.
  */
 import { base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';

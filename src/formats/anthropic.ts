@@ -6,8 +6,9 @@
  * the assistant's calls, then the rest of the message as a `user` message, marked `fromSameRecord`). Every entry keeps
  * the original message object in `raw`; request fields other than `messages`/`system` go to `extra.request`.
  *
- * Writing: a session read from this format is written back from its raw messages and `extra.request`. Any other
- * session is converted (see `prepareConversation`, shared with the OpenAI writers) into a body the API accepts.
+ * Writing: a session read from this format and not compacted since is written back from its raw messages and
+ * `extra.request`. Any other session — or a compacted one — has its compacted view (`activeView`) encoded by
+ * `encodeAnthropicRequest` (see `prepareConversation`, shared with the OpenAI writers) into a body the API accepts.
  */
 import { argumentsText, base64ByteSize, imageFrom, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';

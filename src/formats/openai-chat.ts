@@ -5,8 +5,8 @@
  * role; `tool` (and legacy `function`) messages hold tool results; `reasoning_content` (DeepSeek, vLLM…) is thinking.
  * Request fields other than `messages` go to `extra.request`.
  *
- * Writing: a session read from this format is written back from its raw messages and `extra.request`; any other
- * session is converted through `prepareConversation`.
+ * Writing: a session read from this format and not compacted since is written back from its raw messages and
+ * `extra.request`; any other session — or a compacted one — has its compacted view encoded by `encodeOpenaiChatRequest`.
  */
 import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';

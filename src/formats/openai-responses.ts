@@ -8,8 +8,9 @@
  * (`mcp_call`, `web_search_call`, `image_generation_call`…) become an assistant message with both. Request fields other
  * than `input`/`instructions` go to `extra.request`.
  *
- * Writing: a session read from this format is written back from its raw items and `extra.request`; any other session
- * is converted through `prepareConversation`.
+ * Writing: a session read from this format and not compacted since is written back from its raw items and
+ * `extra.request`; any other session — or a compacted one — has its compacted view encoded by
+ * `encodeOpenaiResponsesRequest`.
  */
 import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';

@@ -89,6 +89,7 @@ describe('toRequest: anthropic', () => {
     expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, maxOutputTokens: 0 })).toThrow(AbridgeError);
     expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, model: '' })).toThrow(/options\.model/);
     expect(() => toRequest(CONVERSATION, 'nope' as 'anthropic', OPTIONS)).toThrow(/provider "nope"/);
+    expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, tools: [{ name: 'web.search', inputSchema: {} }, { name: 'web_search', inputSchema: {} }] })).toThrow(/options\.tools\[1\]\.name: "web_search" is sent as "web_search", like options\.tools\[0\]/);
   });
 
   it('an unanswered call gets an error result; a result without its call becomes text (pairing as prepareConversation)', () => {
@@ -126,8 +127,33 @@ describe('toRequest with a PromptBuilder result', () => {
     expect(body.system).toEqual(built.anthropic!.system);
     expect(body.tools).toEqual(built.anthropic!.tools);
     expect(body.messages).toEqual(built.anthropic!.messages);
+    // Dynamic sections after the conversation: the same messages as the builder's, the note after the breakpoint.
+    const after = builder.build({ provider: 'anthropic', model: 'claude-sonnet-4-5', tools, messages: CONVERSATION.slice(1), dynamicPlacement: 'after-conversation', counter: new TokenCounter({ family: 'claude', exact: words }), ratio: 1 });
+    const afterBody = toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'claude-sonnet-4-5', maxOutputTokens: 1000, tools: [{ name: 'read', description: long(1200), inputSchema: { type: 'object' } }], ...promptRequestOptions(after) });
+    expect(afterBody.system).toEqual(after.anthropic!.system);
+    expect(afterBody.messages).toEqual(after.anthropic!.messages);
+    expect(afterBody.messages.at(-1)!.content.at(-1)).toEqual({ type: 'text', text: 'Context: 41% full.' });
+    const chat = toRequest(CONVERSATION.slice(1), 'openai-chat', { model: 'gpt-5', maxOutputTokens: 1000, ...promptRequestOptions(after) });
+    expect(chat.messages.at(-1)).toEqual({ role: 'user', content: 'Context: 41% full.' });
     // PromptBlock objects pass as they are, their cache_control read as cache.
     expect(toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'm', maxOutputTokens: 10, system: built.blocks }).system).toEqual(built.anthropic!.system);
+  });
+});
+
+describe('tool names', () => {
+  it('a tool and its calls get the same wire name', () => {
+    const messages: Message[] = [
+      { role: 'user', parts: [text('search')] },
+      { role: 'assistant', parts: [{ type: 'tool-call', id: 'c1', name: 'web.search', arguments: { q: 'x' } }] },
+      { role: 'tool', parts: [{ type: 'tool-result', callId: 'c1', content: [text('found')], isError: false }] },
+    ];
+    const o = { model: 'm', maxOutputTokens: 10, tools: [{ name: 'web.search', inputSchema: { type: 'object' } }] };
+    const a = toRequest(messages, 'anthropic', o);
+    expect([a.tools![0]!.name, (a.messages[1]!.content[0] as { name: string }).name]).toEqual(['web_search', 'web_search']);
+    const c = toRequest(messages, 'openai-chat', o);
+    expect((c.tools![0] as { function: { name: string } }).function.name).toBe('web_search');
+    const r = toRequest(messages, 'openai-responses', o);
+    expect([(r.tools![0] as { name: string }).name, (r.input[1] as { name: string }).name]).toEqual(['web_search', 'web_search']);
   });
 });
 

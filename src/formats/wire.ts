@@ -19,6 +19,7 @@ import {
 } from './anthropic.js';
 import { decodeChatMessage, encodeOpenaiChatRequest, type ChatMessage } from './openai-chat.js';
 import { decodeResponsesOutput, encodeOpenaiResponsesRequest, type ResponsesItem } from './openai-responses.js';
+import { safeName } from './request-body.js';
 import { textPart } from '../model/parts.js';
 import type { Message, Part, Usage } from '../model/types.js';
 
@@ -27,6 +28,7 @@ export const REQUEST_PROVIDERS: readonly RequestProvider[] = ['anthropic', 'open
 
 /** A tool the model may call, in no provider's shape. */
 export interface ToolSpec {
+  /** Sent as the APIs accept names (`[A-Za-z0-9_-]{1,64}`, other characters as `_`), as the calls in the messages are. */
   name: string;
   description?: string;
   /** JSON Schema (an object schema) of the tool's input. */
@@ -66,6 +68,12 @@ export interface RequestOptions {
   cacheTools?: boolean;
   /** Anthropic: a cache breakpoint on the last block of the last message that can carry one (not thinking). */
   cacheConversation?: boolean;
+  /**
+   * Text that changes every turn, placed after the conversation (and after its cache breakpoint) so that it does not end
+   * the cached prefix: appended to the last user message, or as a user message of its own when the conversation ends
+   * otherwise (Chat, Responses: always its own). `PromptBuilder`'s `dynamicPlacement: 'after-conversation'` sections.
+   */
+  tail?: readonly string[];
   /** Chat Completions: how the output limit is named (default `max_completion_tokens`; `max_tokens` for older servers). */
   maxTokensParameter?: 'max_completion_tokens' | 'max_tokens';
   /**
@@ -175,9 +183,14 @@ const SET_BY_TO_REQUEST: Record<RequestProvider, readonly string[]> = {
 function checkOptions(o: RequestOptions): void {
   if (typeof o?.model !== 'string' || o.model === '') throw new AbridgeError('INVALID_INPUT', `toRequest: options.model: expected a model id, got ${JSON.stringify(o?.model)}`);
   if (!Number.isInteger(o.maxOutputTokens) || o.maxOutputTokens < 1) throw new AbridgeError('INVALID_INPUT', `toRequest: options.maxOutputTokens: expected a positive integer, got ${JSON.stringify(o.maxOutputTokens)}`);
+  const names = new Map<string, number>();
   for (const [i, t] of (o.tools ?? []).entries()) {
     if (typeof t?.name !== 'string' || t.name === '') throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].name: expected a tool name, got ${JSON.stringify(t?.name)}`);
     if (typeof t.inputSchema !== 'object' || t.inputSchema === null || Array.isArray(t.inputSchema)) throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].inputSchema (${t.name}): expected a JSON Schema object`);
+    const wire = safeName(t.name);
+    const before = names.get(wire);
+    if (before !== undefined) throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].name: "${t.name}" is sent as "${wire}", like options.tools[${before}]; the APIs refuse two tools of one name`);
+    names.set(wire, i);
   }
 }
 
@@ -219,7 +232,7 @@ function anthropicRequest(messages: readonly Message[], o: RequestOptions): Anth
   if (encoded.system) system.push({ type: 'text', text: encoded.system });
 
   const tools: (AnthropicToolParam | Record<string, unknown>)[] = (o.tools ?? []).map((t) => {
-    const tool: AnthropicToolParam = { name: t.name, input_schema: inputSchema(t.inputSchema) };
+    const tool: AnthropicToolParam = { name: safeName(t.name), input_schema: inputSchema(t.inputSchema) };
     if (t.description !== undefined) tool.description = t.description;
     if (t.deferred) tool.defer_loading = true;
     if (t.strict !== undefined) tool.strict = t.strict;
@@ -247,6 +260,12 @@ function anthropicRequest(messages: readonly Message[], o: RequestOptions): Anth
       break;
     }
   }
+  const tail = (o.tail ?? []).filter((t) => t.trim() !== '').map((text) => ({ type: 'text' as const, text }));
+  if (tail.length > 0) {
+    const last = out[out.length - 1];
+    if (last?.role === 'user') last.content.push(...tail);
+    else out.push({ role: 'user', content: tail });
+  }
   if (breakpoints > MAX_ANTHROPIC_BREAKPOINTS) {
     throw new AbridgeError(
       'INVALID_INPUT',
@@ -263,11 +282,12 @@ function chatRequest(messages: readonly Message[], o: RequestOptions): ChatReque
   const extra = extraFields(o, 'openai-chat');
   const encoded = encodeOpenaiChatRequest(withSystem(messages, o.system), { model: o.model });
   const body: ChatRequestBody = { ...extra, model: o.model, messages: encoded.messages };
+  for (const text of o.tail ?? []) if (text.trim() !== '') body.messages.push({ role: 'user', content: text });
   body[o.maxTokensParameter ?? 'max_completion_tokens'] = o.maxOutputTokens;
   const tools: (ChatFunctionTool | Record<string, unknown>)[] = (o.tools ?? [])
     .filter((t) => !t.deferred)
     .map((t) => {
-      const fn: ChatFunctionTool['function'] = { name: t.name, parameters: inputSchema(t.inputSchema) };
+      const fn: ChatFunctionTool['function'] = { name: safeName(t.name), parameters: inputSchema(t.inputSchema) };
       if (t.description !== undefined) fn.description = t.description;
       if (t.strict !== undefined) fn.strict = t.strict;
       return { type: 'function', function: fn };
@@ -281,9 +301,10 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
   const extra = extraFields(o, 'openai-responses');
   const encoded = encodeOpenaiResponsesRequest(withSystem(messages, o.system), { model: o.model });
   const body: ResponsesRequestBody = { ...extra, model: o.model, max_output_tokens: o.maxOutputTokens, input: encoded.input };
+  for (const text of o.tail ?? []) if (text.trim() !== '') body.input.push({ type: 'message', role: 'user', content: text });
   if (encoded.instructions !== undefined) body.instructions = encoded.instructions;
   const tools: (ResponsesFunctionTool | Record<string, unknown>)[] = (o.tools ?? []).map((t) => {
-    const tool: ResponsesFunctionTool = { type: 'function', name: t.name, parameters: inputSchema(t.inputSchema), strict: t.strict ?? false };
+    const tool: ResponsesFunctionTool = { type: 'function', name: safeName(t.name), parameters: inputSchema(t.inputSchema), strict: t.strict ?? false };
     if (t.description !== undefined) tool.description = t.description;
     if (t.deferred) tool.defer_loading = true;
     return tool;
@@ -294,16 +315,18 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
 }
 
 /**
- * The request options that carry out a `PromptBuilder` result: its system blocks (with the breakpoint it placed) and
- * the tools / conversation breakpoints it decided on (it counts them against Anthropic's 4 and skips prefixes under the
+ * The request options that carry out a `PromptBuilder` result: its system blocks (with the breakpoint it placed), the
+ * sections it meant for after the conversation (`tail`), and the tools / conversation breakpoints it decided on (it counts them against Anthropic's 4 and skips prefixes under the
  * model's minimum cacheable length). Give `toRequest` the same tools and messages the prompt was built with.
  */
-export function promptRequestOptions(built: { blocks: readonly { text: string; cache_control?: unknown }[]; breakpoints: readonly { at: string }[] }): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation'> {
-  return {
+export function promptRequestOptions(built: { blocks: readonly { text: string; cache_control?: unknown }[]; breakpoints: readonly { at: string }[]; afterConversation?: readonly { text: string }[] }): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation' | 'tail'> {
+  const out: Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation' | 'tail'> = {
     system: built.blocks.map((b) => (b.cache_control ? { text: b.text, cache: true } : { text: b.text })),
     cacheTools: built.breakpoints.some((b) => b.at === 'tools'),
     cacheConversation: built.breakpoints.some((b) => b.at === 'messages'),
   };
+  if (built.afterConversation && built.afterConversation.length > 0) out.tail = built.afterConversation.map((b) => b.text);
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

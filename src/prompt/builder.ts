@@ -121,6 +121,11 @@ export interface BuiltPrompt {
   blocks: PromptBlock[];
   /** Non-cacheable blocks placed after the conversation (`dynamicPlacement: 'after-conversation'`). */
   tail: PromptBlock[];
+  /**
+   * Every non-cacheable block meant for after the conversation (`dynamicPlacement: 'after-conversation'`), whether the
+   * builder placed it in `anthropic.messages` or left it in `tail`: what a request built elsewhere (`toRequest`) places.
+   */
+  afterConversation: PromptBlock[];
   /** Anthropic breakpoints placed, in request order (never more than 4 with the reserved ones). */
   breakpoints: CacheBreakpoint[];
   /** Breakpoints considered but not placed, and why. */
@@ -256,6 +261,7 @@ export class PromptBuilder {
       system: blocks.map((b) => b.text).join(this.separator),
       blocks,
       tail,
+      afterConversation: [...tail],
       breakpoints: [],
       skipped: [],
       stablePrefixTokens: toolTokens + stableTokens,
