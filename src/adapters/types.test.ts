@@ -145,8 +145,8 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
     const out = await new Promise<string>((done, fail) => execFile(process.execPath, ['load.mjs'], { cwd: dir }, (err, stdout, stderr) => (err ? fail(new Error(stderr)) : done(stdout))));
     expect(JSON.parse(out)).toEqual([true, true, true, 'function', 'function', 'function']);
     // The SDK types are type-only imports: the built modules load an SDK only where a client is created (import()).
-    for (const f of ['request.js', 'anthropic.js', 'openai.js']) {
-      const js = readFileSync(join(root, 'dist/adapters', f), 'utf8');
+    for (const f of ['formats/wire.js', 'adapters/anthropic.js', 'adapters/openai.js']) {
+      const js = readFileSync(join(root, 'dist', f), 'utf8');
       expect(js, f).not.toMatch(/^import[^;]*from ['"](@anthropic-ai\/sdk|openai)['"]/m);
     }
   }, 300_000);
