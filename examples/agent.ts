@@ -14,14 +14,40 @@
  * recovered, 2 on bad arguments.
  */
 import { parseArgs } from 'node:util';
-import { ContextManager, contextOverflow, fromResponse, promptTokens, type Message, type Part, type RequestProvider, type ToolSpec } from 'abridge';
+import { ContextManager, contextOverflow, promptTokens, type Message, type Part, type RequestProvider, type ToolSpec } from 'abridge';
 import { bash, readFile } from './workspace.js';
 
 type Provider = RequestProvider | 'ai-sdk-anthropic' | 'ai-sdk-openai';
 const PROVIDERS: readonly Provider[] = ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk-anthropic', 'ai-sdk-openai'];
 
 function options() {
-  const { values } = parseArgs({
+  const fail = (msg: string): never => {
+    process.stderr.write(`example agent: ${msg}\n`);
+    process.exit(2);
+  };
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse();
+  } catch (err) {
+    return fail((err as Error).message.split('\n')[0]!);
+  }
+  const { values } = parsed;
+  const provider = values.provider as Provider;
+  if (!PROVIDERS.includes(provider)) fail(`--provider: expected one of ${PROVIDERS.join(', ')}, got ${JSON.stringify(values.provider)}`);
+  const int = (name: 'window' | 'max-tokens' | 'turns') => {
+    const n = Number(values[name]);
+    if (!Number.isSafeInteger(n) || n <= 0) fail(`--${name}: expected a positive integer, got ${JSON.stringify(values[name])}`);
+    return n;
+  };
+  if (!values['base-url']) fail('--base-url is required (a server speaking the provider’s wire format)');
+  if (!values.model) fail('--model is required');
+  if (!values.task) fail('--task is required');
+  if ((values.db === undefined) !== (values.session === undefined)) fail('--db and --session go together');
+  return { provider, baseURL: values['base-url']!, model: values.model!, window: int('window'), maxTokens: int('max-tokens'), turns: int('turns'), task: values.task!, db: values.db, session: values.session, stream: values.stream === true };
+}
+
+function parse() {
+  return parseArgs({
     options: {
       provider: { type: 'string' },
       'base-url': { type: 'string' },
@@ -35,22 +61,6 @@ function options() {
       stream: { type: 'boolean', default: false },
     },
   });
-  const fail = (msg: string): never => {
-    process.stderr.write(`example agent: ${msg}\n`);
-    process.exit(2);
-  };
-  const provider = values.provider as Provider;
-  if (!PROVIDERS.includes(provider)) fail(`--provider: expected one of ${PROVIDERS.join(', ')}, got ${JSON.stringify(values.provider)}`);
-  const int = (name: 'window' | 'max-tokens' | 'turns') => {
-    const n = Number(values[name]);
-    if (!Number.isSafeInteger(n) || n <= 0) fail(`--${name}: expected a positive integer, got ${JSON.stringify(values[name])}`);
-    return n;
-  };
-  if (!values['base-url']) fail('--base-url is required (a server speaking the provider’s wire format)');
-  if (!values.model) fail('--model is required');
-  if (!values.task) fail('--task is required');
-  if ((values.db === undefined) !== (values.session === undefined)) fail('--db and --session go together');
-  return { provider, baseURL: values['base-url']!, model: values.model!, window: int('window'), maxTokens: int('max-tokens'), turns: int('turns'), task: values.task!, db: values.db, session: values.session, stream: values.stream === true };
 }
 
 const TOOLS: ToolSpec[] = [
@@ -70,13 +80,12 @@ const system = `You are a coding agent working in a repository. Your task: ${o.t
 const stats = { requests: 0, compactions: 0, errors: 0, refused: 0 };
 const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
-const config = { budget: { thresholds: { warn: 0.8, compact: 0.9, block: 0.98, target: 0.6 }, allocations: {}, models: {}, contextWindow: o.window } };
 let store: import('abridge').SessionStore | undefined;
 if (o.db) {
   const { openSqliteStore } = await import('abridge/sqlite');
   store = await openSqliteStore(o.db);
 }
-const base = { model: o.model, config, system, tools: TOOLS, maxOutputTokens: o.maxTokens };
+const base = { model: o.model, contextWindow: o.window, system, tools: TOOLS, maxOutputTokens: o.maxTokens };
 const resumed = store && o.session && (await store.getSession(o.session));
 
 if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
@@ -119,8 +128,7 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
         break;
       }
     }
-    const { message, usage } = fromResponse(provider, response);
-    await cm.recordResponse(message, usage);
+    const { message, usage } = await cm.record(response);
     print({ turn: stats.requests, predicted: turn.pressure.predicted, reported: usage ? promptTokens(usage) : null, level: turn.pressure.level, compacted: turn.compaction !== undefined });
     const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
     if (calls.length === 0) break;

@@ -28,7 +28,7 @@ import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
 import { MANAGER_DEFAULTS } from './defaults.js';
 import { ContextOverflowError, type OverflowDetails } from './overflow.js';
-import type { RequestProvider, ToolSpec } from '../formats/wire.js';
+import { fromResponse, type RequestProvider, type ResponseResult, type ToolSpec } from '../formats/wire.js';
 import { anthropicTool, renderPrompt, RequestEncoder, type ProviderRequestBody } from './request.js';
 
 /** A tool the agent offers the model, and where it comes from (MCP and skill tools may be deferred). */
@@ -40,6 +40,8 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
   /** The wire format of `prepare().request` (default: `anthropic` for Claude models, else `openai-chat`). */
   provider?: P;
   config?: AbridgeConfig;
+  /** The model's context window in tokens, when it is not the catalog's (a local model, a 1M-context variant). */
+  contextWindow?: number;
   /** Model limits (default: a catalog from `config`). */
   catalog?: ModelCatalog;
   /** Where the session's entries and compaction snapshots go (default: in memory). */
@@ -165,7 +167,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
 
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
-    this.config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
+    const config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
+    this.config = options.contextWindow !== undefined ? { ...config, budget: { ...config.budget, contextWindow: options.contextWindow } } : config;
     this.catalog = options.catalog ?? new ModelCatalog(this.config.budget);
     this.model = options.model;
     this.info = this.catalog.lookup(this.model);
@@ -278,6 +281,17 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       this.observedPrompt = Math.max(this.observedPrompt, billed);
       this.info = this.catalog.lookup(this.model, { observedPrompt: this.observedPrompt });
     }
+  }
+
+  /**
+   * Records the provider's response to the last prepared request, as the provider's SDK returned it (an Anthropic
+   * `Message`, an OpenAI `ChatCompletion` or Responses `Response`, in this manager's wire format): the assistant message
+   * is appended and its usage calibrates the next counts. Returns the message, for the caller to run its tool calls.
+   */
+  async record(response: unknown): Promise<ResponseResult> {
+    const result = fromResponse(this.provider, response);
+    await this.recordResponse(result.message, result.usage);
+    return result;
   }
 
   /**

@@ -21,3 +21,12 @@ export {
 export { MemoryResultStore, type MemoryResultStoreOptions } from './memory-result-store.js';
 export { FileResultStore, type FileResultStoreOptions } from './file-result-store.js';
 export { MemorySessionStore, type MemorySessionStoreOptions } from './memory-session-store.js';
+export {
+  importSession,
+  loadSession,
+  type NewSession,
+  type ResumedSession,
+  type SessionSnapshot,
+  type SessionStore,
+  type StoredSession,
+} from './session-store.js';

@@ -1,0 +1,110 @@
+/**
+ * The example agent (examples/agent.ts) on every provider path, against a loopback server that speaks each wire
+ * format, bills usage independently of abridge, and refuses — with the real APIs' error bodies — any request whose
+ * prompt + max_tokens exceed the window, and any broken tool pairing.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeProvider, type FakeProvider } from './support/fake-provider.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const TASK = 'Fix the failing checkout test in the orders API without changing its public routes. [task 7f3a]';
+const MARKER = '[task 7f3a]';
+const WINDOW = 40_000;
+const AI_SDK = existsSync(join(ROOT, 'examples', 'agent-ai-sdk.ts'));
+const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', ...(AI_SDK ? ['ai-sdk-anthropic', 'ai-sdk-openai'] : [])];
+const MODEL: Record<string, string> = { anthropic: 'claude-sonnet-4-6', 'ai-sdk-anthropic': 'claude-sonnet-4-6', 'openai-chat': 'gpt-5', 'openai-responses': 'gpt-5', 'ai-sdk-openai': 'gpt-5' };
+
+interface Run {
+  code: number | null;
+  lines: Record<string, unknown>[];
+  stderr: string;
+}
+
+/** Runs the example agent; `killAfterTurn` sends SIGKILL once that request's line has been printed. */
+function runAgent(server: FakeProvider, args: string[], killAfterTurn?: number): Promise<Run> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'examples', 'agent.ts'), ...args], { cwd: ROOT, env: { ...process.env, NODE_NO_WARNINGS: '1' } });
+    const lines: Record<string, unknown>[] = [];
+    let buffer = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
+        const line = JSON.parse(buffer.slice(0, nl)) as Record<string, unknown>;
+        buffer = buffer.slice(nl + 1);
+        lines.push(line);
+        if (killAfterTurn !== undefined && line.turn === killAfterTurn) child.kill('SIGKILL');
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('close', (code) => done({ code, lines, stderr }));
+  });
+}
+
+const common = (provider: string, server: FakeProvider, turns: number) => ['--provider', provider, '--base-url', server.baseURL, '--model', MODEL[provider]!, '--window', String(WINDOW), '--max-tokens', '4096', '--turns', String(turns), '--task', TASK];
+
+describe('the example agent against a strict loopback provider', () => {
+  let server: FakeProvider;
+  let dir: string;
+  beforeAll(async () => {
+    server = await startFakeProvider({ window: WINDOW, maxOutputTokens: 64_000, script: { toolTurns: 10_000, marker: MARKER } });
+    dir = mkdtempSync(join(tmpdir(), 'abridge-agent-'));
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each(PROVIDERS)('%s: 50 requests with 20–40 KB tool outputs in a 40,000-token window, 0 refused, ≥ 2 compactions, the task in every request', async (provider) => {
+    const before = server.requests.length;
+    const run = await runAgent(server, common(provider, server, 50));
+    const mine = server.requests.slice(before).filter((r) => r.model === MODEL[provider]);
+    expect(run.stderr).not.toMatch(/refused/);
+    expect(run.code).toBe(0);
+    const done = run.lines[run.lines.length - 1]!;
+    expect(done).toMatchObject({ done: true, requests: 50, errors: 0 });
+    expect(done.compactions as number).toBeGreaterThanOrEqual(2);
+    expect(mine.filter((r) => r.refused)).toEqual([]);
+    expect(mine.length).toBeGreaterThanOrEqual(50);
+    expect(mine.every((r) => r.markerInSystem)).toBe(true);
+    // The tool outputs are really 20–40 KB and the window really fills: what abridge prevented was real.
+    expect(Math.max(...mine.map((r) => r.usage?.promptTokens ?? 0))).toBeGreaterThan(WINDOW * 0.6);
+    // Once anchored on the bill, abridge's prediction is within a few percent of it (median).
+    const errors = run.lines.filter((l) => typeof l.reported === 'number' && typeof l.predicted === 'number' && !l.compacted).map((l) => Math.abs((l.predicted as number) - (l.reported as number)) / (l.reported as number));
+    errors.sort((a, b) => a - b);
+    expect(errors[Math.floor(errors.length / 2)]!).toBeLessThan(0.05);
+  }, 240_000);
+
+  it('split over two processes — kill -9 after request 20, then resumed from SQLite — still 0 refused, from the stored compacted context', async () => {
+    const db = join(dir, 'agent.sqlite');
+    const args = [...common('anthropic', server, 50), '--db', db, '--session', 'split-1'];
+    const before = server.requests.length;
+    const first = await runAgent(server, args, 20);
+    expect(first.code).toBeNull(); // killed
+    expect(first.lines.filter((l) => l.turn !== undefined).length).toBeGreaterThanOrEqual(20);
+    const between = server.requests.length;
+    const second = await runAgent(server, [...common('anthropic', server, 30), '--db', db, '--session', 'split-1']);
+    expect(second.code).toBe(0);
+    expect(second.lines[second.lines.length - 1]).toMatchObject({ done: true, requests: 30, errors: 0 });
+    const all = server.requests.slice(before);
+    expect(all.filter((r) => r.refused)).toEqual([]);
+    expect(all.every((r) => r.markerInSystem)).toBe(true);
+    // The second process continued the conversation (tool calls and results from before the kill), not a new one.
+    const resumed = server.requests[between]!.body as { messages: unknown[] };
+    expect(resumed.messages.length).toBeGreaterThan(4);
+    const compactions = [...first.lines, ...second.lines].filter((l) => l.compacted === true).length;
+    expect(compactions).toBeGreaterThanOrEqual(2);
+  }, 240_000);
+
+  it('refuses bad arguments with one line and exit 2', async () => {
+    const run = await runAgent(server, ['--provider', 'nope', '--base-url', server.baseURL]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/--provider: expected one of anthropic/);
+  }, 60_000);
+});
