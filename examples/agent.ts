@@ -14,7 +14,7 @@
  * recovered, 2 on bad arguments.
  */
 import { parseArgs } from 'node:util';
-import { ContextManager, contextOverflow, promptTokens, type Message, type Part, type RequestProvider, type ToolSpec } from 'abridge';
+import { ContextManager, contextOverflow, promptTokens, type AnthropicRequestBody, type ChatRequestBody, type Message, type Part, type RequestProvider, type ResponsesRequestBody, type ToolSpec } from 'abridge';
 import { bash, readFile } from './workspace.js';
 
 type Provider = RequestProvider | 'ai-sdk-anthropic' | 'ai-sdk-openai';
@@ -157,17 +157,19 @@ async function sender(provider: RequestProvider): Promise<(body: unknown) => Pro
   const apiKey = process.env.EXAMPLE_API_KEY ?? 'sk-example';
   if (provider === 'anthropic') {
     const { default: Anthropic } = await import('@anthropic-ai/sdk');
+    const { anthropicParams } = await import('abridge/anthropic');
     const client = new Anthropic({ baseURL: o.baseURL.replace(/\/v1\/?$/, ''), apiKey, maxRetries: 0 });
     // Large max_tokens need streaming with this SDK (it refuses a non-streaming request that may run for long).
-    return (body) => client.messages.stream(body as Parameters<typeof client.messages.stream>[0]).finalMessage();
+    return (body) => client.messages.stream(anthropicParams(body as AnthropicRequestBody)).finalMessage();
   }
   const { default: OpenAI } = await import('openai');
+  const { chatParams, responsesParams } = await import('abridge/openai');
   const root = o.baseURL.replace(/\/+$/, '');
   const client = new OpenAI({ baseURL: root.endsWith('/v1') ? root : `${root}/v1`, apiKey, maxRetries: 0 });
   if (provider === 'openai-chat') {
-    if (o.stream) return (body) => client.chat.completions.stream({ ...(body as object), stream: true, stream_options: { include_usage: true } } as Parameters<typeof client.chat.completions.stream>[0]).finalChatCompletion();
-    return (body) => client.chat.completions.create(body as Parameters<typeof client.chat.completions.create>[0]);
+    if (o.stream) return (body) => client.chat.completions.stream({ ...chatParams(body as ChatRequestBody), stream: true, stream_options: { include_usage: true } }).finalChatCompletion();
+    return (body) => client.chat.completions.create(chatParams(body as ChatRequestBody));
   }
-  if (o.stream) return (body) => client.responses.stream(body as Parameters<typeof client.responses.stream>[0]).finalResponse();
-  return (body) => client.responses.create(body as Parameters<typeof client.responses.create>[0]);
+  if (o.stream) return (body) => client.responses.stream(responsesParams(body as ResponsesRequestBody)).finalResponse();
+  return (body) => client.responses.create(responsesParams(body as ResponsesRequestBody));
 }

@@ -15,7 +15,7 @@ import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import { AbridgeError } from '../errors.js';
 import type { Message } from '../model/types.js';
-import { contextOverflow, fromResponse, toRequest, type AnthropicToolParam, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec } from '../formats/wire.js';
+import { contextOverflow, fromResponse, toRequest, type AnthropicRequestBody, type AnthropicToolParam, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec } from '../formats/wire.js';
 
 export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
 
@@ -27,7 +27,15 @@ export type AnthropicRequestOptions = Omit<RequestOptions, 'maxTokensParameter' 
  * thinking, tool_use / tool_result pairs, images. See `toRequest`.
  */
 export function toAnthropicRequest(messages: readonly Message[], options: AnthropicRequestOptions): Anthropic.MessageCreateParamsNonStreaming {
-  const { tools, ...rest } = toRequest(messages, 'anthropic', options);
+  return anthropicParams(toRequest(messages, 'anthropic', options));
+}
+
+/**
+ * A request body abridge built (`toRequest`, or `ContextManager.prepare().request` with provider `anthropic`) typed as
+ * `client.messages.create` / `client.messages.stream` params.
+ */
+export function anthropicParams(request: AnthropicRequestBody): Anthropic.MessageCreateParamsNonStreaming {
+  const { tools, ...rest } = request;
   // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's Tool.
   const body: Anthropic.MessageCreateParamsNonStreaming = rest;
   if (tools) body.tools = tools.map((t) => ('input_schema' in t ? (t as AnthropicToolParam satisfies Anthropic.Tool) : (t as unknown as Anthropic.ToolUnion)));

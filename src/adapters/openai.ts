@@ -15,7 +15,7 @@ import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Message } from '../model/types.js';
 import { missingSdk } from './anthropic.js';
-import { contextOverflow, fromResponse, toRequest, type ChatFunctionTool, type ContextOverflow, type RequestOptions, type ResponseResult, type ResponsesFunctionTool, type SystemBlock, type ToolSpec } from '../formats/wire.js';
+import { contextOverflow, fromResponse, toRequest, type ChatRequestBody, type ResponsesRequestBody, type ChatFunctionTool, type ContextOverflow, type RequestOptions, type ResponseResult, type ResponsesFunctionTool, type SystemBlock, type ToolSpec } from '../formats/wire.js';
 
 export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
 
@@ -26,7 +26,12 @@ export type OpenAIResponsesRequestOptions = Omit<RequestOptions, 'providerTools'
 
 /** Messages (a view) as `client.chat.completions.create` params. See `toRequest`. */
 export function toOpenAIChatRequest(messages: readonly Message[], options: OpenAIChatRequestOptions): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
-  const { tools, ...rest } = toRequest(messages, 'openai-chat', options);
+  return chatParams(toRequest(messages, 'openai-chat', options));
+}
+
+/** A Chat Completions body abridge built (`ContextManager.prepare().request` with provider `openai-chat`), typed for the SDK. */
+export function chatParams(request: ChatRequestBody): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
+  const { tools, ...rest } = request;
   // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's.
   const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = rest;
   if (tools) body.tools = tools.map((t) => ('function' in t ? (t as ChatFunctionTool satisfies OpenAI.Chat.ChatCompletionFunctionTool) : (t as unknown as OpenAI.Chat.ChatCompletionTool)));
@@ -40,7 +45,12 @@ export function fromOpenAIChatCompletion(completion: OpenAI.Chat.ChatCompletion)
 
 /** Messages (a view) as `client.responses.create` params, reasoning items given back. See `toRequest`. */
 export function toOpenAIResponsesRequest(messages: readonly Message[], options: OpenAIResponsesRequestOptions): OpenAI.Responses.ResponseCreateParamsNonStreaming {
-  const { tools, ...rest } = toRequest(messages, 'openai-responses', options);
+  return responsesParams(toRequest(messages, 'openai-responses', options));
+}
+
+/** A Responses body abridge built (`ContextManager.prepare().request` with provider `openai-responses`), typed for the SDK. */
+export function responsesParams(request: ResponsesRequestBody): OpenAI.Responses.ResponseCreateParamsNonStreaming {
+  const { tools, ...rest } = request;
   const body: OpenAI.Responses.ResponseCreateParamsNonStreaming = rest;
   if (tools) body.tools = tools.map((t) => (t.type === 'function' && 'parameters' in t ? (t as ResponsesFunctionTool satisfies OpenAI.Responses.FunctionTool) : (t as unknown as OpenAI.Responses.Tool)));
   return body;
