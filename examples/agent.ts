@@ -170,6 +170,6 @@ async function sender(provider: RequestProvider): Promise<(body: unknown) => Pro
     if (o.stream) return (body) => client.chat.completions.stream({ ...chatParams(body as ChatRequestBody), stream: true, stream_options: { include_usage: true } }).finalChatCompletion();
     return (body) => client.chat.completions.create(chatParams(body as ChatRequestBody));
   }
-  if (o.stream) return (body) => client.responses.stream(responsesParams(body as ResponsesRequestBody)).finalResponse();
+  if (o.stream) return (body) => client.responses.stream({ ...responsesParams(body as ResponsesRequestBody), stream: true }).finalResponse();
   return (body) => client.responses.create(responsesParams(body as ResponsesRequestBody));
 }
