@@ -111,7 +111,7 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
       const overflow = contextOverflow(err);
       stats.errors++;
       // The provider counted more than predicted: compact to a lower ceiling and retry once.
-      if (overflow && (await cm.recoverFromOverflow(overflow.message))) {
+      if (overflow && (await cm.recoverFromOverflow(overflow))) {
         try {
           stats.requests++;
           response = await send((await cm.prepare({ maxOutputTokens: o.maxTokens })).request);

@@ -10,6 +10,7 @@ import { MemorySessionStore } from '../store/memory-session-store.js';
 import { mergeConfig, DEFAULT_CONFIG } from './config.js';
 import { ContextManager } from './context-manager.js';
 import { ContextOverflowError } from './overflow.js';
+import { contextOverflow } from '../formats/wire.js';
 
 const TASK = 'Find every use of value in src/ and list the modules. Never edit tests.';
 const output = (i: number, lines = 120) => Array.from({ length: lines }, (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k}, "step ${i}");`).join('\n');
@@ -169,6 +170,33 @@ describe('ContextManager', () => {
     expect(names).toContain('tool_search');
     expect(names.filter((n) => n.startsWith('jira_')).length).toBeLessThan(30);
     expect(JSON.stringify(p.request.system)).toMatch(/deferred to save context/);
+  });
+
+  it('recognizes the provider’s overflow answer, compacts below the ceiling and says so', async () => {
+    const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 60_000 });
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    let last = 0;
+    for (let i = 0; i < 9; i++) {
+      const p = await cm.prepare({ maxOutputTokens: 8000 });
+      last = p.pressure.predicted;
+      await turn(cm, i, bill(p.request));
+    }
+    // What the Anthropic SDK throws for a 400 "prompt is too long" (a provider that counted more than predicted).
+    const refusal = Object.assign(new Error('400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 61234 tokens > 60000 maximum"}}'), {
+      status: 400,
+      error: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 61234 tokens > 60000 maximum' } },
+    });
+    const overflow = contextOverflow(refusal);
+    expect(overflow).toMatchObject({ provider: 'anthropic', promptTokens: 61234, limit: 60000 });
+    const events: { recovered: boolean }[] = [];
+    cm.on('overflow', (e) => events.push(e));
+    expect(await cm.recoverFromOverflow(overflow!)).toBe(true);
+    expect(events).toEqual([expect.objectContaining({ recovered: true })]);
+    const retry = await cm.prepare({ maxOutputTokens: 8000 });
+    expect(retry.pressure.predicted).toBeLessThan(last);
+    // Under the ceiling by as much as the provider's count (61,234) exceeded the prediction.
+    expect(retry.pressure.predicted).toBeLessThanOrEqual(Math.floor((last * (60_000 - 8000)) / 61_234));
   });
 
   it('raises the window when a prompt larger than it was billed (a 1M-context variant)', async () => {

@@ -342,17 +342,21 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /**
-   * After the provider refused the last prepared request as too long (see `contextOverflow` in abridge/anthropic,
-   * abridge/openai): compacts to a lower ceiling so that a retry fits. Returns false when nothing could be done.
+   * After the provider refused the last prepared request as too long (`contextOverflow(err)` recognizes the refusal):
+   * compacts so that a retry fits, aiming under the ceiling by as much as the provider's count exceeded abridge's (when
+   * the refusal says how many tokens it counted), else by a quarter. Emits `overflow`; false when nothing could be done.
    */
-  async recoverFromOverflow(message = 'the provider refused the request as too long'): Promise<boolean> {
+  async recoverFromOverflow(overflow: { message?: string; promptTokens?: number } | string = {}): Promise<boolean> {
+    const info = typeof overflow === 'string' ? { message: overflow } : overflow;
     const maxOutput = this.lastMaxOutput ?? this.info.maxOutputTokens;
+    const ceiling = this.info.contextWindow - maxOutput;
     const before = this.tracker.predict(this.model);
-    // The provider counted more than predicted: aim well under the ceiling.
-    const target = Math.floor((this.info.contextWindow - maxOutput) * 0.85);
-    const result = await this.compactTo(Math.min(target, this.budget(maxOutput).marks.target));
+    // How much more the provider counted than predicted (at least the share that made it refuse).
+    const factor = Math.max(1.05, info.promptTokens && before.predicted > 0 ? info.promptTokens / before.predicted : ceiling / Math.max(1, before.predicted), MANAGER_DEFAULTS.overflowFactor);
+    const target = Math.floor(Math.min(this.budget(maxOutput).marks.target, (ceiling * (1 - MANAGER_DEFAULTS.anchoredMargin)) / factor));
+    const result = await this.compactTo(target);
     const recovered = result.entry !== undefined;
-    this.emit('overflow', { message, predicted: before.predicted, ceiling: this.info.contextWindow - maxOutput, recovered });
+    this.emit('overflow', { message: info.message ?? 'the provider refused the request as too long', predicted: before.predicted, ceiling, recovered });
     return recovered;
   }
 

@@ -9,4 +9,6 @@ export const MANAGER_DEFAULTS = {
   estimatedMargin: 0.08,
   /** A tool result larger than this share of the effective window is offloaded as it arrives (head and tail kept). */
   offloadShare: 0.2,
+  /** After a provider's overflow refusal that does not say its count: assume it counted this much more than predicted. */
+  overflowFactor: 1.25,
 } as const;
