@@ -13,6 +13,7 @@ import { compact } from '../compaction/compact.js';
 import { activeMessages } from '../model/view.js';
 import type { Message, Session } from '../model/types.js';
 import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { PiTranscript } from '../test-support/random-session.js';
 import { comparable, firstDifference, piResume } from '../test-support/pi-loader.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { parseSession, readSession } from './read.js';
@@ -100,6 +101,53 @@ run('pi resumes exactly the view abridge reported', () => {
       }
     }, 120_000);
   }
+});
+
+const output = (tag: string, n: number) => Array.from({ length: n }, (_, k) => `${tag} line ${k}: npm ERR! at retry (src/net/retry.ts:${k})`).join('\n');
+
+/** A pi tree: an abandoned branch, a branch summary, harness and bash messages on the active one. */
+function branchedSession(): string {
+  const t = new PiTranscript('branched');
+  t.user('Fix the flaky retry in src/net/retry.ts.');
+  const u1 = t.records.at(-1)!.id as string;
+  for (let i = 0; i < 3; i++) t.step({ text: `Trying ${i}.`, calls: [{ name: 'bash', args: { command: `try ${i}` }, result: output(`try${i}`, 150) }] });
+  const abandoned = t.records.at(-1)!.id as string;
+  const branchStart = t.records.length;
+  t.synthetic('Remember: keep the backoff under 250 ms.');
+  for (let i = 0; i < 8; i++) t.step({ text: `Step ${i}.`, calls: [{ name: i % 2 ? 'read' : 'bash', args: { path: `src/f${i}.ts` }, result: output(`step${i}`, 120) }] });
+  t.user('Now run the tests.');
+  const records = t.records;
+  // The second branch starts again from the first request, after pi's summary of the abandoned one.
+  records.splice(branchStart, 0, { type: 'branch_summary', id: 'bs', parentId: u1, timestamp: records[1]!.timestamp, fromId: abandoned, summary: 'Tried three retries; none fixed it.' });
+  records[branchStart + 1]!.parentId = 'bs';
+  const last = records.at(-1)!.id as string;
+  records.push({ type: 'message', id: 'bx', parentId: last, timestamp: records[1]!.timestamp, message: { role: 'bashExecution', command: 'npm test', output: output('test', 80), exitCode: 1, cancelled: false, truncated: false, timestamp: 99 } });
+  for (let i = 0; i < 3; i++) records.push({ type: 'message', id: `z${i}`, parentId: i ? `z${i - 1}` : 'bx', timestamp: records[1]!.timestamp, message: { role: 'user', content: `More ${i}.`, timestamp: 100 + i } });
+  return `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
+}
+
+describe('pi resumes the view on the active branch of a tree', () => {
+  it.each([
+    ['clearing only', 0.7, ['clear-tool-results'] as const],
+    ['with a summary', 0.3, ['summarize'] as const],
+  ])('%s', async (_, fraction, strategies) => {
+    const text0 = branchedSession();
+    const session = parseSession(text0);
+    expect(session.problems).toEqual([]);
+    const before = piResume(text0).sent;
+    expect(firstDifference(before, activeMessages(session))).toBe(-1);
+    const size = tokens(activeMessages(session));
+    const r = await compact(session, { target: Math.floor(size * fraction), prefixTokens: 0, strategies });
+    expect(r.marker).toBeDefined();
+    if (strategies[0] === 'clear-tool-results') expect(r.marker!.archived).toBeUndefined();
+    else expect(r.strategiesRun.map((x) => x.name)).toContain('summarize');
+    const text = writeSession(session, 'pi');
+    expectSame('pi', piResume(text).sent, activeMessages(session));
+    expectSame('read back', activeMessages(parseSession(text)), activeMessages(session));
+    // The abandoned branch and every original record are still there.
+    const written = new Set(text.split('\n'));
+    for (const line of text0.split('\n')) if (line) expect(written.has(line)).toBe(true);
+  });
 });
 
 afterAll(() => {
