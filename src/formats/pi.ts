@@ -89,7 +89,9 @@ class PiDecoder implements EntryDecoder {
         base.kind = 'thinking-level';
         return base;
       case 'compaction': {
-        const saved = abridgeDetails(r.details);
+        // A compaction abridge's pi extension supplied is pi's own record (pi's semantics), with abridge's summary.
+        const byExtension = isRecord(r.details) && isRecord(r.details.abridge) && r.details.abridge.layout === 'pi';
+        const saved = byExtension ? undefined : abridgeDetails(r.details);
         if (saved) {
           // A compaction abridge wrote: restore its own marker (edits, archived span), which pi's fields cannot hold.
           const marker = restoreMarker(saved, this.compactions.length + 1, ctx.nextIndex);
@@ -104,6 +106,10 @@ class PiDecoder implements EntryDecoder {
           summary: asString(r.summary) ?? '',
           source: 'pi',
         };
+        if (byExtension) {
+          marker.trigger = 'abridge';
+          marker.strategies = ['summarize'];
+        }
         if (typeof r.tokensBefore === 'number') marker.tokensBefore = r.tokensBefore;
         const keptId = asString(r.firstKeptEntryId);
         if (keptId) marker.firstKeptEntryId = keptId;

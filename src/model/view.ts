@@ -60,6 +60,10 @@ export function viewOf(branch: readonly Entry[]): ViewItem[] {
   };
   for (let i = 0; i < last; i++) {
     const e = branch[i]!;
+    // Only the last marker's summary is in view: an earlier one is covered by a later abridge summary or carried into
+    // it, and pi shows no earlier compaction's summary. (Another agent's summary under abridge's marker stays: it
+    // stands for what that agent archived.)
+    if (e.compaction && (marker.source !== 'abridge' || e.compaction.source === 'abridge')) continue;
     if (hidden.some((h) => e.index >= h.fromEntry && e.index <= h.toEntry)) continue;
     if (e.index >= archived.fromEntry && e.index <= archived.toEntry) {
       placeSummary();
