@@ -290,6 +290,15 @@ function writeCompacted(session: Session, branch: readonly Entry[], markerEntry:
   return writeJsonl(out, fromPi ? session : {});
 }
 
+/**
+ * The pi records that make pi show one item of abridge's view of a pi session (an entry's message, edited or not):
+ * what the writer re-appends, and what abridge's pi extension hands pi for an LLM call.
+ */
+export function piRecordsFor(session: Session, item: ViewItem): Record<string, unknown>[] {
+  const e = session.entries[item.entry!]!;
+  return copiesOf(e, item, session.format === 'pi', isoOf(e));
+}
+
 function copyOf(raw: Record<string, unknown>): Record<string, unknown> {
   const { id: _id, parentId: _p, ...rest } = raw;
   return rest;
