@@ -5,6 +5,7 @@ import { registerInspect } from './inspect.js';
 import { registerReplay } from './replay.js';
 import { registerCompact } from './compact.js';
 import { registerModels } from './models.js';
+import { registerFooter } from './footer.js';
 import { VERSION } from './version.js';
 
 /** Exit codes: 0 done, 1 unexpected failure, 2 bad input (missing file, unknown format, bad option). */
@@ -18,6 +19,7 @@ async function main(argv: string[]): Promise<number> {
   registerReplay(program);
   registerCompact(program);
   registerModels(program);
+  registerFooter(program);
   (await import('./store-commands.js')).registerStoreCommands(program);
   try {
     await program.parseAsync(argv);

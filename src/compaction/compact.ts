@@ -241,12 +241,18 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
   // Another agent's summary still in view stays an ordinary message of its own entry.
   const summary = view.find((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge');
   const visible = new Set(view.map((v) => v.entry).filter((e): e is number => e !== undefined));
+  // Another agent's summary still in view is the message of its own marker entry.
+  for (const v of view) {
+    const m = isSummaryItem(v) ? markerOf(v.message) : undefined;
+    const carrier = m && m.source !== 'abridge' ? branch.find((e) => e.compaction === m) : undefined;
+    if (carrier) visible.add(carrier.index);
+  }
   const covered = summary?.covers;
   // Entries neither visible nor under this summary were hidden by an earlier compaction: they stay hidden.
   const hidden: { fromEntry: number; toEntry: number }[] = [];
   let previous: number | undefined;
   for (const e of branch) {
-    if (!e.message || e.compaction) continue;
+    if (!e.message) continue;
     const hide = !visible.has(e.index) && !(covered && e.index >= covered.fromEntry && e.index <= covered.toEntry);
     if (hide) {
       const lastRange = hidden[hidden.length - 1];

@@ -81,7 +81,8 @@ describe('pi reader', () => {
       isError: false,
       content: [{ type: 'text', text: 'code' }, { type: 'image', mediaType: 'image/png', byteSize: 3, data: 'AAAA' }],
     });
-    expect(s.entries[9]!.message!.parts[0]).toEqual({ type: 'text', text: 'Ran `npm test`\n```\n1 failed\n```\n(exit code 1)' });
+    // As pi sends it (its bashExecutionToText).
+    expect(s.entries[9]!.message!.parts[0]).toEqual({ type: 'text', text: 'Ran `npm test`\n```\n1 failed\n```\n\nCommand exited with code 1' });
     const marker = s.entries[10]!.compaction!;
     expect(marker).toMatchObject({ number: 1, summary: 'Goal: fix the bug.', tokensBefore: 50000, firstKeptEntryId: 'u2', firstKeptEntry: 7, source: 'pi' });
     expect(marker.archived).toEqual({ fromEntry: 1, toEntry: 6 });

@@ -5,19 +5,16 @@
  */
 import type {
   CompactionMarker,
-  Entry,
   EntryDraft,
   Message,
   Part,
-  Session,
   SessionInfo,
   Usage,
 } from '../model/types.js';
 import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
-import { writeJsonl } from './jsonl.js';
-import { stableId } from './ids.js';
 import type { AbridgeMarker } from '../model/view.js';
+import { PI_MARKER_TYPE, PI_SUMMARY_TYPE, writePi } from './pi-write.js';
 
 const ENTRY_TYPES = new Set([
   'session',
@@ -92,10 +89,12 @@ class PiDecoder implements EntryDecoder {
         base.kind = 'thinking-level';
         return base;
       case 'compaction': {
-        const saved = abridgeDetails(r.details);
+        // A compaction abridge's pi extension supplied is pi's own record (pi's semantics), with abridge's summary.
+        const byExtension = isRecord(r.details) && isRecord(r.details.abridge) && r.details.abridge.layout === 'pi';
+        const saved = byExtension ? undefined : abridgeDetails(r.details);
         if (saved) {
           // A compaction abridge wrote: restore its own marker (edits, archived span), which pi's fields cannot hold.
-          const marker = { ...saved, number: this.compactions.length + 1 } as CompactionMarker;
+          const marker = restoreMarker(saved, this.compactions.length + 1, ctx.nextIndex);
           base.kind = 'compaction';
           base.compaction = marker;
           base.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
@@ -107,6 +106,10 @@ class PiDecoder implements EntryDecoder {
           summary: asString(r.summary) ?? '',
           source: 'pi',
         };
+        if (byExtension) {
+          marker.trigger = 'abridge';
+          marker.strategies = ['summarize'];
+        }
         if (typeof r.tokensBefore === 'number') marker.tokensBefore = r.tokensBefore;
         const keptId = asString(r.firstKeptEntryId);
         if (keptId) marker.firstKeptEntryId = keptId;
@@ -120,15 +123,26 @@ class PiDecoder implements EntryDecoder {
         base.kind = 'branch-summary';
         base.message = { role: 'user', parts: [textPart(asString(r.summary) ?? '')], synthetic: true };
         return base;
-      case 'custom_message':
+      case 'custom_message': {
+        const saved = r.customType === PI_SUMMARY_TYPE ? abridgeDetails(r.details) : undefined;
+        if (saved) {
+          // abridge's summary where pi shows it in place (the session resumes from the branch it heads).
+          const marker = restoreMarker(saved, this.compactions.length + 1, ctx.nextIndex);
+          base.kind = 'compaction';
+          base.compaction = marker;
+          base.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
+          this.compactions.push({ entry: base, abridge: true });
+          return base;
+        }
         base.kind = 'message';
         base.message = { role: 'user', parts: contentParts(r.content), synthetic: true };
         return base;
+      }
       case 'custom': {
-        const saved = r.customType === 'abridge.compaction' ? abridgeDetails(r.data) : undefined;
+        const saved = r.customType === PI_MARKER_TYPE ? abridgeDetails(r.data) : undefined;
         if (saved) {
           // An abridge compaction that only edited results (no summary): not part of pi's context, but of abridge's.
-          const marker = { ...saved, number: this.compactions.length + 1 } as CompactionMarker;
+          const marker = restoreMarker(saved, this.compactions.length + 1, ctx.nextIndex);
           base.kind = 'compaction';
           base.compaction = marker;
           this.compactions.push({ entry: base, abridge: true });
@@ -205,6 +219,21 @@ export function decodeUsage(u: unknown): Usage | undefined {
   return usage;
 }
 
+function bashText(m: Record<string, unknown>): string {
+  const output = asString(m.output);
+  let text = `Ran \`${asString(m.command) ?? ''}\`\n${output ? `\`\`\`\n${output}\n\`\`\`` : '(no output)'}`;
+  if (m.cancelled === true) text += '\n\n(command cancelled)';
+  else if (typeof m.exitCode === 'number' && m.exitCode !== 0) text += `\n\nCommand exited with code ${m.exitCode}`;
+  const full = asString(m.fullOutputPath);
+  if (m.truncated === true && full) text += `\n\n[Output truncated. Full output: ${full}]`;
+  return text;
+}
+
+/** One pi message (`AgentMessage`: a session's `message` record, or what pi's `buildSessionContext` returns) as abridge's. */
+export function decodePiMessage(m: Record<string, unknown>): Message | undefined {
+  return decodeMessage(m);
+}
+
 function decodeMessage(m: Record<string, unknown>): Message | undefined {
   const role = asString(m.role) ?? '';
   if (!MESSAGE_ROLES.has(role)) return undefined;
@@ -242,9 +271,8 @@ function decodeMessage(m: Record<string, unknown>): Message | undefined {
       };
       break;
     case 'bashExecution': {
-      // pi shows a user-run command to the model as user text (unless excluded with `!!`).
-      const exit = m.exitCode === undefined || m.exitCode === null ? '' : `\n(exit code ${String(m.exitCode)})`;
-      const text = m.excludeFromContext === true ? '' : `Ran \`${asString(m.command) ?? ''}\`\n\`\`\`\n${asString(m.output) ?? ''}\n\`\`\`${exit}`;
+      // pi shows a user-run command to the model as this user text (its bashExecutionToText), unless excluded (`!!`).
+      const text = m.excludeFromContext === true ? '' : bashText(m);
       message = { role: 'user', parts: text ? [textPart(text)] : [], synthetic: true };
       break;
     }
@@ -261,54 +289,22 @@ function decodeMessage(m: Record<string, unknown>): Message | undefined {
   return message;
 }
 
-// ---------------------------------------------------------------------------------------------------------------------
-// Writing
-
-function encodeParts(parts: Part[]): unknown[] {
-  const out: unknown[] = [];
-  for (const p of parts) {
-    switch (p.type) {
-      case 'text':
-        out.push({ type: 'text', text: p.text });
-        break;
-      case 'thinking':
-        out.push(p.signature ? { type: 'thinking', thinking: p.text, thinkingSignature: p.signature } : { type: 'thinking', thinking: p.text });
-        break;
-      case 'tool-call':
-        out.push({ type: 'toolCall', id: p.id, name: p.name, arguments: p.arguments });
-        break;
-      case 'image':
-        out.push({ type: 'image', data: p.data ?? '', mimeType: p.mediaType ?? 'image/png' });
-        break;
-      case 'file':
-        out.push({ type: 'text', text: `[file ${p.name ?? ''} ${p.mediaType ?? ''} ${p.byteSize ?? '?'} bytes]` });
-        break;
-      case 'compaction':
-        out.push({ type: 'text', text: p.marker.summary });
-        break;
-      case 'tool-result':
-        break;
-    }
-  }
-  return out;
-}
-
 /**
- * An abridge compaction as pi records it: a `compaction` entry whose summary starts with the original request (pi
- * shows only the summary and what follows its first kept entry) and whose `details.abridge` keeps abridge's own
- * marker. A compaction that only edited results has no pi equivalent: a `custom` entry keeps it for abridge.
+ * abridge's marker as it was saved. A marker the pi writer saved on the branch it re-appended (`rebased`) heads what
+ * the session resumes from: its edits are already in the records that follow, and what it archived is on the branch
+ * left behind, so on this branch it stands for its own place only (where its summary goes, which a later compaction
+ * covers or carries).
  */
-function encodeAbridgeMarker(m: AbridgeMarker, iso: string, ctx: EncodeContext): Record<string, unknown> {
-  const { number: _n, ...saved } = m;
-  if (!m.archived) return { type: 'custom', timestamp: iso, customType: 'abridge.compaction', data: { abridge: saved } };
-  const r: Record<string, unknown> = { type: 'compaction', timestamp: iso };
-  r.summary = ctx.task ? `## Original request (verbatim)\n${ctx.task}\n\n${m.summary}` : m.summary;
-  const keptId = m.firstKeptEntry !== undefined ? ctx.idOf(m.firstKeptEntry) : undefined;
-  if (keptId) r.firstKeptEntryId = keptId;
-  else if (m.firstKeptEntry !== undefined) r.firstKeptEntryIndex = m.firstKeptEntry;
-  r.tokensBefore = m.tokensBefore ?? 0;
-  r.details = { abridge: saved };
-  return r;
+function restoreMarker(saved: Omit<AbridgeMarker, 'number'> & { rebased?: boolean }, number: number, index: number): CompactionMarker {
+  const { rebased, ...rest } = saved;
+  const marker = { ...rest, number } as AbridgeMarker;
+  if (rebased) {
+    marker.archived = { fromEntry: index, toEntry: index };
+    delete marker.hidden;
+    delete marker.edits;
+    delete marker.firstKeptEntry;
+  }
+  return marker;
 }
 
 function abridgeDetails(details: unknown): Omit<AbridgeMarker, 'number'> | undefined {
@@ -318,157 +314,9 @@ function abridgeDetails(details: unknown): Omit<AbridgeMarker, 'number'> | undef
   return a as unknown as Omit<AbridgeMarker, 'number'>;
 }
 
-function encodeUsage(u: Usage): Record<string, unknown> {
-  const total = u.input + u.output + u.cacheRead + u.cacheWrite;
-  return {
-    input: u.input,
-    output: u.output,
-    cacheRead: u.cacheRead,
-    cacheWrite: u.cacheWrite,
-    totalTokens: total,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  };
-}
+// ---------------------------------------------------------------------------------------------------------------------
+// Writing
 
-/**
- * pi records (without id links) for an entry that did not come from a pi file. `written` holds the compaction markers
- * already written, so that a format that stores a compaction twice (Claude Code: boundary + summary) gives one.
- */
-interface EncodeContext {
-  written: Set<CompactionMarker>;
-  /** The id of the entry at an index, in a tree-shaped session. */
-  idOf(index: number): string | undefined;
-  /** The first thing the user asked, verbatim (pi drops what comes before a compaction's first kept entry). */
-  task?: string;
-}
-
-function encodeEntry(e: Entry, iso: string, ctx: EncodeContext): Record<string, unknown>[] {
-  const written = ctx.written;
-  const carried = e.compaction ?? e.message?.parts.find((p) => p.type === 'compaction')?.marker;
-  if (carried?.source === 'abridge') {
-    if (written.has(carried)) return [];
-    written.add(carried);
-    return [encodeAbridgeMarker(carried as AbridgeMarker, iso, ctx)];
-  }
-  if (carried) {
-    if (written.has(carried)) return [];
-    written.add(carried);
-    const r: Record<string, unknown> = { type: 'compaction', timestamp: iso, summary: carried.summary, tokensBefore: carried.tokensBefore ?? 0 };
-    if (carried.firstKeptEntryId) r.firstKeptEntryId = carried.firstKeptEntryId;
-    return [r];
-  }
-  if (e.sidechain) {
-    // A subagent's messages are not part of the main conversation: keep them outside the model's context.
-    return [{ type: 'custom', timestamp: iso, customType: 'abridge.sidechain', data: { message: e.message, raw: e.raw } }];
-  }
-  if (e.kind === 'model-change' && e.model) return [{ type: 'model_change', timestamp: iso, provider: e.model.provider ?? 'unknown', modelId: e.model.id }];
-  const m = e.message;
-  if (!m) return [{ type: 'custom', timestamp: iso, customType: 'abridge.entry', data: { kind: e.kind, sourceType: e.sourceType, raw: e.raw } }];
-  const ts = m.timestamp ?? e.timestamp ?? Date.parse(iso);
-  switch (m.role) {
-    case 'system':
-      // pi keeps no system prompt in its sessions: preserve it as extension data, outside the model's context.
-      return [{ type: 'custom', timestamp: iso, customType: 'abridge.system', data: { text: m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n') } }];
-    case 'user':
-      return [{ type: 'message', timestamp: iso, message: { role: 'user', content: encodeParts(m.parts), timestamp: ts } }];
-    case 'assistant': {
-      const msg: Record<string, unknown> = { role: 'assistant', content: encodeParts(m.parts), api: apiFor(m.provider), provider: m.provider ?? 'unknown', model: m.model ?? 'unknown' };
-      msg.usage = encodeUsage(m.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
-      msg.stopReason = m.stopReason ?? (m.parts.some((p) => p.type === 'tool-call') ? 'toolUse' : 'stop');
-      msg.timestamp = ts;
-      return [{ type: 'message', timestamp: iso, message: msg }];
-    }
-    case 'tool': {
-      const out: Record<string, unknown>[] = [];
-      for (const p of m.parts) {
-        if (p.type !== 'tool-result') continue;
-        out.push({
-          type: 'message',
-          timestamp: iso,
-          message: { role: 'toolResult', toolCallId: p.callId, toolName: p.toolName ?? '', content: encodeParts(p.content), isError: p.isError, timestamp: ts },
-        });
-      }
-      return out;
-    }
-  }
-}
-
-function apiFor(provider: string | undefined): string {
-  if (provider === 'anthropic') return 'anthropic-messages';
-  if (provider === 'openai') return 'openai-responses';
-  if (provider === 'google') return 'google-generative-ai';
-  return 'unknown';
-}
-
-function writePi(session: Session): string {
-  if (session.format === 'pi') {
-    // Records read from pi are written as they were; entries added since (e.g. compaction markers) are encoded and,
-    // in a tree-shaped session, linked to the entry before them.
-    const tree = session.entries.some((e) => e.id !== undefined);
-    const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
-    const written = new Set<CompactionMarker>();
-    for (const e of session.entries) if (e.raw !== undefined && e.compaction) written.add(e.compaction);
-    const ctx = encodeContext(session, written);
-    let lastId: string | null = null;
-    for (const e of session.entries) {
-      if (e.fromSameRecord) continue;
-      if (e.raw !== undefined || e.rawText !== undefined) {
-        items.push({ text: e.rawText ?? JSON.stringify(e.raw), sameLineAsPrevious: e.sameLineAsPrevious, blankLinesBefore: e.blankLinesBefore });
-        if (e.id !== undefined) lastId = e.id;
-        continue;
-      }
-      let first = true;
-      for (const r of encodeEntry(e, isoOf(e), ctx)) {
-        if (tree) {
-          // An entry added in memory may already have its id (a compaction marker linked into the tree): keep it.
-          const id = (first && e.id) || stableId(`${e.index}:${items.length}:${JSON.stringify(r).length}`, 8);
-          items.push({ text: JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) }) });
-          lastId = id;
-          first = false;
-        } else items.push({ text: JSON.stringify(r) });
-      }
-    }
-    return writeJsonl(items, session);
-  }
-  // From another format: a v3 session whose entries form one linear branch.
-  const records: Record<string, unknown>[] = [];
-  const start = session.entries.find((e) => e.timestamp !== undefined)?.timestamp ?? 0;
-  records.push({
-    type: 'session',
-    version: 3,
-    id: session.info.id ?? stableId(`${session.format}:${session.entries.length}`, 36),
-    timestamp: new Date(session.info.startedAt ?? start).toISOString(),
-    cwd: session.info.cwd ?? '',
-  });
-  let parentId: string | null = null;
-  const ctx = encodeContext(session, new Set<CompactionMarker>());
-  for (const e of session.entries) {
-    if (e.kind === 'header') continue;
-    for (const r of encodeEntry(e, isoOf(e), ctx)) {
-      const id = stableId(`${records.length}:${e.index}`, 8);
-      records.push({ type: r.type, id, parentId, ...withoutType(r) });
-      parentId = id;
-    }
-  }
-  return writeJsonl(records.map((r) => ({ text: JSON.stringify(r) })));
-}
-
-function encodeContext(session: Session, written: Set<CompactionMarker>): EncodeContext {
-  const first = session.entries.find((e) => e.message?.role === 'user' && !e.message.synthetic && !e.sidechain)?.message;
-  const task = first?.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n').trim();
-  const ctx: EncodeContext = { written, idOf: (i) => session.entries[i]?.id };
-  if (task) ctx.task = task;
-  return ctx;
-}
-
-function withoutType(r: Record<string, unknown>): Record<string, unknown> {
-  const { type: _type, ...rest } = r;
-  return rest;
-}
-
-function isoOf(e: Entry): string {
-  return new Date(e.timestamp ?? e.message?.timestamp ?? 0).toISOString();
-}
 
 export const piFormat: TranscriptFormat = {
   id: 'pi',

@@ -52,6 +52,9 @@ export function activeBranch(session: Session, options: BranchOptions = {}): Ent
   }
   path.reverse();
   const onPath = new Set(path.map((e) => e.index));
+  // Other formats write a whole response as one record, its results on the path after it: a copy of a response on
+  // another branch (pi's re-appended records) shares its id and calls, and is not on this branch.
+  if (session.format !== 'claude-code') return entries.filter((e) => onPath.has(e.index) || e.kind === 'header');
   // Parallel tool calls: Claude Code writes one record per content block of a response and hangs each tool result off
   // its own call, so sibling blocks and their results sit on side branches. Blocks of a response that is on the path,
   // and results of calls on the path, belong to the branch.

@@ -34,12 +34,13 @@ export function compactionsOf(session: Session): CompactionMarker[] {
   return out;
 }
 
-/** The last provider-reported usage in the session, with the entry that carried it. */
+/** The last provider-reported usage in the session (billing anything), with the entry that carried it. */
 export function lastUsage(session: Session): { entry: Entry; usage: Usage; model?: string } | undefined {
   for (let i = session.entries.length - 1; i >= 0; i--) {
     const e = session.entries[i]!;
     const usage = e.message?.usage ?? e.usage;
-    if (usage) {
+    // All zeros is no report: a request that failed before billing, or a rewritten copy of a message (pi writer).
+    if (usage && usage.input + usage.output + usage.cacheRead + usage.cacheWrite > 0) {
       const model = e.message?.model ?? e.model?.id;
       return model ? { entry: e, usage, model } : { entry: e, usage };
     }

@@ -72,9 +72,24 @@ export function viewOf(branch: readonly Entry[]): ViewItem[] {
     if (!summaryPlaced && markerEntry.message) out.push({ message: markerEntry.message, covers: archived });
     summaryPlaced = true;
   };
+  const isHidden = (index: number) => hidden.some((h) => index >= h.fromEntry && index <= h.toEntry);
+  // Another agent's summary under abridge's marker stands for what that agent archived, where that agent showed it:
+  // before the first entry it kept.
+  const earlier = marker.source === 'abridge' ? branch.slice(0, last).filter((e) => e.compaction && e.compaction.source !== 'abridge' && e.message && !isHidden(e.index) && !(e.index >= archived.fromEntry && e.index <= archived.toEntry)) : [];
+  const placed = new Set<Entry>();
   for (let i = 0; i < last; i++) {
     const e = branch[i]!;
-    if (hidden.some((h) => e.index >= h.fromEntry && e.index <= h.toEntry)) continue;
+    // Only the last marker's summary is in view: an earlier one is covered by a later abridge summary or carried into
+    // it, and pi shows no earlier compaction's summary — but for another agent's summary still in view (above).
+    for (const k of earlier) {
+      const from = k.compaction!.firstKeptEntry;
+      if (!placed.has(k) && (k === e || (from !== undefined && e.index >= from && e.index < k.index && !isHidden(e.index)))) {
+        placed.add(k);
+        out.push({ entry: k.index, message: k.message! });
+      }
+    }
+    if (e.compaction) continue;
+    if (isHidden(e.index)) continue;
     if (e.index >= archived.fromEntry && e.index <= archived.toEntry) {
       placeSummary();
       continue;

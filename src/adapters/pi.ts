@@ -1,0 +1,282 @@
+/**
+ * abridge inside pi: a pi extension (`abridge/pi`).
+ *
+ *   pi -e abridge/pi                       // or "extensions": ["abridge/pi"] in pi's settings.json
+ *   new DefaultResourceLoader({ extensionFactories: [abridgeExtension({ … })] })   // pi's SDK
+ *
+ * - Every LLM call (pi's `context` event): abridge reads pi's session as it reads a pi file, measures it against the
+ *   model's window (prompt + pi's max output), and when it reaches the compaction mark compacts what the call sends —
+ *   old tool output cleared or offloaded (read back with the `read_result` tool), long output cut to head and tail,
+ *   old turns summarized. Each such compaction is recorded in pi's session as an `abridge.context` entry (pi ignores it
+ *   in the context; the extension re-applies it on every later call and after a resume).
+ * - pi's own compaction (`session_before_compact`, automatic or /compact): abridge writes the summary; pi records its
+ *   compaction entry with it, so what pi resumes from the file is exactly what abridge's reader shows for the file.
+ * - `compact_context` tool, `/context` command (abridge's breakdown), the pressure line in pi's footer status.
+ */
+import type { ExtensionAPI, ExtensionContext } from '@mariozechner/pi-coding-agent';
+import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
+import { pressureLine, renderBreakdownText } from '../budget/report.js';
+import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
+import type { BudgetSettings } from '../budget/types.js';
+import { compact, forceCompact, type CompactionResult } from '../compaction/compact.js';
+import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
+import type { Summarizer } from '../compaction/summarizers/summarizer.js';
+import { isHumanUser } from '../compaction/turns.js';
+import { isRecord } from '../formats/format.js';
+import { decodePiMessage } from '../formats/pi.js';
+import { PI_SUMMARY_TYPE, piRecordsFor } from '../formats/pi-write.js';
+import { parseSession } from '../formats/read.js';
+import type { CompactionMarker, Message, Session } from '../model/types.js';
+import { activeMessages, activeView, isSummaryItem, type AbridgeMarker } from '../model/view.js';
+import { FileResultStore } from '../store/file-result-store.js';
+import { MemoryResultStore } from '../store/memory-result-store.js';
+import type { ResultStore } from '../store/result-store.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { estimateTokens } from '../tokens/estimate.js';
+import { compactContextTool } from '../tools/compact-context.js';
+import { readResultTool } from '../tools/read-result.js';
+import type { AgentTool } from '../tools/tool.js';
+
+/** customType of the session entry recording a compaction of what the LLM calls send. */
+export const PI_CONTEXT_TYPE = 'abridge.context';
+/** The key of abridge's line in pi's footer status. */
+export const PI_STATUS_KEY = 'abridge';
+
+type PiMessage = Record<string, unknown>;
+
+export interface AbridgePiOptions {
+  /** Budget settings (thresholds, allocations, model overrides); pi's model gives the window and the max output. */
+  budget?: Partial<BudgetSettings>;
+  /** Where cleared and offloaded tool output goes (default: `<session file>.results/`, in memory without a file). */
+  store?: ResultStore;
+  /** Writes the summaries (default: abridge's extractive summarizer, no LLM). */
+  summarizer?: Summarizer;
+  /** Agent steps at the end kept verbatim (default 5). */
+  keepLastSteps?: number;
+  /** Sees every LLM call abridge prepared: the snapshot after any compaction, the messages sent, the compaction. */
+  onCall?: (call: { snapshot: ContextSnapshot; messages: readonly Message[]; compaction?: CompactionResult }) => void;
+  /** Where `/context` prints (default: pi's notification). */
+  print?: (text: string, ctx: ExtensionContext) => void;
+}
+
+/** The extension, configured. pi's loader takes the default export, `abridgeExtension()` with the defaults. */
+export function abridgeExtension(options: AbridgePiOptions = {}): (pi: ExtensionAPI) => void {
+  return (pi) => {
+    const summarizer = options.summarizer ?? new ExtractiveSummarizer();
+    let store = options.store;
+    const storeFor = (ctx: ExtensionContext): ResultStore => {
+      if (!store) {
+        const file = ctx.sessionManager.getSessionFile();
+        store = file ? new FileResultStore(`${file.replace(/\.jsonl$/, '')}.results`) : new MemoryResultStore();
+      }
+      return store;
+    };
+    const settingsFor = (ctx: ExtensionContext): BudgetSettings => {
+      const settings: BudgetSettings = { ...DEFAULT_BUDGET_SETTINGS, ...options.budget };
+      const model = ctx.model;
+      if (model) {
+        settings.model = model.id;
+        if (model.contextWindow > 0) settings.contextWindow = model.contextWindow;
+        // What pi asks for as max output without thinking (pi-ai: the model's max output, at most 32,000).
+        if (model.maxTokens > 0 && options.budget?.reserveTokens === undefined) settings.reserveTokens = Math.min(model.maxTokens, 32_000);
+      }
+      if (options.budget?.prefixTokens === undefined) {
+        // pi's system prompt and tool definitions: sent with every call, not in the session.
+        const tools = pi.getAllTools().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+        settings.prefixTokens = estimateTokens(ctx.getSystemPrompt()) + estimateTokens(JSON.stringify(tools));
+      }
+      return settings;
+    };
+    const compactOptions = (ctx: ExtensionContext, settings: BudgetSettings) => ({
+      store: storeFor(ctx),
+      summarizer,
+      ...(options.keepLastSteps !== undefined ? { keepLastSteps: options.keepLastSteps } : {}),
+      ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
+    });
+    const record = (r: CompactionResult): void => {
+      if (!r.marker) return;
+      const { number: _n, ...saved } = r.marker;
+      pi.appendEntry(PI_CONTEXT_TYPE, { abridge: saved });
+    };
+
+    pi.on('context', async (event, ctx) => {
+      const text = sessionText(ctx);
+      const session = withPending(withContextMarkers(parseSession(text, { format: 'pi' })), parseSession(text, { format: 'pi' }), event.messages as unknown as PiMessage[]);
+      // pi's context must be the session's as abridge reads it; if it is not, abridge leaves the call alone rather than
+      // send something else.
+      if (!session) return undefined;
+      const settings = settingsFor(ctx);
+      let snapshot = contextSnapshot(session, { settings });
+      let compaction: CompactionResult | undefined;
+      if (snapshot.level === 'compact' || snapshot.level === 'block') {
+        compaction = await compact(session, { target: snapshot.marks.target, ...compactOptions(ctx, settings) });
+        record(compaction);
+        snapshot = contextSnapshot(session, { settings });
+      }
+      ctx.ui.setStatus(PI_STATUS_KEY, pressureLine(snapshot));
+      options.onCall?.({ snapshot, messages: activeMessages(session), ...(compaction ? { compaction } : {}) });
+      return { messages: piMessages(session) as never };
+    });
+
+    pi.on('session_before_compact', async (event) => {
+      const { preparation } = event;
+      const messages = [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages]
+        .map((m) => decodePiMessage(m as unknown as PiMessage))
+        .filter((m): m is Message => m !== undefined);
+      const task = firstTask(event.branchEntries as unknown as PiMessage[]);
+      const counter = new TokenCounter();
+      const summary = await summarizer.summarize({
+        messages,
+        ...(preparation.previousSummary ? { previousSummary: preparation.previousSummary } : {}),
+        ...(task ? { task } : {}),
+        maxTokens: Math.max(500, Math.floor(preparation.settings.reserveTokens / 2)),
+        counter,
+      });
+      if (!summary.trim()) return undefined; // pi's own summary then
+      return {
+        compaction: {
+          summary,
+          firstKeptEntryId: preparation.firstKeptEntryId,
+          tokensBefore: preparation.tokensBefore,
+          details: { abridge: { source: 'abridge', layout: 'pi', summarizer: summarizer.name, messages: messages.length } },
+        },
+      };
+    });
+
+    pi.on('session_start', (_event, ctx) => {
+      const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
+      if (session.entries.length > 1) ctx.ui.setStatus(PI_STATUS_KEY, pressureLine(contextSnapshot(session, { settings: settingsFor(ctx) })));
+    });
+
+    const register = (tool: AgentTool, label: string, run: (ctx: ExtensionContext) => AgentTool) => {
+      pi.registerTool({
+        name: tool.name,
+        label,
+        description: tool.description,
+        parameters: tool.inputSchema as never,
+        async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _update: unknown, ctx: ExtensionContext) {
+          const text = await run(ctx).run(params);
+          return { content: [{ type: 'text' as const, text }], details: {} };
+        },
+      } as never);
+    };
+    const placeholder = new MemoryResultStore();
+    register(readResultTool(placeholder), 'Read result', (ctx) => readResultTool(storeFor(ctx)));
+    register(
+      compactContextTool({ compact: async () => ({ beforeTokens: 0, afterTokens: 0, beforeMessages: 0, afterMessages: 0 }) }),
+      'Compact context',
+      (ctx) =>
+        compactContextTool({
+          compact: async () => {
+            const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
+            const r = await forceCompact(session, compactOptions(ctx, settingsFor(ctx)));
+            record(r);
+            return r;
+          },
+        }),
+    );
+
+    pi.registerCommand('context', {
+      description: "abridge: where the context's tokens go (what the next LLM call sends)",
+      handler: async (_args, ctx) => {
+        const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
+        const text = renderBreakdownText(contextSnapshot(session, { settings: settingsFor(ctx) }));
+        if (options.print) options.print(text, ctx);
+        else ctx.ui.notify(text, 'info');
+      },
+    });
+  };
+}
+
+export default abridgeExtension();
+
+/** pi's session as its file holds it (header, then every entry). */
+function sessionText(ctx: ExtensionContext): string {
+  const header = ctx.sessionManager.getHeader();
+  const records = [header, ...ctx.sessionManager.getEntries()].filter((r) => r !== null && r !== undefined);
+  return `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
+}
+
+const ROLE: Record<string, Message['role']> = { user: 'user', assistant: 'assistant', toolResult: 'tool' };
+
+/**
+ * The session with what pi's context holds beyond it: pi records a prompt after the call's context is built, so the
+ * messages of the context that the session does not hold yet are added (in memory) on the active branch. Undefined
+ * when the recorded messages are not the start of pi's context.
+ */
+function withPending(session: Session, plain: Session, context: readonly PiMessage[]): Session | undefined {
+  const recorded = activeMessages(plain);
+  if (recorded.length > context.length) return undefined;
+  for (let i = 0; i < recorded.length; i++) if ((ROLE[String(context[i]!.role)] ?? 'user') !== recorded[i]!.role) return undefined;
+  let parentId = [...session.entries].reverse().find((e) => e.id !== undefined && e.parentId !== undefined)?.id ?? null;
+  for (const m of context.slice(recorded.length)) {
+    const message = decodePiMessage(m);
+    if (!message) return undefined;
+    const id = `pending-${session.entries.length}`;
+    session.entries.push({ index: session.entries.length, kind: 'message', id, parentId, message, raw: { type: 'message', id, parentId, message: m } });
+    parentId = id;
+  }
+  return session;
+}
+
+/** The session with the extension's own compactions of what the calls send (its `abridge.context` entries) as markers. */
+function withContextMarkers(session: Session): Session {
+  let number = 0;
+  for (const e of session.entries) {
+    const raw = e.raw;
+    if (e.kind === 'custom' && isRecord(raw) && raw.customType === PI_CONTEXT_TYPE && isRecord(raw.data) && isRecord(raw.data.abridge)) {
+      e.kind = 'compaction';
+      e.compaction = { ...(raw.data.abridge as unknown as Omit<AbridgeMarker, 'number'>), number: ++number } as CompactionMarker;
+    } else if (e.compaction) e.compaction.number = ++number;
+  }
+  return session;
+}
+
+/** The messages pi sends for abridge's view: pi's own messages where unchanged, rewritten where abridge edited them. */
+function piMessages(session: Session): PiMessage[] {
+  const out: PiMessage[] = [];
+  for (const item of activeView(session)) {
+    if (isSummaryItem(item)) {
+      const marker = item.message.parts.find((p) => p.type === 'compaction');
+      const summary = marker?.type === 'compaction' ? marker.marker : undefined;
+      if (summary && summary.source !== 'abridge') {
+        out.push({ role: 'compactionSummary', summary: summary.summary, tokensBefore: summary.tokensBefore ?? 0, timestamp: Date.now() });
+      } else {
+        out.push({ role: 'custom', customType: PI_SUMMARY_TYPE, content: [{ type: 'text', text: summary?.summary ?? '' }], display: true, timestamp: Date.now() });
+      }
+      continue;
+    }
+    const raw = session.entries[item.entry!]!.raw;
+    if (!item.edit && isRecord(raw) && raw.type === 'message' && isRecord(raw.message)) {
+      out.push(structuredClone(raw.message));
+      continue;
+    }
+    for (const r of piRecordsFor(session, item)) out.push(agentMessageOf(r));
+  }
+  return out;
+}
+
+/** A pi session record as the message pi's context holds for it (what pi's buildSessionContext makes of it). */
+function agentMessageOf(r: Record<string, unknown>): PiMessage {
+  const timestamp = typeof r.timestamp === 'string' ? Date.parse(r.timestamp) : Date.now();
+  switch (r.type) {
+    case 'message':
+      return r.message as PiMessage;
+    case 'custom_message':
+      return { role: 'custom', customType: r.customType, content: r.content, display: r.display, details: r.details, timestamp };
+    case 'branch_summary':
+      return { role: 'branchSummary', summary: r.summary, fromId: r.fromId, timestamp };
+    default:
+      return { role: 'custom', customType: String(r.type), content: [], display: false, timestamp };
+  }
+}
+
+/** The first thing the user asked, from pi's session entries. */
+function firstTask(entries: readonly PiMessage[]): string | undefined {
+  for (const e of entries) {
+    if (e.type !== 'message' || !isRecord(e.message)) continue;
+    const m = decodePiMessage(e.message);
+    if (m && isHumanUser(m)) return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n').trim() || undefined;
+  }
+  return undefined;
+}

@@ -1,0 +1,47 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { markdownFooter } from '../budget/report.js';
+import { contextSnapshot } from '../budget/snapshot.js';
+import { readSession } from '../formats/read.js';
+import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
+
+// The CLI as a user runs it: the built binary (npm test builds first).
+const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+const abridge = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+};
+
+describe.skipIf(!corpusAvailable())('abridge footer', () => {
+  const large = corpusFile('pi', 'badlogic__pi-mono__large-session.jsonl');
+
+  it("prints the session's Markdown footer, the same as the library's", async () => {
+    const r = abridge('footer', large);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${markdownFooter(contextSnapshot(await readSession(large)))}\n`);
+    expect(r.stdout).toMatch(/^\n---\n<sub>Context [█░]+ \d+% · [\d.]+K\/200K · \w+<\/sub>\n<sub>⚠️ The context is nearly full/);
+  });
+
+  it('prints nothing for a session under 30% of its window', () => {
+    const r = abridge('footer', corpusFile('pi', 'japer-technology__forgejo-society__issue-3.jsonl'));
+    expect(r).toMatchObject({ code: 0, stdout: '' });
+  });
+
+  it('the CI recipe: compacted before the agent runs, the footer shows the lower pressure', () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'abridge-footer-')), 'session.jsonl');
+    expect(abridge('compact', large, '--budget', '40000', '--out', out).code).toBe(0);
+    const after = abridge('footer', out);
+    expect(after.code).toBe(0);
+    const pct = (s: string) => Number(/(\d+)%/.exec(s)?.[1]);
+    expect(pct(after.stdout || 'Context 0%')).toBeLessThan(pct(abridge('footer', large).stdout));
+  });
+
+  it('a missing file is bad input (exit 2), named', () => {
+    const r = abridge('footer', '/nonexistent/session.jsonl');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('/nonexistent/session.jsonl');
+  });
+});
