@@ -3,7 +3,9 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
 import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../test-support/corpus.js';
-import { codexFormat } from './codex.js';
+import { codexFormat, codexSentOutput, codexTruncationPolicy } from './codex.js';
+import { replaySession } from '../tokens/replay.js';
+import { codexPrefixTokens } from '../tokens/defaults.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { parseSession, readSession } from './read.js';
 
@@ -416,5 +418,69 @@ describe('older Codex rollouts (no envelope)', () => {
 
   it('keep each original record as its raw', () => {
     expect(s.entries.map((e) => e.raw)).toEqual(lines);
+  });
+});
+
+describe('Codex truncation of tool outputs in the history it sends', () => {
+  const tokens = { mode: 'tokens', limit: 10_000 } as const;
+  it('keeps an output within the policy × 1.2 as it is', () => {
+    const text = 'x'.repeat(48_000);
+    expect(codexSentOutput([text], tokens)).toEqual([text]);
+    expect(codexSentOutput(['y'.repeat(12_000)], { mode: 'bytes', limit: 10_000 })).toEqual(['y'.repeat(12_000)]);
+  });
+
+  it('cuts the middle of a longer one: half the byte budget at each end, a marker between', () => {
+    const text = `${'h'.repeat(30_000)}${'m'.repeat(10_000)}${'t'.repeat(30_000)}`;
+    const [sent] = codexSentOutput([text], tokens);
+    expect(sent!.startsWith('h'.repeat(24_000))).toBe(true);
+    expect(sent!.endsWith('t'.repeat(24_000))).toBe(true);
+    expect(sent).toContain(`…${Math.ceil(22_000 / 4)} tokens truncated…`);
+    expect(sent!.length).toBe(48_000 + `…5500 tokens truncated…`.length);
+    const [bytes] = codexSentOutput(['é'.repeat(10_000)], { mode: 'bytes', limit: 10_000 });
+    // 2-byte characters: 6,000 bytes each side, no character split.
+    expect(bytes).toBe(`${'é'.repeat(3000)}…4000 chars truncated…${'é'.repeat(3000)}`);
+  });
+
+  it('shares one budget among the text items of an output, in order', () => {
+    const sent = codexSentOutput(['a'.repeat(40_000), 'b'.repeat(20_000), 'c'.repeat(100)], tokens);
+    expect(sent[0]).toBe('a'.repeat(40_000));
+    expect(Buffer.byteLength(sent[1]!.replace(/…\d+ tokens truncated…/, ''))).toBe(8_000);
+    expect(sent[2]).toBe('');
+  });
+
+  it('takes the policy a rollout records in turn_context, else the one of the model', () => {
+    const withPolicy = parse([meta(), rec('turn_context', { cwd: '/w', model: 'gpt-5.3-codex', truncation_policy: { mode: 'bytes', limit: 2000 } })]);
+    expect(withPolicy.extra).toMatchObject({ cliVersion: '0.0.1', truncationPolicy: { mode: 'bytes', limit: 2000 } });
+    expect(codexTruncationPolicy(withPolicy, 'gpt-5.4')).toEqual({ mode: 'bytes', limit: 2000 });
+    const without = parse([meta(), turn('gpt-5.4')]);
+    expect(codexTruncationPolicy(without, 'gpt-5.4')).toEqual({ mode: 'tokens', limit: 10_000 });
+    expect(codexTruncationPolicy(without, 'some-local-model')).toEqual({ mode: 'bytes', limit: 10_000 });
+  });
+
+  it('the tools Codex sends and does not record, by CLI version', () => {
+    expect(codexPrefixTokens('0.124.0')).toBe(5100);
+    expect(codexPrefixTokens('0.142.2')).toBe(3000);
+    expect(codexPrefixTokens(undefined)).toBe(3000);
+  });
+
+  it('replay counts what Codex sent: a long output predicts the prompt of its truncated form', () => {
+    const long = Array.from({ length: 6000 }, (_, i) => `line ${i}: ${'word '.repeat(6)}`).join('\n');
+    const session = (policy: unknown) =>
+      parse([
+        meta(),
+        rec('turn_context', { cwd: '/w', model: 'gpt-5.4', ...(policy ? { truncation_policy: policy } : {}) }),
+        msg('user', 'input_text', 'list the files'),
+        rec('response_item', { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"ls"}', call_id: 'c1' }),
+        tokenCount(5000, 0, 20, 0),
+        rec('response_item', { type: 'function_call_output', call_id: 'c1', output: long }),
+        rec('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done' }] }),
+        tokenCount(9000, 0, 5, 0),
+      ]);
+    const cut = replaySession(session({ mode: 'bytes', limit: 2000 }));
+    const whole = replaySession(session({ mode: 'tokens', limit: 100_000 }));
+    expect(cut).toHaveLength(2);
+    // 2,400 bytes of the output are counted instead of ~250,000.
+    expect(whole[1]!.predicted - cut[1]!.predicted).toBeGreaterThan(40_000);
+    expect(cut[1]!.predicted - cut[0]!.reported).toBeLessThan(1500);
   });
 });
