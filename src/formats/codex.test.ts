@@ -4,8 +4,6 @@ import { describe, expect, it } from 'vitest';
 import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
 import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../test-support/corpus.js';
 import { codexFormat, codexSentOutput, codexTruncationPolicy } from './codex.js';
-import { replaySession } from '../tokens/replay.js';
-import { codexPrefixTokens } from '../tokens/defaults.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { parseSession, readSession } from './read.js';
 
@@ -457,30 +455,4 @@ describe('Codex truncation of tool outputs in the history it sends', () => {
     expect(codexTruncationPolicy(without, 'some-local-model')).toEqual({ mode: 'bytes', limit: 10_000 });
   });
 
-  it('the tools Codex sends and does not record, by CLI version', () => {
-    expect(codexPrefixTokens('0.124.0')).toBe(5100);
-    expect(codexPrefixTokens('0.142.2')).toBe(3000);
-    expect(codexPrefixTokens(undefined)).toBe(3000);
-  });
-
-  it('replay counts what Codex sent: a long output predicts the prompt of its truncated form', () => {
-    const long = Array.from({ length: 6000 }, (_, i) => `line ${i}: ${'word '.repeat(6)}`).join('\n');
-    const session = (policy: unknown) =>
-      parse([
-        meta(),
-        rec('turn_context', { cwd: '/w', model: 'gpt-5.4', ...(policy ? { truncation_policy: policy } : {}) }),
-        msg('user', 'input_text', 'list the files'),
-        rec('response_item', { type: 'function_call', name: 'exec_command', arguments: '{"cmd":"ls"}', call_id: 'c1' }),
-        tokenCount(5000, 0, 20, 0),
-        rec('response_item', { type: 'function_call_output', call_id: 'c1', output: long }),
-        rec('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done' }] }),
-        tokenCount(9000, 0, 5, 0),
-      ]);
-    const cut = replaySession(session({ mode: 'bytes', limit: 2000 }));
-    const whole = replaySession(session({ mode: 'tokens', limit: 100_000 }));
-    expect(cut).toHaveLength(2);
-    // 2,400 bytes of the output are counted instead of ~250,000.
-    expect(whole[1]!.predicted - cut[1]!.predicted).toBeGreaterThan(40_000);
-    expect(cut[1]!.predicted - cut[0]!.reported).toBeLessThan(1500);
-  });
 });
