@@ -307,6 +307,8 @@ function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordCon
   const request = toAnthropicRequest({ format: 'anthropic', info: {}, entries: view.map((v, index) => ({ index, kind: 'message' as const, message: v.message })), problems: [] });
   const summary = view.find((v) => v.covers !== undefined && v.message.parts.some((p) => p.type === 'compaction'));
   const summaryText = summary ? summary.message.parts.map((p) => (p.type === 'compaction' ? p.marker.summary : '')).join('') : undefined;
+  // A system prompt (a session from another format) is not part of a Claude Code transcript: kept as a meta record.
+  if (request.system) push({ type: 'user', isMeta: true, message: { role: 'user', content: [{ type: 'text', text: request.system }] } });
   let summaryPlaced = false;
   for (const m of request.messages) {
     if (m.role === 'assistant') {
