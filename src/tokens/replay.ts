@@ -79,7 +79,8 @@ export function trackerFor(session: Session, branch: readonly Entry[], options: 
   // Codex's tools depend on its version.
   const harness = session.format === 'codex' ? codexPrefixTokens(typeof session.extra?.cliVersion === 'string' ? session.extra.cliVersion : undefined) : HARNESS_PREFIX_TOKENS[session.format];
   const prefixTokens = (options.prefixTokens ?? harness) + tools;
-  return new PromptTracker({ ...options, counter, prefixTokens });
+  // Codex talks to the Responses API, which drops the reasoning of earlier turns.
+  return new PromptTracker({ ...options, counter, prefixTokens, ...(session.format === 'codex' ? { reasoningDroppedAtUserTurn: true } : {}) });
 }
 
 /**
