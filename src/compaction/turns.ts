@@ -20,13 +20,19 @@ export function isSummary(m: Message): boolean {
   return m.parts.some((p) => p.type === 'compaction');
 }
 
-/** Splits a view into units. Tool messages join the step before them; other messages stand alone. */
+/**
+ * Splits a view into units. Tool messages join the step before them, and so do assistant messages of the same response
+ * (Claude Code writes a response as one record per content block: its thinking, text and calls are one step, and
+ * Claude Code drops a thinking block left alone when the rest of its response is archived); other messages stand alone.
+ */
 export function unitsOf(view: readonly ViewItem[]): Unit[] {
   const units: Unit[] = [];
   for (let i = 0; i < view.length; i++) {
     const m = view[i]!.message;
-    if (m.role === 'tool' && units.length > 0 && units[units.length - 1]!.kind === 'step') {
-      units[units.length - 1]!.end = i + 1;
+    const last = units[units.length - 1];
+    const sameResponse = m.role === 'assistant' && m.responseId !== undefined && last?.kind === 'step' && view.slice(last.start, last.end).some((v) => v.message.role === 'assistant' && v.message.responseId === m.responseId);
+    if ((m.role === 'tool' || sameResponse) && last?.kind === 'step') {
+      last.end = i + 1;
       continue;
     }
     const kind: Unit['kind'] = isSummary(m) ? 'summary' : m.role === 'system' ? 'system' : m.role === 'assistant' || m.role === 'tool' ? 'step' : 'user';

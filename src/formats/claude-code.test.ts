@@ -90,3 +90,12 @@ describe('Claude Code reader', () => {
     expect(texts(pi)).toEqual(texts(s).filter(() => true));
   });
 });
+
+describe('Claude Code reader: local commands', () => {
+  it('reads a local command record as the user message Claude Code sends, and writes it back as it was', () => {
+    const source = jsonl([rec('user', 'u0', null, { message: { role: 'user', content: 'hi' } }), rec('system', 'lc', 'u0', { subtype: 'local_command', content: '<command-name>/model</command-name>', level: 'info', isMeta: false })]);
+    const s = parseSession(source);
+    expect(s.entries.find((e) => e.id === 'lc')!.message).toMatchObject({ role: 'user', synthetic: true, parts: [{ type: 'text', text: '<command-name>/model</command-name>' }] });
+    expect(writeSession(s)).toBe(source);
+  });
+});

@@ -10,6 +10,7 @@ import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type 
 import { writeJsonl } from './jsonl.js';
 import { stableId } from './ids.js';
 import { activeView, type AbridgeMarker } from '../model/view.js';
+import { toAnthropicRequest } from './anthropic.js';
 
 const RECORD_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'progress', 'file-history-snapshot', 'queue-operation', 'custom-title', 'tag', 'attachment', 'result']);
 
@@ -59,6 +60,12 @@ class ClaudeCodeDecoder implements EntryDecoder {
           base.kind = 'compaction';
           base.compaction = marker;
           this.pendingSummary = marker;
+        }
+        // A slash command run in the terminal and its output: Claude Code sends them to the model as user messages.
+        if (r.subtype === 'local_command' && typeof r.content === 'string' && r.content !== '') {
+          base.kind = 'message';
+          base.message = { role: 'user', parts: [textPart(r.content)], synthetic: true };
+          if (base.timestamp !== undefined) base.message.timestamp = base.timestamp;
         }
         return [base];
       }
@@ -273,37 +280,68 @@ interface RecordContext {
 }
 
 /**
- * An abridge compaction as Claude Code records one: a `compact_boundary`, then the compacted context in order — copies
- * of the messages it kept (as the model sees them, edits applied) and the summary as an `isCompactSummary` user record
- * where it stands — so that Claude Code, which shows nothing from before a boundary, resumes from exactly that context.
+ * An abridge compaction as Claude Code records its own: a `compact_boundary` (no parent; `logicalParentUuid` = the record
+ * it follows), then the compacted context re-appended as a new chain of user and assistant records, and the summary as
+ * an `isCompactSummary` user record at its place. On `--resume`, Claude Code loads only the chain after the last
+ * boundary, so it sends this context; the records before stay in the file.
+ *
+ * The chain holds the compacted view (edits applied) as the Anthropic request writer sends it — one record per API
+ * message, calls and results already paired — rather than one copy per original record, because Claude Code repairs a
+ * transcript as it loads it in its own ways: it gathers every record sharing a response's `message.id` into that
+ * response (a copy keeping the original id pulled the original blocks and their unedited results back in), drops a
+ * response's thinking left alone, and pairs results interleaved with a response's later blocks differently. Records get
+ * new uuids and new `message.id`s; none is a sidechain record, so a subagent's own transcript resumes as a session.
  */
 function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordContext): Record<string, unknown>[] {
   const iso = new Date(e.timestamp ?? 0).toISOString();
   const out: Record<string, unknown>[] = [];
-  let parent = ctx.parent;
-  const next = (seed: string) => uuidFrom(`${ctx.sessionId}:${ctx.n}:${out.length}:${seed}`);
-  const base = (uuid: string) => ({ isSidechain: e.sidechain === true, userType: 'external', cwd: ctx.cwd, sessionId: ctx.sessionId, version: 'abridge', uuid, timestamp: iso });
-  const boundary = next('boundary');
-  out.push({ ...base(boundary), parentUuid: null, logicalParentUuid: parent, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false, level: 'info', compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 } });
-  parent = boundary;
-  const upTo: Session = { ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) };
-  const view = activeView(upTo);
-  // Everything the compacted context holds, in order: kept messages as copies, the summary as Claude Code's own
-  // compact-summary record where it stands.
-  for (const item of view) {
-    if (item.covers !== undefined && item.message.parts.some((p) => p.type === 'compaction' && p.marker === marker)) {
-      const summary = next('summary');
-      out.push({ ...base(summary), parentUuid: parent, type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: marker.summary } });
-      parent = summary;
+  const seed = `${ctx.sessionId}:${e.index}:${ctx.n}`;
+  let parent: string | null = null;
+  const push = (fields: Record<string, unknown>) => {
+    const uuid = uuidFrom(`abridge-copy:${seed}:${out.length}`);
+    out.push({ parentUuid: parent, isSidechain: false, userType: 'external', cwd: ctx.cwd, sessionId: ctx.sessionId, version: 'abridge', uuid, timestamp: iso, ...fields });
+    parent = uuid;
+  };
+  push({ logicalParentUuid: ctx.parent, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false, level: 'info', compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 } });
+  const view = activeView({ ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) });
+  const request = toAnthropicRequest({ format: 'anthropic', info: {}, entries: view.map((v, index) => ({ index, kind: 'message' as const, message: v.message })), problems: [] });
+  const summary = view.find((v) => v.covers !== undefined && v.message.parts.some((p) => p.type === 'compaction'));
+  const summaryText = summary ? summary.message.parts.map((p) => (p.type === 'compaction' ? p.marker.summary : '')).join('') : undefined;
+  // A system prompt (a session from another format) is not part of a Claude Code transcript: kept as a meta record.
+  if (request.system) push({ type: 'user', isMeta: true, message: { role: 'user', content: [{ type: 'text', text: request.system }] } });
+  let summaryPlaced = false;
+  for (const m of request.messages) {
+    if (m.role === 'assistant') {
+      const id = `msg_abridge_${stableId(`${seed}:${out.length}`, 24)}`;
+      const usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
+      push({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: request.model, content: m.content, stop_reason: null, stop_sequence: null, usage } });
       continue;
     }
-    const copy: Entry = { index: -1, kind: 'message', message: item.message, timestamp: e.timestamp ?? 0 };
-    for (const r of encodeRecords(copy, { ...ctx, parent, n: ctx.n + out.length })) {
-      out.push(r);
-      parent = r.uuid as string;
+    const at = summaryPlaced || !summaryText ? -1 : m.content.findIndex((b) => b.type === 'text' && b.text === summaryText);
+    if (at === -1) {
+      push({ type: 'user', message: { role: 'user', content: m.content } });
+      continue;
     }
+    summaryPlaced = true;
+    if (at > 0) push({ type: 'user', message: { role: 'user', content: m.content.slice(0, at) } });
+    push({ type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: summaryText } });
+    if (at < m.content.length - 1) push({ type: 'user', message: { role: 'user', content: m.content.slice(at + 1) } });
   }
   return out;
+}
+
+function assistantMessage(m: Message, id: string): Record<string, unknown> {
+  const u = m.usage;
+  return {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: m.model ?? 'unknown',
+    content: encodeBlocks(m.parts),
+    stop_reason: m.stopReason ?? null,
+    stop_sequence: null,
+    usage: { input_tokens: u?.input ?? 0, cache_creation_input_tokens: u?.cacheWrite ?? 0, cache_read_input_tokens: u?.cacheRead ?? 0, output_tokens: u?.output ?? 0 },
+  };
 }
 
 function encodeRecords(e: Entry, ctx: RecordContext): Record<string, unknown>[] {
@@ -316,25 +354,7 @@ function encodeRecords(e: Entry, ctx: RecordContext): Record<string, unknown>[] 
   }
   const m = e.message;
   if (!m) return [];
-  if (m.role === 'assistant') {
-    const u = m.usage;
-    return [
-      {
-        ...common(uuid),
-        type: 'assistant',
-        message: {
-          id: m.responseId ?? `msg_${stableId(uuid, 24)}`,
-          type: 'message',
-          role: 'assistant',
-          model: m.model ?? 'unknown',
-          content: encodeBlocks(m.parts),
-          stop_reason: m.stopReason ?? null,
-          stop_sequence: null,
-          usage: { input_tokens: u?.input ?? 0, cache_creation_input_tokens: u?.cacheWrite ?? 0, cache_read_input_tokens: u?.cacheRead ?? 0, output_tokens: u?.output ?? 0 },
-        },
-      },
-    ];
-  }
+  if (m.role === 'assistant') return [{ ...common(uuid), type: 'assistant', message: assistantMessage(m, m.responseId ?? `msg_${stableId(uuid, 24)}`) }];
   const compaction = m.parts.find((p) => p.type === 'compaction');
   if (compaction) return [{ ...common(uuid), type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: compaction.marker.summary } }];
   // System prompts are not part of Claude Code transcripts: keep one as a meta user record rather than lose it.
@@ -352,15 +372,17 @@ function writeClaudeCode(session: Session): string {
   const cwd = session.info.cwd ?? '';
   const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
   let parent: string | null = null;
+  let lastSidechain: string | null = null;
   const same = session.format === 'claude-code';
   for (const e of session.entries) {
     if (same && e.fromSameRecord) continue;
     if (same && (e.raw !== undefined || e.rawText !== undefined)) {
       items.push({ text: e.rawText ?? JSON.stringify(e.raw), sameLineAsPrevious: e.sameLineAsPrevious, blankLinesBefore: e.blankLinesBefore });
       if (e.id !== undefined && !e.sidechain) parent = e.id;
+      if (e.id !== undefined && e.sidechain) lastSidechain = e.id;
       continue;
     }
-    for (const r of encodeRecords(e, { sessionId, cwd, parent, n: items.length, session })) {
+    for (const r of encodeRecords(e, { sessionId, cwd, parent: parent ?? lastSidechain, n: items.length, session })) {
       items.push({ text: JSON.stringify(r) });
       parent = r.uuid as string;
     }

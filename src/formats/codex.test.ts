@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
 import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../test-support/corpus.js';
-import { codexFormat } from './codex.js';
+import { codexFormat, codexSentOutput, codexTruncationPolicy } from './codex.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { parseSession, readSession } from './read.js';
 
@@ -417,4 +417,42 @@ describe('older Codex rollouts (no envelope)', () => {
   it('keep each original record as its raw', () => {
     expect(s.entries.map((e) => e.raw)).toEqual(lines);
   });
+});
+
+describe('Codex truncation of tool outputs in the history it sends', () => {
+  const tokens = { mode: 'tokens', limit: 10_000 } as const;
+  it('keeps an output within the policy × 1.2 as it is', () => {
+    const text = 'x'.repeat(48_000);
+    expect(codexSentOutput([text], tokens)).toEqual([text]);
+    expect(codexSentOutput(['y'.repeat(12_000)], { mode: 'bytes', limit: 10_000 })).toEqual(['y'.repeat(12_000)]);
+  });
+
+  it('cuts the middle of a longer one: half the byte budget at each end, a marker between', () => {
+    const text = `${'h'.repeat(30_000)}${'m'.repeat(10_000)}${'t'.repeat(30_000)}`;
+    const [sent] = codexSentOutput([text], tokens);
+    expect(sent!.startsWith('h'.repeat(24_000))).toBe(true);
+    expect(sent!.endsWith('t'.repeat(24_000))).toBe(true);
+    expect(sent).toContain(`…${Math.ceil(22_000 / 4)} tokens truncated…`);
+    expect(sent!.length).toBe(48_000 + `…5500 tokens truncated…`.length);
+    const [bytes] = codexSentOutput(['é'.repeat(10_000)], { mode: 'bytes', limit: 10_000 });
+    // 2-byte characters: 6,000 bytes each side, no character split.
+    expect(bytes).toBe(`${'é'.repeat(3000)}…4000 chars truncated…${'é'.repeat(3000)}`);
+  });
+
+  it('shares one budget among the text items of an output, in order', () => {
+    const sent = codexSentOutput(['a'.repeat(40_000), 'b'.repeat(20_000), 'c'.repeat(100)], tokens);
+    expect(sent[0]).toBe('a'.repeat(40_000));
+    expect(Buffer.byteLength(sent[1]!.replace(/…\d+ tokens truncated…/, ''))).toBe(8_000);
+    expect(sent[2]).toBe('');
+  });
+
+  it('takes the policy a rollout records in turn_context, else the one of the model', () => {
+    const withPolicy = parse([meta(), rec('turn_context', { cwd: '/w', model: 'gpt-5.3-codex', truncation_policy: { mode: 'bytes', limit: 2000 } })]);
+    expect(withPolicy.extra).toMatchObject({ cliVersion: '0.0.1', truncationPolicy: { mode: 'bytes', limit: 2000 } });
+    expect(codexTruncationPolicy(withPolicy, 'gpt-5.4')).toEqual({ mode: 'bytes', limit: 2000 });
+    const without = parse([meta(), turn('gpt-5.4')]);
+    expect(codexTruncationPolicy(without, 'gpt-5.4')).toEqual({ mode: 'tokens', limit: 10_000 });
+    expect(codexTruncationPolicy(without, 'some-local-model')).toEqual({ mode: 'bytes', limit: 10_000 });
+  });
+
 });

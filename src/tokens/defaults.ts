@@ -29,10 +29,24 @@ export const CALIBRATION_PRIOR_WEIGHT = 2000;
 export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   pi: 2500,
   'claude-code': 24000,
-  codex: 6000,
+  codex: 3000,
   'swe-agent': 0,
   anthropic: 0,
   'openai-chat': 0,
   'openai-responses': 0,
   'ai-sdk': 0,
 };
+
+/**
+ * The harness prefix of a Codex rollout (its tool definitions, which rollouts do not record), by CLI version
+ * (`cli_version` of the session_meta record), in provider tokens as the predictor adds them to the family ratio × the
+ * estimate of what the rollout records: measured on the corpus as a first request's reported prompt minus 1.14 × the
+ * estimate of the items before it — 2,643–3,471 on 0.140.0 and 0.142.2 (three sessions), 5,127 on 0.124.0 (one
+ * session). (Against exact o200k counts, the tools themselves come to 5,200–5,700 and 7,800.) MCP servers a user
+ * configures add their tools to these.
+ */
+export function codexPrefixTokens(cliVersion: string | undefined): number {
+  const [major, minor] = (cliVersion ?? '').split('.').map(Number);
+  if (major === 0 && minor !== undefined && minor < 140) return 5100;
+  return HARNESS_PREFIX_TOKENS.codex;
+}

@@ -372,3 +372,36 @@ run('replaySession over the corpus', () => {
     }
   });
 });
+
+describe('PromptTracker: reasoning dropped at a person\'s turn (Responses API)', () => {
+  const at = (index: number, message: Message): Entry => ({ index, kind: 'message', message });
+  const reasoned = (prompt: number, reasoning: number): Usage => ({ input: prompt, output: 100 + reasoning, cacheRead: 0, cacheWrite: 0, reasoning });
+  function run(drops: boolean): number {
+    const t = new PromptTracker({ reasoningDroppedAtUserTurn: drops });
+    t.push(at(0, user('start')));
+    // Two responses in one turn: the second prompt carries the first one's 3,000 reasoning tokens.
+    t.push(at(1, assistant('step one', GPT)));
+    t.observe(reasoned(10_000, 3000), GPT, 1, 0);
+    t.push(at(2, assistant('step two', GPT)));
+    t.observe(reasoned(13_100, 500), GPT, 2, t.contextTokens);
+    t.push(at(3, user('next question')));
+    return t.predict(GPT).predicted;
+  }
+  it('takes the reasoning the last prompt carried out of the next turn\'s prediction', () => {
+    expect(run(false) - run(true)).toBe(3000);
+  });
+  it('keeps it within a turn', () => {
+    const t = new PromptTracker({ reasoningDroppedAtUserTurn: true });
+    t.push(at(0, user('start')));
+    t.push(at(1, assistant('step one', GPT)));
+    t.observe(reasoned(10_000, 3000), GPT, 1, 0);
+    t.push(at(2, toolResult('c1', 'output')));
+    const within = t.predict(GPT);
+    const plain = new PromptTracker();
+    plain.push(at(0, user('start')));
+    plain.push(at(1, assistant('step one', GPT)));
+    plain.observe(reasoned(10_000, 3000), GPT, 1, 0);
+    plain.push(at(2, toolResult('c1', 'output')));
+    expect(within.predicted).toBe(plain.predict(GPT).predicted);
+  });
+});

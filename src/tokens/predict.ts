@@ -13,6 +13,12 @@ export interface PredictorOptions {
   familyRatio?: Partial<Record<ProviderFamily, number>>;
   /** Weight of the seed ratio, in counted tokens (default CALIBRATION_PRIOR_WEIGHT). */
   priorWeight?: number;
+  /**
+   * The provider drops the reasoning of earlier turns from the prompt (OpenAI Responses API, as Codex uses it): a
+   * request's prompt carries the reasoning tokens of the earlier responses of its turn (reported as `usage.reasoning`,
+   * encrypted in the transcript, so never counted), and the first request after a person's message carries none.
+   */
+  reasoningDroppedAtUserTurn?: boolean;
 }
 
 export interface Prediction {
@@ -56,7 +62,11 @@ export class PromptTracker {
   private counted = 0;
   /** Counted tokens of what a request carries besides the messages (system prompt, tool definitions), when known. */
   private overhead = 0;
-  private anchor: { prompt: number; counted: number; model: string; entry: number } | undefined;
+  private anchor: { prompt: number; counted: number; model: string; entry: number; reasoningCarried: number } | undefined;
+  private readonly dropsReasoning: boolean;
+  /** Reasoning tokens of the responses of the current turn so far (see `reasoningDroppedAtUserTurn`). */
+  private turnReasoning = 0;
+  private userTurnSinceAnchor = false;
   private readonly calibration = new Map<string, Calibration>();
   private lastModel: string | undefined;
 
@@ -65,6 +75,7 @@ export class PromptTracker {
     this.prefix = options.prefixTokens ?? 0;
     this.ratios = { ...FAMILY_RATIO, ...options.familyRatio };
     this.priorWeight = options.priorWeight ?? CALIBRATION_PRIOR_WEIGHT;
+    this.dropsReasoning = options.reasoningDroppedAtUserTurn === true;
   }
 
   /** Counted tokens of the context so far (without prefix): the messages, plus the request overhead when set. */
@@ -105,6 +116,10 @@ export class PromptTracker {
       this.anchor = undefined;
     }
     if (!entry.message) return;
+    if (entry.message.role === 'user' && !entry.message.synthetic) {
+      this.turnReasoning = 0;
+      this.userTurnSinceAnchor = true;
+    }
     const tokens = this.counter.message(entry.message);
     this.context.push({ index: entry.index, tokens });
     this.counted += tokens;
@@ -132,7 +147,9 @@ export class PromptTracker {
       }
     }
     cal.prefix = prompt - this.ratioOf(model) * countedAtStart;
-    this.anchor = { prompt, counted: countedAtStart, model, entry };
+    this.anchor = { prompt, counted: countedAtStart, model, entry, reasoningCarried: this.turnReasoning };
+    if (this.dropsReasoning) this.turnReasoning += usage.reasoning ?? 0;
+    this.userTurnSinceAnchor = false;
   }
 
   /** Predicts the prompt of a request sent now by `model` (default: the last model seen). */
@@ -142,7 +159,9 @@ export class PromptTracker {
     const estimateOnly = Math.round(this.prefix + this.ratios[family] * this.counted);
     const a = this.anchor;
     if (a && model !== undefined && a.model === model) {
-      return { predicted: Math.round(a.prompt + ratio * (this.counted - a.counted)), estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
+      // A person spoke since: the reasoning the reported prompt carried is gone from the next one.
+      const dropped = this.dropsReasoning && this.userTurnSinceAnchor ? a.reasoningCarried : 0;
+      return { predicted: Math.round(a.prompt - dropped + ratio * (this.counted - a.counted)), estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
     }
     // No usable report: count, with the prefix this session showed for this model when it has one.
     const learned = model ? this.calibration.get(model)?.prefix : undefined;

@@ -1,8 +1,9 @@
 import { conversationEntries } from '../model/branch.js';
 import { argumentsText, promptTokens } from '../model/parts.js';
 import type { Entry, Message, Session } from '../model/types.js';
+import { codexSentOutput, codexTruncationPolicy } from '../formats/codex.js';
 import { TokenCounter } from './counter.js';
-import { FAMILY_RATIO, HARNESS_PREFIX_TOKENS } from './defaults.js';
+import { FAMILY_RATIO, HARNESS_PREFIX_TOKENS, codexPrefixTokens } from './defaults.js';
 import type { ExactTokenizer } from './exact.js';
 import { familyOf, type ProviderFamily } from './family.js';
 import { PromptTracker, startsResponse, type PredictorOptions } from './predict.js';
@@ -34,8 +35,37 @@ export function replaySession(session: Session, options: ReplayOptions = {}): Re
   const branch = conversationEntries(session);
   const tracker = trackerFor(session, branch, options);
   const out: ReplayRequest[] = [];
-  followEntries(branch, tracker, (r) => out.push(r));
+  followEntries(session.format === 'codex' ? codexSends(session, branch) : branch, tracker, (r) => out.push(r));
   return out;
+}
+
+/**
+ * Codex's entries as it sends them: a tool output longer than its model's truncation policy allows is cut in the
+ * history Codex sends (the rollout keeps it whole), so the replay counts the cut text. See `codexSentOutput`.
+ */
+function* codexSends(session: Session, branch: readonly Entry[]): Generator<Entry> {
+  let model: string | undefined;
+  for (const e of branch) {
+    if (e.model) model = e.model.id;
+    if (e.message?.role === 'assistant' && e.message.model) model = e.message.model;
+    const m = e.message;
+    if (m?.role !== 'tool') {
+      yield e;
+      continue;
+    }
+    const policy = codexTruncationPolicy(session, model);
+    let changed = false;
+    const parts = m.parts.map((p) => {
+      if (p.type !== 'tool-result') return p;
+      const texts = p.content.filter((c) => c.type === 'text').map((c) => c.text);
+      const sent = codexSentOutput(texts, policy);
+      if (sent.every((t, i) => t === texts[i])) return p;
+      changed = true;
+      let i = 0;
+      return { ...p, content: p.content.map((c) => (c.type === 'text' ? { ...c, text: sent[i++]! } : c)) };
+    });
+    yield changed ? { ...e, message: { ...m, parts } } : e;
+  }
 }
 
 /** A PromptTracker set up for a session: its family's counter and the harness prefix its format implies. */
@@ -46,8 +76,11 @@ export function trackerFor(session: Session, branch: readonly Entry[], options: 
   // The harness' own prompt (what transcripts do not record) plus tool definitions a request body carries, in provider
   // tokens. `prefixTokens` replaces the first only.
   const tools = Math.round(requestPrefixTokens(session, counter) * (options.familyRatio?.[family] ?? FAMILY_RATIO[family]));
-  const prefixTokens = (options.prefixTokens ?? HARNESS_PREFIX_TOKENS[session.format]) + tools;
-  return new PromptTracker({ ...options, counter, prefixTokens });
+  // Codex's tools depend on its version.
+  const harness = session.format === 'codex' ? codexPrefixTokens(typeof session.extra?.cliVersion === 'string' ? session.extra.cliVersion : undefined) : HARNESS_PREFIX_TOKENS[session.format];
+  const prefixTokens = (options.prefixTokens ?? harness) + tools;
+  // Codex talks to the Responses API, which drops the reasoning of earlier turns.
+  return new PromptTracker({ ...options, counter, prefixTokens, ...(session.format === 'codex' ? { reasoningDroppedAtUserTurn: true } : {}) });
 }
 
 /**

@@ -1,0 +1,243 @@
+/**
+ * What Claude Code resumes is what abridge reported. Every Claude Code transcript of the corpus is compacted at two
+ * budgets (the fixed prefix + 50% / 25% of the visible conversation, as bench/compact.js sets them), written with the
+ * Claude Code writer (what `abridge compact --out` does), resumed by the real CLI (`claude -p --resume`) against a
+ * loopback Anthropic endpoint, and the messages it sends are compared with abridge's `--emit anthropic` view.
+ *
+ * What the CLI adds or rewrites, and the only things normalized away (see `compareResumed`):
+ * - its new turn: a last user message made of `<system-reminder>` blocks (environment, model, tools, skills, date…)
+ *   and the prompt; and, when the resumed conversation ends with a user message, the assistant message
+ *   "No response requested." it puts before that turn;
+ * - `cache_control` on blocks, `caller: {type: "direct"}` on tool_use blocks;
+ * - when it joins consecutive user records into one message, a "\n" at the end of the text block before each seam.
+ * Needs the CLI: $ABRIDGE_CLAUDE_BIN (scripts/install-claude-code.sh; .ci/run exports it). Skips, saying so, without.
+ */
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { contextSnapshot } from '../budget/snapshot.js';
+import { compact } from '../compaction/compact.js';
+import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
+import { parseSession } from '../formats/read.js';
+import { writeSession } from '../formats/write.js';
+import type { Session } from '../model/types.js';
+import type { StrategyName } from '../compaction/strategies/strategy.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { claudeBinary, resumeWithClaudeCode } from '../test-support/claude-code-cli.js';
+import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { viewSession } from './compact.js';
+
+const PROMPT = 'continue';
+const POOL = 3;
+const NO_RESPONSE = 'No response requested.';
+
+type Block = Record<string, unknown>;
+interface WireMessage {
+  role: string;
+  content: Block[];
+}
+
+export interface Comparison {
+  equal: boolean;
+  differences: string[];
+  /** How often each normalization applied. */
+  normalized: { reminders: number; noResponse: number; seams: number; renamed: number };
+  /** The resumed conversation as sent, without the CLI's own additions. */
+  resumed: WireMessage[];
+}
+
+function blocksOf(content: unknown): Block[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as Block[]) : [];
+}
+
+/** A block without the fields the CLI adds to every request (cache breakpoints, the tool caller). */
+function bare(b: Block): Block {
+  const { cache_control: _c, caller: _k, ...rest } = b;
+  if (rest.type === 'tool_result' && Array.isArray(rest.content)) rest.content = (rest.content as Block[]).map(bare);
+  return rest;
+}
+
+function wire(messages: readonly unknown[]): WireMessage[] {
+  return messages.map((m) => {
+    const r = m as { role: string; content: unknown };
+    return { role: r.role, content: blocksOf(r.content).map(bare) };
+  });
+}
+
+/** JSON with sorted keys: the order of an object's keys means nothing to the API. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+}
+
+const isReminder = (b: Block) => b.type === 'text' && typeof b.text === 'string' && b.text.startsWith('<system-reminder>') && b.text.trimEnd().endsWith('</system-reminder>');
+const isNoResponse = (m: WireMessage | undefined) => m?.role === 'assistant' && m.content.length === 1 && m.content[0]!.type === 'text' && m.content[0]!.text === NO_RESPONSE;
+
+/** The resumed conversation the CLI sent, compared with abridge's view (both as Anthropic wire messages). */
+export function compareResumed(sentMessages: readonly unknown[], viewMessages: readonly unknown[]): Comparison {
+  const sent = wire(sentMessages);
+  const view = wire(viewMessages);
+  const normalized = { reminders: 0, noResponse: 0, seams: 0, renamed: 0 };
+  const differences: string[] = [];
+  let carried: WireMessage | undefined;
+  // Its new turn: reminders and the prompt at the end of the last message (after whatever the conversation ended with).
+  const turn = sent[sent.length - 1];
+  if (!turn || turn.role !== 'user' || !turn.content.some((b) => b.type === 'text' && b.text === PROMPT)) differences.push('the last message sent does not carry the prompt');
+  else {
+    const own = turn.content.filter((b) => !isReminder(b) && !(b.type === 'text' && b.text === PROMPT));
+    normalized.reminders = turn.content.length - own.length - 1;
+    // What the conversation ended with, joined to the new turn: the prompt follows its last block at a seam.
+    if (own.length > 0) {
+      turn.content = own;
+      carried = turn;
+    } else sent.pop();
+  }
+  // "No response requested.": an assistant message the CLI puts after an interrupted turn; the user messages around it
+  // are one in abridge's view.
+  for (let i = 0; i < sent.length; i++) {
+    if (!isNoResponse(sent[i]) || isNoResponse(view[i])) continue;
+    sent.splice(i, 1);
+    normalized.noResponse++;
+    const before = sent[i - 1];
+    const after = sent[i];
+    if (before?.role === 'user' && after?.role === 'user') {
+      before.content.push(...after.content);
+      if (after === carried) carried = before;
+      sent.splice(i, 1);
+    }
+    i--;
+  }
+  if (sent.length !== view.length) differences.push(`${sent.length} messages sent, ${view.length} in abridge's view`);
+  for (let i = 0; i < Math.min(sent.length, view.length) && differences.length < 6; i++) {
+    const s = sent[i]!;
+    const v = view[i]!;
+    if (s.role !== v.role) {
+      differences.push(`message ${i}: role ${s.role}, view ${v.role}`);
+      continue;
+    }
+    if (s.content.length !== v.content.length) {
+      differences.push(`message ${i}: ${s.content.length} blocks sent [${s.content.map((b) => b.type).join(',')}], view ${v.content.length} [${v.content.map((b) => b.type).join(',')}]`);
+      continue;
+    }
+    for (let j = 0; j < s.content.length; j++) {
+      const a = s.content[j]!;
+      const b = v.content[j]!;
+      if (canonical(a) === canonical(b)) continue;
+      if (s.role === 'user' && a.type === 'text' && b.type === 'text' && a.text === `${String(b.text)}\n` && (j < s.content.length - 1 || s === carried)) {
+        normalized.seams++;
+        continue;
+      }
+      if (a.type === 'tool_use' && b.type === 'tool_use' && a.name === 'Agent' && b.name === 'Task' && canonical({ ...a, name: 'Task' }) === canonical(b)) {
+        normalized.renamed++;
+        continue;
+      }
+      differences.push(`message ${i} block ${j}: sent ${canonical(a).slice(0, 240)} — view ${canonical(b).slice(0, 240)}`);
+    }
+  }
+  return { equal: differences.length === 0, differences, normalized, resumed: sent };
+}
+
+/** Prompt tokens of wire messages, counted the way abridge counts a session (read as an Anthropic request). */
+function tokensOf(model: string, messages: readonly unknown[]): number {
+  const s = parseSession(JSON.stringify({ model, max_tokens: 1, messages }));
+  const counter = new TokenCounter();
+  return s.entries.reduce((n, e) => n + (e.message ? counter.message(e.message) : 0), 0);
+}
+
+interface Variant {
+  name: string;
+  /** Share of the visible conversation each compaction keeps, one compaction per entry (written and read back between). */
+  fractions: number[];
+  strategies?: StrategyName[];
+}
+
+/** The budgets the issue asks for, a compaction that only clears tool results, and one compaction after another. */
+const VARIANTS: Variant[] = [
+  { name: '50%', fractions: [0.5] },
+  { name: '25%', fractions: [0.25] },
+  { name: 'clear-only 25%', fractions: [0.25], strategies: ['clear-tool-results'] },
+  { name: 'repeated 50% then 50%', fractions: [0.5, 0.5] },
+];
+
+interface Case {
+  file: string;
+  variant: string;
+  sessionId: string;
+  transcript: string;
+  /** abridge compacted something (else the file is written back as it was). */
+  compacted: boolean;
+  subagent: boolean;
+  view: { model: string; messages: unknown[] };
+  readBack: unknown[];
+}
+
+async function prepare(file: string, variant: Variant): Promise<Case> {
+  let transcript = (await readFile(file)).toString('utf8');
+  let session: Session = parseSession(transcript, { source: file });
+  const subagent = session.entries.every((e) => !e.message || e.sidechain === true);
+  let compacted = false;
+  for (const [i, fraction] of variant.fractions.entries()) {
+    if (i > 0) session = parseSession(transcript, { source: `${file} (compacted ${i}×)` });
+    const snap = contextSnapshot(session);
+    const fixed = snap.components.unrecorded;
+    const target = fixed + Math.round((snap.used - fixed) * fraction);
+    const r = await compact(session, { target, force: true, summarizer: new ExtractiveSummarizer(), ...(variant.strategies ? { strategies: variant.strategies } : {}) });
+    if (r.marker) compacted = true;
+    transcript = writeSession(session, 'claude-code');
+  }
+  const view = JSON.parse(writeSession(viewSession(session), 'anthropic')) as { model: string; messages: unknown[] };
+  const back = parseSession(transcript);
+  const readBack = (JSON.parse(writeSession(viewSession(back), 'anthropic')) as { messages: unknown[] }).messages;
+  return { file, variant: variant.name, sessionId: session.info.id!, transcript, compacted, subagent, view, readBack };
+}
+
+async function pool<T, R>(items: readonly T[], size: number, run: (t: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(size, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await run(items[i]!);
+      }
+    }),
+  );
+  return out;
+}
+
+const cli = claudeBinary();
+const files = corpusAvailable() ? corpusFiles('claude-code') : [];
+const skip = 'reason' in cli ? cli.reason : files.length === 0 ? 'no Claude Code transcripts in the corpus' : undefined;
+if (skip) console.log(`[claude-code resume] skipped: ${skip}`);
+
+describe.skipIf(skip !== undefined)('Claude Code resumes exactly what abridge reported', () => {
+  it('every corpus transcript × (50%, 25%, clear-only, repeated): the CLI sends abridge\'s view', async () => {
+    const bin = (cli as { bin: string }).bin;
+    const cases = await Promise.all(files.flatMap((f) => VARIANTS.map((v) => prepare(f, v))));
+    const results = await pool(cases, POOL, async (c) => {
+      const run = await resumeWithClaudeCode(bin, c.transcript, c.sessionId, PROMPT, c.view.model);
+      const cmp: Comparison = run.main
+        ? compareResumed(run.main.messages, c.view.messages)
+        : { equal: false, differences: [`no conversation request (exit ${run.code}): ${run.stdout.slice(0, 200)} ${run.stderr.slice(0, 200)}`], normalized: { reminders: 0, noResponse: 0, seams: 0, renamed: 0 }, resumed: [] };
+      const tokens = run.main ? { sent: tokensOf(c.view.model, cmp.resumed), view: tokensOf(c.view.model, c.view.messages) } : undefined;
+      // A subagent's transcript that abridge left as it was is still all sidechain: `--resume` finds no conversation.
+      const notResumable = !run.main && c.subagent && !c.compacted && /No conversation found/.test(run.stdout + run.stderr);
+      return { c, cmp, tokens, notResumable, readBackEqual: JSON.stringify(c.readBack) === JSON.stringify(c.view.messages) };
+    });
+    const lines = results.map(({ c, cmp, tokens, notResumable, readBackEqual }) => {
+      const t = tokens ? `${tokens.sent}/${tokens.view} tokens (${(((tokens.sent - tokens.view) / tokens.view) * 100).toFixed(2)}%)` : '';
+      const verdict = cmp.equal ? 'equal' : notResumable ? 'not resumable (subagent transcript, nothing compacted)' : 'DIFFERENT';
+      return `${verdict} ${basename(c.file)} @${c.variant}: ${c.compacted ? 'compacted' : 'unchanged'}, ${c.view.messages.length} messages, ${t}, read back ${readBackEqual ? 'same' : 'DIFFERENT'}; normalized ${JSON.stringify(cmp.normalized)}${cmp.equal || notResumable ? '' : `\n    ${cmp.differences.join('\n    ')}`}`;
+    });
+    const equal = results.filter((r) => r.cmp.equal).length;
+    const skipped = results.filter((r) => r.notResumable).length;
+    console.log(`[claude-code resume] ${equal}/${results.length} equal, ${skipped} not resumable, ${results.length - equal - skipped} different (${files.length} transcripts × ${VARIANTS.length} variants)\n${lines.join('\n')}`);
+    expect(results.filter((r) => r.c.compacted).length).toBeGreaterThan(results.length / 2);
+    for (const r of results) {
+      const what = `${basename(r.c.file)} @${r.c.variant}`;
+      expect(r.readBackEqual, `${what}: read back with abridge`).toBe(true);
+      if (r.notResumable) continue;
+      expect(r.cmp.differences, what).toEqual([]);
+      expect(Math.abs(r.tokens!.sent - r.tokens!.view) / r.tokens!.view, `${what}: tokens`).toBeLessThanOrEqual(0.02);
+    }
+  }, 600_000);
+});
