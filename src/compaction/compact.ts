@@ -98,6 +98,11 @@ export interface CompactionResult {
   protectedTokens: number;
   /** Invariant violations the compaction introduced (always empty: a strategy that would introduce one is undone). */
   violations: Violation[];
+  /**
+   * What the summarizer said of how the summary was made: a fallback to the extractive summary and why, messages an
+   * LLM request had to leave out to fit its window (by entry).
+   */
+  summaryNotes: string[];
   /** The marker entry appended to the session, when anything changed. */
   entry?: Entry;
   marker?: AbridgeMarker;
@@ -153,6 +158,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     protectedParts: [],
     protectedTokens: 0,
     violations: [],
+    summaryNotes: [],
   };
   const report = (p: Protection) => {
     result.keptLastSteps = p.steps;
@@ -176,10 +182,12 @@ export async function compact(session: Session, options: CompactOptions): Promis
   let tail = Math.max(0, recent / ratio);
   let view = view0;
   let protection = protect(view0, { steps: keep, tailCounted: tail, counter });
-  let best: { view: ViewItem[]; run: CompactionResult['strategiesRun']; protection: Protection } | undefined;
+  let best: { view: ViewItem[]; run: CompactionResult['strategiesRun']; protection: Protection; notes: string[] } | undefined;
   // Protect the tail; if the target is still out of reach, protect half as much and run the whole chain again from the
   // start (so cheap strategies still come first), down to the last `minKeepLastSteps` steps alone.
+  let notes: string[] = [];
   for (let k = keep; ; ) {
+    notes = [];
     protection = protect(view0, { steps: k, tailCounted: tail, windowCounted: target * (1 - opts.summarize.maxTargetShare), counter });
     view = view0;
     result.strategiesRun = [];
@@ -192,6 +200,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       summarizer,
       options: opts,
       originals,
+      report: (note) => notes.push(note),
       ...(task ? { task: textOf(task) } : {}),
       ...(session.info.id ? { sessionId: session.info.id } : {}),
     };
@@ -229,7 +238,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       // Passes until the target is met: a summary that came out larger than planned takes in the next oldest units.
       if (name === 'summarize' && ++summaryPasses < 4) at--;
     }
-    if (!best || size(view) < size(best.view)) best = { view, run: result.strategiesRun, protection };
+    if (!best || size(view) < size(best.view)) best = { view, run: result.strategiesRun, protection, notes };
     if (size(view) <= target) break;
     if (k <= minKeep && tail <= 0) break;
     k = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)));
@@ -240,7 +249,9 @@ export async function compact(session: Session, options: CompactOptions): Promis
     view = best.view;
     result.strategiesRun = best.run;
     protection = best.protection;
+    notes = best.notes;
   }
+  result.summaryNotes = notes;
   if (view !== view0 && options.restoreRecent !== false) view = restoreNewest(view, originals, target, size, counter, protection.entries);
   report(protection);
   // Report a strategy as skipped only if it never ran, once, with its last reason.

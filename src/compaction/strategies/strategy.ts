@@ -64,8 +64,8 @@ export interface StrategyContext {
    * a cleared result's evidence still reaches the summary.
    */
   originals?: ReadonlyMap<number, Message>;
-  /** Entries the recent tail keeps verbatim (a subset of protectedEntries). */
-  tailStart?: number;
+  /** Collects what summarizers say of how a summary was made (see CompactionResult.summaryNotes). */
+  report?: (note: string) => void;
   options: StrategyOptions;
   sessionId?: string;
 }

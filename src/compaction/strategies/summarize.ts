@@ -104,6 +104,7 @@ export const summarizeSpan: Strategy = {
  */
 export function summaryInput(span: readonly ViewItem[], ctx: StrategyContext, maxTokens: number): SummaryRequest {
   const messages: Message[] = [];
+  const entries: (number | undefined)[] = [];
   const previous: string[] = [];
   for (const it of span) {
     if (isSummary(it.message)) {
@@ -112,9 +113,12 @@ export function summaryInput(span: readonly ViewItem[], ctx: StrategyContext, ma
       continue;
     }
     messages.push((it.entry !== undefined ? ctx.originals?.get(it.entry) : undefined) ?? it.message);
+    entries.push(it.entry);
   }
   return {
     messages,
+    entries,
+    ...(ctx.report ? { report: ctx.report } : {}),
     ...(previous.length > 0 ? { previousSummary: previous.join('\n\n') } : {}),
     ...(ctx.task ? { task: ctx.task } : {}),
     maxTokens,
