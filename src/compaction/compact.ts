@@ -53,8 +53,8 @@ export interface CompactOptions {
    */
   minKeepLastSteps?: number;
   /**
-   * After the chain, give back the newest cleared or shortened results their whole content while the context still
-   * fits (default true): the recent work stays verbatim as far as the target allows.
+   * When the chain archived something, give back the newest cleared or shortened messages their whole content while
+   * the context still fits (default true): the recent work stays verbatim as far as the target allows.
    */
   restoreRecent?: boolean;
   options?: { [K in keyof StrategyOptions]?: Partial<StrategyOptions[K]> };
@@ -205,10 +205,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
       ...(session.info.id ? { sessionId: session.info.id } : {}),
     };
     const baseline = checkInvariants(view0, { protectedEntries: protection.entries });
-    const relaxed = k < keep || tail < recent / ratio ? `(tail of ${Math.round(ratio * protection.tailCounted)} tokens, ${protection.steps} steps kept) ` : '';
-    // Cheap edits (clearing, offloading, stubbing) are for old work: the recent window stays whole.
-    const cheapCtx: StrategyContext = { ...ctx, protectedEntries: protection.window };
+    // Cheap edits (clearing, offloading, stubbing) are for old work: when the chain can archive, the recent window
+    // stays whole (archiving the oldest units makes the room instead); a chain of cheap edits alone may use it all.
     const names = options.strategies ?? STRATEGY_NAMES;
+    const archives = names.includes('summarize') || names.includes('truncate');
+    const cheapCtx: StrategyContext = archives ? { ...ctx, protectedEntries: protection.window } : ctx;
     let summaryPasses = 0;
     for (let at = 0; at < names.length; at++) {
       const name = names[at]!;
@@ -219,7 +220,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       try {
         next = await strategy.apply(view, name === 'summarize' || name === 'truncate' ? ctx : cheapCtx);
       } catch (err) {
-        result.skipped.push({ name, reason: `${relaxed}${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
+        result.skipped.push({ name, reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
         continue;
       }
       if (size(next) >= before) {
@@ -252,7 +253,9 @@ export async function compact(session: Session, options: CompactOptions): Promis
     notes = best.notes;
   }
   result.summaryNotes = notes;
-  if (view !== view0 && options.restoreRecent !== false) view = restoreNewest(view, originals, target, size, counter, protection.entries);
+  // Only after archiving: a batch of cheap edits alone is kept whole (one cache break buys the most room).
+  const archived = result.strategiesRun.some((r) => r.name === 'summarize' || r.name === 'truncate');
+  if (archived && options.restoreRecent !== false) view = restoreNewest(view, originals, target, size, counter, protection.entries);
   report(protection);
   // Report a strategy as skipped only if it never ran, once, with its last reason.
   const ran = new Set(result.strategiesRun.map((r) => r.name));
