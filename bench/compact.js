@@ -217,6 +217,8 @@ async function runAbridge(lib, file, chain, target, fixed, visible, opts) {
       reported: r.afterTokens,
       reached: r.reachedTarget,
       honest: !r.reachedTarget || tokens <= target,
+      // Over although what must stay verbatim fits: a miss the compaction could have avoided.
+      avoidable: tokens > target && (r.protectedTokens ?? 0) <= target,
       violations: r.violations.length + introduced.length,
       violationKinds: [...r.violations, ...introduced].map((v) => v.kind),
       archiveViolations: archive,
@@ -277,6 +279,7 @@ async function benchCorpus(lib, opts, log) {
         filesWithArchiveViolations: recs.filter((r) => r.archiveViolations > 0).length,
         reached: recs.filter((r) => r.reached).length,
         over: recs.filter((r) => r.over).length,
+        avoidable: recs.filter((r) => r.avoidable).length,
         dishonest: recs.filter((r) => !r.honest).length,
         latestVerbatimPct: pct(recs.filter((r) => r.latestVerbatim).length, recs.length),
         tailPct: pct(recs.reduce((n, r) => n + r.tail.retained, 0), recs.reduce((n, r) => n + r.tail.total, 0)),
@@ -350,7 +353,7 @@ function printReport(report) {
   if (corpus.skipped) lines.push(`corpus: skipped (${corpus.skipped})`);
   else {
     const head = ['policy', 'files', 'med ms', 'violations', 'archive', 'reached', 'over', 'paths', 'cmds', 'instr', 'errors', 'numbers', 'instr(whole)', 'latest', 'tail'];
-    const widths = [38, 5, 7, 10, 7, 8, 5, 7, 7, 7, 7, 8, 12, 7, 7];
+    const widths = [38, 5, 7, 10, 7, 8, 6, 7, 7, 7, 7, 8, 12, 7, 7];
     const fmtRow = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
     for (const fraction of FRACTIONS) {
       lines.push('', `Budget ${fraction * 100}%: target = fixed prefix + ${fraction * 100}% of the visible tokens`, fmtRow(head));
@@ -358,7 +361,7 @@ function printReport(report) {
         const chain = CHAINS.find((c) => c.id === b.chain).label;
         const r = b.retention;
         lines.push(
-          fmtRow([chain, b.files, fmtMs(b.medianMs), `${b.violations} (${b.filesWithViolations}f)`, b.archiveViolations, fmtPct(b.reachedPct), b.over, fmtPct(r.paths.pct), fmtPct(r.commands.pct), fmtPct(r.instructions.pct), fmtPct(r.errors.pct), fmtPct(r.numbers.pct), fmtPct(r.instructionsWhole.pct), fmtPct(b.latestVerbatimPct), fmtPct(b.tailPct)]),
+          fmtRow([chain, b.files, fmtMs(b.medianMs), `${b.violations} (${b.filesWithViolations}f)`, b.archiveViolations, fmtPct(b.reachedPct), CHAINS.find((c) => c.id === b.chain).reference ? b.over : `${b.over}/${b.avoidable}`, fmtPct(r.paths.pct), fmtPct(r.commands.pct), fmtPct(r.instructions.pct), fmtPct(r.errors.pct), fmtPct(r.numbers.pct), fmtPct(r.instructionsWhole.pct), fmtPct(b.latestVerbatimPct), fmtPct(b.tailPct)]),
         );
       }
     }
@@ -404,7 +407,7 @@ function targets(report) {
     const e = d25.retention;
     const dishonest = corpus.budgets.filter((b) => !CHAINS.find((c) => c.id === b.chain).reference).reduce((n, b) => n + b.dishonest, 0);
     out.push({ what: 'abridge: reachedTarget only when the final view fits (all budgets)', value: dishonest, ok: dishonest === 0 });
-    out.push({ what: 'default @25%: over budget = 0', value: d25.over, ok: d25.over === 0 });
+    out.push({ what: 'default @25%: over budget = 0 (over / over although the protected content fits)', value: `${d25.over} / ${d25.avoidable}`, ok: d25.over === 0 });
     out.push({ what: 'default @25%: paths ≥ 97%', value: fmtPct(e.paths.pct), ok: e.paths.pct >= 97 });
     out.push({ what: 'default @25%: commands ≥ 95%', value: fmtPct(e.commands.pct), ok: e.commands.pct >= 95 });
     out.push({ what: 'default @25%: user instructions ≥ 99%', value: fmtPct(e.instructions.pct), ok: e.instructions.pct >= 99 });
@@ -413,7 +416,7 @@ function targets(report) {
     out.push({ what: 'default @25%: recent tail ≥ 95%', value: fmtPct(d25.tailPct), ok: d25.tailPct >= 95 });
     out.push({ what: 'default @10%: latest instruction verbatim 100%', value: fmtPct(d10.latestVerbatimPct), ok: d10.latestVerbatimPct === 100 });
     out.push({ what: 'default @10%: recent tail ≥ 85%', value: fmtPct(d10.tailPct), ok: d10.tailPct >= 85 });
-    out.push({ what: 'default @10%: over budget (only where the protected content alone exceeds it)', value: d10.over, ok: undefined });
+    out.push({ what: 'default @10%: over budget only where the protected content alone exceeds it', value: `${d10.over} over, ${d10.avoidable} of them avoidable`, ok: d10.avoidable === 0 });
   }
   if (!random.skipped) out.push({ what: `random sessions with violations = 0 (of ${random.cases})`, value: random.casesWithViolations, ok: random.casesWithViolations === 0 });
   const e25 = big?.times?.['extractive@25%'];

@@ -47,5 +47,5 @@ describe('compaction invariants on random sessions', () => {
       }),
       params,
     );
-  });
+  }, Math.max(60_000, RUNS * 250)); // 10,000 runs take minutes on a loaded machine
 });

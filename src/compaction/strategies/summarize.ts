@@ -38,32 +38,35 @@ export const summarizeSpan: Strategy = {
       while (k + 1 < units.length && ok[k + 1]) k++;
       runs.push({ s, e: k });
     }
+    // With a summary of ours in view, its own run comes first (the span must take it in); any other run may be folded
+    // into it after that (its entries are then archived under the one summary, which stays where it is).
     const own = units.findIndex((u) => u.kind === 'summary' && ownSummary(view[u.start]!));
-    const candidates = own === -1 ? runs : runs.filter((r) => r.s <= own && own <= r.e);
+    const candidates = (own === -1 ? runs.map((r) => ({ ...r, merge: false })) : [...runs.filter((r) => r.s <= own && own <= r.e).map((r) => ({ ...r, merge: false })), ...runs.filter((r) => !(r.s <= own && own <= r.e)).map((r) => ({ ...r, merge: true }))]);
     // What a summary carries whole besides its share of the rest: earlier summaries and what people wrote.
     const carriedOf = units.map((u, k) => (u.kind === 'summary' ? tokens[k]! : u.kind === 'user' ? Math.min(tokens[k]!, USER_MESSAGE_TOKENS) : 0));
     const floor = Math.min(ctx.options.summarize.minSummaryTokens, 100);
-    let best: { s: number; e: number; freed: number; budget: number } | undefined;
+    let best: { s: number; e: number; freed: number; budget: number; merge: boolean } | undefined;
     for (const run of candidates) {
-      let span = 0;
-      let carried = 0;
+      const merge = run.merge;
+      let span = merge ? tokens[own]! : 0;
+      let carried = merge ? tokens[own]! : 0;
       let found: typeof best;
       let fits = false;
       for (let e = run.s; e <= run.e; e++) {
         span += tokens[e]!;
         carried += carriedOf[e]!;
-        if (own !== -1 && e < own) continue;
+        if (!merge && own !== -1 && e < own) continue;
         // Sized to what it replaces, but never more than the room the rest of the view leaves.
         const room = ctx.target - (total - span);
         const wanted = summaryBudget(span - carried, carried, ctx);
         if (wanted <= room) {
-          found = { s: run.s, e, freed: span - wanted, budget: wanted };
+          found = { s: run.s, e, freed: span - wanted, budget: wanted, merge };
           fits = true;
           break;
         }
         // Not enough yet: were the span to end here, the summary would get only the room the rest leaves.
         const budget = Math.min(wanted, Math.max(floor, room));
-        if (!found || span - budget > found.freed) found = { s: run.s, e, freed: span - budget, budget };
+        if (!found || span - budget > found.freed) found = { s: run.s, e, freed: span - budget, budget, merge };
       }
       if (!found || found.freed <= 0) continue;
       // End at a turn boundary (before the next person's message) when that archives at most a quarter more.
@@ -76,10 +79,11 @@ export const summarizeSpan: Strategy = {
         }
         const spanTokens = tokens.slice(found.s, found.e + 1).reduce((a, b) => a + b, 0);
         if (e !== found.e && (e + 1 > run.e || units[e + 1]!.kind === 'user') && extra <= spanTokens / 4) {
-          const c = carriedOf.slice(found.s, e + 1).reduce((a, b) => a + b, 0);
-          const room = ctx.target - (total - spanTokens - extra);
-          const budget = Math.min(summaryBudget(spanTokens + extra - c, c, ctx), Math.max(floor, room));
-          found = { s: found.s, e, freed: spanTokens + extra - budget, budget };
+          const before = merge ? tokens[own]! : 0;
+          const c = before + carriedOf.slice(found.s, e + 1).reduce((a, b) => a + b, 0);
+          const room = ctx.target - (total - before - spanTokens - extra);
+          const budget = Math.min(summaryBudget(before + spanTokens + extra - c, c, ctx), Math.max(floor, room));
+          found = { s: found.s, e, freed: before + spanTokens + extra - budget, budget, merge };
         }
         best = found;
         break;
@@ -90,6 +94,17 @@ export const summarizeSpan: Strategy = {
     const first = units[best.s]!;
     const last = units[best.e]!;
     const span = view.slice(first.start, last.end);
+    if (best.merge) {
+      // The earlier summary takes in a span elsewhere: it keeps its place and range; the span's entries are archived
+      // under it (the compaction record lists them as hidden).
+      const at = units[own]!.start;
+      const previous = view[at] as SummaryItem;
+      const text = await ctx.summarizer.summarize(summaryInput([previous, ...span], ctx, best.budget));
+      if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
+      const item: SummaryItem = { message: summaryMessage(text), covers: previous.covers };
+      const out = view.map((it, i) => (i === at ? item : it));
+      return [...out.slice(0, first.start), ...out.slice(last.end)];
+    }
     const text = await ctx.summarizer.summarize(summaryInput(span, ctx, best.budget));
     if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
     const item: SummaryItem = { message: summaryMessage(text), covers: coverage(span) };

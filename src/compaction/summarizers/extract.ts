@@ -108,11 +108,12 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
         const r = results.get(c.id);
         const failed = r ? r.isError || /^exit [1-9]/.test(exitStatus(r)) : false;
         if (r && failed) {
-          const line = firstErrorLine(resultText(r)) ?? `${c.name} failed`;
-          open.push({ error: `${clip(line, 220)} (from ${describeCall(c, undefined)})`, tool: c.name });
+          const lines = errorLines(resultText(r));
+          const error = lines.length > 0 ? lines.map((l) => clip(l, 220)).join('\n') : `${c.name} failed`;
+          open.push({ error: `${describeCall(c, r)}:\n${error}`, tool: c.name });
         } else if (r && open.length > 0) {
           const fixed = open.filter((o) => o.tool === c.name || WRITE_TOOL.test(c.name));
-          for (const o of fixed) ev.fixes.push(`${o.error} → then ${describeCall(c, r)}`);
+          for (const o of fixed) ev.fixes.push(`${o.error}\n→ then ${describeCall(c, r)}`);
           open = open.filter((o) => !fixed.includes(o));
         }
         if (WRITE_TOOL.test(c.name)) {
@@ -156,7 +157,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       }
     }
   }
-  for (const o of open) ev.fixes.push(`${o.error} → not resolved in this span`);
+  for (const o of open) ev.fixes.push(`${o.error}\n→ not resolved in this span`);
   for (const [path, list] of changes) ev.changes.push(`${path} — ${summarizeChanges(list)}`);
   if (lastSaid) ev.state.push(`The agent's last words here: ${clip(oneLine(lastSaid), 600)}`);
   if (lastActions.length > 0) ev.state.push(`Its last actions: ${lastActions.join('; ')}`);
@@ -168,9 +169,19 @@ function oneLine(s: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
 
-function firstErrorLine(text: string): string | undefined {
-  for (const line of text.slice(0, 50_000).split('\n')) if (ERROR_LINE.test(line) && line.trim().length >= 4) return line.trim();
-  return text.split('\n').find((l) => l.trim())?.trim();
+/** The first three error lines of a failed result, or its first line when none reads as an error. */
+function errorLines(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.slice(0, 50_000).split('\n')) {
+    if (!ERROR_LINE.test(line) || line.trim().length < 4) continue;
+    out.push(line.trim());
+    if (out.length >= 3) return out;
+  }
+  if (out.length === 0) {
+    const first = text.split('\n').find((l) => l.trim())?.trim();
+    if (first) out.push(first);
+  }
+  return out;
 }
 
 /** A call in a few words: the tool, its command or path, and how it ended. */
