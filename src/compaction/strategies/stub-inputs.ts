@@ -5,6 +5,17 @@ import { changeable, StrategySkipped, type Strategy } from './strategy.js';
 
 const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'notebook_path', 'target_file'];
 
+/** Bytes of a call's input, once per part (every round of a compaction asks again). */
+const inputBytes = new WeakMap<ToolCallPart, number>();
+function bytesOf(p: ToolCallPart): number {
+  let n = inputBytes.get(p);
+  if (n === undefined) {
+    n = Buffer.byteLength(argumentsText(p.arguments));
+    inputBytes.set(p, n);
+  }
+  return n;
+}
+
 /**
  * Replaces large old tool-call inputs (a file written whole through a `write` call, a long patch) with what the agent
  * needs to know of them: the path, the size, the first line, and a `read_result` reference to the whole input. The
@@ -19,10 +30,10 @@ export const stubInputs: Strategy = {
     for (let i = 0; i < out.length; i++) {
       const item = out[i]!;
       if (item.message.role !== 'assistant' || !changeable(item, ctx)) continue;
-      if (!item.message.parts.some((p) => p.type === 'tool-call' && Buffer.byteLength(argumentsText(p.arguments)) > thresholdBytes)) continue;
+      if (!item.message.parts.some((p) => p.type === 'tool-call' && bytesOf(p) > thresholdBytes)) continue;
       const parts = [];
       for (const p of item.message.parts) {
-        if (p.type !== 'tool-call' || Buffer.byteLength(argumentsText(p.arguments)) <= thresholdBytes) {
+        if (p.type !== 'tool-call' || bytesOf(p) <= thresholdBytes) {
           parts.push(p);
           continue;
         }

@@ -76,7 +76,7 @@ function render(c: Content, limits: Limits): string {
     out.push('', `### ${SECTIONS[key]}`);
     for (const item of items) out.push(`- ${item.replace(/\n/g, '\n  ')}`);
   };
-  const old = (k: Key, item: string) => c.inherited.has(`${k}:${item}`);
+  const old = (k: Key, item: string) => c.inherited.size > 0 && c.inherited.has(`${k}:${item}`);
   // Trimming applies to new items only; inherited ones stay as they were written. `first` keeps the first n.
   const keep = <T>(k: Key, xs: T[], n: number, id: (x: T) => string, first = false): T[] => {
     const fresh = xs.filter((x) => !old(k, id(x)));
@@ -158,9 +158,15 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter): string {
     () => shrink(l, 'errors', 0) || shrink(l, 'commandChars', 60) || shrink(l, 'filesRead', 0) || shrink(l, 'commands', 10) || shrink(l, 'fixes', 1) || shrink(l, 'foreignChars', 2000),
   ];
   let text = render(c, l);
-  for (const step of steps) {
+  // Counting every rendering is what costs: count by characters at this text's own rate while shrinking, then check.
+  const rate = text.length / Math.max(1, counter.text(text));
+  const tokens = (t: string, exact: boolean) => (exact ? counter.text(t) : Math.ceil(t.length / rate));
+  for (const exact of [false, true]) {
+    for (const step of steps) {
+      if (tokens(text, exact) <= maxTokens) break;
+      while (tokens(text, exact) > maxTokens && step()) text = render(c, l);
+    }
     if (counter.text(text) <= maxTokens) return text;
-    while (counter.text(text) > maxTokens && step()) text = render(c, l);
   }
   return text;
 }
