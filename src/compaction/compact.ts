@@ -108,6 +108,14 @@ export interface CompactionResult {
   marker?: AbridgeMarker;
 }
 
+/** One run of the chain: the view it made, what ran, what was skipped, what the summarizer said. */
+interface Plan {
+  view: ViewItem[];
+  run: CompactionResult['strategiesRun'];
+  skipped: CompactionResult['skipped'];
+  notes: string[];
+}
+
 interface Protection {
   entries: Map<number, Message>;
   /** Entries the cheap strategies leave alone: the protected ones and the recent window. */
@@ -186,6 +194,17 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // Protect the tail; if the target is still out of reach, protect half as much and run the whole chain again from the
   // start (so cheap strategies still come first), down to the last `minKeepLastSteps` steps alone.
   let notes: string[] = [];
+  // Counted tokens of the longest stretch at the end of a view that is exactly as it was.
+  const verbatimSuffix = (v: readonly ViewItem[]) => {
+    let n = 0;
+    for (let i = v.length - 1, j = view0.length - 1; i >= 0 && j >= 0 && v[i]!.message === view0[j]!.message; i--, j--) n += counter.message(v[i]!.message);
+    return n;
+  };
+  const windowTokens = (p: Protection) => {
+    let n = 0;
+    for (let j = view0.length - 1; j >= 0 && view0[j]!.entry !== undefined && p.window.has(view0[j]!.entry!); j--) n += counter.message(view0[j]!.message);
+    return n;
+  };
   for (let k = keep; ; ) {
     notes = [];
     protection = protect(view0, { steps: k, tailCounted: tail, windowCounted: target * (1 - opts.summarize.maxTargetShare), counter });
@@ -210,35 +229,56 @@ export async function compact(session: Session, options: CompactOptions): Promis
     const names = options.strategies ?? STRATEGY_NAMES;
     const archives = names.includes('summarize') || names.includes('truncate');
     const cheapCtx: StrategyContext = archives ? { ...ctx, protectedEntries: protection.window } : ctx;
-    let summaryPasses = 0;
-    for (let at = 0; at < names.length; at++) {
-      const name = names[at]!;
-      if (size(view) <= target) break;
-      const strategy = STRATEGIES[name];
-      const before = size(view);
-      let next: ViewItem[];
-      try {
-        next = await strategy.apply(view, name === 'summarize' || name === 'truncate' ? ctx : cheapCtx);
-      } catch (err) {
-        result.skipped.push({ name, reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
-        continue;
+    const runChain = async (chain: readonly StrategyName[]): Promise<Plan> => {
+      notes = [];
+      const plan: Plan = { view: view0, run: [], skipped: [], notes };
+      let summaryPasses = 0;
+      for (let at = 0; at < chain.length; at++) {
+        const name = chain[at]!;
+        if (size(plan.view) <= target) break;
+        const before = size(plan.view);
+        let next: ViewItem[];
+        try {
+          next = await STRATEGIES[name].apply(plan.view, name === 'summarize' || name === 'truncate' ? ctx : cheapCtx);
+        } catch (err) {
+          plan.skipped.push({ name, reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
+          continue;
+        }
+        if (size(next) >= before) {
+          plan.skipped.push({ name, reason: 'undone: it would not make the context smaller' });
+          continue;
+        }
+        const broken = introducedViolations(baseline, checkInvariants(next, { protectedEntries: protection.entries }));
+        if (broken.length > 0) {
+          plan.skipped.push({ name, reason: `undone: it would break an invariant (${broken[0]!.message})` });
+          continue;
+        }
+        plan.view = next;
+        const last = plan.run[plan.run.length - 1];
+        if (last?.name === name) last.afterTokens = tokensOf(size(plan.view));
+        else plan.run.push({ name, beforeTokens: tokensOf(before), afterTokens: tokensOf(size(plan.view)) });
+        // Passes until the target is met: a summary that came out larger than planned takes in the next oldest units.
+        if (name === 'summarize' && ++summaryPasses < 4) at--;
       }
-      if (size(next) >= before) {
-        result.skipped.push({ name, reason: 'undone: it would not make the context smaller' });
-        continue;
-      }
-      const broken = introducedViolations(baseline, checkInvariants(next, { protectedEntries: protection.entries }));
-      if (broken.length > 0) {
-        result.skipped.push({ name, reason: `undone: it would break an invariant (${broken[0]!.message})` });
-        continue;
-      }
-      view = next;
-      const last = result.strategiesRun[result.strategiesRun.length - 1];
-      if (last?.name === name) last.afterTokens = tokensOf(size(view));
-      else result.strategiesRun.push({ name, beforeTokens: tokensOf(before), afterTokens: tokensOf(size(view)) });
-      // Passes until the target is met: a summary that came out larger than planned takes in the next oldest units.
-      if (name === 'summarize' && ++summaryPasses < 4) at--;
+      // After archiving, the newest shortened messages get their content back while the view fits (a batch of cheap
+      // edits alone is kept whole: one cache break buys the most room).
+      if (plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate') && options.restoreRecent !== false) plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries);
+      return plan;
+    };
+    let plan = await runChain(names);
+    // Recent work verbatim before cheapest first: when the cheap edits had to cut into the recent window, try archiving
+    // the oldest work instead, and keep whichever leaves the longer verbatim recent stretch (the cheaper on a tie).
+    const archiveOnly = names.filter((n) => n === 'drop-thinking' || n === 'summarize' || n === 'truncate');
+    // (With a summarizer that costs a model call, only when the recent window itself was cut.)
+    const cheapSummary = summarizer instanceof ExtractiveSummarizer;
+    if (archives && archiveOnly.length < names.length && size(plan.view) <= target && verbatimSuffix(plan.view) < (cheapSummary ? counted0 : windowTokens(protection))) {
+      const alternative = await runChain(archiveOnly);
+      if (size(alternative.view) <= target && verbatimSuffix(alternative.view) > verbatimSuffix(plan.view)) plan = alternative;
     }
+    view = plan.view;
+    result.strategiesRun = plan.run;
+    result.skipped.push(...plan.skipped);
+    notes = plan.notes;
     if (!best || size(view) < size(best.view)) best = { view, run: result.strategiesRun, protection, notes };
     if (size(view) <= target) break;
     if (k <= minKeep && tail <= 0) break;
@@ -253,9 +293,6 @@ export async function compact(session: Session, options: CompactOptions): Promis
     notes = best.notes;
   }
   result.summaryNotes = notes;
-  // Only after archiving: a batch of cheap edits alone is kept whole (one cache break buys the most room).
-  const archived = result.strategiesRun.some((r) => r.name === 'summarize' || r.name === 'truncate');
-  if (archived && options.restoreRecent !== false) view = restoreNewest(view, originals, target, size, counter, protection.entries);
   report(protection);
   // Report a strategy as skipped only if it never ran, once, with its last reason.
   const ran = new Set(result.strategiesRun.map((r) => r.name));

@@ -27,6 +27,16 @@ export const summarizeSpan: Strategy = {
   async apply(view, ctx) {
     const units = unitsOf(view);
     const tokens = units.map((u) => sumTokens(view, u, ctx));
+    // What a unit was before this compaction's cheap edits: the summary is sized to what it replaces.
+    const originalTokens = units.map((u, k) => {
+      let n = 0;
+      for (let i = u.start; i < u.end; i++) {
+        const it = view[i]!;
+        const original = it.entry !== undefined ? ctx.originals?.get(it.entry) : undefined;
+        n += original ? ctx.counter.message(original) : ctx.counter.message(it.message);
+      }
+      return Math.max(n, tokens[k]!);
+    });
     const ok = units.map((u) => archivable(view, u, ctx));
     const total = ctx.size(view);
     // Runs of consecutive archivable units, oldest first. abridge's own earlier summary must be in the span, so when
@@ -49,16 +59,18 @@ export const summarizeSpan: Strategy = {
     for (const run of candidates) {
       const merge = run.merge;
       let span = merge ? tokens[own]! : 0;
+      let replaced = span;
       let carried = merge ? tokens[own]! : 0;
       let found: typeof best;
       let fits = false;
       for (let e = run.s; e <= run.e; e++) {
         span += tokens[e]!;
+        replaced += originalTokens[e]!;
         carried += carriedOf[e]!;
         if (!merge && own !== -1 && e < own) continue;
         // Sized to what it replaces, but never more than the room the rest of the view leaves.
         const room = ctx.target - (total - span);
-        const wanted = summaryBudget(span - carried, carried, ctx);
+        const wanted = Math.min(summaryBudget(replaced - carried, carried, ctx), Math.max(floor, span - 1));
         if (wanted <= room) {
           found = { s: run.s, e, freed: span - wanted, budget: wanted, merge };
           fits = true;
@@ -78,11 +90,13 @@ export const summarizeSpan: Strategy = {
           e++;
         }
         const spanTokens = tokens.slice(found.s, found.e + 1).reduce((a, b) => a + b, 0);
-        if (e !== found.e && (e + 1 > run.e || units[e + 1]!.kind === 'user') && extra <= spanTokens / 4) {
+        // Only up to a person's message inside the run: never on into the recent work the run ends at.
+        if (e !== found.e && e + 1 <= run.e && units[e + 1]!.kind === 'user' && extra <= spanTokens / 4) {
           const before = merge ? tokens[own]! : 0;
           const c = before + carriedOf.slice(found.s, e + 1).reduce((a, b) => a + b, 0);
           const room = ctx.target - (total - before - spanTokens - extra);
-          const budget = Math.min(summaryBudget(before + spanTokens + extra - c, c, ctx), Math.max(floor, room));
+          const replaced = before + originalTokens.slice(found.s, e + 1).reduce((a, b) => a + b, 0);
+          const budget = Math.min(summaryBudget(replaced - c, c, ctx), Math.max(floor, room));
           found = { s: found.s, e, freed: before + spanTokens + extra - budget, budget, merge };
         }
         best = found;
