@@ -269,9 +269,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     // Recent work verbatim before cheapest first: when the cheap edits had to cut into the recent window, try archiving
     // the oldest work instead, and keep whichever leaves the longer verbatim recent stretch (the cheaper on a tie).
     const archiveOnly = names.filter((n) => n === 'drop-thinking' || n === 'summarize' || n === 'truncate');
-    // (With a summarizer that costs a model call, only when the recent window itself was cut.)
-    const cheapSummary = summarizer instanceof ExtractiveSummarizer;
-    if (archives && archiveOnly.length < names.length && size(plan.view) <= target && verbatimSuffix(plan.view) < (cheapSummary ? counted0 : windowTokens(protection))) {
+    if (archives && archiveOnly.length < names.length && size(plan.view) <= target && verbatimSuffix(plan.view) < windowTokens(protection)) {
       const alternative = await runChain(archiveOnly);
       if (size(alternative.view) <= target && verbatimSuffix(alternative.view) > verbatimSuffix(plan.view)) plan = alternative;
     }

@@ -127,10 +127,7 @@ export class PromptTracker {
     const estimateOnly = Math.round(this.prefix + this.ratios[family] * this.counted);
     const a = this.anchor;
     if (a && model !== undefined && a.model === model) {
-      // A report below our own count of the messages (a negative learned prefix: entries the provider never saw, such
-      // as duplicates) must not carry a figure under what the view itself comes to.
-      const predicted = Math.max(Math.round(a.prompt + ratio * (this.counted - a.counted)), Math.round(ratio * this.counted));
-      return { predicted, estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
+      return { predicted: Math.round(a.prompt + ratio * (this.counted - a.counted)), estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
     }
     // No usable report: count, with the prefix this session showed for this model when it has one.
     const learned = model ? this.calibration.get(model)?.prefix : undefined;

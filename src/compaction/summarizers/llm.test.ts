@@ -339,7 +339,7 @@ describe('compact() with the LLM summarizer', () => {
     expect(result.strategiesRun.map((s) => s.name)).toContain('summarize');
     expect(result.skipped.find((s) => s.name === 'summarize')).toBeUndefined();
     expect(result.reachedTarget).toBe(true);
-    expect(server.received).toHaveLength(1);
+    expect(server.received.length).toBeGreaterThanOrEqual(1); // a summary larger than planned takes another pass
     expect(promptOf(server.received[0]!)).toContain('<checklist>');
     const view = activeView(session);
     const summaries = view.flatMap((it) => it.message.parts.filter((p) => p.type === 'compaction').map((p) => (p.type === 'compaction' ? p.marker.summary : '')));
