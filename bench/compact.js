@@ -6,8 +6,12 @@
  *
  * 1. Every corpus transcript (pi, claude-code, codex, swe-agent in ../shared/corpus or $ABRIDGE_CORPUS) at three
  *    budgets: target = fixed prefix + 50% / 25% / 10% of its visible tokens (contextSnapshot: fixed =
- *    components.unrecorded, visible = used − fixed), with the default chain and with the extractive summarizer alone
- *    (strategies ['summarize', 'truncate'], so that clearing does not hide tool results). Per budget: the median over
+ *    components.unrecorded, visible = used − fixed), with the default chain, with the extractive summarizer alone
+ *    (strategies ['summarize', 'truncate'], so that clearing does not hide tool results), and with three reference
+ *    policies (bench/policies.js: tail truncation, pi-like, Claude-Code-like). Columns besides retention: reached,
+ *    over budget (the larger of abridge's afterTokens and the bench's own count of the final view, scaled to the
+ *    session's provider tokens, above the target), latest human instruction byte-identical in the view, and the recent
+ *    tail (share of the lines of the last 10% of the conversation kept byte-identical). Per budget: the median over
  *    files of each file's median-of-`--runs` compaction time, invariant violations (reported by compact() plus any the
  *    resulting view has anew), archive violations (an original entry changed or gone), reached-target rate, and the
  *    RETENTION of the archived part measured by bench/retention.js (independent of abridge's extractor).
@@ -25,7 +29,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { KINDS, measureRetention } from './retention.js';
+import { claudeLikePolicy, piPolicy, tailPolicy } from './policies.js';
+import { KINDS, latestInstructionVerbatim, measureRetention, recentTailVerbatim } from './retention.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const INDEX = join(ROOT, 'dist', 'index.js');
@@ -33,8 +38,11 @@ const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corp
 const FOLDERS = ['pi', 'claude-code', 'codex', 'swe-agent'];
 const FRACTIONS = [0.5, 0.25, 0.1];
 const CHAINS = [
-  { id: 'default', label: 'default chain', strategies: undefined },
-  { id: 'extractive', label: 'extractive only (summarize, truncate)', strategies: ['summarize', 'truncate'] },
+  { id: 'default', label: 'abridge: default chain', strategies: undefined },
+  { id: 'extractive', label: 'abridge: summarize, truncate', strategies: ['summarize', 'truncate'] },
+  { id: 'tail', label: 'reference: tail truncation', reference: 'tail' },
+  { id: 'pi', label: 'reference: pi-like (20K + summary)', reference: 'pi' },
+  { id: 'claude', label: 'reference: Claude-Code-like', reference: 'claude' },
 ];
 const BIG = 'badlogic__pi-mono__before-compaction.jsonl';
 const MB = 1024 * 1024;
@@ -160,6 +168,80 @@ function addRetention(into, r) {
   }
 }
 
+
+/** Counted size of a view with the bench's own counter, and provider tokens per counted token of this session. */
+function measurer(lib, view0, visible) {
+  // The session's provider family, as abridge counts it, so that both measure content alike.
+  const first = view0.find((v) => v.message.role === 'assistant' && v.message.model)?.message;
+  const counter = new lib.TokenCounter({ family: lib.familyOf(first?.model, first?.provider) });
+  const size = (view) => view.reduce((n, v) => n + counter.message(v.message), 0);
+  const counted0 = size(view0);
+  return { counter, size, scale: counted0 > 0 ? visible / counted0 : 1 };
+}
+
+function outcome(view0, view, target, tokens) {
+  return {
+    target,
+    after: tokens,
+    over: tokens > target,
+    retention: measureRetention(view0, view),
+    latestVerbatim: latestInstructionVerbatim(view0, view),
+    tail: recentTailVerbatim(view0, view),
+  };
+}
+
+async function runAbridge(lib, file, chain, target, fixed, visible, opts) {
+  const times = [];
+  let rec;
+  for (let run = 0; run < opts.runs; run++) {
+    const session = await lib.readSession(file.path);
+    const originals = run === 0 ? session.entries.map((e) => JSON.stringify(e)) : undefined;
+    const view0 = lib.activeView(session);
+    const options = { target };
+    if (chain.strategies) options.strategies = chain.strategies;
+    const t0 = performance.now();
+    const r = await lib.compact(session, options);
+    times.push(performance.now() - t0);
+    if (run > 0) continue;
+    const view = lib.activeView(session);
+    const introduced = lib.introducedViolations(lib.checkInvariants(view0), lib.checkInvariants(view));
+    let archive = 0;
+    if (session.entries.length < originals.length) archive++;
+    for (let i = 0; i < originals.length; i++) if (JSON.stringify(session.entries[i]) !== originals[i]) archive++;
+    // Over budget by abridge's own figure or by the bench's count of the final view, whichever is larger.
+    const m = measurer(lib, view0, visible);
+    const tokens = Math.max(r.afterTokens, Math.round(fixed + m.scale * m.size(view)));
+    rec = {
+      ...outcome(view0, view, target, tokens),
+      before: r.beforeTokens,
+      reported: r.afterTokens,
+      reached: r.reachedTarget,
+      honest: !r.reachedTarget || tokens <= target,
+      // Over although what must stay verbatim fits: a miss the compaction could have avoided.
+      avoidable: tokens > target && (r.protectedTokens ?? 0) <= target,
+      violations: r.violations.length + introduced.length,
+      violationKinds: [...r.violations, ...introduced].map((v) => v.kind),
+      archiveViolations: archive,
+      strategies: r.strategiesRun.map((s) => s.name),
+    };
+  }
+  rec.ms = median(times);
+  return rec;
+}
+
+async function runReference(lib, file, chain, target, fixed, visible) {
+  const session = await lib.readSession(file.path);
+  const view0 = lib.activeView(session);
+  const m = measurer(lib, view0, visible);
+  const budget = (target - fixed) / m.scale;
+  const t0 = performance.now();
+  const view =
+    chain.reference === 'tail' ? tailPolicy(view0, budget, m.size) : chain.reference === 'pi' ? await piPolicy(lib, m.counter, view0, m.size, m.scale) : await claudeLikePolicy(lib, m.counter, view0, m.size, m.scale);
+  const ms = performance.now() - t0;
+  const tokens = Math.round(fixed + m.scale * m.size(view));
+  return { ...outcome(view0, view, target, tokens), reached: tokens <= target, honest: true, violations: 0, violationKinds: [], archiveViolations: 0, strategies: [chain.reference], ms };
+}
+
 async function benchCorpus(lib, opts, log) {
   const files = corpusFiles();
   const perFile = [];
@@ -173,37 +255,7 @@ async function benchCorpus(lib, opts, log) {
     for (const chain of CHAINS) {
       for (const fraction of FRACTIONS) {
         const target = fixed + Math.round(visible * fraction);
-        const times = [];
-        let rec;
-        for (let run = 0; run < opts.runs; run++) {
-          const session = await lib.readSession(file.path);
-          const originals = run === 0 ? session.entries.map((e) => JSON.stringify(e)) : undefined;
-          const view0 = lib.activeView(session);
-          const options = { target };
-          if (chain.strategies) options.strategies = chain.strategies;
-          const t0 = performance.now();
-          const r = await lib.compact(session, options);
-          times.push(performance.now() - t0);
-          if (run > 0) continue;
-          const view = lib.activeView(session);
-          const introduced = lib.introducedViolations(lib.checkInvariants(view0), lib.checkInvariants(view));
-          let archive = 0;
-          if (session.entries.length < originals.length) archive++;
-          for (let i = 0; i < originals.length; i++) if (JSON.stringify(session.entries[i]) !== originals[i]) archive++;
-          rec = {
-            target,
-            before: r.beforeTokens,
-            after: r.afterTokens,
-            reached: r.reachedTarget,
-            violations: r.violations.length + introduced.length,
-            violationKinds: [...r.violations, ...introduced].map((v) => v.kind),
-            archiveViolations: archive,
-            strategies: r.strategiesRun.map((s) => s.name),
-            retention: measureRetention(view0, view),
-          };
-        }
-        rec.ms = median(times);
-        row.runs[`${chain.id}@${fraction}`] = rec;
+        row.runs[`${chain.id}@${fraction}`] = chain.reference ? await runReference(lib, file, chain, target, fixed, visible) : await runAbridge(lib, file, chain, target, fixed, visible, opts);
       }
     }
     perFile.push(row);
@@ -226,6 +278,11 @@ async function benchCorpus(lib, opts, log) {
         archiveViolations: recs.reduce((n, r) => n + r.archiveViolations, 0),
         filesWithArchiveViolations: recs.filter((r) => r.archiveViolations > 0).length,
         reached: recs.filter((r) => r.reached).length,
+        over: recs.filter((r) => r.over).length,
+        avoidable: recs.filter((r) => r.avoidable).length,
+        dishonest: recs.filter((r) => !r.honest).length,
+        latestVerbatimPct: pct(recs.filter((r) => r.latestVerbatim).length, recs.length),
+        tailPct: pct(recs.reduce((n, r) => n + r.tail.retained, 0), recs.reduce((n, r) => n + r.tail.total, 0)),
         reachedPct: pct(recs.filter((r) => r.reached).length, recs.length),
         retention: Object.fromEntries(Object.entries(retention).map(([k, v]) => [k, { ...v, pct: pct(v.retained, v.total) }])),
       });
@@ -295,8 +352,8 @@ function printReport(report) {
   const { corpus, big, random } = report;
   if (corpus.skipped) lines.push(`corpus: skipped (${corpus.skipped})`);
   else {
-    const head = ['chain', 'files', 'med ms', 'p90 ms', 'max ms', 'violations', 'archive', 'reached', 'paths', 'cmds', 'instr', 'errors', 'numbers', 'instr(whole)'];
-    const widths = [38, 5, 7, 7, 8, 10, 7, 8, 7, 7, 7, 7, 8, 12];
+    const head = ['policy', 'files', 'med ms', 'violations', 'archive', 'reached', 'over', 'paths', 'cmds', 'instr', 'errors', 'numbers', 'instr(whole)', 'latest', 'tail'];
+    const widths = [38, 5, 7, 10, 7, 8, 6, 7, 7, 7, 7, 8, 12, 7, 7];
     const fmtRow = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
     for (const fraction of FRACTIONS) {
       lines.push('', `Budget ${fraction * 100}%: target = fixed prefix + ${fraction * 100}% of the visible tokens`, fmtRow(head));
@@ -304,7 +361,7 @@ function printReport(report) {
         const chain = CHAINS.find((c) => c.id === b.chain).label;
         const r = b.retention;
         lines.push(
-          fmtRow([chain, b.files, fmtMs(b.medianMs), fmtMs(b.p90Ms), fmtMs(b.maxMs), `${b.violations} (${b.filesWithViolations}f)`, b.archiveViolations, fmtPct(b.reachedPct), fmtPct(r.paths.pct), fmtPct(r.commands.pct), fmtPct(r.instructions.pct), fmtPct(r.errors.pct), fmtPct(r.numbers.pct), fmtPct(r.instructionsWhole.pct)]),
+          fmtRow([chain, b.files, fmtMs(b.medianMs), `${b.violations} (${b.filesWithViolations}f)`, b.archiveViolations, fmtPct(b.reachedPct), CHAINS.find((c) => c.id === b.chain).reference ? b.over : `${b.over}/${b.avoidable}`, fmtPct(r.paths.pct), fmtPct(r.commands.pct), fmtPct(r.instructions.pct), fmtPct(r.errors.pct), fmtPct(r.numbers.pct), fmtPct(r.instructionsWhole.pct), fmtPct(b.latestVerbatimPct), fmtPct(b.tailPct)]),
         );
       }
     }
@@ -345,10 +402,21 @@ function targets(report) {
     const a = corpus.budgets.reduce((n, b) => n + b.archiveViolations, 0);
     out.push({ what: 'corpus invariant violations = 0', value: v, ok: v === 0 });
     out.push({ what: 'corpus archive violations (original entry changed) = 0', value: a, ok: a === 0 });
-    const e = corpus.budgets.find((b) => b.fraction === 0.25 && b.chain === 'extractive').retention;
-    out.push({ what: 'extractive @25%: paths ≥ 90%', value: fmtPct(e.paths.pct), ok: e.paths.pct >= 90 });
-    out.push({ what: 'extractive @25%: commands ≥ 80%', value: fmtPct(e.commands.pct), ok: e.commands.pct >= 80 });
-    out.push({ what: 'extractive @25%: user instructions ≥ 90%', value: fmtPct(e.instructions.pct), ok: e.instructions.pct >= 90 });
+    const d25 = corpus.budgets.find((b) => b.fraction === 0.25 && b.chain === 'default');
+    const d10 = corpus.budgets.find((b) => b.fraction === 0.1 && b.chain === 'default');
+    const e = d25.retention;
+    const dishonest = corpus.budgets.filter((b) => !CHAINS.find((c) => c.id === b.chain).reference).reduce((n, b) => n + b.dishonest, 0);
+    out.push({ what: 'abridge: reachedTarget only when the final view fits (all budgets)', value: dishonest, ok: dishonest === 0 });
+    out.push({ what: 'default @25%: over budget = 0 (over / over although the protected content fits)', value: `${d25.over} / ${d25.avoidable}`, ok: d25.over === 0 });
+    out.push({ what: 'default @25%: paths ≥ 97%', value: fmtPct(e.paths.pct), ok: e.paths.pct >= 97 });
+    out.push({ what: 'default @25%: commands ≥ 95%', value: fmtPct(e.commands.pct), ok: e.commands.pct >= 95 });
+    out.push({ what: 'default @25%: user instructions ≥ 99%', value: fmtPct(e.instructions.pct), ok: e.instructions.pct >= 99 });
+    out.push({ what: 'default @25%: error lines ≥ 80%', value: fmtPct(e.errors.pct), ok: e.errors.pct >= 80 });
+    out.push({ what: 'default @25%: latest instruction verbatim 100%', value: fmtPct(d25.latestVerbatimPct), ok: d25.latestVerbatimPct === 100 });
+    out.push({ what: 'default @25%: recent tail ≥ 95%', value: fmtPct(d25.tailPct), ok: d25.tailPct >= 95 });
+    out.push({ what: 'default @10%: latest instruction verbatim 100%', value: fmtPct(d10.latestVerbatimPct), ok: d10.latestVerbatimPct === 100 });
+    out.push({ what: 'default @10%: recent tail ≥ 85%', value: fmtPct(d10.tailPct), ok: d10.tailPct >= 85 });
+    out.push({ what: 'default @10%: over budget only where the protected content alone exceeds it', value: `${d10.over} over, ${d10.avoidable} of them avoidable`, ok: d10.avoidable === 0 });
   }
   if (!random.skipped) out.push({ what: `random sessions with violations = 0 (of ${random.cases})`, value: random.casesWithViolations, ok: random.casesWithViolations === 0 });
   const e25 = big?.times?.['extractive@25%'];

@@ -160,3 +160,32 @@ export function measureRetention(viewBefore, viewAfter) {
   for (const k of [...KINDS, 'instructionsWhole']) out[k] = { total: items[k === 'instructionsWhole' ? 'instructions' : k].length, retained: found[k] };
   return out;
 }
+
+/**
+ * Whether the latest human instruction of `viewBefore` reaches the model byte-identical in `viewAfter` (its text
+ * appears unchanged in some message). True when there was none.
+ */
+export function latestInstructionVerbatim(viewBefore, viewAfter) {
+  const last = [...viewBefore].reverse().find((v) => isHuman(v.message) && textParts(v.message).trim());
+  if (!last) return true;
+  const want = textParts(last.message);
+  return viewAfter.some((v) => messageText(v.message).includes(want));
+}
+
+/**
+ * The recent tail kept verbatim: of the non-blank lines of the last 10% (by characters) of the conversation before
+ * compaction, how many appear byte-identical as a line of the view after it.
+ */
+export function recentTailVerbatim(viewBefore, viewAfter, share = 0.1) {
+  const texts = viewBefore.map((v) => messageText(v.message));
+  const total = texts.reduce((n, t) => n + t.length, 0);
+  let acc = 0;
+  const lines = [];
+  for (let i = texts.length - 1; i >= 0; i--) {
+    lines.push(...texts[i].split('\n').filter((l) => l.trim()));
+    acc += texts[i].length;
+    if (acc >= total * share) break;
+  }
+  const have = new Set(viewAfter.flatMap((v) => messageText(v.message).split('\n')));
+  return { total: lines.length, retained: lines.filter((l) => have.has(l)).length };
+}

@@ -40,12 +40,12 @@ interface CompactFlags extends ConfigFlags {
 export function registerCompact(program: Command): void {
   const cmd = program
     .command('compact')
-    .description('Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything')
+    .description('Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; exits 3 when the budget cannot be reached (what must stay verbatim is named)')
     .argument('<file>', 'transcript file')
     .option('-b, --budget <tokens>', "tokens the compacted context must fit (default: the model's compaction target, 60% of the usable window)")
     .option('-s, --strategies <list>', `comma-separated, cheapest first (default: ${STRATEGY_NAMES.join(',')})`)
     .option('--summarizer <kind>', 'extractive (no LLM, default) or llm (needs ABRIDGE_LLM_PROVIDER, ABRIDGE_LLM_MODEL and the provider API key)', 'extractive')
-    .option('--keep-last-steps <n>', 'agent steps at the end kept verbatim (default 5)')
+    .option('--keep-last-steps <n>', 'agent steps at the end always kept verbatim (default 1; the recent tail is sized in tokens)')
     .option('--results-dir <dir>', 'where offloaded tool results are stored (default: in memory; with --out: <out>.results/)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
     .option('--exact', 'count tokens with the o200k_base tokenizer')
@@ -86,9 +86,11 @@ export function registerCompact(program: Command): void {
     if (opts.json) {
       const { entry: _entry, marker, ...rest } = result;
       process.stdout.write(`${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`);
+      exitIfOverBudget(result, target);
       return;
     }
     process.stdout.write(render(file, target, result, opts.out));
+    exitIfOverBudget(result, target);
   });
 }
 
@@ -98,6 +100,21 @@ export function viewSession(session: Session): Session {
   const s: Session = { format: session.format, info: session.info, entries, problems: [] };
   if (session.extra) s.extra = session.extra;
   return s;
+}
+
+/**
+ * Exit status 3 when the budget could not be met: what must stay verbatim (the prefix, the first request, the latest
+ * instruction, the last step) is named on stderr with its size.
+ */
+function exitIfOverBudget(r: CompactionResult, target: number): void {
+  if (r.reachedTarget) return;
+  const parts = r.protectedParts.map((p) => `  ${p.what}: ${fmtInt(p.tokens)} tokens`).join('\n');
+  const why =
+    r.protectedTokens > target
+      ? `even what must stay verbatim comes to ${fmtInt(r.protectedTokens)} tokens, over the budget of ${fmtInt(target)}`
+      : `the context is ${fmtInt(r.afterTokens)} tokens after every strategy, over the budget of ${fmtInt(target)}: what must stay verbatim (${fmtInt(r.protectedTokens)} tokens) plus the summary of what was archived (${fmtInt(r.marker?.summary.length ?? 0)} characters)`;
+  process.stderr.write(`abridge compact: budget not reached: ${why}:\n${parts}\n`);
+  process.exitCode = 3;
 }
 
 function parseStrategies(v: string | undefined): StrategyName[] | undefined {

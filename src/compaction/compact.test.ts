@@ -9,6 +9,7 @@ import { PiTranscript } from '../test-support/random-session.js';
 import { comparable } from '../test-support/view-compare.js';
 import { compact, forceCompact, STRATEGIES, type CompactOptions } from './compact.js';
 import { checkInvariants } from './invariants.js';
+import { STRATEGY_NAMES } from './strategies/strategy.js';
 import { summaryText } from './strategies/summarize.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
@@ -317,7 +318,7 @@ describe('summarize alone', () => {
     const view0 = activeView(session);
     const size = await sizeOf(session);
     const summarizer = new RecordingSummarizer();
-    const r = await compact(session, { ...base, target: Math.floor(size * 0.5), strategies: ['summarize'], summarizer, minKeepLastSteps: 5 });
+    const r = await compact(session, { ...base, target: Math.floor(size * 0.5), strategies: ['summarize'], summarizer, keepLastSteps: 5, minKeepLastSteps: 5 });
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
     expect(r.keptLastSteps).toBe(5);
     const view = activeView(session);
@@ -406,16 +407,21 @@ describe('truncate alone', () => {
     expect(r.marker!.archived).toEqual(summary.covers);
   });
 
-  it('never makes the context bigger: a unit smaller than its note stays', async () => {
+  it('never makes the context bigger, and archives any unprotected unit, oldest first, wherever it is', async () => {
     const t = new PiTranscript();
     t.user(TASK);
     t.synthetic('[hook] ok');
     t.step({ text: 'Sure.' });
     for (let i = 0; i < 5; i++) t.step({ calls: [{ name: 'read', args: { path: `src/k${i}.ts` }, result: lines(50, `k${i}`) }] });
     const session = build(t);
+    const view0 = activeView(session);
     const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.5), strategies: ['truncate'] });
-    expect(r.reachedTarget).toBe(false);
     expect(r.afterTokens).toBeLessThanOrEqual(r.beforeTokens);
+    const view = activeView(session);
+    // The first request and the last step stay; the oldest units went first.
+    expect(view[0]!.message).toBe(view0[0]!.message);
+    expect(view.at(-1)!.message).toBe(view0.at(-1)!.message);
+    expect(view.some((v) => v.entry === view0[1]!.entry)).toBe(false);
   });
 
   it('a later truncation counts every message archived without a summary, its own and the earlier ones', async () => {
@@ -442,12 +448,13 @@ describe('the chain', () => {
     expect(r.skipped).toEqual([]);
     expect(r.beforeTokens).toBe(size);
     expect(r.afterTokens).toBeLessThanOrEqual(target);
-    expect(r.afterTokens).toBe(await sizeOf(session));
+    // The same figure a fresh count of the compacted session gives (to rounding).
+    expect(Math.abs(r.afterTokens - (await sizeOf(session)))).toBeLessThanOrEqual(1);
     expect(r.beforeMessages).toBe(view0.length);
     expect(r.afterMessages).toBe(activeView(session).length);
     expect(r.afterMessages).toBe(view0.length);
     expect(r.reachedTarget).toBe(true);
-    expect(r.keptLastSteps).toBe(5);
+    expect(r.keptLastSteps).toBeGreaterThanOrEqual(1);
     expect(r.violations).toEqual([]);
     expect(session.entries).toHaveLength(entries + 1);
     expect(r.entry).toBe(session.entries[entries]);
@@ -459,7 +466,7 @@ describe('the chain', () => {
     const size = await sizeOf(session);
     const r = await compact(session, { ...base, target: Math.floor(size * 0.22) });
     expect(r.reachedTarget).toBe(true);
-    const order = ['clear-tool-results', 'offload', 'head-tail', 'summarize', 'truncate'];
+    const order: readonly string[] = STRATEGY_NAMES;
     const ran = r.strategiesRun.map((s) => order.indexOf(s.name));
     expect(ran).toEqual([...ran].sort((a, b) => a - b));
     expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
@@ -623,7 +630,8 @@ describe('the chain', () => {
 describe('native records', () => {
   it('pi: a session with an abridge compaction is written and read back to the same view', async () => {
     const session = workSession();
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.22) });
+    // A small recent window, so that clearing has work to do beside the summary.
+    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.22), restoreRecent: false, options: { summarize: { maxTargetShare: 0.9 } } });
     expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
     expect(r.marker!.edits?.length ?? 0).toBeGreaterThan(0);
     const text = writeSession(session);

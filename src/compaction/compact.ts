@@ -12,18 +12,25 @@ import { offloadResults } from './strategies/offload.js';
 import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_NAMES, StrategySkipped, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './strategies/strategy.js';
 import { summarizeSpan, summaryText } from './strategies/summarize.js';
 import { truncateOldest } from './strategies/truncate.js';
+import { stubInputs } from './strategies/stub-inputs.js';
+import { dropThinking } from './strategies/drop-thinking.js';
 import { ExtractiveSummarizer } from './summarizers/extractive.js';
 import type { Summarizer } from './summarizers/summarizer.js';
-import { isHumanUser, unitsOf } from './turns.js';
+import { isHumanUser, isRequest, unitsOf } from './turns.js';
 import { activeView, isSummaryItem, type AbridgeMarker, type EntryEdit, type ViewItem } from '../model/view.js';
 
 export const STRATEGIES: Record<StrategyName, Strategy> = {
   'clear-tool-results': clearToolResults,
   offload: offloadResults,
   'head-tail': headTail,
+  'stub-inputs': stubInputs,
+  'drop-thinking': dropThinking,
   summarize: summarizeSpan,
   truncate: truncateOldest,
 };
+
+/** pi's default `keepRecentTokens`: the recent tail kept verbatim, in provider tokens, when the target allows it. */
+export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
 
 export interface CompactOptions {
   /** Tokens (as the provider counts them) the context must get down to. */
@@ -33,13 +40,23 @@ export interface CompactOptions {
   summarizer?: Summarizer;
   /** Where cleared and offloaded results go (default: a new in-memory store). */
   store?: ResultStore;
-  /** Agent steps at the end kept verbatim (default 5). */
+  /**
+   * The recent tail kept verbatim, in provider tokens (default: 20,000 or a quarter of the target's conversation
+   * share, whichever is smaller). Whole units from the end, never fewer than `keepLastSteps` agent steps.
+   */
+  keepRecentTokens?: number;
+  /** Agent steps at the end always in the verbatim tail (default 1). */
   keepLastSteps?: number;
   /**
-   * When the target cannot be reached with `keepLastSteps` protected, protect fewer (down to this many) rather than
-   * miss it; default 1. Set it equal to `keepLastSteps` to never relax.
+   * When the target cannot be reached with that tail protected, protect less (halving the tail, down to this many
+   * steps) rather than miss it; default 1. Set it equal to `keepLastSteps` to never relax the step count.
    */
   minKeepLastSteps?: number;
+  /**
+   * When the chain archived something, give back the newest cleared or shortened messages their whole content while
+   * the context still fits (default true): the recent work stays verbatim as far as the target allows.
+   */
+  restoreRecent?: boolean;
   options?: { [K in keyof StrategyOptions]?: Partial<StrategyOptions[K]> };
   /** Run even when the context is already under the target. */
   force?: boolean;
@@ -49,28 +66,74 @@ export interface CompactOptions {
   now?: () => Date;
 }
 
+/** Something that had to stay verbatim, and its size in provider tokens. */
+export interface ProtectedPart {
+  what: string;
+  tokens: number;
+}
+
 export interface CompactionResult {
+  /**
+   * Tokens of the context before and after, as the provider will count them. Every figure is of the view itself:
+   * never below an estimate of its messages (a learned prefix cannot pull it under), never negative.
+   */
   beforeTokens: number;
   afterTokens: number;
   beforeMessages: number;
   afterMessages: number;
   strategiesRun: { name: StrategyName; beforeTokens: number; afterTokens: number }[];
   skipped: { name: StrategyName; reason: string }[];
+  /** Whether `afterTokens` ≤ target. */
   reachedTarget: boolean;
-  /** Agent steps at the end kept verbatim in the end (fewer than asked when that was needed to reach the target). */
+  /** Agent steps at the end kept verbatim (fewer than asked when that was needed to reach the target). */
   keptLastSteps: number;
+  /** Provider tokens of the recent tail kept verbatim (protected). */
+  keptRecentTokens: number;
+  /**
+   * What must reach the model verbatim however small the target — the prefix, system messages, the first request,
+   * the latest instruction, the last step — with its size. When their sum (`protectedTokens`) is over the target, no
+   * compaction can reach it.
+   */
+  protectedParts: ProtectedPart[];
+  protectedTokens: number;
   /** Invariant violations the compaction introduced (always empty: a strategy that would introduce one is undone). */
   violations: Violation[];
+  /**
+   * What the summarizer said of how the summary was made: a fallback to the extractive summary and why, messages an
+   * LLM request had to leave out to fit its window (by entry).
+   */
+  summaryNotes: string[];
   /** The marker entry appended to the session, when anything changed. */
   entry?: Entry;
   marker?: AbridgeMarker;
 }
 
+/** One run of the chain: the view it made, what ran, what was skipped, what the summarizer said. */
+interface Plan {
+  view: ViewItem[];
+  run: CompactionResult['strategiesRun'];
+  skipped: CompactionResult['skipped'];
+  notes: string[];
+}
+
+interface Protection {
+  entries: Map<number, Message>;
+  /** Entries the cheap strategies leave alone: the protected ones and the recent window. */
+  window: Set<number>;
+  steps: number;
+  tailCounted: number;
+  /** The parts that stay verbatim at the least (counted tokens), for the report. */
+  parts: { what: string; counted: number }[];
+}
+
 /**
- * Compacts what the model sees until it fits `target` tokens, running strategies cheapest first and stopping as soon as
- * it fits. Nothing is deleted: a compaction marker is appended to the session (summary, archived range, edits, tokens
- * before/after), and `activeView(session)` shows the result. Every step is checked against the invariants and undone
- * if it breaks one; a failing strategy or summarizer is skipped and reported.
+ * Compacts what the model sees until it fits `target` tokens. The recent tail (in tokens), the first request and the
+ * latest instruction stay verbatim; the oldest work goes first — cleared, offloaded, stubbed, then summarized from the
+ * oldest unit forward into a hand-off summary, and as a last resort archived without a summary — and the newest
+ * shortened results get their content back while it fits. Nothing is deleted: a compaction marker is appended to the
+ * session (summary, archived range, edits, tokens before/after), and `activeView(session)` shows the result. Every step
+ * is checked against the invariants and undone if it breaks one; a failing strategy or summarizer is skipped and
+ * reported.
  */
 export async function compact(session: Session, options: CompactOptions): Promise<CompactionResult> {
   const branch = conversationEntries(session);
@@ -84,9 +147,12 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const view0 = activeView(session);
   const size = (view: readonly ViewItem[]) => view.reduce((n, it) => n + counter.message(it.message), 0);
   const counted0 = size(view0);
-  const beforeTokens = prediction.predicted;
-  const tokensOf = (counted: number) => Math.round(beforeTokens - ratio * (counted0 - counted));
-  const target = counted0 - (beforeTokens - options.target) / ratio;
+  // Never below what the messages alone (plus a prefix the caller states) come to: an anchor whose learned prefix is
+  // negative, or entries the provider never saw (duplicates), would otherwise make every figure too small.
+  const beforeTokens = Math.max(prediction.predicted, Math.round(ratio * counted0 + Math.max(0, options.prefixTokens ?? 0)));
+  const fixed = beforeTokens - ratio * counted0;
+  const tokensOf = (counted: number) => Math.max(0, Math.round(fixed + ratio * counted));
+  const target = (options.target - fixed) / ratio;
   const result: CompactionResult = {
     beforeTokens,
     afterTokens: beforeTokens,
@@ -95,73 +161,137 @@ export async function compact(session: Session, options: CompactOptions): Promis
     strategiesRun: [],
     skipped: [],
     reachedTarget: beforeTokens <= options.target,
-    keptLastSteps: options.keepLastSteps ?? 5,
+    keptLastSteps: 0,
+    keptRecentTokens: 0,
+    protectedParts: [],
+    protectedTokens: 0,
     violations: [],
+    summaryNotes: [],
   };
-  if (result.reachedTarget && !options.force) return result;
+  const report = (p: Protection) => {
+    result.keptLastSteps = p.steps;
+    result.keptRecentTokens = Math.round(ratio * p.tailCounted);
+    result.protectedParts = [{ what: 'system prompt and tools (not in the transcript)', tokens: Math.round(fixed) }, ...p.parts.map((x) => ({ what: x.what, tokens: Math.round(ratio * x.counted) }))].filter((x) => x.tokens > 0);
+    result.protectedTokens = result.protectedParts.reduce((n, x) => n + x.tokens, 0);
+  };
+  if (result.reachedTarget && !options.force) {
+    report(protect(view0, { steps: options.keepLastSteps ?? 1, tailCounted: 0, counter }));
+    return result;
+  }
 
   const opts = mergeOptions(options.options);
-  const task = view0.find((v) => isHumanUser(v.message))?.message;
+  const task = view0.find((v) => isRequest(v.message))?.message ?? view0.find((v) => isHumanUser(v.message))?.message;
   const store = options.store ?? new MemoryResultStore();
   const summarizer = options.summarizer ?? new ExtractiveSummarizer();
-  const keep = options.keepLastSteps ?? 5;
+  const originals = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v.message]));
+  const keep = options.keepLastSteps ?? 1;
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
+  const recent = options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, Math.max(0, (options.target - fixed) / 4));
+  let tail = Math.max(0, recent / ratio);
   let view = view0;
-  let protectedEntries = protect(view0, keep);
-  // The smallest result of the rounds, in case none reaches the target.
-  let best: { view: ViewItem[]; k: number; run: CompactionResult['strategiesRun']; protectedEntries: Map<number, Message> } | undefined;
-  // Protect the last `keep` steps; if the target is still out of reach, protect fewer and run the whole chain again
-  // from the start (so cheap strategies still come first).
-  for (let k = keep; ; k = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)))) {
-    protectedEntries = protect(view0, k);
-    result.keptLastSteps = k;
+  let protection = protect(view0, { steps: keep, tailCounted: tail, counter });
+  let best: { view: ViewItem[]; run: CompactionResult['strategiesRun']; protection: Protection; notes: string[] } | undefined;
+  // Protect the tail; if the target is still out of reach, protect half as much and run the whole chain again from the
+  // start (so cheap strategies still come first), down to the last `minKeepLastSteps` steps alone.
+  let notes: string[] = [];
+  // Counted tokens of the longest stretch at the end of a view that is exactly as it was.
+  const verbatimSuffix = (v: readonly ViewItem[]) => {
+    let n = 0;
+    for (let i = v.length - 1, j = view0.length - 1; i >= 0 && j >= 0 && v[i]!.message === view0[j]!.message; i--, j--) n += counter.message(v[i]!.message);
+    return n;
+  };
+  const windowTokens = (p: Protection) => {
+    let n = 0;
+    for (let j = view0.length - 1; j >= 0 && view0[j]!.entry !== undefined && p.window.has(view0[j]!.entry!); j--) n += counter.message(view0[j]!.message);
+    return n;
+  };
+  for (let k = keep; ; ) {
+    notes = [];
+    protection = protect(view0, { steps: k, tailCounted: tail, windowCounted: target * (1 - opts.summarize.maxTargetShare), counter });
     view = view0;
     result.strategiesRun = [];
     const ctx: StrategyContext = {
       counter,
       target,
       size,
-      protectedEntries: new Set(protectedEntries.keys()),
+      protectedEntries: new Set(protection.entries.keys()),
       store,
       summarizer,
       options: opts,
+      originals,
+      report: (note) => notes.push(note),
       ...(task ? { task: textOf(task) } : {}),
       ...(session.info.id ? { sessionId: session.info.id } : {}),
     };
-    const baseline = checkInvariants(view0, { protectedEntries });
-    for (const name of options.strategies ?? STRATEGY_NAMES) {
-      if (size(view) <= target) break;
-      const strategy = STRATEGIES[name];
-      const before = size(view);
-      let next: ViewItem[];
-      try {
-        next = await strategy.apply(view, ctx);
-      } catch (err) {
-        result.skipped.push({ name, reason: `${k < keep ? `(last ${k} steps kept) ` : ''}${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
-        continue;
+    const baseline = checkInvariants(view0, { protectedEntries: protection.entries });
+    // Cheap edits (clearing, offloading, stubbing) are for old work: when the chain can archive, the recent window
+    // stays whole (archiving the oldest units makes the room instead); a chain of cheap edits alone may use it all.
+    const names = options.strategies ?? STRATEGY_NAMES;
+    const archives = names.includes('summarize') || names.includes('truncate');
+    const cheapCtx: StrategyContext = archives ? { ...ctx, protectedEntries: protection.window } : ctx;
+    const runChain = async (chain: readonly StrategyName[]): Promise<Plan> => {
+      notes = [];
+      const plan: Plan = { view: view0, run: [], skipped: [], notes };
+      let summaryPasses = 0;
+      for (let at = 0; at < chain.length; at++) {
+        const name = chain[at]!;
+        if (size(plan.view) <= target) break;
+        const before = size(plan.view);
+        let next: ViewItem[];
+        try {
+          next = await STRATEGIES[name].apply(plan.view, name === 'summarize' || name === 'truncate' ? ctx : cheapCtx);
+        } catch (err) {
+          plan.skipped.push({ name, reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
+          continue;
+        }
+        if (size(next) >= before) {
+          plan.skipped.push({ name, reason: 'undone: it would not make the context smaller' });
+          continue;
+        }
+        const broken = introducedViolations(baseline, checkInvariants(next, { protectedEntries: protection.entries }));
+        if (broken.length > 0) {
+          plan.skipped.push({ name, reason: `undone: it would break an invariant (${broken[0]!.message})` });
+          continue;
+        }
+        plan.view = next;
+        const last = plan.run[plan.run.length - 1];
+        if (last?.name === name) last.afterTokens = tokensOf(size(plan.view));
+        else plan.run.push({ name, beforeTokens: tokensOf(before), afterTokens: tokensOf(size(plan.view)) });
+        // Passes until the target is met: a summary that came out larger than planned takes in the next oldest units.
+        if (name === 'summarize' && ++summaryPasses < 4) at--;
       }
-      if (size(next) >= before) {
-        result.skipped.push({ name, reason: 'undone: it would not make the context smaller' });
-        continue;
-      }
-      const broken = introducedViolations(baseline, checkInvariants(next, { protectedEntries }));
-      if (broken.length > 0) {
-        result.skipped.push({ name, reason: `undone: it would break an invariant (${broken[0]!.message})` });
-        continue;
-      }
-      view = next;
-      result.strategiesRun.push({ name, beforeTokens: tokensOf(before), afterTokens: tokensOf(size(view)) });
+      // After archiving, the newest shortened messages get their content back while the view fits (a batch of cheap
+      // edits alone is kept whole: one cache break buys the most room).
+      if (plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate') && options.restoreRecent !== false) plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries);
+      return plan;
+    };
+    let plan = await runChain(names);
+    // Recent work verbatim before cheapest first: when the cheap edits had to cut into the recent window, try archiving
+    // the oldest work instead, and keep whichever leaves the longer verbatim recent stretch (the cheaper on a tie).
+    const archiveOnly = names.filter((n) => n === 'drop-thinking' || n === 'summarize' || n === 'truncate');
+    if (archives && archiveOnly.length < names.length && size(plan.view) <= target && verbatimSuffix(plan.view) < windowTokens(protection)) {
+      const alternative = await runChain(archiveOnly);
+      if (size(alternative.view) <= target && verbatimSuffix(alternative.view) > verbatimSuffix(plan.view)) plan = alternative;
     }
-    if (!best || size(view) < size(best.view)) best = { view, k, run: result.strategiesRun, protectedEntries };
-    if (size(view) <= target || k <= minKeep) break;
+    view = plan.view;
+    result.strategiesRun = plan.run;
+    result.skipped.push(...plan.skipped);
+    notes = plan.notes;
+    if (!best || size(view) < size(best.view)) best = { view, run: result.strategiesRun, protection, notes };
+    if (size(view) <= target) break;
+    if (k <= minKeep && tail <= 0) break;
+    k = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)));
+    tail = Math.min(tail, protection.tailCounted) < 800 ? 0 : Math.min(tail, protection.tailCounted) / 4;
   }
-  // Unless the last round reached the target, keep the round that got furthest (protecting more on ties).
+  // Unless the last round reached the target, keep the round that got furthest.
   if (best && size(view) > target) {
     view = best.view;
-    result.keptLastSteps = best.k;
     result.strategiesRun = best.run;
-    protectedEntries = best.protectedEntries;
+    protection = best.protection;
+    notes = best.notes;
   }
+  result.summaryNotes = notes;
+  report(protection);
   // Report a strategy as skipped only if it never ran, once, with its last reason.
   const ran = new Set(result.strategiesRun.map((r) => r.name));
   const lastReason = new Map<StrategyName, string>();
@@ -170,15 +300,37 @@ export async function compact(session: Session, options: CompactOptions): Promis
   if (view === view0) return result;
 
   const after = size(view);
-  result.afterTokens = tokensOf(after);
+  result.afterTokens = Math.min(beforeTokens, tokensOf(after));
   result.afterMessages = view.length;
   result.reachedTarget = result.afterTokens <= options.target;
   const { entry, marker } = appendMarker(session, branch, view, result, options.now ?? (() => new Date()));
   result.entry = entry;
   result.marker = marker;
   // What the session now shows must be exactly what the chain produced, and as sound.
-  result.violations = introducedViolations(checkInvariants(view0, { protectedEntries }), checkInvariants(activeView(session), { protectedEntries }));
+  result.violations = introducedViolations(checkInvariants(view0, { protectedEntries: protection.entries }), checkInvariants(activeView(session), { protectedEntries: protection.entries }));
   return result;
+}
+
+/**
+ * Gives the newest edited messages back their original content while the view still fits: what the cheap strategies
+ * took from recent work (they act in batches) returns, newest first, so the recent tail is verbatim as far as the
+ * target allows.
+ */
+function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>, target: number, size: (v: readonly ViewItem[]) => number, counter: { message(m: Message): number }, protectedEntries: ReadonlyMap<number, Message>): ViewItem[] {
+  let total = size(view);
+  if (total > target) return view;
+  const out = view.slice();
+  for (let i = out.length - 1; i >= 0; i--) {
+    const it = out[i]!;
+    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry)) continue;
+    const original = originals.get(it.entry);
+    if (!original) continue;
+    const grow = counter.message(original) - counter.message(it.message);
+    if (total + grow > target) continue;
+    out[i] = { entry: it.entry, message: original };
+    total += grow;
+  }
+  return out;
 }
 
 /**
@@ -191,29 +343,78 @@ export async function forceCompact(session: Session, options: Omit<CompactOption
   return compact(session, { ...options, target: Math.floor(probe.beforeTokens / 2), force: true });
 }
 
-/** Entries the model must see verbatim: leading system messages, the first and the last human messages, the last steps. */
-function protect(view: readonly ViewItem[], keepLastSteps: number): Map<number, Message> {
-  const out = new Map<number, Message>();
-  const add = (it: ViewItem | undefined) => {
-    if (it?.entry !== undefined && !isSummaryItem(it)) out.set(it.entry, it.message);
+/**
+ * Entries the model must see verbatim: leading system messages, the first message a person wrote and the primary
+ * request, the latest instruction, the recent tail (whole units from the end within `tailCounted` tokens, never fewer
+ * than `steps` agent steps), and the step of the latest thinking.
+ */
+function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: number; windowCounted?: number; counter: { message(m: Message): number } }): Protection {
+  const entries = new Map<number, Message>();
+  const parts: Protection['parts'] = [];
+  const add = (it: ViewItem | undefined, what?: string) => {
+    if (it?.entry === undefined || isSummaryItem(it) || entries.has(it.entry)) return 0;
+    entries.set(it.entry, it.message);
+    const n = o.counter.message(it.message);
+    if (what) parts.push({ what: `${what} (entry ${it.entry})`, counted: n });
+    return n;
   };
   for (const it of view) {
     if (it.message.role !== 'system') break;
-    add(it);
+    add(it, 'system message');
   }
-  add(view.find((v) => isHumanUser(v.message)));
-  add([...view].reverse().find((v) => isHumanUser(v.message)));
-  const steps = unitsOf(view).filter((u) => u.kind === 'step');
-  for (const u of steps.slice(Math.max(0, steps.length - keepLastSteps))) for (let i = u.start; i < u.end; i++) add(view[i]);
-  // The latest assistant thinking stays as it was (providers verify signed thinking), with its whole step.
-  for (let j = steps.length - 1; j >= 0; j--) {
-    const u = steps[j]!;
+  add(view.find((v) => isHumanUser(v.message)), 'first user message');
+  add(view.find((v) => isRequest(v.message)), 'primary request');
+  add([...view].reverse().find((v) => isRequest(v.message)), 'latest instruction');
+  add([...view].reverse().find((v) => isHumanUser(v.message)), 'latest user message');
+  const units = unitsOf(view);
+  let steps = 0;
+  let tail = 0;
+  let minimal = 0;
+  for (let j = units.length - 1; j >= 0; j--) {
+    const u = units[j]!;
+    let n = 0;
+    for (let i = u.start; i < u.end; i++) n += o.counter.message(view[i]!.message);
+    const needed = u.kind === 'step' && steps < o.steps;
+    if (!needed && tail + n > o.tailCounted) break;
+    if (u.kind === 'summary' || u.kind === 'system') break;
+    for (let i = u.start; i < u.end; i++) {
+      const added = add(view[i]);
+      if (needed) minimal += added;
+    }
+    tail += n;
+    if (u.kind === 'step') steps++;
+  }
+  // The recent window cheap edits leave alone: whole units from the end within `windowCounted` of what the protected
+  // messages leave (it may still be archived, oldest first, if nothing else makes room).
+  const window = new Set<number>(entries.keys());
+  let room = (o.windowCounted ?? 0) - [...entries.values()].reduce((n, m) => n + o.counter.message(m), 0) + tail;
+  for (let j = units.length - 1; j >= 0; j--) {
+    const u = units[j]!;
+    if (u.kind === 'summary' || u.kind === 'system') break;
+    let n = 0;
+    for (let i = u.start; i < u.end; i++) n += o.counter.message(view[i]!.message);
+    if (n > room) break;
+    room -= n;
+    for (let i = u.start; i < u.end; i++) if (view[i]!.entry !== undefined) window.add(view[i]!.entry!);
+  }
+  if (minimal > 0) parts.push({ what: `the last ${steps === 1 ? 'step' : `${Math.min(steps, o.steps)} steps`}`, counted: minimal });
+  // The latest assistant thinking of the current turn stays as it was (providers verify the signed thinking of the
+  // tool-use loop under way), with its whole step; earlier turns' thinking is not sent back at all.
+  let lastHuman = -1;
+  view.forEach((v, i) => {
+    if (isHumanUser(v.message)) lastHuman = i;
+  });
+  const stepUnits = units.filter((u) => u.kind === 'step' && u.start > lastHuman);
+  for (let j = stepUnits.length - 1; j >= 0; j--) {
+    const u = stepUnits[j]!;
     if (view[u.start]!.message.parts.some((p) => p.type === 'thinking')) {
-      for (let i = u.start; i < u.end; i++) add(view[i]);
+      let n = 0;
+      for (let i = u.start; i < u.end; i++) n += add(view[i]);
+      if (n > 0) parts.push({ what: 'the step of the latest thinking', counted: n });
       break;
     }
   }
-  return out;
+  return { entries, window, steps, tailCounted: tail, parts };
 }
 
 function mergeOptions(o: CompactOptions['options']): StrategyOptions {
@@ -222,6 +423,7 @@ function mergeOptions(o: CompactOptions['options']): StrategyOptions {
     clearing: { ...d.clearing, ...o?.clearing },
     offload: { ...d.offload, ...o?.offload },
     headTail: { ...d.headTail, ...o?.headTail },
+    stubInputs: { ...d.stubInputs, ...o?.stubInputs },
     summarize: { ...d.summarize, ...o?.summarize },
   };
 }

@@ -1,6 +1,6 @@
 import type { ToolResultPart } from '../../model/types.js';
 import type { ViewItem } from '../../model/view.js';
-import { changeable, resultText, StrategySkipped, withResults, type Strategy, type StrategyContext } from './strategy.js';
+import { changeable, errorEvidence, resultText, StrategySkipped, withResults, type Strategy, type StrategyContext } from './strategy.js';
 
 /**
  * Clears the results of old tool uses, oldest first, keeping the last `keep` tool uses whole — Anthropic's context
@@ -37,7 +37,8 @@ export const clearToolResults: Strategy = {
         item.message.parts.filter((p): p is ToolResultPart => p.type === 'tool-result' && clearedCalls.has(p.callId)).map((p) => ctx.store.put(resultText(p), { tool: p.toolName, callId: p.callId, entry: item.entry, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) })),
       );
       const refs = new Map(stored.map((s) => [s.callId ?? '', s.refId]));
-      const final = withResults(message, (p) => (refs.has(p.callId) ? { ...p, content: [{ type: 'text', text: placeholderText(p.toolName, before, refs.get(p.callId)!) }] } : p));
+      const originals = new Map(item.message.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map((p) => [p.callId, p]));
+      const final = withResults(message, (p) => (refs.has(p.callId) ? { ...p, content: [{ type: 'text', text: placeholderText(p.toolName, before, refs.get(p.callId)!, errorEvidence(originals.get(p.callId)!)) }] } : p));
       out[i] = { entry: item.entry, message: final, edit: 'cleared' } as ViewItem;
       const after = ctx.counter.message(final);
       cleared += before - after;
@@ -55,8 +56,10 @@ function placeholder(p: ToolResultPart, cleared: Set<string>): ToolResultPart {
   return { ...p, content: [{ type: 'text', text: '' }] };
 }
 
-function placeholderText(tool: string | undefined, tokens: number, refId: string): string {
-  return `[tool result cleared to save context: ${tool ?? 'tool'} output of ~${tokens} tokens. Read it back with read_result {"ref_id": "${refId}"} if it is needed again.]`;
+/** The placeholder of a cleared result; an error keeps its status and first error lines (the evidence later steps need). */
+function placeholderText(tool: string | undefined, tokens: number, refId: string, errors: string): string {
+  const evidence = errors ? ` It ${errors.startsWith('exit') || errors.startsWith('failed') ? 'ended with ' : ''}${errors}\n` : ' ';
+  return `[tool result cleared to save context: ${tool ?? 'tool'} output of ~${tokens} tokens.${evidence}Read it back with read_result {"ref_id": "${refId}"} if it is needed again.]`;
 }
 
 /** Replaces the arguments of cleared calls with an empty object (their results are gone; the inputs can go too). */

@@ -1,5 +1,5 @@
 import type { ViewItem } from '../../model/view.js';
-import { changeable, resultText, StrategySkipped, withResults, type Strategy } from './strategy.js';
+import { changeable, errorEvidence, resultText, StrategySkipped, withResults, type Strategy } from './strategy.js';
 
 /**
  * Moves results larger than a threshold (default 4,096 bytes) to the ResultStore, leaving a reference: the tool, the
@@ -27,12 +27,13 @@ export const offloadResults: Strategy = {
         if (!r) return p;
         const text = resultText(p);
         const preview = text.slice(0, previewChars).replace(/\s+$/, '');
+        const errors = errorEvidence(p);
         return {
           ...p,
           content: [
             {
               type: 'text',
-              text: `[tool result offloaded: ${p.toolName ?? 'tool'} output, ${r.bytes.toLocaleString('en-US')} bytes, ${r.lines.toLocaleString('en-US')} lines. It began:\n${preview}${text.length > previewChars ? '…' : ''}\nRead it with read_result {"ref_id": "${r.refId}", "offset": 0, "limit": 200} (offset and limit count lines).]`,
+              text: `[tool result offloaded: ${p.toolName ?? 'tool'} output, ${r.bytes.toLocaleString('en-US')} bytes, ${r.lines.toLocaleString('en-US')} lines. It began:\n${preview}${text.length > previewChars ? '…' : ''}\n${errors ? `Errors: ${errors}\n` : ''}Read it with read_result {"ref_id": "${r.refId}", "offset": 0, "limit": 200} (offset and limit count lines).]`,
             },
           ],
         };

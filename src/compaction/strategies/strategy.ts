@@ -4,9 +4,9 @@ import type { TokenCounter } from '../../tokens/counter.js';
 import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';
 
-export type StrategyName = 'clear-tool-results' | 'offload' | 'head-tail' | 'summarize' | 'truncate';
+export type StrategyName = 'clear-tool-results' | 'offload' | 'head-tail' | 'stub-inputs' | 'drop-thinking' | 'summarize' | 'truncate';
 
-export const STRATEGY_NAMES: readonly StrategyName[] = ['clear-tool-results', 'offload', 'head-tail', 'summarize', 'truncate'];
+export const STRATEGY_NAMES: readonly StrategyName[] = ['clear-tool-results', 'offload', 'head-tail', 'stub-inputs', 'drop-thinking', 'summarize', 'truncate'];
 
 /** Options of the chain's strategies; every field has a default (see DEFAULT_STRATEGY_OPTIONS). */
 export interface StrategyOptions {
@@ -31,14 +31,21 @@ export interface StrategyOptions {
   offload: { thresholdBytes: number; previewChars: number };
   /** Results over `thresholdTokens` keep their first and last lines, about `keepTokens` in all. */
   headTail: { thresholdTokens: number; keepTokens: number };
-  summarize: { maxSummaryTokens: number };
+  /** Tool-call inputs larger than `thresholdBytes` (a file written whole) become path + size + a reference. */
+  stubInputs: { thresholdBytes: number };
+  /**
+   * The summary is sized to what it replaces: `ratio` of the archived tokens, at least `minSummaryTokens`, at most
+   * `maxSummaryTokens` and `maxTargetShare` of the context's target (so that the recent tail keeps its room).
+   */
+  summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxTargetShare: number };
 }
 
 export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
   clearing: { keep: 3, clearAtLeast: 0, excludeTools: [], clearToolInputs: false, untilTarget: false },
   offload: { thresholdBytes: 4096, previewChars: 200 },
   headTail: { thresholdTokens: 2000, keepTokens: 800 },
-  summarize: { maxSummaryTokens: 12000 },
+  stubInputs: { thresholdBytes: 4096 },
+  summarize: { maxSummaryTokens: 12000, minSummaryTokens: 400, ratio: 0.3, maxTargetShare: 0.15 },
 };
 
 export interface StrategyContext {
@@ -50,8 +57,15 @@ export interface StrategyContext {
   protectedEntries: ReadonlySet<number>;
   store: ResultStore;
   summarizer: Summarizer;
-  /** The first user message: the original task. */
+  /** The primary request: the first message a person wrote (harness text is not one). */
   task?: string;
+  /**
+   * The messages of the view before compaction, by entry: summarizers read these rather than an edited copy, so that
+   * a cleared result's evidence still reaches the summary.
+   */
+  originals?: ReadonlyMap<number, Message>;
+  /** Collects what summarizers say of how a summary was made (see CompactionResult.summaryNotes). */
+  report?: (note: string) => void;
   options: StrategyOptions;
   sessionId?: string;
 }
@@ -81,4 +95,32 @@ export function changeable(item: ViewItem, ctx: StrategyContext): boolean {
 /** A copy of a tool message with some result parts replaced. */
 export function withResults(m: Message, replace: (p: ToolResultPart) => ToolResultPart): Message {
   return { ...m, parts: m.parts.map((p) => (p.type === 'tool-result' ? replace(p) : p)) };
+}
+
+const ERROR_LINE = /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to|FAIL|ERR!?)\b/i;
+const EXIT = /(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code |returncode[=: ]+)(-?\d+)/i;
+
+/**
+ * What a placeholder must keep of a failed or error-reporting result: its exit status and its first error lines
+ * (verbatim, at most `maxLines` of at most 300 characters). Empty for a result that reports no error.
+ */
+export function errorEvidence(p: ToolResultPart, maxLines = 3): string {
+  const text = resultText(p);
+  const head = text.slice(0, 50_000);
+  const exit = EXIT.exec(head);
+  const failed = p.isError || (exit !== null && exit[1] !== '0');
+  if (!failed && !ERROR_LINE.test(head)) return '';
+  const lines: string[] = [];
+  for (const line of head.split('\n')) {
+    const l = line.trim();
+    if (l.length < 4 || !ERROR_LINE.test(l)) continue;
+    lines.push(l.length > 300 ? `${l.slice(0, 300)}…` : l);
+    if (lines.length >= maxLines) break;
+  }
+  if (lines.length === 0 && failed) {
+    const first = head.split('\n').find((l) => l.trim());
+    if (first) lines.push(first.trim().slice(0, 300));
+  }
+  const status = exit ? `exit ${exit[1]}` : p.isError ? 'failed' : 'reported errors';
+  return `${status}${lines.length ? `; first error lines:\n${lines.join('\n')}` : ''}`;
 }

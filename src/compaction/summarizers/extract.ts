@@ -11,10 +11,18 @@ export interface Evidence {
   errors: string[];
   numbers: string[];
   todos: string[];
+  /** Errors and what came of them: `error → fixed by …` or `error → not resolved in this span`. */
+  fixes: string[];
+  /** How each modified file changed (`path — edit ×2, write 4,211 bytes`), in the order first touched. */
+  changes: string[];
+  /** Where the work stood at the end of the span: the agent's last words and last actions. */
+  state: string[];
+  /** What the agent said it would do next, last first. */
+  next: string[];
 }
 
 export function emptyEvidence(): Evidence {
-  return { instructions: [], decisions: [], filesRead: [], filesModified: [], commands: [], errors: [], numbers: [], todos: [] };
+  return { instructions: [], decisions: [], filesRead: [], filesModified: [], commands: [], errors: [], numbers: [], todos: [], fixes: [], changes: [], state: [], next: [] };
 }
 
 const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'notebook_path', 'target_file', 'paths', 'files'];
@@ -28,6 +36,8 @@ const ERROR_LINE = /\b(error|exception|traceback|failed|failure|fatal|panic|cann
 const DECISION = /\b(I'll|I will|let's|let me|we'll|we will|decided|decision|instead|switch(?:ing)? to|going to|plan is|approach|chose|choose|will now|the fix is|root cause)\b/i;
 const TODO = /\bTODO\b|\bFIXME\b|next step|remaining|still need|left to do|not yet|- \[ \]/i;
 const NUMBER = /(?<![\w./-])-?\d[\d,]*(?:\.\d+)?(?:%|ms|s|x|k|K|M|MB|KB|GB)?(?![\w/-])/g;
+
+const NEXT = /\b(next,? I(?:'ll| will)|now I(?:'ll| will)|let me|I'll now|then I(?:'ll| will)|next step|going to)\b/i;
 
 function textOf(m: Message): string {
   return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
@@ -80,7 +90,41 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
   const ev = emptyEvidence();
   const results = new Map<string, ToolResultPart>();
   for (const m of messages) for (const p of m.parts) if (p.type === 'tool-result') results.set(p.callId, p);
+  const changes = new Map<string, string[]>();
+  // Errors seen and not yet followed by a success of the same tool: the next success is how they were fixed.
+  let open: { error: string; tool: string }[] = [];
+  let lastSaid: string | undefined;
+  let lastActions: string[] = [];
   for (const m of messages) {
+    if (m.role === 'assistant') {
+      const said = textOf(m).trim();
+      if (said) {
+        lastSaid = said;
+        for (const s of sentences(said)) if (NEXT.test(s)) ev.next.push(clip(s, 300));
+      }
+      const calls = m.parts.filter((p): p is ToolCallPart => p.type === 'tool-call');
+      if (calls.length > 0) lastActions = calls.map((c) => describeCall(c, results.get(c.id)));
+      for (const c of calls) {
+        const r = results.get(c.id);
+        const failed = r ? r.isError || /^exit [1-9]/.test(exitStatus(r)) : false;
+        if (r && failed) {
+          const lines = errorLines(resultText(r));
+          const error = lines.length > 0 ? lines.map((l) => clip(l, 220)).join('\n') : `${c.name} failed`;
+          open.push({ error: `${describeCall(c, r)}:\n${error}`, tool: c.name });
+        } else if (r && open.length > 0) {
+          const fixed = open.filter((o) => o.tool === c.name || WRITE_TOOL.test(c.name));
+          for (const o of fixed) ev.fixes.push(`${o.error}\n→ then ${describeCall(c, r)}`);
+          open = open.filter((o) => !fixed.includes(o));
+        }
+        if (WRITE_TOOL.test(c.name)) {
+          for (const path of argValue(c.arguments, PATH_KEYS)) {
+            const list = changes.get(path) ?? [];
+            list.push(changeOf(c));
+            changes.set(path, list);
+          }
+        }
+      }
+    }
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
       if (t) ev.instructions.push(t);
@@ -113,7 +157,53 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       }
     }
   }
+  for (const o of open) ev.fixes.push(`${o.error}\n→ not resolved in this span`);
+  for (const [path, list] of changes) ev.changes.push(`${path} — ${summarizeChanges(list)}`);
+  if (lastSaid) ev.state.push(`The agent's last words here: ${clip(oneLine(lastSaid), 600)}`);
+  if (lastActions.length > 0) ev.state.push(`Its last actions: ${lastActions.join('; ')}`);
+  ev.next.reverse();
   return dedupe(ev);
+}
+
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+/** The first three error lines of a failed result, or its first line when none reads as an error. */
+function errorLines(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.slice(0, 50_000).split('\n')) {
+    if (!ERROR_LINE.test(line) || line.trim().length < 4) continue;
+    out.push(line.trim());
+    if (out.length >= 3) return out;
+  }
+  if (out.length === 0) {
+    const first = text.split('\n').find((l) => l.trim())?.trim();
+    if (first) out.push(first);
+  }
+  return out;
+}
+
+/** A call in a few words: the tool, its command or path, and how it ended. */
+function describeCall(c: ToolCallPart, r: ToolResultPart | undefined): string {
+  const cmd = argValue(c.arguments, COMMAND_KEYS).join(' ').trim();
+  const path = argValue(c.arguments, PATH_KEYS)[0];
+  const what = cmd ? `\`${clip(oneLine(cmd), 160)}\`` : path ? `${c.name} ${path}` : c.name;
+  return r ? `${what} (${exitStatus(r)})` : what;
+}
+
+function changeOf(c: ToolCallPart): string {
+  const args = c.arguments && typeof c.arguments === 'object' ? (c.arguments as Record<string, unknown>) : {};
+  const body = ['content', 'new_string', 'new_str', 'file_text', 'newText', 'text', 'patch', 'diff'].map((k) => args[k]).find((v) => typeof v === 'string') as string | undefined;
+  const old = ['old_string', 'old_str', 'oldText'].map((k) => args[k]).find((v) => typeof v === 'string') as string | undefined;
+  if (old === undefined && body !== undefined) return `${c.name} (${Buffer.byteLength(body).toLocaleString('en-US')} bytes)`;
+  return c.name;
+}
+
+function summarizeChanges(list: string[]): string {
+  const counts = new Map<string, number>();
+  for (const x of list) counts.set(x, (counts.get(x) ?? 0) + 1);
+  return [...counts].map(([x, n]) => (n > 1 ? `${x} ×${n}` : x)).join(', ');
 }
 
 function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | undefined): void {
@@ -166,6 +256,10 @@ function dedupe(ev: Evidence): Evidence {
     errors: uniq(ev.errors),
     numbers: uniq(ev.numbers),
     todos: uniq(ev.todos),
+    fixes: uniq(ev.fixes),
+    changes: uniq(ev.changes),
+    state: uniq(ev.state),
+    next: uniq(ev.next),
   };
 }
 
@@ -180,5 +274,10 @@ export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
     errors: [...a.errors, ...b.errors],
     numbers: [...a.numbers, ...b.numbers],
     todos: [...a.todos, ...b.todos],
+    fixes: [...a.fixes, ...b.fixes],
+    changes: [...a.changes, ...b.changes],
+    // Where the work stands and what comes next: the newer span's word replaces the older one's.
+    state: b.state.length > 0 ? b.state : a.state,
+    next: b.next.length > 0 ? b.next : a.next,
   });
 }

@@ -6,22 +6,27 @@ import type { SummaryRequest, Summarizer } from './summarizer.js';
 const TITLE = '## Summary of earlier conversation (abridge, extractive)';
 
 const SECTIONS = {
-  instructions: 'User instructions and constraints (verbatim)',
-  decisions: 'Decisions',
-  filesModified: 'Files modified',
+  instructions: 'User messages (verbatim)',
+  state: 'Current state',
+  fixes: 'Errors and how they were handled',
+  changes: 'Files modified',
   filesRead: 'Files read',
-  commands: 'Commands run (exit status)',
-  errors: 'Errors seen',
+  commands: 'Commands run (exit status; failing first, then most recent)',
+  errors: 'Other error lines',
+  decisions: 'Decisions',
   numbers: 'Numbers',
-  todos: 'Open TODOs and next steps',
+  todos: 'Pending tasks',
+  next: 'Next step',
 } as const;
 
 type Key = keyof typeof SECTIONS;
 
 /**
- * A structured summary that needs no LLM: the original task, the user's instructions verbatim, and lists of the
- * decisions, files, commands with exit status, errors, numbers and open items of the archived span. It lists evidence
- * instead of paraphrasing it, and when it summarizes an earlier summary of its own it keeps every item of it.
+ * A hand-off summary that needs no LLM: the primary request, every user message verbatim, where the work stands,
+ * errors and how they were handled, files modified (with what changed) and read, commands with their exit status
+ * (failing first, then the most recent), decisions, numbers, pending tasks and the next step. It lists evidence
+ * instead of paraphrasing it, and when it summarizes an earlier summary — its own or another agent's — it carries it
+ * forward whole.
  */
 export class ExtractiveSummarizer implements Summarizer {
   readonly name = 'extractive';
@@ -43,7 +48,7 @@ export class ExtractiveSummarizer implements Summarizer {
         foreign = parsed.foreign;
       } else foreign = req.previousSummary;
     }
-    // The task is kept verbatim in the conversation itself; a pointer to it is enough here.
+    // The task is kept verbatim in the conversation itself and quoted in its own section.
     if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
     return fit({ evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length }, req.maxTokens, req.counter);
   }
@@ -58,9 +63,11 @@ interface Content {
   archivedMessages: number;
 }
 
+const FAILED = /^(failed|no result|exit [1-9-])/;
+
 function render(c: Content, limits: Limits): string {
   const out: string[] = [TITLE, `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`];
-  if (c.task) out.push('', '### Original task', `(kept verbatim at the start of the conversation) ${clip(oneLine(c.task), 300)}`);
+  if (c.task && limits.taskChars > 0) out.push('', '### Primary request', `(also kept verbatim at the start of the conversation) ${clip(oneLine(c.task), limits.taskChars)}`);
   // Quoted, so that its own headings cannot be mistaken for ours when this summary is summarized again.
   if (c.foreign) out.push('', '### Earlier summary', ...clip(c.foreign, limits.foreignChars).split('\n').map((l) => `> ${l}`));
   const e = c.evidence;
@@ -69,27 +76,38 @@ function render(c: Content, limits: Limits): string {
     out.push('', `### ${SECTIONS[key]}`);
     for (const item of items) out.push(`- ${item.replace(/\n/g, '\n  ')}`);
   };
-  const old = (k: Key, item: string) => c.inherited.has(`${k}:${item}`);
-  // Trimming applies to new items only; inherited ones stay as they were written.
-  const keep = <T>(k: Key, xs: T[], n: number, id: (x: T) => string): T[] => {
+  const old = (k: Key, item: string) => c.inherited.size > 0 && c.inherited.has(`${k}:${item}`);
+  // Trimming applies to new items only; inherited ones stay as they were written. `first` keeps the first n.
+  const keep = <T>(k: Key, xs: T[], n: number, id: (x: T) => string, first = false): T[] => {
     const fresh = xs.filter((x) => !old(k, id(x)));
-    const kept = new Set(last(fresh, n));
+    const kept = new Set(first ? fresh.slice(0, Math.max(0, n)) : last(fresh, n));
     return xs.filter((x) => old(k, id(x)) || kept.has(x));
   };
   const same = (x: string) => x;
   section('instructions', e.instructions.map((i) => (old('instructions', i) ? i : clip(i, limits.instructionChars))));
-  section('decisions', keep('decisions', e.decisions, limits.decisions, same));
-  section('filesModified', e.filesModified);
+  section('state', keep('state', e.state, limits.state, same).map((x) => clip(x, limits.stateChars)));
+  section('fixes', keep('fixes', e.fixes, limits.fixes, same));
+  const changed = new Set(e.changes.map((x) => x.split(' — ')[0]!));
+  section('changes', [...e.changes, ...e.filesModified.filter((p) => !changed.has(p))]);
   section('filesRead', keep('filesRead', e.filesRead, limits.filesRead, same));
-  section('commands', keep('commands', e.commands, limits.commands, (x) => x.command).map((x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`));
-  section('errors', keep('errors', e.errors, limits.errors, same));
+  // Failing commands first, then the rest, most recent first.
+  const ordered = [...e.commands.filter((x) => FAILED.test(x.status)).reverse(), ...e.commands.filter((x) => !FAILED.test(x.status)).reverse()];
+  section('commands', keep('commands', ordered, limits.commands, (x) => x.command, true).map((x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`));
+  const inFixes = e.fixes.join('\n');
+  section('errors', keep('errors', e.errors.filter((x) => !inFixes.includes(x.slice(0, 100))), limits.errors, same));
+  section('decisions', keep('decisions', e.decisions, limits.decisions, same));
   section('numbers', keep('numbers', e.numbers, limits.numbers, same));
   section('todos', keep('todos', e.todos, limits.todos, same));
+  section('next', keep('next', e.next, limits.next, same, true));
   return out.join('\n');
 }
 
 interface Limits {
+  taskChars: number;
   instructionChars: number;
+  state: number;
+  stateChars: number;
+  fixes: number;
   decisions: number;
   filesRead: number;
   commands: number;
@@ -97,32 +115,58 @@ interface Limits {
   errors: number;
   numbers: number;
   todos: number;
+  next: number;
   foreignChars: number;
 }
 
-const GENEROUS: Limits = { instructionChars: 4000, decisions: 60, filesRead: 400, commands: 400, commandChars: 300, errors: 60, numbers: 60, todos: 30, foreignChars: 20000 };
+const GENEROUS: Limits = {
+  taskChars: 2000,
+  instructionChars: 4000,
+  state: 2,
+  stateChars: 800,
+  fixes: 60,
+  decisions: 40,
+  filesRead: 400,
+  commands: 400,
+  commandChars: 300,
+  errors: 40,
+  numbers: 60,
+  todos: 20,
+  next: 3,
+  foreignChars: Number.MAX_SAFE_INTEGER,
+};
 
-/** Renders within the token budget, giving up the least valuable detail first. */
+/** Renders within the token budget, giving up the least valuable detail first and people's words last. */
 function fit(c: Content, maxTokens: number, counter: TokenCounter): string {
   const l = { ...GENEROUS };
-  // Shrink order: numbers, errors, decisions, todos, read files, command text, commands, instructions' length.
+  // People's words (the first 300 characters of each) and the paths and commands go last.
   const steps: (() => boolean)[] = [
     () => shrink(l, 'numbers', 10),
-    () => shrink(l, 'errors', 10),
-    () => shrink(l, 'decisions', 10),
+    () => shrink(l, 'decisions', 8),
     () => shrink(l, 'todos', 5),
-    () => shrink(l, 'foreignChars', 2000),
-    () => shrink(l, 'filesRead', 40),
-    () => shrink(l, 'commandChars', 80),
-    () => shrink(l, 'commands', 40),
-    () => shrink(l, 'instructionChars', 400),
-    () => shrink(l, 'numbers', 0) || shrink(l, 'errors', 0) || shrink(l, 'decisions', 0) || shrink(l, 'todos', 0),
-    () => shrink(l, 'filesRead', 0) || shrink(l, 'commands', 5) || shrink(l, 'instructionChars', 150) || shrink(l, 'foreignChars', 300),
+    () => shrink(l, 'stateChars', 300),
+    () => shrink(l, 'taskChars', 500),
+    () => shrink(l, 'numbers', 0) || shrink(l, 'decisions', 0) || shrink(l, 'todos', 0),
+    () => shrink(l, 'errors', 20),
+    () => shrink(l, 'instructionChars', 1000),
+    () => shrink(l, 'commandChars', 120),
+    () => shrink(l, 'fixes', 20),
+    () => shrink(l, 'errors', 8),
+    () => shrink(l, 'next', 1) || shrink(l, 'taskChars', 200) || shrink(l, 'state', 1),
+    () => shrink(l, 'instructionChars', 300),
+    () => shrink(l, 'filesRead', 40) || shrink(l, 'commands', 40) || shrink(l, 'fixes', 5),
+    () => shrink(l, 'errors', 0) || shrink(l, 'commandChars', 60) || shrink(l, 'filesRead', 0) || shrink(l, 'commands', 10) || shrink(l, 'fixes', 1) || shrink(l, 'foreignChars', 2000),
   ];
   let text = render(c, l);
-  for (const step of steps) {
+  // Counting every rendering is what costs: count by characters at this text's own rate while shrinking, then check.
+  const rate = text.length / Math.max(1, counter.text(text));
+  const tokens = (t: string, exact: boolean) => (exact ? counter.text(t) : Math.ceil(t.length / rate));
+  for (const exact of [false, true]) {
+    for (const step of steps) {
+      if (tokens(text, exact) <= maxTokens) break;
+      while (tokens(text, exact) > maxTokens && step()) text = render(c, l);
+    }
     if (counter.text(text) <= maxTokens) return text;
-    while (counter.text(text) > maxTokens && step()) text = render(c, l);
   }
   return text;
 }
@@ -176,6 +220,7 @@ export function parseSummary(text: string): { evidence: Evidence; foreign?: stri
         if (m) ev.commands.push({ command: m[1]!, status: m[2]! });
       }
     } else ev[key].push(...items);
+    if (key === 'changes') for (const it of items) ev.filesModified.push(it.split(' — ')[0]!);
     items = [];
   };
   for (const line of text.split('\n')) {

@@ -2,6 +2,7 @@ import { argumentsText } from '../../model/parts.js';
 import type { FilePart, ImagePart, Message, ResultContentPart } from '../../model/types.js';
 import type { TokenCounter } from '../../tokens/counter.js';
 import { extractEvidence, type Evidence } from './extract.js';
+import { ExtractiveSummarizer } from './extractive.js';
 import type { SummaryRequest, Summarizer } from './summarizer.js';
 
 /** One completion: a system prompt and one user prompt in, the model's text out. */
@@ -10,6 +11,8 @@ export interface LlmCompletionRequest {
   prompt: string;
   /** The most tokens the answer may take (the provider's `max_tokens`). */
   maxOutputTokens: number;
+  /** Aborted when the summarizer gives up waiting (its timeout); clients should pass it on to their HTTP call. */
+  signal?: AbortSignal;
 }
 
 /** A model that completes text: what the LLM summarizer needs of a provider (see `abridge/providers/*`). */
@@ -29,6 +32,15 @@ export interface LlmSummarizerOptions {
   tokenizerSlack?: number;
   /** The answer's `max_tokens` (default: the summary budget ×1.25 plus 256, within the model's output limit). */
   maxOutputTokens?: number;
+  /** How long to wait for one answer, in milliseconds (default 60,000). */
+  timeoutMs?: number;
+  /** Further attempts after a failed, empty or invalid answer (default 1). */
+  retries?: number;
+  /**
+   * What summarizes when the model cannot (default: the extractive summarizer). `null` makes a failure throw, so the
+   * chain skips summarization instead.
+   */
+  fallback?: Summarizer | null;
 }
 
 /** What the summarizer sends, and what it had to leave out to fit the summarizer model's window. */
@@ -42,12 +54,28 @@ export interface PreparedSummaryRequest extends LlmCompletionRequest {
 }
 
 export const LLM_SUMMARY_SECTIONS = [
-  'Original task',
-  'User instructions and constraints (verbatim)',
-  'Progress and decisions',
-  'Working memory',
-  'Open TODOs and next steps',
+  'Primary request',
+  'User messages (verbatim)',
+  'Current state',
+  'Errors and fixes',
+  'Files and changes',
+  'Commands (exit status)',
+  'Decisions',
+  'Pending tasks',
+  'Next step',
 ] as const;
+
+const SECTION_HINTS: Record<(typeof LLM_SUMMARY_SECTIONS)[number], string> = {
+  'Primary request': 'the task the person set, in their words (given in <original-task> when known); not the harness\'s own messages such as slash commands, notifications or interruptions',
+  'User messages (verbatim)': 'every message the person wrote, quoted word for word, in order; do not soften, merge or drop any',
+  'Current state': 'where the work stands at the end of these messages: what is done, what is half done, what was being looked at',
+  'Errors and fixes': 'each error, quoted, and how it was fixed (or that it was not)',
+  'Files and changes': 'files read, and files modified with what changed in each, with their full paths',
+  'Commands (exit status)': 'commands run with their exit status, failing ones first',
+  'Decisions': 'what was decided, as outcomes, and why',
+  'Pending tasks': 'what is still to do, in order',
+  'Next step': 'the very next action, as the agent was about to take it',
+};
 
 const DEFAULT_SLACK = 1.25;
 
@@ -70,16 +98,41 @@ export class LlmSummarizer implements Summarizer {
   ) {}
 
   async summarize(req: SummaryRequest): Promise<string> {
-    const prepared = this.prepare(req);
-    let answer: string;
+    let prepared: PreparedSummaryRequest;
     try {
-      answer = await this.client.complete({ system: prepared.system, prompt: prepared.prompt, maxOutputTokens: prepared.maxOutputTokens });
+      prepared = this.prepare(req);
     } catch (err) {
-      throw new Error(`the LLM summarizer's call to ${this.client.model} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      return this.fallBack(req, err instanceof Error ? err.message : String(err));
     }
-    const text = cleanAnswer(typeof answer === 'string' ? answer : '');
-    if (!text) throw new Error(`the LLM summarizer's model ${this.client.model} returned an empty summary`);
-    return fitAnswer(text, req.maxTokens, req.counter);
+    if (prepared.omittedMessages > 0) req.report?.(`the LLM summarizer's request left out the ${prepared.omittedMessages} oldest messages of the span${entryRange(req, prepared.omittedMessages)} to fit ${this.client.model}'s window; they are archived, and listed only in its checklist`);
+    const attempts = 1 + Math.max(0, this.options.retries ?? 1);
+    const timeout = this.options.timeoutMs ?? 60_000;
+    let reason = '';
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      let answer: unknown;
+      try {
+        answer = await withTimeout((signal) => this.client.complete({ system: prepared.system, prompt: prepared.prompt, maxOutputTokens: prepared.maxOutputTokens, signal }), timeout);
+      } catch (err) {
+        reason = `the call to ${this.client.model} failed: ${err instanceof Error ? err.message : String(err)}`;
+        continue;
+      }
+      const text = cleanAnswer(typeof answer === 'string' ? answer : '');
+      const problem = invalidAnswer(text, req, req.counter);
+      if (problem) {
+        reason = `${this.client.model} ${problem}`;
+        continue;
+      }
+      return fitAnswer(text, req.maxTokens, req.counter);
+    }
+    return this.fallBack(req, `${reason} (${attempts} attempt${attempts === 1 ? '' : 's'})`);
+  }
+
+  /** The fallback's summary when the model gave none worth keeping, and a note saying so. */
+  private async fallBack(req: SummaryRequest, reason: string): Promise<string> {
+    const fallback = this.options.fallback === undefined ? new ExtractiveSummarizer() : this.options.fallback;
+    if (fallback === null) throw new Error(`the LLM summarizer failed: ${reason}`);
+    req.report?.(`the LLM summarizer failed (${reason}); the ${fallback.name} summary was used instead`);
+    return fallback.summarize(req);
   }
 
   /** The request `summarize` sends for `req`, fitted to the summarizer model's window. */
@@ -217,19 +270,10 @@ function summaryOf(m: Message): string {
 function systemPrompt(maxTokens: number, hasTask: boolean): string {
   const words = Math.max(50, Math.floor(maxTokens * 0.7));
   return [
-    "You write the summary that replaces part of an AI agent's conversation when its context window fills up. The agent continues the work from your summary alone: whatever you leave out is lost to it.",
+    "You write the hand-off summary that replaces part of an AI agent's conversation when its context window fills up. The agent continues the work from your summary alone: whatever you leave out is lost to it.",
     '',
     'Write exactly these sections, as Markdown headings, in this order:',
-    `## ${LLM_SUMMARY_SECTIONS[0]}`,
-    hasTask ? '(the task as the user gave it, shortly; it is given to you in <original-task>)' : '(what the user asked for, as the messages show it)',
-    `## ${LLM_SUMMARY_SECTIONS[1]}`,
-    "(every instruction, preference and constraint the user stated, quoted word for word; do not soften, merge or drop any)",
-    `## ${LLM_SUMMARY_SECTIONS[2]}`,
-    '(what was done, what was found, what was decided and why, what failed and what was tried instead)',
-    `## ${LLM_SUMMARY_SECTIONS[3]}`,
-    '(files read and files modified, with their full paths; commands run, with their exit status; error lines, quoted; numbers that matter: counts, sizes, versions, line numbers, ports, ids)',
-    `## ${LLM_SUMMARY_SECTIONS[4]}`,
-    '(what is still to do, in order, and the very next step)',
+    ...LLM_SUMMARY_SECTIONS.flatMap((title) => [`## ${title}`, `(${title === 'Primary request' && !hasTask ? 'the task the person set, as the messages show it' : SECTION_HINTS[title]})`]),
     '',
     'Rules:',
     '- Keep every file path, command, error line and number you are given, exactly as written. The <checklist> lists them: each item must appear in your summary.',
@@ -358,6 +402,46 @@ function cutMiddle(text: string, keepChars: number): string {
   if (tl !== -1 && tl < half * 0.4) tail = tail.slice(tl + 1);
   const dropped = text.length - head.length - tail.length;
   return `${head}\n[… ${dropped} characters omitted …]\n${tail}`;
+}
+
+/** Runs `call` with an abort signal that fires, and a rejection, after `ms` milliseconds. */
+async function withTimeout<T>(call: (signal: AbortSignal) => Promise<T>, ms: number): Promise<T> {
+  const ac = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ac.abort();
+      reject(new Error(`no answer within ${ms.toLocaleString('en-US')} ms`));
+    }, ms);
+  });
+  try {
+    return await Promise.race([call(ac.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Why an answer cannot stand in for the span, or undefined when it can: empty, missing the summary's sections, or
+ * absurdly short for what it replaces.
+ */
+export function invalidAnswer(text: string, req: SummaryRequest, counter: TokenCounter): string | undefined {
+  if (!text) return 'returned an empty summary';
+  const missing = LLM_SUMMARY_SECTIONS.filter((title) => !new RegExp(`^#{1,4}\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'im').test(text));
+  if (missing.length > 1) return `left out the summary's sections (${missing.join(', ')})`;
+  const tokens = counter.text(text);
+  const least = Math.min(300, Math.floor(req.maxTokens / 4), 40 + 2 * req.messages.length);
+  if (tokens < least) return `returned ${tokens} tokens for ${req.messages.length} messages (at least ${least} expected)`;
+  return undefined;
+}
+
+/** ` (entries a–b)` for the first `n` messages of a request, when their entries are known. */
+function entryRange(req: SummaryRequest, n: number): string {
+  const known = (req.entries ?? []).slice(0, n).filter((e): e is number => e !== undefined);
+  if (known.length === 0) return '';
+  const lo = Math.min(...known);
+  const hi = Math.max(...known);
+  return lo === hi ? ` (entry ${lo})` : ` (entries ${lo}–${hi})`;
 }
 
 function cleanAnswer(text: string): string {

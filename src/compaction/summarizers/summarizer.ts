@@ -11,6 +11,10 @@ export interface SummaryRequest {
   /** The summary must fit in this many tokens (as `counter` counts). */
   maxTokens: number;
   counter: TokenCounter;
+  /** The entry index of each message of `messages` (undefined where unknown), so notes can name what they mean. */
+  entries?: (number | undefined)[];
+  /** Receives what the caller should know of how the summary was made (a fallback, messages left out of a request). */
+  report?: (note: string) => void;
 }
 
 /** Turns archived messages into the text that stands in for them. */

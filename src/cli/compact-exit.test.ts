@@ -1,0 +1,48 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PiTranscript } from '../test-support/random-session.js';
+
+const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+
+function run(...args: string[]) {
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+}
+
+function session(): string {
+  const t = new PiTranscript();
+  t.user('Fix the failing parser tests in src/parser.ts. Do not touch package.json.');
+  for (let i = 0; i < 12; i++) t.step({ text: `Step ${i}.`, calls: [{ name: 'bash', args: { command: `npx vitest run test/p${i}.test.ts` }, result: `line\n`.repeat(400) }] });
+  t.user('Now also handle CRLF.');
+  t.step({ text: 'Done.' });
+  const dir = mkdtempSync(join(tmpdir(), 'abridge-compact-exit-'));
+  const file = join(dir, 's.jsonl');
+  writeFileSync(file, `${t.records.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  return file;
+}
+
+describe('abridge compact exit status', () => {
+  it('exits 3 when even what must stay verbatim is over the budget, naming it', () => {
+    const r = run('compact', session(), '--budget', '20', '--prefix-tokens', '0');
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/budget not reached: even what must stay verbatim comes to [\d,]+ tokens, over the budget of 20/);
+    expect(r.stderr).toMatch(/first user message \(entry \d+\): \d+ tokens/);
+    expect(r.stderr).toMatch(/latest instruction \(entry \d+\): \d+ tokens/);
+  });
+
+  it('exits 3 too when what stays verbatim fits but the summary beside it does not, saying so', () => {
+    const r = run('compact', session(), '--budget', '60', '--prefix-tokens', '0');
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/over the budget of 60: what must stay verbatim \(\d+ tokens\) plus the summary of what was archived \([\d,]+ characters\)/);
+  });
+
+  it('exits 0 when the budget is reached', () => {
+    const r = run('compact', session(), '--budget', '3000', '--prefix-tokens', '0', '--json');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { reachedTarget: boolean; afterTokens: number };
+    expect(out.reachedTarget).toBe(true);
+    expect(out.afterTokens).toBeLessThanOrEqual(3000);
+  });
+});
