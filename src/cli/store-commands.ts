@@ -1,6 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
+import { writeFileAtomic } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { getFormat } from '../formats/registry.js';
@@ -111,7 +111,7 @@ export function registerStoreCommands(program: Command): void {
         return { text: writeSession(contextSession(session, resumed.messages), format), session, format };
       });
       if (opts.out) {
-        await writeFile(opts.out, text);
+        await writeFileAtomic(opts.out, text);
         process.stdout.write(`exported session ${sessionId} (${fmtInt(session.entries.length)} entries) as ${format} to ${opts.out}\n`);
         return;
       }
