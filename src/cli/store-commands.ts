@@ -100,7 +100,12 @@ export function registerStoreCommands(program: Command): void {
         throw new AbridgeError('INVALID_INPUT', `--format: expected one of ${EXPORT_FORMATS.join(', ')}, got "${opts.format}"`);
       }
       const { text, session, format } = await withStore(opts.db, true, async (store) => {
-        const session = await loadSession(store, sessionId);
+        const session = await loadSession(store, sessionId).catch((err: unknown) => {
+          if (err instanceof AbridgeError && err.code === 'SESSION_NOT_FOUND') {
+            throw new AbridgeError('SESSION_NOT_FOUND', `no session "${sessionId}" in ${redactDb(opts.db)} (abridge sessions --db ${redactDb(opts.db)} lists them); nothing was written`);
+          }
+          throw err;
+        });
         const format = (opts.format ?? session.format) as FormatId;
         if (!EXPORT_FORMATS.includes(format)) {
           throw new AbridgeError('NOT_WRITABLE_FORMAT', `session "${sessionId}" is ${session.format}, which abridge cannot write; choose --format ${EXPORT_FORMATS.join(', ')}`);

@@ -14,6 +14,7 @@ import { AbridgeError } from '../../errors.js';
 import type { Entry, Message } from '../../model/types.js';
 import { MemoryResultStore } from '../memory-result-store.js';
 import { refIdFor, type ResultStore } from '../result-store.js';
+import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
 import { isMissingPg } from './connection.js';
 import { MIGRATIONS, openPostgresStore, SCHEMA_VERSION, type PostgresSessionStore, type PostgresStoreOptions } from './index.js';
@@ -140,6 +141,23 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
   const suiteSchema = uniqueSchema('suite');
   schemas.add(suiteSchema);
   runSessionStoreSuite('PostgresSessionStore', () => openPostgresStore(PG_URL!, { schema: suiteSchema }));
+
+  it('an import that fails part way (the 4th entry refused by the server) leaves no session: the retry succeeds', async () => {
+    const store = await fresh('import');
+    await admin(async (c) => {
+      await c.query(`CREATE FUNCTION "${store.schema}".fail_fourth() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.seq = 3 THEN RAISE EXCEPTION 'disk full (simulated)'; END IF; RETURN NEW; END $$`);
+      await c.query(`CREATE TRIGGER fail_fourth BEFORE INSERT ON "${store.schema}".entries FOR EACH ROW EXECUTE FUNCTION "${store.schema}".fail_fourth()`);
+    });
+    const session = { format: 'pi' as const, info: { id: 'imported' }, entries: Array.from({ length: 6 }, (_, i) => ({ ...messageEntry('user', `m${i}`), index: i })), problems: [] };
+    const err = await caught(importSession(store, session));
+    expect(err.code).toBe('STORE_ERROR');
+    expect(err.message).toContain('disk full (simulated)');
+    expect(await store.getSession('imported')).toBeUndefined();
+    expect(await store.listSessions()).toEqual([]);
+    await admin((c) => c.query(`DROP TRIGGER fail_fourth ON "${store.schema}".entries`));
+    expect((await importSession(store, session)).version).toBe(6);
+    expect((await store.entries('imported')).length).toBe(6);
+  });
 
   describe('schema and migrations', () => {
     it('creates the schema with its tables and records each migration once; reopening (also by several workers at once) changes nothing', async () => {

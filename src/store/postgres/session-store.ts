@@ -22,11 +22,11 @@ import { PostgresResultStore } from './result-store.js';
 /** Test hooks: points inside the store's transactions where a test can hold a transaction open or fail it. */
 export interface PostgresStoreHooks {
   /**
-   * Called inside the transaction of an append or a recordCompaction, after all its writes and before COMMIT, with the
+   * Called inside the transaction of an append, a recordCompaction or a createSession, after all its writes and before COMMIT, with the
    * session row still locked. What it throws rolls the transaction back; a promise that never settles holds it open
    * (until the process dies, when the server rolls it back).
    */
-  beforeCommit?(op: 'append' | 'recordCompaction', sessionId: string): void | Promise<void>;
+  beforeCommit?(op: 'append' | 'recordCompaction' | 'createSession', sessionId: string): void | Promise<void>;
 }
 
 export interface PostgresSessionStoreConfig {
@@ -101,23 +101,33 @@ export class PostgresSessionStore implements SessionStore {
     this.results = new PostgresResultStore(config);
   }
 
-  async createSession(init: NewSession): Promise<StoredSession> {
+  async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
     const info = encodeJson(init.info ?? {}, 'info');
     const extra = init.extra === undefined ? null : encodeJson(init.extra, 'extra');
     const layout = init.layout === undefined ? null : encodeJson(init.layout, 'layout');
+    const texts = encodeEntries(entries);
     const at = this.now();
     try {
-      const { rows } = await this.pool.query<SessionRow>(
-        `INSERT INTO ${this.s}.sessions (id, format, info, extra, layout, version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 0, $6, $6)
-         ON CONFLICT (id) DO NOTHING
-         RETURNING ${SESSION_COLUMNS}`,
-        [id, init.format, info, extra, layout, at],
-      );
-      if (!rows[0]) throw sessionExists(id);
-      return toStoredSession(rows[0]);
+      // The session row and its first entries in one transaction: a failed import leaves nothing to block a retry.
+      return await inTransaction(this.pool, async (client) => {
+        const { rows } = await client.query<SessionRow>(
+          `INSERT INTO ${this.s}.sessions (id, format, info, extra, layout, version, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, 0, $6, $6)
+           ON CONFLICT (id) DO NOTHING
+           RETURNING ${SESSION_COLUMNS}`,
+          [id, init.format, info, extra, layout, at],
+        );
+        if (!rows[0]) throw sessionExists(id);
+        let row = rows[0];
+        if (texts.length) {
+          await this.appendLocked(client, id, texts, 0);
+          row = (await client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [id])).rows[0]!;
+        }
+        await this.hooks.beforeCommit?.('createSession', id);
+        return toStoredSession(row);
+      });
     } catch (err) {
       throw storeError(`creating session "${id}"`, err);
     }

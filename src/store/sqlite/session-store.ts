@@ -57,7 +57,7 @@ export interface SqliteStoreOptions {
   /** The better-sqlite3 module to use (tests); default: imported on first use. */
   driver?: SqliteDriver;
   /** @internal Test hooks: called inside the recordCompaction transaction, after its entries and before its snapshot. */
-  hooks?: { insideRecordCompaction?: () => void };
+  hooks?: { insideRecordCompaction?: () => void; insideCreateSession?: () => void };
 }
 
 const SESSION_COLUMNS = 'id, format, info, extra, layout, version, created_at, updated_at';
@@ -151,6 +151,19 @@ export class SqliteSessionStore implements SessionStore {
       return { version: version + encoded.length, at };
     };
     this.tx = {
+      // The session row and its first entries: one transaction, so a failed import leaves nothing to block a retry.
+      create: db.transaction((id: string, format: string, info: string, extra: string | null, layout: string | null, encoded: readonly string[]) => {
+        const at = this.now().toISOString();
+        try {
+          s.insertSession.run(id, format, info, extra, layout, at, at);
+        } catch (err) {
+          if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
+          throw err;
+        }
+        if (encoded.length) appendRows(id, encoded, 0);
+        this.hooks.insideCreateSession?.();
+        return toStored(s.session.get(id)!);
+      }),
       append: db.transaction(appendRows),
       recordCompaction: db.transaction((id: string, encoded: readonly string[], snap: ReturnType<typeof encodeSnapshot>, expected: number | undefined) => {
         const { version, at } = appendRows(id, encoded, expected);
@@ -162,22 +175,14 @@ export class SqliteSessionStore implements SessionStore {
     };
   }
 
-  async createSession(init: NewSession): Promise<StoredSession> {
+  async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
     const info = encodeJson(init.info ?? {}, 'the session info');
     const extra = init.extra === undefined ? null : encodeJson(init.extra, 'the session extra data');
     const layout = init.layout === undefined ? null : encodeJson(init.layout, 'the session layout');
-    return this.guard(`cannot create session "${id}"`, () => {
-      const at = this.now().toISOString();
-      try {
-        this.stmts.insertSession.run(id, init.format, info, extra, layout, at, at);
-      } catch (err) {
-        if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
-        throw err;
-      }
-      return toStored(this.stmts.session.get(id)!);
-    });
+    const encoded = encodeEntries(entries);
+    return this.guard(`cannot create session "${id}"`, () => this.tx.create.immediate(id, init.format, info, extra, layout, encoded));
   }
 
   async getSession(id: string): Promise<StoredSession | undefined> {
