@@ -136,6 +136,8 @@ function jsonlSink(
         ctx.problem({ kind: 'invalid-entry', message: `line ${item.line}: ${err instanceof Error ? err.message : String(err)}; kept as is` });
         drafts = [{ kind: 'unknown' as const, raw: item.value }];
       }
+      // A record whose text JSON.stringify would not reproduce keeps its text: writers of its format write that.
+      if (item.text !== undefined && drafts[0]) drafts[0].rawText = item.text;
       drafts.forEach((d, i) => {
         d.line = item.line;
         if (i > 0) d.fromSameRecord = true;
