@@ -8,6 +8,7 @@ import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { activeView } from '../model/view.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
+import { inputOptions, isStdinPath } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { writeSession } from '../formats/write.js';
 import type { FormatId, Session } from '../model/types.js';
@@ -58,6 +59,7 @@ export function registerCompact(program: Command): void {
   addConfigOptions(cmd).action(async (file: string, opts: CompactFlags) => {
     if (opts.inPlace && opts.out !== undefined) throw new AbridgeError('INVALID_INPUT', '--in-place and --out: choose one (--in-place replaces the input file itself)');
     refuseOutOverInput(file, opts.out);
+    if (opts.inPlace && isStdinPath(file)) throw new AbridgeError('INVALID_INPUT', '--in-place: the input is standard input, which cannot be replaced; use --out <file>');
     if (!opts.inPlace) return compactFile(file, opts, undefined);
     return withFileLock(file, (assertHeld) => compactFile(file, { ...opts, out: file }, assertHeld));
   });
@@ -73,7 +75,7 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     const config = await resolveConfig(opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     const progress = progressReporter(file);
-    const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+    const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
     if (opts.out && !OUT_FORMATS.includes(session.format)) {
       throw new AbridgeError('NOT_WRITABLE_FORMAT', `--out: ${file} is ${session.format}; abridge writes compaction records into pi and claude-code transcripts only (use --emit for a request body)`);
     }

@@ -3,6 +3,7 @@ import pc from 'picocolors';
 import { writeFileAtomic } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
+import { inputOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { writeSession } from '../formats/write.js';
 import type { FormatId, Message, Session } from '../model/types.js';
@@ -74,7 +75,7 @@ export function registerStoreCommands(program: Command): void {
     .action(async (file: string, opts: { db: string; id?: string; format?: string; json?: boolean }) => {
       if (opts.format) getFormat(opts.format);
       const progress = progressReporter(file);
-      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
       const stored = await withStore(opts.db, false, (store) =>
         importSession(store, session, opts.id).catch((err: unknown) => {
           if (err instanceof AbridgeError && err.code === 'SESSION_EXISTS') throw new AbridgeError('SESSION_EXISTS', `${err.message.replace(/ \(choose another id\)$/, '')}: import it under another id with --id`);
