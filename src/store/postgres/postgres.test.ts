@@ -159,6 +159,36 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
     expect((await store.entries('imported')).length).toBe(6);
   });
 
+  it('migrate: false opens without writing: a user with read rights only lists and reads; a missing schema is a clear STORE_ERROR', async () => {
+    const store = await fresh('ro');
+    await importSession(store, { format: 'pi', info: { id: 'kept' }, entries: [{ ...messageEntry('user', 'hi'), index: 0 }], problems: [] });
+    const role = `ro_${process.pid}_${randomBytes(3).toString('hex')}`;
+    const url = new URL(PG_URL!);
+    await admin(async (c) => {
+      await c.query(`CREATE ROLE ${role} LOGIN PASSWORD 'ro-pass'`);
+      await c.query(`GRANT USAGE ON SCHEMA "${store.schema}" TO ${role}`);
+      await c.query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${store.schema}" TO ${role}`);
+    });
+    url.username = role;
+    url.password = 'ro-pass';
+    try {
+      const reader = await openPostgresStore(url.href, { schema: store.schema, migrate: false });
+      open.push(reader);
+      expect((await reader.listSessions()).map((s) => s.id)).toEqual(['kept']);
+      expect((await reader.entries('kept')).length).toBe(1);
+      const err = await caught(openPostgresStore(PG_URL!, { schema: uniqueSchema('absent'), migrate: false }));
+      expect(err.code).toBe('STORE_ERROR');
+      expect(err.message).toMatch(/holds no abridge store \(no schema_migrations table\); opened without migrating, nothing was created/);
+    } finally {
+      for (const s of open.splice(0)) await s.close();
+      await admin(async (c) => {
+        await c.query(`REVOKE ALL ON ALL TABLES IN SCHEMA "${store.schema}" FROM ${role}`);
+        await c.query(`REVOKE ALL ON SCHEMA "${store.schema}" FROM ${role}`);
+        await c.query(`DROP ROLE ${role}`);
+      });
+    }
+  });
+
   describe('schema and migrations', () => {
     it('creates the schema with its tables and records each migration once; reopening (also by several workers at once) changes nothing', async () => {
       const schema = uniqueSchema('mig');
