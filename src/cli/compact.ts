@@ -79,6 +79,11 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     if (opts.out && !OUT_FORMATS.includes(session.format)) {
       throw new AbridgeError('NOT_WRITABLE_FORMAT', `--out: ${file} is ${session.format}; abridge writes compaction records into pi and claude-code transcripts only (use --emit for a request body)`);
     }
+    const notUtf8 = session.problems.find((p) => p.kind === 'invalid-utf8');
+    if (opts.out && notUtf8) {
+      // A JavaScript string cannot hold those bytes: written back, they would silently become U+FFFD.
+      throw new AbridgeError('INVALID_INPUT', `${file}: line ${notUtf8.line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written`);
+    }
     const snapshot = contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) });
     const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
     const summarizer: Summarizer = opts.summarizer === 'llm' ? llmSummarizerFromEnv() : opts.summarizer === 'extractive' || opts.summarizer === undefined ? new ExtractiveSummarizer() : badSummarizer(opts.summarizer);

@@ -106,6 +106,19 @@ describe('compact --out / --in-place', () => {
     expect(abridge(['compact', file, '--in-place', '--out', out]).code).toBe(2);
   });
 
+  it('refuses to write back a transcript holding bytes that are not UTF-8 (they would become U+FFFD), and leaves it alone', () => {
+    const { dir, file } = workdir();
+    const bad = Buffer.concat([ORIGINAL.subarray(0, 400), Buffer.from([0xff]), ORIGINAL.subarray(400)]);
+    writeFileSync(file, bad);
+    const line = bad.subarray(0, 400).toString('latin1').split('\n').length;
+    for (const args of [['--in-place'], ['--out', join(dir, 'out.jsonl')]]) {
+      const r = abridge(['compact', file, ...args, '--budget', '20000']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`abridge: ${file}: line ${line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written\n`);
+    }
+    expect(readFileSync(file).equals(bad)).toBe(true);
+  });
+
   it('--in-place waits for the lock: what another lock holder wrote meanwhile is read, not overwritten', async () => {
     const { file } = workdir();
     const release = await lockfile.lock(file, { realpath: true, stale: 10_000 });
