@@ -67,6 +67,7 @@ export function registerCompact(program: Command): void {
 
 /** Reads, compacts and writes or prints one transcript; with --in-place it runs under the file's lock. */
 async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => void) | undefined): Promise<void> {
+  // The former action body, block and indentation kept so that concurrent edits of this file merge cleanly.
   {
     if (opts.format) getFormat(opts.format);
     const strategies = parseStrategies(opts.strategies);
