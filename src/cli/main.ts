@@ -35,9 +35,9 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const sys = err as NodeJS.ErrnoException | null;
-    if (isWriteErrorCode(sys?.code) && typeof sys?.path === 'string') {
+    if (isWriteErrorCode(sys?.code) && (typeof sys?.path === 'string' || sys?.syscall === 'write')) {
       // A file system refusal that escaped a command's own handling is still the environment, not a bug.
-      process.stderr.write(`abridge: ${writeError(sys.path, err, false).message}\n`);
+      process.stderr.write(`abridge: ${writeError(sys.path ?? 'standard output', err, false).message}\n`);
       return 2;
     }
     const message = err instanceof Error ? err.message : String(err);
@@ -53,6 +53,11 @@ process.on('SIGXFSZ', () => {});
 // `abridge … | head` closes the pipe early: that is the reader's choice, not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);
+  // Standard output redirected to a full disk, a file over the size limit…: the environment, exit 2 in one line.
+  if (isWriteErrorCode(err.code)) {
+    process.stderr.write(`abridge: ${writeError('standard output', err, false).message}\n`);
+    process.exit(2);
+  }
   throw err;
 });
 

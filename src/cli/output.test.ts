@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -89,6 +89,11 @@ describe('compact --out / --in-place', () => {
     const isDir = abridge(['compact', EXAMPLE_TRANSCRIPT, '--out', join(dir, 'adir'), '--results-dir', join(dir, 'r2')]);
     expect(isDir.code).toBe(2);
     expect(isDir.stderr).toBe(`abridge: ${join(dir, 'adir')}: cannot write (EISDIR: is a directory); the file was left as it was\n`);
+  });
+
+  it.skipIf(!existsSync('/dev/full'))('standard output on a full disk (/dev/full) is exit 2 with one line, not a stack trace', () => {
+    const r = abridge(['inspect', EXAMPLE_TRANSCRIPT], 'exec >/dev/full');
+    expect([r.code, r.stderr]).toEqual([2, 'abridge: standard output: cannot write (ENOSPC: no space left on the device)\n']);
   });
 
   it('--in-place replaces the transcript (mode 0600 is not forced on an existing file) and --out creates 0600', () => {
