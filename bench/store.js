@@ -15,8 +15,12 @@
  *     same history without a snapshot alongside for comparison;
  * (d) import + export round trip of the 2.4 MB pi-mono transcript from the shared corpus (../shared/corpus or
  *     $ABRIDGE_CORPUS): readSession + importSession, then loadSession + writeSession, checked byte-identical;
- * (e) --writers child processes × --writer-appends single appends each, with expectedVersion and retry on CONFLICT,
- *     into one session: exactly writers × appends entries, in each writer's order (wall time, appends/s, conflicts).
+ * (e) --writers child processes × --writer-appends single appends each into one session, twice: queued (no
+ *     expectedVersion: the store orders them; target ≥ 5,000 appends/s for PostgreSQL) and optimistic (expectedVersion,
+ *     re-read and retry on CONFLICT): exactly writers × appends entries, in each writer's order. Timed from a start
+ *     barrier (every child connected) to the last child's end, so process start-up is not counted.
+ *
+ * --only a,b,c,d,e runs only those measures.
  * PostgreSQL runs when ABRIDGE_PG_URL is set (a postgres:// URL; `eval "$(scripts/pg-test-server.sh start)"` starts a
  * throwaway server), in a new schema dropped afterwards; otherwise it prints that it was skipped and why.
  *
@@ -41,7 +45,7 @@ const dist = (p) => import(pathToFileURL(join(DIST, p)).href);
 // Arguments
 
 function parseArgs(argv) {
-  const opts = { json: false, runs: 3, resumeRuns: 20, writers: 8, writerAppends: 1000 };
+  const opts = { json: false, runs: 3, resumeRuns: 20, writers: 8, writerAppends: 1000, only: new Set(['a', 'b', 'c', 'd', 'e']) };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -54,6 +58,7 @@ function parseArgs(argv) {
     else if (a === '--resume-runs') opts.resumeRuns = value();
     else if (a === '--writers') opts.writers = value();
     else if (a === '--writer-appends') opts.writerAppends = value();
+    else if (a === '--only') opts.only = new Set((argv[++i] ?? '').split(',').map((x) => x.trim()));
     else if (a === '-h' || a === '--help') usage();
     else usage(`unknown argument: ${a}`);
   }
@@ -68,7 +73,7 @@ function positive(name, v) {
 
 function usage(error) {
   if (error) console.error(`bench/store.js: ${error}`);
-  console.error('usage: node bench/store.js [--json] [--runs 3] [--resume-runs 20] [--writers 8] [--writer-appends 1000]');
+  console.error('usage: node bench/store.js [--json] [--runs 3] [--resume-runs 20] [--writers 8] [--writer-appends 1000] [--only a,b,c,d,e]');
   process.exit(error ? 2 : 0);
 }
 
@@ -76,14 +81,24 @@ function usage(error) {
 // Child mode: one concurrent writer (spawned by this script itself).
 //   node bench/store.js --writer <sqlite|postgres> <db> <schema> <sessionId> <worker> <count>
 
-async function writer([kind, db, schema, sessionId, worker, count]) {
+async function writer([kind, db, schema, sessionId, worker, count, mode]) {
   const store = kind === 'sqlite' ? await (await dist('store/sqlite/index.js')).openSqliteStore(db) : await (await dist('store/postgres/index.js')).openPostgresStore(db, { schema });
+  await store.getSession(sessionId); // connected and warm
+  // Start barrier: say ready, wait for the parent's go (one line on stdin).
+  process.stdout.write('ready\n');
+  await new Promise((res) => process.stdin.once('data', res));
+  const start = performance.timeOrigin + performance.now();
   let conflicts = 0;
   for (let i = 0; i < Number(count); i++) {
+    const e = { kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: `${worker}:${i}` }] }, raw: { worker, i } };
+    if (mode === 'queued') {
+      await store.append(sessionId, [e]);
+      continue;
+    }
     for (;;) {
       const { version } = await store.getSession(sessionId);
       try {
-        await store.append(sessionId, [{ kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: `${worker}:${i}` }] }, raw: { worker, i } }], { expectedVersion: version });
+        await store.append(sessionId, [e], { expectedVersion: version });
         break;
       } catch (err) {
         if (err.code !== 'CONFLICT') throw err;
@@ -91,8 +106,10 @@ async function writer([kind, db, schema, sessionId, worker, count]) {
       }
     }
   }
+  const end = performance.timeOrigin + performance.now();
   await store.close();
-  process.stdout.write(`${JSON.stringify({ conflicts })}\n`);
+  process.stdout.write(`${JSON.stringify({ conflicts, start, end })}\n`);
+  process.stdin.pause();
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -198,7 +215,7 @@ async function measureStore(name, target, opts, lib) {
   let ids = 0;
   const newId = (label) => `${label}-${process.pid}-${ids++}`;
   // (a) batched appends
-  {
+  if (opts.only.has('a')) {
     const rates = [];
     for (let run = 0; run < opts.runs; run++) {
       const store = await open();
@@ -215,7 +232,7 @@ async function measureStore(name, target, opts, lib) {
     rows.push(row(name, 'append, batches of 1,000 (50,000 entries)', 'entries/s', rates, 20_000));
   }
   // (b) single appends
-  {
+  if (opts.only.has('b')) {
     const rates = [];
     for (let run = 0; run < opts.runs; run++) {
       const store = await open();
@@ -228,7 +245,7 @@ async function measureStore(name, target, opts, lib) {
     rows.push(row(name, 'append, single entries (1,000)', 'entries/s', rates));
   }
   // (c) resume of a compacted 2,000-message session
-  {
+  if (opts.only.has('c')) {
     const session = lib.parseSession(syntheticPi(2000), { format: 'pi' });
     const messages0 = session.entries.filter((e) => e.message).length;
     const store = await open();
@@ -260,7 +277,9 @@ async function measureStore(name, target, opts, lib) {
     await store.close();
   }
   // (d) import + export round trip of the 2.4 MB pi-mono transcript
-  if (existsSync(PI_MONO)) {
+  if (!opts.only.has('d')) {
+    // not asked for
+  } else if (existsSync(PI_MONO)) {
     const original = readFileSync(PI_MONO, 'utf8');
     const imports = [];
     const exports = [];
@@ -282,41 +301,57 @@ async function measureStore(name, target, opts, lib) {
   } else {
     rows.push({ store: name, label: 'import + export of the 2.4 MB pi-mono transcript', skipped: `${PI_MONO} not found (set ABRIDGE_CORPUS)` });
   }
-  // (e) concurrent writers in child processes
-  {
-    const store = await open();
-    const { id } = await store.createSession({ id: newId('writers'), format: 'pi', info: {} });
-    await store.close();
-    const t = performance.now();
-    const children = Array.from({ length: opts.writers }, (_, w) => runChild([SELF, '--writer', ...target.writerArgs(), id, `w${w}`, String(opts.writerAppends)]));
-    const results = await Promise.all(children);
-    const wall = performance.now() - t;
-    for (const r of results) if (r.code !== 0) throw new Error(`${name}: a writer failed (exit ${r.code}): ${r.stderr.trim()}`);
-    const conflicts = results.reduce((n, r) => n + JSON.parse(r.stdout).conflicts, 0);
-    const check = await target.again();
-    const entries = await check.entries(id);
-    await check.close();
-    const expected = opts.writers * opts.writerAppends;
-    const raws = entries.map((e) => e.raw);
-    const inOrder = Array.from({ length: opts.writers }, (_, w) => raws.filter((r) => r.worker === `w${w}`).every((r, i) => r.i === i)).every(Boolean);
-    if (entries.length !== expected || new Set(raws.map((r) => `${r.worker}:${r.i}`)).size !== expected || !inOrder) {
-      throw new Error(`${name}: ${opts.writers} writers × ${opts.writerAppends} appends gave ${entries.length} entries (expected exactly ${expected}, each writer in order)`);
+  // (e) concurrent writers in child processes, queued then optimistic
+  if (opts.only.has('e')) {
+    info.writers = {};
+    for (const mode of ['queued', 'optimistic']) {
+      const store = await open();
+      const { id } = await store.createSession({ id: newId(`writers-${mode}`), format: 'pi', info: {} });
+      await store.close();
+      const children = Array.from({ length: opts.writers }, (_, w) => runChild([SELF, '--writer', ...target.writerArgs(), id, `w${w}`, String(opts.writerAppends), mode]));
+      await Promise.all(children.map((c) => c.ready));
+      for (const c of children) c.go();
+      const results = await Promise.all(children.map((c) => c.done));
+      for (const r of results) if (r.code !== 0) throw new Error(`${name}: a writer failed (exit ${r.code}): ${r.stderr.trim()}`);
+      const reports = results.map((r) => JSON.parse(r.stdout.trim().split('\n').pop()));
+      const conflicts = reports.reduce((n, r) => n + r.conflicts, 0);
+      const wall = Math.max(...reports.map((r) => r.end)) - Math.min(...reports.map((r) => r.start));
+      const check = await target.again();
+      const entries = await check.entries(id);
+      await check.close();
+      const expected = opts.writers * opts.writerAppends;
+      const raws = entries.map((e) => e.raw);
+      const inOrder = Array.from({ length: opts.writers }, (_, w) => raws.filter((r) => r.worker === `w${w}`).every((r, i) => r.i === i)).every(Boolean);
+      if (entries.length !== expected || new Set(raws.map((r) => `${r.worker}:${r.i}`)).size !== expected || !inOrder) {
+        throw new Error(`${name}: ${opts.writers} writers × ${opts.writerAppends} appends gave ${entries.length} entries (expected exactly ${expected}, each writer in order)`);
+      }
+      const label = mode === 'queued' ? 'queued: no expectedVersion' : 'optimistic: expectedVersion, retry on CONFLICT';
+      rows.push(row(name, `${opts.writers} writer processes × ${int(opts.writerAppends)} appends, one session (${label})`, 'appends/s', [expected / (wall / 1000)], mode === 'queued' && name === 'PostgreSQL' ? 5000 : undefined, `exactly ${int(expected)} entries in ${int(wall)} ms; ${int(conflicts)} conflicts retried`));
+      info.writers[mode] = { writers: opts.writers, appends: opts.writerAppends, entries: entries.length, wallMs: Math.round(wall), conflicts };
     }
-    rows.push(row(name, `${opts.writers} writer processes × ${int(opts.writerAppends)} appends (expectedVersion, retry on CONFLICT)`, 'ms', [wall], undefined, `exactly ${int(expected)} entries; ${int(expected / (wall / 1000))} appends/s; ${int(conflicts)} conflicts retried`));
-    info.writers = { writers: opts.writers, appends: opts.writerAppends, entries: entries.length, wallMs: Math.round(wall), conflicts };
   }
   return { rows, info };
 }
 
+/** A writer child: `ready` resolves when it has connected, `go()` starts it, `done` gives its exit code and output. */
 function runChild(args) {
-  return new Promise((res) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (code) => res({ code, stdout, stderr }));
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let markReady;
+  const ready = new Promise((res) => (markReady = res));
+  child.stdout.on('data', (d) => {
+    stdout += d;
+    if (stdout.includes('ready\n')) markReady();
   });
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise((res) =>
+    child.on('close', (code) => {
+      markReady();
+      res({ code, stdout: stdout.replace('ready\n', ''), stderr });
+    }),
+  );
+  return { ready, done, go: () => child.stdin.end('go\n') };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -381,7 +416,7 @@ async function main() {
   }
   console.log(`abridge store benchmark · node ${info.node} · ${info.platform} · ${info.cpus} × ${info.cpu ?? 'cpu'}`);
   const r = info.sqlite.resume;
-  console.log(`resume session: ${int(r.messages)} messages (${int(r.entries)} entries), ${int(r.tokensBefore)} → ${int(r.tokensAfter)} tokens by compact() in ${int(r.compactMs)} ms, snapshot of ${int(r.snapshotMessages)} messages`);
+  if (r) console.log(`resume session: ${int(r.messages)} messages (${int(r.entries)} entries), ${int(r.tokensBefore)} → ${int(r.tokensAfter)} tokens by compact() in ${int(r.compactMs)} ms, snapshot of ${int(r.snapshotMessages)} messages`);
   if (info.postgres?.skipped) console.log(`PostgreSQL skipped: ${info.postgres.skipped}`);
   console.log('');
   console.log(table(rows));

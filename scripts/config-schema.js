@@ -8,7 +8,7 @@
  *
  * The same comparison runs in the tests (src/manager/config.test.ts), against the sources.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -30,6 +30,8 @@ if (!existsSync(BUILT)) {
 }
 
 const { configJsonSchema } = await import(pathToFileURL(BUILT).href);
+// Written like every file abridge produces: a temp file, fsync, rename (a committed file, so readable by all: 0644).
+const { writeFileAtomic } = await import(pathToFileURL(join(ROOT, 'dist', 'atomic-write.js')).href);
 const text = `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
 
 if (check) {
@@ -42,6 +44,6 @@ if (check) {
   }
 } else {
   mkdirSync(dirname(OUT_FILE), { recursive: true });
-  writeFileSync(OUT_FILE, text);
+  await writeFileAtomic(OUT_FILE, text, { mode: 0o644 });
   console.log(`wrote ${shown}`);
 }

@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { contextSnapshot } from '../budget/snapshot.js';
@@ -9,12 +8,15 @@ import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { activeView } from '../model/view.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
+import { inputOptions, isStdinPath } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { writeSession } from '../formats/write.js';
 import type { FormatId, Session } from '../model/types.js';
 import { FileResultStore } from '../store/file-result-store.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
 import type { ResultStore } from '../store/result-store.js';
+import { writeFileAtomic } from '../atomic-write.js';
+import { refuseOutOverInput, withFileLock } from './output.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
@@ -31,6 +33,7 @@ interface CompactFlags extends ConfigFlags {
   json?: boolean;
   emit?: string;
   out?: string;
+  inPlace?: boolean;
   format?: string;
   resultsDir?: string;
   keepLastSteps?: string;
@@ -51,8 +54,21 @@ export function registerCompact(program: Command): void {
     .option('--exact', 'count tokens with the o200k_base tokenizer')
     .option('--json', 'print the result as JSON: {beforeTokens, afterTokens, beforeMessages, afterMessages, strategiesRun, skipped, …}')
     .option('--emit <format>', `print the request body the model would receive instead (${EMIT_FORMATS.join(', ')})`)
-    .option('-o, --out <file>', 'write the transcript back in its own format (pi, claude-code) with a native compaction record');
+    .option('-o, --out <file>', 'write the transcript back in its own format (pi, claude-code) with a native compaction record (written atomically; never the input itself)')
+    .option('--in-place', 'replace the transcript itself with its compacted version: atomically, under a lock (<file>.lock) so that two runs never interleave');
   addConfigOptions(cmd).action(async (file: string, opts: CompactFlags) => {
+    if (opts.inPlace && opts.out !== undefined) throw new AbridgeError('INVALID_INPUT', '--in-place and --out: choose one (--in-place replaces the input file itself)');
+    refuseOutOverInput(file, opts.out);
+    if (opts.inPlace && isStdinPath(file)) throw new AbridgeError('INVALID_INPUT', '--in-place: the input is standard input, which cannot be replaced; use --out <file>');
+    if (!opts.inPlace) return compactFile(file, opts, undefined);
+    return withFileLock(file, (assertHeld) => compactFile(file, { ...opts, out: file }, assertHeld));
+  });
+}
+
+/** Reads, compacts and writes or prints one transcript; with --in-place it runs under the file's lock. */
+async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => void) | undefined): Promise<void> {
+  // The former action body, block and indentation kept so that concurrent edits of this file merge cleanly.
+  {
     if (opts.format) getFormat(opts.format);
     const strategies = parseStrategies(opts.strategies);
     if (opts.emit && !(EMIT_FORMATS as readonly string[]).includes(opts.emit)) throw new AbridgeError('INVALID_INPUT', `--emit: expected one of ${EMIT_FORMATS.join(', ')}, got "${opts.emit}"`);
@@ -60,9 +76,14 @@ export function registerCompact(program: Command): void {
     const config = await resolveConfig(opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     const progress = progressReporter(file);
-    const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+    const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
     if (opts.out && !OUT_FORMATS.includes(session.format)) {
       throw new AbridgeError('NOT_WRITABLE_FORMAT', `--out: ${file} is ${session.format}; abridge writes compaction records into pi and claude-code transcripts only (use --emit for a request body)`);
+    }
+    const notUtf8 = session.problems.find((p) => p.kind === 'invalid-utf8');
+    if (opts.out && notUtf8) {
+      // A JavaScript string cannot hold those bytes: written back, they would silently become U+FFFD.
+      throw new AbridgeError('INVALID_INPUT', `${file}: line ${notUtf8.line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written`);
     }
     const snapshot = contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) });
     const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
@@ -78,7 +99,11 @@ export function registerCompact(program: Command): void {
       ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
       ...(exact ? { exact } : {}),
     });
-    if (opts.out) await writeFile(opts.out, writeSession(session, session.format));
+    if (opts.out) {
+      const text = writeSession(session, session.format);
+      assertHeld?.();
+      await writeFileAtomic(opts.out, text);
+    }
     if (opts.emit) {
       process.stdout.write(`${writeSession(viewSession(session), opts.emit)}\n`);
       return;
@@ -91,7 +116,7 @@ export function registerCompact(program: Command): void {
     }
     process.stdout.write(render(file, target, result, opts.out));
     exitIfOverBudget(result, target);
-  });
+  }
 }
 
 /** The compacted context as a session of its own: what request-body writers turn into a request. */

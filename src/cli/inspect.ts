@@ -6,6 +6,7 @@ import { markdownFooter, renderBreakdownMarkdown, renderBreakdownText } from '..
 import { AbridgeError } from '../errors.js';
 import { inspectSession, inspectTranscript, type InspectReport } from '../formats/inspect.js';
 import { readSession } from '../formats/read.js';
+import { inputOptions } from './input.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
 import { TokenBreakdown, type TokenBreakdownResult } from '../tokens/breakdown.js';
@@ -34,16 +35,23 @@ export function registerInspect(program: Command): void {
     const config = await resolveConfig(opts);
     const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
     const breakdown = new TokenBreakdown(counter, method);
-    const readOptions = opts.format ? { format: opts.format } : {};
+    const readOptions = { ...(opts.format ? { format: opts.format } : {}), ...inputOptions() };
     const progress = progressReporter(file);
     let report: FullReport;
     try {
       const size = await fileSize(file);
       if (size <= BREAKDOWN_LIMIT_BYTES) {
-        const session = await readSession(file, { ...readOptions, onProgress: progress.update });
+        let total = size;
+        const session = await readSession(file, {
+          ...readOptions,
+          onProgress: (read, of) => {
+            total = of; // standard input and FIFOs have no size until they are read
+            progress.update(read, of);
+          },
+        });
         progress.stop();
         for (const e of session.entries) breakdown.add(e);
-        report = { ...inspectSession(session, file, size), tokens: breakdown.result() };
+        report = { ...inspectSession(session, file, total), tokens: breakdown.result() };
         report.context = contextSnapshot(session, { settings: config.budget, ...(at !== undefined ? { at } : {}), ...(exact ? { exact } : {}) });
       } else {
         if (at !== undefined) throw new AbridgeError('INVALID_INPUT', `--at: ${file} is over ${BREAKDOWN_LIMIT_BYTES / 1048576} MB; the context breakdown needs the whole session in memory`);

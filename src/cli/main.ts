@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
+import { isWriteErrorCode, writeError } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
 import { registerInspect } from './inspect.js';
 import { registerReplay } from './replay.js';
@@ -8,7 +9,11 @@ import { registerModels } from './models.js';
 import { registerFooter } from './footer.js';
 import { VERSION } from './version.js';
 
-/** Exit codes: 0 done, 1 unexpected failure, 2 bad input (missing file, unknown format, bad option). */
+/**
+ * Exit codes: 0 done, 2 bad input or an environment that refuses (missing or unreadable file, unknown format, bad
+ * option, a file that cannot be written: EACCES, ENOSPC, EISDIR, EROFS, EFBIG…), 1 only for an unexpected failure
+ * (a bug).
+ */
 async function main(argv: string[]): Promise<number> {
   const program = new Command('abridge')
     .description('See and shrink the context of LLM agent sessions (pi, Claude Code, Codex, SWE-agent, API requests).')
@@ -33,15 +38,30 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`abridge: ${err.message}\n`);
       return 2;
     }
+    const sys = err as NodeJS.ErrnoException | null;
+    if (isWriteErrorCode(sys?.code) && (typeof sys?.path === 'string' || sys?.syscall === 'write')) {
+      // A file system refusal that escaped a command's own handling is still the environment, not a bug.
+      process.stderr.write(`abridge: ${writeError(sys.path ?? 'standard output', err, false).message}\n`);
+      return 2;
+    }
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`abridge: internal error: ${message}${process.env.ABRIDGE_DEBUG ? `\n${(err as Error).stack ?? ''}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`);
     return 1;
   }
 }
 
+// Past the file size limit (ulimit -f) the kernel sends SIGXFSZ, whose default kills the process mid-write; ignored,
+// the write fails with EFBIG instead, and abridge can remove its temp file and say which file could not be written.
+process.on('SIGXFSZ', () => {});
+
 // `abridge … | head` closes the pipe early: that is the reader's choice, not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
   if (err.code === 'EPIPE') process.exit(0);
+  // Standard output redirected to a full disk, a file over the size limit…: the environment, exit 2 in one line.
+  if (isWriteErrorCode(err.code)) {
+    process.stderr.write(`abridge: ${writeError('standard output', err, false).message}\n`);
+    process.exit(2);
+  }
   throw err;
 });
 

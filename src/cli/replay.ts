@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { readSession } from '../formats/read.js';
+import { inputOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { replaySession, summarizeReplay, type ReplayRequest } from '../tokens/replay.js';
 import { loadExactTokenizer } from '../tokens/exact.js';
@@ -25,7 +26,7 @@ export function registerReplay(program: Command): void {
         if (!Number.isInteger(prefixTokens) || prefixTokens < 0) throw new AbridgeError('INVALID_INPUT', `--prefix-tokens: expected a whole number ≥ 0, got "${opts.prefixTokens}"`);
       }
       const progress = progressReporter(file);
-      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
       const exact = opts.exact ? await loadExactTokenizer('o200k_base') : undefined;
       const requests = replaySession(session, { ...(exact ? { exact } : {}), ...(prefixTokens !== undefined ? { prefixTokens } : {}) });
       const summary = summarizeReplay(requests);

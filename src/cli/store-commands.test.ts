@@ -66,6 +66,26 @@ describe('abridge import / export / sessions (SQLite)', () => {
     expect(again.stderr).toBe('abridge: a session "mine" already exists in this store: import it under another id with --id\n');
   });
 
+  it('an import that fails part way leaves nothing: exit 2, no session listed, export of it exit 2, and the retry succeeds', async () => {
+    const db = tempDb();
+    const store = await openSqliteStore(db);
+    store.db.exec("CREATE TRIGGER fail_tenth BEFORE INSERT ON entries WHEN NEW.seq = 9 BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END");
+    await store.close();
+    const failed = abridge('import', EXAMPLE_TRANSCRIPT, '--db', db, '--id', 'x');
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toContain('disk full (simulated)');
+    expect(abridge('sessions', '--db', db).stdout).toBe(`no sessions in ${db}\n`);
+    const exported = abridge('export', 'x', '--db', db, '--out', join(dir, 'never.jsonl'));
+    expect(exported.code).toBe(2);
+    expect(exported.stderr).toBe(`abridge: no session "x" in ${db} (abridge sessions --db ${db} lists them); nothing was written\n`);
+    expect(() => readFileSync(join(dir, 'never.jsonl'))).toThrow(/ENOENT/);
+    const again = await openSqliteStore(db);
+    again.db.exec('DROP TRIGGER fail_tenth');
+    await again.close();
+    expect(abridge('import', EXAMPLE_TRANSCRIPT, '--db', db, '--id', 'x').code).toBe(0);
+    expect(abridge('export', 'x', '--db', db).stdout === readFileSync(EXAMPLE_TRANSCRIPT, 'utf8')).toBe(true);
+  });
+
   it('sessions lists the stored sessions, oldest first (--json: id, format, entries, createdAt, updatedAt, info)', () => {
     const db = tempDb();
     importJson(EXAMPLE_TRANSCRIPT, db, '--id', 'first');
@@ -124,7 +144,7 @@ describe('abridge import / export / sessions (SQLite)', () => {
     const db = tempDb();
     importJson(EXAMPLE_TRANSCRIPT, db, '--id', 'x');
     const unknown = abridge('export', 'nope', '--db', db);
-    expect([unknown.code, unknown.stderr]).toEqual([2, 'abridge: no session "nope" in this store\n']);
+    expect([unknown.code, unknown.stderr]).toEqual([2, `abridge: no session "nope" in ${db} (abridge sessions --db ${db} lists them); nothing was written\n`]);
     const missing = join(dir, 'missing.db');
     for (const args of [['sessions', '--db', missing], ['export', 'x', '--db', missing]]) {
       const r = abridge(...args);

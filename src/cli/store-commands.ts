@@ -1,8 +1,9 @@
-import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
+import { writeFileAtomic } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
+import { inputOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { writeSession } from '../formats/write.js';
 import type { FormatId, Message, Session } from '../model/types.js';
@@ -31,11 +32,11 @@ export function redactDb(db: string): string {
  * Opens the store `--db` names: a postgres:// or postgresql:// URL loads the PostgreSQL store (abridge/postgres, which
  * needs the pg package); anything else is a SQLite file (needs better-sqlite3), created unless `mustExist`.
  */
-export async function openStore(db: string, options: { mustExist?: boolean } = {}): Promise<SessionStore> {
+export async function openStore(db: string, options: { mustExist?: boolean; readonly?: boolean } = {}): Promise<SessionStore> {
   if (!db) throw new AbridgeError('INVALID_INPUT', `--db: expected ${DB_HELP}`);
-  if (!isPostgresUrl(db)) return openSqliteStore(db, { mustExist: options.mustExist ?? false });
+  if (!isPostgresUrl(db)) return openSqliteStore(db, { mustExist: options.mustExist ?? false, readonly: options.readonly ?? false });
   const spec = new URL('../store/postgres/index.js', import.meta.url).href;
-  let mod: { openPostgresStore?: (url: string) => Promise<SessionStore> };
+  let mod: { openPostgresStore?: (url: string, options?: { migrate?: boolean }) => Promise<SessionStore> };
   try {
     mod = (await import(spec)) as typeof mod;
   } catch (err) {
@@ -50,11 +51,12 @@ export async function openStore(db: string, options: { mustExist?: boolean } = {
     throw err;
   }
   if (typeof mod.openPostgresStore !== 'function') throw new AbridgeError('MISSING_DEPENDENCY', 'the PostgreSQL store in this build of abridge has no openPostgresStore');
-  return mod.openPostgresStore(db);
+  return mod.openPostgresStore(db, options.readonly ? { migrate: false } : {});
 }
 
-async function withStore<T>(db: string, mustExist: boolean, fn: (store: SessionStore) => Promise<T>): Promise<T> {
-  const store = await openStore(db, { mustExist });
+/** `readonly` (sessions, export): nothing is written or migrated, so a store this user may only read still works. */
+async function withStore<T>(db: string, mustExist: boolean, fn: (store: SessionStore) => Promise<T>, readonly = false): Promise<T> {
+  const store = await openStore(db, { mustExist, readonly });
   try {
     return await fn(store);
   } finally {
@@ -74,7 +76,7 @@ export function registerStoreCommands(program: Command): void {
     .action(async (file: string, opts: { db: string; id?: string; format?: string; json?: boolean }) => {
       if (opts.format) getFormat(opts.format);
       const progress = progressReporter(file);
-      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
       const stored = await withStore(opts.db, false, (store) =>
         importSession(store, session, opts.id).catch((err: unknown) => {
           if (err instanceof AbridgeError && err.code === 'SESSION_EXISTS') throw new AbridgeError('SESSION_EXISTS', `${err.message.replace(/ \(choose another id\)$/, '')}: import it under another id with --id`);
@@ -100,7 +102,12 @@ export function registerStoreCommands(program: Command): void {
         throw new AbridgeError('INVALID_INPUT', `--format: expected one of ${EXPORT_FORMATS.join(', ')}, got "${opts.format}"`);
       }
       const { text, session, format } = await withStore(opts.db, true, async (store) => {
-        const session = await loadSession(store, sessionId);
+        const session = await loadSession(store, sessionId).catch((err: unknown) => {
+          if (err instanceof AbridgeError && err.code === 'SESSION_NOT_FOUND') {
+            throw new AbridgeError('SESSION_NOT_FOUND', `no session "${sessionId}" in ${redactDb(opts.db)} (abridge sessions --db ${redactDb(opts.db)} lists them); nothing was written`);
+          }
+          throw err;
+        });
         const format = (opts.format ?? session.format) as FormatId;
         if (!EXPORT_FORMATS.includes(format)) {
           throw new AbridgeError('NOT_WRITABLE_FORMAT', `session "${sessionId}" is ${session.format}, which abridge cannot write; choose --format ${EXPORT_FORMATS.join(', ')}`);
@@ -109,9 +116,9 @@ export function registerStoreCommands(program: Command): void {
         // A compacted session as a request body: what the model sees now (the latest snapshot and what followed it).
         const resumed = await store.resume(sessionId);
         return { text: writeSession(contextSession(session, resumed.messages), format), session, format };
-      });
+      }, true);
       if (opts.out) {
-        await writeFile(opts.out, text);
+        await writeFileAtomic(opts.out, text);
         process.stdout.write(`exported session ${sessionId} (${fmtInt(session.entries.length)} entries) as ${format} to ${opts.out}\n`);
         return;
       }
@@ -124,7 +131,7 @@ export function registerStoreCommands(program: Command): void {
     .requiredOption('--db <path|url>', DB_HELP)
     .option('--json', 'print a JSON array of {id, format, entries, createdAt, updatedAt, info}')
     .action(async (opts: { db: string; json?: boolean }) => {
-      const sessions = await withStore(opts.db, true, (store) => store.listSessions());
+      const sessions = await withStore(opts.db, true, (store) => store.listSessions(), true);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(sessions.map(listed), null, 2)}\n`);
         return;

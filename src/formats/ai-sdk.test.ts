@@ -118,6 +118,11 @@ describe('AI SDK reader', () => {
       [[{ role: 'tool', content: 'x' }], '[0].content: expected an array of tool-result parts'],
       [[{ role: 'assistant', content: [{ type: 'tool-call', toolName: 'f', input: {} }] }], '[0].content[0].toolCallId: expected a string, got nothing'],
       [{ system: 5, messages: [] }, 'system: expected a string or a system message'],
+      // A tool result whose output has no value: a clear error, never a TypeError (issue 13).
+      ...(['text', 'error-text', 'json', 'error-json', 'content'] as const).map((type): [unknown, string] => [
+        [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'f', output: { type } }] }],
+        `[0].content[0].output.value: expected ${type === 'content' ? 'an array of content parts' : `the ${type} output`}`,
+      ]),
     ];
     expectInvalidInputs(read, cases);
   });

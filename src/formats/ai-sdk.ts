@@ -139,7 +139,7 @@ function decodePart(c: Record<string, unknown>, path: string, source: string, to
     }
     case 'tool-result': {
       if (typeof c.toolCallId !== 'string') throw invalidInput(source, `${path}.toolCallId`, 'a string', c.toolCallId);
-      const { content, isError } = toolOutput(c);
+      const { content, isError } = toolOutput(c, path, source);
       const p: ToolResultPart = { type: 'tool-result', callId: c.toolCallId, content, isError };
       const name = asString(c.toolName) ?? toolNames.get(c.toolCallId);
       if (name) p.toolName = name;
@@ -181,21 +181,24 @@ function media(kind: 'image' | 'file', value: unknown, mediaType: string | undef
   return p;
 }
 
-function toolOutput(c: Record<string, unknown>): { content: ResultContentPart[]; isError: boolean } {
+function toolOutput(c: Record<string, unknown>, path: string, source: string): { content: ResultContentPart[]; isError: boolean } {
   const o = c.output;
   if (isRecord(o) && typeof o.type === 'string') {
     const isError = o.type.startsWith('error') || o.type === 'execution-denied';
     switch (o.type) {
       case 'text':
       case 'error-text':
+        if (o.value === undefined) throw invalidInput(source, `${path}.output.value`, `the ${o.type} output (a string)`, o.value);
         return { content: [textPart(typeof o.value === 'string' ? o.value : JSON.stringify(o.value))], isError };
       case 'json':
       case 'error-json':
+        if (o.value === undefined) throw invalidInput(source, `${path}.output.value`, `the ${o.type} output (a JSON value)`, o.value);
         return { content: [textPart(JSON.stringify(o.value))], isError };
       case 'execution-denied':
         return { content: [textPart(`Tool execution denied${typeof o.reason === 'string' ? `: ${o.reason}` : ''}`)], isError };
       case 'content':
-        return { content: Array.isArray(o.value) ? o.value.map(contentItem) : [], isError };
+        if (!Array.isArray(o.value)) throw invalidInput(source, `${path}.output.value`, 'an array of content parts', o.value);
+        return { content: o.value.map(contentItem), isError };
       default:
         return { content: [textPart(JSON.stringify(o))], isError };
     }

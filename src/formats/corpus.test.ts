@@ -60,7 +60,7 @@ run('byte-identical round trips', () => {
 run('known quirks of real transcripts', () => {
   it('pi-mono compact.jsonl: two objects on line 1013, both recovered', async () => {
     const s = await readSession(corpusFile('pi', 'badlogic__pi-mono__compact.jsonl'));
-    expect(s.problems).toEqual([{ line: 1013, kind: 'multiple-objects', message: 'line 1013 holds 2 JSON values on one line; all were recovered' }]);
+    expect(s.problems).toEqual([{ line: 1013, kind: 'multiple-objects', message: 'line 1013 holds 2 JSON values on one line; its 2 objects were read as separate records; writing the session back reproduces the line byte for byte' }]);
     const onLine = s.entries.filter((e) => e.line === 1013);
     expect(onLine).toHaveLength(2);
     expect(onLine.map((e) => e.sameLineAsPrevious ?? false)).toEqual([false, true]);
@@ -70,7 +70,7 @@ run('known quirks of real transcripts', () => {
 
   it('pi-mono session.jsonl: two objects on line 440, both recovered', async () => {
     const s = await readSession(corpusFile('pi', 'badlogic__pi-mono__session.jsonl'));
-    expect(s.problems).toEqual([{ line: 440, kind: 'multiple-objects', message: 'line 440 holds 2 JSON values on one line; all were recovered' }]);
+    expect(s.problems).toEqual([{ line: 440, kind: 'multiple-objects', message: 'line 440 holds 2 JSON values on one line; its 2 objects were read as separate records; writing the session back reproduces the line byte for byte' }]);
     expect(s.entries.filter((e) => e.line === 440)).toHaveLength(2);
   });
 

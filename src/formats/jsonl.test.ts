@@ -25,6 +25,37 @@ describe('JSONL reader', () => {
     expect(records.map((r) => r.sameLineAsPrevious)).toEqual([false, false, true, false]);
   });
 
+  it('keeps every byte of a line holding several values: spacing, non-objects and trailing text go with the objects (issue 13)', () => {
+    for (const [line, objects, others] of [
+      ['{"a":1} {"b":2}', 2, 1],
+      ['{"a":1}  ,{"b":2} trailing garbage', 2, 20],
+      ['{"a":1}[1,2]{"b":2}', 2, 5],
+      ['{"a":1}[2]', 1, 3],
+      ['  {"a": 1}{"b":2}', 2, 2],
+    ] as const) {
+      const { items, problems } = read(`{"x":0}\n${line}\n{"y":1}\n`);
+      const records = items.filter((i) => i.kind === 'record');
+      expect(records.length).toBe(2 + objects);
+      const rebuilt = writeJsonl(records.map((r) => ({ text: r.text ?? JSON.stringify(r.value), sameLineAsPrevious: r.sameLineAsPrevious })));
+      expect(rebuilt).toBe(`{"x":0}\n${line}\n{"y":1}\n`);
+      expect(problems).toEqual([
+        {
+          line: 2,
+          kind: 'multiple-objects',
+          message: `line 2 holds ${objects + (line.includes('[') ? 1 : 0)} JSON values on one line; ${objects === 1 ? 'its object was read as a record' : `its ${objects} objects were read as separate records`}, and ${others} other character${others > 1 ? 's' : ''} (spacing, values that are not objects, other text) ${others > 1 ? 'were' : 'was'} kept as text; writing the session back reproduces the line byte for byte`,
+        },
+      ]);
+    }
+  });
+
+  it('keeps the text of a record that JSON.stringify would not reproduce (spacing, escapes, duplicate keys, CR, BOM); not of the others', () => {
+    const source = '\ufeff{"a":1}\n{ "a" : 1 }\n{"s":"\\u0041"}\n{"k":1,"k":2}\n{"n":1.0}\n{"c":1}\r\n{"plain":true}\n';
+    const { items } = read(source);
+    const records = items.filter((i) => i.kind === 'record');
+    expect(records.map((r) => r.text)).toEqual(['\ufeff{"a":1}', '{ "a" : 1 }', '{"s":"\\u0041"}', '{"k":1,"k":2}', '{"n":1.0}', '{"c":1}\r', undefined]);
+    expect(writeJsonl(records.map((r) => ({ text: r.text ?? JSON.stringify(r.value) })))).toBe(source);
+  });
+
   it('reports invalid JSON and keeps reading', () => {
     const { items, problems } = read('{"a":1}\n{"a":,}\n{"b":2}\n');
     expect(problems.map((p) => [p.line, p.kind])).toEqual([[2, 'invalid-json']]);
@@ -75,7 +106,7 @@ describe('JSONL reader', () => {
 
 describe('splitConcatenated', () => {
   it('ignores braces inside strings and escaped quotes', () => {
-    expect(splitConcatenated('{"a":"x\\"}{"}{"b":1}')).toEqual({ values: [{ a: 'x"}{' }, { b: 1 }], complete: true });
+    expect(splitConcatenated('{"a":"x\\"}{"}{"b":1}')).toMatchObject({ values: [{ a: 'x"}{' }, { b: 1 }], starts: [0, 13], ends: [13, 20], complete: true });
   });
   it('says when the text ends inside a value', () => {
     expect(splitConcatenated('{"a":{"b":1}').complete).toBe(false);

@@ -10,6 +10,12 @@ export interface JsonlRecord {
   sameLineAsPrevious: boolean;
   /** Blank lines just before this line (kept so that writing back is byte-identical). */
   blankLinesBefore?: number;
+  /**
+   * The record's exact source text, when serializing `value` again would not give it back: other spacing, escapes or
+   * number forms, duplicate keys, a CR before the newline, a byte-order mark, or, for several values on one line, the
+   * text between and after them. Writers write it instead of the value, so that nothing on the line is lost.
+   */
+  text?: string;
 }
 
 /** A line that yielded no object; its text is kept so that nothing is silently lost. */
@@ -92,7 +98,11 @@ export class JsonlParser {
   private line(buf: Buffer, unterminated: boolean): void {
     const lineNo = ++this.lineNo;
     let bytes = buf;
-    if (lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+    let bom = false;
+    if (lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+      bytes = bytes.subarray(3);
+      bom = true;
+    }
     let text: string;
     try {
       text = strictUtf8.decode(bytes);
@@ -104,7 +114,11 @@ export class JsonlParser {
         message: `line ${lineNo} is not valid UTF-8; invalid bytes were replaced with U+FFFD`,
       });
     }
-    if (text.endsWith('\r')) text = text.slice(0, -1);
+    let cr = false;
+    if (text.endsWith('\r')) {
+      text = text.slice(0, -1);
+      cr = true;
+    }
     if (text.trim() === '') {
       this.blanks++;
       this.trailingBlankLines = this.blanks;
@@ -113,29 +127,46 @@ export class JsonlParser {
     const blanks = this.blanks;
     this.blanks = 0;
     this.trailingBlankLines = 0;
-    parseLine(text, lineNo, unterminated, blanks > 0 ? { item: (it) => this.sink.item(it.kind === 'record' && it.sameLineAsPrevious ? it : { ...it, blankLinesBefore: blanks }), problem: (p) => this.sink.problem(p) } : this.sink);
+    parseLine(text, lineNo, unterminated, bom ? '\ufeff' : '', cr ? '\r' : '', blanks > 0 ? { item: (it) => this.sink.item(it.kind === 'record' && it.sameLineAsPrevious ? it : { ...it, blankLinesBefore: blanks }), problem: (p) => this.sink.problem(p) } : this.sink);
   }
 }
 
-function parseLine(text: string, lineNo: number, unterminated: boolean, sink: JsonlSink): void {
+function parseLine(text: string, lineNo: number, unterminated: boolean, before: string, after: string, sink: JsonlSink): void {
+  const source = `${before}${text}${after}`;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
     const pieces = splitConcatenated(text);
-    if (pieces.complete && pieces.values.length > 1) {
-      const objects = pieces.values.filter(isObject);
+    const objects = pieces.values.filter(isObject).length;
+    if (pieces.complete && pieces.values.length > 1 && objects > 0) {
+      // Each object keeps the text from the end of the object before it up to its own end (non-objects, spacing and
+      // anything after the last object included), so the pieces written back in order are the line again.
+      let otherChars = text.length;
+      pieces.values.forEach((v, i) => {
+        if (isObject(v)) otherChars -= pieces.ends[i]! - pieces.starts[i]!;
+      });
       sink.problem({
         line: lineNo,
         kind: 'multiple-objects',
-        message: `line ${lineNo} holds ${pieces.values.length} JSON values on one line; all were recovered`,
+        message: `line ${lineNo} holds ${pieces.values.length} JSON values on one line; ${objects === 1 ? 'its object was read as a record' : `its ${objects} objects were read as separate records`}${otherChars ? `, and ${otherChars} other character${otherChars > 1 ? 's' : ''} (spacing, values that are not objects, other text) ${otherChars > 1 ? 'were' : 'was'} kept as text` : ''}; writing the session back reproduces the line byte for byte`,
       });
+      let from = 0;
+      let lastObject = -1;
       pieces.values.forEach((v, i) => {
-        if (isObject(v)) sink.item({ kind: 'record', line: lineNo, value: v, sameLineAsPrevious: i > 0 });
+        if (isObject(v)) lastObject = i;
       });
-      if (objects.length < pieces.values.length) {
-        sink.problem({ line: lineNo, kind: 'not-an-object', message: `line ${lineNo} holds a JSON value that is not an object` });
-      }
+      let first = true;
+      pieces.values.forEach((v, i) => {
+        if (!isObject(v)) return;
+        const end = i === lastObject ? text.length : pieces.ends[i]!;
+        const piece = `${first ? before : ''}${text.slice(from, end)}${i === lastObject ? after : ''}`;
+        from = end;
+        const item: JsonlRecord = { kind: 'record', line: lineNo, value: v, sameLineAsPrevious: !first };
+        if (piece !== JSON.stringify(v)) item.text = piece;
+        sink.item(item);
+        first = false;
+      });
       return;
     }
     if (!pieces.complete) {
@@ -148,16 +179,19 @@ function parseLine(text: string, lineNo: number, unterminated: boolean, sink: Js
       const reason = err instanceof Error ? err.message : String(err);
       sink.problem({ line: lineNo, kind: 'invalid-json', message: `line ${lineNo} is not valid JSON (${reason}); it was skipped` });
     }
-    sink.item({ kind: 'bad', line: lineNo, text });
+    sink.item({ kind: 'bad', line: lineNo, text: source });
     return;
   }
   if (!isObject(value)) {
     const what = Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
     sink.problem({ line: lineNo, kind: 'not-an-object', message: `line ${lineNo} is ${what}, not a JSON object; it was skipped` });
-    sink.item({ kind: 'bad', line: lineNo, text });
+    sink.item({ kind: 'bad', line: lineNo, text: source });
     return;
   }
-  sink.item({ kind: 'record', line: lineNo, value, sameLineAsPrevious: false });
+  const item: JsonlRecord = { kind: 'record', line: lineNo, value, sameLineAsPrevious: false };
+  // Most lines are what JSON.stringify writes; the others keep their text so that writing back changes nothing.
+  if (before || after || JSON.stringify(value) !== text) item.text = source;
+  sink.item(item);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -168,8 +202,10 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Splits text holding several top-level JSON values written back to back (`{…}{…}`), the way a crashed or racing
  * writer leaves them. `complete` is false when the text ends inside an unfinished value.
  */
-export function splitConcatenated(text: string): { values: unknown[]; complete: boolean } {
+export function splitConcatenated(text: string): { values: unknown[]; starts: number[]; ends: number[]; complete: boolean } {
   const values: unknown[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
   let depth = 0;
   let inString = false;
   let escaped = false;
@@ -190,18 +226,20 @@ export function splitConcatenated(text: string): { values: unknown[]; complete: 
       depth++;
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
-      if (depth < 0) return { values, complete: true };
+      if (depth < 0) return { values, starts, ends, complete: true };
       if (depth === 0 && start !== -1) {
         try {
           values.push(JSON.parse(text.slice(start, i + 1)));
+          starts.push(start);
+          ends.push(i + 1);
         } catch {
-          return { values, complete: true };
+          return { values, starts, ends, complete: true };
         }
         start = -1;
       }
     }
   }
-  return { values, complete: depth === 0 && !inString };
+  return { values, starts, ends, complete: depth === 0 && !inString };
 }
 
 /** Reads a JSONL file (or stream) chunk by chunk; items arrive at the sink in order. */

@@ -7,18 +7,26 @@ import { detectFormat, sampleSource } from './detect.js';
 import type { DecodeContext, TranscriptFormat } from './format.js';
 import { readJsonlBuffer, readJsonlStream, type JsonlItem } from './jsonl.js';
 import { getFormat } from './registry.js';
+import { readStreamSource } from './stream-input.js';
 
 export interface ReadOptions {
   /** Skip detection and read as this format. */
   format?: FormatId | string;
   /** Called with the bytes read so far while a large file is read. */
   onProgress?: (bytesRead: number, totalBytes: number) => void;
+  /**
+   * Standard input (`-`, /dev/stdin) and FIFOs are read whole as a stream; this is how long to wait for a writer or
+   * for the next bytes before INPUT_TIMEOUT (default 10,000 ms).
+   */
+  inputTimeoutMs?: number;
 }
 
 const HEAD_BYTES = 256 * 1024;
 
 /** Reads a transcript file into a Session, detecting its format from its content. */
 export async function readSession(path: string, options: ReadOptions = {}): Promise<Session> {
+  const streamed = await readStreamSource(path, options.inputTimeoutMs);
+  if (streamed) return parseStreamed(streamed, path, options);
   const builder = await readInto(path, options, 'keep');
   return builder.build();
 }
@@ -49,12 +57,26 @@ export interface StreamResult {
  * bounded by the longest line for JSONL formats (JSON-document formats are parsed whole).
  */
 export async function streamSession(path: string, onEntry: (entry: Entry) => void, options: ReadOptions = {}): Promise<StreamResult> {
+  const streamed = await readStreamSource(path, options.inputTimeoutMs);
+  if (streamed) {
+    const session = parseStreamed(streamed, path, options);
+    for (const e of session.entries) onEntry(e);
+    return { format: session.format, info: session.info, problems: session.problems, entries: session.entries.length, finalNewline: session.finalNewline ?? true };
+  }
   let count = 0;
   const builder = await readInto(path, options, (entry) => {
     count++;
     onEntry(entry);
   });
   return { format: builder.format, info: builder.info, problems: builder.problems, entries: count, finalNewline: builder.finalNewline ?? true };
+}
+
+/** Standard input or a FIFO, read whole: detected and parsed like a file's content. */
+function parseStreamed(data: Buffer, path: string, options: ReadOptions): Session {
+  options.onProgress?.(data.length, data.length);
+  const source = path === '-' ? '<stdin>' : path;
+  if (data.length === 0) throw new AbridgeError('INVALID_INPUT', `${source}: the input is empty (0 bytes came before it ended); expected a transcript`);
+  return parseSession(data, { ...(options.format ? { format: options.format } : {}), source });
 }
 
 async function readInto(path: string, options: ReadOptions, mode: 'keep' | ((e: Entry) => void)): Promise<SessionBuilder> {
@@ -136,6 +158,8 @@ function jsonlSink(
         ctx.problem({ kind: 'invalid-entry', message: `line ${item.line}: ${err instanceof Error ? err.message : String(err)}; kept as is` });
         drafts = [{ kind: 'unknown' as const, raw: item.value }];
       }
+      // A record whose text JSON.stringify would not reproduce keeps its text: writers of its format write that.
+      if (item.text !== undefined && drafts[0]) drafts[0].rawText = item.text;
       drafts.forEach((d, i) => {
         d.line = item.line;
         if (i > 0) d.fromSameRecord = true;

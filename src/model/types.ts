@@ -186,7 +186,11 @@ export interface Entry {
   fromSameRecord?: boolean;
   /** Blank lines just before this record's line in the source. */
   blankLinesBefore?: number;
-  /** The source text of a line that could not be parsed: kept so that nothing is lost when the session is written. */
+  /**
+   * The source text of a line that could not be parsed, or of a record that serializing `raw` again would not give
+   * back byte for byte (other spacing or escapes, several objects on one line): writers of the source format write it
+   * instead of `raw`, so that nothing is lost when the session is written.
+   */
   rawText?: string;
   /** Usage reported by an event record for the request that just finished (Codex `token_count`). */
   usage?: Usage;

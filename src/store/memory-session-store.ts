@@ -158,16 +158,19 @@ export class MemorySessionStore implements SessionStore {
     this.now = options.now ?? (() => new Date());
   }
 
-  async createSession(init: NewSession): Promise<StoredSession> {
+  async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
     this.open();
     const id = init.id ?? randomUUID();
     checkSessionId(id);
     if (this.sessions.has(id)) throw sessionExists(id);
+    const encoded = encodeEntries(entries);
     const at = this.now().toISOString();
     const session: StoredSession = { id, format: init.format, info: copy(init.info ?? {}, 'info'), version: 0, createdAt: at, updatedAt: at };
     if (init.extra !== undefined) session.extra = copy(init.extra, 'extra');
     if (init.layout !== undefined) session.layout = copy(init.layout, 'layout');
-    this.sessions.set(id, { session, entries: [], snapshots: [] });
+    const held: Held = { session, entries: [...encoded], snapshots: [] };
+    session.version = encoded.length;
+    this.sessions.set(id, held);
     return structuredClone(session);
   }
 

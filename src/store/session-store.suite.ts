@@ -120,6 +120,16 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
     }
 
     describe('sessions', () => {
+      it('createSession with entries stores the session and all of them at once (version = their count); importSession uses it', async () => {
+        const entries = Array.from({ length: 5 }, (_, i) => messageEntry(i % 2 ? 'assistant' : 'user', `m${i}`));
+        const created = await store.createSession({ format: 'pi', info: {} }, entries);
+        expect(created.version).toBe(5);
+        expect((await store.getSession(created.id))!.version).toBe(5);
+        expect((await store.entries(created.id)).map((e) => e.message?.parts[0])).toEqual(entries.map((e) => e.message!.parts[0]));
+        await expect(store.createSession({ id: created.id, format: 'pi', info: {} }, entries)).rejects.toMatchObject({ code: 'SESSION_EXISTS' });
+        expect((await store.getSession(created.id))!.version).toBe(5);
+      });
+
       it('createSession stores what it is given at version 0; getSession returns it; listSessions holds it, oldest first', async () => {
         const id = randomUUID();
         const created = await store.createSession({

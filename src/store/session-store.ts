@@ -57,7 +57,11 @@ export interface ResumedSession {
  * seen the latest entries fails with AbridgeError('CONFLICT') instead of interleaving.
  */
 export interface SessionStore {
-  createSession(init: NewSession): Promise<StoredSession>;
+  /**
+   * Creates a session, with its first entries when given, in one transaction: a failure (a bad entry, a full disk, a
+   * killed process) leaves no session behind, so the same import can simply be retried.
+   */
+  createSession(init: NewSession, entries?: readonly Omit<Entry, 'index'>[]): Promise<StoredSession>;
   getSession(id: string): Promise<StoredSession | undefined>;
   listSessions(): Promise<StoredSession[]>;
   /** Appends entries in order; their `index` is set to their position. Returns the new version. */
@@ -85,7 +89,7 @@ export async function loadSession(store: SessionStore, sessionId: string): Promi
   return session;
 }
 
-/** Stores a session read from a transcript: a new stored session with all its entries, in one batch. */
+/** Stores a session read from a transcript: a new stored session with all its entries, in one transaction. */
 export async function importSession(store: SessionStore, session: Session, id?: string): Promise<StoredSession> {
   const init: NewSession = { format: session.format, info: session.info };
   if (id ?? session.info.id) init.id = id ?? session.info.id!;
@@ -94,7 +98,5 @@ export async function importSession(store: SessionStore, session: Session, id?: 
   if (session.finalNewline !== undefined) layout.finalNewline = session.finalNewline;
   if (session.trailingBlankLines) layout.trailingBlankLines = session.trailingBlankLines;
   if (Object.keys(layout).length) init.layout = layout;
-  const stored = await store.createSession(init);
-  const { version } = await store.append(stored.id, session.entries, { expectedVersion: 0 });
-  return { ...stored, version };
+  return store.createSession(init, session.entries);
 }

@@ -13,7 +13,7 @@
 import type { PoolConfig } from 'pg';
 import { AbridgeError } from '../../errors.js';
 import { createPool, quoteSchema, redactUrl, storeError } from './connection.js';
-import { migrate } from './migrations.js';
+import { checkSchema, migrate } from './migrations.js';
 import { PostgresSessionStore, type PostgresStoreHooks } from './session-store.js';
 
 export { PostgresSessionStore, type PostgresSessionStoreConfig, type PostgresStoreHooks } from './session-store.js';
@@ -34,6 +34,11 @@ export interface PostgresStoreOptions {
   now?: () => Date;
   /** Test hooks (see PostgresStoreHooks). */
   hooks?: PostgresStoreHooks;
+  /**
+   * Create or migrate the schema when opening (default true). false: only check that the schema exists at this
+   * abridge's version (STORE_ERROR otherwise), writing nothing: for a database user with read rights only.
+   */
+  migrate?: boolean;
 }
 
 /**
@@ -49,10 +54,11 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const quoted = quoteSchema(schema);
   const pool = await createPool({ ...options.pool, connectionString: url });
   try {
-    await migrate(pool, schema, quoted);
+    if (options.migrate === false) await checkSchema(pool, schema, quoted);
+    else await migrate(pool, schema, quoted);
   } catch (err) {
     await pool.end().catch(() => {});
-    throw storeError(`opening ${redactUrl(url)} (creating or migrating schema "${schema}")`, err);
+    throw storeError(`opening ${redactUrl(url)} (${options.migrate === false ? 'checking' : 'creating or migrating'} schema "${schema}")`, err);
   }
   const config: ConstructorParameters<typeof PostgresSessionStore>[0] = { pool, schema, quoted };
   if (options.now) config.now = options.now;

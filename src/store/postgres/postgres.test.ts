@@ -14,6 +14,7 @@ import { AbridgeError } from '../../errors.js';
 import type { Entry, Message } from '../../model/types.js';
 import { MemoryResultStore } from '../memory-result-store.js';
 import { refIdFor, type ResultStore } from '../result-store.js';
+import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
 import { isMissingPg } from './connection.js';
 import { MIGRATIONS, openPostgresStore, SCHEMA_VERSION, type PostgresSessionStore, type PostgresStoreOptions } from './index.js';
@@ -140,6 +141,53 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
   const suiteSchema = uniqueSchema('suite');
   schemas.add(suiteSchema);
   runSessionStoreSuite('PostgresSessionStore', () => openPostgresStore(PG_URL!, { schema: suiteSchema }));
+
+  it('an import that fails part way (the 4th entry refused by the server) leaves no session: the retry succeeds', async () => {
+    const store = await fresh('import');
+    await admin(async (c) => {
+      await c.query(`CREATE FUNCTION "${store.schema}".fail_fourth() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.seq = 3 THEN RAISE EXCEPTION 'disk full (simulated)'; END IF; RETURN NEW; END $$`);
+      await c.query(`CREATE TRIGGER fail_fourth BEFORE INSERT ON "${store.schema}".entries FOR EACH ROW EXECUTE FUNCTION "${store.schema}".fail_fourth()`);
+    });
+    const session = { format: 'pi' as const, info: { id: 'imported' }, entries: Array.from({ length: 6 }, (_, i) => ({ ...messageEntry('user', `m${i}`), index: i })), problems: [] };
+    const err = await caught(importSession(store, session));
+    expect(err.code).toBe('STORE_ERROR');
+    expect(err.message).toContain('disk full (simulated)');
+    expect(await store.getSession('imported')).toBeUndefined();
+    expect(await store.listSessions()).toEqual([]);
+    await admin((c) => c.query(`DROP TRIGGER fail_fourth ON "${store.schema}".entries`));
+    expect((await importSession(store, session)).version).toBe(6);
+    expect((await store.entries('imported')).length).toBe(6);
+  });
+
+  it('migrate: false opens without writing: a user with read rights only lists and reads; a missing schema is a clear STORE_ERROR', async () => {
+    const store = await fresh('ro');
+    await importSession(store, { format: 'pi', info: { id: 'kept' }, entries: [{ ...messageEntry('user', 'hi'), index: 0 }], problems: [] });
+    const role = `ro_${process.pid}_${randomBytes(3).toString('hex')}`;
+    const url = new URL(PG_URL!);
+    await admin(async (c) => {
+      await c.query(`CREATE ROLE ${role} LOGIN PASSWORD 'ro-pass'`);
+      await c.query(`GRANT USAGE ON SCHEMA "${store.schema}" TO ${role}`);
+      await c.query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${store.schema}" TO ${role}`);
+    });
+    url.username = role;
+    url.password = 'ro-pass';
+    try {
+      const reader = await openPostgresStore(url.href, { schema: store.schema, migrate: false });
+      open.push(reader);
+      expect((await reader.listSessions()).map((s) => s.id)).toEqual(['kept']);
+      expect((await reader.entries('kept')).length).toBe(1);
+      const err = await caught(openPostgresStore(PG_URL!, { schema: uniqueSchema('absent'), migrate: false }));
+      expect(err.code).toBe('STORE_ERROR');
+      expect(err.message).toMatch(/holds no abridge store \(no schema_migrations table\); opened without migrating, nothing was created/);
+    } finally {
+      for (const s of open.splice(0)) await s.close();
+      await admin(async (c) => {
+        await c.query(`REVOKE ALL ON ALL TABLES IN SCHEMA "${store.schema}" FROM ${role}`);
+        await c.query(`REVOKE ALL ON SCHEMA "${store.schema}" FROM ${role}`);
+        await c.query(`DROP ROLE ${role}`);
+      });
+    }
+  });
 
   describe('schema and migrations', () => {
     it('creates the schema with its tables and records each migration once; reopening (also by several workers at once) changes nothing', async () => {

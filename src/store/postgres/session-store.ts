@@ -22,11 +22,11 @@ import { PostgresResultStore } from './result-store.js';
 /** Test hooks: points inside the store's transactions where a test can hold a transaction open or fail it. */
 export interface PostgresStoreHooks {
   /**
-   * Called inside the transaction of an append or a recordCompaction, after all its writes and before COMMIT, with the
+   * Called inside the transaction of an append, a recordCompaction or a createSession, after all its writes and before COMMIT, with the
    * session row still locked. What it throws rolls the transaction back; a promise that never settles holds it open
    * (until the process dies, when the server rolls it back).
    */
-  beforeCommit?(op: 'append' | 'recordCompaction', sessionId: string): void | Promise<void>;
+  beforeCommit?(op: 'append' | 'recordCompaction' | 'createSession', sessionId: string): void | Promise<void>;
 }
 
 export interface PostgresSessionStoreConfig {
@@ -101,23 +101,33 @@ export class PostgresSessionStore implements SessionStore {
     this.results = new PostgresResultStore(config);
   }
 
-  async createSession(init: NewSession): Promise<StoredSession> {
+  async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
     const info = encodeJson(init.info ?? {}, 'info');
     const extra = init.extra === undefined ? null : encodeJson(init.extra, 'extra');
     const layout = init.layout === undefined ? null : encodeJson(init.layout, 'layout');
+    const texts = encodeEntries(entries);
     const at = this.now();
     try {
-      const { rows } = await this.pool.query<SessionRow>(
-        `INSERT INTO ${this.s}.sessions (id, format, info, extra, layout, version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, 0, $6, $6)
-         ON CONFLICT (id) DO NOTHING
-         RETURNING ${SESSION_COLUMNS}`,
-        [id, init.format, info, extra, layout, at],
-      );
-      if (!rows[0]) throw sessionExists(id);
-      return toStoredSession(rows[0]);
+      // The session row and its first entries in one transaction: a failed import leaves nothing to block a retry.
+      return await inTransaction(this.pool, async (client) => {
+        const { rows } = await client.query<SessionRow>(
+          `INSERT INTO ${this.s}.sessions (id, format, info, extra, layout, version, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, 0, $6, $6)
+           ON CONFLICT (id) DO NOTHING
+           RETURNING ${SESSION_COLUMNS}`,
+          [id, init.format, info, extra, layout, at],
+        );
+        if (!rows[0]) throw sessionExists(id);
+        let row = rows[0];
+        if (texts.length) {
+          await this.appendLocked(client, id, texts, 0);
+          row = (await client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [id])).rows[0]!;
+        }
+        await this.hooks.beforeCommit?.('createSession', id);
+        return toStoredSession(row);
+      });
     } catch (err) {
       throw storeError(`creating session "${id}"`, err);
     }
@@ -146,6 +156,7 @@ export class PostgresSessionStore implements SessionStore {
     checkExpectedVersion(expected);
     const texts = encodeEntries(entries);
     try {
+      if (!this.hooks.beforeCommit && fitsOneStatement(texts)) return { version: await this.appendOneStatement(sessionId, texts, expected) };
       return await inTransaction(this.pool, async (client) => {
         const version = await this.appendLocked(client, sessionId, texts, expected);
         await this.hooks.beforeCommit?.('append', sessionId);
@@ -154,6 +165,38 @@ export class PostgresSessionStore implements SessionStore {
     } catch (err) {
       throw storeError(`appending to session "${sessionId}"`, err);
     }
+  }
+
+  /**
+   * An append as one statement (one round trip, its own transaction): lock the session row, check the expected
+   * version, insert the entries after the last one and bump the version. The row lock is held only while the server
+   * runs the statement, not across round trips to the client, so concurrent writers of one session queue on it briefly
+   * instead of holding each other up (and, without expectedVersion, never conflict). In READ COMMITTED, a writer that
+   * waited for the lock reads the version its predecessor committed (FOR UPDATE re-reads the newest row).
+   */
+  private async appendOneStatement(sessionId: string, texts: string[], expected: number | undefined): Promise<number> {
+    const { rows } = await this.pool.query<{ before: number; after: number | null }>({
+      // Prepared once per connection (the name is per schema, as the text is): no parsing or planning per append.
+      name: `abridge_append:${this.schema}`,
+      text: `WITH cur AS (
+         SELECT version FROM ${this.s}.sessions WHERE id = $1 FOR UPDATE
+       ), ok AS (
+         SELECT version FROM cur WHERE $3::integer IS NULL OR version = $3::integer
+       ), ins AS (
+         INSERT INTO ${this.s}.entries (session_id, seq, entry)
+         SELECT $1, ok.version + (t.ord::integer - 1), t.entry FROM ok, unnest($2::text[]) WITH ORDINALITY AS t(entry, ord)
+       ), upd AS (
+         UPDATE ${this.s}.sessions SET version = ok.version + cardinality($2::text[]), updated_at = $4
+         FROM ok WHERE ${this.s}.sessions.id = $1 AND cardinality($2::text[]) > 0
+         RETURNING ${this.s}.sessions.version
+       )
+       SELECT cur.version AS before, (SELECT version FROM upd) AS after FROM cur`,
+      values: [sessionId, texts, expected ?? null, this.now()],
+    });
+    const row = rows[0];
+    if (!row) throw sessionNotFound(sessionId);
+    if (expected !== undefined && expected !== row.before) throw versionConflict(sessionId, expected, row.before);
+    return row.after ?? row.before;
   }
 
   async entries(sessionId: string, range?: { from?: number; to?: number }): Promise<Entry[]> {
@@ -285,6 +328,14 @@ export class PostgresSessionStore implements SessionStore {
     const { rowCount } = await db.query(`SELECT 1 FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
     if (!rowCount) throw sessionNotFound(sessionId);
   }
+}
+
+/** A batch small enough for the one-statement append (larger ones are inserted in chunks inside a transaction). */
+function fitsOneStatement(texts: readonly string[]): boolean {
+  if (texts.length > INSERT_CHUNK_ENTRIES) return false;
+  let chars = 0;
+  for (const t of texts) chars += t.length;
+  return chars <= INSERT_CHUNK_CHARS;
 }
 
 function toEntry(row: { seq: number; entry: string }): Entry {

@@ -80,3 +80,21 @@ export function migrate(db: SqliteDatabase, where: string, now: () => Date = () 
     return { from: current, to: SCHEMA_VERSION };
   }).immediate();
 }
+
+/**
+ * For a read-only connection: the schema version recorded in the database, checked against this abridge's, without
+ * writing anything. A database without abridge's tables, or older or newer than this abridge, is STORE_ERROR saying
+ * what to do.
+ */
+export function checkSchemaReadOnly(db: SqliteDatabase, where: string): number {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (!table) throw new AbridgeError('STORE_ERROR', `${where}: not an abridge store (no schema_migrations table); opened read-only, nothing was created`);
+  const current = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
+  if (current > SCHEMA_VERSION) {
+    throw new AbridgeError('STORE_ERROR', `${where}: the database schema is at version ${current}, newer than this abridge knows (${SCHEMA_VERSION}); upgrade abridge to use it`);
+  }
+  if (current < SCHEMA_VERSION) {
+    throw new AbridgeError('STORE_ERROR', `${where}: the database schema is at version ${current}, older than this abridge's (${SCHEMA_VERSION}), and it was opened read-only; open it once with write access (e.g. abridge import) to migrate it`);
+  }
+  return current;
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AbridgeError } from '../../errors.js';
 import type { Entry, FormatId, Message } from '../../model/types.js';
@@ -19,7 +20,7 @@ import {
 import type { NewSession, ResumedSession, SessionSnapshot, SessionStore, StoredSession } from '../session-store.js';
 import { isNativeLoadError, loadSqliteDriver, nativeLoadError, type SqliteDatabase, type SqliteDriver } from './driver.js';
 import { storeError, storeGuard } from './errors.js';
-import { migrate } from './migrations.js';
+import { checkSchemaReadOnly, migrate } from './migrations.js';
 import { SqliteResultStore } from './result-store.js';
 
 interface SessionRow {
@@ -52,12 +53,23 @@ export interface SqliteStoreOptions {
   synchronous?: 'normal' | 'full';
   /** Open an existing database only: a missing file is AbridgeError('STORE_ERROR') instead of a new database. */
   mustExist?: boolean;
+  /**
+   * Open read-only (implies mustExist): nothing is written, no migration runs, the journal mode is left as it is; the
+   * schema must be this abridge's version (STORE_ERROR otherwise). For listing and exporting from a file or folder
+   * this process may not write. Writing methods fail with STORE_ERROR.
+   */
+  readonly?: boolean;
+  /**
+   * PRAGMA quick_check when opening (default 'quick'): a database with damaged pages is STORE_ERROR naming the file
+   * instead of entries read wrong or missing later. It reads every page once: 'off' skips it for very large stores.
+   */
+  integrityCheck?: 'quick' | 'off';
   /** Clock for timestamps (tests). */
   now?: () => Date;
   /** The better-sqlite3 module to use (tests); default: imported on first use. */
   driver?: SqliteDriver;
   /** @internal Test hooks: called inside the recordCompaction transaction, after its entries and before its snapshot. */
-  hooks?: { insideRecordCompaction?: () => void };
+  hooks?: { insideRecordCompaction?: () => void; insideCreateSession?: () => void };
 }
 
 const SESSION_COLUMNS = 'id, format, info, extra, layout, version, created_at, updated_at';
@@ -71,19 +83,48 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   const file = path === ':memory:' ? path : resolve(path);
   let db: SqliteDatabase;
   try {
-    db = new Driver(file, { fileMustExist: options.mustExist ?? false, timeout: options.busyTimeoutMs ?? 10_000 });
+    db = new Driver(file, { fileMustExist: (options.mustExist ?? false) || options.readonly === true, readonly: options.readonly === true, timeout: options.busyTimeoutMs ?? 10_000 });
   } catch (err) {
     if (isNativeLoadError(err)) throw nativeLoadError(err);
-    if (options.mustExist && (err as { code?: unknown }).code === 'SQLITE_CANTOPEN') {
+    if ((options.mustExist || options.readonly) && (err as { code?: unknown }).code === 'SQLITE_CANTOPEN') {
       throw new AbridgeError('STORE_ERROR', `${file}: no such SQLite database`);
     }
     throw storeError(file, 'cannot open the SQLite database', err);
   }
+  if (options.readonly && file !== ':memory:') db = readableSnapshotIfNeeded(Driver, db, file);
   try {
-    return new SqliteSessionStore(db, options);
+    return new SqliteSessionStore(db, { ...options, name: file });
   } catch (err) {
     db.close();
     throw err;
+  }
+}
+
+/**
+ * A WAL database needs its -shm file to be read, and SQLite creates it: in a folder this user may not write, a
+ * read-only connection cannot read at all (SQLITE_READONLY_DIRECTORY). When there is no write-ahead log to replay (no
+ * -wal file, or an empty one), the database file alone is the whole store, so it is read into memory and opened
+ * read-only there. Anything else is left to fail with SQLite's own message.
+ */
+function readableSnapshotIfNeeded(Driver: SqliteDriver, db: SqliteDatabase, file: string): SqliteDatabase {
+  try {
+    db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+    return db;
+  } catch (err) {
+    const code = String((err as { code?: unknown }).code ?? '');
+    if (!/^SQLITE_(READONLY|CANTOPEN)/.test(code)) return db;
+    let walBytes = 0;
+    try {
+      walBytes = statSync(`${file}-wal`).size;
+    } catch {
+      // no -wal file: nothing pending
+    }
+    if (walBytes > 0) return db;
+    const bytes = readFileSync(file);
+    // Header bytes 18-19 say WAL (2); an in-memory copy has no log, so it is read as a rollback-journal database (1).
+    if (bytes[18] === 2 && bytes[19] === 2) bytes[18] = bytes[19] = 1;
+    db.close();
+    return new Driver(bytes, { readonly: true });
   }
 }
 
@@ -110,19 +151,24 @@ export class SqliteSessionStore implements SessionStore {
   private readonly stmts;
   private readonly tx;
 
-  constructor(db: SqliteDatabase, options: Omit<SqliteStoreOptions, 'driver' | 'mustExist'> = {}) {
+  constructor(db: SqliteDatabase, options: Omit<SqliteStoreOptions, 'driver' | 'mustExist' | 'readonly'> & { /** @internal The file, for a database read into memory. */ name?: string } = {}) {
     this.db = db;
-    this.path = db.name;
+    this.path = options.name ?? db.name;
     this.now = options.now ?? (() => new Date());
     this.hooks = options.hooks ?? {};
-    const where = `the SQLite store at ${db.name}`;
+    const where = `the SQLite store at ${this.path}`;
     this.guard = storeGuard(where);
     this.guard('cannot set it up', () => {
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 10_000))}`);
+      if (options.integrityCheck !== 'off') checkIntegrity(db, this.path);
+      if (db.readonly) {
+        checkSchemaReadOnly(db, this.path);
+        return;
+      }
       if (!db.memory) db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       db.pragma('foreign_keys = ON');
-      migrate(db, db.name, this.now);
+      migrate(db, this.path, this.now);
     });
     this.results = new SqliteResultStore(db, { now: this.now, where });
     this.stmts = {
@@ -151,6 +197,19 @@ export class SqliteSessionStore implements SessionStore {
       return { version: version + encoded.length, at };
     };
     this.tx = {
+      // The session row and its first entries: one transaction, so a failed import leaves nothing to block a retry.
+      create: db.transaction((id: string, format: string, info: string, extra: string | null, layout: string | null, encoded: readonly string[]) => {
+        const at = this.now().toISOString();
+        try {
+          s.insertSession.run(id, format, info, extra, layout, at, at);
+        } catch (err) {
+          if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
+          throw err;
+        }
+        if (encoded.length) appendRows(id, encoded, 0);
+        this.hooks.insideCreateSession?.();
+        return toStored(s.session.get(id)!);
+      }),
       append: db.transaction(appendRows),
       recordCompaction: db.transaction((id: string, encoded: readonly string[], snap: ReturnType<typeof encodeSnapshot>, expected: number | undefined) => {
         const { version, at } = appendRows(id, encoded, expected);
@@ -162,22 +221,14 @@ export class SqliteSessionStore implements SessionStore {
     };
   }
 
-  async createSession(init: NewSession): Promise<StoredSession> {
+  async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
     const info = encodeJson(init.info ?? {}, 'the session info');
     const extra = init.extra === undefined ? null : encodeJson(init.extra, 'the session extra data');
     const layout = init.layout === undefined ? null : encodeJson(init.layout, 'the session layout');
-    return this.guard(`cannot create session "${id}"`, () => {
-      const at = this.now().toISOString();
-      try {
-        this.stmts.insertSession.run(id, init.format, info, extra, layout, at, at);
-      } catch (err) {
-        if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
-        throw err;
-      }
-      return toStored(this.stmts.session.get(id)!);
-    });
+    const encoded = encodeEntries(entries);
+    return this.guard(`cannot create session "${id}"`, () => this.tx.create.immediate(id, init.format, info, extra, layout, encoded));
   }
 
   async getSession(id: string): Promise<StoredSession | undefined> {
@@ -264,6 +315,24 @@ export class SqliteSessionStore implements SessionStore {
     if (row.tokens !== null) out.tokens = row.tokens;
     return out;
   }
+}
+
+/**
+ * PRAGMA quick_check: every page's structure (b-tree pages, overflow chains, free list). Damage is STORE_ERROR naming
+ * the file and the first problems SQLite found, with what to do.
+ */
+function checkIntegrity(db: SqliteDatabase, file: string): void {
+  let rows: string[];
+  try {
+    rows = (db.pragma('quick_check(5)') as { quick_check: string }[]).map((r) => r.quick_check);
+  } catch (err) {
+    // Only damage is reported as damage; a busy or unreadable database keeps its own error.
+    if (!/^SQLITE_(CORRUPT|NOTADB)/.test(String((err as { code?: unknown }).code ?? ''))) throw err;
+    const message = err instanceof Error ? err.message : String(err);
+    throw new AbridgeError('STORE_ERROR', `${file}: the SQLite database failed its integrity check (${message}); restore it from a backup, or recover what is readable with: sqlite3 ${file} .recover`);
+  }
+  if (rows.length === 1 && rows[0] === 'ok') return;
+  throw new AbridgeError('STORE_ERROR', `${file}: the SQLite database failed its integrity check (${rows.slice(0, 3).join('; ')}); restore it from a backup, or recover what is readable with: sqlite3 ${file} .recover`);
 }
 
 function toStored(row: SessionRow): StoredSession {

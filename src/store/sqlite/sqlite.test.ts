@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AbridgeError } from '../../errors.js';
 import { refIdFor } from '../result-store.js';
+import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
 import { loadSqliteDriver, MIGRATIONS, openSqliteStore, SCHEMA_VERSION, SqliteResultStore, type SqliteSessionStore } from './index.js';
 
@@ -109,6 +110,25 @@ describe('SqliteSessionStore: the database', () => {
     const store = await openSqliteStore(tempDb());
     try {
       expect(() => store.db.prepare("INSERT INTO entries (session_id, seq, entry) VALUES ('ghost', 0, '{}')").run()).toThrow(/FOREIGN KEY/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an import that fails part way leaves no session: the retry under the same id succeeds', async () => {
+    const store = await openSqliteStore(tempDb());
+    try {
+      // The 4th entry's insert fails inside the database, as a full disk or a constraint would.
+      store.db.exec("CREATE TRIGGER fail_fourth BEFORE INSERT ON entries WHEN NEW.seq = 3 BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END");
+      const session = { format: 'pi' as const, info: { id: 'imported' }, entries: Array.from({ length: 6 }, (_, i) => ({ ...messageEntry('user', `m${i}`), index: i })), problems: [] };
+      const err = await caught(importSession(store, session));
+      expect(err.code).toBe('STORE_ERROR');
+      expect(err.message).toContain('disk full (simulated)');
+      expect(await store.getSession('imported')).toBeUndefined();
+      expect(await store.listSessions()).toEqual([]);
+      expect(store.db.prepare('SELECT COUNT(*) AS n FROM entries').get()).toEqual({ n: 0 });
+      store.db.exec('DROP TRIGGER fail_fourth');
+      expect((await importSession(store, session)).version).toBe(6);
     } finally {
       await store.close();
     }

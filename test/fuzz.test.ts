@@ -1,0 +1,169 @@
+// Mutation fuzz of real transcripts (issue 13): byte flips, truncations, duplicated/removed/swapped lines, type changes,
+// deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent and request-body inputs. Every
+// case is read, inspected, compacted and replayed through the library (a sample also through the built CLI), and must
+// end in a result or a clear AbridgeError: no other exception (a crash), no hang, and for the JSONL transcripts abridge
+// writes (pi, Claude Code) writing the session back must give the mutated input again, byte for byte.
+//
+//   ABRIDGE_FUZZ_CASES (default 300; `npm run fuzz` runs 4,000), ABRIDGE_FUZZ_CLI (CLI sample, default 6),
+//   ABRIDGE_FUZZ_SEED (default 13).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { contextSnapshot } from '../src/budget/snapshot.js';
+import { compact } from '../src/compaction/compact.js';
+import { ExtractiveSummarizer } from '../src/compaction/summarizers/extractive.js';
+import { AbridgeError } from '../src/errors.js';
+import { inspectSession } from '../src/formats/inspect.js';
+import { parseSession } from '../src/formats/read.js';
+import { getFormat } from '../src/formats/registry.js';
+import { writeSession } from '../src/formats/write.js';
+import { MemoryResultStore } from '../src/store/memory-result-store.js';
+import { builtDist } from '../src/store/session-store.suite.js';
+import { corpusAvailable, corpusFile } from '../src/test-support/corpus.js';
+import { MUTATION_KINDS, mutate, prng, type MutationKind } from '../src/test-support/mutate.js';
+import { replaySession } from '../src/tokens/replay.js';
+
+const CASES = Number(process.env.ABRIDGE_FUZZ_CASES ?? 300);
+const CLI_CASES = Number(process.env.ABRIDGE_FUZZ_CLI ?? 6);
+const SEED = Number(process.env.ABRIDGE_FUZZ_SEED ?? 13);
+/** A case taking longer than this counts as a hang (the CLI sample is killed at it). */
+const CASE_TIMEOUT_MS = 20_000;
+const MAX_LINES = 300;
+
+/** The first `n` lines of a JSONL file: still a whole transcript, and a fuzz case stays fast. */
+function head(path: string, n = MAX_LINES): Buffer {
+  const buf = readFileSync(path);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const nl = buf.indexOf(0x0a, at);
+    if (nl === -1) return buf;
+    at = nl + 1;
+  }
+  return buf.subarray(0, at);
+}
+
+function sources(): { name: string; bytes: Buffer }[] {
+  const out: { name: string; bytes: Buffer }[] = [];
+  const add = (folder: string, file: string, whole = false) => out.push({ name: `${folder}/${file}`, bytes: whole ? readFileSync(corpusFile(folder, file)) : head(corpusFile(folder, file)) });
+  add('pi', 'anuragsinghbhandari__gitclaw__2026-02-11T17-55-09-367Z_66ced8ac-1f2d-4634-b1b3-35f9920bc10a.jsonl');
+  add('pi', 'badlogic__pi-mono__compact.jsonl');
+  add('claude-code', 'marot__spotter__short.jsonl');
+  add('claude-code', 'marot__spotter__tool_heavy.jsonl');
+  add('codex', 's977043__plangate__codex-log-sample.jsonl');
+  add('codex', 'EntityProcess__agentv__00-34f597b72d-1-full.jsonl');
+  add('swe-agent', 'princeton-nlp__SWE-agent__6e44b9__sweagenttestrepo-1c2844.traj', true);
+  add('swe-agent', 'princeton-nlp__SWE-agent__i_got_id_demo.traj', true);
+  // Request bodies, as abridge writes them from a real session (the corpus holds none).
+  const base = parseSession(head(corpusFile('pi', 'anuragsinghbhandari__gitclaw__2026-02-11T17-55-09-367Z_66ced8ac-1f2d-4634-b1b3-35f9920bc10a.jsonl'), 120));
+  for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk']) out.push({ name: `request/${f}.json`, bytes: Buffer.from(writeSession(base, f)) });
+  return out;
+}
+
+interface Outcome {
+  name: string;
+  result: 'read' | 'refused' | 'crash' | 'lost-bytes' | 'hang';
+  detail?: string;
+  utf8Replaced?: boolean;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Reads, inspects, compacts and replays one input in this process; checks the write-back. */
+async function runCase(name: string, bytes: Buffer): Promise<Outcome> {
+  const started = Date.now();
+  try {
+    const session = parseSession(bytes, { source: name });
+    let utf8Replaced = false;
+    if ((session.format === 'pi' || session.format === 'claude-code') && bytes.length > 0) {
+      // What abridge writes back must be the input. Bytes that are not UTF-8 cannot be a string: they come back as
+      // U+FFFD, and the reader reported it (checked below).
+      const written = writeSession(session);
+      let expected: string;
+      try {
+        expected = strictUtf8.decode(bytes);
+      } catch {
+        utf8Replaced = true;
+        expected = bytes.toString('utf8');
+        if (!session.problems.some((p) => p.kind === 'invalid-utf8')) return { name, result: 'lost-bytes', detail: 'invalid UTF-8 replaced without a problem record' };
+      }
+      if (written !== expected) {
+        const at = [...written].findIndex((c, i) => c !== expected[i]);
+        return { name, result: 'lost-bytes', detail: `write-back differs at character ${at}: ${JSON.stringify(expected.slice(Math.max(0, at - 40), at + 40))} became ${JSON.stringify(written.slice(Math.max(0, at - 40), at + 40))}` };
+      }
+    }
+    inspectSession(session, name, bytes.length);
+    contextSnapshot(session);
+    replaySession(session);
+    await compact(session, { target: 2_000, force: true, summarizer: new ExtractiveSummarizer(), store: new MemoryResultStore() });
+    // The compacted session written out, as `compact --out` (transcripts) or `--emit` (request bodies) would.
+    if (getFormat(session.format).write) writeSession(session);
+    if (Date.now() - started > CASE_TIMEOUT_MS) return { name, result: 'hang', detail: `${Date.now() - started} ms` };
+    return { name, result: 'read', utf8Replaced };
+  } catch (err) {
+    if (err instanceof AbridgeError) return { name, result: 'refused', detail: err.code };
+    return { name, result: 'crash', detail: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack?.split('\n').slice(1, 4).join('\n')}` : String(err) };
+  }
+}
+
+/** The case list: source × kind × seed, spread evenly, deterministic. */
+function cases(all: { name: string; bytes: Buffer }[], count: number): { name: string; bytes: Buffer }[] {
+  const rand = prng(SEED);
+  const out: { name: string; bytes: Buffer }[] = [];
+  for (let i = 0; out.length < count && i < count * 4; i++) {
+    const src = all[i % all.length]!;
+    const kind: MutationKind = MUTATION_KINDS[Math.floor(i / all.length) % MUTATION_KINDS.length]!;
+    const seed = Math.floor(rand() * 2 ** 31);
+    const bytes = mutate(src.bytes, kind, seed);
+    if (bytes) out.push({ name: `${src.name} ${kind} seed=${seed}`, bytes });
+  }
+  return out;
+}
+
+const root = realpathSync(mkdtempSync(join(tmpdir(), 'abridge-fuzz-')));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
+  const inputs = corpusAvailable() ? sources() : [];
+
+  it('the unmutated sources read, and the JSONL transcripts write back byte for byte', async () => {
+    for (const s of inputs) expect(await runCase(s.name, s.bytes), s.name).toMatchObject({ result: 'read' });
+  });
+
+  it(`${CASES} mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes`, { timeout: Math.max(120_000, CASES * 2_000) }, async () => {
+    const outcomes: Outcome[] = [];
+    for (const c of cases(inputs, CASES)) outcomes.push(await runCase(c.name, c.bytes));
+    const bad = outcomes.filter((o) => o.result === 'crash' || o.result === 'hang' || o.result === 'lost-bytes');
+    const tally = outcomes.reduce<Record<string, number>>((t, o) => {
+      const key = o.result === 'refused' ? `refused ${o.detail}` : o.result;
+      t[key] = (t[key] ?? 0) + 1;
+      return t;
+    }, {});
+    console.log(`fuzz: ${outcomes.length} cases (seed ${SEED}): ${JSON.stringify(tally)}; ${outcomes.filter((o) => o.utf8Replaced).length} with invalid UTF-8 reported and replaced`);
+    expect(outcomes.length).toBeGreaterThanOrEqual(CASES * 0.9);
+    expect(bad.map((o) => `${o.name}: ${o.result}: ${o.detail}`)).toEqual([]);
+  });
+
+  it(`a sample of ${CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0 or 2 within the time limit, one line on stderr`, { timeout: Math.max(120_000, CLI_CASES * 3 * CASE_TIMEOUT_MS) }, () => {
+    const DIST = builtDist();
+    try {
+      const bin = join(DIST.dir, 'cli', 'main.js');
+      const failures: string[] = [];
+      const list = cases(inputs, Math.max(CLI_CASES * 7, 1));
+      for (let k = 0; k < CLI_CASES && k < list.length; k++) {
+        const c = list[(k * 7) % list.length]!;
+        const file = join(root, `case-${k}-${basename(c.name.split(' ')[0]!)}`);
+        writeFileSync(file, c.bytes);
+        for (const args of [['inspect', file], ['compact', file, '--budget', '2000'], ['replay', file]]) {
+          const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: CASE_TIMEOUT_MS, env: { ...process.env, NO_COLOR: '1' } });
+          const ok = (r.status === 0 || (r.status === 2 && /^abridge: [^\n]+\n$/.test(r.stderr))) && r.signal === null;
+          if (!ok) failures.push(`${c.name} · ${args[0]}: exit ${r.status} signal ${r.signal}: ${r.stderr.slice(0, 300)}`);
+        }
+      }
+      expect(failures).toEqual([]);
+    } finally {
+      DIST.cleanup();
+    }
+  });
+});
