@@ -4,6 +4,7 @@ import { AbridgeError } from '../errors.js';
 import { registerInspect } from './inspect.js';
 import { registerReplay } from './replay.js';
 import { registerCompact } from './compact.js';
+import { registerView } from './view.js';
 import { VERSION } from './version.js';
 
 /** Exit codes: 0 done, 1 unexpected failure, 2 bad input (missing file, unknown format, bad option). */
@@ -16,6 +17,7 @@ async function main(argv: string[]): Promise<number> {
   registerInspect(program);
   registerReplay(program);
   registerCompact(program);
+  registerView(program);
   (await import('./store-commands.js')).registerStoreCommands(program);
   try {
     await program.parseAsync(argv);
