@@ -55,7 +55,7 @@ function inert(text: string): string {
 export function renderViewPage(data: ViewData, texts: readonly string[]): string {
   const a = loadAssets();
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
-  const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: 6 }).toString('base64');
+  const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: 1 }).toString('base64');
   const title = `abridge view · ${data.meta.title}`.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
   const parts: Record<string, string> = {
     '/*TITLE*/': title,

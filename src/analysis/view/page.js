@@ -1,7 +1,9 @@
 /* abridge view: the page's script. Plain browser JavaScript; the data is inlined by `abridge view`. */
 (function () {
   'use strict';
+  const started = performance.now();
   const D = JSON.parse(document.getElementById('data').textContent);
+  const parsedAt = performance.now();
   const P = D.points;
   const N = P.entry.length;
   const cats = D.categories;
@@ -202,8 +204,9 @@
   let textsPromise = null;
   function loadTexts() {
     if (!textsPromise) {
-      const b64 = document.getElementById('texts').textContent.trim();
-      textsPromise = fetch(`data:application/gzip;base64,${b64}`)
+      const parsed = document.readyState === 'loading' ? new Promise((done) => document.addEventListener('DOMContentLoaded', done, { once: true })) : Promise.resolve();
+      textsPromise = parsed
+        .then(() => fetch(`data:application/gzip;base64,${document.getElementById('texts').textContent.trim()}`))
         .then((r) => new Response(r.body.pipeThrough(new DecompressionStream('gzip'))).json())
         .then((t) => (texts = t));
     }
@@ -310,6 +313,11 @@
     select,
     open: (i) => openRecord(i, true),
     visibleRows: () => view.length,
+    readyAt: 0,
+    timings: () => ({ scriptStart: started, dataParsed: parsedAt - started }),
   };
+  window.abridgeView.readyAt = performance.now();
   document.body.dataset.ready = '1';
+  // Decompress the full texts while the person looks at the chart, so the first search or expand does not wait.
+  setTimeout(() => loadTexts(), 1500);
 })();
