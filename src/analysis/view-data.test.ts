@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession, readSession } from '../formats/read.js';
 import { replaySession } from '../tokens/replay.js';
+import { compact } from '../compaction/compact.js';
+import { corpusFile } from '../test-support/corpus.js';
 import { corpusAvailable } from '../test-support/corpus.js';
 import { abridgeCompactedTranscript, VIEW_CASES } from '../test-support/view-fixtures.js';
 import { buildViewData, type ViewData } from './view-data.js';
@@ -93,6 +95,21 @@ describe('buildViewData', () => {
     expect(data.records.filter((r) => r.a === c.number)).toHaveLength(c.archivedMessages);
     const edited = data.records.filter((r) => r.ed?.some((e) => e.n === c.number));
     expect(edited).toHaveLength(new Set(c.edits.map((e) => e.entry)).size);
+  });
+});
+
+(corpusAvailable() ? describe : describe.skip)('buildViewData: an abridge compaction that only cleared results', () => {
+  it('archives nothing: only the edited results are marked', async () => {
+    const session = await readSession(corpusFile('pi', 'badlogic__pi-mono__large-session.jsonl'));
+    const last = replaySession(session).at(-1)!.reported;
+    const r = await compact(session, { target: Math.round(last * 0.8), strategies: ['clear-tool-results'] });
+    expect(r.marker?.archived).toBeUndefined();
+    const { data } = buildViewData(session);
+    const c = data.compactions.at(-1)!;
+    expect(c).toMatchObject({ source: 'abridge', archivedMessages: 0, strategies: ['clear-tool-results'] });
+    expect(c.archived).toBeUndefined();
+    expect(c.edits.length).toBeGreaterThan(0);
+    expect(data.records.some((x) => x.a === c.number)).toBe(false);
   });
 });
 

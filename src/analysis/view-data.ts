@@ -483,11 +483,13 @@ function conversation(branch: readonly Entry[], counter: TokenCounter, maxText: 
 
 function compactionView(e: Entry, marker: CompactionMarker, branch: readonly Entry[], byEntry: Map<number, MessageRecord>, counter: TokenCounter, beforePoint: number, points: readonly { reported: number | null }[]): ViewCompaction {
   const m = marker as AbridgeMarker;
-  const archived = m.source === 'abridge' && m.archived ? m.archived : m.archived ?? { fromEntry: 0, toEntry: (m.firstKeptEntry !== undefined && m.firstKeptEntry <= e.index ? m.firstKeptEntry : e.index) - 1 };
+  // abridge says what it archived (nothing, when it only cleared results); other agents replace what came before the
+  // first entry they keep (model/view.ts reads markers the same way).
+  const archived = m.source === 'abridge' ? m.archived : (m.archived ?? { fromEntry: 0, toEntry: (m.firstKeptEntry !== undefined && m.firstKeptEntry <= e.index ? m.firstKeptEntry : e.index) - 1 });
   let archivedMessages = 0;
   let archivedTokens = 0;
-  for (const x of branch) {
-    if (x.index < archived.fromEntry || x.index > archived.toEntry) continue;
+  for (const x of archived ? branch : []) {
+    if (x.index < archived!.fromEntry || x.index > archived!.toEntry) continue;
     const rec = byEntry.get(x.index);
     if (!rec || rec.a !== undefined || rec.r === 'compaction') continue;
     rec.a = marker.number;
@@ -508,7 +510,8 @@ function compactionView(e: Entry, marker: CompactionMarker, branch: readonly Ent
   // Before/after as the provider reported them around the compaction, when the marker does not say.
   const before = marker.tokensBefore ?? lastReported(points, beforePoint - 1, -1);
   const after = marker.tokensAfter ?? lastReported(points, beforePoint, 1);
-  const out: ViewCompaction = { number: marker.number, entry: e.index, source: marker.source, beforePoint, summary: marker.summary, archived, archivedMessages, archivedTokens, edits };
+  const out: ViewCompaction = { number: marker.number, entry: e.index, source: marker.source, beforePoint, summary: marker.summary, archivedMessages, archivedTokens, edits };
+  if (archived) out.archived = archived;
   if (e.line !== undefined) out.line = e.line;
   if (marker.trigger) out.trigger = marker.trigger;
   if (marker.strategies) out.strategies = marker.strategies;

@@ -87,6 +87,43 @@ describe('abridge view', () => {
   });
 });
 
+// Run in the page (as source text: this project's TypeScript has no DOM types). The chart's canvas: its size, how many
+// colours it holds and the share of pixels drawn.
+const CANVAS_INK = `(() => {
+  const c = document.querySelector('#chart canvas');
+  if (!c) return undefined;
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  const colours = new Set();
+  let inked = 0;
+  for (let i = 0; i < px.length; i += 4) {
+    if (px[i + 3] > 0) inked++;
+    colours.add((px[i] << 16) | (px[i + 1] << 8) | px[i + 2]);
+  }
+  return { width: c.width, height: c.height, colours: colours.size, inked: inked / (px.length / 4) };
+})()`;
+
+// A PNG (base64) decoded by the page: its size and the standard deviation of its pixels' luminance (0 when blank).
+const PNG_SPREAD = `async (b64) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + b64;
+  await img.decode();
+  const c = document.createElement('canvas');
+  c.width = img.width;
+  c.height = img.height;
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const px = g.getImageData(0, 0, c.width, c.height).data;
+  let sum = 0;
+  let sq = 0;
+  const n = px.length / 4;
+  for (let i = 0; i < px.length; i += 4) {
+    const l = 0.299 * px[i] + 0.587 * px[i + 1] + 0.114 * px[i + 2];
+    sum += l;
+    sq += l * l;
+  }
+  return { width: c.width, height: c.height, sd: Math.sqrt(sq / n - (sum / n) ** 2) };
+}`;
+
 const chromium = findChromium();
 if (!chromium) console.log('skipping the viewer tests in Chromium: no chromium on PATH (Debian: apt-get install chromium)');
 else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium: ../shared/corpus not found');
@@ -131,18 +168,7 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
       await page.waitForSelector('body[data-ready="1"]');
 
       // The chart: uPlot's canvas, drawn (many colours, most of the plot not blank).
-      const chart = await page.evaluate(() => {
-        const c = document.querySelector('#chart canvas') as HTMLCanvasElement | null;
-        if (!c) return undefined;
-        const px = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
-        const colours = new Set<number>();
-        let inked = 0;
-        for (let i = 0; i < px.length; i += 4) {
-          if (px[i + 3]! > 0) inked++;
-          colours.add((px[i]! << 16) | (px[i + 1]! << 8) | px[i + 2]!);
-        }
-        return { width: c.width, height: c.height, colours: colours.size, inked: inked / (px.length / 4) };
-      });
+      const chart = (await page.evaluate(CANVAS_INK)) as { width: number; height: number; colours: number; inked: number } | undefined;
       expect(chart).toBeDefined();
       expect(chart!.width).toBeGreaterThan(400);
       expect(chart!.colours).toBeGreaterThan(8);
@@ -165,7 +191,7 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
       const expected = texts.filter((t, i) => t.toLowerCase().includes(known.toLowerCase()) || (data.records[i]!.tools ?? []).join(' ').toLowerCase().includes(known.toLowerCase())).length;
       await page.fill('#search', known);
       await page.press('#search', 'Enter');
-      await page.waitForFunction((n) => document.getElementById('searchInfo')!.textContent!.startsWith(`${n.toLocaleString('en-US')} message`), expected);
+      await page.waitForFunction(`document.getElementById('searchInfo').textContent.startsWith(${JSON.stringify(`${expected.toLocaleString('en-US')} message`)})`);
       expect(expected).toBeGreaterThan(0);
       await page.locator('#listInner .row').first().click();
       await page.waitForSelector('#fulltext mark');
@@ -174,26 +200,7 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
       // A screenshot, saved, and not blank: decoded by the page itself, its pixels must vary.
       const png = await page.screenshot({ path: join(shots, `${name.replace(/\W+/g, '-')}.png`), fullPage: true });
       expect(existsSync(join(shots, `${name.replace(/\W+/g, '-')}.png`))).toBe(true);
-      const spread = await page.evaluate(async (b64) => {
-        const img = new Image();
-        img.src = `data:image/png;base64,${b64}`;
-        await img.decode();
-        const c = document.createElement('canvas');
-        c.width = img.width;
-        c.height = img.height;
-        const g = c.getContext('2d')!;
-        g.drawImage(img, 0, 0);
-        const px = g.getImageData(0, 0, c.width, c.height).data;
-        let sum = 0;
-        let sq = 0;
-        const n = px.length / 4;
-        for (let i = 0; i < px.length; i += 4) {
-          const l = 0.299 * px[i]! + 0.587 * px[i + 1]! + 0.114 * px[i + 2]!;
-          sum += l;
-          sq += l * l;
-        }
-        return { width: c.width, height: c.height, sd: Math.sqrt(sq / n - (sum / n) ** 2) };
-      }, png.toString('base64'));
+      const spread = (await page.evaluate(`(${PNG_SPREAD})(${JSON.stringify(png.toString('base64'))})`)) as { width: number; height: number; sd: number };
       expect(spread.width).toBe(1400);
       expect(spread.height).toBeGreaterThan(1000);
       expect(spread.sd).toBeGreaterThan(10);
