@@ -76,6 +76,12 @@ describe('buildViewData', () => {
       expect(data.compactions.every((c) => c.source === source && c.summary.length > 100)).toBe(true);
       expect(data.categories.filter((c) => c.tool).length).toBeGreaterThan(1);
       expect(data.categories.some((c) => c.tool === '(unknown tool)')).toBe(false);
+      // Codex reports its window (model_context_window 121,600 in this rollout) from its first token count on; it is
+      // already what is left for input, so no response reserve comes off it.
+      if (source === 'codex') {
+        expect(new Set(data.points.window.slice(1))).toEqual(new Set([121_600]));
+        expect(data.points.reserve.at(-1)).toBe(0);
+      } else expect(new Set(data.points.window)).toEqual(new Set([200_000]));
     }
   });
 

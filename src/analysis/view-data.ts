@@ -184,6 +184,8 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
     predicted: number;
     anchored: boolean;
     ratio: number;
+    /** The window the agent had reported by then (Codex), if any. */
+    window: number | undefined;
     totals: number[];
     results: number[];
     calls: number[];
@@ -192,13 +194,13 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
   const raw: RawPoint[] = [];
   const compactionPoints = new Map<number, number>();
   let lastModel: string | undefined;
+  let reportedWindow: number | undefined;
   let previousAssistant: Message | undefined;
   function* feed(): Generator<Entry> {
     for (const e of branch) {
       const m = e.message;
       if (e.kind === 'model-change' && e.model?.id) lastModel = e.model.id;
-      if (e.usage?.contextWindow) limits.reported(e.usage.contextWindow);
-      if (m?.usage?.contextWindow) limits.reported(m.usage.contextWindow);
+      reportedWindow = e.usage?.contextWindow ?? m?.usage?.contextWindow ?? reportedWindow;
       if (e.compaction) compactionPoints.set(e.index, raw.length);
       if (m?.role === 'assistant') {
         if (m.model) lastModel = m.model;
@@ -206,7 +208,7 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
           // The same state followEntries predicts from: everything before this entry.
           const p = tracker.predict(m.model ?? lastModel);
           const s = acc.snapshot();
-          raw.push({ entry: e.index, line: e.line ?? null, model: m.model ?? lastModel ?? 'unknown', reported: null, predicted: p.predicted, anchored: p.anchored, ratio: p.ratio, ...s });
+          raw.push({ entry: e.index, line: e.line ?? null, model: m.model ?? lastModel ?? 'unknown', reported: null, predicted: p.predicted, anchored: p.anchored, ratio: p.ratio, window: reportedWindow, ...s });
         }
         previousAssistant = m;
       } else if (m) previousAssistant = undefined;
@@ -246,7 +248,7 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
 
   const points: ViewPoints = { entry: [], line: [], model: [], reported: [], predicted: [], anchored: [], window: [], reserve: [], warn: [], compact: [], block: [], tokens: categories.map(() => []), results: categories.map(() => []), calls: categories.map(() => []), messages: [] };
   for (const p of raw) {
-    const budget = limits.budgetFor(p.model);
+    const budget = limits.budgetFor(p.model, p.window);
     const marks = budget.marks;
     points.entry.push(p.entry);
     points.line.push(p.line);
@@ -301,7 +303,6 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
   };
   if (session.info.id) meta.sessionId = session.info.id;
   if (session.info.cwd) meta.cwd = session.info.cwd;
-  for (const m of raw) modelIndex(m.model);
   return { data: { meta, categories, points, compactions, records }, texts };
 }
 
@@ -309,7 +310,6 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
 class Limits {
   private readonly catalog: ModelCatalog;
   private readonly cache = new Map<string, ContextBudget>();
-  private window: number | undefined;
 
   constructor(
     private readonly session: Session,
@@ -318,17 +318,13 @@ class Limits {
     this.catalog = new ModelCatalog(settings);
   }
 
-  reported(window: number): void {
-    this.window = window;
-  }
-
-  budgetFor(model: string): ContextBudget {
-    const key = `${model}\u0000${this.window ?? ''}`;
+  budgetFor(model: string, window: number | undefined): ContextBudget {
+    const key = `${model}\u0000${window ?? ''}`;
     let b = this.cache.get(key);
     if (!b) {
       const requestModel = (this.session.extra?.request as { model?: unknown } | undefined)?.model;
       const id = model === 'unknown' ? (this.settings.model ?? (typeof requestModel === 'string' ? requestModel : undefined)) : model;
-      b = new ContextBudget(this.catalog.lookup(id, this.window ? { reportedWindow: this.window } : {}), this.settings);
+      b = new ContextBudget(this.catalog.lookup(id, window ? { reportedWindow: window } : {}), this.settings);
       this.cache.set(key, b);
     }
     return b;
