@@ -168,8 +168,8 @@
         .map((c, ci) => {
           const head = `#${c.number} by ${esc(c.source)}${c.trigger ? ` (${esc(c.trigger)})` : ''} · ${c.line !== undefined ? `line ${c.line}` : `entry ${c.entry}`} · ${int(c.tokensBefore)} → ${int(c.tokensAfter)} tokens · ${int(c.archivedMessages)} messages archived${c.edits.length ? ` · ${c.edits.length} edited` : ''}`;
           const edits = c.edits.length
-            ? `<table><tr><th>entry</th><th>how</th><th>tokens before</th><th>after</th><th>ref</th><th>now reads</th></tr>${c.edits
-                .map((e) => `<tr><td><a href="#" data-entry="${e.entry}">${e.entry}</a></td><td>${esc(e.how)}</td><td>${int(e.before)}</td><td>${int(e.after)}</td><td>${esc(e.ref || '')}</td><td style="white-space:normal;text-align:left" class="dim">${esc(e.preview.slice(0, 160))}</td></tr>`)
+            ? `<table><tr><th>entry</th><th>tool</th><th>how</th><th>tokens before</th><th>after</th><th>ref</th><th>now reads</th></tr>${c.edits
+                .map((e) => `<tr><td><a href="#" data-entry="${e.entry}">${e.entry}</a></td><td>${esc(((D.records[recByEntry.get(e.entry)] || {}).tools || []).join(', '))}</td><td>${esc(e.how)}</td><td>${int(e.before)}</td><td>${int(e.after)}</td><td>${esc(e.ref || '')}</td><td style="white-space:normal;text-align:left" class="dim">${esc(e.preview.slice(0, 160))}</td></tr>`)
                 .join('')}</table>`
             : '';
           const hidden = c.hidden ? `<p class="dim">Already hidden by earlier compactions: ${c.hidden.map((h) => `entries ${h.fromEntry}–${h.toEntry}`).join(', ')}</p>` : '';
