@@ -12,7 +12,7 @@
   const pct = (x) => `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
   const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
   const BASE_COLORS = { prefix: '#9aa3b5', system: '#c5b3e6', summary: '#e0622a', user: '#5fb36b', assistant: '#6f95e6' };
-  const TOOL_COLORS = ['#f2a541', '#d96c8a', '#46b5b0', '#b08b4f', '#8d6cd9', '#e6d35c', '#5e9ccf', '#c95f3f', '#7fbf7f', '#cf8fd6', '#4f8f6f', '#d9a07a', '#7a8fd9', '#b5c24a', '#a35f7a', '#5fc2d9'];
+  const TOOL_COLORS = ['#f2a541', '#d96c8a', '#46b5b0', '#b08b4f', '#8d6cd9', '#e6d35c', '#2e9e6a', '#a3c94f', '#cf8fd6', '#7b5a3a', '#f07f6e', '#4fb0e0', '#9c6b9e', '#d4b483', '#5f6f3a', '#e895c0'];
   cats.forEach((c, i) => (c.color = BASE_COLORS[c.key] || TOOL_COLORS[(i - 5) % TOOL_COLORS.length]));
 
   // ---- header
