@@ -47,12 +47,13 @@ describe('contextSnapshot: per-tool attribution', () => {
   ];
   it('names each tool and MCP server with its calls, results and provider tokens', () => {
     const s = contextSnapshot(parseSession(jsonl(records)));
-    expect(Object.keys(s.byTool)).toEqual(['mcp__context7__get-library-docs', 'Bash']);
-    const docs = s.byTool['mcp__context7__get-library-docs']!;
+    const byTool = s.byTool!;
+    expect(Object.keys(byTool)).toEqual(['mcp__context7__get-library-docs', 'Bash']);
+    const docs = byTool['mcp__context7__get-library-docs']!;
     expect(docs).toMatchObject({ calls: 1, results: 1 });
     // 2,000 repetitions of "docs ": well over a thousand tokens, far more than Bash's.
     expect(docs.tokens).toBeGreaterThan(1000);
-    expect(s.byTool['Bash']!.tokens).toBeLessThan(50);
+    expect(byTool['Bash']!.tokens).toBeLessThan(50);
     expect(s.byMcpServer).toEqual({ context7: { ...docs, tools: ['mcp__context7__get-library-docs'] } });
   });
 });

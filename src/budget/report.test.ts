@@ -32,8 +32,6 @@ function snapshot(used: number, over: Partial<ContextSnapshot> = {}): ContextSna
     level,
     components,
     tools: { builtIn: 0, mcp: 0, deferred: 0 },
-    byTool: {},
-    byMcpServer: {},
     untilCompaction: marks.compact - used,
     compactionBuffer: effective - marks.compact,
     free: Math.max(0, effective - used),

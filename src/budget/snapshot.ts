@@ -40,10 +40,13 @@ export interface ContextSnapshot {
    */
   components: Record<ComponentId | 'unrecorded', number>;
   tools: { builtIn: number; mcp: number; deferred: number };
-  /** What each tool's calls and results in the context cost, in provider tokens, largest first. */
-  byTool: Record<string, ToolCost>;
-  /** The same per MCP server, with the server's tools. */
-  byMcpServer: Record<string, McpServerCost>;
+  /**
+   * What each tool's calls and results in the context cost, in provider tokens, largest first. Always set by
+   * contextSnapshot; optional so that snapshots built elsewhere (tests, older stored reports) still type-check.
+   */
+  byTool?: Record<string, ToolCost>;
+  /** The same per MCP server, with the server's tools (always set by contextSnapshot). */
+  byMcpServer?: Record<string, McpServerCost>;
   /** Room left before compaction triggers, and the buffer between the compact mark and the effective window's end. */
   untilCompaction: number;
   compactionBuffer: number;
