@@ -14,7 +14,7 @@
  * <pre> of the whole text takes minutes to lay out). The temp files are deleted at the end.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -50,12 +50,24 @@ try {
     parse.push(performance.now() - t);
   }
 
+  // Wall time, and (with /usr/bin/time) CPU time and peak RSS: on a shared machine the wall time mostly measures the
+  // wait for a core.
   const generate = [];
+  const cpu = [];
+  const rss = [];
+  const timeBin = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+  const timeOut = join(dir, 'time.txt');
   for (let i = 0; i < runs; i++) {
+    const cmd = [process.execPath, CLI, 'view', file, '--out', out];
     const t = performance.now();
-    const r = spawnSync(process.execPath, [CLI, 'view', file, '--out', out], { encoding: 'utf8' });
+    const r = timeBin ? spawnSync(timeBin, ['-f', '%U %S %M', '-o', timeOut, ...cmd], { encoding: 'utf8' }) : spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' });
     generate.push(performance.now() - t);
     if (r.status !== 0) throw new Error(`abridge view failed: ${r.stderr}`);
+    if (timeBin) {
+      const [user, sys, kb] = readFileSync(timeOut, 'utf8').trim().split('\n').at(-1).split(' ').map(Number);
+      cpu.push((user + sys) * 1000);
+      rss.push(kb * 1024);
+    }
     if (i === 0 && !json) process.stdout.write(r.stdout);
   }
   const htmlBytes = statSync(out).size;
@@ -99,7 +111,7 @@ try {
   }
 
   const requests = (text.match(/"role":"assistant"/g) ?? []).length;
-  const figures = { transcriptBytes: text.length, lines: text.split('\n').length - 1, requests, runs, jsonParseMs: median(parse), generateMs: median(generate), generateRuns: generate, htmlBytes, browser };
+  const figures = { transcriptBytes: text.length, lines: text.split('\n').length - 1, requests, runs, jsonParseMs: median(parse), generateMs: median(generate), generateRuns: generate, generateCpuMs: cpu.length ? median(cpu) : undefined, generatePeakRss: rss.length ? median(rss) : undefined, htmlBytes, browser };
   if (json) process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
   else {
     const ms = (x) => (x === undefined ? '—' : `${Math.round(x).toLocaleString('en-US')} ms`);
@@ -107,6 +119,7 @@ try {
       ['transcript (generated pi session)', `${(text.length / MB).toFixed(1)} MB, ${figures.lines.toLocaleString('en-US')} lines, ${requests.toLocaleString('en-US')} requests`],
       ['baseline: JSON.parse of every line (Node)', ms(figures.jsonParseMs)],
       ['abridge view → HTML (child process, median)', `${ms(figures.generateMs)}  (runs: ${generate.map((x) => Math.round(x)).join(', ')})`],
+      ['abridge view: CPU time (user + sys), peak RSS', timeBin ? `${ms(figures.generateCpuMs)}, ${Math.round(figures.generatePeakRss / MB)} MB` : '— (no /usr/bin/time)'],
       ['page size', `${(htmlBytes / MB).toFixed(1)} MB`],
       ['Chromium: page ready (chart, breakdown, list)', browser.skipped ?? `${ms(browser.ready)}  (runs: ${browser.readyRuns.map((x) => Math.round(x)).join(', ')})`],
       ['Chromium: first search over all full texts', browser.skipped ?? ms(browser.search)],
