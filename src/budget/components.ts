@@ -3,6 +3,7 @@ import type { TokenCounter } from '../tokens/counter.js';
 import { argumentsText } from '../model/parts.js';
 import type { ComponentId } from './types.js';
 import { viewOf } from '../model/view.js';
+import { ToolAttribution, type McpServerCost, type ToolCost } from './attribution.js';
 
 /** Which component a message of the conversation belongs to (before the current prompt is singled out). */
 export function componentOf(message: Message): ComponentId {
@@ -31,6 +32,10 @@ export interface ContextMeasure {
   toolResults: number;
   compactions: number;
   total: number;
+  /** What each tool's calls and results in the view cost (counted tokens), largest first. */
+  byTool: Record<string, ToolCost>;
+  /** The same per MCP server (tools named `mcp__<server>__<tool>` and similar). */
+  byMcpServer: Record<string, McpServerCost>;
 }
 
 function emptyComponents(): Record<ComponentId, number> {
@@ -55,15 +60,19 @@ export function measureContext(session: Session, entries: readonly Entry[], coun
   }
   const byComponent = emptyComponents();
   let toolResults = 0;
+  const attribution = new ToolAttribution(counter);
+  // Calls archived by a compaction still name the results kept in view.
+  for (const e of entries) if (e.message) attribution.learn(e.message);
   view.forEach((item, i) => {
     const m = item.message;
     byComponent[i === promptAt ? 'prompt' : componentOf(m)] += counter.message(m);
     toolResults += m.parts.filter((p) => p.type === 'tool-result').length;
+    attribution.add(m);
   });
   const tools = toolDefinitions(session, counter);
   byComponent.tools += tools.builtIn + tools.mcp;
   const total = Object.values(byComponent).reduce((a, b) => a + b, 0);
-  return { byComponent, tools, messages: view.length, toolResults, compactions, total };
+  return { byComponent, tools, messages: view.length, toolResults, compactions, total, byTool: attribution.tools(), byMcpServer: attribution.mcpServers() };
 }
 
 /** Tool definitions a request body carries, split into built-in and MCP (by the `mcp__`/`mcp_` naming convention). */

@@ -17,3 +17,4 @@ export { BudgetMonitor, type BudgetEvents, type PressureEvent } from './monitor.
 export { componentOf, measureContext, type ContextMeasure } from './components.js';
 export { contextSnapshot, type ContextSnapshot, type SnapshotOptions } from './snapshot.js';
 export { pressureLine, markdownFooter, breakdownRows, renderBreakdownText, renderBreakdownMarkdown, compactNumber, type BreakdownRow } from './report.js';
+export { ToolAttribution, mcpServerOf, displayToolName, scaleCosts, type ToolCost, type McpServerCost } from './attribution.js';

@@ -6,6 +6,7 @@ import { followEntries, trackerFor } from '../tokens/replay.js';
 import { ContextBudget, type AllocationRow } from './budget.js';
 import { ModelCatalog, normalizeModelId, type LookupOptions, type ModelInfo } from './catalog.js';
 import { measureContext } from './components.js';
+import { scaleCosts, type McpServerCost, type ToolCost } from './attribution.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import type { BudgetSettings, ComponentId, Level, Thresholds } from './types.js';
 
@@ -39,6 +40,13 @@ export interface ContextSnapshot {
    */
   components: Record<ComponentId | 'unrecorded', number>;
   tools: { builtIn: number; mcp: number; deferred: number };
+  /**
+   * What each tool's calls and results in the context cost, in provider tokens, largest first. Always set by
+   * contextSnapshot; optional so that snapshots built elsewhere (tests, older stored reports) still type-check.
+   */
+  byTool?: Record<string, ToolCost>;
+  /** The same per MCP server, with the server's tools (always set by contextSnapshot). */
+  byMcpServer?: Record<string, McpServerCost>;
   /** Room left before compaction triggers, and the buffer between the compact mark and the effective window's end. */
   untilCompaction: number;
   compactionBuffer: number;
@@ -124,6 +132,8 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
     level: budget.level(used),
     components,
     tools: { builtIn: Math.round(measure.tools.builtIn * prediction.ratio), mcp: Math.round(measure.tools.mcp * prediction.ratio), deferred: Math.round(measure.tools.deferred * prediction.ratio) },
+    byTool: scaleCosts(measure.byTool, prediction.ratio),
+    byMcpServer: scaleCosts(measure.byMcpServer, prediction.ratio),
     untilCompaction: marks.compact - used,
     compactionBuffer: budget.effective - marks.compact,
     free: Math.max(0, budget.effective - used),

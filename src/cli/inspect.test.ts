@@ -158,6 +158,17 @@ describe('abridge inspect: the /context breakdown', () => {
     expect(context.components.unrecorded + visible).toBe(context.used);
     expect(context.components.prompt).toBeGreaterThan(0);
     expect(context.counts).toMatchObject({ messages: 3, toolResults: 1, compactions: 0 });
+    expect(Object.keys(context.byTool)).toEqual(['bash']);
+    expect(context.byTool.bash).toMatchObject({ calls: 1, results: 1 });
+    expect(context.byTool.bash.tokens).toBeGreaterThan(0);
+    expect(context.byMcpServer).toEqual({});
+  });
+
+  it('the text report lists the context by tool', () => {
+    const r = abridge('inspect', tmpFile('s.jsonl', withUsage));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('context by tool');
+    expect(r.stdout).toMatch(/\nbash +1 +1 /);
   });
 
   it('levels follow the thresholds given as flags', () => {

@@ -161,8 +161,24 @@ export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult
     out.push('');
     out.push(pc.bold('context'));
     out.push(renderBreakdownText(r.context, { color: pc.isColorSupported }).trimEnd());
+    const byTool = renderToolCosts(r.context);
+    if (byTool) out.push('', byTool);
   } else if (r.contextNote) out.push(`${label('context')}${pc.dim(r.contextNote)}`);
   return `${out.join('\n')}\n`;
+}
+
+/** Which tools' calls and results fill the context (top 12), then the same per MCP server. */
+function renderToolCosts(c: ContextSnapshot): string {
+  const tools = Object.entries(c.byTool ?? {});
+  if (tools.length === 0) return '';
+  const row = (name: string, x: { calls: number; results: number; tokens: number; callTokens: number }) => [name, fmtInt(x.calls), fmtInt(x.results), fmtInt(x.tokens), fmtInt(x.callTokens), pct((x.tokens + x.callTokens) / c.window)];
+  const head = ['tool', 'calls', 'results', 'result tokens', 'call tokens', 'of window'];
+  const rows = tools.slice(0, 12).map(([n, x]) => row(n, x));
+  if (tools.length > 12) rows.push([pc.dim(`… ${tools.length - 12} more (see --json)`), '', '', '', '', '']);
+  const out = [pc.bold('context by tool'), table(head, rows)];
+  const servers = Object.entries(c.byMcpServer ?? {});
+  if (servers.length > 0) out.push('', pc.bold('context by MCP server'), table(['server', ...head.slice(1)], servers.map(([n, x]) => row(n, x))));
+  return out.join('\n');
 }
 
 function pct(x: number): string {

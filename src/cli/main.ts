@@ -7,6 +7,7 @@ import { registerReplay } from './replay.js';
 import { registerCompact } from './compact.js';
 import { registerModels } from './models.js';
 import { registerFooter } from './footer.js';
+import { registerView } from './view.js';
 import { VERSION } from './version.js';
 
 /**
@@ -25,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
   registerCompact(program);
   registerModels(program);
   registerFooter(program);
+  registerView(program);
   (await import('./store-commands.js')).registerStoreCommands(program);
   try {
     await program.parseAsync(argv);

@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gzipSync } from 'node:zlib';
+import { AbridgeError } from '../errors.js';
+import type { ViewData } from './view-data.js';
+
+/** The files the page is made of: the template, its style and script (shipped beside this module), and uPlot. */
+interface PageAssets {
+  html: string;
+  css: string;
+  js: string;
+  uplotJs: string;
+  uplotCss: string;
+}
+
+let cached: PageAssets | undefined;
+
+function asset(path: URL | string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new AbridgeError('MISSING_DEPENDENCY', `abridge view: cannot read ${what} (${String(path)}): ${err instanceof Error ? err.message : String(err)}; reinstall abridge${what === 'uPlot' ? ' (its dependency uplot)' : ''}`);
+  }
+}
+
+function loadAssets(): PageAssets {
+  if (cached) return cached;
+  const dir = new URL('./view/', import.meta.url);
+  const require = createRequire(import.meta.url);
+  let uplotDir: string;
+  try {
+    uplotDir = require.resolve('uplot/dist/uPlot.iife.min.js').replace(/uPlot\.iife\.min\.js$/, '');
+  } catch {
+    throw new AbridgeError('MISSING_DEPENDENCY', 'abridge view needs the uplot package (a dependency of abridge): reinstall abridge, or npm install uplot');
+  }
+  cached = {
+    html: asset(new URL('page.html', dir), 'the page template'),
+    css: asset(new URL('page.css', dir), 'the page style'),
+    js: asset(new URL('page.js', dir), 'the page script'),
+    uplotJs: asset(`${uplotDir}uPlot.iife.min.js`, 'uPlot'),
+    uplotCss: asset(`${uplotDir}uPlot.min.css`, 'uPlot'),
+  };
+  return cached;
+}
+
+/** Text safe inside a <script> or <style> element. */
+function inert(text: string): string {
+  return text.replace(/<\/(script|style)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
+}
+
+/**
+ * The viewer as one self-contained HTML document: every asset inlined, no network access when opened. The page data is
+ * inlined as JSON; the full texts of the messages as one gzip blob (base64) the page decompresses on first use.
+ */
+export function renderViewPage(data: ViewData, texts: readonly string[]): string {
+  const a = loadAssets();
+  const json = JSON.stringify(data).replace(/</g, '\\u003c');
+  const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: 1 }).toString('base64');
+  const title = `abridge view · ${data.meta.title}`.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+  const parts: Record<string, string> = {
+    '/*TITLE*/': title,
+    '/*UPLOT_CSS*/': inert(a.uplotCss),
+    '/*PAGE_CSS*/': inert(a.css),
+    '/*DATA*/': json,
+    '/*TEXTS*/': blob,
+    '/*UPLOT_JS*/': inert(a.uplotJs),
+    '/*PAGE_JS*/': inert(a.js),
+  };
+  // One pass over the template, so that no inserted text is searched for placeholders.
+  return a.html.replace(/\/\*(TITLE|UPLOT_CSS|PAGE_CSS|DATA|TEXTS|UPLOT_JS|PAGE_JS)\*\//g, (m) => parts[m]!);
+}

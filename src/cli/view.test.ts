@@ -1,0 +1,211 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildViewData } from '../analysis/view-data.js';
+import { readSession } from '../formats/read.js';
+import { findChromium, launchChromium } from '../test-support/browser.js';
+import { corpusAvailable } from '../test-support/corpus.js';
+import { abridgeCompactedTranscript, VIEW_CASES } from '../test-support/view-fixtures.js';
+
+// The CLI as a user runs it: the built binary (npm test builds first).
+const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+const dir = mkdtempSync(join(tmpdir(), 'abridge-view-test-'));
+
+function abridge(...args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const piSession = [
+  { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' },
+  { type: 'message', id: 'a1', parentId: null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 } },
+  { type: 'message', id: 'a2', parentId: 'a1', timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }], provider: 'anthropic', model: 'claude-sonnet-4-5', usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 20, totalTokens: 135 }, stopReason: 'toolUse' } },
+  { type: 'message', id: 'a3', parentId: 'a2', timestamp: '2026-01-01T00:00:03.000Z', message: { role: 'toolResult', toolCallId: 'c1', toolName: 'bash', content: [{ type: 'text', text: 'a.ts\nb.ts' }], isError: false } },
+]
+  .map((r) => JSON.stringify(r))
+  .join('\n');
+const small = join(dir, 'small.jsonl');
+writeFileSync(small, `${piSession}\n`);
+
+describe('abridge view', () => {
+  it('writes one HTML file with the page data inlined, by default <name>.view.html', () => {
+    const r = abridge('view', small);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = join(dir, 'small.view.html');
+    expect(r.stdout).toBe(`wrote ${out} (0.1 MB: 1 requests, 0 compactions, 3 messages)\n`);
+    const html = readFileSync(out, 'utf8');
+    const data = JSON.parse(/<script type="application\/json" id="data">(.*?)<\/script>/s.exec(html)![1]!);
+    expect(data.points.reported).toEqual([130]);
+    expect(data.records).toHaveLength(3);
+  });
+
+  it('bad input is exit 2 with one line saying what to give', () => {
+    expect(abridge('view')).toMatchObject({ code: 2, stderr: 'abridge: abridge view: give a transcript file, or --db <store> --session <id>\n' });
+    expect(abridge('view', small, '--out', 'x.html', '--serve')).toMatchObject({ code: 2, stderr: 'abridge: --out and --serve: choose one (a file, or a page served on 127.0.0.1)\n' });
+    expect(abridge('view', small, '--serve', '--port', 'x')).toMatchObject({ code: 2, stderr: 'abridge: --port: expected a port number from 0 to 65535, got "x"\n' });
+    expect(abridge('view', '--db', join(dir, 'none.sqlite'))).toMatchObject({ code: 2 });
+    expect(abridge('view', join(dir, 'missing.jsonl'))).toMatchObject({ code: 2, stderr: `abridge: ${join(dir, 'missing.jsonl')}: no such file\n` });
+  });
+
+  it('reads a stored session with --db and --session', () => {
+    const db = join(dir, 'store.sqlite');
+    expect(abridge('import', small, '--db', db, '--id', 'stored-1').code).toBe(0);
+    const r = abridge('view', '--db', db, '--session', 'stored-1', '--out', 'stored.html');
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const html = readFileSync(join(dir, 'stored.html'), 'utf8');
+    expect(html).toContain(`${db} · session stored-1`);
+    expect(abridge('view', '--db', db, '--session', 'nope')).toMatchObject({ code: 2, stderr: 'abridge: no session "nope" in this store\n' });
+  });
+
+  it('--serve serves the page on 127.0.0.1 until interrupted', async () => {
+    const child = spawn(process.execPath, [BIN, 'view', small, '--serve'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+    try {
+      const url = await new Promise<string>((done, fail) => {
+        let out = '';
+        child.stdout.on('data', (b: Buffer) => {
+          out += b.toString();
+          const m = /serving (http:\/\/127\.0\.0\.1:\d+\/) \(Ctrl-C to stop\)\n/.exec(out);
+          if (m) done(m[1]!);
+        });
+        child.once('exit', (code) => fail(new Error(`exited ${code}: ${out}`)));
+      });
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await res.text()).toContain('<script type="application/json" id="data">');
+      expect((await fetch(`${url}other`)).status).toBe(404);
+    } finally {
+      const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    }
+  });
+});
+
+// Run in the page (as source text: this project's TypeScript has no DOM types). The chart's canvas: its size, how many
+// colours it holds and the share of pixels drawn.
+const CANVAS_INK = `(() => {
+  const c = document.querySelector('#chart canvas');
+  if (!c) return undefined;
+  const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  const colours = new Set();
+  let inked = 0;
+  for (let i = 0; i < px.length; i += 4) {
+    if (px[i + 3] > 0) inked++;
+    colours.add((px[i] << 16) | (px[i + 1] << 8) | px[i + 2]);
+  }
+  return { width: c.width, height: c.height, colours: colours.size, inked: inked / (px.length / 4) };
+})()`;
+
+// A PNG (base64) decoded by the page: its size and the standard deviation of its pixels' luminance (0 when blank).
+const PNG_SPREAD = `async (b64) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + b64;
+  await img.decode();
+  const c = document.createElement('canvas');
+  c.width = img.width;
+  c.height = img.height;
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const px = g.getImageData(0, 0, c.width, c.height).data;
+  let sum = 0;
+  let sq = 0;
+  const n = px.length / 4;
+  for (let i = 0; i < px.length; i += 4) {
+    const l = 0.299 * px[i] + 0.587 * px[i + 1] + 0.114 * px[i + 2];
+    sum += l;
+    sq += l * l;
+  }
+  return { width: c.width, height: c.height, sd: Math.sqrt(sq / n - (sum / n) ** 2) };
+}`;
+
+const chromium = findChromium();
+if (!chromium) console.log('skipping the viewer tests in Chromium: no chromium on PATH (Debian: apt-get install chromium)');
+else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium: ../shared/corpus not found');
+
+(chromium && corpusAvailable() ? describe : describe.skip)('abridge view in Chromium', () => {
+  let context: BrowserContext;
+  let close: () => Promise<void>;
+  const shots = mkdtempSync(join(tmpdir(), 'abridge-view-shots-'));
+  beforeAll(async () => {
+    ({ context, close } = await launchChromium(chromium!));
+  }, 60_000);
+  afterAll(async () => close?.());
+
+  const cases: [string, () => Promise<string>][] = [
+    ['pi (with compactions of its own)', async () => VIEW_CASES.pi],
+    ['Claude Code (compact_boundary)', async () => VIEW_CASES.claudeCode],
+    ['Codex (compacted)', async () => VIEW_CASES.codex],
+    ['a session compacted by abridge', async () => (await abridgeCompactedTranscript()).file],
+  ];
+  for (const [name, transcript] of cases) {
+    it(name, async () => {
+      const file = await transcript();
+      const out = join(dir, `${name.replace(/\W+/g, '-')}.html`);
+      const r = abridge('view', file, '--out', out);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      // What the page must show, from the library (the marker's summary, the texts a search looks in).
+      const session = await readSession(file);
+      const { data, texts } = buildViewData(session);
+      const summary = session.entries.find((e) => e.compaction)!.compaction!.summary;
+
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') errors.push(`${m.type()}: ${m.text()}`);
+      });
+      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+      page.on('request', (req) => {
+        if (!req.url().startsWith('file:') && !req.url().startsWith('data:')) errors.push(`network: ${req.url()}`);
+      });
+      await page.goto(`file://${out}`);
+      await page.waitForSelector('body[data-ready="1"]');
+
+      // The chart: uPlot's canvas, drawn (many colours, most of the plot not blank).
+      const chart = (await page.evaluate(CANVAS_INK)) as { width: number; height: number; colours: number; inked: number } | undefined;
+      expect(chart).toBeDefined();
+      expect(chart!.width).toBeGreaterThan(400);
+      expect(chart!.colours).toBeGreaterThan(8);
+      expect(chart!.inked).toBeGreaterThan(0.1);
+      expect(await page.locator('.u-legend .u-series').count()).toBe(data.categories.length + 7);
+
+      // The /context breakdown follows the slider.
+      await page.locator('#at').fill('0');
+      expect(await page.locator('#contextTitle').textContent()).toBe('Context as of request 1 (/context)');
+
+      // A compaction expands and shows its summary.
+      const first = page.locator('details.compaction').first();
+      await first.locator('summary').click();
+      expect(await first.getAttribute('open')).toBe('');
+      expect(await first.locator('pre.summary').textContent()).toBe(summary);
+      expect(await first.locator('pre.summary').isVisible()).toBe(true);
+
+      // Search finds a known string: a word from the middle of the conversation, in as many messages as the texts hold.
+      const known = texts[Math.floor(texts.length / 2)]!.match(/[A-Za-z][A-Za-z0-9_.-]{7,}/)?.[0] ?? 'assistant';
+      const expected = texts.filter((t, i) => t.toLowerCase().includes(known.toLowerCase()) || (data.records[i]!.tools ?? []).join(' ').toLowerCase().includes(known.toLowerCase())).length;
+      await page.fill('#search', known);
+      await page.press('#search', 'Enter');
+      await page.waitForFunction(`document.getElementById('searchInfo').textContent.startsWith(${JSON.stringify(`${expected.toLocaleString('en-US')} message`)})`);
+      expect(expected).toBeGreaterThan(0);
+      await page.locator('#listInner .row').first().click();
+      await page.waitForSelector('#fulltext mark');
+      expect((await page.locator('#fulltext mark').first().textContent())!.toLowerCase()).toBe(known.toLowerCase());
+
+      // A screenshot, saved, and not blank: decoded by the page itself, its pixels must vary.
+      const png = await page.screenshot({ path: join(shots, `${name.replace(/\W+/g, '-')}.png`), fullPage: true });
+      expect(existsSync(join(shots, `${name.replace(/\W+/g, '-')}.png`))).toBe(true);
+      const spread = (await page.evaluate(`(${PNG_SPREAD})(${JSON.stringify(png.toString('base64'))})`)) as { width: number; height: number; sd: number };
+      expect(spread.width).toBe(1400);
+      expect(spread.height).toBeGreaterThan(1000);
+      expect(spread.sd).toBeGreaterThan(10);
+      expect(errors).toEqual([]);
+      await page.close();
+    }, 120_000);
+  }
+});

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import { open, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { buildViewData } from '../analysis/view-data.js';
+import { renderViewPage } from '../analysis/view-page.js';
+import { AbridgeError } from '../errors.js';
+import { readSession } from '../formats/read.js';
+import { getFormat } from '../formats/registry.js';
+import type { Session } from '../model/types.js';
+import { loadSession } from '../store/session-store.js';
+import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
+import { progressReporter } from './progress.js';
+import { tokenCounterFor } from './tokens.js';
+
+interface ViewFlags extends ConfigFlags {
+  db?: string;
+  session?: string;
+  out?: string;
+  serve?: boolean;
+  port?: string;
+  format?: string;
+  exact?: boolean;
+}
+
+export function registerView(program: Command): void {
+  const cmd = program
+    .command('view')
+    .description('One self-contained HTML page of a session: usage per request against the window, the /context breakdown as of any request (per tool and MCP server), every compaction, and the conversation (searchable)')
+    .argument('[transcript]', 'transcript file (pi, Claude Code, Codex, SWE-agent, an API request body)')
+    .option('--db <path|url>', 'read the session from a store instead: a SQLite file path, or a postgres:// connection URL')
+    .option('--session <id>', 'the stored session (with --db)')
+    .option('-o, --out <file>', 'write the page to this file (default: <transcript name>.view.html in the current directory)')
+    .option('--serve', 'serve the page on 127.0.0.1 until Ctrl-C instead of writing a file')
+    .option('--port <n>', 'port for --serve (default: any free port)')
+    .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator');
+  addConfigOptions(cmd).action(async (file: string | undefined, opts: ViewFlags) => {
+    if (opts.format) getFormat(opts.format);
+    if (opts.out !== undefined && opts.serve) throw new AbridgeError('INVALID_INPUT', '--out and --serve: choose one (a file, or a page served on 127.0.0.1)');
+    const port = opts.port === undefined ? 0 : Number(opts.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AbridgeError('INVALID_INPUT', `--port: expected a port number from 0 to 65535, got "${opts.port}"`);
+    if (opts.port !== undefined && !opts.serve) throw new AbridgeError('INVALID_INPUT', '--port goes with --serve');
+    const config = await resolveConfig(opts);
+    const { session, source, name } = await sessionFrom(file, opts);
+    const { exact } = await tokenCounterFor(opts.exact === true);
+    const { data, texts } = buildViewData(session, { settings: config.budget, source, ...(exact ? { exact } : {}) });
+    const html = renderViewPage(data, texts);
+    if (opts.serve) {
+      await serve(html, port);
+      return;
+    }
+    const out = resolve(opts.out ?? `${name}.view.html`);
+    await writeAtomic(out, html);
+    process.stdout.write(`wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${data.points.entry.length} requests, ${data.compactions.length} compactions, ${data.records.length} messages)\n`);
+  });
+}
+
+async function sessionFrom(file: string | undefined, opts: ViewFlags): Promise<{ session: Session; source: string; name: string }> {
+  if (opts.db !== undefined || opts.session !== undefined) {
+    if (file !== undefined) throw new AbridgeError('INVALID_INPUT', `give either a transcript (${file}) or --db with --session, not both`);
+    if (!opts.db || !opts.session) throw new AbridgeError('INVALID_INPUT', '--db and --session go together: the store, and the id of the session in it (see abridge sessions --db …)');
+    // Loaded only for --db, like the store commands (the SQLite and PostgreSQL drivers are optional).
+    const { openStore, redactDb } = await import('./store-commands.js');
+    const store = await openStore(opts.db, { mustExist: true });
+    try {
+      const session = await loadSession(store, opts.session);
+      return { session, source: `${redactDb(opts.db)} · session ${opts.session}`, name: opts.session.replace(/[^A-Za-z0-9._-]/g, '_') };
+    } finally {
+      await store.close();
+    }
+  }
+  if (file === undefined) throw new AbridgeError('INVALID_INPUT', 'abridge view: give a transcript file, or --db <store> --session <id>');
+  const progress = progressReporter(file);
+  const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+  return { session, source: file, name: basename(file).replace(/\.(jsonl|json|traj)$/i, '') };
+}
+
+/** Temp file in the same folder, fsync, rename: a reader never sees half a page. */
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  let fh;
+  try {
+    fh = await open(tmp, 'w');
+    await fh.writeFile(text);
+    await fh.sync();
+    await fh.close();
+    fh = undefined;
+    await rename(tmp, path);
+  } catch (err) {
+    await fh?.close().catch(() => undefined);
+    await unlink(tmp).catch(() => undefined);
+    const e = err as NodeJS.ErrnoException;
+    throw new AbridgeError('FILE_UNREADABLE', `--out ${path}: cannot write (${e.code ?? e.message})`);
+  }
+}
+
+/** Serves the page on 127.0.0.1 only, prints its URL, and runs until the process is interrupted. */
+function serve(html: string, port: number): Promise<void> {
+  const body = Buffer.from(html);
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    if (req.url !== '/' && req.url !== '/index.html') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the page is at /\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, 'cache-control': 'no-store' });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  return new Promise((done, fail) => {
+    server.once('error', (err: NodeJS.ErrnoException) => fail(new AbridgeError('INVALID_INPUT', `--serve: cannot listen on 127.0.0.1:${port} (${err.code ?? err.message})`)));
+    server.listen(port, '127.0.0.1', () => {
+      const address = server.address();
+      const actual = typeof address === 'object' && address ? address.port : port;
+      process.stdout.write(`serving http://127.0.0.1:${actual}/ (Ctrl-C to stop)\n`);
+    });
+    const stop = () => server.close(() => done());
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
