@@ -560,8 +560,9 @@ describe('memory tool: links never lead outside the root', () => {
   it('a file swapped for a link just before it is opened is not read (O_NOFOLLOW)', async () => {
     const p = planted();
     const target = p.file('notes.md');
+    // The tool opens names through its directory handle (/proc/self/fd/<n>/notes.md).
     hooks.beforeOpen = (path) => {
-      if (path === target) {
+      if (path.endsWith('/notes.md')) {
         hooks.beforeOpen = undefined;
         fs.rmSync(target);
         fs.symlinkSync(join(p.outside, 'secret.txt'), target);
@@ -574,7 +575,7 @@ describe('memory tool: links never lead outside the root', () => {
     const p = planted();
     const target = p.file('notes.md');
     hooks.beforeRename = (_from, to) => {
-      if (to === target) {
+      if (to.endsWith('/notes.md')) {
         hooks.beforeRename = undefined;
         fs.rmSync(target);
         fs.symlinkSync(join(p.outside, 'secret.txt'), target);
