@@ -400,7 +400,8 @@ function apiFor(provider: string | undefined): string {
   return 'unknown';
 }
 
-function writePi(session: Session): string {
+function writePi(session: Session, options: { redact?: (text: string) => string } = {}): string {
+  const redact = options.redact ?? ((t: string) => t);
   if (session.format === 'pi') {
     // Records read from pi are written as they were; entries added since (e.g. compaction markers) are encoded and,
     // in a tree-shaped session, linked to the entry before them.
@@ -422,10 +423,10 @@ function writePi(session: Session): string {
         if (tree) {
           // An entry added in memory may already have its id (a compaction marker linked into the tree): keep it.
           const id = (first && e.id) || stableId(`${e.index}:${items.length}:${JSON.stringify(r).length}`, 8);
-          items.push({ text: JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) }) });
+          items.push({ text: redact(JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) })) });
           lastId = id;
           first = false;
-        } else items.push({ text: JSON.stringify(r) });
+        } else items.push({ text: redact(JSON.stringify(r)) });
       }
     }
     return writeJsonl(items, session);

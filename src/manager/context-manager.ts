@@ -13,6 +13,7 @@ import type { ResultStore } from '../store/result-store.js';
 import type { AgentTool } from '../tools/tool.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import type { AbridgeConfig } from './config.js';
+import { createRedactor } from '../redact/redact.js';
 
 export interface ContextManagerOptions {
   /** The model requests go to (its window and tokenizer family come from the catalog or the configuration). */
@@ -136,6 +137,7 @@ export class ContextManager extends EventEmitter<BudgetEvents> {
       force: true,
       store: this.store,
       ...(this.options.summarizer ? { summarizer: this.options.summarizer } : {}),
+      redact: this.options.compaction?.redact ?? createRedactor(this.config.redaction),
       ...(this.config.budget.prefixTokens !== undefined ? { prefixTokens: this.config.budget.prefixTokens } : {}),
     });
     if (result.entry) this.monitor.compactionComplete({ before: result.beforeTokens, after: result.afterTokens, strategies: result.strategiesRun.map((s) => s.name) });

@@ -27,7 +27,7 @@ const CASES: Record<string, { hit: [string, string][]; miss: string[] }> = {
     miss: ['aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}', 'a 40-char hash e3b0c44298fc1c149afbf4c8996fb92427ae41e4 in git log'],
   },
   'github-token': {
-    hit: [['ghp_0123456789abcdefghijABCDEFGHIJ012345', 'token %s'], ['github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456', '%s'], ['ghs_0123456789abcdefghijABCDEFGHIJ012345', '%s']],
+    hit: [['ghp_0123456789abcdefghijABCDEFGHIJ012345', 'token %s'], ['ghp_0123456789abcdefghijABCDEFGHIJ012345', '"first\\n%s"'], ['github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456', '%s'], ['ghs_0123456789abcdefghijABCDEFGHIJ012345', '%s']],
     miss: ['ghp_short', 'gh_0123456789abcdefghijABCDEFGHIJ012345'],
   },
   'slack-token': {
@@ -52,7 +52,7 @@ const CASES: Record<string, { hit: [string, string][]; miss: string[] }> = {
     miss: ['Bearer token authentication is described in RFC 6750', 'Authorization: Bearer $TOKEN'],
   },
   'generic-secret': {
-    hit: [['Xk9#pL2vQ8zR4mN7', 'password=%s'], ['a8F3kL0pQz7Xw2Vb', '"client_secret": "%s"'], ['9fK2LmQ8xZ3vB7nR', 'DB_PASSWORD: %s'], ['q7W3eR9tY1uI5oP2', '\\"api_key\\": \\"%s\\"']],
+    hit: [['Xk9#pL2vQ8zR4mN7', 'password=%s'], ['a8F3kL0pQz7Xw2Vb', '"client_secret": "%s"'], ['9fK2LmQ8xZ3vB7nR', 'DB_PASSWORD: %s'], ['q7W3eR9tY1uI5oP2', '\\"api_key\\": \\"%s\\"'], ['Xk9#pL2vQ8zR4mN7', 'line one\\npassword=%s\\nline three']],
     miss: ['password=${PASSWORD}', 'password: changeme', 'token_count=12345678', 'secret = get_secret_from_vault', 'max_tokens: 64000', 'password_field=password_input', 'apiKey: process.env.API_KEY', 'password = "<your password>"', 'const apiKey = options?.apiKey', 'token = Base64.url_encode64(x)'],
   },
   'private-key': {

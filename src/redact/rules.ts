@@ -48,39 +48,45 @@ function looksRandom(v: string, minEntropy: number): boolean {
   return entropy(v) >= minEntropy;
 }
 
+/**
+ * "Not preceded by one of `chars`" — except that the letter of a JSON escape (`\n`, `\t`, `\r`) counts as a boundary,
+ * so a secret at the start of a line is found in serialized JSON too.
+ */
+const after = (chars: string) => String.raw`(?:(?<![${chars}])|(?<=\\[nrt]))`;
+
 /** Chars a secret in an assignment may use: anything but space, quotes, backslash and the punctuation that ends a value. */
 const VALUE = String.raw`[^\s"'\x60\\,;{}()<>\[\]]`;
 /** An optional quote, possibly escaped (the text may itself be JSON inside JSON). */
-const Q = String.raw`(?:\\?["'\x60])?`;
+const Q = String.raw`(?:\\*["'\x60])?`;
 
 const rules: SecretRule[] = [
   {
     id: 'private-key',
     description: 'PEM private key block (RSA, EC, DSA, OPENSSH, PGP, encrypted): from BEGIN to END, or to where the text stops',
     pattern: new RegExp(
-      String.raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?:[A-Za-z0-9+/=:,.\s-]|\\[nrt]){0,20000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,.\s]|\\[nrt]){0,20000})`,
+      String.raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?:[A-Za-z0-9+/=:,.\s-]|\\+[nrt]){0,20000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,.\s]|\\+[nrt]){0,20000})`,
       'g',
     ),
   },
   {
     id: 'anthropic-api-key',
     description: 'Anthropic API or admin key: sk-ant-api03-…, sk-ant-admin01-…',
-    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}sk-ant-[A-Za-z0-9_-]{20,}`, 'g'),
   },
   {
     id: 'openai-api-key',
     description: 'OpenAI key: sk-proj-…, sk-svcacct-…, sk-admin-…, legacy sk-… (48 characters, with T3BlbkFJ)',
-    pattern: /(?<![A-Za-z0-9_-])sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))`, 'g'),
   },
   {
     id: 'github-token',
     description: 'GitHub token: ghp_, gho_, ghu_, ghs_, ghr_ (36+ characters) or github_pat_ fine-grained token',
-    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9_')}(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])`, 'g'),
   },
   {
     id: 'slack-token',
     description: 'Slack token: xoxb-, xoxa-, xoxp-, xoxr-, xoxs-, xoxo-',
-    pattern: /(?<![A-Za-z0-9])xox[abposr]-(?:[0-9]+-)?[A-Za-z0-9-]{10,}/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9')}xox[abposr]-(?:[0-9]+-)?[A-Za-z0-9-]{10,}`, 'g'),
   },
   {
     id: 'slack-webhook',
@@ -90,17 +96,17 @@ const rules: SecretRule[] = [
   {
     id: 'stripe-key',
     description: 'Stripe secret or restricted key: sk_live_, rk_live_, sk_test_, rk_test_',
-    pattern: /(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9_')}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])`, 'g'),
   },
   {
     id: 'google-api-key',
     description: 'Google API key: AIza followed by 35 characters',
-    pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])`, 'g'),
   },
   {
     id: 'aws-access-key-id',
     description: 'AWS access key id: AKIA…, ASIA…, ABIA…, ACCA… (20 characters)',
-    pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9')}(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])`, 'g'),
   },
   {
     id: 'aws-secret-access-key',
@@ -114,7 +120,7 @@ const rules: SecretRule[] = [
   {
     id: 'jwt',
     description: 'JSON Web Token: three base64url parts, the first two starting with eyJ',
-    pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, 'g'),
   },
   {
     id: 'url-password',
@@ -125,14 +131,14 @@ const rules: SecretRule[] = [
   {
     id: 'bearer-token',
     description: 'A bearer token in an Authorization header or a command: Bearer <token>',
-    pattern: /(?<=\b[Bb]earer\s{1,4})[A-Za-z0-9._~+/-]{20,}=*/g,
+    pattern: /(?<=(?:\b|\\[nrt])[Bb]earer\s{1,4})[A-Za-z0-9._~+/-]{20,}=*/g,
     accept: (v) => looksRandom(v, 3.5),
   },
   {
     id: 'generic-secret',
     description: 'A high-entropy value assigned to a name like password, secret, token, api_key, access_key, client_secret',
     pattern: new RegExp(
-      String.raw`(?<=(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)${Q}\s*(?::=|=>|[:=])\s*${Q})${VALUE}{8,256}(?!${VALUE})`,
+      String.raw`(?<=${after('A-Za-z0-9')}(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)${Q}\s*(?::=|=>|[:=])\s*${Q})${VALUE}{8,256}(?!${VALUE})`,
       'gi',
     ),
     accept: (v) => looksRandom(v, 3.0),

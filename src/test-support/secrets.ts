@@ -28,7 +28,11 @@ export interface PlantedSecret {
   probe: string;
   /** A line of text carrying it, as a person or a command would write it. */
   inContext: string;
+  /** Recognizable on its own (by its prefix or shape); false for secrets known only by context (a password, an AWS secret key). */
+  selfEvident: boolean;
 }
+
+const CONTEXTUAL = new Set(['aws-secret-access-key', 'url-password', 'generic-secret', 'bearer-token']);
 
 /** One fake secret of every kind, from `seed`. */
 export function fakeSecrets(seed: number): PlantedSecret[] {
@@ -36,7 +40,7 @@ export function fakeSecrets(seed: number): PlantedSecret[] {
   const pick = (alphabet: string, n: number) => Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]!).join('');
   const b64url = (s: string) => Buffer.from(s).toString('base64url');
   const out: PlantedSecret[] = [];
-  const add = (kind: string, secret: string, inContext: (s: string) => string, probe = secret.slice(-16)) => out.push({ kind, secret, probe, inContext: inContext(secret) });
+  const add = (kind: string, secret: string, inContext: (s: string) => string, probe = secret.slice(-16)) => out.push({ kind, secret, probe, inContext: inContext(secret), selfEvident: !CONTEXTUAL.has(kind) });
 
   add('anthropic-api-key', `sk-ant-api03-${pick(B64URL, 93)}AA`, (s) => `export ANTHROPIC_API_KEY=${s}`);
   add('openai-api-key', `sk-proj-${pick(B64URL, 156)}`, (s) => `OPENAI_API_KEY="${s}" python run.py`);
