@@ -1,6 +1,6 @@
 import { AbridgeError } from '../errors.js';
 import type { CompactionMarker, Message, Part, ResultContentPart } from '../model/types.js';
-import { SECRET_KINDS, SECRET_RULES, type SecretRule } from './rules.js';
+import { boundaryOk, SECRET_KINDS, SECRET_RULES, type SecretRule } from './rules.js';
 
 /**
  * Secret redaction: what abridge applies before text leaves the process's memory for a summary, an LLM summarizer, a
@@ -56,12 +56,14 @@ export function redactionRules(settings: Partial<RedactionSettings> = {}): Secre
 export function findSecrets(text: string, rules: readonly SecretRule[] = SECRET_RULES): SecretMatch[] {
   const found: SecretMatch[] = [];
   for (const rule of rules) {
+    if (rule.hint !== undefined && !text.includes(rule.hint)) continue;
     rule.pattern.lastIndex = 0;
     for (const m of text.matchAll(rule.pattern)) {
-      if (m[0] === '') continue;
-      if (rule.accept && !rule.accept(m[0])) continue;
-      const start = m.index;
-      const end = start + m[0].length;
+      if (!boundaryOk(text, m.index, rule.notAfter)) continue;
+      const range: readonly [number, number] | undefined = rule.group === undefined ? [m.index, m.index + m[0].length] : m.indices?.[rule.group];
+      if (!range || range[1] <= range[0]) continue;
+      const [start, end] = range;
+      if (rule.accept && !rule.accept(text.slice(start, end))) continue;
       if (found.some((f) => start < f.end && end > f.start)) continue;
       found.push({ kind: rule.id, start, end });
     }

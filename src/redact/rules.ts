@@ -17,6 +17,24 @@ export interface SecretRule {
   readonly pattern: RegExp;
   /** Further check on a match (entropy, placeholders); a match it rejects is left alone. */
   readonly accept?: (secret: string) => boolean;
+  /** The secret is this capture group of the match (the pattern has the `d` flag); default: the whole match. */
+  readonly group?: number;
+  /**
+   * A character the match may not follow (a word boundary of the rule's own alphabet); the letter of a JSON escape
+   * (`\n`, `\t`, `\r`) counts as a boundary, so a secret at the start of a line is found in serialized JSON too.
+   * Checked in code rather than by a look-behind, which would stop the regex engine from scanning for the literal prefix.
+   */
+  readonly notAfter?: RegExp;
+  /** Skip the rule on text that does not contain this (a cheap test before the regex). */
+  readonly hint?: string;
+}
+
+/** Whether the match at `start` follows an allowed character (see SecretRule.notAfter). */
+export function boundaryOk(text: string, start: number, notAfter: RegExp | undefined): boolean {
+  if (!notAfter || start === 0) return true;
+  const prev = text[start - 1]!;
+  if (!notAfter.test(prev)) return true;
+  return (prev === 'n' || prev === 'r' || prev === 't') && text[start - 2] === '\\';
 }
 
 /** Shannon entropy of a string, in bits per character. */
@@ -48,12 +66,6 @@ function looksRandom(v: string, minEntropy: number): boolean {
   return entropy(v) >= minEntropy;
 }
 
-/**
- * "Not preceded by one of `chars`" — except that the letter of a JSON escape (`\n`, `\t`, `\r`) counts as a boundary,
- * so a secret at the start of a line is found in serialized JSON too.
- */
-const after = (chars: string) => String.raw`(?:(?<![${chars}])|(?<=\\[nrt]))`;
-
 /** Chars a secret in an assignment may use: anything but space, quotes, backslash and the punctuation that ends a value. */
 const VALUE = String.raw`[^\s"'\x60\\,;{}()<>\[\]]`;
 /** An optional quote, possibly escaped (the text may itself be JSON inside JSON). */
@@ -71,22 +83,29 @@ const rules: SecretRule[] = [
   {
     id: 'anthropic-api-key',
     description: 'Anthropic API or admin key: sk-ant-api03-…, sk-ant-admin01-…',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}sk-ant-[A-Za-z0-9_-]{20,}`, 'g'),
+    pattern: /sk-ant-[A-Za-z0-9_-]{20,}/g,
+    notAfter: /[A-Za-z0-9_-]/,
+    hint: 'sk-ant-',
   },
   {
     id: 'openai-api-key',
     description: 'OpenAI key: sk-proj-…, sk-svcacct-…, sk-admin-…, legacy sk-… (48 characters, with T3BlbkFJ)',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))`, 'g'),
+    pattern: /sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))/g,
+    notAfter: /[A-Za-z0-9_-]/,
+    hint: 'sk-',
   },
   {
     id: 'github-token',
     description: 'GitHub token: ghp_, gho_, ghu_, ghs_, ghr_ (36+ characters) or github_pat_ fine-grained token',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9_')}(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])`, 'g'),
+    pattern: /(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/g,
+    notAfter: /[A-Za-z0-9_]/,
   },
   {
     id: 'slack-token',
     description: 'Slack token: xoxb-, xoxa-, xoxp-, xoxr-, xoxs-, xoxo-',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9')}xox[abposr]-(?:[0-9]+-)?[A-Za-z0-9-]{10,}`, 'g'),
+    pattern: /xox[abposr]-(?:[0-9]+-)?[A-Za-z0-9-]{10,}/g,
+    notAfter: /[A-Za-z0-9]/,
+    hint: 'xox',
   },
   {
     id: 'slack-webhook',
@@ -96,51 +115,62 @@ const rules: SecretRule[] = [
   {
     id: 'stripe-key',
     description: 'Stripe secret or restricted key: sk_live_, rk_live_, sk_test_, rk_test_',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9_')}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])`, 'g'),
+    pattern: /(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}(?![A-Za-z0-9_])/g,
+    notAfter: /[A-Za-z0-9_]/,
+    hint: 'k_',
   },
   {
     id: 'google-api-key',
     description: 'Google API key: AIza followed by 35 characters',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])`, 'g'),
+    pattern: /AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g,
+    notAfter: /[A-Za-z0-9_-]/,
+    hint: 'AIza',
   },
   {
     id: 'aws-access-key-id',
     description: 'AWS access key id: AKIA…, ASIA…, ABIA…, ACCA… (20 characters)',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9')}(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])`, 'g'),
+    pattern: /A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/g,
+    notAfter: /[A-Za-z0-9]/,
   },
   {
     id: 'aws-secret-access-key',
     description: 'AWS secret access key (40 characters) after a name saying so: aws_secret_access_key=…, "SecretAccessKey": …',
-    pattern: new RegExp(
-      String.raw`(?<=(?:aws[_\-. ]?)?secret[_\-. ]?(?:access[_\-. ]?)?key${Q}\s*(?::=|=>|[:=])\s*${Q})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])`,
-      'gi',
-    ),
+    pattern: new RegExp(String.raw`secret[_\-. ]?(?:access[_\-. ]?)?key${Q}\s*(?::=|=>|[:=])\s*${Q}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`, 'gid'),
+    group: 1,
     accept: (v) => entropy(v) >= 3.5,
   },
   {
     id: 'jwt',
     description: 'JSON Web Token: three base64url parts, the first two starting with eyJ',
-    pattern: new RegExp(String.raw`${after('A-Za-z0-9_-')}eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, 'g'),
+    pattern: /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+    notAfter: /[A-Za-z0-9_-]/,
+    hint: 'eyJ',
   },
   {
     id: 'url-password',
     description: 'The password of a URL with credentials: scheme://user:PASSWORD@host',
-    pattern: /(?<=\b[A-Za-z][A-Za-z0-9+.-]{1,20}:\/\/[^\s:/?#@"'\\]{1,128}:)[^\s/?#@"'\\]{3,256}(?=@)/g,
+    pattern: /:\/\/[^\s:/?#@"'\\]{1,128}:([^\s/?#@"'\\]{3,256})@/dg,
+    group: 1,
+    hint: '://',
     accept: (v) => !isPlaceholder(v),
   },
   {
     id: 'bearer-token',
     description: 'A bearer token in an Authorization header or a command: Bearer <token>',
-    pattern: /(?<=(?:\b|\\[nrt])[Bb]earer\s{1,4})[A-Za-z0-9._~+/-]{20,}=*/g,
+    pattern: /earer\s{1,4}([A-Za-z0-9._~+/-]{20,}=*)/dg,
+    group: 1,
+    hint: 'earer',
     accept: (v) => looksRandom(v, 3.5),
   },
   {
     id: 'generic-secret',
     description: 'A high-entropy value assigned to a name like password, secret, token, api_key, access_key, client_secret',
     pattern: new RegExp(
-      String.raw`(?<=${after('A-Za-z0-9')}(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)${Q}\s*(?::=|=>|[:=])\s*${Q})${VALUE}{8,256}(?!${VALUE})`,
-      'gi',
+      String.raw`(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)${Q}\s*(?::=|=>|[:=])\s*${Q}(${VALUE}{8,256})(?!${VALUE})`,
+      'gid',
     ),
+    group: 1,
+    notAfter: /[A-Za-z0-9]/,
     accept: (v) => looksRandom(v, 3.0),
   },
 ];
