@@ -63,7 +63,11 @@ export function refIdFor(text: string): string {
   return `r_${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
-const show = (v: unknown): string => (typeof v === 'number' ? String(v) : v === undefined ? 'undefined' : JSON.stringify(v) ?? String(v));
+/** A value as an error quotes it: never more than a short prefix of a long string (an oversized input is not echoed). */
+const show = (v: unknown): string => {
+  if (typeof v === 'string' && v.length > 40) return `${JSON.stringify(v.slice(0, 40))}… (${v.length.toLocaleString('en-US')} characters)`;
+  return typeof v === 'number' ? String(v) : v === undefined ? 'undefined' : (JSON.stringify(v) ?? String(v)).slice(0, 200);
+};
 
 /** Throws AbridgeError('INVALID_INPUT') unless `refId` looks like a ref. */
 export function validateRefId(refId: unknown): asserts refId is string {
