@@ -119,6 +119,12 @@ export function takeLines(lines: readonly string[], limits: AnswerLimits, used =
   return { text, whole: lines.length, split };
 }
 
+/** Whether `text` fits one answer as it is: within the bytes and tokens, and no line longer than maxLineChars. */
+export function fitsAnswer(text: string, limits: AnswerLimits): boolean {
+  if (Buffer.byteLength(text, 'utf8') > limits.maxBytes || estimateTokens(text) > limits.maxTokens) return false;
+  return text.split('\n').every((l) => l.length <= limits.maxLineChars);
+}
+
 /** The lines of `text`, each with its `\n` (a last line without one stays without). */
 export function linesWithEnds(text: string): string[] {
   if (text === '') return [];

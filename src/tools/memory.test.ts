@@ -613,3 +613,40 @@ describe('memory tool: links never lead outside the root', () => {
     );
   });
 });
+
+describe('memory tool: capped answers', () => {
+  it('view of a big file shows the lines that fit and the view_range to read on', async () => {
+    const { run, write } = setup({ limits: { maxBytes: 4096 } });
+    write('big.md', Array.from({ length: 500 }, (_, i) => `line ${i + 1} ${'w'.repeat(40)}`).join('\n'));
+    const out = await run({ command: 'view', path: '/memories/big.md' });
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(4096);
+    const [head, note, first] = out.split('\n');
+    expect(head).toBe(CONTENT('/memories/big.md'));
+    expect(note).toMatch(/^\[answer capped at 4,096 bytes \/ 8,000 tokens: lines 1–(\d+) of 500 shown; read on with view_range \[(\d+), -1\]\]$/);
+    const [, last, next] = /lines 1–(\d+) of 500 shown; read on with view_range \[(\d+), -1\]/.exec(note!)!;
+    expect(Number(next)).toBe(Number(last) + 1);
+    expect(first).toBe(`     1\tline 1 ${'w'.repeat(40)}`);
+    expect(out.split('\n').at(-1)).toBe(`${String(last).padStart(6)}\tline ${last} ${'w'.repeat(40)}`);
+    const on = await run({ command: 'view', path: '/memories/big.md', view_range: [Number(next), -1] });
+    expect(on.split('\n')[2]).toBe(`${String(next).padStart(6)}\tline ${next} ${'w'.repeat(40)}`);
+  });
+
+  it('view of a root filled by someone else stays within the cap (default 32 KB)', async () => {
+    const { run, root } = setup();
+    fs.mkdirSync(root, { recursive: true });
+    for (let d = 0; d < 40; d++) {
+      fs.mkdirSync(join(root, `dir-${d}-${'n'.repeat(60)}`));
+      for (let f = 0; f < 40; f++) fs.writeFileSync(join(root, `dir-${d}-${'n'.repeat(60)}`, `file-${f}-${'m'.repeat(60)}.md`), 'x');
+    }
+    const out = await run({ command: 'view', path: '/memories' });
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(32 * 1024);
+    expect(out.split('\n').at(-1)).toMatch(/^\(answer capped at 32,768 bytes \/ 8,000 tokens: [\d,]+ more entries not shown; view a subdirectory to see what is in it\)$/);
+  });
+
+  it('a 1 MB path is refused without being echoed', async () => {
+    const { run } = setup();
+    const out = await run({ command: 'view', path: `/memories/${'a'.repeat(1_000_000)}` });
+    expect(out.length).toBeLessThan(300);
+    expect(out).toMatch(/^Error: Invalid path "\/memories\/a+…": it is 1,000,010 bytes long; the limit is 1,024\.$/);
+  });
+});

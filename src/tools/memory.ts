@@ -4,6 +4,7 @@ import * as fsp from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { AbridgeError } from '../errors.js';
+import { answerLimits, describeLimits, fitsAnswer, linesWithEnds, takeLines, type AnswerLimits } from './answer-limits.js';
 import { DirHandle, labelFdPaths } from './dir-handle.js';
 import { isAddressableName, MAX_DEPTH, MAX_PATH_BYTES, MEMORY_ROOT, parseMemoryPath, type MemoryPath } from './memory-paths.js';
 import { defineTool, type AgentTool } from './tool.js';
@@ -20,6 +21,8 @@ export interface MemoryToolOptions {
   maxFileBytes?: number;
   /** Most files and directories the root may hold, counted together (default 1,000). */
   maxFiles?: number;
+  /** Caps on one answer of view (default DEFAULT_ANSWER_LIMITS: 32 KB, 8,000 tokens, lines split past 2,000 characters). */
+  limits?: Partial<AnswerLimits>;
 }
 
 export const MEMORY_COMMANDS = ['view', 'create', 'str_replace', 'insert', 'delete', 'rename'] as const;
@@ -174,6 +177,7 @@ class MemoryDirectory {
     root: string,
     readonly maxFileBytes: number,
     readonly maxFiles: number,
+    readonly limits: AnswerLimits,
   ) {
     this.root = resolve(root);
   }
@@ -451,7 +455,18 @@ class MemoryDirectory {
         from = a;
         to = b === -1 ? n : Math.min(b, n);
       }
-      return `Here's the content of ${v} with line numbers:\n${numbered(lines, from, to)}`;
+      const head = `Here's the content of ${v} with line numbers:`;
+      const all = `${head}\n${numbered(lines, from, to)}`;
+      if (fitsAnswer(all, this.limits)) return all;
+      // Too big for one answer: the numbered lines that fit, and how to read on.
+      const taken = takeLines(linesWithEnds(`${numbered(lines, from, to)}\n`), this.limits, { bytes: 300, tokens: 100 });
+      const shown = Math.max(taken.whole, 1);
+      const last = from + shown - 1;
+      const notes = [`answer capped at ${describeLimits(this.limits)}: lines ${fmt(from)}–${fmt(last)} of ${fmt(n)} shown`];
+      if (last < to) notes.push(`read on with view_range [${last + 1}, ${to === n ? -1 : to}]`);
+      if (taken.cutChars !== undefined) notes.push(`line ${fmt(from)} is too long for one answer: only its first ${fmt(taken.cutChars)} characters are shown`);
+      if (taken.split > 0) notes.push(`lines over ${fmt(this.limits.maxLineChars)} characters are shown in pieces`);
+      return `${head}\n[${notes.join('; ')}]\n${taken.text.replace(/\n$/, '')}`;
     });
   }
 
@@ -481,7 +496,12 @@ class MemoryDirectory {
       else out.push(`-\t${e.virtual} (hard-linked or special file: not read)`);
     }
     if (omitted > 0) out.push(`(${plural(omitted, 'entry', 'entries')} with names the memory tool cannot address not shown)`);
-    return out.join('\n');
+    const text = out.join('\n');
+    if (fitsAnswer(text, this.limits)) return text;
+    // A root filled by someone else can hold far more than one answer: the entries that fit, and how to see the rest.
+    const taken = takeLines(linesWithEnds(`${out.slice(2).join('\n')}\n`), this.limits, { bytes: Buffer.byteLength(out[0]! + out[1]!) + 300, tokens: 200 });
+    const rest = out.length - 2 - taken.whole;
+    return `${out[0]}\n${out[1]}\n${taken.text}(answer capped at ${describeLimits(this.limits)}: ${plural(rest, 'more entry', 'more entries')} not shown; view a subdirectory to see what is in it)`;
   }
 
   create(rawPath: string, fileText: string): Promise<string> {
@@ -725,7 +745,7 @@ export function memoryTool(options: MemoryToolOptions): AgentTool<MemoryInput> {
   if (typeof options.root !== 'string' || options.root === '') throw new AbridgeError('INVALID_CONFIG', 'memoryTool needs root: the directory /memories maps to.');
   if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes <= 0) throw new AbridgeError('INVALID_CONFIG', `Invalid maxFileBytes ${maxFileBytes}: expected a positive integer.`);
   if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) throw new AbridgeError('INVALID_CONFIG', `Invalid maxFiles ${maxFiles}: expected a positive integer.`);
-  const dir = new MemoryDirectory(options.root, maxFileBytes, maxFiles);
+  const dir = new MemoryDirectory(options.root, maxFileBytes, maxFiles, answerLimits(options.limits));
   return defineTool({
     name: 'memory',
     description: DESCRIPTION,
