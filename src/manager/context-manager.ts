@@ -9,7 +9,7 @@ import { stableId } from '../formats/ids.js';
 import type { Entry, Message, Session, Usage } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
-import type { ResultStore } from '../store/result-store.js';
+import type { KeyedResultStore, ResultStore } from '../store/result-store.js';
 import type { AgentTool } from '../tools/tool.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import type { AbridgeConfig } from './config.js';
@@ -21,7 +21,10 @@ export interface ContextManagerOptions {
   /** A session to continue (read from a transcript or a store); default: a new, empty one. */
   session?: Session;
   config?: AbridgeConfig;
-  /** Where cleared and offloaded tool results go (default: in memory). */
+  /**
+   * Where cleared and offloaded tool results go (default: in memory). A store shared by several sessions (every store
+   * abridge ships) is used through `forSession(session id)`: this session's agent can read only its own refs.
+   */
   store?: ResultStore;
   summarizer?: Summarizer;
   /** Compact automatically when the context reaches the compact level (default true). */
@@ -58,7 +61,10 @@ export class ContextManager extends EventEmitter<BudgetEvents> {
     this.catalog = new ModelCatalog(this.config.budget);
     this.model = options.model;
     this.session = options.session ?? { format: 'pi', info: { id: stableId(`abridge:${(options.now ?? (() => new Date()))().toISOString()}:${Math.random()}`, 16) }, entries: [], problems: [] };
-    this.store = options.store ?? new MemoryResultStore();
+    // A shared store is seen through this session's view: refs of other sessions cannot be read by this agent.
+    const store = options.store ?? new MemoryResultStore();
+    const id = this.session.info.id;
+    this.store = id && isKeyed(store) ? store.forSession(id) : store;
     this.monitor = new BudgetMonitor(this.budget());
     for (const event of ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'] as const) {
       this.monitor.on(event, (...args: unknown[]) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args));
@@ -152,4 +158,8 @@ export class ContextManager extends EventEmitter<BudgetEvents> {
     entries.push(entry);
     return entry;
   }
+}
+
+function isKeyed(store: ResultStore): store is KeyedResultStore {
+  return typeof (store as Partial<KeyedResultStore>).forSession === 'function' && typeof (store as Partial<KeyedResultStore>).putWithRef === 'function';
 }
