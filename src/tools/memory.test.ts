@@ -12,6 +12,7 @@ const hooks = vi.hoisted(() => ({
   beforeOpen: undefined as ((path: string) => void) | undefined,
   beforeRename: undefined as ((from: string, to: string) => void) | undefined,
   failSync: undefined as Error | undefined,
+  noProc: false,
 }));
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>();
@@ -24,6 +25,10 @@ vi.mock('node:fs/promises', async (importOriginal) => {
       if (err) fh.sync = () => Promise.reject(err);
       return fh;
     },
+    stat: async (...args: Parameters<typeof actual.stat>) => {
+      if (hooks.noProc && String(args[0]).startsWith('/proc/self/fd')) throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${String(args[0])}'`), { code: 'ENOENT' });
+      return actual.stat(...args);
+    },
     rename: async (from: fs.PathLike, to: fs.PathLike) => {
       hooks.beforeRename?.(String(from), String(to));
       return actual.rename(from, to);
@@ -35,6 +40,7 @@ afterEach(() => {
   hooks.beforeOpen = undefined;
   hooks.beforeRename = undefined;
   hooks.failSync = undefined;
+  hooks.noProc = false;
 });
 
 const bases: string[] = [];
@@ -648,5 +654,22 @@ describe('memory tool: capped answers', () => {
     const out = await run({ command: 'view', path: `/memories/${'a'.repeat(1_000_000)}` });
     expect(out.length).toBeLessThan(300);
     expect(out).toMatch(/^Error: Invalid path "\/memories\/a+…": it is 1,000,010 bytes long; the limit is 1,024\.$/);
+  });
+});
+
+describe('memory tool: fails closed without /proc/self/fd', () => {
+  it('refuses every command, touching nothing, where names cannot be resolved through open directory handles', async () => {
+    const { run, write, read } = setup();
+    write('n.md', 'kept\n');
+    hooks.noProc = true;
+    for (const input of [
+      { command: 'view', path: '/memories/n.md' },
+      { command: 'create', path: '/memories/new.md', file_text: 'x' },
+      { command: 'delete', path: '/memories/n.md' },
+    ]) {
+      expect(await run(input)).toMatch(/^Error: The memory tool acts only through open directory handles, resolved via \/proc\/self\/fd \(Linux\); it is not available on this system/);
+    }
+    hooks.noProc = false;
+    expect(read('n.md')).toBe('kept\n');
   });
 });
