@@ -21,15 +21,22 @@ export function redactingStore(store: ResultStore, redact: Redactor): ResultStor
   });
 }
 
-/** A summarizer that sees only redacted messages, task and previous summary, and whose summary is redacted too. */
+/**
+ * A summarizer that sees only redacted messages, task and previous summary, and whose summary is redacted too. Other
+ * members are passed through unchanged (a new entry point that takes text must be added here to be redacted).
+ */
 export function redactingSummarizer(summarizer: Summarizer, redact: Redactor): Summarizer {
-  return {
-    name: summarizer.name,
-    async summarize(request: SummaryRequest): Promise<string> {
-      const clean: SummaryRequest = { ...request, messages: request.messages.map((m) => redactMessage(m, redact)) };
-      if (request.previousSummary !== undefined) clean.previousSummary = redact(request.previousSummary);
-      if (request.task !== undefined) clean.task = redact(request.task);
-      return redact(await summarizer.summarize(clean));
-    },
+  const summarize = async (request: SummaryRequest): Promise<string> => {
+    const clean: SummaryRequest = { ...request, messages: request.messages.map((m) => redactMessage(m, redact)) };
+    if (request.previousSummary !== undefined) clean.previousSummary = redact(request.previousSummary);
+    if (request.task !== undefined) clean.task = redact(request.task);
+    return redact(await summarizer.summarize(clean));
   };
+  return new Proxy(summarizer, {
+    get(target, key, receiver) {
+      if (key === 'summarize') return summarize;
+      const v = Reflect.get(target, key, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }
