@@ -1,4 +1,5 @@
 export * from './model/index.js';
+export * from './redact/index.js';
 export * from './formats/index.js';
 export { AbridgeError, type AbridgeErrorCode } from './errors.js';
 export * from './tokens/index.js';

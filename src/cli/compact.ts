@@ -17,6 +17,7 @@ import { MemoryResultStore } from '../store/memory-result-store.js';
 import type { ResultStore } from '../store/result-store.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import { refuseOutOverInput, withFileLock } from './output.js';
+import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
@@ -88,33 +89,36 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     const snapshot = contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) });
     const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
     const summarizer: Summarizer = opts.summarizer === 'llm' ? llmSummarizerFromEnv() : opts.summarizer === 'extractive' || opts.summarizer === undefined ? new ExtractiveSummarizer() : badSummarizer(opts.summarizer);
+    const redact = createRedactor(config.redaction);
     const store: ResultStore = opts.resultsDir ? new FileResultStore(opts.resultsDir) : opts.out ? new FileResultStore(`${opts.out}.results`) : new MemoryResultStore();
     const result = await compact(session, {
       target,
       force: true,
       summarizer,
       store,
+      redact,
       ...(strategies ? { strategies } : {}),
       ...(keepLastSteps !== undefined ? { keepLastSteps } : {}),
       ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
       ...(exact ? { exact } : {}),
     });
+    // --out: the user's own records as they were, abridge's compaction record redacted (see writeSession).
     if (opts.out) {
-      const text = writeSession(session, session.format);
+      const text = writeSession(session, session.format, { redact });
       assertHeld?.();
       await writeFileAtomic(opts.out, text);
     }
     if (opts.emit) {
-      process.stdout.write(`${writeSession(viewSession(session), opts.emit)}\n`);
+      process.stdout.write(`${writeSession(viewSession(session), opts.emit, { redact })}\n`);
       return;
     }
     if (opts.json) {
       const { entry: _entry, marker, ...rest } = result;
-      process.stdout.write(`${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`);
+      process.stdout.write(redact(`${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`));
       exitIfOverBudget(result, target);
       return;
     }
-    process.stdout.write(render(file, target, result, opts.out));
+    process.stdout.write(redact(render(file, target, result, opts.out)));
     exitIfOverBudget(result, target);
   }
 }

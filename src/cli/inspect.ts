@@ -7,6 +7,7 @@ import { AbridgeError } from '../errors.js';
 import { inspectSession, inspectTranscript, type InspectReport } from '../formats/inspect.js';
 import { readSession } from '../formats/read.js';
 import { inputOptions } from './input.js';
+import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
 import { TokenBreakdown, type TokenBreakdownResult } from '../tokens/breakdown.js';
@@ -61,9 +62,11 @@ export function registerInspect(program: Command): void {
     } finally {
       progress.stop();
     }
-    if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else if (opts.markdown && report.context) process.stdout.write(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`);
-    else process.stdout.write(renderInspect(report));
+    // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
+    const redact = createRedactor(config.redaction);
+    if (opts.json) process.stdout.write(redact(`${JSON.stringify(report, null, 2)}\n`));
+    else if (opts.markdown && report.context) process.stdout.write(redact(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`));
+    else process.stdout.write(redact(renderInspect(report)));
   });
 }
 

@@ -5,7 +5,9 @@ import { MemoryResultStore } from '../store/memory-result-store.js';
 import type { ResultStore } from '../store/result-store.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
+import { createRedactor, redactMarker, type Redactor } from '../redact/redact.js';
 import { checkInvariants, introducedViolations, type Violation } from './invariants.js';
+import { redactingStore, redactingSummarizer } from './redaction.js';
 import { clearToolResults } from './strategies/clear-tool-results.js';
 import { headTail } from './strategies/head-tail.js';
 import { offloadResults } from './strategies/offload.js';
@@ -64,6 +66,11 @@ export interface CompactOptions {
   prefixTokens?: number;
   exact?: ExactTokenizer;
   now?: () => Date;
+  /**
+   * Secret redaction (src/redact) of everything compaction sends out or adds: text put in the store, the summarizer's
+   * input and output, the marker's summary and edits. Default: the built-in detector; pass `noRedaction` to turn it off.
+   */
+  redact?: Redactor;
 }
 
 /** Something that had to stay verbatim, and its size in provider tokens. */
@@ -181,8 +188,9 @@ export async function compact(session: Session, options: CompactOptions): Promis
 
   const opts = mergeOptions(options.options);
   const task = view0.find((v) => isRequest(v.message))?.message ?? view0.find((v) => isHumanUser(v.message))?.message;
-  const store = options.store ?? new MemoryResultStore();
-  const summarizer = options.summarizer ?? new ExtractiveSummarizer();
+  const redact = options.redact ?? createRedactor();
+  const store = redactingStore(options.store ?? new MemoryResultStore(), redact);
+  const summarizer = redactingSummarizer(options.summarizer ?? new ExtractiveSummarizer(), redact);
   const originals = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v.message]));
   const keep = options.keepLastSteps ?? 1;
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
@@ -303,7 +311,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
   result.afterTokens = Math.min(beforeTokens, tokensOf(after));
   result.afterMessages = view.length;
   result.reachedTarget = result.afterTokens <= options.target;
-  const { entry, marker } = appendMarker(session, branch, view, result, options.now ?? (() => new Date()));
+  const { entry, marker } = appendMarker(session, branch, view, result, options.now ?? (() => new Date()), redact);
   result.entry = entry;
   result.marker = marker;
   // What the session now shows must be exactly what the chain produced, and as sound.
@@ -438,7 +446,7 @@ function textOf(m: Message): string {
 }
 
 /** Records the compaction: a marker entry after the last entry of the branch, linked into the tree when it is one. */
-function appendMarker(session: Session, branch: readonly Entry[], view: readonly ViewItem[], result: CompactionResult, now: () => Date): { entry: Entry; marker: AbridgeMarker } {
+function appendMarker(session: Session, branch: readonly Entry[], view: readonly ViewItem[], result: CompactionResult, now: () => Date, redact: Redactor): { entry: Entry; marker: AbridgeMarker } {
   // The summary this marker stands for: one made by this chain, or abridge's earlier one carried over unchanged.
   // Another agent's summary still in view stays an ordinary message of its own entry.
   const summary = view.find((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge');
@@ -465,7 +473,7 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
   }
   const edits: EntryEdit[] = view.filter((v) => v.entry !== undefined && v.edit !== undefined).map((v) => ({ entry: v.entry!, message: v.message, how: v.edit! }));
   const number = session.entries.filter((e) => e.compaction).length + 1;
-  const marker: AbridgeMarker = {
+  const draftMarker: AbridgeMarker = {
     number,
     summary: summary ? summaryText(summary.message) : '',
     source: 'abridge',
@@ -473,11 +481,14 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
     tokensAfter: result.afterTokens,
     strategies: result.strategiesRun.map((s) => s.name),
   };
-  if (covered) marker.archived = covered;
-  if (edits.length > 0) marker.edits = edits;
-  if (hidden.length > 0) marker.hidden = hidden;
+  if (covered) draftMarker.archived = covered;
+  if (edits.length > 0) draftMarker.edits = edits;
+  if (hidden.length > 0) draftMarker.hidden = hidden;
   const firstKept = view.find((v) => v.entry !== undefined && (!covered || v.entry > covered.toEntry))?.entry;
-  if (firstKept !== undefined) marker.firstKeptEntry = firstKept;
+  if (firstKept !== undefined) draftMarker.firstKeptEntry = firstKept;
+  // Everything this record adds (the summary, the rewritten messages of edits: head/tail, previews) is redacted; the
+  // entries it refers to stay as they were.
+  const marker = redactMarker(draftMarker, redact);
 
   const last = branch[branch.length - 1];
   const draft: Omit<Entry, 'index'> = { kind: 'compaction', sourceType: 'abridge', compaction: marker, timestamp: now().getTime() };

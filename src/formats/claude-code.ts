@@ -367,7 +367,8 @@ function uuidFrom(seed: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-function writeClaudeCode(session: Session): string {
+function writeClaudeCode(session: Session, options: { redact?: (text: string) => string } = {}): string {
+  const redact = options.redact ?? ((t: string) => t);
   const sessionId = session.info.id ?? uuidFrom(`session:${session.format}:${session.entries.length}`);
   const cwd = session.info.cwd ?? '';
   const items: { text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }[] = [];
@@ -383,7 +384,8 @@ function writeClaudeCode(session: Session): string {
       continue;
     }
     for (const r of encodeRecords(e, { sessionId, cwd, parent: parent ?? lastSidechain, n: items.length, session })) {
-      items.push({ text: JSON.stringify(r) });
+      // Records abridge adds (or converts) are redacted; the session's own records above are written as they were.
+      items.push({ text: redact(JSON.stringify(r)) });
       parent = r.uuid as string;
     }
   }

@@ -35,8 +35,11 @@ export interface TranscriptFormat {
   createDecoder?(): EntryDecoder;
   /** JSON-document formats: the whole document into a session. `source` names the input in problems. */
   readDocument?(document: unknown, source: string): Session;
-  /** Serializes a session in this format. Sessions read from this format are written back byte-identically. */
-  write?(session: Session): string;
+  /**
+   * Serializes a session in this format. Sessions read from this format are written back byte-identically; records
+   * added since (abridge's compaction records) go through `redact` (secret redaction, src/redact) when it is given.
+   */
+  write?(session: Session, options?: { redact?: (text: string) => string }): string;
 }
 
 /** A transcript format we recognize but cannot read yet. */

@@ -2,6 +2,6 @@ export type { DetectInput, EntryDecoder, TranscriptFormat, UnsupportedFormat } f
 export { formats, getFormat, isFormatId, recognizedButUnsupported } from './registry.js';
 export { detectFormat, sampleSource, type Detection } from './detect.js';
 export { readSession, parseSession, streamSession, type ReadOptions, type StreamResult } from './read.js';
-export { writeSession } from './write.js';
+export { writeSession, type WriteOptions } from './write.js';
 export { JsonlParser, readJsonlStream, readJsonlBuffer, splitConcatenated, writeJsonl, type JsonlItem } from './jsonl.js';
 export { inspectTranscript, inspectSession, type InspectReport, type InspectOptions } from './inspect.js';

@@ -24,11 +24,16 @@ export const PI_MARKER_TYPE = 'abridge.compaction';
 
 type Line = { text: string; sameLineAsPrevious?: boolean | undefined; blankLinesBefore?: number | undefined };
 
-export function writePi(session: Session): string {
+/**
+ * A session as a pi file. `redact` applies to what abridge adds (its compaction records, the re-appended view, a
+ * conversion from another format); records read from a pi file are written back as they were.
+ */
+export function writePi(session: Session, options: { redact?: (text: string) => string } = {}): string {
+  const redact = options.redact ?? ((t: string) => t);
   const branch = conversationEntries(session);
   const marker = resumeMarker(session, branch);
-  if (marker) return writeCompacted(session, branch, marker);
-  return session.format === 'pi' ? writeAsRead(session) : writeConverted(session);
+  if (marker) return writeCompacted(session, branch, marker, redact);
+  return session.format === 'pi' ? writeAsRead(session, redact) : redact(writeConverted(session));
 }
 
 /**
@@ -44,7 +49,7 @@ function resumeMarker(session: Session, branch: readonly Entry[]): Entry | undef
 }
 
 /** Records read from pi as they were; entries added since are encoded and, in a tree, linked to the record before. */
-function writeAsRead(session: Session): string {
+function writeAsRead(session: Session, redact: (text: string) => string): string {
   const tree = session.entries.some((e) => e.id !== undefined);
   const lines: Line[] = [];
   const written = writtenMarkers(session);
@@ -61,10 +66,10 @@ function writeAsRead(session: Session): string {
       if (tree) {
         // An entry added in memory may already have its id (a compaction marker linked into the tree): keep it.
         const id = (first && e.id) || stableId(`${e.index}:${lines.length}:${JSON.stringify(r).length}`, 8);
-        lines.push({ text: JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) }) });
+        lines.push({ text: redact(JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) })) });
         lastId = id;
         first = false;
-      } else lines.push({ text: JSON.stringify(r) });
+      } else lines.push({ text: redact(JSON.stringify(r)) });
     }
   }
   return writeJsonl(lines, session);
@@ -191,7 +196,7 @@ const SHOWN_AS_IS = new Set(['message', 'custom_message', 'branch_summary']);
 /** Records that set what pi resumes with besides messages (model, thinking level, extension state). */
 const SETTINGS = new Set(['model_change', 'thinking_level_change', 'custom']);
 
-function writeCompacted(session: Session, branch: readonly Entry[], markerEntry: Entry): string {
+function writeCompacted(session: Session, branch: readonly Entry[], markerEntry: Entry, redact: (text: string) => string): string {
   const marker = markerEntry.compaction as AbridgeMarker;
   const originals = new Originals(session);
   const before = session.entries.filter((e) => e.index < markerEntry.index);
@@ -286,7 +291,7 @@ function writeCompacted(session: Session, branch: readonly Entry[], markerEntry:
     if (e.index <= markerEntry.index) continue;
     for (const r of encodeEntry(e, isoOf(e), originals.written)) append(r);
   }
-  const out: Line[] = [...originals.lines, ...added.map((r) => ({ text: JSON.stringify(r) }))];
+  const out: Line[] = [...originals.lines, ...added.map((r) => ({ text: redact(JSON.stringify(r)) }))];
   return writeJsonl(out, fromPi ? session : {});
 }
 

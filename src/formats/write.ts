@@ -1,13 +1,29 @@
 import { AbridgeError } from '../errors.js';
 import type { FormatId, Session } from '../model/types.js';
+import { createRedactor, type Redactor } from '../redact/redact.js';
 import { getFormat } from './registry.js';
+
+export interface WriteOptions {
+  /** The secret redaction applied to what abridge makes (default: the built-in detector; `noRedaction` turns it off). */
+  redact?: Redactor;
+}
 
 /**
  * Serializes a session in a format. A session read from the same format is written back byte-identically; from
  * another format, it is converted (pi and Claude Code transcripts, or API request bodies).
+ *
+ * Redaction: an agent's transcript written back in its own format holds the user's own records as they were (the
+ * records abridge added — compaction summaries and edits — were redacted when they were made); anything else is a new
+ * document abridge makes (a request body, a conversion), and recognized secrets are redacted from all of it.
  */
-export function writeSession(session: Session, format: FormatId | string = session.format): string {
+export function writeSession(session: Session, format: FormatId | string = session.format, options: WriteOptions = {}): string {
   const f = getFormat(format);
   if (!f.write) throw new AbridgeError('NOT_WRITABLE_FORMAT', `abridge cannot write the ${f.label} format (writable: pi, claude-code, anthropic, openai-chat, openai-responses)`);
-  return f.write(session);
+  const redact = options.redact ?? createRedactor();
+  // The user's own transcript: its records as they were, the records abridge added redacted by the writer.
+  if (f.id === session.format && TRANSCRIPT_FORMATS.includes(f.id)) return f.write(session, { redact });
+  return redact(f.write(session));
 }
+
+/** Agents' own transcript formats: written back as they were read. */
+const TRANSCRIPT_FORMATS: readonly FormatId[] = ['pi', 'claude-code', 'codex', 'swe-agent'];

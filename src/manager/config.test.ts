@@ -251,7 +251,7 @@ describe('parseConfig: bad values', () => {
     ]);
     expect(problems({ models: { m: { thresholds: { compcat: 0.9 } } } })).toEqual(['c.json: unknown key "compcat" in models["m"].thresholds; did you mean "compact"?']);
     expect(problems({ colour: 'red' })).toEqual([
-      'c.json: unknown key "colour" at top level; expected one of $schema, model, contextWindow, reserveTokens, defaultContextWindow, defaultMaxOutputTokens, prefixTokens, catalog, models, thresholds, allocations',
+      'c.json: unknown key "colour" at top level; expected one of $schema, model, contextWindow, reserveTokens, defaultContextWindow, defaultMaxOutputTokens, prefixTokens, catalog, models, thresholds, redaction, allocations',
     ]);
   });
 
@@ -558,7 +558,7 @@ describe('the JSON Schema', () => {
       expect(Object.keys(level.properties!)).toEqual(keys);
       expect(level.additionalProperties).toBe(false);
     }
-    expect(Object.keys(schema.properties!)).toEqual(['$schema', 'model', 'contextWindow', 'reserveTokens', 'defaultContextWindow', 'defaultMaxOutputTokens', 'prefixTokens', 'catalog', 'models', 'thresholds', 'allocations']);
+    expect(Object.keys(schema.properties!)).toEqual(['$schema', 'model', 'contextWindow', 'reserveTokens', 'defaultContextWindow', 'defaultMaxOutputTokens', 'prefixTokens', 'catalog', 'models', 'thresholds', 'redaction', 'allocations']);
     expect(Object.keys(allocationObject.properties!)).toEqual(['system', 'memory', 'skills', 'tools', 'knowledgeBase', 'crossIssue', 'summary', 'recent', 'prompt', 'response']);
   });
 
@@ -594,5 +594,31 @@ describe('the JSON Schema', () => {
 
   it('agrees with parseConfig on the example', () => {
     expect(() => parseConfig(FULL_EXAMPLE, 'c.json')).not.toThrow();
+  });
+});
+
+describe('parseConfig: redaction', () => {
+  it('reads enabled, disable and patterns; absent means the defaults (on)', () => {
+    expect(parseConfig({}, 'c.json').redaction).toBeUndefined();
+    expect(parseConfig({ redaction: { enabled: false } }, 'c.json').redaction).toEqual({ enabled: false, disable: [], patterns: [] });
+    expect(parseConfig({ redaction: { disable: ['jwt'], patterns: [{ id: 'acme-key', pattern: 'ACME-[0-9]{8}', flags: 'i' }] } }, 'c.json').redaction).toEqual({
+      enabled: true,
+      disable: ['jwt'],
+      patterns: [{ id: 'acme-key', pattern: 'ACME-[0-9]{8}', flags: 'i' }],
+    });
+  });
+
+  it('names bad kinds, ids and patterns', () => {
+    const problems = (v: unknown) => {
+      try {
+        parseConfig(v, 'c.json');
+        return '';
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
+    expect(problems({ redaction: { disable: ['jwts'] } })).toMatch(/^c\.json: redaction\.disable\[0\]: expected one of private-key, .*jwt.*, got "jwts"$/);
+    expect(problems({ redaction: { patterns: [{ id: 'x', pattern: '(' }] } })).toBe('c.json: redaction.patterns[0].pattern: expected a valid JavaScript regular expression, got "("');
+    expect(problems({ redaction: { enabled: 'yes' } })).toBe('c.json: redaction.enabled: expected true or false, got "yes"');
   });
 });

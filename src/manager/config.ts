@@ -7,11 +7,15 @@ import { z } from 'zod';
 import { DEFAULT_BUDGET_SETTINGS, DEFAULT_THRESHOLDS, SEED_ALLOCATIONS } from '../budget/defaults.js';
 import { COMPONENT_IDS, type AllocationKey, type Amount, type BudgetSettings, type ModelOverride, type Thresholds } from '../budget/types.js';
 import { AbridgeError } from '../errors.js';
+import { DEFAULT_REDACTION, type RedactionSettings } from '../redact/redact.js';
+import { SECRET_KINDS } from '../redact/rules.js';
 import { PROVIDER_FAMILIES } from '../tokens/family.js';
 
 /** Settings after validation and defaults; `source` names the file they came from (absent for the defaults). */
 export interface AbridgeConfig {
   budget: BudgetSettings;
+  /** Secret redaction (config key `redaction`); absent means the defaults: on, every built-in kind. */
+  redaction?: RedactionSettings;
   source?: string;
 }
 
@@ -151,6 +155,29 @@ export const ConfigFileSchema = z
       'Per-model settings, by model id: window, output limit, family, aliases, thresholds. Unknown models can be added here.',
     ),
     thresholds: thresholdsSchema(`Fill levels of the effective window (window − reserved response), each a share like "80%" or a number in (0, 1], ordered ${THRESHOLD_ORDER}.`),
+    redaction: field(
+      z.strictObject({
+        enabled: field(z.boolean(), 'true or false', 'Redact recognized secrets (API keys, tokens, private keys, passwords in URLs and assignments) before text reaches a summary, an LLM summarizer, a result store, an export or a report. Default true.'),
+        disable: field(
+          z.array(leaf(z.enum(SECRET_KINDS as [string, ...string[]]), `one of ${SECRET_KINDS.join(', ')}`, 'A built-in kind of secret not to redact.')),
+          'an array of built-in kinds',
+          `Built-in kinds not to redact: any of ${SECRET_KINDS.join(', ')}.`,
+        ),
+        patterns: field(
+          z.array(
+            z.strictObject({
+              id: leaf(z.string().regex(/^[a-z0-9][a-z0-9-]*$/), 'lowercase letters, digits and "-"', 'The kind shown in the redaction marker: [REDACTED:<id>].'),
+              pattern: leaf(z.string().min(1).refine(validRegExp), 'a valid JavaScript regular expression', 'A regular expression matching exactly the secret.'),
+              flags: field(z.string().regex(/^[imsuy]*$/), 'regular expression flags among i, m, s, u, y', 'Flags of the expression (g is always added).'),
+            }),
+          ),
+          'an array of {id, pattern, flags?}',
+          'Extra patterns of your own, redacted as [REDACTED:<id>].',
+        ),
+      }),
+      'an object with any of enabled, disable, patterns',
+      'Secret redaction (on by default): what abridge redacts from what it writes out. Original transcript records written back to their own file are left as they were.',
+    ),
     allocations: field(
       z.union([
         z.literal('seed').describe('The seed plan: system 5%, skills 3%, knowledgeBase 3%, crossIssue 2%, summary 10%, recent 30%, prompt 2%, response 45%.'),
@@ -184,6 +211,24 @@ function deepFreeze<T>(value: T): T {
 
 /** The settings when there is no configuration file (frozen: copy before changing). */
 export const DEFAULT_CONFIG: AbridgeConfig = deepFreeze({ budget: buildBudget({}) });
+
+function validRegExp(s: string): boolean {
+  try {
+    new RegExp(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function buildRedaction(raw: ConfigFile): RedactionSettings {
+  const r = raw.redaction ?? {};
+  return {
+    enabled: r.enabled ?? DEFAULT_REDACTION.enabled,
+    disable: [...(r.disable ?? DEFAULT_REDACTION.disable)],
+    patterns: (r.patterns ?? []).map((p) => ({ id: p.id, pattern: p.pattern, ...(p.flags !== undefined ? { flags: p.flags } : {}) })),
+  };
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Validation
@@ -239,7 +284,7 @@ export function validateConfig(value: unknown, source: string): { config: Abridg
   }
 
   if (problems.length) return { problems };
-  return { config: { budget: buildBudget(raw), source } };
+  return { config: { budget: buildBudget(raw), ...(raw.redaction !== undefined ? { redaction: buildRedaction(raw) } : {}), source } };
 }
 
 /**
@@ -300,7 +345,9 @@ export function mergeConfig(base: AbridgeConfig, overrides: ConfigOverrides): Ab
   if (raw.reserveTokens !== undefined) budget.reserveTokens = raw.reserveTokens as number;
   if (raw.prefixTokens !== undefined) budget.prefixTokens = raw.prefixTokens as number;
   if (raw.catalog !== undefined) budget.catalog = raw.catalog as string;
-  return base.source === undefined ? { budget } : { budget, source: base.source };
+  const out: AbridgeConfig = base.source === undefined ? { budget } : { budget, source: base.source };
+  if (base.redaction) out.redaction = structuredClone(base.redaction);
+  return out;
 }
 
 /** A flag's text as a number when it reads as one (`"0.8"`, `"200000"`); anything else unchanged, for the schema to judge. */

@@ -226,3 +226,17 @@ describe('ContextManager', () => {
     }
   });
 });
+
+describe('ContextManager: a shared result store', () => {
+  it("is seen through the session's view: one session's agent cannot read another's refs", async () => {
+    const { MemoryResultStore } = await import('../store/memory-result-store.js');
+    const shared = new MemoryResultStore();
+    const a = new ContextManager({ model: 'claude-sonnet-4-5', results: shared });
+    const b = new ContextManager({ model: 'claude-sonnet-4-5', results: shared });
+    const { refId } = await a.results.put('tool output of session A\n');
+    const readA = (await a.tools()).find((t) => t.name === 'read_result')!;
+    const readB = (await b.tools()).find((t) => t.name === 'read_result')!;
+    expect(await readA.run({ ref_id: refId })).toBe(`[ref ${refId} · line 0 of 1 · end]\ntool output of session A\n`);
+    expect(await readB.run({ ref_id: refId })).toMatch(/^Error: No stored result with ref_id "r_[0-9a-f]{16}" in this session's stored results\./);
+  });
+});

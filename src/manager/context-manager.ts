@@ -19,7 +19,8 @@ import { PromptBuilder, type PromptSection } from '../prompt/builder.js';
 import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
-import type { ResultStore } from '../store/result-store.js';
+import type { KeyedResultStore, ResultStore } from '../store/result-store.js';
+import { createRedactor } from '../redact/redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { familyOf } from '../tokens/family.js';
@@ -48,7 +49,10 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
   store?: SessionStore;
   /** The session's id in the store (default: a new one). */
   sessionId?: string;
-  /** Where cleared and offloaded tool results go (default: in memory). */
+  /**
+   * Where cleared and offloaded tool results go (default: in memory). A store shared by several sessions (every store
+   * abridge ships) is used through `forSession(session id)`: this session's agent can read only its own refs.
+   */
   results?: ResultStore;
   /** The system prompt: text, ordered sections (static first), or a PromptBuilder the caller keeps changing. */
   system?: string | readonly PromptSection[] | PromptBuilder;
@@ -176,7 +180,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.sessionId = options.sessionId ?? stableId(`abridge:${this.now().toISOString()}:${Math.random()}`, 16);
     this.session = { format: 'pi', info: { id: this.sessionId }, entries: [], problems: [] };
     this.store = options.store ?? new MemorySessionStore();
-    this.results = options.results ?? new MemoryResultStore();
+    // A shared store is seen through this session's view: refs of other sessions cannot be read by this agent.
+    const results = options.results ?? new MemoryResultStore();
+    this.results = isKeyed(results) ? results.forSession(this.sessionId) : results;
     this.prompt = options.system instanceof PromptBuilder ? options.system : new PromptBuilder(typeof options.system === 'string' ? [{ name: 'system', content: options.system, cacheable: true }] : (options.system ?? []));
     this.counter = new TokenCounter({ family: this.info.family });
     this.tracker = new PromptTracker({ counter: this.counter, prefixTokens: 0 });
@@ -523,6 +529,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       store: this.results,
       ...(this.options.summarizer ? { summarizer: this.options.summarizer } : {}),
       prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
+      redact: this.options.compaction?.redact ?? createRedactor(this.config.redaction),
       ...(this.options.now ? { now: this.options.now } : {}),
     });
     if (!result.entry) return result;
@@ -571,6 +578,10 @@ function toolSpec(t: ManagedTool | DeferrableTool): ToolSpec {
   const out: ToolSpec = { name: t.name, inputSchema: t.inputSchema };
   if (t.description !== undefined) out.description = t.description;
   return out;
+}
+
+function isKeyed(store: ResultStore): store is KeyedResultStore {
+  return typeof (store as Partial<KeyedResultStore>).forSession === 'function' && typeof (store as Partial<KeyedResultStore>).putWithRef === 'function';
 }
 
 /** Whether a model id names a Claude model (its requests default to the Anthropic wire format). */

@@ -452,3 +452,19 @@ describe('tool_search', () => {
     expect(parameterNames(loop)).toEqual(['self']);
   });
 });
+
+describe('tool_search: capped answers', () => {
+  it('shows whole definitions, best first, while they fit, and says how many more matched; only those shown are promoted', async () => {
+    const many = Array.from({ length: 20 }, (_, i) => ({ name: `mcp__s__report_${i}`, kind: 'mcp' as const, server: 's', description: `report ${text(400, 'r')}`, inputSchema: EMPTY_SCHEMA }));
+    const m = new DeferralManager({ tools: many, counter: words, effectiveWindow: 100, threshold: 0.01 });
+    const search = toolSearchTool(m, { limits: { maxBytes: 8192 } });
+    const out = await search.run({ query: 'report', limit: 20 });
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(8192);
+    const shown = Number(/^(\d+) tools? match/.exec(out)![1]);
+    expect(shown).toBeGreaterThan(0);
+    expect(shown).toBeLessThan(20);
+    expect(out.split('\n').at(-1)).toBe(`[answer capped at 8,192 bytes / 8,000 tokens: ${20 - shown} more matching tools not shown; search again with narrower keywords or a tool's name]`);
+    expect(JSON.parse(out.slice(out.indexOf('\n') + 1, out.lastIndexOf('\n'))).length).toBe(shown);
+    expect(m.promoted().length).toBe(shown);
+  });
+});

@@ -1,5 +1,6 @@
 import MiniSearch from 'minisearch';
 import { z } from 'zod';
+import { answerLimits, describeLimits, type AnswerLimits } from '../tools/answer-limits.js';
 import { defineTool, type AgentTool } from '../tools/tool.js';
 import { definitionJson, type DeferralManager, type DeferrableTool } from './deferral.js';
 
@@ -117,7 +118,8 @@ const input = z.object({
  * `tool_search`: finds deferred tools by keywords, answers with their full definitions (name, description, input
  * schema as JSON) and promotes them so they can be called this turn.
  */
-export function toolSearchTool(manager: DeferralManager): AgentTool<z.output<typeof input>> {
+export function toolSearchTool(manager: DeferralManager, options: { limits?: Partial<AnswerLimits> } = {}): AgentTool<z.output<typeof input>> {
+  const limits = answerLimits(options.limits);
   return defineTool({
     name: TOOL_SEARCH_NAME,
     description:
@@ -128,10 +130,22 @@ export function toolSearchTool(manager: DeferralManager): AgentTool<z.output<typ
       if (deferred.length === 0) return `No tools are deferred: all ${manager.tools().length} tools are already available.`;
       const hits = searchDeferredTools(manager, query, limit);
       if (hits.length === 0) return noMatch(query, deferred);
-      manager.promote(hits.map((h) => h.tool.name));
-      const defs = hits.map((h) => definitionJson(h.tool));
+      // Whole definitions, best first, as many as fit one answer; only the tools shown are promoted.
+      const defs: unknown[] = [];
+      let bytes = 400 + Buffer.byteLength(query, 'utf8');
+      for (const h of hits) {
+        const def = definitionJson(h.tool);
+        const size = Buffer.byteLength(JSON.stringify(def, null, 2), 'utf8') + 4;
+        if (defs.length > 0 && (bytes + size > limits.maxBytes || (bytes + size) / 3 > limits.maxTokens)) break;
+        defs.push(def);
+        bytes += size;
+      }
+      const shownHits = hits.slice(0, defs.length);
+      manager.promote(shownHits.map((h) => h.tool.name));
       const n = defs.length;
-      return `${n} ${n === 1 ? 'tool matches' : 'tools match'} "${query}", best first; ${n === 1 ? 'it is' : 'they are'} available to call this turn:\n${JSON.stringify(defs, null, 2)}`;
+      const more = hits.length - n;
+      const capped = more > 0 ? `\n[answer capped at ${describeLimits(limits)}: ${more} more matching ${more === 1 ? 'tool' : 'tools'} not shown; search again with narrower keywords or a tool's name]` : '';
+      return `${n} ${n === 1 ? 'tool matches' : 'tools match'} "${query}", best first; ${n === 1 ? 'it is' : 'they are'} available to call this turn:\n${JSON.stringify(defs, null, 2)}${capped}`;
     },
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { AbridgeError } from '../errors.js';
 import {
@@ -9,7 +9,9 @@ import {
   normalizeRange,
   refIdFor,
   resultNotFound,
+  SessionResultStore,
   validateRefId,
+  type KeyedResultStore,
   type ResultSlice,
   type ResultStore,
   type StoredResult,
@@ -22,6 +24,8 @@ export interface FileResultStoreOptions {
 }
 
 const META_FILE = /^(r_[0-9a-f]{16})\.json$/;
+const O_NOFOLLOW: number = constants.O_NOFOLLOW ?? 0;
+const O_NONBLOCK: number = constants.O_NONBLOCK ?? 0;
 
 /**
  * A ResultStore in a directory: `<refId>.txt` holds the text as UTF-8, `<refId>.json` its metadata.
@@ -33,8 +37,12 @@ const META_FILE = /^(r_[0-9a-f]{16})\.json$/;
  *   without writing. Processes putting the same content at once both succeed; the last rename wins, with identical text.
  * - read streams the `.txt` and stops after the last requested line; the line count is in the metadata.
  * - Nothing is cached, so several instances and processes can share a directory.
+ * - Never follows a link: every file is opened with O_NOFOLLOW and must be a regular file owned by this process's user,
+ *   so a link or a file planted in the folder is refused (STORE_ERROR naming the file), never read; errors never quote
+ *   what such a file holds. Files are written 0600, the directory created 0700.
+ * - `forSession(id)` gives one session's view: refs another session put cannot be read through it.
  */
-export class FileResultStore implements ResultStore {
+export class FileResultStore implements KeyedResultStore {
   readonly dir: string;
   private readonly now: () => Date;
 
@@ -51,13 +59,22 @@ export class FileResultStore implements ResultStore {
     return join(this.dir, `${refId}.json`);
   }
 
-  async put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
-    const refId = refIdFor(text);
+  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    return this.putWithRef(refIdFor(text), text, meta);
+  }
+
+  /** A view that sees only the results of one session (see SessionResultStore). */
+  forSession(sessionId: string): ResultStore {
+    return new SessionResultStore(this, sessionId);
+  }
+
+  async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    validateRefId(refId);
     const existing = await this.existing(refId);
     if (existing) return existing;
-    const stored = describeText(text, meta, this.now());
+    const stored = describeText(text, meta, this.now(), refId);
     try {
-      await mkdir(this.dir, { recursive: true });
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
       await writeAtomic(this.dir, `${refId}.txt`, text);
       await writeAtomic(this.dir, `${refId}.json`, `${JSON.stringify(stored, null, 2)}\n`);
       await syncDir(this.dir);
@@ -73,11 +90,11 @@ export class FileResultStore implements ResultStore {
     const stored = await this.loadMeta(refId);
     if (!stored) throw resultNotFound(refId, `the result store at ${this.dir}`);
     if (limit === 0 || offset >= stored.lines) {
-      try {
-        await stat(this.textPath(refId));
-      } catch (err) {
+      const fh = await this.openOwn(`${refId}.txt`).catch((err: unknown) => {
         throw this.textError(refId, err);
-      }
+      });
+      if (!fh) throw this.textError(refId, Object.assign(new Error('missing'), { code: 'ENOENT' }));
+      await fh.close();
       return makeSlice(stored, '', offset, limit);
     }
     return makeSlice(stored, await this.readLines(refId, offset, limit), offset, limit);
@@ -117,11 +134,48 @@ export class FileResultStore implements ResultStore {
     }
     if (!stored) return undefined;
     try {
-      const st = await stat(this.textPath(refId));
-      return st.size === stored.bytes ? stored : undefined;
+      const fh = await this.openOwn(`${refId}.txt`);
+      if (!fh) return undefined;
+      try {
+        return (await fh.stat()).size === stored.bytes ? stored : undefined;
+      } finally {
+        await fh.close();
+      }
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Opens a file of the store for reading: never through a link (O_NOFOLLOW), never blocking on a FIFO, and only a
+   * regular file owned by this process's user. undefined when it does not exist; STORE_ERROR naming the file (never
+   * what a link points to nor what the file holds) otherwise.
+   */
+  private async openOwn(name: string): Promise<FileHandle | undefined> {
+    let fh: FileHandle;
+    try {
+      fh = await open(join(this.dir, name), constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    } catch (err) {
+      if (isCode(err, 'ENOENT') || isCode(err, 'ENOTDIR')) return undefined;
+      if (isCode(err, 'ELOOP') || isCode(err, 'EMLINK')) throw new AbridgeError('STORE_ERROR', `${name} in ${this.where()} is a symbolic link; the result store does not follow links. Remove it.`);
+      throw err;
+    }
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw new AbridgeError('STORE_ERROR', `${name} in ${this.where()} is not a regular file; the result store reads only its own files. Remove it.`);
+      const uid = process.getuid?.();
+      if (uid !== undefined && st.uid !== uid) {
+        throw new AbridgeError('STORE_ERROR', `${name} in ${this.where()} belongs to another user (uid ${st.uid}); the result store reads only files it wrote. Remove it.`);
+      }
+      return fh;
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  private where(): string {
+    return `the result store at ${this.dir}`;
   }
 
   /** The metadata of `refId`, undefined if there is none; STORE_ERROR if the file is unreadable or corrupt. */
@@ -129,16 +183,22 @@ export class FileResultStore implements ResultStore {
     const file = this.metaPath(refId);
     let raw: string;
     try {
-      raw = await readFile(file, 'utf8');
+      const fh = await this.openOwn(`${refId}.json`);
+      if (!fh) return undefined;
+      try {
+        raw = await fh.readFile('utf8');
+      } finally {
+        await fh.close();
+      }
     } catch (err) {
-      if (isCode(err, 'ENOENT') || isCode(err, 'ENOTDIR')) return undefined;
       throw storeError(`Cannot read result metadata ${file}`, err);
     }
     let value: unknown;
     try {
       value = JSON.parse(raw);
-    } catch (err) {
-      throw new AbridgeError('STORE_ERROR', `Corrupt result metadata ${file}: ${(err as Error).message}. Delete it (and ${refId}.txt) or put the result again to rewrite it.`);
+    } catch {
+      // The parser's message would quote the file: say where, not what.
+      throw new AbridgeError('STORE_ERROR', `Corrupt result metadata ${file}: not valid JSON. Delete it (and ${refId}.txt) or put the result again to rewrite it.`);
     }
     const problem = metaProblem(value, refId);
     if (problem) {
@@ -152,8 +212,12 @@ export class FileResultStore implements ResultStore {
     const end = offset + limit;
     const parts: Buffer[] = [];
     let line = 0;
+    let fh: FileHandle | undefined;
     try {
-      for await (const chunk of createReadStream(this.textPath(refId)) as AsyncIterable<Buffer>) {
+      fh = await this.openOwn(`${refId}.txt`);
+      if (!fh) throw Object.assign(new Error(`ENOENT: no such file, open '${this.textPath(refId)}'`), { code: 'ENOENT' });
+      // The stream reads the handle opened (and checked) above; the path only names it.
+      for await (const chunk of createReadStream(this.textPath(refId), { fd: fh, autoClose: false }) as AsyncIterable<Buffer>) {
         let pos = 0;
         while (line < offset) {
           const nl = chunk.indexOf(10, pos);
@@ -177,6 +241,8 @@ export class FileResultStore implements ResultStore {
       }
     } catch (err) {
       throw this.textError(refId, err);
+    } finally {
+      await fh?.close();
     }
     return Buffer.concat(parts).toString('utf8');
   }
@@ -196,7 +262,7 @@ export class FileResultStore implements ResultStore {
 async function writeAtomic(dir: string, name: string, data: string): Promise<void> {
   const final = join(dir, name);
   const tmp = join(dir, `.${name}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'wx');
+  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, 0o600);
   try {
     try {
       await fh.writeFile(data, 'utf8');

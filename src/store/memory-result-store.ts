@@ -5,8 +5,10 @@ import {
   normalizeRange,
   refIdFor,
   resultNotFound,
+  SessionResultStore,
   sliceLines,
   validateRefId,
+  type KeyedResultStore,
   type ResultSlice,
   type ResultStore,
   type StoredResult,
@@ -32,7 +34,7 @@ interface Entry {
 }
 
 /** A ResultStore in a Map: for tests, short-lived agents, and as the reference for the others' behaviour. */
-export class MemoryResultStore implements ResultStore {
+export class MemoryResultStore implements KeyedResultStore {
   readonly maxBytes: number | undefined;
   /** Least recently used first (Map iteration order; a use moves an entry to the end). */
   private readonly entries = new Map<string, Entry>();
@@ -59,14 +61,23 @@ export class MemoryResultStore implements ResultStore {
     return this.entries.size;
   }
 
-  async put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
-    const refId = refIdFor(text);
+  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    return this.putWithRef(refIdFor(text), text, meta);
+  }
+
+  /** A view that sees only the results of one session (see SessionResultStore). */
+  forSession(sessionId: string): ResultStore {
+    return new SessionResultStore(this, sessionId);
+  }
+
+  async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    validateRefId(refId);
     const existing = this.entries.get(refId);
     if (existing) {
       this.touch(refId, existing);
       return { ...existing.meta };
     }
-    const stored = describeText(text, meta, this.now());
+    const stored = describeText(text, meta, this.now(), refId);
     this.entries.set(refId, { text, meta: stored, seq: this.seq++ });
     this.evicted.delete(refId);
     this.totalBytes += stored.bytes;

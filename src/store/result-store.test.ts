@@ -10,6 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { FileResultStore, formatSlice, MemoryResultStore, refIdFor, type ResultStore, type StoredResult } from './index.js';
+import { checkSessionScoping } from '../test-support/result-scope.js';
 
 // Spies on the fs functions the file store uses, so tests can see how it reads and make a rename fail.
 vi.mock('node:fs', async (importOriginal) => {
@@ -77,6 +78,12 @@ const stores: [string, (opts?: { now?: () => Date }) => ResultStore, string][] =
   ['MemoryResultStore', (opts) => new MemoryResultStore(opts), 'the in-memory result store'],
   ['FileResultStore', (opts) => new FileResultStore(tempDir(), opts), 'the result store at <dir>'],
 ];
+
+describe.each(stores)('%s: refs are scoped per session', (_name, make) => {
+  it('a ref written for session A cannot be read through session B', async () => {
+    await checkSessionScoping(make() as MemoryResultStore | FileResultStore);
+  });
+});
 
 describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
   const whereOf = (store: ResultStore) => where.replace('<dir>', store instanceof FileResultStore ? store.dir : '');
@@ -564,7 +571,8 @@ describe('FileResultStore: files on disk', () => {
       expect(slice.totalLines).toBe(200_001);
       expect(slice.nextOffset).toBe(offset + limit < 200_001 ? offset + limit : null);
       const txt = join(dir, `${refId}.txt`);
-      expect(readFileSpy.mock.calls.map((c) => String(c[0]))).toEqual([join(dir, `${refId}.json`)]);
+      // The metadata is read through a checked handle; the text is streamed, never read whole.
+      expect(readFileSpy.mock.calls.map((c) => String(c[0]))).not.toContain(txt);
       expect(createReadStreamSpy.mock.calls.map((c) => String(c[0]))).toEqual([txt]);
     });
 
@@ -645,5 +653,67 @@ describe('FileResultStore: two processes putting the same content at once', () =
     const listed: StoredResult[] = await store.list();
     expect(listed.map((r) => r.refId).sort()).toEqual([...refs].sort());
     expect(listed.every((r) => /^child-\d+$/.test(r.tool ?? ''))).toBe(true);
+  });
+});
+
+describe.runIf(process.platform !== 'win32')('FileResultStore: links and files planted in its folder', () => {
+  const OUTSIDE = 'OUTSIDE-CONTENT-7d1e: never to be read through the store';
+
+  function planted() {
+    const base = tempDir();
+    const dir = join(base, 'results');
+    const outside = join(base, 'outside');
+    fs.mkdirSync(dir);
+    fs.mkdirSync(outside);
+    return { base, dir, outside };
+  }
+
+  it('never follows a link planted as a result file; errors name the file, not where it leads nor what it holds', async () => {
+    const { dir, outside } = planted();
+    const store = new FileResultStore(dir);
+    const ref = refIdFor(OUTSIDE);
+    // A well-formed metadata file and text outside, linked in under the ref's names.
+    fs.writeFileSync(join(outside, 'meta.json'), JSON.stringify({ refId: ref, bytes: OUTSIDE.length, chars: OUTSIDE.length, lines: 1, createdAt: '2026-01-01T00:00:00.000Z' }));
+    fs.writeFileSync(join(outside, 'text.txt'), OUTSIDE);
+    fs.symlinkSync(join(outside, 'meta.json'), join(dir, `${ref}.json`));
+    fs.symlinkSync(join(outside, 'text.txt'), join(dir, `${ref}.txt`));
+    const err = await caught(store.read(ref));
+    expect(err.code).toBe('STORE_ERROR');
+    expect(err.message).toContain(`${ref}.json`);
+    expect(err.message).toContain('symbolic link');
+    expect(err.message).not.toContain(outside);
+    expect(err.message).not.toContain('OUTSIDE-CONTENT');
+    expect((await caught(store.stat(ref))).code).toBe('STORE_ERROR');
+    // A real metadata file with the text linked to a file outside: the text is not read either.
+    fs.unlinkSync(join(dir, `${ref}.json`));
+    fs.writeFileSync(join(dir, `${ref}.json`), fs.readFileSync(join(outside, 'meta.json')));
+    const err2 = await caught(store.read(ref));
+    expect(err2.message).toContain(`${ref}.txt`);
+    expect(err2.message).not.toContain(outside);
+    expect(err2.message).not.toContain('OUTSIDE-CONTENT');
+    // put does not write through the link either: it replaces it with a file of its own.
+    await store.put(OUTSIDE);
+    expect(fs.lstatSync(join(dir, `${ref}.txt`)).isSymbolicLink()).toBe(false);
+    expect(fs.readFileSync(join(outside, 'text.txt'), 'utf8')).toBe(OUTSIDE);
+  });
+
+  it('a metadata file that is not JSON is reported without quoting it', async () => {
+    const { dir } = planted();
+    const store = new FileResultStore(dir);
+    const ref = 'r_0123456789abcdef';
+    fs.writeFileSync(join(dir, `${ref}.json`), `${OUTSIDE} root:x:0:0`);
+    const err = await caught(store.read(ref));
+    expect(err.message).toContain('not valid JSON');
+    expect(err.message).not.toContain('OUTSIDE');
+  });
+
+  it('writes results 0600 and creates its directory 0700', async () => {
+    const { base } = planted();
+    const dir = join(base, 'new-results');
+    const store = new FileResultStore(dir);
+    const { refId } = await store.put('a result with a key\n');
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(join(dir, `${refId}.txt`)).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(join(dir, `${refId}.json`)).mode & 0o777).toBe(0o600);
   });
 });

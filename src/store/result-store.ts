@@ -51,6 +51,17 @@ export interface ResultStore {
   list(): Promise<StoredResult[]>;
 }
 
+/**
+ * A ResultStore that can hold a result under a ref the caller chooses: what session-scoped views (`forSession`) are
+ * built on. Every store abridge ships implements it.
+ */
+export interface KeyedResultStore extends ResultStore {
+  /** Stores `text` under `refId` (idempotent: a ref already stored keeps its first metadata). */
+  putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult>;
+  /** A view of this store that sees only the results put through it for `sessionId` (see SessionResultStore). */
+  forSession(sessionId: string): ResultStore;
+}
+
 export const DEFAULT_READ_LIMIT = 200;
 export const MAX_READ_LIMIT = 2000;
 export const REF_ID_PATTERN = /^r_[0-9a-f]{16}$/;
@@ -63,7 +74,50 @@ export function refIdFor(text: string): string {
   return `r_${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
-const show = (v: unknown): string => (typeof v === 'number' ? String(v) : v === undefined ? 'undefined' : JSON.stringify(v) ?? String(v));
+/** The ref of `text` put for one session: content-addressed within the session, distinct across sessions. */
+export function sessionRefIdFor(sessionId: string, text: string): string {
+  return `r_${createHash('sha256').update(`abridge-session\0${sessionId}\0`, 'utf8').update(text, 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * One session's view of a shared ResultStore: `put` stores under a ref derived from the session and the content (so
+ * sessions never share a stored result) with the session's id in the metadata; `read`, `stat` and `list` see only
+ * results whose metadata names this session — a ref of another session is answered exactly like an unknown one.
+ */
+export class SessionResultStore implements ResultStore {
+  constructor(
+    private readonly base: KeyedResultStore,
+    readonly sessionId: string,
+  ) {
+    if (typeof sessionId !== 'string' || sessionId === '') throw new AbridgeError('INVALID_INPUT', 'forSession needs a non-empty session id.');
+  }
+
+  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    return this.base.putWithRef(sessionRefIdFor(this.sessionId, text), text, { ...meta, sessionId: this.sessionId });
+  }
+
+  async read(refId: string, range?: { offset?: number; limit?: number }): Promise<ResultSlice> {
+    validateRefId(refId);
+    normalizeRange(range);
+    if (!(await this.stat(refId))) throw resultNotFound(refId, "this session's stored results");
+    return this.base.read(refId, range);
+  }
+
+  async stat(refId: string): Promise<StoredResult | undefined> {
+    const s = await this.base.stat(refId);
+    return s && s.sessionId === this.sessionId ? s : undefined;
+  }
+
+  async list(): Promise<StoredResult[]> {
+    return (await this.base.list()).filter((s) => s.sessionId === this.sessionId);
+  }
+}
+
+/** A value as an error quotes it: never more than a short prefix of a long string (an oversized input is not echoed). */
+const show = (v: unknown): string => {
+  if (typeof v === 'string' && v.length > 40) return `${JSON.stringify(v.slice(0, 40))}… (${v.length.toLocaleString('en-US')} characters)`;
+  return typeof v === 'number' ? String(v) : v === undefined ? 'undefined' : (JSON.stringify(v) ?? String(v)).slice(0, 200);
+};
 
 /** Throws AbridgeError('INVALID_INPUT') unless `refId` looks like a ref. */
 export function validateRefId(refId: unknown): asserts refId is string {
@@ -110,9 +164,9 @@ export function sliceLines(text: string, offset: number, limit: number): string 
 }
 
 /** The metadata of `text` as a new StoredResult (only the known meta fields are kept). */
-export function describeText(text: string, meta: StoredResultMeta | undefined, createdAt: Date): StoredResult {
+export function describeText(text: string, meta: StoredResultMeta | undefined, createdAt: Date, refId = refIdFor(text)): StoredResult {
   const out: StoredResult = {
-    refId: refIdFor(text),
+    refId,
     bytes: Buffer.byteLength(text, 'utf8'),
     chars: text.length,
     lines: countLines(text),

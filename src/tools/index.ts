@@ -1,5 +1,6 @@
 export { defineTool, toolDefinitions, type AgentTool, type ToolDefinition } from './tool.js';
-export { readResultInput, readResultTool, type ReadResultInput } from './read-result.js';
+export { capSlice, readResultInput, readResultTool, type ReadResultInput, type ReadResultToolOptions } from './read-result.js';
+export { answerLimits, DEFAULT_ANSWER_LIMITS, type AnswerLimits } from './answer-limits.js';
 export {
   compactContextInput,
   compactContextTool,

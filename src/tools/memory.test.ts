@@ -12,6 +12,7 @@ const hooks = vi.hoisted(() => ({
   beforeOpen: undefined as ((path: string) => void) | undefined,
   beforeRename: undefined as ((from: string, to: string) => void) | undefined,
   failSync: undefined as Error | undefined,
+  noProc: false,
 }));
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>();
@@ -24,6 +25,10 @@ vi.mock('node:fs/promises', async (importOriginal) => {
       if (err) fh.sync = () => Promise.reject(err);
       return fh;
     },
+    stat: async (...args: Parameters<typeof actual.stat>) => {
+      if (hooks.noProc && String(args[0]).startsWith('/proc/self/fd')) throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${String(args[0])}'`), { code: 'ENOENT' });
+      return actual.stat(...args);
+    },
     rename: async (from: fs.PathLike, to: fs.PathLike) => {
       hooks.beforeRename?.(String(from), String(to));
       return actual.rename(from, to);
@@ -35,6 +40,7 @@ afterEach(() => {
   hooks.beforeOpen = undefined;
   hooks.beforeRename = undefined;
   hooks.failSync = undefined;
+  hooks.noProc = false;
 });
 
 const bases: string[] = [];
@@ -560,8 +566,9 @@ describe('memory tool: links never lead outside the root', () => {
   it('a file swapped for a link just before it is opened is not read (O_NOFOLLOW)', async () => {
     const p = planted();
     const target = p.file('notes.md');
+    // The tool opens names through its directory handle (/proc/self/fd/<n>/notes.md).
     hooks.beforeOpen = (path) => {
-      if (path === target) {
+      if (path.endsWith('/notes.md')) {
         hooks.beforeOpen = undefined;
         fs.rmSync(target);
         fs.symlinkSync(join(p.outside, 'secret.txt'), target);
@@ -574,7 +581,7 @@ describe('memory tool: links never lead outside the root', () => {
     const p = planted();
     const target = p.file('notes.md');
     hooks.beforeRename = (_from, to) => {
-      if (to === target) {
+      if (to.endsWith('/notes.md')) {
         hooks.beforeRename = undefined;
         fs.rmSync(target);
         fs.symlinkSync(join(p.outside, 'secret.txt'), target);
@@ -610,5 +617,59 @@ describe('memory tool: links never lead outside the root', () => {
     expect(await s.run({ command: 'str_replace', path: '/memories/pipe', old_str: 'a', new_str: 'b' })).toBe(
       'Error: /memories/pipe is not a regular file; the memory tool only handles files and directories.',
     );
+  });
+});
+
+describe('memory tool: capped answers', () => {
+  it('view of a big file shows the lines that fit and the view_range to read on', async () => {
+    const { run, write } = setup({ limits: { maxBytes: 4096 } });
+    write('big.md', Array.from({ length: 500 }, (_, i) => `line ${i + 1} ${'w'.repeat(40)}`).join('\n'));
+    const out = await run({ command: 'view', path: '/memories/big.md' });
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(4096);
+    const [head, note, first] = out.split('\n');
+    expect(head).toBe(CONTENT('/memories/big.md'));
+    expect(note).toMatch(/^\[answer capped at 4,096 bytes \/ 8,000 tokens: lines 1–(\d+) of 500 shown; read on with view_range \[(\d+), -1\]\]$/);
+    const [, last, next] = /lines 1–(\d+) of 500 shown; read on with view_range \[(\d+), -1\]/.exec(note!)!;
+    expect(Number(next)).toBe(Number(last) + 1);
+    expect(first).toBe(`     1\tline 1 ${'w'.repeat(40)}`);
+    expect(out.split('\n').at(-1)).toBe(`${String(last).padStart(6)}\tline ${last} ${'w'.repeat(40)}`);
+    const on = await run({ command: 'view', path: '/memories/big.md', view_range: [Number(next), -1] });
+    expect(on.split('\n')[2]).toBe(`${String(next).padStart(6)}\tline ${next} ${'w'.repeat(40)}`);
+  });
+
+  it('view of a root filled by someone else stays within the cap (default 32 KB)', async () => {
+    const { run, root } = setup();
+    fs.mkdirSync(root, { recursive: true });
+    for (let d = 0; d < 40; d++) {
+      fs.mkdirSync(join(root, `dir-${d}-${'n'.repeat(60)}`));
+      for (let f = 0; f < 40; f++) fs.writeFileSync(join(root, `dir-${d}-${'n'.repeat(60)}`, `file-${f}-${'m'.repeat(60)}.md`), 'x');
+    }
+    const out = await run({ command: 'view', path: '/memories' });
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(32 * 1024);
+    expect(out.split('\n').at(-1)).toMatch(/^\(answer capped at 32,768 bytes \/ 8,000 tokens: [\d,]+ more entries not shown; view a subdirectory to see what is in it\)$/);
+  });
+
+  it('a 1 MB path is refused without being echoed', async () => {
+    const { run } = setup();
+    const out = await run({ command: 'view', path: `/memories/${'a'.repeat(1_000_000)}` });
+    expect(out.length).toBeLessThan(300);
+    expect(out).toMatch(/^Error: Invalid path "\/memories\/a+…": it is 1,000,010 bytes long; the limit is 1,024\.$/);
+  });
+});
+
+describe('memory tool: fails closed without /proc/self/fd', () => {
+  it('refuses every command, touching nothing, where names cannot be resolved through open directory handles', async () => {
+    const { run, write, read } = setup();
+    write('n.md', 'kept\n');
+    hooks.noProc = true;
+    for (const input of [
+      { command: 'view', path: '/memories/n.md' },
+      { command: 'create', path: '/memories/new.md', file_text: 'x' },
+      { command: 'delete', path: '/memories/n.md' },
+    ]) {
+      expect(await run(input)).toMatch(/^Error: The memory tool acts only through open directory handles, resolved via \/proc\/self\/fd \(Linux\); it is not available on this system/);
+    }
+    hooks.noProc = false;
+    expect(read('n.md')).toBe('kept\n');
   });
 });

@@ -101,3 +101,51 @@ describe('read_result', () => {
     ]);
   });
 });
+
+describe('read_result: capped answers', () => {
+  it('2,000 lines of 4 KB come back as one answer within the cap, with the offset to read on; reading on reaches the end', async () => {
+    const store = new MemoryResultStore();
+    const line = (i: number) => `${String(i).padStart(5, '0')} ${'x'.repeat(4090)}\n`;
+    const text = Array.from({ length: 2000 }, (_, i) => line(i)).join('');
+    const { refId } = await store.put(text);
+    const tool = readResultTool(store);
+    const first = await tool.run({ ref_id: refId, limit: 2000 });
+    expect(Buffer.byteLength(first)).toBeLessThanOrEqual(32 * 1024);
+    expect(first.split('\n')[0]).toBe(`[ref ${refId} · lines 0–6 of 2,000 · next: offset 7]`);
+    expect(first.split('\n')[1]).toBe(
+      '[answer capped at 32,768 bytes / 8,000 tokens: 7 of the 2,000 lines asked for are shown; read on with offset 7; lines over 2,000 characters are shown in pieces, each piece on a line of its own]',
+    );
+    // With lines under the split length, following the headers reads every line exactly once.
+    const whole = readResultTool(store, { limits: { maxLineChars: 5000 } });
+    let offset = 0;
+    let seen = '';
+    for (let k = 0; k < 400 && offset !== -1; k++) {
+      const out = await whole.run({ ref_id: refId, offset, limit: 2000 });
+      expect(Buffer.byteLength(out)).toBeLessThanOrEqual(32 * 1024);
+      const next = /next: offset ([\d,]+)/.exec(out.split('\n')[0]!)?.[1];
+      seen += out.split('\n').slice(out.split('\n')[1]!.startsWith('[answer capped') ? 2 : 1).join('\n');
+      offset = next === undefined ? -1 : Number(next.replace(/,/g, ''));
+    }
+    expect(seen).toBe(text);
+  });
+
+  it('a 5 MB single line is cut to the cap and says so; long lines are split into pieces', async () => {
+    const store = new MemoryResultStore();
+    const { refId } = await store.put(`${'y'.repeat(5_000_000)}\nshort\n`);
+    const out = await readResultTool(store).run({ ref_id: refId });
+    expect(Buffer.byteLength(out)).toBeLessThanOrEqual(32 * 1024);
+    expect(out.split('\n')[0]).toBe(`[ref ${refId} · line 0 of 2 · next: offset 1]`);
+    expect(out).toContain('line 0 is 5,000,001 characters long: only its first');
+    expect(out).toContain('lines over 2,000 characters are shown in pieces');
+    const small = readResultTool(store, { limits: { maxLineChars: 100, maxBytes: 100_000, maxTokens: 100_000 } });
+    const { refId: r2 } = await store.put(`${'z'.repeat(250)}\nend\n`);
+    expect(await small.run({ ref_id: r2 })).toBe(`[ref ${r2} · lines 0–1 of 2 · end]\n[lines over 100 characters are shown in pieces, each piece on a line of its own]\n${'z'.repeat(100)}\n${'z'.repeat(100)}\n${'z'.repeat(50)}\nend\n`);
+  });
+
+  it('a 1 MB ref_id is refused without being echoed', async () => {
+    const huge = `r_${'a'.repeat(1_000_000)}`;
+    const out = await readResultTool(new MemoryResultStore()).run({ ref_id: huge });
+    expect(out.length).toBeLessThan(300);
+    expect(out).toBe(`Error: Invalid ref_id "r_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"… (1,000,002 characters): expected "r_" followed by 16 lowercase hex digits, e.g. "r_0123456789abcdef".`);
+  });
+});

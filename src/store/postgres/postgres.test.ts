@@ -12,8 +12,9 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../../errors.js';
 import type { Entry, Message } from '../../model/types.js';
+import { checkSessionScoping } from '../../test-support/result-scope.js';
 import { MemoryResultStore } from '../memory-result-store.js';
-import { refIdFor, type ResultStore } from '../result-store.js';
+import { refIdFor, type KeyedResultStore, type ResultStore } from '../result-store.js';
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
 import { isMissingPg } from './connection.js';
@@ -319,6 +320,10 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
     async function results(label: string, now?: () => Date): Promise<ResultStore> {
       return (await fresh(`res_${label}`, now ? { now } : {})).results;
     }
+
+    it('a ref written for session A cannot be read through session B', async () => {
+      await checkSessionScoping((await results('scoped')) as KeyedResultStore);
+    });
 
     it('put returns the metadata; read gives the text back; stat agrees; list is oldest first; same content is stored once, keeping its first metadata', async () => {
       const store = await results('basic', clock());

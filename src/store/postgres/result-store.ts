@@ -6,7 +6,9 @@ import {
   refIdFor,
   resultNotFound,
   sliceLines,
+  SessionResultStore,
   validateRefId,
+  type KeyedResultStore,
   type ResultSlice,
   type ResultStore,
   type StoredResult,
@@ -41,7 +43,7 @@ const META_COLUMNS = 'ref_id, bytes, chars, lines, tool, call_id, session_id, en
  * first put of some content wins and later puts of the same content return its metadata, also when workers put it at
  * the same time. Get one as `store.results` of `openPostgresStore(...)`; it uses the store's connection pool.
  */
-export class PostgresResultStore implements ResultStore {
+export class PostgresResultStore implements KeyedResultStore {
   readonly schema: string;
   private readonly pool: Pool;
   private readonly s: string;
@@ -54,12 +56,21 @@ export class PostgresResultStore implements ResultStore {
     this.now = config.now ?? (() => new Date());
   }
 
-  async put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
-    const refId = refIdFor(text);
+  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    return this.putWithRef(refIdFor(text), text, meta);
+  }
+
+  /** A view that sees only the results of one session (see SessionResultStore). */
+  forSession(sessionId: string): ResultStore {
+    return new SessionResultStore(this, sessionId);
+  }
+
+  async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    validateRefId(refId);
     try {
       const existing = await this.stat(refId);
       if (existing) return existing;
-      const stored = describeText(text, meta, this.now());
+      const stored = describeText(text, meta, this.now(), refId);
       const { rows } = await this.pool.query<BlobRow>(
         `INSERT INTO ${this.s}.tool_result_blobs (ref_id, body, bytes, chars, lines, tool, call_id, session_id, entry, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)

@@ -4,8 +4,10 @@ import {
   normalizeRange,
   refIdFor,
   resultNotFound,
+  SessionResultStore,
   sliceLines,
   validateRefId,
+  type KeyedResultStore,
   type ResultSlice,
   type ResultStore,
   type StoredResult,
@@ -40,7 +42,7 @@ export interface SqliteResultStoreOptions {
  * as MemoryResultStore without eviction: content-addressed (the same text is stored once and keeps its first
  * metadata), line slices, list oldest first. Several processes can share the database.
  */
-export class SqliteResultStore implements ResultStore {
+export class SqliteResultStore implements KeyedResultStore {
   private readonly now: () => Date;
   private readonly where: string;
   private readonly stmts;
@@ -60,12 +62,21 @@ export class SqliteResultStore implements ResultStore {
     };
   }
 
-  async put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    return this.putWithRef(refIdFor(text), text, meta);
+  }
+
+  /** A view that sees only the results of one session (see SessionResultStore). */
+  forSession(sessionId: string): ResultStore {
+    return new SessionResultStore(this, sessionId);
+  }
+
+  async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    validateRefId(refId);
     return this.guard('cannot store a result', () => {
-      const refId = refIdFor(text);
       const existing = this.stmts.meta.get(refId);
       if (existing) return toResult(existing);
-      const d = describeText(text, meta, this.now());
+      const d = describeText(text, meta, this.now(), refId);
       this.stmts.insert.run(d.refId, text, d.bytes, d.chars, d.lines, d.tool ?? null, d.callId ?? null, d.sessionId ?? null, d.entry ?? null, d.createdAt);
       // Another process may have stored the same content first: the stored row is the answer.
       return toResult(this.stmts.meta.get(refId)!);

@@ -7,6 +7,7 @@ import { AbridgeError } from '../../errors.js';
 import { refIdFor } from '../result-store.js';
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
+import { checkSessionScoping } from '../../test-support/result-scope.js';
 import { loadSqliteDriver, MIGRATIONS, openSqliteStore, SCHEMA_VERSION, SqliteResultStore, type SqliteSessionStore } from './index.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'abridge-sqlite-')));
@@ -202,6 +203,10 @@ describe('SqliteSessionStore: the database', () => {
 
 describe('SqliteResultStore: the ResultStore contract', () => {
   const open = async (now?: () => Date): Promise<SqliteSessionStore> => openSqliteStore(tempDb(), now ? { now } : {});
+
+  it('a ref written for session A cannot be read through session B', async () => {
+    await checkSessionScoping((await open()).results as SqliteResultStore);
+  });
   const UNKNOWN = 'r_0000000000000000';
 
   it('put returns the metadata; read gives the text back; stat agrees with put; content-addressed, first metadata kept', async () => {

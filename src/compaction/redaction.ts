@@ -1,0 +1,42 @@
+import type { Redactor } from '../redact/redact.js';
+import { redactMessage } from '../redact/redact.js';
+import type { ResultStore, StoredResultMeta } from '../store/result-store.js';
+import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
+
+/**
+ * Where compaction applies secret redaction (src/redact): every text compaction sends out of the process's memory goes
+ * through one of these two wrappers — what strategies put in the ResultStore (clearing, offloading), and what the
+ * summarizer is given (so an LLM summarizer's request never carries a recognized secret) and what it returns. The
+ * records compaction adds to the session (the marker's summary and edits) are redacted in compact.ts.
+ */
+
+/** A ResultStore whose `put` stores the redacted text (refs are addressed by what is stored). */
+export function redactingStore(store: ResultStore, redact: Redactor): ResultStore {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'put') return (text: string, meta?: StoredResultMeta) => target.put(redact(text), meta);
+      const v = Reflect.get(target, key, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/**
+ * A summarizer that sees only redacted messages, task and previous summary, and whose summary is redacted too. Other
+ * members are passed through unchanged (a new entry point that takes text must be added here to be redacted).
+ */
+export function redactingSummarizer(summarizer: Summarizer, redact: Redactor): Summarizer {
+  const summarize = async (request: SummaryRequest): Promise<string> => {
+    const clean: SummaryRequest = { ...request, messages: request.messages.map((m) => redactMessage(m, redact)) };
+    if (request.previousSummary !== undefined) clean.previousSummary = redact(request.previousSummary);
+    if (request.task !== undefined) clean.task = redact(request.task);
+    return redact(await summarizer.summarize(clean));
+  };
+  return new Proxy(summarizer, {
+    get(target, key, receiver) {
+      if (key === 'summarize') return summarize;
+      const v = Reflect.get(target, key, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

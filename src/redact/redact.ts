@@ -1,0 +1,172 @@
+import { AbridgeError } from '../errors.js';
+import type { CompactionMarker, Message, Part, ResultContentPart } from '../model/types.js';
+import { boundaryOk, SECRET_KINDS, SECRET_RULES, type SecretRule } from './rules.js';
+
+/**
+ * Secret redaction: what abridge applies before text leaves the process's memory for a summary, an LLM summarizer, a
+ * result store, an export or a report. A recognized secret is replaced by `[REDACTED:<kind>]` (e.g.
+ * `[REDACTED:anthropic-api-key]`); everything else is left exactly as it was.
+ */
+
+/** Settings of the redaction (config key `redaction`). */
+export interface RedactionSettings {
+  /** Redact at all (default true). */
+  enabled: boolean;
+  /** Built-in rules to leave out, by kind (e.g. `["jwt"]`). */
+  disable: readonly string[];
+  /** Extra patterns of your own: `{ id, pattern }`, the pattern a regular expression (source text, flags `g` added). */
+  patterns: readonly { id: string; pattern: string; flags?: string }[];
+}
+
+export const DEFAULT_REDACTION: RedactionSettings = Object.freeze({ enabled: true, disable: Object.freeze([]) as readonly string[], patterns: Object.freeze([]) as RedactionSettings['patterns'] });
+
+/** Text in, text with the recognized secrets replaced out. */
+export type Redactor = (text: string) => string;
+
+/** One recognized secret: where it is in the text and which kind. */
+export interface SecretMatch {
+  kind: string;
+  start: number;
+  end: number;
+}
+
+export const redactionMarker = (kind: string): string => `[REDACTED:${kind}]`;
+
+/** The rules `settings` ask for; throws on an unknown kind or a bad pattern (messages name the key). */
+export function redactionRules(settings: Partial<RedactionSettings> = {}): SecretRule[] {
+  const disable = new Set(settings.disable ?? []);
+  for (const k of disable) {
+    if (!SECRET_KINDS.includes(k)) throw new AbridgeError('INVALID_CONFIG', `redaction.disable: unknown kind ${JSON.stringify(k)}; expected some of ${SECRET_KINDS.join(', ')}`);
+  }
+  const out = SECRET_RULES.filter((r) => !disable.has(r.id));
+  for (const [i, p] of (settings.patterns ?? []).entries()) {
+    let pattern: RegExp;
+    try {
+      pattern = new RegExp(p.pattern, `${(p.flags ?? '').replace(/g/g, '')}g`);
+    } catch (err) {
+      throw new AbridgeError('INVALID_CONFIG', `redaction.patterns[${i}].pattern: not a valid regular expression (${(err as Error).message})`);
+    }
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(p.id)) throw new AbridgeError('INVALID_CONFIG', `redaction.patterns[${i}].id: expected lowercase letters, digits and "-", got ${JSON.stringify(p.id)}`);
+    out.push({ id: p.id, description: `custom pattern ${p.pattern}`, pattern });
+  }
+  return out;
+}
+
+/** Every secret the rules recognize in `text`, in order, without overlaps (the earlier rule wins). */
+export function findSecrets(text: string, rules: readonly SecretRule[] = SECRET_RULES): SecretMatch[] {
+  const found: SecretMatch[] = [];
+  for (const rule of rules) {
+    if (rule.hint !== undefined && !text.includes(rule.hint)) continue;
+    rule.pattern.lastIndex = 0;
+    for (const m of text.matchAll(rule.pattern)) {
+      if (!boundaryOk(text, m.index, rule.notAfter)) continue;
+      const range: readonly [number, number] | undefined = rule.group === undefined ? [m.index, m.index + m[0].length] : m.indices?.[rule.group];
+      if (!range || range[1] <= range[0]) continue;
+      const [start, end] = range;
+      if (rule.accept && !rule.accept(text.slice(start, end))) continue;
+      if (found.some((f) => start < f.end && end > f.start)) continue;
+      found.push({ kind: rule.id, start, end });
+    }
+  }
+  return found.sort((a, b) => a.start - b.start);
+}
+
+/** `text` with every recognized secret replaced by `[REDACTED:<kind>]`. Idempotent: markers are never matched again. */
+export function redactSecrets(text: string, rules: readonly SecretRule[] = SECRET_RULES): string {
+  if (text.length < 8) return text;
+  const found = findSecrets(text, rules);
+  if (found.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const f of found) {
+    out += text.slice(at, f.start) + redactionMarker(f.kind);
+    at = f.end;
+  }
+  return out + text.slice(at);
+}
+
+/** A redactor for `settings` (the identity when redaction is disabled). */
+export function createRedactor(settings: Partial<RedactionSettings> = {}): Redactor {
+  if (settings.enabled === false) return noRedaction;
+  const rules = redactionRules(settings);
+  return (text) => redactSecrets(text, rules);
+}
+
+/** The redactor that changes nothing (redaction turned off). */
+export const noRedaction: Redactor = (text) => text;
+
+/** Every string inside a JSON-like value, redacted (objects and arrays copied only where something changed). */
+export function redactValue<T>(value: T, redact: Redactor): T {
+  if (typeof value === 'string') return redact(value) as T;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((v) => {
+      const r = redactValue(v, redact);
+      if (r !== v) changed = true;
+      return r;
+    });
+    return (changed ? out : value) as T;
+  }
+  if (value && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    let changed = false;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      const r = redactValue(v, redact);
+      if (r !== v) changed = true;
+      out[k] = r;
+    }
+    return (changed ? out : value) as T;
+  }
+  return value;
+}
+
+function redactContent(c: ResultContentPart, redact: Redactor): ResultContentPart {
+  if (c.type !== 'text') return c;
+  const text = redact(c.text);
+  return text === c.text ? c : { ...c, text };
+}
+
+/** A compaction marker with its summary redacted (and the messages of abridge's edits, when it has them). */
+export function redactMarker<M extends CompactionMarker>(marker: M, redact: Redactor): M {
+  const summary = redact(marker.summary);
+  const edits = (marker as { edits?: { message: Message }[] }).edits;
+  const newEdits = edits?.map((e) => {
+    const message = redactMessage(e.message, redact);
+    return message === e.message ? e : { ...e, message };
+  });
+  const editsChanged = newEdits !== undefined && newEdits.some((e, i) => e !== edits![i]);
+  if (summary === marker.summary && !editsChanged) return marker;
+  return { ...marker, summary, ...(editsChanged ? { edits: newEdits } : {}) };
+}
+
+/** One part with its text redacted: text, thinking (not its signature), tool-call arguments, tool-result text, a marker's summary. Media is left alone. */
+export function redactPart(p: Part, redact: Redactor): Part {
+  switch (p.type) {
+    case 'text':
+    case 'thinking': {
+      if (p.type === 'thinking' && p.redacted) return p;
+      const text = redact(p.text);
+      return text === p.text ? p : { ...p, text };
+    }
+    case 'tool-call': {
+      const args = redactValue(p.arguments, redact);
+      return args === p.arguments ? p : { ...p, arguments: args };
+    }
+    case 'tool-result': {
+      const content = p.content.map((c) => redactContent(c, redact));
+      return content.every((c, i) => c === p.content[i]) ? p : { ...p, content };
+    }
+    case 'compaction': {
+      const marker = redactMarker(p.marker, redact);
+      return marker === p.marker ? p : { ...p, marker };
+    }
+    default:
+      return p;
+  }
+}
+
+/** A message with every part's text redacted; the same object when nothing was found. */
+export function redactMessage(m: Message, redact: Redactor): Message {
+  const parts = m.parts.map((p) => redactPart(p, redact));
+  return parts.every((p, i) => p === m.parts[i]) ? m : { ...m, parts };
+}
