@@ -793,7 +793,11 @@ export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(cm: ContextM
   };
 }
 
-/** The manager's compacted view as AI SDK `ModelMessage[]`: what to pass as `messages` when continuing a resumed session. */
-export function abridgeMessages(prepared: { messages: readonly Message[] }): ModelMessage[] {
-  return encodeAiSdkMessages(prepared.messages) as ModelMessage[];
+/**
+ * The manager's compacted view (what the model sees now) as AI SDK `ModelMessage[]`: for an app that keeps its own
+ * history in the compacted form, or shows it. A prompt that starts with it continues the manager's session (see the
+ * history rule); so does a prompt holding only what is new.
+ */
+export function abridgeMessages(cm: ContextManager): ModelMessage[] {
+  return encodeAiSdkMessages(activeMessages(cm.session)) as ModelMessage[];
 }
