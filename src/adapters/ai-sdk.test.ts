@@ -12,7 +12,7 @@ import { abridgeMiddleware, abridgePrepareStep, abridgeTools, fromV3Message, toV
 // The fake provider and the example workspace live outside src/ (under their own tsconfig): loaded by path, typed here.
 interface FakeRequest {
   refused?: { status: number; message: string };
-  usage?: { promptTokens: number };
+  usage?: { promptTokens: number; cacheReadTokens: number };
   markerInSystem?: boolean;
   maxOutputTokens?: number;
 }
@@ -318,6 +318,9 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
       const result = await generateText({ model, system: SYSTEM, messages: [{ role: 'user', content: 'Start on the task.' }], tools: { ...agentTools, ...(await abridgeTools(cm)) }, stopWhen: stepCountIs(20), maxRetries: 0, providerOptions: w.providerOptions });
       expectWithinWindow(f, reports, compactions());
       expect(events).toEqual([]);
+      // Anthropic: the system prompt and the conversation are cache breakpoints; later requests read the prefix from the cache.
+      const cached = f.requests.filter((r) => r.usage!.cacheReadTokens > 0).length;
+      if (w.wire === 'anthropic') expect(cached).toBeGreaterThan(f.requests.length / 3);
       // Every step's answer and tool results are in the manager once: nothing absorbed twice.
       const messages = sessionMessages(cm);
       expect(messages.filter((m) => m.role === 'assistant')).toHaveLength(result.steps.length);

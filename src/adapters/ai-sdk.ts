@@ -91,6 +91,11 @@ export interface AbridgeMiddlewareOptions {
   onRequest?: (report: AiSdkRequestReport) => void;
   /** Re-syncs, overflow retries, tool-definition mismatches (also: the manager's own events on `cm`). */
   onEvent?: (event: AiSdkEvent) => void;
+  /**
+   * Anthropic models (`model.provider` anthropic.*): mark the system prompt and the last message as cache breakpoints
+   * (`providerOptions.anthropic.cacheControl`), so the stable prefix is billed as cache reads. Default true.
+   */
+  cache?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -594,6 +599,28 @@ function systemTextOf(prompt: LanguageModelV3Prompt): { system: string | undefin
   return { system: texts.length ? texts.join('\n\n') : undefined, rest: prompt.slice(k) };
 }
 
+const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+
+/**
+ * Anthropic cache breakpoints (2 of its 4): after the system prompt, and on the last part of the last message that can
+ * carry one (not reasoning). Copies: the parts given back as they were read stay untouched.
+ */
+function withAnthropicBreakpoints(prompt: LanguageModelV3Prompt): LanguageModelV3Prompt {
+  const out = prompt.slice();
+  const sys = out.findIndex((m) => m.role === 'system');
+  if (sys >= 0) out[sys] = { ...out[sys]!, providerOptions: { ...out[sys]!.providerOptions, ...EPHEMERAL } };
+  const last = out.length - 1;
+  const m = out[last];
+  if (!m || m.role === 'system') return out;
+  const content = m.content.slice() as V3Part[];
+  const at = content.length - 1;
+  const part = content[at];
+  if (!part || part.type === 'reasoning') return out;
+  content[at] = { ...part, providerOptions: { ...part.providerOptions, ...EPHEMERAL } };
+  out[last] = { ...m, content } as LanguageModelV3Message;
+  return out;
+}
+
 async function ownToolNames(cm: ContextManager): Promise<Set<string>> {
   return new Set((await cm.tools()).map((t) => t.name));
 }
@@ -620,20 +647,25 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
   const warned = new Set<string>();
   let turn = 0;
   let toolsKey: string | undefined;
+  let systemText: string | undefined;
 
-  async function prepare(params: LanguageModelV3CallOptions): Promise<LanguageModelV3CallOptions> {
+  async function prepare(params: LanguageModelV3CallOptions, model: LanguageModelV3): Promise<LanguageModelV3CallOptions> {
     const prepared = await cm.prepare(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {});
-    const prompt = toV3Prompt(prepared.messages, { system: systemOf(cm), originals: sync.originals });
+    let prompt = toV3Prompt(prepared.messages, { system: systemOf(cm), originals: sync.originals });
     sync.setSent(prompt);
+    if (options.cache !== false && model.provider.startsWith('anthropic')) prompt = withAnthropicBreakpoints(prompt);
     // The provider sends exactly the reserve abridge counted (its own default may be far larger than the window allows).
     const out: LanguageModelV3CallOptions = { ...params, prompt, maxOutputTokens: prepared.pressure.maxOutputTokens };
     calls.set(out, { prepared });
     return out;
   }
 
-  async function transformParams({ params }: { params: LanguageModelV3CallOptions }): Promise<LanguageModelV3CallOptions> {
+  async function transformParams({ params, model }: { params: LanguageModelV3CallOptions; model: LanguageModelV3 }): Promise<LanguageModelV3CallOptions> {
     const { system, rest } = systemTextOf(params.prompt);
-    if (system !== undefined) cm.setSystem(system);
+    if (system !== undefined && system !== systemText) {
+      systemText = system;
+      cm.setSystem(system);
+    }
     const own = await ownToolNames(cm);
     if (params.tools) {
       const tools: ManagedTool[] = [];
@@ -656,7 +688,7 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
       emit({ type: 'tools-not-offered', names: missing });
     }
     await sync.absorb(rest, (m) => fromV3Message(m, sync.originals));
-    return prepare(params);
+    return prepare(params, model);
   }
 
   function report(params: LanguageModelV3CallOptions, usage: Usage | undefined, retry: boolean): void {
@@ -667,7 +699,7 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
   }
 
   /** Runs a request; on an overflow refusal compacts and retries once with re-prepared params. */
-  async function attempt<R>(params: LanguageModelV3CallOptions, first: () => PromiseLike<R>, again: (p: LanguageModelV3CallOptions) => PromiseLike<R>): Promise<{ result: R; params: LanguageModelV3CallOptions; retry: boolean }> {
+  async function attempt<R>(params: LanguageModelV3CallOptions, model: LanguageModelV3, first: () => PromiseLike<R>, again: (p: LanguageModelV3CallOptions) => PromiseLike<R>): Promise<{ result: R; params: LanguageModelV3CallOptions; retry: boolean }> {
     turn++;
     try {
       return { result: await first(), params, retry: false };
@@ -678,7 +710,7 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
       emit({ type: 'overflow', message: overflow.message, recovered });
       report(params, undefined, false);
       if (!recovered) throw err;
-      const retried = await prepare(params);
+      const retried = await prepare(params, model);
       turn++;
       return { result: await again(retried), params: retried, retry: true };
     }
@@ -688,14 +720,14 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     specificationVersion: 'v3',
     transformParams,
     async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>; params: LanguageModelV3CallOptions; model: LanguageModelV3 }) {
-      const { result, params: used, retry } = await attempt(params, doGenerate, (p) => model.doGenerate(p));
+      const { result, params: used, retry } = await attempt(params, model, doGenerate, (p) => model.doGenerate(p));
       const usage = usageFromV3(result.usage);
       await sync.record(result.content, usage);
       report(used, usage, retry);
       return result;
     },
     async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<LanguageModelV3StreamResult>; params: LanguageModelV3CallOptions; model: LanguageModelV3 }) {
-      const { result, params: used, retry } = await attempt(params, doStream, (p) => model.doStream(p));
+      const { result, params: used, retry } = await attempt(params, model, doStream, (p) => model.doStream(p));
       const collector = new StreamCollector();
       const stream = result.stream.pipeThrough(
         new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
