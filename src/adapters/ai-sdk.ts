@@ -667,9 +667,10 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
       cm.setSystem(system);
     }
     const own = await ownToolNames(cm);
-    if (params.tools) {
+    {
+      // The call's tools are what the request carries (none when it has none), abridge's own aside: the manager adds those.
       const tools: ManagedTool[] = [];
-      for (const t of params.tools) {
+      for (const t of params.tools ?? []) {
         if (own.has(t.name)) continue;
         if (t.type === 'function') tools.push(t.description !== undefined ? { name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> } : { name: t.name, inputSchema: t.inputSchema as Record<string, unknown> });
         else tools.push({ name: t.name, description: `provider tool ${t.id}`, inputSchema: { type: 'object', properties: {}, 'x-args': t.args } });
