@@ -1,13 +1,14 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3GenerateResult, type LanguageModelV3Middleware, type LanguageModelV3Prompt } from '@ai-sdk/provider';
-import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel, type ToolSet } from 'ai';
+import { APICallError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3GenerateResult, type LanguageModelV3Middleware, type LanguageModelV3Prompt, type LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { contextOverflow, type RequestProvider } from '../formats/wire.js';
 import { ContextManager } from '../manager/context-manager.js';
 import type { Message } from '../model/types.js';
-import { abridgeMiddleware, abridgePrepareStep, abridgeTools, fromV3Message, toV3Prompt, usageFromV3, V3Originals, type AiSdkEvent, type AiSdkRequestReport } from './ai-sdk.js';
+import { MemorySessionStore } from '../store/memory-session-store.js';
+import { abridgeMessages, abridgeMiddleware, abridgePrepareStep, abridgeTools, fromV3Message, toV3Prompt, usageFromV3, V3Originals, type AiSdkEvent, type AiSdkRequestReport } from './ai-sdk.js';
 
 // The fake provider and the example workspace live outside src/ (under their own tsconfig): loaded by path, typed here.
 interface FakeRequest {
@@ -164,6 +165,10 @@ async function call(mw: LanguageModelV3Middleware, model: LanguageModelV3, param
   return transformed;
 }
 
+async function mw2(cm: ContextManager, events: AiSdkEvent[], prompt: LanguageModelV3Prompt): Promise<void> {
+  await call(abridgeMiddleware(cm, { onEvent: (e) => events.push(e) }), scriptedModel([answer([{ type: 'text', text: 'More.' }], 400)]), { prompt });
+}
+
 const sessionMessages = (cm: ContextManager) => cm.session.entries.filter((e) => e.message).map((e) => e.message!);
 
 describe('abridgeMiddleware keeps the manager in step with the app’s history', () => {
@@ -195,6 +200,56 @@ describe('abridgeMiddleware keeps the manager in step with the app’s history',
     await call(mw, scriptedModel([answer([{ type: 'text', text: 'ok' }], 1300)]), { prompt: [sys, user('Start.'), assistant, result, { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] }, user('Now the docs.')] });
     expect(sessionMessages(cm).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
     expect(events).toEqual([]);
+  });
+
+  it('streams: passes every part on unchanged and records what they amount to', async () => {
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config, maxOutputTokens: 4_000, agentTools: false });
+    const parts: LanguageModelV3StreamPart[] = [
+      { type: 'stream-start', warnings: [] },
+      { type: 'reasoning-start', id: 'r' },
+      { type: 'reasoning-delta', id: 'r', delta: 'Think ' },
+      { type: 'reasoning-delta', id: 'r', delta: 'first.' },
+      { type: 'reasoning-delta', id: 'r', delta: '', providerMetadata: { anthropic: { signature: 'sig-s' } } },
+      { type: 'reasoning-end', id: 'r' },
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: 'Reading ' },
+      { type: 'text-delta', id: 't', delta: 'a.ts.' },
+      { type: 'text-end', id: 't' },
+      { type: 'tool-call', toolCallId: 'toolu_s', toolName: 'read_file', input: '{"path":"a.ts"}' },
+      { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage: { inputTokens: { total: 1234, noCache: 34, cacheRead: 1000, cacheWrite: 200 }, outputTokens: { total: 40, text: 40, reasoning: undefined } } },
+    ];
+    const model: LanguageModelV3 = { ...scriptedModel([]), doStream: async () => ({ stream: new ReadableStream({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }) }) };
+    const mw = abridgeMiddleware(cm);
+    const params = await mw.transformParams!({ type: 'stream', params: { prompt: [sys, user('Start.')] }, model });
+    const { stream } = await mw.wrapStream!({ doGenerate: () => model.doGenerate(params), doStream: () => model.doStream(params), params, model });
+    const seen: LanguageModelV3StreamPart[] = [];
+    for await (const p of stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) seen.push(p);
+    expect(seen).toEqual(parts);
+    const recorded = sessionMessages(cm)[1]!;
+    expect(recorded.parts).toEqual([
+      { type: 'thinking', text: 'Think first.', signature: 'sig-s' },
+      { type: 'text', text: 'Reading a.ts.' },
+      { type: 'tool-call', id: 'toolu_s', name: 'read_file', arguments: { path: 'a.ts' } },
+    ]);
+    expect(recorded.usage).toEqual({ input: 34, output: 40, cacheRead: 1000, cacheWrite: 200 });
+  });
+
+  it('a resumed manager: the first prompt continues it, whether it holds only what is new or starts with the view', async () => {
+    for (const withView of [false, true]) {
+      const store = new MemorySessionStore();
+      const first = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config, store, sessionId: 's', maxOutputTokens: 4_000, agentTools: false });
+      await call(abridgeMiddleware(first), scriptedModel([answer([{ type: 'text', text: 'Hello.' }], 300)]), { prompt: [sys, user('Hi.')] });
+      const cm = await ContextManager.resume(store, 's', { model: 'claude-sonnet-4-5', provider: 'anthropic', config, maxOutputTokens: 4_000, agentTools: false });
+      const before = sessionMessages(cm).length;
+      const history: ModelMessage[] = withView ? abridgeMessages(cm) : [];
+      expect(history.length).toBe(withView ? 2 : 0);
+      // What the AI SDK makes of the app's messages: the view's two messages in V3 form, then the new one.
+      const prompt: LanguageModelV3Prompt = [sys, ...(withView ? [user('Hi.'), { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'Hello.' }] }] : []), user('And now?')];
+      const events: AiSdkEvent[] = [];
+      await mw2(cm, events, prompt);
+      expect(sessionMessages(cm).slice(before).map((m) => m.role)).toEqual(['user', 'assistant']);
+      expect(events).toEqual([]);
+    }
   });
 
   it('re-syncs a history that is not a continuation, and says so', async () => {
