@@ -462,7 +462,7 @@ function fingerprint(m: unknown): string {
   return createHash('sha1').update(json ?? '').digest('base64');
 }
 
-/** How far `incoming` continues `slots` (a recorded answer matches any assistant message), or -1 when it does not. */
+/** Where `incoming` continues `slots` (a recorded answer matches any assistant message); undefined when it does not. */
 function continuation(slots: readonly Slot[], incoming: readonly string[], roles: readonly string[]): { at: number; recorded: number[] } | undefined {
   if (slots.length === 0 || incoming.length < slots.length) return undefined;
   const recorded: number[] = [];
@@ -482,11 +482,6 @@ function commonPrefix(slots: readonly Slot[], incoming: readonly string[], roles
   return k;
 }
 
-interface Absorbed {
-  /** Index in the incoming conversation of each recorded answer it showed (in the AI SDK's form). */
-  recorded: number[];
-}
-
 /**
  * The state shared by the middleware and the prepareStep helper: what of the app's history the manager already has
  * (`known`), and the conversation last sent (`sent`, the compacted view).
@@ -495,7 +490,7 @@ class HistorySync {
   private known: Slot[] = [];
   private sent: Slot[] = [];
   private started = false;
-  /** The recorded answers (abridge message, V3 parts) waiting for the AI SDK's own form of them. */
+  /** The recorded answers waiting for the AI SDK's own form of them (in the next prompt). */
   private readonly waiting: Message[] = [];
   readonly originals = new V3Originals();
 
@@ -509,7 +504,7 @@ class HistorySync {
    * `decode` reads one message; `usage`, when given, goes with the last new assistant message (prepareStep: the
    * previous step's answer, recorded late).
    */
-  async absorb<M extends { role: string }>(conversation: readonly M[], decode: (m: M) => Message, usage?: Usage): Promise<Absorbed> {
+  async absorb<M extends { role: string }>(conversation: readonly M[], decode: (m: M) => Message, usage?: Usage): Promise<void> {
     const fps = conversation.map(fingerprint);
     const roles = conversation.map((m) => m.role);
     let from: number;
@@ -539,7 +534,6 @@ class HistorySync {
       else await this.cm.append(fresh[i]!);
     }
     this.known = fps;
-    return { recorded };
   }
 
   /** The model's answer, recorded with its usage; the app's next prompt shows it in the AI SDK's form. */
@@ -549,6 +543,8 @@ class HistorySync {
     await this.cm.recordResponse({ ...message, provider: this.cm.provider === 'anthropic' ? 'anthropic' : 'openai' }, usage);
     // recordResponse keeps the part objects: the view holds these very parts.
     for (const [part, v3] of pairs) this.originals.remember(part, v3);
+    // An empty answer (usage only) may not appear in the AI SDK's history: it takes no slot.
+    if (message.parts.length === 0) return;
     this.waiting.push(message);
     this.known.push(RECORDED);
     this.sent.push(RECORDED);
