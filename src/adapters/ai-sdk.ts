@@ -1,0 +1,832 @@
+/**
+ * `abridge/ai-sdk`: abridge inside an AI SDK 6 agent (`generateText` / `streamText` with tools).
+ *
+ * ```ts
+ * const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic' });
+ * const model = wrapLanguageModel({ model: anthropic('claude-sonnet-4-5'), middleware: abridgeMiddleware(cm) });
+ * await generateText({ model, system, tools: { ...myTools, ...abridgeTools(cm) }, messages, stopWhen: stepCountIs(50) });
+ * ```
+ *
+ * The middleware is the recommended way: the AI SDK keeps the whole history and sends it to the model at every step,
+ * so a stateful integration has to keep its own view across steps and calls. The middleware absorbs what is new in each
+ * prompt (tool results, user messages), records each response with the provider's usage, compacts when the window
+ * calls for it and sends the manager's compacted view instead of the AI SDK's history — with the system prompt and the
+ * tools counted and an explicit max output. `abridgePrepareStep` does the same from `prepareStep` for apps that cannot
+ * wrap the model (it sees the usage one step late and cannot retry a refused request).
+ *
+ * History rule: the app's history is expected to grow by appending (what `generateText` does between steps, and an app
+ * that adds `response.messages` and the next user message). A prompt that starts with the compacted view the middleware
+ * last sent is a continuation too (an app that adopted it). Any other prompt — the app edited, rewound or restarted
+ * its history — is re-synced: the messages after the longest common prefix are added as new messages (the manager
+ * never forgets what it had; compaction archives it in time) and a `resync` event says how many. One middleware (one
+ * ContextManager) serves one conversation at a time.
+ *
+ * The AI SDK types are imported as types only: `ai` and `@ai-sdk/provider` are optional peer dependencies.
+ */
+import { createHash } from 'node:crypto';
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Content,
+  LanguageModelV3FilePart,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3Message,
+  LanguageModelV3Middleware,
+  LanguageModelV3Prompt,
+  LanguageModelV3StreamPart,
+  LanguageModelV3StreamResult,
+  LanguageModelV3ToolCallPart,
+  LanguageModelV3ToolResultOutput,
+  LanguageModelV3ToolResultPart,
+  LanguageModelV3Usage,
+  SharedV3ProviderOptions,
+} from '@ai-sdk/provider';
+import type { LanguageModelUsage, ModelMessage, PrepareStepFunction, StepResult, Tool, ToolSet } from 'ai';
+import type { Level } from '../budget/types.js';
+import { aiSdkFormat, encodeAiSdkMessages } from '../formats/ai-sdk.js';
+import { CONVERSATION_START_TEXT, mediaPlaceholder, parseDataUrl, prepareConversation } from '../formats/request-body.js';
+import { contextOverflow, type ContextOverflow } from '../formats/wire.js';
+import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
+import { renderPrompt } from '../manager/request.js';
+import { base64ByteSize, parseArguments, textPart } from '../model/parts.js';
+import { activeMessages } from '../model/view.js';
+import type { FilePart, ImagePart, Message, Part, ResultContentPart, ToolResultPart, Usage } from '../model/types.js';
+
+export { contextOverflow, type ContextOverflow };
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Public types
+
+/** One model request as the middleware saw it (after the response, or after a refusal that was not recovered). */
+export interface AiSdkRequestReport {
+  /** 1-based count of model requests made through this middleware (a retry after an overflow counts). */
+  turn: number;
+  /** abridge's prediction of the request's prompt tokens. */
+  predicted: number;
+  /** Prompt tokens the provider billed (input + cache read + cache write), null when it reported none. */
+  reported: number | null;
+  anchored: boolean;
+  level: Level;
+  /** Whether abridge compacted before this request. */
+  compacted: boolean;
+  /** The max output tokens the request asked for (reserved in the window). */
+  maxOutputTokens: number;
+  /** Whether this request is the retry after a provider's overflow refusal. */
+  retry: boolean;
+}
+
+export type AiSdkEvent =
+  /** The prompt was not a continuation of what the middleware had seen (see the module's history rule). */
+  | { type: 'resync'; kept: number; dropped: number; added: number }
+  /** The provider refused a request as too long; `recovered`: the manager compacted and the request is retried once. */
+  | { type: 'overflow'; message: string; recovered: boolean }
+  /**
+   * abridge's own tools are counted in every request (the manager offers them) but the call does not define them:
+   * spread `abridgeTools(cm)` into the call's tools, or create the manager with `agentTools: false`. Once per name.
+   */
+  | { type: 'tools-not-offered'; names: string[] };
+
+export interface AbridgeMiddlewareOptions {
+  /** Called once per model request, with abridge's prediction and the provider's bill. */
+  onRequest?: (report: AiSdkRequestReport) => void;
+  /** Re-syncs, overflow retries, tool-definition mismatches (also: the manager's own events on `cm`). */
+  onEvent?: (event: AiSdkEvent) => void;
+  /**
+   * Anthropic models (`model.provider` anthropic.*): mark the system prompt and the last message as cache breakpoints
+   * (`providerOptions.anthropic.cacheControl`), so the stable prefix is billed as cache reads. Default true.
+   */
+  cache?: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// V3 prompt ↔ abridge messages
+
+type V3Part = Exclude<LanguageModelV3Message['content'][number], string>;
+type V3AssistantPart = Extract<LanguageModelV3Message, { role: 'assistant' }>['content'][number];
+type V3UserPart = Extract<LanguageModelV3Message, { role: 'user' }>['content'][number];
+
+/**
+ * What the V3 parts a message was read from looked like, so that writing the view back gives the provider its own
+ * metadata (signatures, item ids, cache control) on parts that compaction left untouched.
+ */
+export class V3Originals {
+  private readonly parts = new WeakMap<object, V3Part>();
+  private readonly calls = new Map<string, { args: unknown; part: LanguageModelV3ToolCallPart }>();
+  private readonly results = new Map<string, { content: ResultContentPart[]; part: LanguageModelV3ToolResultPart }>();
+
+  remember(part: Part, original: V3Part): void {
+    if (part.type === 'tool-call' && original.type === 'tool-call') this.calls.set(part.id, { args: part.arguments, part: original });
+    else if (part.type === 'tool-result' && original.type === 'tool-result') this.results.set(part.callId, { content: part.content, part: original });
+    else this.parts.set(part, original);
+  }
+
+  /** The original of a part when the part is the one read (or, for tool parts, holds the same arguments / content). */
+  original(part: Part): V3Part | undefined {
+    if (part.type === 'tool-call') {
+      const c = this.calls.get(part.id);
+      return c && c.args === part.arguments ? c.part : undefined;
+    }
+    if (part.type === 'tool-result') {
+      const r = this.results.get(part.callId);
+      return r && r.content === part.content ? r.part : undefined;
+    }
+    return this.parts.get(part);
+  }
+}
+
+function base64(data: Uint8Array): string {
+  return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+}
+
+/** A V3 file part (or tool-output media) as an image or file part: data kept as base64, URLs as URLs. */
+function mediaPart(data: unknown, mediaType: string | undefined, filename?: string): ImagePart | FilePart {
+  const p: ImagePart | FilePart = mediaType?.startsWith('image/') ? { type: 'image' } : { type: 'file' };
+  if (mediaType && mediaType !== 'image/*') p.mediaType = mediaType;
+  if (data instanceof Uint8Array) {
+    p.data = base64(data);
+    p.byteSize = data.byteLength;
+  } else if (data instanceof URL) p.url = data.href;
+  else if (typeof data === 'string') {
+    const parsed = parseDataUrl(data);
+    if (parsed) {
+      p.data = parsed.data;
+      if (parsed.mediaType && !p.mediaType) p.mediaType = parsed.mediaType;
+      p.byteSize = base64ByteSize(parsed.data);
+    } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(data)) p.url = data;
+    else {
+      p.data = data;
+      p.byteSize = base64ByteSize(data);
+    }
+  }
+  if (filename && p.type === 'file') p.name = filename;
+  return p;
+}
+
+function outputContent(output: LanguageModelV3ToolResultOutput): { content: ResultContentPart[]; isError: boolean } {
+  switch (output.type) {
+    case 'text':
+      return { content: [textPart(output.value)], isError: false };
+    case 'error-text':
+      return { content: [textPart(output.value)], isError: true };
+    case 'json':
+      return { content: [textPart(JSON.stringify(output.value))], isError: false };
+    case 'error-json':
+      return { content: [textPart(JSON.stringify(output.value))], isError: true };
+    case 'execution-denied':
+      return { content: [textPart(`Tool execution denied${output.reason ? `: ${output.reason}` : ''}`)], isError: true };
+    case 'content':
+      return {
+        isError: false,
+        content: output.value.map((item): ResultContentPart => {
+          switch (item.type) {
+            case 'text':
+              return textPart(item.text);
+            case 'image-data':
+              return mediaPart(item.data, item.mediaType);
+            case 'file-data':
+              return mediaPart(item.data, item.mediaType, item.filename);
+            case 'image-url':
+              return { type: 'image', url: item.url };
+            case 'file-url':
+              return item.mediaType ? { type: 'file', url: item.url, mediaType: item.mediaType } : { type: 'file', url: item.url };
+            default:
+              return textPart(JSON.stringify(item));
+          }
+        }),
+      };
+  }
+}
+
+function decodeV3Part(c: V3Part): Part | undefined {
+  switch (c.type) {
+    case 'text':
+      return textPart(c.text);
+    case 'reasoning': {
+      const anthropic = c.providerOptions?.anthropic as { signature?: unknown; redactedData?: unknown } | undefined;
+      if (typeof anthropic?.redactedData === 'string') return { type: 'thinking', text: c.text, signature: anthropic.redactedData, redacted: true };
+      return typeof anthropic?.signature === 'string' ? { type: 'thinking', text: c.text, signature: anthropic.signature } : { type: 'thinking', text: c.text };
+    }
+    case 'file':
+      return mediaPart(c.data, c.mediaType, c.filename);
+    case 'tool-call':
+      return { type: 'tool-call', id: c.toolCallId, name: c.toolName, arguments: parseArguments(c.input) };
+    case 'tool-result': {
+      const { content, isError } = outputContent(c.output);
+      return { type: 'tool-result', callId: c.toolCallId, toolName: c.toolName, content, isError };
+    }
+    case 'tool-approval-response':
+      // Approval bookkeeping: nothing the model reads.
+      return undefined;
+  }
+}
+
+/** One V3 prompt message as an abridge message (its parts remembered in `originals` when given). */
+export function fromV3Message(m: LanguageModelV3Message, originals?: V3Originals): Message {
+  if (m.role === 'system') return { role: 'system', parts: [textPart(m.content)] };
+  const parts: Part[] = [];
+  for (const c of m.content as V3Part[]) {
+    const p = decodeV3Part(c);
+    if (!p) continue;
+    originals?.remember(p, c);
+    parts.push(p);
+  }
+  return { role: m.role, parts };
+}
+
+function filePart(p: ImagePart | FilePart): LanguageModelV3FilePart | undefined {
+  const mediaType = p.mediaType ?? (p.type === 'image' ? 'image/*' : undefined);
+  if (!mediaType) return undefined;
+  const data = p.data ?? (p.url ? new URL(p.url) : undefined);
+  if (data === undefined) return undefined;
+  const out: LanguageModelV3FilePart = { type: 'file', data, mediaType };
+  if (p.type === 'file' && p.name) out.filename = p.name;
+  return out;
+}
+
+function encodeOutput(p: ToolResultPart): LanguageModelV3ToolResultOutput {
+  if (p.content.some((c) => c.type !== 'text' && (c.data || c.url))) {
+    return {
+      type: 'content',
+      value: p.content.map((c) => {
+        if (c.type === 'text') return { type: 'text' as const, text: c.text };
+        if (c.data && c.mediaType) return c.type === 'image' ? { type: 'image-data' as const, data: c.data, mediaType: c.mediaType } : c.name ? { type: 'file-data' as const, data: c.data, mediaType: c.mediaType, filename: c.name } : { type: 'file-data' as const, data: c.data, mediaType: c.mediaType };
+        if (c.url) return c.type === 'image' ? { type: 'image-url' as const, url: c.url } : c.mediaType ? { type: 'file-url' as const, url: c.url, mediaType: c.mediaType } : { type: 'file-url' as const, url: c.url };
+        return { type: 'text' as const, text: mediaPlaceholder(c) };
+      }),
+    };
+  }
+  const text = p.content.map((c) => (c.type === 'text' ? c.text : mediaPlaceholder(c))).join('\n');
+  return { type: p.isError ? 'error-text' : 'text', value: text };
+}
+
+function withOptions<T extends object>(part: T, providerOptions: SharedV3ProviderOptions | undefined): T {
+  return providerOptions ? { ...part, providerOptions } : part;
+}
+
+function encodeUser(p: Part, originals: V3Originals | undefined): V3UserPart | undefined {
+  const original = originals?.original(p);
+  if (original && (original.type === 'text' || original.type === 'file')) return original;
+  switch (p.type) {
+    case 'text':
+      return { type: 'text', text: p.text };
+    case 'compaction':
+      return { type: 'text', text: p.marker.summary };
+    case 'thinking':
+      return p.redacted ? undefined : { type: 'text', text: p.text };
+    case 'image':
+    case 'file':
+      return filePart(p) ?? { type: 'text', text: mediaPlaceholder(p) };
+    default:
+      return undefined;
+  }
+}
+
+function encodeAssistant(p: Part, originals: V3Originals | undefined): V3AssistantPart | undefined {
+  const original = originals?.original(p);
+  if (original && original.type !== 'tool-approval-response') {
+    // prepareConversation may have made a tool-call id safe: the result follows it.
+    if (original.type === 'tool-call' && p.type === 'tool-call' && original.toolCallId !== p.id) return { ...original, toolCallId: p.id, toolName: p.name };
+    return original;
+  }
+  switch (p.type) {
+    case 'text':
+      return { type: 'text', text: p.text };
+    case 'compaction':
+      return { type: 'text', text: p.marker.summary };
+    case 'thinking': {
+      // A signature that is JSON is a Responses reasoning item (abridge's own encoding), not an Anthropic signature.
+      const signed = p.signature && !p.signature.trimStart().startsWith('{');
+      return withOptions({ type: 'reasoning' as const, text: p.text }, signed ? { anthropic: p.redacted ? { redactedData: p.signature! } : { signature: p.signature! } } : undefined);
+    }
+    case 'tool-call':
+      return { type: 'tool-call', toolCallId: p.id, toolName: p.name, input: p.arguments };
+    case 'image':
+    case 'file':
+      return filePart(p) ?? { type: 'text', text: mediaPlaceholder(p) };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Abridge messages (a view: what the model sees) as a V3 prompt: the system texts first (`system`, then the view's
+ * system messages), tool calls and their results paired (`prepareConversation`: a call without a result gets an error
+ * result, a result without its call becomes user text), a first message that is a user message. Parts read from a V3
+ * prompt and left untouched come back as they were read (provider metadata included) when `originals` is given.
+ */
+export function toV3Prompt(messages: readonly Message[], options: { system?: readonly string[]; originals?: V3Originals } = {}): LanguageModelV3Prompt {
+  const conv = prepareConversation(messages);
+  const out: LanguageModelV3Prompt = [];
+  for (const s of [...(options.system ?? []), ...conv.system]) if (s.trim() !== '') out.push({ role: 'system', content: s });
+  const originals = options.originals;
+  const names = new Map<string, string>();
+  for (const t of conv.turns) {
+    if (t.role === 'user') {
+      const content = t.parts.map((p) => encodeUser(p, originals)).filter((c): c is V3UserPart => c !== undefined);
+      if (content.length) out.push({ role: 'user', content });
+    } else if (t.role === 'assistant') {
+      for (const p of t.parts) if (p.type === 'tool-call') names.set(p.id, p.name);
+      const content = t.parts.map((p) => encodeAssistant(p, originals)).filter((c): c is V3AssistantPart => c !== undefined);
+      if (content.length) out.push({ role: 'assistant', content });
+    } else {
+      const content = t.parts
+        .filter((p): p is ToolResultPart => p.type === 'tool-result')
+        .map((p): LanguageModelV3ToolResultPart => {
+          const original = originals?.original(p);
+          const toolName = p.toolName ?? names.get(p.callId) ?? 'unknown_tool';
+          if (original?.type === 'tool-result') return { ...original, toolCallId: p.callId, toolName: original.toolName || toolName };
+          return { type: 'tool-result', toolCallId: p.callId, toolName, output: encodeOutput(p) };
+        });
+      if (content.length) out.push({ role: 'tool', content });
+    }
+  }
+  const first = out.findIndex((m) => m.role !== 'system');
+  if (first >= 0 && out[first]!.role !== 'user') out.splice(first, 0, { role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
+  return out;
+}
+
+/** V3 usage → abridge Usage (prompt = input + cacheRead + cacheWrite); undefined when the provider reported no input. */
+export function usageFromV3(u: LanguageModelV3Usage | undefined): Usage | undefined {
+  const total = u?.inputTokens.total;
+  if (!u || total === undefined) return undefined;
+  const cacheRead = u.inputTokens.cacheRead ?? 0;
+  const cacheWrite = u.inputTokens.cacheWrite ?? 0;
+  const usage: Usage = { input: u.inputTokens.noCache ?? Math.max(0, total - cacheRead - cacheWrite), output: u.outputTokens.total ?? 0, cacheRead, cacheWrite };
+  if (u.outputTokens.reasoning) usage.reasoning = u.outputTokens.reasoning;
+  return usage;
+}
+
+/** The AI SDK's step usage (`LanguageModelUsage`) → abridge Usage. */
+export function usageFromStep(u: LanguageModelUsage | undefined): Usage | undefined {
+  if (!u || u.inputTokens === undefined) return undefined;
+  const d = u.inputTokenDetails;
+  return usageFromV3({
+    inputTokens: { total: u.inputTokens, noCache: d?.noCacheTokens, cacheRead: d?.cacheReadTokens, cacheWrite: d?.cacheWriteTokens },
+    outputTokens: { total: u.outputTokens, text: u.outputTokenDetails?.textTokens, reasoning: u.outputTokenDetails?.reasoningTokens },
+  });
+}
+
+/** A model's answer (generate content, or what a stream carried) as an abridge assistant message, each part with its V3 prompt form. */
+function responseMessage(content: readonly LanguageModelV3Content[]): { message: Message; pairs: [Part, V3AssistantPart][] } {
+  const parts: Part[] = [];
+  const pairs: [Part, V3AssistantPart][] = [];
+  for (const c of content) {
+    let v3: V3AssistantPart | undefined;
+    if (c.type === 'text' && c.text !== '') v3 = withOptions({ type: 'text' as const, text: c.text }, c.providerMetadata);
+    else if (c.type === 'reasoning') v3 = withOptions({ type: 'reasoning' as const, text: c.text }, c.providerMetadata);
+    else if (c.type === 'tool-call') v3 = withOptions({ type: 'tool-call' as const, toolCallId: c.toolCallId, toolName: c.toolName, input: parseArguments(c.input), ...(c.providerExecuted ? { providerExecuted: true } : {}) }, c.providerMetadata);
+    else if (c.type === 'file') parts.push(mediaPart(c.data, c.mediaType));
+    const part = v3 ? decodeV3Part(v3) : undefined;
+    if (!v3 || !part) continue;
+    parts.push(part);
+    pairs.push([part, v3]);
+  }
+  return { message: { role: 'assistant', parts }, pairs };
+}
+
+/** Collects a stream's parts into the content they amount to, as they pass. */
+class StreamCollector {
+  private readonly order: (string | LanguageModelV3Content)[] = [];
+  private readonly texts = new Map<string, { type: 'text' | 'reasoning'; text: string; providerMetadata?: Record<string, Record<string, unknown>> }>();
+  usage: LanguageModelV3Usage | undefined;
+  finished = false;
+
+  observe(part: LanguageModelV3StreamPart): void {
+    switch (part.type) {
+      case 'text-start':
+      case 'reasoning-start':
+        this.block(part.type === 'text-start' ? 'text' : 'reasoning', part.id, part.providerMetadata);
+        break;
+      case 'text-delta':
+      case 'reasoning-delta': {
+        const b = this.block(part.type === 'text-delta' ? 'text' : 'reasoning', part.id, part.providerMetadata);
+        b.text += part.delta;
+        break;
+      }
+      case 'text-end':
+      case 'reasoning-end':
+        this.block(part.type === 'text-end' ? 'text' : 'reasoning', part.id, part.providerMetadata);
+        break;
+      case 'tool-call':
+      case 'file':
+        this.order.push(part);
+        break;
+      case 'finish':
+        this.usage = part.usage;
+        this.finished = true;
+        break;
+      default:
+        break;
+    }
+  }
+
+  content(): LanguageModelV3Content[] {
+    return this.order.map((o) => {
+      if (typeof o !== 'string') return o;
+      const b = this.texts.get(o)!;
+      return b.providerMetadata ? { type: b.type, text: b.text, providerMetadata: b.providerMetadata } : { type: b.type, text: b.text };
+    }) as LanguageModelV3Content[];
+  }
+
+  private block(type: 'text' | 'reasoning', id: string, metadata: Record<string, Record<string, unknown>> | undefined) {
+    const key = `${type}:${id}`;
+    let b = this.texts.get(key);
+    if (!b) {
+      b = { type, text: '' };
+      this.texts.set(key, b);
+      this.order.push(key);
+    }
+    if (metadata) {
+      b.providerMetadata ??= {};
+      for (const [provider, values] of Object.entries(metadata)) b.providerMetadata[provider] = { ...(b.providerMetadata[provider] ?? {}), ...values };
+    }
+    return b;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Keeping the manager in step with the app's history
+
+/** Stands for the answer the middleware recorded, until the app's next prompt shows the form the AI SDK gave it. */
+const RECORDED = Symbol('recorded response');
+type Slot = string | typeof RECORDED;
+
+/** A message's identity for history comparison: role and content, provider metadata left out, binary data as base64. */
+function fingerprint(m: unknown): string {
+  const json = JSON.stringify(m, (key, value: unknown) => {
+    if (key === 'providerOptions' || key === 'providerMetadata') return undefined;
+    if (value instanceof Uint8Array) return base64(value);
+    if (value instanceof URL) return value.href;
+    return value;
+  });
+  return createHash('sha1').update(json ?? '').digest('base64');
+}
+
+/** Where `incoming` continues `slots` (a recorded answer matches any assistant message); undefined when it does not. */
+function continuation(slots: readonly Slot[], incoming: readonly string[], roles: readonly string[]): { at: number; recorded: number[] } | undefined {
+  if (slots.length === 0 || incoming.length < slots.length) return undefined;
+  const recorded: number[] = [];
+  for (let i = 0; i < slots.length; i++) {
+    const s = slots[i]!;
+    if (s === RECORDED) {
+      if (roles[i] !== 'assistant') return undefined;
+      recorded.push(i);
+    } else if (s !== incoming[i]) return undefined;
+  }
+  return { at: slots.length, recorded };
+}
+
+function commonPrefix(slots: readonly Slot[], incoming: readonly string[], roles: readonly string[]): number {
+  let k = 0;
+  while (k < slots.length && k < incoming.length && (slots[k] === incoming[k] || (slots[k] === RECORDED && roles[k] === 'assistant'))) k++;
+  return k;
+}
+
+/**
+ * The state shared by the middleware and the prepareStep helper: what of the app's history the manager already has
+ * (`known`), and the conversation last sent (`sent`, the compacted view).
+ */
+class HistorySync {
+  private known: Slot[] = [];
+  private sent: Slot[] = [];
+  private started = false;
+  /** The recorded answers waiting for the AI SDK's own form of them (in the next prompt). */
+  private readonly waiting: Message[] = [];
+  readonly originals = new V3Originals();
+
+  constructor(
+    private readonly cm: ContextManager,
+    private readonly emit: (e: AiSdkEvent) => void,
+  ) {}
+
+  /**
+   * Brings the manager up to date with a conversation (no leading system messages): appends what is new.
+   * `decode` reads one message; `usage`, when given, goes with the last new assistant message (prepareStep: the
+   * previous step's answer, recorded late).
+   */
+  async absorb<M extends { role: string }>(conversation: readonly M[], decode: (m: M) => Message, usage?: Usage): Promise<void> {
+    const fps = conversation.map(fingerprint);
+    const roles = conversation.map((m) => m.role);
+    let from: number;
+    let recorded: number[] = [];
+    const onKnown = this.started ? continuation(this.known, fps, roles) : undefined;
+    const onSent = this.started && !onKnown ? continuation(this.sent, fps, roles) : undefined;
+    if (!this.started) {
+      // First call. A manager that already holds a conversation (resumed) is continued by what the app passes, unless
+      // the app passed that conversation itself (the view, as `abridgeMessages` gives it).
+      const view = this.cm.session.entries.some((e) => e.message) ? this.viewPrompt().filter((m) => m.role !== 'system').map(fingerprint) : [];
+      const onView = continuation(view, fps, roles);
+      from = onView ? onView.at : 0;
+    } else if (onKnown) ({ at: from, recorded } = onKnown);
+    else if (onSent) ({ at: from, recorded } = onSent);
+    else {
+      from = commonPrefix(this.known, fps, roles);
+      this.emit({ type: 'resync', kept: from, dropped: this.known.length - from, added: conversation.length - from });
+    }
+    this.started = true;
+    for (const i of recorded) this.adoptRecorded(conversation[i] as unknown as LanguageModelV3Message);
+    this.waiting.length = 0;
+    const fresh = conversation.slice(from).map(decode);
+    let lastAssistant = -1;
+    if (usage) for (let i = fresh.length - 1; i >= 0 && lastAssistant < 0; i--) if (fresh[i]!.role === 'assistant') lastAssistant = i;
+    for (let i = 0; i < fresh.length; i++) {
+      if (i === lastAssistant) await this.cm.recordResponse(fresh[i]!, usage);
+      else await this.cm.append(fresh[i]!);
+    }
+    this.known = fps;
+  }
+
+  /** The model's answer, recorded with its usage; the app's next prompt shows it in the AI SDK's form. */
+  async record(content: readonly LanguageModelV3Content[], usage: Usage | undefined): Promise<void> {
+    const { message, pairs } = responseMessage(content);
+    if (message.parts.length === 0 && !usage) return;
+    await this.cm.recordResponse({ ...message, provider: this.cm.provider === 'anthropic' ? 'anthropic' : 'openai' }, usage);
+    // recordResponse keeps the part objects: the view holds these very parts.
+    for (const [part, v3] of pairs) this.originals.remember(part, v3);
+    // An empty answer (usage only) may not appear in the AI SDK's history: it takes no slot.
+    if (message.parts.length === 0) return;
+    this.waiting.push(message);
+    this.known.push(RECORDED);
+    this.sent.push(RECORDED);
+  }
+
+  /** The conversation sent in the request (no system messages): what an app adopting the compacted view passes back. */
+  setSent(prompt: LanguageModelV3Prompt): void {
+    const conv = prompt.filter((m) => m.role !== 'system');
+    // The placeholder first user message is abridge's, not the app's.
+    this.sent = conv.slice(conv[0] && isStartPlaceholder(conv[0]) ? 1 : 0).map(fingerprint);
+  }
+
+  private viewPrompt(): LanguageModelV3Prompt {
+    const prompt = toV3Prompt(activeMessages(this.cm.session), { originals: this.originals });
+    return prompt[0]?.role === 'user' && isStartPlaceholder(prompt[0]) ? prompt.slice(1) : prompt;
+  }
+
+  /** The AI SDK's own form of a recorded answer: its parts' provider options are what the provider wants back. */
+  private adoptRecorded(m: LanguageModelV3Message): void {
+    const w = this.waiting.shift();
+    if (!w || m.role !== 'assistant') return;
+    const pool = [...(m.content as V3AssistantPart[])];
+    for (const p of w.parts) {
+      const i = pool.findIndex((c) => (p.type === 'tool-call' ? c.type === 'tool-call' && c.toolCallId === p.id : p.type === 'thinking' ? c.type === 'reasoning' : c.type === p.type));
+      if (i < 0) continue;
+      const [c] = pool.splice(i, 1);
+      if (p.type !== 'image' && p.type !== 'file') this.originals.remember(p, c!);
+    }
+  }
+}
+
+function isStartPlaceholder(m: LanguageModelV3Message): boolean {
+  const only = m.role === 'user' && m.content.length === 1 ? m.content[0] : undefined;
+  return only?.type === 'text' && only.text === CONVERSATION_START_TEXT;
+}
+
+/** The system prompt as the manager builds it (its sections, the deferral note), as it is counted. */
+function systemOf(cm: ContextManager): string[] {
+  const built = renderPrompt(cm.provider, { model: cm.currentModel, prompt: cm.prompt, tools: [] });
+  const text = [built.system, ...built.tail.map((b) => b.text)].filter((t) => t.trim() !== '').join('\n\n');
+  return text ? [text] : [];
+}
+
+function systemTextOf(prompt: LanguageModelV3Prompt): { system: string | undefined; rest: LanguageModelV3Message[] } {
+  let k = 0;
+  const texts: string[] = [];
+  while (k < prompt.length && prompt[k]!.role === 'system') texts.push((prompt[k++] as { content: string }).content);
+  return { system: texts.length ? texts.join('\n\n') : undefined, rest: prompt.slice(k) };
+}
+
+const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+
+/**
+ * Anthropic cache breakpoints (2 of its 4): after the system prompt, and on the last part of the last message that can
+ * carry one (not reasoning). Copies: the parts given back as they were read stay untouched.
+ */
+function withAnthropicBreakpoints(prompt: LanguageModelV3Prompt): LanguageModelV3Prompt {
+  const out = prompt.slice();
+  const sys = out.findIndex((m) => m.role === 'system');
+  if (sys >= 0) out[sys] = { ...out[sys]!, providerOptions: { ...out[sys]!.providerOptions, ...EPHEMERAL } };
+  const last = out.length - 1;
+  const m = out[last];
+  if (!m || m.role === 'system') return out;
+  const content = m.content.slice() as V3Part[];
+  const at = content.length - 1;
+  const part = content[at];
+  if (!part || part.type === 'reasoning') return out;
+  content[at] = { ...part, providerOptions: { ...part.providerOptions, ...EPHEMERAL } };
+  out[last] = { ...m, content } as LanguageModelV3Message;
+  return out;
+}
+
+async function ownToolNames(cm: ContextManager): Promise<Set<string>> {
+  return new Set((await cm.tools()).map((t) => t.name));
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The middleware
+
+interface PreparedCall {
+  prepared: PreparedTurn;
+}
+
+/**
+ * A `LanguageModelV3Middleware` for `wrapLanguageModel`: keeps the manager's state across steps and calls so that
+ * `generateText` / `streamText` with tools stay within the window. See the module's comment for the history rule.
+ *
+ * Errors: `ContextOverflowError` (code `CONTEXT_OVERFLOW`) when nothing can make the request fit window − max output
+ * (nothing is sent); a provider's overflow refusal is recovered once (compaction, then one retry) and rethrown when
+ * that fails — `contextOverflow(err)` recognizes it, also inside the AI SDK's `RetryError`.
+ */
+export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddlewareOptions = {}): LanguageModelV3Middleware {
+  const emit = (e: AiSdkEvent) => options.onEvent?.(e);
+  const sync = new HistorySync(cm, emit);
+  const calls = new WeakMap<object, PreparedCall>();
+  const warned = new Set<string>();
+  let turn = 0;
+  let toolsKey: string | undefined;
+  let systemText: string | undefined;
+
+  async function prepare(params: LanguageModelV3CallOptions, model: LanguageModelV3): Promise<LanguageModelV3CallOptions> {
+    const prepared = await cm.prepare(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {});
+    let prompt = toV3Prompt(prepared.messages, { system: systemOf(cm), originals: sync.originals });
+    sync.setSent(prompt);
+    if (options.cache !== false && model.provider.startsWith('anthropic')) prompt = withAnthropicBreakpoints(prompt);
+    // The provider sends exactly the reserve abridge counted (its own default may be far larger than the window allows).
+    const out: LanguageModelV3CallOptions = { ...params, prompt, maxOutputTokens: prepared.pressure.maxOutputTokens };
+    calls.set(out, { prepared });
+    return out;
+  }
+
+  async function transformParams({ params, model }: { params: LanguageModelV3CallOptions; model: LanguageModelV3 }): Promise<LanguageModelV3CallOptions> {
+    const { system, rest } = systemTextOf(params.prompt);
+    if (system !== undefined && system !== systemText) {
+      systemText = system;
+      cm.setSystem(system);
+    }
+    const own = await ownToolNames(cm);
+    {
+      // The call's tools are what the request carries (none when it has none), abridge's own aside: the manager adds those.
+      const tools: ManagedTool[] = [];
+      for (const t of params.tools ?? []) {
+        if (own.has(t.name)) continue;
+        if (t.type === 'function') tools.push(t.description !== undefined ? { name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> } : { name: t.name, inputSchema: t.inputSchema as Record<string, unknown> });
+        else tools.push({ name: t.name, description: `provider tool ${t.id}`, inputSchema: { type: 'object', properties: {}, 'x-args': t.args } });
+      }
+      // Only when they changed: setTools starts the deferral bookkeeping afresh.
+      const key = JSON.stringify(tools);
+      if (key !== toolsKey) {
+        toolsKey = key;
+        cm.setTools(tools);
+      }
+    }
+    const offered = new Set((params.tools ?? []).map((t) => t.name));
+    const missing = [...own].filter((n) => !offered.has(n) && !warned.has(n));
+    if (missing.length) {
+      for (const n of missing) warned.add(n);
+      emit({ type: 'tools-not-offered', names: missing });
+    }
+    await sync.absorb(rest, (m) => fromV3Message(m, sync.originals));
+    return prepare(params, model);
+  }
+
+  function report(params: LanguageModelV3CallOptions, usage: Usage | undefined, retry: boolean): void {
+    const call = calls.get(params);
+    if (!call || !options.onRequest) return;
+    const p = call.prepared.pressure;
+    options.onRequest({ turn, predicted: p.predicted, reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null, anchored: p.anchored, level: p.level, compacted: call.prepared.compaction !== undefined, maxOutputTokens: p.maxOutputTokens, retry });
+  }
+
+  /** Runs a request; on an overflow refusal compacts and retries once with re-prepared params. */
+  async function attempt<R>(params: LanguageModelV3CallOptions, model: LanguageModelV3, first: () => PromiseLike<R>, again: (p: LanguageModelV3CallOptions) => PromiseLike<R>): Promise<{ result: R; params: LanguageModelV3CallOptions; retry: boolean }> {
+    turn++;
+    try {
+      return { result: await first(), params, retry: false };
+    } catch (err) {
+      const overflow = contextOverflow(err);
+      if (!overflow) throw err;
+      const recovered = await cm.recoverFromOverflow(overflow.message);
+      emit({ type: 'overflow', message: overflow.message, recovered });
+      report(params, undefined, false);
+      if (!recovered) throw err;
+      const retried = await prepare(params, model);
+      turn++;
+      return { result: await again(retried), params: retried, retry: true };
+    }
+  }
+
+  return {
+    specificationVersion: 'v3',
+    transformParams,
+    async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>; params: LanguageModelV3CallOptions; model: LanguageModelV3 }) {
+      const { result, params: used, retry } = await attempt(params, model, doGenerate, (p) => model.doGenerate(p));
+      const usage = usageFromV3(result.usage);
+      await sync.record(result.content, usage);
+      report(used, usage, retry);
+      return result;
+    },
+    async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<LanguageModelV3StreamResult>; params: LanguageModelV3CallOptions; model: LanguageModelV3 }) {
+      const { result, params: used, retry } = await attempt(params, model, doStream, (p) => model.doStream(p));
+      const collector = new StreamCollector();
+      const stream = result.stream.pipeThrough(
+        new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
+          async transform(part, controller) {
+            collector.observe(part);
+            // Passed on first: recording waits only for what comes after the last part.
+            controller.enqueue(part);
+            if (part.type === 'finish') {
+              const usage = usageFromV3(collector.usage);
+              await sync.record(collector.content(), usage);
+              report(used, usage, retry);
+            }
+          },
+        }),
+      );
+      return { ...result, stream };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// abridge's tools as AI SDK tools
+
+/**
+ * abridge's agent tools (`read_result`, `compact_context`, `tool_search` when tools are deferred, `memory` when set) as
+ * AI SDK tools, to spread into `generateText({tools})`. The middleware does not count them twice: the manager counts
+ * its own tools itself. Resolve it once (it loads the tools' zod schemas).
+ */
+export async function abridgeTools(cm: ContextManager): Promise<ToolSet> {
+  const out: ToolSet = {};
+  for (const t of await cm.tools()) {
+    // `tool()` of the AI SDK is the identity: the object literal is the tool. zod 4 schemas are Standard Schemas.
+    const def: Tool<unknown, string> = {
+      description: t.description,
+      inputSchema: t.input as Tool<unknown, string>['inputSchema'],
+      execute: (input: unknown) => t.run(input),
+    };
+    out[t.name] = def;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// prepareStep
+
+export interface AbridgePrepareStepOptions {
+  /** The max output tokens of each step (default: the manager's). Returned so the step asks for exactly that. */
+  maxOutputTokens?: number;
+  onEvent?: (event: AiSdkEvent) => void;
+}
+
+/** A ModelMessage with binary data as base64, so that abridge keeps it (the format reader takes JSON-safe values). */
+function jsonSafe(m: ModelMessage): unknown {
+  return JSON.parse(
+    JSON.stringify(m, (_key, value: unknown) => {
+      if (value instanceof Uint8Array) return base64(value);
+      if (value instanceof URL) return value.href;
+      return value;
+    }),
+  );
+}
+
+function fromModelMessage(m: ModelMessage): Message {
+  const session = aiSdkFormat.readDocument!([jsonSafe(m)], 'prepareStep messages');
+  return session.entries[0]?.message ?? { role: m.role, parts: [] };
+}
+
+/**
+ * For apps that use `prepareStep` instead of the middleware: returns a `prepareStep` function that keeps the manager's
+ * state across steps (prepareStep's messages apply to that step only; the next step starts again from the full history)
+ * and returns, for each step, the manager's compacted view as `messages`, its system prompt as `system` and the max
+ * output abridge reserved. The previous step's answer is recorded with its usage when the next step starts.
+ *
+ * Prefer `abridgeMiddleware`: it records each answer as it comes, counts the tools and system prompt the call really
+ * carries, and retries once after a provider's overflow refusal; this helper counts the system prompt and tools the
+ * manager was given (`new ContextManager({system, tools})`) and cannot retry.
+ */
+export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(cm: ContextManager, options: AbridgePrepareStepOptions = {}): PrepareStepFunction<TOOLS> {
+  const sync = new HistorySync(cm, (e) => options.onEvent?.(e));
+  let steps = 0;
+  return async ({ messages, steps: done }: { messages: ModelMessage[]; steps: StepResult<TOOLS>[] }) => {
+    // The previous step's answer is in `messages` now; its usage comes with the step.
+    const last = done.length > steps ? done[done.length - 1] : undefined;
+    steps = done.length;
+    let k = 0;
+    const system: string[] = [];
+    while (k < messages.length && messages[k]!.role === 'system') system.push((messages[k++] as { content: string }).content);
+    if (system.length) cm.setSystem(system.join('\n\n'));
+    await sync.absorb(messages.slice(k), fromModelMessage, last ? usageFromStep(last.usage) : undefined);
+    const prepared = await cm.prepare(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {});
+    const out = encodeAiSdkMessages(prepared.messages) as ModelMessage[];
+    const conversation = out.filter((m) => m.role !== 'system');
+    const view = out.filter((m) => m.role === 'system').map((m) => m.content as string);
+    return { system: [...systemOf(cm), ...view].join('\n\n'), messages: conversation, maxOutputTokens: prepared.pressure.maxOutputTokens };
+  };
+}
+
+/**
+ * The manager's compacted view (what the model sees now) as AI SDK `ModelMessage[]`: for an app that keeps its own
+ * history in the compacted form, or shows it. A prompt that starts with it continues the manager's session (see the
+ * history rule); so does a prompt holding only what is new.
+ */
+export function abridgeMessages(cm: ContextManager): ModelMessage[] {
+  return encodeAiSdkMessages(activeMessages(cm.session)) as ModelMessage[];
+}
