@@ -534,8 +534,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     });
     if (!result.entry) return result;
     const marker = result.entry;
-    this.tracker.push(marker);
     this.view = activeMessages(this.session);
+    // The tracker counts exactly the messages the next request holds: the view itself, as a checkpoint.
+    this.tracker.push({ ...marker, compaction: { ...(marker.compaction as AbridgeMarker), view: this.view } as AbridgeMarker });
     const after = this.tracker.predict(this.model);
     // What the manager reports comes from its own tracker over the final view, not from the chain's estimate.
     result.beforeTokens = before.predicted;
