@@ -131,6 +131,18 @@ describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
     for (const s of inputs) expect(await runCase(s.name, s.bytes), s.name).toMatchObject({ result: 'read' });
   });
 
+  it('cases the fuzz found, kept as regressions: a timestamp no Date can hold (1e308) made inspect throw a RangeError', async () => {
+    const found: [string, MutationKind, number][] = [
+      ['claude-code/marot__spotter__short.jsonl', 'type-change', 888363252],
+      ['codex/s977043__plangate__codex-log-sample.jsonl', 'type-change', 250912341],
+    ];
+    for (const [name, kind, seed] of found) {
+      const src = inputs.find((s) => s.name === name)!;
+      const outcome = await runCase(`${name} ${kind} seed=${seed}`, mutate(src.bytes, kind, seed)!);
+      expect(outcome.result, `${outcome.name}: ${outcome.detail}`).toBe('read');
+    }
+  });
+
   it(`${CASES} mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes`, { timeout: Math.max(120_000, CASES * 2_000) }, async () => {
     const outcomes: Outcome[] = [];
     for (const c of cases(inputs, CASES)) outcomes.push(await runCase(c.name, c.bytes));

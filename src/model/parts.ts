@@ -108,9 +108,15 @@ export function promptTokens(u: Usage): number {
   return u.input + u.cacheRead + u.cacheWrite;
 }
 
-/** ISO string or epoch number → epoch milliseconds. */
+/** The largest distance from the epoch a Date can hold (ms): beyond it, `new Date(t).toISOString()` throws. */
+const MAX_DATE_MS = 8.64e15;
+
+/** ISO string or epoch number → epoch milliseconds; undefined for what is not a time a Date can hold. */
 export function toEpochMs(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return v < 1e11 ? v * 1000 : v;
+  if (typeof v === 'number' && Number.isFinite(v)) {
+    const ms = v < 1e11 ? v * 1000 : v;
+    return Math.abs(ms) <= MAX_DATE_MS ? ms : undefined;
+  }
   if (typeof v === 'string') {
     const t = Date.parse(v);
     return Number.isNaN(t) ? undefined : t;

@@ -3,8 +3,22 @@
  * Every mutation is deterministic given the seed, so a failing case can be replayed from its name.
  */
 
-export type MutationKind = 'byte-flip' | 'truncate' | 'duplicate-line' | 'remove-line' | 'swap-lines' | 'type-change' | 'delete-key' | 'huge-value' | 'invalid-utf8';
-export const MUTATION_KINDS: readonly MutationKind[] = ['byte-flip', 'truncate', 'duplicate-line', 'remove-line', 'swap-lines', 'type-change', 'delete-key', 'huge-value', 'invalid-utf8'];
+export type MutationKind =
+  | 'byte-flip'
+  | 'truncate'
+  | 'duplicate-line'
+  | 'remove-line'
+  | 'swap-lines'
+  | 'join-lines'
+  | 'respace-line'
+  | 'type-change'
+  | 'delete-key'
+  | 'huge-value'
+  | 'invalid-utf8';
+export const MUTATION_KINDS: readonly MutationKind[] = ['byte-flip', 'truncate', 'duplicate-line', 'remove-line', 'swap-lines', 'join-lines', 'respace-line', 'type-change', 'delete-key', 'huge-value', 'invalid-utf8'];
+
+/** Keys readers depend on: deleting one of them is the likeliest way to find a reader that does not check. */
+const STRUCTURAL_KEYS = new Set(['value', 'output', 'content', 'message', 'messages', 'role', 'type', 'parts', 'text', 'input', 'arguments', 'id', 'toolCallId', 'tool_use_id', 'payload', 'history', 'usage', 'parentId', 'parentUuid']);
 
 /** mulberry32: a small, fast, seedable generator. */
 export function prng(seed: number): () => number {
@@ -34,19 +48,19 @@ function lines(buf: Buffer): Buffer[] {
 }
 
 /** Every value in a JSON tree with a way to replace or delete it. */
-function nodes(root: unknown): { value: unknown; set: (v: unknown) => void; del?: () => void }[] {
-  const out: { value: unknown; set: (v: unknown) => void; del?: () => void }[] = [];
+function nodes(root: unknown): { key: string | number; value: unknown; set: (v: unknown) => void; del?: () => void }[] {
+  const out: { key: string | number; value: unknown; set: (v: unknown) => void; del?: () => void }[] = [];
   const walk = (v: unknown, depth: number) => {
     if (depth > 12 || v === null || typeof v !== 'object') return;
     if (Array.isArray(v)) {
       v.forEach((x, i) => {
-        out.push({ value: x, set: (n) => (v[i] = n), del: () => v.splice(i, 1) });
+        out.push({ key: i, value: x, set: (n) => (v[i] = n), del: () => v.splice(i, 1) });
         walk(x, depth + 1);
       });
     } else {
       const o = v as Record<string, unknown>;
       for (const k of Object.keys(o)) {
-        out.push({ value: o[k], set: (n) => (o[k] = n), del: () => delete o[k] });
+        out.push({ key: k, value: o[k], set: (n) => (o[k] = n), del: () => delete o[k] });
         walk(o[k], depth + 1);
       }
     }
@@ -133,6 +147,27 @@ export function mutate(input: Buffer, kind: MutationKind, seed: number): Buffer 
       [out[i], out[j]] = [out[j]!, out[i]!];
       return Buffer.concat(out);
     }
+    case 'join-lines': {
+      // Two records on one line, as a crashed or racing writer leaves them: back to back, or with text between/after.
+      if (ls.length < 2) return undefined;
+      const i = Math.floor(rand() * (ls.length - 1));
+      const sep = pick(rand, ['', ' ', '  ', ',', ' , ', 'x']);
+      const tail = pick(rand, ['', '', ' ', ' trailing', '[1]']);
+      const first = ls[i]!.subarray(0, ls[i]!.length - 1);
+      const second = ls[i + 1]!.at(-1) === 0x0a ? ls[i + 1]!.subarray(0, ls[i + 1]!.length - 1) : ls[i + 1]!;
+      const nl = ls[i + 1]!.at(-1) === 0x0a ? '\n' : '';
+      return Buffer.concat([...ls.slice(0, i), first, Buffer.from(sep), second, Buffer.from(tail + nl), ...ls.slice(i + 2)]);
+    }
+    case 'respace-line': {
+      // The same record written by another serializer: spaces after separators, CRLF.
+      if (!ls.length) return undefined;
+      const i = Math.floor(rand() * ls.length);
+      const text = ls[i]!.toString('utf8');
+      const nl = text.endsWith('\n') ? (rand() < 0.5 ? '\r\n' : '\n') : '';
+      const out = [...ls];
+      out[i] = Buffer.from(text.replace(/\n$/, '').replace(/,"/g, ', "').replace(/":/g, '": ') + nl);
+      return Buffer.concat(out);
+    }
     case 'type-change':
       return mutateJson(rand, input, (r, root) => {
         const ns = nodes(root);
@@ -145,7 +180,8 @@ export function mutate(input: Buffer, kind: MutationKind, seed: number): Buffer 
       return mutateJson(rand, input, (r, root) => {
         const ns = nodes(root).filter((n) => n.del);
         if (!ns.length) return false;
-        pick(r, ns).del!();
+        const structural = ns.filter((n) => typeof n.key === 'string' && STRUCTURAL_KEYS.has(n.key));
+        pick(r, structural.length && r() < 0.7 ? structural : ns).del!();
         return true;
       });
     case 'huge-value':

@@ -69,7 +69,7 @@ export interface SqliteStoreOptions {
   /** The better-sqlite3 module to use (tests); default: imported on first use. */
   driver?: SqliteDriver;
   /** @internal Test hooks: called inside the recordCompaction transaction, after its entries and before its snapshot. */
-  hooks?: { insideRecordCompaction?: () => void; insideCreateSession?: () => void };
+  hooks?: { insideRecordCompaction?: () => void };
 }
 
 const SESSION_COLUMNS = 'id, format, info, extra, layout, version, created_at, updated_at';
@@ -207,7 +207,6 @@ export class SqliteSessionStore implements SessionStore {
           throw err;
         }
         if (encoded.length) appendRows(id, encoded, 0);
-        this.hooks.insideCreateSession?.();
         return toStored(s.session.get(id)!);
       }),
       append: db.transaction(appendRows),
