@@ -465,7 +465,18 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
   // Another agent's summary still in view stays an ordinary message of its own entry.
   const summary = view.find((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge');
   const visible = new Set(view.map((v) => v.entry).filter((e): e is number => e !== undefined));
-  const covered = summary?.covers;
+  let covered = summary?.covers;
+  // An earlier marker entry whose summary was folded into ours holds that summary's message: the archived range takes
+  // it in when nothing visible lies between (otherwise the old summary would show again beside the new one).
+  if (covered) {
+    const shown = new Set(view.map((v) => v.message));
+    for (const e of branch) {
+      if (e.index <= covered.toEntry || !e.compaction || !e.message || shown.has(e.message)) continue;
+      const to: number = covered.toEntry;
+      if (branch.some((x) => x.index > to && x.index < e.index && visible.has(x.index))) break;
+      covered = { fromEntry: covered.fromEntry, toEntry: e.index };
+    }
+  }
   // Entries neither visible nor under this summary were hidden by an earlier compaction: they stay hidden.
   const hidden: { fromEntry: number; toEntry: number }[] = [];
   let previous: number | undefined;

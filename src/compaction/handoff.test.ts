@@ -193,5 +193,8 @@ describe('summaries as hand-offs', () => {
     const view = activeView(session);
     expect(r.reachedTarget).toBe(true);
     expect(view.map((v) => summaryText(v.message)).join('\n')).toContain(earlier);
+    // Folded in, not shown twice: the earlier marker's own message is archived with the rest.
+    expect(view.filter((v) => summaryText(v.message).includes(earlier))).toHaveLength(1);
+    expect(Math.abs(r.afterTokens - (await sizeOf(session)))).toBeLessThanOrEqual(1);
   });
 });
