@@ -396,9 +396,14 @@ function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: num
     const u = units[j]!;
     let n = 0;
     for (let i = u.start; i < u.end; i++) n += o.counter.message(view[i]!.message);
-    const needed = u.kind === 'step' && steps < o.steps;
-    if (!needed && tail + n > o.tailCounted) break;
     if (u.kind === 'summary' || u.kind === 'system') break;
+    const needed = u.kind === 'step' && steps < o.steps;
+    if (!needed && tail + n > o.tailCounted) {
+      // Past the tail's tokens: stop, unless the last steps asked for are still to come (a large message after them
+      // must not cost them their protection).
+      if (steps >= o.steps) break;
+      continue;
+    }
     for (let i = u.start; i < u.end; i++) {
       const added = add(view[i]);
       if (needed) minimal += added;
