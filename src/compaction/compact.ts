@@ -12,14 +12,15 @@ import { clearToolResults } from './strategies/clear-tool-results.js';
 import { headTail } from './strategies/head-tail.js';
 import { offloadResults } from './strategies/offload.js';
 import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_NAMES, StrategySkipped, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './strategies/strategy.js';
-import { summarizeSpan, summaryText } from './strategies/summarize.js';
+import { summarizeSpan, summaryMessage, summaryText } from './strategies/summarize.js';
 import { truncateOldest } from './strategies/truncate.js';
 import { stubInputs } from './strategies/stub-inputs.js';
 import { dropThinking } from './strategies/drop-thinking.js';
-import { ExtractiveSummarizer } from './summarizers/extractive.js';
+import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer } from './summarizers/summarizer.js';
 import { isHumanUser, isRequest, unitsOf } from './turns.js';
-import { activeView, isSummaryItem, type AbridgeMarker, type EntryEdit, type ViewItem } from '../model/view.js';
+import { activeView, isSummaryItem, type AbridgeMarker, type EntryEdit, type SummaryItem, type ViewItem } from '../model/view.js';
+import type { TokenCounter } from '../tokens/counter.js';
 
 export const STRATEGIES: Record<StrategyName, Strategy> = {
   'clear-tool-results': clearToolResults,
@@ -268,6 +269,8 @@ export async function compact(session: Session, options: CompactOptions): Promis
         // Passes until the target is met: a summary that came out larger than planned takes in the next oldest units.
         if (name === 'summarize' && ++summaryPasses < 4) at--;
       }
+      // Still over with a summary of ours in view: squeeze that summary into the room left, down to a note if need be.
+      if (size(plan.view) > target) plan.view = await squeezeSummary(plan.view, target, size, counter, notes);
       // After archiving, the newest shortened messages get their content back while the view fits (a batch of cheap
       // edits alone is kept whole: one cache break buys the most room).
       if (plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate') && options.restoreRecent !== false) plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries);
@@ -317,6 +320,25 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // What the session now shows must be exactly what the chain produced, and as sound.
   result.violations = introducedViolations(checkInvariants(view0, { protectedEntries: protection.entries }), checkInvariants(activeView(session), { protectedEntries: protection.entries }));
   return result;
+}
+
+/**
+ * The last squeeze: abridge's own extractive summary in the view, rewritten to fit the room the rest leaves (strictly,
+ * down to a note of what was archived with the people's words that fit). Any other summary is left as it is.
+ */
+async function squeezeSummary(view: ViewItem[], target: number, size: (v: readonly ViewItem[]) => number, counter: TokenCounter, notes: string[]): Promise<ViewItem[]> {
+  const at = view.findIndex((it) => isSummaryItem(it) && markerOf(it.message)?.source === 'abridge');
+  if (at === -1) return view;
+  const item = view[at] as SummaryItem;
+  const text = summaryText(item.message);
+  if (!parseSummary(text)) return view;
+  const room = Math.floor(target - (size(view) - counter.message(item.message))) - 20;
+  if (room < 20) return view;
+  const squeezed = await new ExtractiveSummarizer().summarize({ messages: [], previousSummary: text, maxTokens: room, counter, strict: true });
+  const out = view.map((it, i) => (i === at ? ({ message: summaryMessage(squeezed), covers: item.covers } as SummaryItem) : it));
+  if (size(out) >= size(view)) return view;
+  notes.push(`the summary was cut to ${counter.text(squeezed).toLocaleString('en-US')} tokens to fit the budget`);
+  return out;
 }
 
 /**
@@ -382,9 +404,14 @@ function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: num
     const u = units[j]!;
     let n = 0;
     for (let i = u.start; i < u.end; i++) n += o.counter.message(view[i]!.message);
-    const needed = u.kind === 'step' && steps < o.steps;
-    if (!needed && tail + n > o.tailCounted) break;
     if (u.kind === 'summary' || u.kind === 'system') break;
+    const needed = u.kind === 'step' && steps < o.steps;
+    if (!needed && tail + n > o.tailCounted) {
+      // Past the tail's tokens: stop, unless the last steps asked for are still to come (a large message after them
+      // must not cost them their protection).
+      if (steps >= o.steps) break;
+      continue;
+    }
     for (let i = u.start; i < u.end; i++) {
       const added = add(view[i]);
       if (needed) minimal += added;
@@ -457,7 +484,18 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
     const carrier = m && m.source !== 'abridge' ? branch.find((e) => e.compaction === m) : undefined;
     if (carrier) visible.add(carrier.index);
   }
-  const covered = summary?.covers;
+  let covered = summary?.covers;
+  // An earlier marker entry whose summary was folded into ours holds that summary's message: the archived range takes
+  // it in when nothing visible lies between (otherwise the old summary would show again beside the new one).
+  if (covered) {
+    const shown = new Set(view.map((v) => v.message));
+    for (const e of branch) {
+      if (e.index <= covered.toEntry || !e.compaction || !e.message || shown.has(e.message)) continue;
+      const to: number = covered.toEntry;
+      if (branch.some((x) => x.index > to && x.index < e.index && visible.has(x.index))) break;
+      covered = { fromEntry: covered.fromEntry, toEntry: e.index };
+    }
+  }
   // Entries neither visible nor under this summary were hidden by an earlier compaction: they stay hidden.
   const hidden: { fromEntry: number; toEntry: number }[] = [];
   let previous: number | undefined;

@@ -258,7 +258,7 @@ export function sessionJsonl(spec: SessionSpec): string {
 // Random compactions
 
 type StrategyName = Abridge.StrategyName;
-const ALL_STRATEGIES: StrategyName[] = ['clear-tool-results', 'offload', 'head-tail', 'summarize', 'truncate'];
+const ALL_STRATEGIES: StrategyName[] = ['clear-tool-results', 'offload', 'head-tail', 'stub-inputs', 'drop-thinking', 'summarize', 'truncate'];
 
 export interface CompactionSpec {
   /** Target as a percentage of the context before (5–100). */
@@ -271,7 +271,10 @@ export interface CompactionSpec {
   clearing: { keep: number; clearAtLeast: number; excludeTools: string[]; clearToolInputs: boolean } | undefined;
   offload: { thresholdBytes: number; previewChars: number } | undefined;
   headTail: { thresholdTokens: number; keepTokens: number } | undefined;
-  summarize: { maxSummaryTokens: number } | undefined;
+  summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxTargetShare: number } | undefined;
+  stubInputs: { thresholdBytes: number } | undefined;
+  keepRecentTokens: number | undefined;
+  restoreRecent: boolean | undefined;
 }
 
 export const compactionSpec: fc.Arbitrary<CompactionSpec> = fc.record({
@@ -285,7 +288,10 @@ export const compactionSpec: fc.Arbitrary<CompactionSpec> = fc.record({
   clearing: fc.option(fc.record({ keep: fc.integer({ min: 0, max: 6 }), clearAtLeast: fc.integer({ min: 0, max: 5000 }), excludeTools: fc.subarray(['read', 'bash', 'edit', 'write', 'grep', 'ls']), clearToolInputs: fc.boolean() }), { nil: undefined }),
   offload: fc.option(fc.record({ thresholdBytes: fc.integer({ min: 64, max: 8192 }), previewChars: fc.integer({ min: 0, max: 400 }) }), { nil: undefined }),
   headTail: fc.option(fc.record({ thresholdTokens: fc.integer({ min: 20, max: 3000 }), keepTokens: fc.integer({ min: 10, max: 1000 }) }), { nil: undefined }),
-  summarize: fc.option(fc.record({ maxSummaryTokens: fc.integer({ min: 50, max: 8000 }) }), { nil: undefined }),
+  summarize: fc.option(fc.record({ maxSummaryTokens: fc.integer({ min: 50, max: 8000 }), minSummaryTokens: fc.integer({ min: 0, max: 800 }), ratio: fc.double({ min: 0, max: 1, noNaN: true }), maxTargetShare: fc.double({ min: 0, max: 1, noNaN: true }) }), { nil: undefined }),
+  stubInputs: fc.option(fc.record({ thresholdBytes: fc.integer({ min: 16, max: 8192 }) }), { nil: undefined }),
+  keepRecentTokens: fc.option(fc.integer({ min: 0, max: 30_000 }), { nil: undefined }),
+  restoreRecent: fc.option(fc.boolean(), { nil: undefined }),
 });
 
 export interface RandomCase {
@@ -357,6 +363,9 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
     if (spec.offload) o.offload = spec.offload;
     if (spec.headTail) o.headTail = spec.headTail;
     if (spec.summarize) o.summarize = spec.summarize;
+    if (spec.stubInputs) o.stubInputs = spec.stubInputs;
+    if (spec.keepRecentTokens !== undefined) options.keepRecentTokens = spec.keepRecentTokens;
+    if (spec.restoreRecent !== undefined) options.restoreRecent = spec.restoreRecent;
     options.options = o;
     let result: Abridge.CompactionResult;
     try {
@@ -387,6 +396,8 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
     };
     const task = view0.find((v) => lib.isHumanUser(v.message));
     if (task) verbatim(task, 'the first human user message');
+    const latest = [...view0].reverse().find((v) => lib.isHumanUser(v.message));
+    if (latest) verbatim(latest, 'the latest human user message');
     const steps = lib.unitsOf(view0).filter((u) => u.kind === 'step');
     for (const u of steps.slice(Math.max(0, steps.length - result.keptLastSteps))) for (let i = u.start; i < u.end; i++) verbatim(view0[i]!, `message ${i} of the last ${result.keptLastSteps} steps`);
     // Archive, never delete.
@@ -398,6 +409,7 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
       }
     }
     if (result.reachedTarget && result.afterTokens > target) problems.push(`${where}: reachedTarget but ${result.afterTokens} > target ${target}`);
+    if (result.afterTokens < 0 || result.beforeTokens < 0) problems.push(`${where}: a negative figure (${result.beforeTokens} → ${result.afterTokens})`);
     if (result.afterTokens > result.beforeTokens) problems.push(`${where}: the context grew from ${result.beforeTokens} to ${result.afterTokens} tokens (${result.strategiesRun.map((s) => s.name).join(', ')})`);
     if (!result.reachedTarget && result.afterTokens <= target) problems.push(`${where}: afterTokens ${result.afterTokens} ≤ target ${target} but reachedTarget is false`);
   }

@@ -54,6 +54,7 @@ export const summarizeSpan: Strategy = {
     const candidates = (own === -1 ? runs.map((r) => ({ ...r, merge: false })) : [...runs.filter((r) => r.s <= own && own <= r.e).map((r) => ({ ...r, merge: false })), ...runs.filter((r) => !(r.s <= own && own <= r.e)).map((r) => ({ ...r, merge: true }))]);
     // What a summary carries whole besides its share of the rest: earlier summaries and what people wrote.
     const carriedOf = units.map((u, k) => (u.kind === 'summary' ? tokens[k]! : u.kind === 'user' ? Math.min(tokens[k]!, USER_MESSAGE_TOKENS) : 0));
+    // The least a summary can be: a note of what was archived (the extractive summary's last resort).
     const floor = Math.min(ctx.options.summarize.minSummaryTokens, 100);
     let best: { s: number; e: number; freed: number; budget: number; merge: boolean } | undefined;
     for (const run of candidates) {

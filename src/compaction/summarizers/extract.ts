@@ -92,7 +92,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
   for (const m of messages) for (const p of m.parts) if (p.type === 'tool-result') results.set(p.callId, p);
   const changes = new Map<string, string[]>();
   // Errors seen and not yet followed by a success of the same tool: the next success is how they were fixed.
-  let open: { error: string; tool: string }[] = [];
+  let open: { error: string; tool: string; tried: string[] }[] = [];
   let lastSaid: string | undefined;
   let lastActions: string[] = [];
   for (const m of messages) {
@@ -110,10 +110,12 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
         if (r && failed) {
           const lines = errorLines(resultText(r));
           const error = lines.length > 0 ? lines.map((l) => clip(l, 220)).join('\n') : `${c.name} failed`;
-          open.push({ error: `${describeCall(c, r)}:\n${error}`, tool: c.name });
+          open.push({ error: `${describeCall(c, r)}:\n${error}`, tool: c.name, tried: [] });
         } else if (r && open.length > 0) {
-          const fixed = open.filter((o) => o.tool === c.name || WRITE_TOOL.test(c.name));
-          for (const o of fixed) ev.fixes.push(`${o.error}\n→ then ${describeCall(c, r)}`);
+          // A change made after an error is how it was fixed; the same tool succeeding again is the proof.
+          if (WRITE_TOOL.test(c.name)) for (const o of open) if (o.tried.length < 3) o.tried.push(describeCall(c, r));
+          const fixed = open.filter((o) => o.tool === c.name && !WRITE_TOOL.test(c.name));
+          for (const o of fixed) ev.fixes.push(`${o.error}\n→ ${o.tried.length ? `fixed by ${o.tried.join(', ')}; then ` : 'then '}${describeCall(c, r)}`);
           open = open.filter((o) => !fixed.includes(o));
         }
         if (WRITE_TOOL.test(c.name)) {
@@ -157,7 +159,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       }
     }
   }
-  for (const o of open) ev.fixes.push(`${o.error}\n→ not resolved in this span`);
+  for (const o of open) ev.fixes.push(`${o.error}\n→ ${o.tried.length ? `tried ${o.tried.join(', ')}; not verified in this span` : 'not resolved in this span'}`);
   for (const [path, list] of changes) ev.changes.push(`${path} — ${summarizeChanges(list)}`);
   if (lastSaid) ev.state.push(`The agent's last words here: ${clip(oneLine(lastSaid), 600)}`);
   if (lastActions.length > 0) ev.state.push(`Its last actions: ${lastActions.join('; ')}`);

@@ -50,7 +50,7 @@ export class ExtractiveSummarizer implements Summarizer {
     }
     // The task is kept verbatim in the conversation itself and quoted in its own section.
     if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
-    return fit({ evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length }, req.maxTokens, req.counter);
+    return fit({ evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length }, req.maxTokens, req.counter, req.strict === true);
   }
 }
 
@@ -137,7 +137,7 @@ const GENEROUS: Limits = {
 };
 
 /** Renders within the token budget, giving up the least valuable detail first and people's words last. */
-function fit(c: Content, maxTokens: number, counter: TokenCounter): string {
+function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boolean): string {
   const l = { ...GENEROUS };
   // People's words (the first 300 characters of each) and the paths and commands go last.
   const steps: (() => boolean)[] = [
@@ -168,7 +168,22 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter): string {
     }
     if (counter.text(text) <= maxTokens) return text;
   }
-  return text;
+  if (!strict) return text;
+  // No room for lists at all: what was archived and where the task stands, as far as it fits.
+  const minimal = [TITLE, `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`];
+  // People's words first (their opening 200 characters), then the files, the commands, where the work stood.
+  const files = [...c.evidence.changes.map((x) => x.split(' — ')[0]!), ...c.evidence.filesRead];
+  const extras = [
+    ...c.evidence.instructions.map((i) => `- ${clip(oneLine(i), 200)}`),
+    files.length ? `Files: ${files.join(', ')}` : '',
+    c.evidence.commands.length ? `Commands: ${c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`).join('; ')}` : '',
+    c.evidence.state[0] ?? '',
+  ];
+  for (const extra of extras) {
+    if (extra && counter.text([...minimal, extra].join('\n')) <= maxTokens) minimal.push(extra);
+  }
+  const short = minimal.join('\n');
+  return counter.text(short) < counter.text(text) ? short : text;
 }
 
 /** Halves a limit toward `floor`; false once it is there. */

@@ -13,6 +13,11 @@ export interface SummaryRequest {
   counter: TokenCounter;
   /** The entry index of each message of `messages` (undefined where unknown), so notes can name what they mean. */
   entries?: (number | undefined)[];
+  /**
+   * The summary must fit `maxTokens` even if that leaves only a note of what was archived (a last squeeze). Without
+   * it a summarizer may keep a little more than asked rather than drop the evidence.
+   */
+  strict?: boolean;
   /** Receives what the caller should know of how the summary was made (a fallback, messages left out of a request). */
   report?: (note: string) => void;
 }
