@@ -157,7 +157,7 @@ describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
     expect(bad.map((o) => `${o.name}: ${o.result}: ${o.detail}`)).toEqual([]);
   });
 
-  it(`a sample of ${CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0 or 2 within the time limit, one line on stderr`, { timeout: Math.max(120_000, CLI_CASES * 3 * CASE_TIMEOUT_MS) }, () => {
+  it(`a sample of ${CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0, 2 (one line on stderr) or 3 (compact over budget) within the time limit`, { timeout: Math.max(120_000, CLI_CASES * 3 * CASE_TIMEOUT_MS) }, () => {
     const DIST = builtDist();
     try {
       const bin = join(DIST.dir, 'cli', 'main.js');
@@ -169,7 +169,8 @@ describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
         writeFileSync(file, c.bytes);
         for (const args of [['inspect', file], ['compact', file, '--budget', '2000'], ['replay', file]]) {
           const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: CASE_TIMEOUT_MS, env: { ...process.env, NO_COLOR: '1' } });
-          const ok = (r.status === 0 || (r.status === 2 && /^abridge: [^\n]+\n$/.test(r.stderr))) && r.signal === null;
+          // 3: compact could not reach the budget (documented), naming what must stay verbatim, one item a line.
+          const ok = (r.status === 0 || (r.status === 2 && /^abridge: [^\n]+\n$/.test(r.stderr)) || (r.status === 3 && args[0] === 'compact' && /^abridge compact: budget not reached/.test(r.stderr))) && r.signal === null;
           if (!ok) failures.push(`${c.name} · ${args[0]}: exit ${r.status} signal ${r.signal}: ${r.stderr.slice(0, 300)}`);
         }
       }
