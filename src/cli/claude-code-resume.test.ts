@@ -27,6 +27,8 @@ import { claudeBinary, resumeWithClaudeCode } from '../test-support/claude-code-
 import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
 import { viewSession } from './compact.js';
 
+const KNOWN_GAPS = new Set(['marot__spotter__tool_heavy.jsonl @clear-only 25%', 'marot__spotter__short.jsonl @repeated 50% then 50%']);
+
 const PROMPT = 'continue';
 const POOL = 3;
 const NO_RESPONSE = 'No response requested.';
