@@ -9,7 +9,7 @@ import { PiTranscript } from '../test-support/random-session.js';
 import { comparable } from '../test-support/view-compare.js';
 import { compact, forceCompact, STRATEGIES, type CompactOptions } from './compact.js';
 import { checkInvariants } from './invariants.js';
-import { STRATEGY_NAMES } from './strategies/strategy.js';
+import { STRATEGY_NAMES, type Strategy } from './strategies/strategy.js';
 import { summaryText } from './strategies/summarize.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
@@ -115,6 +115,23 @@ afterEach(() => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------------
+
+describe('strategies as values', () => {
+  it('runs a strategy object passed in place of a built-in one, with no registry involved', async () => {
+    const { session } = toolSession(8);
+    let calls = 0;
+    const mine: Strategy = {
+      name: 'clear-tool-results',
+      async apply(view, ctx) {
+        calls++;
+        return STRATEGIES['clear-tool-results'].apply(view, ctx);
+      },
+    };
+    const r = await compact(session, { ...base, target: 1, strategies: [mine], keepLastSteps: 0, minKeepLastSteps: 0 });
+    expect(calls).toBeGreaterThan(0);
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['clear-tool-results']);
+  });
+});
 
 describe('clear-tool-results alone', () => {
   it('clears old results oldest first and keeps the last `keep` tool uses whole', async () => {

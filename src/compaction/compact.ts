@@ -38,8 +38,11 @@ export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
 export interface CompactOptions {
   /** Tokens (as the provider counts them) the context must get down to. */
   target: number;
-  /** Which strategies, cheapest first (default: all, in STRATEGY_NAMES order). */
-  strategies?: readonly StrategyName[];
+  /**
+   * Which strategies, cheapest first (default: all, in STRATEGY_NAMES order): names of the built-in ones, or strategy
+   * values — your own implementation of a step (a summarizer span policy, a clearing rule) passed in as an object.
+   */
+  strategies?: readonly (StrategyName | Strategy)[];
   summarizer?: Summarizer;
   /** Where cleared and offloaded results go (default: a new in-memory store). */
   store?: ResultStore;
@@ -235,7 +238,8 @@ export async function compact(session: Session, options: CompactOptions): Promis
     const baseline = checkInvariants(view0, { protectedEntries: protection.entries });
     // Cheap edits (clearing, offloading, stubbing) are for old work: when the chain can archive, the recent window
     // stays whole (archiving the oldest units makes the room instead); a chain of cheap edits alone may use it all.
-    const names = options.strategies ?? STRATEGY_NAMES;
+    const given = new Map((options.strategies ?? []).filter((x): x is Strategy => typeof x !== 'string').map((x) => [x.name, x]));
+    const names = (options.strategies ?? STRATEGY_NAMES).map((x) => (typeof x === 'string' ? x : x.name));
     const archives = names.includes('summarize') || names.includes('truncate');
     const cheapCtx: StrategyContext = archives ? { ...ctx, protectedEntries: protection.window } : ctx;
     const runChain = async (chain: readonly StrategyName[]): Promise<Plan> => {
@@ -248,7 +252,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
         const before = size(plan.view);
         let next: ViewItem[];
         try {
-          next = await STRATEGIES[name].apply(plan.view, name === 'summarize' || name === 'truncate' ? ctx : cheapCtx);
+          next = await (given.get(name) ?? STRATEGIES[name]).apply(plan.view, name === 'summarize' || name === 'truncate' ? ctx : cheapCtx);
         } catch (err) {
           plan.skipped.push({ name, reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
           continue;
