@@ -20,17 +20,9 @@ export const MUTATION_KINDS: readonly MutationKind[] = ['byte-flip', 'truncate',
 /** Keys readers depend on: deleting one of them is the likeliest way to find a reader that does not check. */
 const STRUCTURAL_KEYS = new Set(['value', 'output', 'content', 'message', 'messages', 'role', 'type', 'parts', 'text', 'input', 'arguments', 'id', 'toolCallId', 'tool_use_id', 'payload', 'history', 'usage', 'parentId', 'parentUuid']);
 
-/** mulberry32: a small, fast, seedable generator. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './random-session.js';
+
+export { prng };
 
 const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 

@@ -3,17 +3,9 @@
  * a canary inside each so a test can tell whether any part of one leaked.
  */
 
-/** A small deterministic PRNG (mulberry32), so a planted corpus is the same on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './random-session.js';
+
+export { prng };
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const UPPER_NUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
