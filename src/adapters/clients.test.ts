@@ -1,3 +1,4 @@
+import { LLM_SUMMARY_SECTIONS } from '../compaction/summarizers/llm.js';
 import Anthropic from '@anthropic-ai/sdk';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -289,10 +290,12 @@ describe('llmSummarizerFromEnv', () => {
     ['openai', { OPENAI_API_KEY: 'sk-env' }, '/v1', '/v1/chat/completions'],
     ['openai-responses', { OPENAI_API_KEY: 'sk-env' }, '/v1', '/v1/responses'],
   ] as const)('summarizes through %s as the environment says', async (provider, keys, suffix, path) => {
-    const server = await loopback(() => ({ text: `## Original task\nSummary from ${provider}.` }));
+    // A summary with the sections the LLM summarizer asks for (an answer without them is refused and replaced).
+    const answer = `${LLM_SUMMARY_SECTIONS.map((s) => `## ${s}\nSummary from ${provider}: ${s.toLowerCase()} of the span, with what the next step needs.`).join('\n\n')}`;
+    const server = await loopback(() => ({ text: answer }));
     const summarizer = llmSummarizerFromEnv({ ABRIDGE_LLM_PROVIDER: provider, ABRIDGE_LLM_MODEL: 'some-model', ABRIDGE_LLM_BASE_URL: `${server.url}${suffix}`, ABRIDGE_LLM_CONTEXT_WINDOW: '50000', ...keys });
     const out = await summarizer.summarize({ messages: SPAN, maxTokens: 500, counter: new TokenCounter() });
-    expect(out).toBe(`## Original task\nSummary from ${provider}.`);
+    expect(out).toBe(answer);
     expect(server.received.map((r) => r.url)).toEqual([path]);
     const body = server.received[0]!.body;
     expect(body.model).toBe('some-model');

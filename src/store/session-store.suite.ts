@@ -11,7 +11,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -51,9 +51,14 @@ export function builtDist(): { dir: string; cleanup: () => void } {
   const outputs = ['cli/main.js', 'store/sqlite/index.js', 'index.js'].map((f) => join(dist, f));
   const sources = newest(join(REPO, 'src'));
   if (outputs.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return (built = { dir: dist, cleanup: () => {} });
-  const out = join(REPO, 'tmp', `test-dist-${process.pid}-${randomBytes(3).toString('hex')}`);
+  // A package-like folder: the compiled modules in dist/, and beside it what they read at run time (the catalog
+  // snapshot in data/, the viewer's page files).
+  const pkg = join(REPO, 'tmp', `test-dist-${process.pid}-${randomBytes(3).toString('hex')}`);
+  const out = join(pkg, 'dist');
   mkdirSync(out, { recursive: true });
-  const cleanup = () => rmSync(out, { recursive: true, force: true });
+  symlinkSync(join(REPO, 'data'), join(pkg, 'data'));
+  cpSync(join(REPO, 'src', 'analysis', 'view'), join(out, 'analysis', 'view'), { recursive: true });
+  const cleanup = () => rmSync(pkg, { recursive: true, force: true });
   try {
     execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', relative(REPO, out), '--sourceMap', 'false', '--declaration', 'false'], {
       cwd: REPO,
