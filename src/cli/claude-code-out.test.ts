@@ -85,10 +85,12 @@ describe('Claude Code writer: an abridge compaction', () => {
   }
 
   it('compacts again after reading its own output back: a second boundary and chain, the first kept', async () => {
-    const s = await compacted();
+    // First a clear-only compaction, so that the second one (with summaries) has old work left to archive.
+    const s = await compacted(['clear-tool-results']);
     const once = writeSession(s);
     const again = parseSession(once);
-    await compact(again, { target: 1500, force: true, summarizer: new ExtractiveSummarizer(), now: () => new Date(Date.UTC(2026, 0, 3)) });
+    const second = await compact(again, { target: 1500, force: true, summarizer: new ExtractiveSummarizer(), now: () => new Date(Date.UTC(2026, 0, 3)) });
+    expect(second.entry).toBeDefined();
     const twice = writeSession(again);
     expect(twice.startsWith(once)).toBe(true);
     const out = records(twice);
