@@ -28,6 +28,11 @@ export interface EntryEdit {
 export interface AbridgeMarker extends CompactionMarker {
   edits?: EntryEdit[];
   hidden?: { fromEntry: number; toEntry: number }[];
+  /**
+   * The entry after which the view is the one the compaction produced, of `tokensAfter` tokens (a writer that
+   * re-appends the compacted view records it: its last re-appended record).
+   */
+  viewEndsAt?: number;
 }
 
 /**

@@ -55,6 +55,7 @@ export class PromptTracker {
   private context: ContextItem[] = [];
   private counted = 0;
   private anchor: { prompt: number; counted: number; model: string; entry: number } | undefined;
+  private viewEnd: { entry: number; tokens: number } | undefined;
   private readonly calibration = new Map<string, Calibration>();
   private lastModel: string | undefined;
 
@@ -88,12 +89,22 @@ export class PromptTracker {
       this.counted = kept.reduce((n, c) => n + c.tokens, 0);
       // A report from before the compaction describes a context that is gone.
       this.anchor = undefined;
+      // A compacted view re-appended by a writer is, where it ends, of the size the compaction reported (itself built
+      // on the last bill before it): anchor there.
+      const end = (marker as { viewEndsAt?: number }).viewEndsAt;
+      this.viewEnd = marker.source === 'abridge' && end !== undefined && marker.tokensAfter !== undefined ? { entry: end, tokens: marker.tokensAfter } : undefined;
     }
-    if (!entry.message) return;
-    const tokens = this.counter.message(entry.message);
-    this.context.push({ index: entry.index, tokens });
-    this.counted += tokens;
-    if (entry.message.role === 'assistant' && entry.message.model) this.lastModel = entry.message.model;
+    if (entry.message) {
+      const tokens = this.counter.message(entry.message);
+      this.context.push({ index: entry.index, tokens });
+      this.counted += tokens;
+      if (entry.message.role === 'assistant' && entry.message.model) this.lastModel = entry.message.model;
+    }
+    if (this.viewEnd && this.viewEnd.entry === entry.index) {
+      // (A view with no assistant message left has no model to go by: any model then reads this anchor.)
+      this.anchor = { prompt: this.viewEnd.tokens, counted: this.counted, model: this.lastModel ?? '', entry: entry.index };
+      this.viewEnd = undefined;
+    }
   }
 
   /**
@@ -126,7 +137,7 @@ export class PromptTracker {
     const ratio = model ? this.ratioOf(model) : this.ratios[family];
     const estimateOnly = Math.round(this.prefix + this.ratios[family] * this.counted);
     const a = this.anchor;
-    if (a && model !== undefined && a.model === model) {
+    if (a && model !== undefined && (a.model === model || a.model === '')) {
       return { predicted: Math.round(a.prompt + ratio * (this.counted - a.counted)), estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
     }
     // No usable report: count, with the prefix this session showed for this model when it has one.
