@@ -27,7 +27,11 @@ function answer(body: AnthropicRequest): ModelAnswer {
   const last = body.messages.at(-1)!;
   const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
   if (blocks.some((b) => b.type === 'tool_result')) return { text: 'I read it; it lists the retry attempts.' };
-  const asked = blocks.map((b) => b.text ?? '').join('\n').match(/f(\d+)\.txt/);
+  const said = blocks.map((b) => b.text ?? '').join('\n');
+  if (said.startsWith('Compact your context')) return { tool: { name: 'compact_context', input: {} } };
+  const ref = said.match(/^Read back (r_[0-9a-f]+)/);
+  if (ref) return { tool: { name: 'read_result', input: { ref_id: ref[1], limit: 5 } } };
+  const asked = said.match(/f(\d+)\.txt/);
   return asked ? { text: 'Reading it.', tool: { name: 'read', input: { path: `f${asked[1]}.txt` } } } : { text: 'OK.' };
 }
 
@@ -90,6 +94,13 @@ describe('abridge as a pi extension', () => {
         await session.prompt(`Read f${i}.txt and tell me what it says.`);
         // A person's /compact halfway: pi compacts, abridge writes the summary.
         if (i === TURNS / 2) await session.compact();
+        // The model compacts its own context, and reads back a result abridge offloaded or cleared.
+        if (i === 30) await session.prompt('Compact your context now.');
+        if (i === 34) {
+          const ref = JSON.stringify(fake.requests.at(-1)!.body.messages).match(/r_[0-9a-f]{8,}/);
+          expect(ref).not.toBeNull();
+          await session.prompt(`Read back ${ref![0]}.`);
+        }
       }
       await session.prompt('/context');
       const file = session.sessionFile!;
@@ -97,11 +108,14 @@ describe('abridge as a pi extension', () => {
 
       // Nothing refused: every request fit (prompt + max_tokens ≤ window) and kept its tool pairs.
       expect(fake.requests.filter((r) => r.refused).map((r) => r.refused)).toEqual([]);
-      expect(fake.requests.length).toBeGreaterThanOrEqual(2 * TURNS);
+      expect(fake.requests.length).toBeGreaterThanOrEqual(2 * TURNS + 4);
       expect(Math.max(...fake.requests.map((r) => r.promptTokens + r.body.max_tokens))).toBeLessThanOrEqual(WINDOW);
       // The tools and the command are pi's.
       expect((fake.requests.at(-1)!.body.tools as { name: string }[]).map((t) => t.name)).toEqual(expect.arrayContaining(['read_result', 'compact_context']));
       expect(printed.join('\n')).toContain('Recent turns');
+      const results = fake.requests.flatMap((r) => r.body.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.filter((b) => b.type === 'tool_result').map((b) => JSON.stringify(b.content)))));
+      expect(results.some((t) => t.includes('Compacted the context'))).toBe(true);
+      expect(results.some((t) => /\[ref r_[0-9a-f]+ · lines 0–4 of/.test(t))).toBe(true);
       // abridge compacted what the calls sent, and its figures are what the server counted (anchored on its bills).
       expect(calls.filter((c) => c.compaction?.marker).length).toBeGreaterThan(0);
       const errors = calls.map((c, i) => Math.abs(c.snapshot.used - fake.requests[i]!.promptTokens) / fake.requests[i]!.promptTokens).sort((a, b) => a - b);

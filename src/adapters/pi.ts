@@ -47,7 +47,7 @@ type PiMessage = Record<string, unknown>;
 export interface AbridgePiOptions {
   /** Budget settings (thresholds, allocations, model overrides); pi's model gives the window and the max output. */
   budget?: Partial<BudgetSettings>;
-  /** Where cleared and offloaded tool output goes (default: `<session file>.results/`, in memory without a file). */
+  /** Where cleared and offloaded tool output goes (default: `<session file>.results/`, as `abridge compact --out`; in memory without a file). */
   store?: ResultStore;
   /** Writes the summaries (default: abridge's extractive summarizer, no LLM). */
   summarizer?: Summarizer;
@@ -67,7 +67,8 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
     const storeFor = (ctx: ExtensionContext): ResultStore => {
       if (!store) {
         const file = ctx.sessionManager.getSessionFile();
-        store = file ? new FileResultStore(`${file.replace(/\.jsonl$/, '')}.results`) : new MemoryResultStore();
+        // Beside the session file, where `abridge compact --out <file>` puts what it offloads: read_result finds both.
+        store = file ? new FileResultStore(`${file}.results`) : new MemoryResultStore();
       }
       return store;
     };

@@ -92,11 +92,14 @@ run('pi resumes exactly the view abridge reported', () => {
         expectSame(`${fraction}: read back`, activeMessages(back), view);
         row.readBack = true;
         if (!r.marker) continue;
-        await compact(back, { target: budget(session, fraction / 2) });
+        // And counts it as compact reported it (anchored where the re-appended view ends).
+        expect(contextSnapshot(back).used).toBe(r.afterTokens);
+        const r2 = await compact(back, { target: budget(session, fraction / 2) });
         const text2 = writeSession(back, 'pi');
         const view2 = activeMessages(back);
         expectSame(`${fraction}: second compaction, pi`, piResume(text2).sent, view2);
         expectSame(`${fraction}: second compaction, read back`, activeMessages(parseSession(text2)), view2);
+        if (r2.marker) expect(contextSnapshot(parseSession(text2)).used).toBe(r2.afterTokens);
         // Archive, never delete: every record of the first file is in the second.
         const lines2 = new Set(text2.split('\n'));
         for (const line of text.split('\n')) if (line.trim()) expect(lines2.has(line), line.slice(0, 120)).toBe(true);

@@ -249,7 +249,7 @@ function writeCompacted(session: Session, branch: readonly Entry[], markerEntry:
     return rec;
   };
   const { number: _n, ...saved } = marker;
-  const details = { abridge: { ...saved, rebased: true } };
+  const details: { abridge: Record<string, unknown> } = { abridge: { ...saved, rebased: true } };
   const iso = isoOf(markerEntry);
   const summaryItem = view.find(isSummaryItem);
   if (!summaryItem) append({ type: 'custom', timestamp: iso, customType: PI_MARKER_TYPE, data: details });
@@ -286,6 +286,8 @@ function writeCompacted(session: Session, branch: readonly Entry[], markerEntry:
     messagesOnPath = true;
   }
   settingsUpTo(markerEntry.index);
+  // Where the compacted view ends (of tokensAfter tokens): abridge's token count anchors there on reading back.
+  if (added.length > 0) details.abridge.viewEndsAtId = added[added.length - 1]!.id;
   // Entries added after the compaction follow it on the new path.
   for (const e of branch) {
     if (e.index <= markerEntry.index) continue;

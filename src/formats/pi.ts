@@ -175,7 +175,14 @@ class PiDecoder implements EntryDecoder {
     let from = this.firstIsHeader ? 1 : 0;
     for (const { entry, keptOrdinal, abridge } of this.compactions) {
       const marker = entry.compaction!;
-      if (abridge) continue; // carries its own ranges
+      if (abridge) {
+        // carries its own ranges; where a re-appended view ends is named by id
+        const m = marker as AbridgeMarker & { viewEndsAtId?: string };
+        const end = m.viewEndsAtId !== undefined ? this.indexById.get(m.viewEndsAtId) : undefined;
+        delete m.viewEndsAtId;
+        if (end !== undefined) m.viewEndsAt = end;
+        continue;
+      }
       const keptIndex = marker.firstKeptEntryId !== undefined ? this.indexById.get(marker.firstKeptEntryId) : keptOrdinal !== undefined ? this.indexByOrdinal[keptOrdinal] : undefined;
       if (keptIndex !== undefined) {
         marker.firstKeptEntry = keptIndex;

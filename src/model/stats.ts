@@ -52,7 +52,8 @@ export class SessionStats {
     // Readers finish a marker (summary, archived range) after its entry streams past: read it at the end.
     if (e.compaction) this.markers.push({ marker: e.compaction, entry: e.index, line: e.line });
     const usage = e.message?.usage ?? e.usage;
-    if (usage) {
+    // All zeros is no report (a request that billed nothing, a rewritten copy of a message).
+    if (usage && usage.input + usage.output + usage.cacheRead + usage.cacheWrite > 0) {
       const u: NonNullable<SessionStatsResult['lastUsage']> = { ...usage, prompt: promptTokens(usage), entry: e.index };
       if (e.line !== undefined) u.line = e.line;
       const model = e.message?.model ?? e.model?.id ?? this.r.lastUsage?.model;

@@ -34,6 +34,11 @@ export interface AbridgeMarker extends CompactionMarker {
    * resumed from a snapshot numbers its entries differently from the store's log: the checkpoint needs no positions.
    */
   view?: Message[];
+  /**
+   * The entry after which the view is the one the compaction produced, of `tokensAfter` tokens (a writer that
+   * re-appends the compacted view records it: its last re-appended record).
+   */
+  viewEndsAt?: number;
 }
 
 /**

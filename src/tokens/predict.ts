@@ -67,6 +67,7 @@ export class PromptTracker {
   /** Reasoning tokens of the responses of the current turn so far (see `reasoningDroppedAtUserTurn`). */
   private turnReasoning = 0;
   private userTurnSinceAnchor = false;
+  private viewEnd: { entry: number; tokens: number } | undefined;
   private readonly calibration = new Map<string, Calibration>();
   private lastModel: string | undefined;
 
@@ -114,16 +115,26 @@ export class PromptTracker {
       this.counted = this.overhead + kept.reduce((n, c) => n + c.tokens, 0);
       // A report from before the compaction describes a context that is gone.
       this.anchor = undefined;
+      // A compacted view re-appended by a writer is, where it ends, of the size the compaction reported (itself built
+      // on the last bill before it): anchor there.
+      const end = (marker as { viewEndsAt?: number }).viewEndsAt;
+      this.viewEnd = marker.source === 'abridge' && end !== undefined && marker.tokensAfter !== undefined ? { entry: end, tokens: marker.tokensAfter } : undefined;
     }
-    if (!entry.message) return;
-    if (entry.message.role === 'user' && !entry.message.synthetic) {
-      this.turnReasoning = 0;
-      this.userTurnSinceAnchor = true;
+    if (entry.message) {
+      if (entry.message.role === 'user' && !entry.message.synthetic) {
+        this.turnReasoning = 0;
+        this.userTurnSinceAnchor = true;
+      }
+      const tokens = this.counter.message(entry.message);
+      this.context.push({ index: entry.index, tokens });
+      this.counted += tokens;
+      if (entry.message.role === 'assistant' && entry.message.model) this.lastModel = entry.message.model;
     }
-    const tokens = this.counter.message(entry.message);
-    this.context.push({ index: entry.index, tokens });
-    this.counted += tokens;
-    if (entry.message.role === 'assistant' && entry.message.model) this.lastModel = entry.message.model;
+    if (this.viewEnd && this.viewEnd.entry === entry.index) {
+      // (A view with no assistant message left has no model to go by: any model then reads this anchor.)
+      this.anchor = { prompt: this.viewEnd.tokens, counted: this.counted, model: this.lastModel ?? '', entry: entry.index, reasoningCarried: 0 };
+      this.viewEnd = undefined;
+    }
   }
 
   /**
@@ -158,7 +169,7 @@ export class PromptTracker {
     const ratio = model ? this.ratioOf(model) : this.ratios[family];
     const estimateOnly = Math.round(this.prefix + this.ratios[family] * this.counted);
     const a = this.anchor;
-    if (a && model !== undefined && a.model === model) {
+    if (a && model !== undefined && (a.model === model || a.model === '')) {
       // A person spoke since: the reasoning the reported prompt carried is gone from the next one.
       const dropped = this.dropsReasoning && this.userTurnSinceAnchor ? a.reasoningCarried : 0;
       return { predicted: Math.round(a.prompt - dropped + ratio * (this.counted - a.counted)), estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
