@@ -1,15 +1,19 @@
 /**
  * What Claude Code resumes is what abridge reported. Every Claude Code transcript of the corpus is compacted at two
- * budgets (the fixed prefix + 50% / 25% of the visible conversation, as bench/compact.js sets them), written with the
- * Claude Code writer (what `abridge compact --out` does), resumed by the real CLI (`claude -p --resume`) against a
- * loopback Anthropic endpoint, and the messages it sends are compared with abridge's `--emit anthropic` view.
+ * budgets (the fixed prefix + 50% / 25% of the visible conversation, as bench/compact.js sets them), with clearing only,
+ * and twice in a row (written and read back between), written with the Claude Code writer (what `abridge compact
+ * --out` does), resumed by the real CLI (`claude -p --resume`) against a loopback Anthropic endpoint, and the messages
+ * it sends are compared with abridge's `--emit anthropic` view; the written file read back by abridge gives that view
+ * too. A subagent's transcript that abridge left unchanged (nothing to compact) stays all sidechain, which `--resume`
+ * does not open: such cases must fail with "No conversation found" and are counted apart.
  *
  * What the CLI adds or rewrites, and the only things normalized away (see `compareResumed`):
  * - its new turn: a last user message made of `<system-reminder>` blocks (environment, model, tools, skills, date…)
  *   and the prompt; and, when the resumed conversation ends with a user message, the assistant message
  *   "No response requested." it puts before that turn;
  * - `cache_control` on blocks, `caller: {type: "direct"}` on tool_use blocks;
- * - when it joins consecutive user records into one message, a "\n" at the end of the text block before each seam.
+ * - when it joins consecutive user records into one message, a "\n" at the end of the text block before each seam;
+ * - the subagent tool's old name: a `Task` tool_use is sent as `Agent`.
  * Needs the CLI: $ABRIDGE_CLAUDE_BIN (scripts/install-claude-code.sh; .ci/run exports it). Skips, saying so, without.
  */
 import { readFile } from 'node:fs/promises';
@@ -39,7 +43,7 @@ interface WireMessage {
   content: Block[];
 }
 
-export interface Comparison {
+interface Comparison {
   equal: boolean;
   differences: string[];
   /** How often each normalization applied. */
@@ -75,7 +79,7 @@ const isReminder = (b: Block) => b.type === 'text' && typeof b.text === 'string'
 const isNoResponse = (m: WireMessage | undefined) => m?.role === 'assistant' && m.content.length === 1 && m.content[0]!.type === 'text' && m.content[0]!.text === NO_RESPONSE;
 
 /** The resumed conversation the CLI sent, compared with abridge's view (both as Anthropic wire messages). */
-export function compareResumed(sentMessages: readonly unknown[], viewMessages: readonly unknown[]): Comparison {
+function compareResumed(sentMessages: readonly unknown[], viewMessages: readonly unknown[]): Comparison {
   const sent = wire(sentMessages);
   const view = wire(viewMessages);
   const normalized = { reminders: 0, noResponse: 0, seams: 0, renamed: 0 };
@@ -246,4 +250,27 @@ describe.skipIf(skip !== undefined)('Claude Code resumes exactly what abridge re
       expect(Math.abs(r.tokens!.sent - r.tokens!.view) / r.tokens!.view, `${what}: tokens`).toBeLessThanOrEqual(0.02);
     }
   }, 600_000);
+});
+
+describe('compareResumed', () => {
+  const view = [
+    { role: 'user', content: 'fix it' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Task', input: { prompt: 'look' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: '[tool result cleared]' }, { type: 'text', text: 'stop' }] },
+  ];
+  const sent = (result: string) => [
+    { role: 'user', content: [{ type: 'text', text: 'fix it', cache_control: { type: 'ephemeral' } }] },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Agent', input: { prompt: 'look' }, caller: { type: 'direct' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: result }, { type: 'text', text: 'stop' }] },
+    { role: 'assistant', content: [{ type: 'text', text: NO_RESPONSE }] },
+    { role: 'user', content: [{ type: 'text', text: '<system-reminder>\ndate\n</system-reminder>' }, { type: 'text', text: PROMPT }] },
+  ];
+  it('takes away only what the CLI adds', () => {
+    const c = compareResumed(sent('[tool result cleared]'), view);
+    expect(c.differences).toEqual([]);
+    expect(c.normalized).toEqual({ reminders: 1, noResponse: 1, seams: 0, renamed: 1 });
+  });
+  it('finds a result the CLI sent whole where abridge cleared it', () => {
+    expect(compareResumed(sent('the whole 40 KB output'), view).differences).toEqual([expect.stringContaining('message 2 block 0')]);
+  });
 });

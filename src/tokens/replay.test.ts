@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import type { Session } from '../model/types.js';
 import { codexPrefixTokens } from './defaults.js';
-import { replaySession } from './replay.js';
+import { replaySession, summarizeReplay } from './replay.js';
+import { readSession } from '../formats/read.js';
+import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { basename } from 'node:path';
 
 let clock = 0;
 const rec = (type: string, payload: unknown) => ({ timestamp: new Date(Date.UTC(2030, 0, 2) + 1000 * clock++).toISOString(), type, payload });
@@ -47,5 +50,15 @@ describe('replay of Codex rollouts', () => {
       replaySession(parse([meta(version), rec('turn_context', { cwd: '/w', model: 'gpt-5.4' }), msg('user', 'input_text', 'hello'), rec('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi' }] }), tokenCount(4000, 0, 2, 0)]))[0]!;
     expect(first('0.124.0').predicted - first('0.142.2').predicted).toBe(5100 - 3000);
     expect(first('0.142.2').anchored).toBe(false);
+  });
+
+  it.skipIf(!corpusAvailable())('every Codex rollout of the corpus: prediction p90 within 5% of what was billed', async () => {
+    const files = corpusFiles('codex');
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const requests = replaySession(await readSession(f));
+      expect(requests.length, basename(f)).toBeGreaterThan(0);
+      expect(summarizeReplay(requests).gpt!.predicted.p90, basename(f)).toBeLessThanOrEqual(0.05);
+    }
   });
 });
