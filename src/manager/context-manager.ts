@@ -15,7 +15,7 @@ import { stableId } from '../formats/ids.js';
 import { promptTokens } from '../model/parts.js';
 import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
 import { activeMessages, activeView, type AbridgeMarker } from '../model/view.js';
-import { PromptBuilder, type PromptSection } from '../prompt/builder.js';
+import { PromptBuilder, type BuiltPrompt, type PromptSection } from '../prompt/builder.js';
 import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
@@ -23,7 +23,6 @@ import type { KeyedResultStore, ResultStore } from '../store/result-store.js';
 import { createRedactor } from '../redact/redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import { TokenCounter } from '../tokens/counter.js';
-import { familyOf } from '../tokens/family.js';
 import { PromptTracker } from '../tokens/predict.js';
 import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
@@ -310,7 +309,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const maxOutput = options.maxOutputTokens ?? this.options.maxOutputTokens ?? this.info.maxOutputTokens;
     this.lastMaxOutput = maxOutput;
     const tools = await this.requestTools();
-    this.countOverhead(tools);
+    // The system prompt and tools as they will be sent: rendered once, counted, then placed in the request.
+    const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools, counter: this.counter, ratio: this.tracker.ratioOf(this.model) });
+    this.countOverhead(tools, built);
     const ceiling = this.info.contextWindow - maxOutput;
     const budget = this.budget(maxOutput);
     let prediction = this.tracker.predict(this.model);
@@ -331,7 +332,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       if (prediction.predicted > hardLimit()) throw new ContextOverflowError(this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored)));
     }
     this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
-    const request = this.encoder.build(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, counter: this.counter, ratio: prediction.ratio, promptTokens: prediction.predicted, ...(options.extra ? { extra: options.extra } : {}) });
+    const request = this.encoder.build(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, counter: this.counter, built, promptTokens: prediction.predicted, ...(options.extra ? { extra: options.extra } : {}) });
     const pressure: Pressure = {
       predicted: prediction.predicted,
       anchored: prediction.anchored,
@@ -508,8 +509,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /** Counts what the request carries besides the messages (system prompt, tools), recounting only when it changed. */
-  private countOverhead(tools: readonly ToolSpec[]): void {
-    const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools, counter: this.counter });
+  private countOverhead(tools: readonly ToolSpec[], built: BuiltPrompt): void {
     const toolsText = JSON.stringify(tools.map(anthropicTool));
     const key = `${built.system.length}:${toolsText.length}:${built.system}${toolsText}`;
     if (key !== this.overheadKey) {
@@ -585,7 +585,3 @@ function isKeyed(store: ResultStore): store is KeyedResultStore {
   return typeof (store as Partial<KeyedResultStore>).forSession === 'function' && typeof (store as Partial<KeyedResultStore>).putWithRef === 'function';
 }
 
-/** Whether a model id names a Claude model (its requests default to the Anthropic wire format). */
-export function defaultProvider(model: string): RequestProvider {
-  return familyOf(model) === 'claude' ? 'anthropic' : 'openai-chat';
-}

@@ -34,6 +34,8 @@ export interface RequestParts {
   ratio?: number;
   /** Provider tokens of the whole prompt, for the conversation breakpoint's minimum length (Anthropic). */
   promptTokens?: number;
+  /** The system prompt and tools already rendered for this request (`renderPrompt`), so they are not rendered twice. */
+  built?: BuiltPrompt;
 }
 
 /** The system prompt and tools as they will be sent, with the prompt's cache plan (Anthropic breakpoints). */
@@ -92,7 +94,7 @@ export class RequestEncoder {
     const tail = this.scan(state, provider, parts.model, before);
     this.frozen = state;
 
-    const built = renderPrompt(provider, parts);
+    const built = parts.built ?? renderPrompt(provider, parts);
     // The view's own system messages (a harness prompt, a summary placed as system) follow as one block, as the
     // encoders place them.
     const viewText = [...state.systemTexts, ...tail.systemTexts].filter((t) => t !== '').join('\n\n');
