@@ -1,5 +1,5 @@
 import { conversationEntries } from '../model/branch.js';
-import type { CompactionMarker, Entry, Message, Session } from '../model/types.js';
+import type { CompactionMarker, Entry, Message, Session, ToolResultPart } from '../model/types.js';
 import { stableId } from '../formats/ids.js';
 import { MemoryResultStore } from '../store/memory-result-store.js';
 import type { ResultStore } from '../store/result-store.js';
@@ -9,10 +9,10 @@ import { createRedactor, redactMarker, type Redactor } from '../redact/redact.js
 import { checkInvariants, introducedViolations, type Violation } from './invariants.js';
 import { redactingStore, redactingSummarizer } from './redaction.js';
 import { clearToolResults } from './strategies/clear-tool-results.js';
-import { headTail } from './strategies/head-tail.js';
+import { compress, headTail } from './strategies/head-tail.js';
 import { offloadResults } from './strategies/offload.js';
-import { DEFAULT_STRATEGY_OPTIONS, STRATEGY_NAMES, StrategySkipped, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './strategies/strategy.js';
-import { summarizeSpan, summaryMessage, summaryText } from './strategies/summarize.js';
+import { DEFAULT_STRATEGY_OPTIONS, resultText, STRATEGY_NAMES, StrategySkipped, withResults, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './strategies/strategy.js';
+import { agentSummary, summarizeSpan, summaryMessage, summaryText } from './strategies/summarize.js';
 import { truncateOldest } from './strategies/truncate.js';
 import { stubInputs } from './strategies/stub-inputs.js';
 import { dropThinking } from './strategies/drop-thinking.js';
@@ -277,7 +277,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
       if (size(plan.view) > target) plan.view = await squeezeSummary(plan.view, target, size, counter, notes);
       // After archiving, the newest shortened messages get their content back while the view fits (a batch of cheap
       // edits alone is kept whole: one cache break buys the most room).
-      if (plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate') && options.restoreRecent !== false) plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries);
+      if (plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate') && options.restoreRecent !== false) {
+        plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries);
+        // The last step's figure is of the view as it is handed back.
+        plan.run[plan.run.length - 1]!.afterTokens = tokensOf(size(plan.view));
+      }
       return plan;
     };
     let plan = await runChain(names);
@@ -350,7 +354,7 @@ async function squeezeSummary(view: ViewItem[], target: number, size: (v: readon
  * took from recent work (they act in batches) returns, newest first, so the recent tail is verbatim as far as the
  * target allows.
  */
-function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>, target: number, size: (v: readonly ViewItem[]) => number, counter: { message(m: Message): number }, protectedEntries: ReadonlyMap<number, Message>): ViewItem[] {
+function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>, target: number, size: (v: readonly ViewItem[]) => number, counter: TokenCounter, protectedEntries: ReadonlyMap<number, Message>): ViewItem[] {
   let total = size(view);
   if (total > target) return view;
   const out = view.slice();
@@ -364,8 +368,33 @@ function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>
     out[i] = { entry: it.entry, message: original };
     total += grow;
   }
+  // The newest results still shortened get back as much of their text as the room left holds: first and last lines,
+  // with a pointer to the whole (what a command printed last is the recent work a model continues from).
+  for (let i = out.length - 1; i >= 0 && target - total >= PARTIAL_MIN; i--) {
+    const it = out[i]!;
+    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry)) continue;
+    const original = originals.get(it.entry);
+    const parts = it.message.parts;
+    if (!original || it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;
+    const now = parts.find((p): p is ToolResultPart => p.type === 'tool-result')!;
+    const was = original.parts.find((p): p is ToolResultPart => p.type === 'tool-result' && p.callId === now.callId);
+    const ref = REF.exec(resultText(now))?.[1];
+    if (!was || !ref) continue;
+    const text = resultText(was);
+    const size = counter.message(it.message);
+    const excerpt = compress(text, Math.floor(target - total + size - PARTIAL_MIN / 2), ref, { counter });
+    const message = withResults(it.message, (p) => (p.callId === now.callId ? { ...p, content: [{ type: 'text', text: excerpt }] } : p));
+    const grow = counter.message(message) - size;
+    if (grow <= 0 || total + grow > target) continue;
+    out[i] = { entry: it.entry, message, edit: 'compressed' };
+    total += grow;
+  }
   return out;
 }
+
+/** Room (counted tokens) below which a shortened result is not given part of its text back. */
+const PARTIAL_MIN = 160;
+const REF = /read_result \{"ref_id": "([^"]+)"/;
 
 /**
  * Compacts now, whatever the fill: to `target` tokens when given, else to half of the current size (what an agent's
@@ -396,6 +425,13 @@ function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: num
     if (it.message.role !== 'system') break;
     add(it, 'system message');
   }
+  // Another agent's summary stays whole: nothing else records what it replaced.
+  for (const it of view) {
+    if (!agentSummary(it.message)) continue;
+    const n = o.counter.message(it.message);
+    if (it.entry !== undefined && !entries.has(it.entry)) entries.set(it.entry, it.message);
+    parts.push({ what: `the agent's own summary of earlier work${it.entry !== undefined ? ` (entry ${it.entry})` : ''}`, counted: n });
+  }
   add(view.find((v) => isHumanUser(v.message)), 'first user message');
   add(view.find((v) => isRequest(v.message)), 'primary request');
   add([...view].reverse().find((v) => isRequest(v.message)), 'latest instruction');
@@ -404,16 +440,20 @@ function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: num
   let steps = 0;
   let tail = 0;
   let minimal = 0;
+  // The tail is a stretch at the very end: once a unit does not fit, nothing older joins it but the last steps asked
+  // for (a protected stretch further back would be archived after the newer, unprotected work, not before it).
+  let ended = false;
   for (let j = units.length - 1; j >= 0; j--) {
     const u = units[j]!;
     let n = 0;
     for (let i = u.start; i < u.end; i++) n += o.counter.message(view[i]!.message);
     if (u.kind === 'summary' || u.kind === 'system') break;
     const needed = u.kind === 'step' && steps < o.steps;
-    if (!needed && tail + n > o.tailCounted) {
+    if (!needed && (ended || tail + n > o.tailCounted)) {
       // Past the tail's tokens: stop, unless the last steps asked for are still to come (a large message after them
       // must not cost them their protection).
       if (steps >= o.steps) break;
+      ended = true;
       continue;
     }
     for (let i = u.start; i < u.end; i++) {
@@ -499,6 +539,11 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
       if (branch.some((x) => x.index > to && x.index < e.index && visible.has(x.index))) break;
       covered = { fromEntry: covered.fromEntry, toEntry: e.index };
     }
+    // An entry still in view inside that range — another agent's summary kept whole, which the branch records after
+    // the entries it kept — ends the range: what comes after it is hidden instead.
+    const from: number = covered.fromEntry;
+    const inside = branch.find((x) => x.index > from && x.index <= covered!.toEntry && visible.has(x.index));
+    if (inside) covered = { fromEntry: from, toEntry: inside.index - 1 };
   }
   // Entries neither visible nor under this summary were hidden by an earlier compaction: they stay hidden.
   const hidden: { fromEntry: number; toEntry: number }[] = [];

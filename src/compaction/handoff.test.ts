@@ -174,7 +174,7 @@ describe('summaries as hand-offs', () => {
     expect(text).toContain('src/net/retry.ts — edit');
   });
 
-  it("folds an agent's own earlier summary forward instead of archiving it away", async () => {
+  it("keeps an agent's own earlier summary whole instead of archiving it away", async () => {
     const t = new PiTranscript();
     t.user(TASK);
     for (let i = 0; i < 4; i++) t.step({ calls: [{ name: 'bash', args: { command: `echo ${i}` }, result: body(20, `e${i}`) }] });
@@ -193,7 +193,7 @@ describe('summaries as hand-offs', () => {
     const view = activeView(session);
     expect(r.reachedTarget).toBe(true);
     expect(view.map((v) => summaryText(v.message)).join('\n')).toContain(earlier);
-    // Folded in, not shown twice: the earlier marker's own message is archived with the rest.
+    // Shown once, where pi put it: the only record of what pi replaced is never squeezed or re-summarized away.
     expect(view.filter((v) => summaryText(v.message).includes(earlier))).toHaveLength(1);
     expect(Math.abs(r.afterTokens - (await sizeOf(session)))).toBeLessThanOrEqual(1);
   });

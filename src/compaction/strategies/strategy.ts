@@ -45,7 +45,7 @@ export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
   offload: { thresholdBytes: 4096, previewChars: 200 },
   headTail: { thresholdTokens: 2000, keepTokens: 800 },
   stubInputs: { thresholdBytes: 4096 },
-  summarize: { maxSummaryTokens: 12000, minSummaryTokens: 400, ratio: 0.3, maxTargetShare: 0.15 },
+  summarize: { maxSummaryTokens: 12000, minSummaryTokens: 400, ratio: 0.3, maxTargetShare: 0.3 },
 };
 
 export interface StrategyContext {

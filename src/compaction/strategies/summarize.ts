@@ -12,6 +12,8 @@ export function archivable(view: readonly ViewItem[], u: Unit, ctx: StrategyCont
   if (u.kind === 'system') return false;
   for (let i = u.start; i < u.end; i++) {
     const item = view[i]!;
+    // Another agent's summary is the only record of what it replaced: it stays as it is (protected, counted as such).
+    if (agentSummary(item.message)) return false;
     if (item.entry === undefined ? !isSummaryItem(item) : !changeable(item, ctx)) return false;
   }
   return true;
@@ -39,91 +41,67 @@ export const summarizeSpan: Strategy = {
     });
     const ok = units.map((u) => archivable(view, u, ctx));
     const total = ctx.size(view);
-    // Runs of consecutive archivable units, oldest first. abridge's own earlier summary must be in the span, so when
-    // there is one only its run is a candidate.
-    const runs: { s: number; e: number }[] = [];
-    for (let k = 0; k < units.length; k++) {
-      if (!ok[k]) continue;
-      const s = k;
-      while (k + 1 < units.length && ok[k + 1]) k++;
-      runs.push({ s, e: k });
-    }
-    // With a summary of ours in view, its own run comes first (the span must take it in); any other run may be folded
-    // into it after that (its entries are then archived under the one summary, which stays where it is).
-    const own = units.findIndex((u) => u.kind === 'summary' && ownSummary(view[u.start]!));
-    const candidates = (own === -1 ? runs.map((r) => ({ ...r, merge: false })) : [...runs.filter((r) => r.s <= own && own <= r.e).map((r) => ({ ...r, merge: false })), ...runs.filter((r) => !(r.s <= own && own <= r.e)).map((r) => ({ ...r, merge: true }))]);
     // What a summary carries whole besides its share of the rest: earlier summaries and what people wrote.
     const carriedOf = units.map((u, k) => (u.kind === 'summary' ? tokens[k]! : u.kind === 'user' ? Math.min(tokens[k]!, USER_MESSAGE_TOKENS) : 0));
     // The least a summary can be: a note of what was archived (the extractive summary's last resort).
     const floor = Math.min(ctx.options.summarize.minSummaryTokens, 100);
-    let best: { s: number; e: number; freed: number; budget: number; merge: boolean } | undefined;
-    for (const run of candidates) {
-      const merge = run.merge;
-      let span = merge ? tokens[own]! : 0;
-      let replaced = span;
-      let carried = merge ? tokens[own]! : 0;
-      let found: typeof best;
-      let fits = false;
-      for (let e = run.s; e <= run.e; e++) {
-        span += tokens[e]!;
-        replaced += originalTokens[e]!;
-        carried += carriedOf[e]!;
-        if (!merge && own !== -1 && e < own) continue;
-        // Sized to what it replaces, but never more than the room the rest of the view leaves.
-        const room = ctx.target - (total - span);
-        const wanted = Math.min(summaryBudget(replaced - carried, carried, ctx), Math.max(floor, span - 1));
-        if (wanted <= room) {
-          found = { s: run.s, e, freed: span - wanted, budget: wanted, merge };
-          fits = true;
-          break;
-        }
-        // Not enough yet: were the span to end here, the summary would get only the room the rest leaves.
-        const budget = Math.min(wanted, Math.max(floor, room));
-        if (!found || span - budget > found.freed) found = { s: run.s, e, freed: span - budget, budget, merge };
+    // Oldest first, wherever the archivable units are (a protected unit in between stays where it is). abridge's own
+    // earlier summary goes first whatever its place: the new summary replaces it, so it must be folded in.
+    const own = units.findIndex((u) => u.kind === 'summary' && ownSummary(view[u.start]!));
+    const order = units.map((_, k) => k).filter((k) => ok[k] && k !== own);
+    if (own !== -1 && ok[own]) order.unshift(own);
+    const sized = (n: number) => {
+      let span = 0;
+      let replaced = 0;
+      let carried = 0;
+      for (const k of order.slice(0, n)) {
+        span += tokens[k]!;
+        replaced += originalTokens[k]!;
+        carried += carriedOf[k]!;
       }
-      if (!found || found.freed <= 0) continue;
-      // End at a turn boundary (before the next person's message) when that archives at most a quarter more.
-      if (fits) {
-        let e = found.e;
-        let extra = 0;
-        while (e + 1 <= run.e && units[e + 1]!.kind === 'step') {
-          extra += tokens[e + 1]!;
-          e++;
-        }
-        const spanTokens = tokens.slice(found.s, found.e + 1).reduce((a, b) => a + b, 0);
-        // Only up to a person's message inside the run: never on into the recent work the run ends at.
-        if (e !== found.e && e + 1 <= run.e && units[e + 1]!.kind === 'user' && extra <= spanTokens / 4) {
-          const before = merge ? tokens[own]! : 0;
-          const c = before + carriedOf.slice(found.s, e + 1).reduce((a, b) => a + b, 0);
-          const room = ctx.target - (total - before - spanTokens - extra);
-          const replaced = before + originalTokens.slice(found.s, e + 1).reduce((a, b) => a + b, 0);
-          const budget = Math.min(summaryBudget(replaced - c, c, ctx), Math.max(floor, room));
-          found = { s: found.s, e, freed: before + spanTokens + extra - budget, budget, merge };
-        }
-        best = found;
+      const room = ctx.target - (total - span);
+      // Sized to what it replaces, but never more than the room the rest of the view leaves.
+      const wanted = Math.min(summaryBudget(replaced - carried, carried, ctx), Math.max(floor, span - 1));
+      return { n, span, room, wanted, fits: wanted <= room, budget: Math.min(wanted, Math.max(floor, room)) };
+    };
+    // The fewest oldest units whose summary makes the view fit; failing that, the span that frees the most.
+    let best: ReturnType<typeof sized> | undefined;
+    for (let n = 1; n <= order.length; n++) {
+      const s = sized(n);
+      if (s.fits) {
+        best = s;
         break;
       }
-      if (!best || found.freed > best.freed) best = found;
+      if (!best || s.span - s.budget > best.span - best.budget) best = s;
     }
-    if (!best) throw new StrategySkipped('no old span whose summary would be smaller than it');
-    const first = units[best.s]!;
-    const last = units[best.e]!;
-    const span = view.slice(first.start, last.end);
-    if (best.merge) {
-      // The earlier summary takes in a span elsewhere: it keeps its place and range; the span's entries are archived
-      // under it (the compaction record lists them as hidden).
-      const at = units[own]!.start;
-      const previous = view[at] as SummaryItem;
-      const text = await ctx.summarizer.summarize(summaryInput([previous, ...span], ctx, best.budget));
-      if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
-      const item: SummaryItem = { message: summaryMessage(text), covers: previous.covers };
-      const out = view.map((it, i) => (i === at ? item : it));
-      return [...out.slice(0, first.start), ...out.slice(last.end)];
+    if (!best || best.span - best.budget <= 0) throw new StrategySkipped('no old span whose summary would be smaller than it');
+    if (best.fits) {
+      // End at a turn boundary — before the next person's message — when the rest of that turn costs at most a quarter
+      // more and still fits.
+      let n = best.n;
+      while (n < order.length && units[order[n]!]!.kind === 'step' && order[n] === order[n - 1]! + 1) n++;
+      if (n > best.n && n < order.length && units[order[n]!]!.kind === 'user' && order[n] === order[n - 1]! + 1) {
+        const longer = sized(n);
+        if (longer.fits && longer.span - best.span <= best.span / 4) best = longer;
+      }
     }
-    const text = await ctx.summarizer.summarize(summaryInput(span, ctx, best.budget));
+    const taken = new Set(order.slice(0, best.n));
+    const positions = [...taken].sort((a, b) => a - b);
+    const items = positions.flatMap((k) => view.slice(units[k]!.start, units[k]!.end));
+    const text = await ctx.summarizer.summarize(summaryInput(items, ctx, best.fits ? best.wanted : best.budget));
     if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
-    const item: SummaryItem = { message: summaryMessage(text), covers: coverage(span) };
-    return [...view.slice(0, first.start), item, ...view.slice(last.end)];
+    // The summary stands where the oldest archived unit was and covers the run of archived units from there; archived
+    // units after a protected one are hidden (the compaction record lists them).
+    const first = positions[0]!;
+    let runEnd = first;
+    while (taken.has(runEnd + 1)) runEnd++;
+    const item: SummaryItem = { message: summaryMessage(text), covers: coverage(view.slice(units[first]!.start, units[runEnd]!.end)) };
+    const out: ViewItem[] = [];
+    units.forEach((u, k) => {
+      if (k === first) out.push(item);
+      else if (!taken.has(k)) out.push(...view.slice(u.start, u.end));
+    });
+    return out;
   },
 };
 
@@ -171,6 +149,11 @@ export function summaryBudget(archived: number, carried: number, ctx: Pick<Strat
   const o = ctx.options.summarize;
   const cap = Math.max(o.minSummaryTokens, Math.min(o.maxSummaryTokens, Math.floor(ctx.target * o.maxTargetShare)));
   return carried + Math.min(cap, Math.max(o.minSummaryTokens, Math.ceil(archived * o.ratio)));
+}
+
+/** A summary another agent wrote (pi's compaction, Claude Code's compact summary, Codex's compacted history). */
+export function agentSummary(m: Message): boolean {
+  return m.parts.some((p) => p.type === 'compaction' && p.marker.source !== 'abridge');
 }
 
 function ownSummary(item: ViewItem): boolean {
