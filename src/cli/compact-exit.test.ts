@@ -32,10 +32,20 @@ describe('abridge compact exit status', () => {
     expect(r.stderr).toMatch(/latest instruction \(entry \d+\): \d+ tokens/);
   });
 
-  it('exits 3 too when what stays verbatim fits but the summary beside it does not, saying so', () => {
-    const r = run('compact', session(), '--budget', '60', '--prefix-tokens', '0');
+  it('exits 3 too when what stays verbatim fits but the strategies asked for cannot reach the budget, saying so', () => {
+    const r = run('compact', session(), '--budget', '100', '--prefix-tokens', '0', '--strategies', 'clear-tool-results');
     expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/over the budget of 60: what must stay verbatim \(\d+ tokens\) plus the summary of what was archived \([\d,]+ characters\)/);
+    expect(r.stderr).toMatch(/the context is [\d,]+ tokens after clear-tool-results, over the budget of 100: what must stay verbatim \(\d+ tokens\)/);
+  });
+
+  it('reaches a budget that leaves room for no more than a one-line note of what was archived', () => {
+    const r = run('compact', session(), '--budget', '60', '--prefix-tokens', '0', '--json');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { reachedTarget: boolean; afterTokens: number; protectedParts: { what: string }[] };
+    expect(out.afterTokens).toBeLessThanOrEqual(60);
+    expect(out.protectedParts.map((p) => p.what)).toContain('the note of what was archived, at its shortest');
+    const body = run('compact', session(), '--budget', '60', '--prefix-tokens', '0', '--emit', 'anthropic');
+    expect(body.stdout).toContain('[24 earlier messages archived; the full history is kept.]');
   });
 
   it('exits 0 when the budget is reached', () => {

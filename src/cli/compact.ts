@@ -141,7 +141,7 @@ function exitIfOverBudget(r: CompactionResult, target: number): void {
   const why =
     r.protectedTokens > target
       ? `even what must stay verbatim comes to ${fmtInt(r.protectedTokens)} tokens, over the budget of ${fmtInt(target)}`
-      : `the context is ${fmtInt(r.afterTokens)} tokens after every strategy, over the budget of ${fmtInt(target)}: what must stay verbatim (${fmtInt(r.protectedTokens)} tokens) plus the summary of what was archived (${fmtInt(r.marker?.summary.length ?? 0)} characters)`;
+      : `the context is ${fmtInt(r.afterTokens)} tokens after ${r.strategiesRun.length ? r.strategiesRun.map((s) => s.name).join(', ') : 'every strategy was skipped'}, over the budget of ${fmtInt(target)}: what must stay verbatim (${fmtInt(r.protectedTokens)} tokens)${r.marker?.summary ? ` plus the summary of what was archived (${fmtInt(r.marker.summary.length)} characters)` : ''}${r.skipped.length ? `; skipped: ${r.skipped.map((s) => `${s.name} (${s.reason})`).join(', ')}` : ''}`;
   process.stderr.write(`abridge compact: budget not reached: ${why}:\n${parts}\n`);
   process.exitCode = 3;
 }

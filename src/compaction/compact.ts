@@ -179,10 +179,12 @@ export async function compact(session: Session, options: CompactOptions): Promis
     violations: [],
     summaryNotes: [],
   };
-  const report = (p: Protection) => {
+  const report = (p: Protection, archivedSome = false) => {
     result.keptLastSteps = p.steps;
     result.keptRecentTokens = Math.round(ratio * p.tailCounted);
-    result.protectedParts = [{ what: 'system prompt and tools (not in the transcript)', tokens: Math.round(fixed) }, ...p.parts.map((x) => ({ what: x.what, tokens: Math.round(ratio * x.counted) }))].filter((x) => x.tokens > 0);
+    // Archiving leaves at the least a note saying so (the model must know that earlier work exists).
+    const note = archivedSome ? [{ what: 'the note of what was archived, at its shortest', counted: counter.message(summaryMessage(shortNote(1))) }] : [];
+    result.protectedParts = [{ what: 'system prompt and tools (not in the transcript)', tokens: Math.round(fixed) }, ...[...p.parts, ...note].map((x) => ({ what: x.what, tokens: Math.round(ratio * x.counted) }))].filter((x) => x.tokens > 0);
     result.protectedTokens = result.protectedParts.reduce((n, x) => n + x.tokens, 0);
   };
   if (result.reachedTarget && !options.force) {
@@ -310,7 +312,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     notes = best.notes;
   }
   result.summaryNotes = notes;
-  report(protection);
+  report(protection, view.some((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge'));
   // Report a strategy as skipped only if it never ran, once, with its last reason.
   const ran = new Set(result.strategiesRun.map((r) => r.name));
   const lastReason = new Map<StrategyName, string>();
@@ -340,13 +342,20 @@ async function squeezeSummary(view: ViewItem[], target: number, size: (v: readon
   const item = view[at] as SummaryItem;
   const text = summaryText(item.message);
   if (!parseSummary(text)) return view;
-  const room = Math.floor(target - (size(view) - counter.message(item.message))) - 20;
-  if (room < 20) return view;
-  const squeezed = await new ExtractiveSummarizer().summarize({ messages: [], previousSummary: text, maxTokens: room, counter, strict: true });
+  const room = Math.floor(target - (size(view) - counter.message(item.message)));
+  if (room < 1) return view;
+  let squeezed = await new ExtractiveSummarizer().summarize({ messages: [], previousSummary: text, maxTokens: Math.max(1, room - 20), counter, strict: true });
+  // Not even the shortest summary fits: a one-line note of how many messages were archived.
+  if (counter.message(summaryMessage(squeezed)) > room) squeezed = shortNote(parseSummary(text)?.archivedMessages ?? 0);
   const out = view.map((it, i) => (i === at ? ({ message: summaryMessage(squeezed), covers: item.covers } as SummaryItem) : it));
   if (size(out) >= size(view)) return view;
   notes.push(`the summary was cut to ${counter.text(squeezed).toLocaleString('en-US')} tokens to fit the budget`);
   return out;
+}
+
+/** The shortest record of an archived span: how many messages, and that nothing was deleted. */
+export function shortNote(messages: number): string {
+  return `[${messages} earlier messages archived; the full history is kept.]`;
 }
 
 /**

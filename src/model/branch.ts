@@ -98,7 +98,26 @@ export function messagesOf(entries: readonly Entry[]): NonNullable<Entry['messag
  * transcript (Claude Code `agent-*.jsonl`, every record a sidechain), which is then its own conversation.
  */
 export function conversationEntries(session: Session, options: BranchOptions = {}): Entry[] {
-  const branch = activeBranch(session, options);
+  const unread = unparsableByAgent(session.entries);
+  const branch = activeBranch(unread.size ? { ...session, entries: session.entries.filter((e) => !unread.has(e)) } : session, options);
   const main = branch.filter((e) => !e.sidechain);
   return main.some((e) => e.message) ? main : branch;
+}
+
+/**
+ * Records that share a physical line with another (a real-world corruption abridge reads and writes back byte for
+ * byte): the agents' own loaders parse a line as one JSON value and skip one that does not parse, so none of these
+ * records is part of what the agent resumes — nor, then, of the conversation abridge reports.
+ */
+function unparsableByAgent(entries: readonly Entry[]): Set<Entry> {
+  const out = new Set<Entry>();
+  entries.forEach((e, i) => {
+    if (!e.sameLineAsPrevious) return;
+    out.add(e);
+    for (let j = i - 1; j >= 0; j--) {
+      out.add(entries[j]!);
+      if (!entries[j]!.sameLineAsPrevious) break;
+    }
+  });
+  return out;
 }

@@ -7,6 +7,8 @@ export interface Evidence {
   decisions: string[];
   filesRead: string[];
   filesModified: string[];
+  /** Paths people and the agent wrote about that no tool call in the span touched. */
+  filesMentioned: string[];
   commands: { command: string; status: string }[];
   errors: string[];
   numbers: string[];
@@ -22,7 +24,7 @@ export interface Evidence {
 }
 
 export function emptyEvidence(): Evidence {
-  return { instructions: [], decisions: [], filesRead: [], filesModified: [], commands: [], errors: [], numbers: [], todos: [], fixes: [], changes: [], state: [], next: [] };
+  return { instructions: [], decisions: [], filesRead: [], filesModified: [], filesMentioned: [], commands: [], errors: [], numbers: [], todos: [], fixes: [], changes: [], state: [], next: [] };
 }
 
 const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'notebook_path', 'target_file', 'paths', 'files'];
@@ -127,6 +129,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
         }
       }
     }
+    if ((m.role === 'user' && !m.synthetic) || m.role === 'assistant') for (const p of pathsIn(textOf(m))) ev.filesMentioned.push(p);
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
       if (t) ev.instructions.push(t);
@@ -254,6 +257,7 @@ function dedupe(ev: Evidence): Evidence {
     decisions: uniq(ev.decisions),
     filesModified: modified,
     filesRead: uniq(ev.filesRead).filter((p) => !modified.includes(p)),
+    filesMentioned: uniq(ev.filesMentioned).filter((p) => !modified.includes(p) && !ev.filesRead.includes(p)),
     commands: [...seenCmd.values()],
     errors: uniq(ev.errors),
     numbers: uniq(ev.numbers),
@@ -272,6 +276,7 @@ export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
     decisions: [...a.decisions, ...b.decisions],
     filesRead: [...a.filesRead, ...b.filesRead],
     filesModified: [...a.filesModified, ...b.filesModified],
+    filesMentioned: [...a.filesMentioned, ...b.filesMentioned],
     commands: [...a.commands, ...b.commands],
     errors: [...a.errors, ...b.errors],
     numbers: [...a.numbers, ...b.numbers],

@@ -11,6 +11,7 @@ const SECTIONS = {
   fixes: 'Errors and how they were handled',
   changes: 'Files modified',
   filesRead: 'Files read',
+  filesMentioned: 'Files mentioned',
   commands: 'Commands run (exit status; failing first, then most recent)',
   errors: 'Other error lines',
   decisions: 'Decisions',
@@ -40,9 +41,11 @@ export class ExtractiveSummarizer implements Summarizer {
     let evidence = extractEvidence(messages);
     let foreign: string | undefined;
     let inherited = emptyEvidence();
+    let earlier = 0;
     if (req.previousSummary) {
       const parsed = parseSummary(req.previousSummary);
       if (parsed) {
+        earlier = parsed.archivedMessages;
         inherited = parsed.evidence;
         evidence = mergeEvidence(parsed.evidence, evidence);
         foreign = parsed.foreign;
@@ -50,7 +53,7 @@ export class ExtractiveSummarizer implements Summarizer {
     }
     // The task is kept verbatim in the conversation itself and quoted in its own section.
     if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
-    return fit({ evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length }, req.maxTokens, req.counter, req.strict === true);
+    return fit({ evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length + earlier }, req.maxTokens, req.counter, req.strict === true);
   }
 }
 
@@ -90,6 +93,7 @@ function render(c: Content, limits: Limits): string {
   const changed = new Set(e.changes.map((x) => x.split(' — ')[0]!));
   section('changes', [...e.changes, ...e.filesModified.filter((p) => !changed.has(p))]);
   section('filesRead', keep('filesRead', e.filesRead, limits.filesRead, same));
+  section('filesMentioned', keep('filesMentioned', e.filesMentioned, limits.filesMentioned, same));
   // Failing commands first, then the rest, most recent first.
   const ordered = [...e.commands.filter((x) => FAILED.test(x.status)).reverse(), ...e.commands.filter((x) => !FAILED.test(x.status)).reverse()];
   section('commands', keep('commands', ordered, limits.commands, (x) => x.command, true).map((x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`));
@@ -110,6 +114,7 @@ interface Limits {
   fixes: number;
   decisions: number;
   filesRead: number;
+  filesMentioned: number;
   commands: number;
   commandChars: number;
   errors: number;
@@ -127,6 +132,7 @@ const GENEROUS: Limits = {
   fixes: 60,
   decisions: 40,
   filesRead: 400,
+  filesMentioned: 200,
   commands: 400,
   commandChars: 300,
   errors: 40,
@@ -154,8 +160,9 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     () => shrink(l, 'errors', 8),
     () => shrink(l, 'next', 1) || shrink(l, 'taskChars', 200) || shrink(l, 'state', 1),
     () => shrink(l, 'instructionChars', 300),
-    () => shrink(l, 'filesRead', 40) || shrink(l, 'commands', 40) || shrink(l, 'fixes', 5),
-    () => shrink(l, 'errors', 0) || shrink(l, 'commandChars', 60) || shrink(l, 'filesRead', 0) || shrink(l, 'commands', 10) || shrink(l, 'fixes', 1) || shrink(l, 'foreignChars', 2000),
+    () => shrink(l, 'filesMentioned', 40),
+    () => shrink(l, 'filesRead', 40) || shrink(l, 'commands', 40) || shrink(l, 'fixes', 5) || shrink(l, 'filesMentioned', 10),
+    () => shrink(l, 'errors', 0) || shrink(l, 'commandChars', 60) || shrink(l, 'filesRead', 0) || shrink(l, 'filesMentioned', 0) || shrink(l, 'commands', 10) || shrink(l, 'fixes', 1) || shrink(l, 'foreignChars', 2000),
   ];
   let text = render(c, l);
   // Counting every rendering is what costs: count by characters at this text's own rate while shrinking, then check.
@@ -219,8 +226,9 @@ function code(s: string): string {
 }
 
 /** Reads a summary this summarizer wrote back into its evidence; undefined for any other text. */
-export function parseSummary(text: string): { evidence: Evidence; foreign?: string } | undefined {
+export function parseSummary(text: string): { evidence: Evidence; foreign?: string; archivedMessages: number } | undefined {
   if (!text.startsWith(TITLE)) return undefined;
+  const archivedMessages = Number(/^(\d+) earlier messages were archived here/m.exec(text)?.[1] ?? 0);
   const ev = emptyEvidence();
   const foreign: string[] = [];
   let inForeign = false;
@@ -256,7 +264,7 @@ export function parseSummary(text: string): { evidence: Evidence; foreign?: stri
   }
   flush();
   const earlier = foreign.join('\n').trim();
-  return earlier ? { evidence: ev, foreign: earlier } : { evidence: ev };
+  return earlier ? { evidence: ev, foreign: earlier, archivedMessages } : { evidence: ev, archivedMessages };
 }
 
 /** A summary that only notes what was dropped, for the last-resort truncation step. */
