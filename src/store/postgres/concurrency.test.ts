@@ -224,6 +224,9 @@ describe.skipIf(!PG_URL)(`PostgreSQL store: concurrent worker processes${PG_URL 
       await child.waitFor(/^ACK /);
       await new Promise((r) => setTimeout(r, 30 + next() * 300));
       await killed(child);
+      // 'exit' can come before the last lines are read: wait for the end of its output.
+      const out = child.child.stdout!;
+      if (!out.readableEnded) await new Promise((resolve) => out.once('end', resolve));
       for (const line of child.lines) {
         const [, w, i] = line.split(' ');
         acked.set(`p${p}:${w}`, Math.max(acked.get(`p${p}:${w}`) ?? -1, Number(i)));
