@@ -15,10 +15,18 @@
  *     same history without a snapshot alongside for comparison;
  * (d) import + export round trip of the 2.4 MB pi-mono transcript from the shared corpus (../shared/corpus or
  *     $ABRIDGE_CORPUS): readSession + importSession, then loadSession + writeSession, checked byte-identical;
- * (e) --writers child processes × --writer-appends single appends each into one session, twice: queued (no
- *     expectedVersion: the store orders them; target ≥ 5,000 appends/s for PostgreSQL) and optimistic (expectedVersion,
- *     re-read and retry on CONFLICT): exactly writers × appends entries, in each writer's order. Timed from a start
- *     barrier (every child connected) to the last child's end, so process start-up is not counted.
+ * (e) concurrent writers on one session, each writer appending one entry at a time and awaiting each append; every
+ *     scenario checked to hold exactly the entries written, each writer's in its own order. Timed from a start barrier
+ *     (every child connected) to the last child's end, so process start-up is not counted. Median of --runs, the
+ *     scenarios of one run measured back to back (so a busy moment of the machine weighs on all of them):
+ *     - --writers child processes × --writer-appends appends, queued (no expectedVersion: the store orders them;
+ *       target ≥ 5,000 appends/s for PostgreSQL);
+ *     - 1 child process appending writers × appends entries alone (the single-writer figure);
+ *     - --writers async writers inside 1 child process on one store (its appends to one session are queued and
+ *       committed together: group commit), with the number of transactions that wrote the entries;
+ *     - PostgreSQL only, the round-trip baselines: the same --writers processes, and 1 process, each doing only
+ *       `SELECT 1` round trips on one pg.Client, as many as the appends;
+ *     - once (not per run): --writers processes appending optimistically (expectedVersion, re-read and retry on CONFLICT).
  *
  * --only a,b,c,d,e runs only those measures.
  * PostgreSQL runs when ABRIDGE_PG_URL is set (a postgres:// URL; `eval "$(scripts/pg-test-server.sh start)"` starts a
@@ -78,10 +86,11 @@ function usage(error) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Child mode: one concurrent writer (spawned by this script itself).
-//   node bench/store.js --writer <sqlite|postgres> <db> <schema> <sessionId> <worker> <count>
+// Child mode: concurrent writers (spawned by this script itself).
+//   node bench/store.js --writer <sqlite|postgres> <db> <schema> <sessionId> <worker> <count> <queued|optimistic|select1> [<loops>]
 
-async function writer([kind, db, schema, sessionId, worker, count, mode]) {
+async function writer([kind, db, schema, sessionId, worker, count, mode, loops = '1']) {
+  if (mode === 'select1') return roundTrips(db, Number(count));
   const store = kind === 'sqlite' ? await (await dist('store/sqlite/index.js')).openSqliteStore(db) : await (await dist('store/postgres/index.js')).openPostgresStore(db, { schema });
   await store.getSession(sessionId); // connected and warm
   // Start barrier: say ready, wait for the parent's go (one line on stdin).
@@ -89,26 +98,46 @@ async function writer([kind, db, schema, sessionId, worker, count, mode]) {
   await new Promise((res) => process.stdin.once('data', res));
   const start = performance.timeOrigin + performance.now();
   let conflicts = 0;
-  for (let i = 0; i < Number(count); i++) {
-    const e = { kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: `${worker}:${i}` }] }, raw: { worker, i } };
-    if (mode === 'queued') {
-      await store.append(sessionId, [e]);
-      continue;
-    }
-    for (;;) {
-      const { version } = await store.getSession(sessionId);
-      try {
-        await store.append(sessionId, [e], { expectedVersion: version });
-        break;
-      } catch (err) {
-        if (err.code !== 'CONFLICT') throw err;
-        conflicts++;
+  // `loops` writers in this process, on this one store, each awaiting its own appends.
+  const one = async (name) => {
+    for (let i = 0; i < Number(count); i++) {
+      const e = { kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: `${name}:${i}` }] }, raw: { worker: name, i } };
+      if (mode === 'queued') {
+        await store.append(sessionId, [e]);
+        continue;
+      }
+      for (;;) {
+        const { version } = await store.getSession(sessionId);
+        try {
+          await store.append(sessionId, [e], { expectedVersion: version });
+          break;
+        } catch (err) {
+          if (err.code !== 'CONFLICT') throw err;
+          conflicts++;
+        }
       }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Number(loops) }, (_, l) => one(Number(loops) > 1 ? `${worker}.${l}` : worker)));
   const end = performance.timeOrigin + performance.now();
   await store.close();
   process.stdout.write(`${JSON.stringify({ conflicts, start, end })}\n`);
+  process.stdin.pause();
+}
+
+/** The round-trip baseline: `count` `SELECT 1` queries, one after another, on one pg.Client. */
+async function roundTrips(url, count) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('SELECT 1');
+  process.stdout.write('ready\n');
+  await new Promise((res) => process.stdin.once('data', res));
+  const start = performance.timeOrigin + performance.now();
+  for (let i = 0; i < count; i++) await client.query('SELECT 1');
+  const end = performance.timeOrigin + performance.now();
+  await client.end();
+  process.stdout.write(`${JSON.stringify({ conflicts: 0, start, end })}\n`);
   process.stdin.pause();
 }
 
@@ -301,34 +330,71 @@ async function measureStore(name, target, opts, lib) {
   } else {
     rows.push({ store: name, label: 'import + export of the 2.4 MB pi-mono transcript', skipped: `${PI_MONO} not found (set ABRIDGE_CORPUS)` });
   }
-  // (e) concurrent writers in child processes, queued then optimistic
+  // (e) concurrent writers on one session
   if (opts.only.has('e')) {
-    info.writers = {};
-    for (const mode of ['queued', 'optimistic']) {
-      const store = await open();
-      const { id } = await store.createSession({ id: newId(`writers-${mode}`), format: 'pi', info: {} });
-      await store.close();
-      const children = Array.from({ length: opts.writers }, (_, w) => runChild([SELF, '--writer', ...target.writerArgs(), id, `w${w}`, String(opts.writerAppends), mode]));
+    const W = opts.writers;
+    const A = opts.writerAppends;
+    const total = W * A;
+    const pg = name === 'PostgreSQL';
+    /**
+     * One scenario: `procs` child processes, each running `loops` writers of `count` appends (or `count` SELECT 1 round
+     * trips), started together; checked (appends) to hold exactly procs × loops × count entries, each writer's in order.
+     */
+    const scenario = async (procs, loops, count, mode) => {
+      const label = `${mode}-${procs}x${loops}`;
+      let id = '-';
+      if (mode !== 'select1') {
+        const store = await open();
+        ({ id } = await store.createSession({ id: newId(`writers-${label}`), format: 'pi', info: {} }));
+        await store.close();
+      }
+      const children = Array.from({ length: procs }, (_, w) => runChild([SELF, '--writer', ...target.writerArgs(), id, `w${w}`, String(count), mode, String(loops)]));
       await Promise.all(children.map((c) => c.ready));
       for (const c of children) c.go();
       const results = await Promise.all(children.map((c) => c.done));
-      for (const r of results) if (r.code !== 0) throw new Error(`${name}: a writer failed (exit ${r.code}): ${r.stderr.trim()}`);
+      for (const r of results) if (r.code !== 0) throw new Error(`${name}: a ${label} writer failed (exit ${r.code}): ${r.stderr.trim()}`);
       const reports = results.map((r) => JSON.parse(r.stdout.trim().split('\n').pop()));
       const conflicts = reports.reduce((n, r) => n + r.conflicts, 0);
       const wall = Math.max(...reports.map((r) => r.end)) - Math.min(...reports.map((r) => r.start));
+      const expected = procs * loops * count;
+      const out = { rate: expected / (wall / 1000), wall, conflicts, expected };
+      if (mode === 'select1') return out;
       const check = await target.again();
       const entries = await check.entries(id);
       await check.close();
-      const expected = opts.writers * opts.writerAppends;
-      const raws = entries.map((e) => e.raw);
-      const inOrder = Array.from({ length: opts.writers }, (_, w) => raws.filter((r) => r.worker === `w${w}`).every((r, i) => r.i === i)).every(Boolean);
-      if (entries.length !== expected || new Set(raws.map((r) => `${r.worker}:${r.i}`)).size !== expected || !inOrder) {
-        throw new Error(`${name}: ${opts.writers} writers × ${opts.writerAppends} appends gave ${entries.length} entries (expected exactly ${expected}, each writer in order)`);
+      const byWriter = new Map();
+      for (const e of entries) {
+        if (!byWriter.has(e.raw.worker)) byWriter.set(e.raw.worker, []);
+        byWriter.get(e.raw.worker).push(e.raw.i);
       }
-      const label = mode === 'queued' ? 'queued: no expectedVersion' : 'optimistic: expectedVersion, retry on CONFLICT';
-      rows.push(row(name, `${opts.writers} writer processes × ${int(opts.writerAppends)} appends, one session (${label})`, 'appends/s', [expected / (wall / 1000)], mode === 'queued' && name === 'PostgreSQL' ? 5000 : undefined, `exactly ${int(expected)} entries in ${int(wall)} ms; ${int(conflicts)} conflicts retried`));
-      info.writers[mode] = { writers: opts.writers, appends: opts.writerAppends, entries: entries.length, wallMs: Math.round(wall), conflicts };
+      const inOrder = byWriter.size === procs * loops && [...byWriter.values()].every((is) => is.length === count && is.every((v, i) => v === i));
+      if (entries.length !== expected || !inOrder) {
+        throw new Error(`${name}: ${procs} processes × ${loops} writers × ${count} appends gave ${entries.length} entries (expected exactly ${expected}, each writer in order)`);
+      }
+      if (target.transactions) out.transactions = await target.transactions(id);
+      return out;
+    };
+    const runs = { rt8: [], q8: [], rt1: [], q1: [], g8: [] };
+    for (let run = 0; run < opts.runs; run++) {
+      if (pg) runs.rt8.push(await scenario(W, 1, A, 'select1'));
+      runs.q8.push(await scenario(W, 1, A, 'queued'));
+      if (pg) runs.rt1.push(await scenario(1, 1, total, 'select1'));
+      runs.q1.push(await scenario(1, 1, total, 'queued'));
+      runs.g8.push(await scenario(1, W, A, 'queued'));
     }
+    const rates = (xs) => xs.map((x) => x.rate);
+    const ofBaseline = (xs, base) => (base.length ? `; ${Math.round(median(xs.map((x, i) => (100 * x.rate) / base[i].rate)))}% of the SELECT 1 baseline of the same runs` : '');
+    const conflicts = (xs) => `${int(xs.reduce((n, x) => n + x.conflicts, 0))} conflicts`;
+    const n = int(total);
+    if (pg) rows.push(row(name, `baseline: ${W} processes × ${int(A)} SELECT 1 round trips (one pg.Client each)`, 'queries/s', rates(runs.rt8)));
+    rows.push(row(name, `${W} writer processes × ${int(A)} appends, one session (queued: no expectedVersion)`, 'appends/s', rates(runs.q8), pg ? 5000 : undefined, `exactly ${n} entries per run, ${conflicts(runs.q8)}${ofBaseline(runs.q8, runs.rt8)}`));
+    if (pg) rows.push(row(name, `baseline: 1 process × ${n} SELECT 1 round trips`, 'queries/s', rates(runs.rt1)));
+    rows.push(row(name, `1 writer process × ${n} appends (queued)`, 'appends/s', rates(runs.q1), undefined, `exactly ${n} entries per run${ofBaseline(runs.q1, runs.rt1)}`));
+    const tx = runs.g8[0]?.transactions === undefined ? '' : `; ${int(median(runs.g8.map((x) => x.transactions)))} transactions (median), ${median(runs.g8.map((x) => x.expected / x.transactions)).toFixed(1)} appends per commit`;
+    rows.push(row(name, `${W} async writers in 1 process (one store) × ${int(A)} appends, one session (queued)`, 'appends/s', rates(runs.g8), undefined, `exactly ${n} entries per run, ${conflicts(runs.g8)}${tx}${ofBaseline(runs.g8, runs.rt1)}`));
+    const optimistic = await scenario(W, 1, A, 'optimistic');
+    rows.push(row(name, `${W} writer processes × ${int(A)} appends, one session (optimistic: expectedVersion, retry on CONFLICT; 1 run)`, 'appends/s', [optimistic.rate], undefined, `exactly ${n} entries; ${int(optimistic.conflicts)} conflicts retried`));
+    info.writers = Object.fromEntries(Object.entries({ ...runs, optimistic: [optimistic] }).map(([k, xs]) => [k, xs.map((x) => ({ rate: Math.round(x.rate), wallMs: Math.round(x.wall), conflicts: x.conflicts, ...(x.transactions === undefined ? {} : { transactions: x.transactions }) }))]));
   }
   return { rows, info };
 }
@@ -399,7 +465,8 @@ async function main() {
       const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
       try {
         const open = () => openPostgresStore(url, { schema });
-        const pg = await measureStore('PostgreSQL', { fresh: open, again: open, writerArgs: () => ['postgres', url, schema] }, opts, lib);
+        const transactions = (id) => countTransactions(url, schema, id);
+        const pg = await measureStore('PostgreSQL', { fresh: open, again: open, writerArgs: () => ['postgres', url, schema], transactions }, opts, lib);
         rows.push(...pg.rows);
         info.postgres = pg.info;
       } finally {
@@ -433,6 +500,19 @@ async function postgresUnavailable() {
     return 'the pg package is not installed (npm install pg)';
   }
   return undefined;
+}
+
+/** How many transactions wrote the session's entries (each row's xmin is the transaction that inserted it). */
+async function countTransactions(url, schema, sessionId) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT count(DISTINCT xmin::text) AS n FROM "${schema}".entries WHERE session_id = $1`, [sessionId]);
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
 }
 
 async function dropSchema(url, schema) {

@@ -262,6 +262,92 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
     });
   });
 
+  describe('concurrent appends through one store (queued per session, plain appends committed together)', () => {
+    /** The number of transactions that wrote the session's entries (each row's xmin is the transaction that inserted it). */
+    const transactions = async (store: PostgresSessionStore, id: string) =>
+      Number(
+        (await admin((c) => c.query<{ n: string }>(`SELECT count(DISTINCT xmin::text) AS n FROM "${store.schema}".entries WHERE session_id = $1`, [id]))).rows[0]!.n,
+      );
+    const text = (e: Entry) => (e.message!.parts[0] as { text: string }).text;
+
+    it('8 writers on one session, each awaiting its own appends: every entry stored exactly once, each writer in its own order, versions as acknowledged, no conflict', async () => {
+      const store = await fresh('writers8');
+      const { id } = await store.createSession({ format: 'pi', info: {} });
+      const WRITERS = 8;
+      const EACH = 150;
+      const acked = new Map<string, number>();
+      await Promise.all(
+        Array.from({ length: WRITERS }, async (_, w) => {
+          let last = 0;
+          for (let i = 0; i < EACH; i++) {
+            const { version } = await store.append(id, [messageEntry('user', `w${w}:${i}`)]);
+            expect(version).toBeGreaterThan(last);
+            last = version;
+            acked.set(`w${w}:${i}`, version);
+          }
+        }),
+      );
+      const entries = await store.entries(id);
+      expect(entries).toHaveLength(WRITERS * EACH);
+      expect((await store.getSession(id))!.version).toBe(WRITERS * EACH);
+      // Each acknowledged version is the position right after that entry.
+      for (const e of entries) expect(acked.get(text(e))).toBe(e.index + 1);
+      for (let w = 0; w < WRITERS; w++) {
+        expect(entries.map(text).filter((t) => t.startsWith(`w${w}:`))).toEqual(Array.from({ length: EACH }, (_, i) => `w${w}:${i}`));
+      }
+      // The writers' first appends, issued together, shared one transaction at least.
+      expect(await transactions(store, id)).toBeLessThan(WRITERS * EACH);
+    });
+
+    it('appends issued together (not awaited) land in call order, with the versions of that order, in one transaction; one with expectedVersion between them sees those before it', async () => {
+      const store = await fresh('callorder');
+      const { id } = await store.createSession({ format: 'pi', info: {} });
+      const N = 200;
+      const results = await Promise.all([
+        ...Array.from({ length: N }, (_, i) => store.append(id, [messageEntry('user', `p${i}`), messageEntry('assistant', `q${i}`)])),
+        store.append(id, [messageEntry('user', 'checked')], { expectedVersion: 2 * N }),
+        store.append(id, [messageEntry('user', 'last')]),
+      ]);
+      expect(results.map((r) => r.version)).toEqual([...Array.from({ length: N }, (_, i) => 2 * (i + 1)), 2 * N + 1, 2 * N + 2]);
+      expect((await store.entries(id)).map(text)).toEqual([...Array.from({ length: N }, (_, i) => [`p${i}`, `q${i}`]).flat(), 'checked', 'last']);
+      // The 200 plain appends in one statement, then the checked one alone, then the last: 3 transactions.
+      expect(await transactions(store, id)).toBe(3);
+    });
+
+    it('a statement that fails rejects every append in it, and none of their entries is stored; the next ones go through', async () => {
+      const store = await fresh('groupfail');
+      const { id } = await store.createSession({ format: 'pi', info: {} });
+      await store.append(id, [messageEntry('user', 'before')]);
+      await admin(async (c) => {
+        await c.query(
+          `CREATE FUNCTION "${store.schema}".no_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.entry LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned entry (simulated)'; END IF; RETURN NEW; END $$`,
+        );
+        await c.query(`CREATE TRIGGER no_poison BEFORE INSERT ON "${store.schema}".entries FOR EACH ROW EXECUTE FUNCTION "${store.schema}".no_poison()`);
+      });
+      const settled = await Promise.allSettled(['a', 'poison', 'c'].map((t) => store.append(id, [messageEntry('user', t)])));
+      for (const r of settled) {
+        expect(r.status).toBe('rejected');
+        expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'STORE_ERROR', message: expect.stringContaining('poisoned entry (simulated)') });
+      }
+      expect((await store.entries(id)).map(text)).toEqual(['before']);
+      expect((await store.getSession(id))!.version).toBe(1);
+      expect(await store.append(id, [messageEntry('user', 'after')])).toEqual({ version: 2 });
+      // A missing session: every append of the group is SESSION_NOT_FOUND.
+      const missing = await Promise.allSettled([1, 2, 3].map((i) => store.append('no-such-session', [messageEntry('user', `x${i}`)])));
+      expect(missing.map((r) => (r as PromiseRejectedResult).reason?.code)).toEqual(['SESSION_NOT_FOUND', 'SESSION_NOT_FOUND', 'SESSION_NOT_FOUND']);
+    });
+
+    it('close() waits for the appends already asked for: all of them are stored', async () => {
+      const store = await fresh('closewait');
+      const { id } = await store.createSession({ format: 'pi', info: {} });
+      const pending = Array.from({ length: 51 }, (_, i) => store.append(id, [messageEntry('user', `c${i}`)]));
+      await Promise.all([store.close(), ...pending]);
+      const again = await openPostgresStore(PG_URL!, { schema: store.schema });
+      open.push(again);
+      expect(await again.entries(id)).toHaveLength(51);
+    });
+  });
+
   describe('transactions (beforeCommit hook)', () => {
     it('an append or a recordCompaction failing just before COMMIT leaves nothing: no entries, no snapshot, same version', async () => {
       let fail = false;

@@ -74,10 +74,15 @@ const MAX_POSITION = 2_147_483_647;
  * - Tables (in the store's schema): `sessions` (one row per session, its `version` = number of entries),
  *   `entries` (session_id, seq, entry TEXT: the entry's JSON exactly as written, so an exported transcript is the same
  *   bytes), `session_snapshots`, `tool_result_blobs` (the ResultStore, `store.results`), `schema_migrations`.
- * - An append is one transaction that locks the session row (`SELECT … FOR UPDATE`), checks `expectedVersion` against
- *   the locked version, inserts the entries at the following positions and bumps the version. Concurrent writers queue
- *   on the row lock, so nothing is lost, duplicated or interleaved inside a batch; with `expectedVersion` a writer that
- *   has not seen the latest entries gets AbridgeError('CONFLICT') and nothing is written.
+ * - An append is one transaction that bumps the session row's version (locking the row), checks `expectedVersion`,
+ *   and inserts the entries at the positions before the new version. Concurrent writers queue on the row lock, so
+ *   nothing is lost, duplicated or interleaved inside a batch; with `expectedVersion` a writer that has not seen the
+ *   latest entries gets AbridgeError('CONFLICT') and nothing is written.
+ * - Group commit inside one process: the appends and compactions of one session through one store instance run one at
+ *   a time, in call order; appends without expectedVersion that arrive while one is in flight are sent together as
+ *   one statement (one round trip, one transaction) when it returns. Each caller's promise resolves only after the
+ *   transaction holding its entries has committed, with the version right after its own entries; a failed statement
+ *   rejects every caller in it, and none of their entries is stored.
  * - recordCompaction appends and saves the snapshot in the same transaction: a process killed in the middle leaves
  *   both or neither (the server rolls back the transaction of a dead connection).
  * - resume reads the latest snapshot and the entries after it in one REPEATABLE READ transaction.
@@ -91,6 +96,10 @@ export class PostgresSessionStore implements SessionStore {
   private readonly now: () => Date;
   private readonly hooks: PostgresStoreHooks;
   private closed: Promise<void> | undefined;
+  /** Per session: the operations waiting for their turn (see `enqueue`), present while the session's queue drains. */
+  private readonly queues = new Map<string, QueuedOp[]>();
+  /** The queues draining now, for close() to wait on. */
+  private readonly draining = new Set<Promise<void>>();
 
   constructor(config: PostgresSessionStoreConfig) {
     this.pool = config.pool;
@@ -156,47 +165,128 @@ export class PostgresSessionStore implements SessionStore {
     checkExpectedVersion(expected);
     const texts = encodeEntries(entries);
     try {
-      if (!this.hooks.beforeCommit && fitsOneStatement(texts)) return { version: await this.appendOneStatement(sessionId, texts, expected) };
-      return await inTransaction(this.pool, async (client) => {
-        const version = await this.appendLocked(client, sessionId, texts, expected);
-        await this.hooks.beforeCommit?.('append', sessionId);
-        return { version };
+      if (expected === undefined && texts.length > 0 && !this.hooks.beforeCommit && fitsOneStatement(texts)) {
+        return { version: await this.enqueue<number>(sessionId, { texts }) };
+      }
+      const version = await this.enqueue<number>(sessionId, {
+        run: async () => {
+          if (texts.length === 0) return this.currentVersion(sessionId, expected);
+          if (!this.hooks.beforeCommit && fitsOneStatement(texts)) return this.appendOneStatement(sessionId, texts, expected);
+          return inTransaction(this.pool, async (client) => {
+            const version = await this.appendLocked(client, sessionId, texts, expected);
+            await this.hooks.beforeCommit?.('append', sessionId);
+            return version;
+          });
+        },
       });
+      return { version };
     } catch (err) {
       throw storeError(`appending to session "${sessionId}"`, err);
     }
   }
 
   /**
-   * An append as one statement (one round trip, its own transaction): lock the session row, check the expected
-   * version, insert the entries after the last one and bump the version. The row lock is held only while the server
-   * runs the statement, not across round trips to the client, so concurrent writers of one session queue on it briefly
-   * instead of holding each other up (and, without expectedVersion, never conflict). In READ COMMITTED, a writer that
-   * waited for the lock reads the version its predecessor committed (FOR UPDATE re-reads the newest row).
+   * Puts an operation on the session's queue and returns what it gives. The queue runs one operation at a time, in call
+   * order, starting after the current microtask (so appends issued together share a statement); consecutive plain appends
+   * (`texts`) at its head are sent as one statement, as many as fit one (see fitsOneStatement).
+   */
+  private enqueue<T>(sessionId: string, op: { texts: string[] } | { run: () => Promise<T> }): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const queued = { ...op, resolve, reject } as QueuedOp;
+      const queue = this.queues.get(sessionId);
+      if (queue) {
+        queue.push(queued);
+        return;
+      }
+      const fresh = [queued];
+      this.queues.set(sessionId, fresh);
+      const done = this.drain(sessionId, fresh).finally(() => this.draining.delete(done));
+      this.draining.add(done);
+    });
+  }
+
+  /** Runs the session's queue until it is empty; every operation's promise is settled here, so this never rejects. */
+  private async drain(sessionId: string, queue: QueuedOp[]): Promise<void> {
+    await Promise.resolve();
+    while (queue.length > 0) {
+      const head = queue[0]!;
+      if ('run' in head) {
+        queue.shift();
+        try {
+          head.resolve(await head.run());
+        } catch (err) {
+          head.reject(err);
+        }
+        continue;
+      }
+      // The plain appends at the head, as many as one statement takes (the first always: it fits on its own).
+      const group: PlainAppend[] = [];
+      const texts: string[] = [];
+      let chars = 0;
+      for (const op of queue) {
+        if ('run' in op) break;
+        let size = 0;
+        for (const t of op.texts) size += t.length;
+        if (group.length > 0 && (texts.length + op.texts.length > INSERT_CHUNK_ENTRIES || chars + size > INSERT_CHUNK_CHARS)) break;
+        group.push(op);
+        for (const t of op.texts) texts.push(t);
+        chars += size;
+      }
+      queue.splice(0, group.length);
+      try {
+        const after = await this.appendOneStatement(sessionId, texts, undefined);
+        // Each caller gets the version right after its own entries, which are contiguous and in call order.
+        let version = after - texts.length;
+        for (const op of group) op.resolve((version += op.texts.length));
+      } catch (err) {
+        for (const op of group) op.reject(err);
+      }
+    }
+    this.queues.delete(sessionId);
+  }
+
+  /** The session's version, checked against `expected` (an empty append). */
+  private async currentVersion(sessionId: string, expected: number | undefined): Promise<number> {
+    const { rows } = await this.pool.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
+    if (!rows[0]) throw sessionNotFound(sessionId);
+    if (expected !== undefined && expected !== rows[0].version) throw versionConflict(sessionId, expected, rows[0].version);
+    return rows[0].version;
+  }
+
+  /**
+   * An append of at least one entry as one statement (one round trip, its own transaction): bump the session's version
+   * (checking the expected one), and insert the entries at the positions below the new version. The row lock taken by
+   * the UPDATE is held only while the server runs the statement and commits, not across round trips to the client, so
+   * concurrent writers of one session queue on it briefly and, without expectedVersion, never conflict. In READ
+   * COMMITTED an UPDATE that waited for the lock re-reads the row its predecessor committed, and re-checks the version
+   * against it. When no row was updated, a second read says why (no session, or another version).
    */
   private async appendOneStatement(sessionId: string, texts: string[], expected: number | undefined): Promise<number> {
-    const { rows } = await this.pool.query<{ before: number; after: number | null }>({
-      // Prepared once per connection (the name is per schema, as the text is): no parsing or planning per append.
-      name: `abridge_append:${this.schema}`,
-      text: `WITH cur AS (
-         SELECT version FROM ${this.s}.sessions WHERE id = $1 FOR UPDATE
-       ), ok AS (
-         SELECT version FROM cur WHERE $3::integer IS NULL OR version = $3::integer
-       ), ins AS (
-         INSERT INTO ${this.s}.entries (session_id, seq, entry)
-         SELECT $1, ok.version + (t.ord::integer - 1), t.entry FROM ok, unnest($2::text[]) WITH ORDINALITY AS t(entry, ord)
-       ), upd AS (
-         UPDATE ${this.s}.sessions SET version = ok.version + cardinality($2::text[]), updated_at = $4
-         FROM ok WHERE ${this.s}.sessions.id = $1 AND cardinality($2::text[]) > 0
-         RETURNING ${this.s}.sessions.version
-       )
-       SELECT cur.version AS before, (SELECT version FROM upd) AS after FROM cur`,
-      values: [sessionId, texts, expected ?? null, this.now()],
-    });
-    const row = rows[0];
-    if (!row) throw sessionNotFound(sessionId);
-    if (expected !== undefined && expected !== row.before) throw versionConflict(sessionId, expected, row.before);
-    return row.after ?? row.before;
+    for (;;) {
+      const { rows } = await this.pool.query<[number]>({
+        // Prepared once per connection (the name is per schema, as the text is): no parsing or planning per append.
+        name: `abridge_append_v2:${this.schema}`,
+        text: `WITH upd AS (
+           UPDATE ${this.s}.sessions SET version = version + cardinality($2::text[]), updated_at = $4
+           WHERE id = $1 AND ($3::integer IS NULL OR version = $3::integer)
+           RETURNING version
+         ), ins AS (
+           INSERT INTO ${this.s}.entries (session_id, seq, entry)
+           SELECT $1, upd.version - cardinality($2::text[]) + (t.ord::integer - 1), t.entry
+           FROM upd, unnest($2::text[]) WITH ORDINALITY AS t(entry, ord)
+         )
+         SELECT version FROM upd`,
+        values: [sessionId, texts, expected ?? null, this.now()],
+        rowMode: 'array',
+      });
+      if (rows[0]) return rows[0][0];
+      const found = await this.pool.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
+      const version = found.rows[0]?.version;
+      if (version === undefined) throw sessionNotFound(sessionId);
+      if (expected !== undefined && version !== expected) throw versionConflict(sessionId, expected, version);
+      // Otherwise the row changed since the UPDATE looked (a session created after its snapshot, or one brought up to
+      // `expected` by other writers: versions only grow): try again.
+    }
   }
 
   async entries(sessionId: string, range?: { from?: number; to?: number }): Promise<Entry[]> {
@@ -224,21 +314,34 @@ export class PostgresSessionStore implements SessionStore {
     const texts = encodeEntries(entries);
     const { messages, marker, tokens } = encodeSnapshot(snapshot);
     try {
-      return await inTransaction(this.pool, async (client) => {
-        const version = await this.appendLocked(client, sessionId, texts, expected);
-        await client.query(
-          `INSERT INTO ${this.s}.session_snapshots (session_id, at_version, messages, marker, tokens, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6)
-           ON CONFLICT (session_id, at_version) DO UPDATE
-             SET messages = EXCLUDED.messages, marker = EXCLUDED.marker, tokens = EXCLUDED.tokens, created_at = EXCLUDED.created_at`,
-          [sessionId, version, messages, marker, tokens, this.now()],
-        );
-        await this.hooks.beforeCommit?.('recordCompaction', sessionId);
-        return { version };
+      const version = await this.enqueue<number>(sessionId, {
+        run: () => this.recordCompactionNow(sessionId, texts, { messages, marker, tokens }, expected),
       });
+      return { version };
     } catch (err) {
       throw storeError(`recording a compaction of session "${sessionId}"`, err);
     }
+  }
+
+  /** recordCompaction's transaction: the entries and the snapshot, both or neither. */
+  private recordCompactionNow(
+    sessionId: string,
+    texts: string[],
+    { messages, marker, tokens }: ReturnType<typeof encodeSnapshot>,
+    expected: number | undefined,
+  ): Promise<number> {
+    return inTransaction(this.pool, async (client) => {
+      const version = await this.appendLocked(client, sessionId, texts, expected);
+      await client.query(
+        `INSERT INTO ${this.s}.session_snapshots (session_id, at_version, messages, marker, tokens, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (session_id, at_version) DO UPDATE
+           SET messages = EXCLUDED.messages, marker = EXCLUDED.marker, tokens = EXCLUDED.tokens, created_at = EXCLUDED.created_at`,
+        [sessionId, version, messages, marker, tokens, this.now()],
+      );
+      await this.hooks.beforeCommit?.('recordCompaction', sessionId);
+      return version;
+    });
   }
 
   async latestSnapshot(sessionId: string): Promise<SessionSnapshot | undefined> {
@@ -289,9 +392,12 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
-  /** Ends the connection pool (waits for queries in flight). Calling it again does nothing. */
+  /** Ends the connection pool, after the appends and compactions already asked for. Calling it again does nothing. */
   close(): Promise<void> {
-    this.closed ??= this.pool.end();
+    this.closed ??= (async () => {
+      while (this.draining.size > 0) await Promise.all([...this.draining]);
+      await this.pool.end();
+    })();
     return this.closed;
   }
 
@@ -329,6 +435,22 @@ export class PostgresSessionStore implements SessionStore {
     if (!rowCount) throw sessionNotFound(sessionId);
   }
 }
+
+/** An append without expectedVersion that may share a statement with its neighbours in the queue. */
+interface PlainAppend {
+  texts: string[];
+  resolve(version: number): void;
+  reject(err: unknown): void;
+}
+
+/** Any other operation on the session (appends with expectedVersion, large or empty ones, compactions), run alone. */
+interface SoloOp {
+  run(): Promise<unknown>;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+type QueuedOp = PlainAppend | SoloOp;
 
 /** A batch small enough for the one-statement append (larger ones are inserted in chunks inside a transaction). */
 function fitsOneStatement(texts: readonly string[]): boolean {

@@ -4,6 +4,9 @@
 //   node test-child.mjs append <sessionId> <writer> <count> plain|expected
 //       appends <count> entries one by one (raw {w, i}); `expected`: with expectedVersion, re-reading the version and
 //       retrying on CONFLICT. Prints one JSON line: {"writer", "appends", "conflicts", "ms"}.
+//   node test-child.mjs append-together <sessionId> <writers> <tag>
+//       <writers> async writers on one store, each appending one entry at a time (raw {p: tag, w, i}) until killed, printing
+//       "ACK w i" once each append is acknowledged (the store commits the appends waiting together in one statement).
 //   node test-child.mjs hold-compaction <sessionId> <number>
 //       records a compaction whose transaction stops before COMMIT (beforeCommit hook), prints "HOLDING" and waits to
 //       be killed.
@@ -61,6 +64,18 @@ if (mode === 'append') {
   const ms = performance.now() - t0;
   await store.close();
   await say(JSON.stringify({ writer, appends: count, conflicts, ms: Math.round(ms) }));
+} else if (mode === 'append-together') {
+  const writers = Number(args[0]);
+  const p = args[1];
+  const store = await openPostgresStore(url, { schema });
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      for (let i = 0; ; i++) {
+        await store.append(sessionId, [{ kind: 'message', message: message('user', `${p} w${w} #${i}`), raw: { p, w, i } }]);
+        await say(`ACK ${w} ${i}`);
+      }
+    }),
+  );
 } else if (mode === 'hold-compaction') {
   const number = Number(args[0]);
   const store = await openPostgresStore(url, {
