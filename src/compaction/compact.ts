@@ -200,7 +200,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const originals = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v.message]));
   const keep = options.keepLastSteps ?? 1;
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
-  const recent = options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, Math.max(0, (options.target - fixed) / 4));
+  // The tail's default share is of the room the other protected messages (system messages, the first request, the
+  // latest instruction) leave: they come off the target whatever happens, and the summary needs room beside the tail.
+  const head = protect(view0, { steps: 0, tailCounted: 0, counter });
+  const headCounted = [...head.entries.values()].reduce((n, m) => n + counter.message(m), 0);
+  const recent = options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, Math.max(0, (options.target - fixed - ratio * headCounted) / 4));
   let tail = Math.max(0, recent / ratio);
   let view = view0;
   let protection = protect(view0, { steps: keep, tailCounted: tail, counter });
