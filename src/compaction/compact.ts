@@ -283,8 +283,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
       if (size(plan.view) > target) plan.view = await squeezeSummary(plan.view, target, size, counter, notes);
       // After archiving, the newest shortened messages get their content back while the view fits (a batch of cheap
       // edits alone is kept whole: one cache break buys the most room).
-      if (plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate') && options.restoreRecent !== false) {
-        plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries);
+      const archived = plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate');
+      // Without archiving, a batch of cleared results stays cleared (one cache break buys the most room); results that
+      // were offloaded or cut short for their size get back what fits, newest first.
+      if (options.restoreRecent !== false && (archived || plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))) {
+        plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries, archived ? undefined : new Set(['offloaded', 'compressed']));
         // The last step's figure is of the view as it is handed back.
         plan.run[plan.run.length - 1]!.afterTokens = tokensOf(size(plan.view));
       }
@@ -367,13 +370,13 @@ export function shortNote(messages: number): string {
  * took from recent work (they act in batches) returns, newest first, so the recent tail is verbatim as far as the
  * target allows.
  */
-function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>, target: number, size: (v: readonly ViewItem[]) => number, counter: TokenCounter, protectedEntries: ReadonlyMap<number, Message>): ViewItem[] {
+function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>, target: number, size: (v: readonly ViewItem[]) => number, counter: TokenCounter, protectedEntries: ReadonlyMap<number, Message>, only?: ReadonlySet<string>): ViewItem[] {
   let total = size(view);
   if (total > target) return view;
   const out = view.slice();
   for (let i = out.length - 1; i >= 0; i--) {
     const it = out[i]!;
-    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry)) continue;
+    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry) || (only && !only.has(it.edit))) continue;
     const original = originals.get(it.entry);
     if (!original) continue;
     const grow = counter.message(original) - counter.message(it.message);
@@ -385,7 +388,7 @@ function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>
   // with a pointer to the whole (what a command printed last is the recent work a model continues from).
   for (let i = out.length - 1; i >= 0 && target - total >= PARTIAL_MIN; i--) {
     const it = out[i]!;
-    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry)) continue;
+    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry) || (only && !only.has(it.edit))) continue;
     const original = originals.get(it.entry);
     const parts = it.message.parts;
     if (!original || it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;
