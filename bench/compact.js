@@ -18,7 +18,7 @@
  * 2. The 2.4 MB pi-mono transcript: compaction time, and the peak RSS of a child process that reads and compacts it,
  *    beside one that only reads it (and one that only loads abridge), from /usr/bin/time -v when present, else the
  *    child's own process.resourceUsage().maxRSS.
- * 3. `--random` random sessions from src/test-support/random-session.ts (the property test's generator, transpiled
+ * 3. `--random` random sessions from test/support/random-session.ts (the property test's generator, transpiled
  *    with TypeScript on the fly) checked with its checkCompactionCase against dist/: cases with violations.
  *
  * Prints tables; `--json` prints the figures as JSON. Exits 1 only if something fails to run, not when a target is
@@ -301,7 +301,7 @@ async function loadGenerator() {
   } catch {
     return undefined;
   }
-  const src = join(ROOT, 'src', 'test-support', 'random-session.ts');
+  const src = join(ROOT, 'test', 'support', 'random-session.ts');
   const out = ts.transpileModule(readFileSync(src, 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true }, fileName: src });
   // Inside node_modules so that its `fast-check` import resolves to the project's.
   const dir = join(ROOT, 'node_modules', '.cache', 'abridge-bench');

@@ -7,7 +7,7 @@ import type { Message, TextPart } from '../model/types.js';
 import { PromptBuilder } from '../prompt/builder.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { contextOverflow, fromResponse, promptRequestOptions, toRequest, type RequestOptions } from './wire.js';
-import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../test-support/provider-responses.js';
+import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../../test/support/provider-responses.js';
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
 

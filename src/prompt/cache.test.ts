@@ -4,7 +4,7 @@ import { ModelCatalog } from '../budget/catalog.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { readSession } from '../formats/read.js';
 import type { CompactionMarker, Entry, Message, Session, Usage } from '../model/types.js';
-import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
 import { prefixStability, type PrefixStabilityOptions } from './cache.js';
 

@@ -10,7 +10,7 @@ import ts from 'typescript';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { FileResultStore, formatSlice, MemoryResultStore, refIdFor, type ResultStore, type StoredResult } from './index.js';
-import { checkSessionScoping } from '../test-support/result-scope.js';
+import { checkSessionScoping } from '../../test/support/result-scope.js';
 
 // Spies on the fs functions the file store uses, so tests can see how it reads and make a rename fail.
 vi.mock('node:fs', async (importOriginal) => {

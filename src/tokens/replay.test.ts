@@ -4,7 +4,7 @@ import type { Session } from '../model/types.js';
 import { codexPrefixTokens } from './defaults.js';
 import { replaySession, summarizeReplay } from './replay.js';
 import { readSession } from '../formats/read.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { basename } from 'node:path';
 
 let clock = 0;

@@ -12,11 +12,11 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../../errors.js';
 import type { Entry, Message } from '../../model/types.js';
-import { checkSessionScoping } from '../../test-support/result-scope.js';
+import { checkSessionScoping } from '../../../test/support/result-scope.js';
 import { MemoryResultStore } from '../memory-result-store.js';
 import { refIdFor, type KeyedResultStore, type ResultStore } from '../result-store.js';
 import { importSession } from '../session-store.js';
-import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
+import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
 import { isMissingPg } from './connection.js';
 import { MIGRATIONS, openPostgresStore, SCHEMA_VERSION, type PostgresSessionStore, type PostgresStoreOptions } from './index.js';
 

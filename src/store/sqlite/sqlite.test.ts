@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AbridgeError } from '../../errors.js';
 import { refIdFor } from '../result-store.js';
 import { importSession } from '../session-store.js';
-import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
-import { checkSessionScoping } from '../../test-support/result-scope.js';
+import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
+import { checkSessionScoping } from '../../../test/support/result-scope.js';
 import { loadSqliteDriver, MIGRATIONS, openSqliteStore, SCHEMA_VERSION, SqliteResultStore, type SqliteSessionStore } from './index.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'abridge-sqlite-')));

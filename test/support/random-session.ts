@@ -7,7 +7,7 @@
  * bench can transpile this one file with TypeScript and run it against the built `dist/`.
  */
 import fc from 'fast-check';
-import type * as Abridge from '../index.js';
+import type * as Abridge from '../../src/index.js';
 
 export const TIMESTAMP = '2026-01-01T00:00:00.000Z';
 export const MODEL = 'claude-sonnet-4-5';
