@@ -39,3 +39,5 @@ export {
   type FinishReason,
   type ContextOverflow,
 } from './formats/wire.js';
+export { replaySession, summarizeReplay, type ErrorSummary } from './analysis/replay.js';
+export { prefixStability, commonPrefix, type PrefixStabilityOptions, type PrefixStabilityReport, type PrefixRow, type ScenarioRow, type ScenarioTotals, type CompactionCacheCost, type BreakPoint } from './analysis/prefix-stability.js';

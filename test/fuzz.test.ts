@@ -19,7 +19,7 @@ import { inspectSession } from '../src/formats/inspect.js';
 import { parseSession } from '../src/formats/read.js';
 import { getFormat } from '../src/formats/registry.js';
 import { writeSession } from '../src/formats/write.js';
-import { MemoryResultStore } from '../src/store/memory-result-store.js';
+import { MemoryResultStore } from '../src/compaction/memory-result-store.js';
 import { builtDist } from './support/session-store-suite.js';
 import { corpusAvailable, corpusFile } from './support/corpus.js';
 import { MUTATION_KINDS, mutate, prng, type MutationKind } from './support/mutate.js';

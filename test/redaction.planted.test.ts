@@ -9,7 +9,7 @@ import { LlmSummarizer } from '../src/compaction/summarizers/llm.js';
 import { readSession } from '../src/formats/read.js';
 import { writeSession } from '../src/formats/write.js';
 import { FileResultStore } from '../src/store/file-result-store.js';
-import { MemoryResultStore } from '../src/store/memory-result-store.js';
+import { MemoryResultStore } from '../src/compaction/memory-result-store.js';
 import { randomOutput } from './support/random-session.js';
 import { PiTranscript } from './support/random-session.js';
 import { fakeSecrets, type PlantedSecret } from './support/secrets.js';

@@ -1,2 +1,15 @@
 export { buildViewData, messageText, type ViewData, type ViewMeta, type ViewCategory, type ViewPoints, type ViewCompaction, type ViewEdit, type MessageRecord, type ViewDataOptions } from './view-data.js';
 export { renderViewPage } from './view-page.js';
+export {
+  prefixStability,
+  commonPrefix,
+  wireMessage,
+  type PrefixStabilityOptions,
+  type PrefixStabilityReport,
+  type PrefixRow,
+  type ScenarioRow,
+  type ScenarioTotals,
+  type CompactionCacheCost,
+  type BreakPoint,
+} from './prefix-stability.js';
+export { replaySession, summarizeReplay, type ErrorSummary } from './replay.js';

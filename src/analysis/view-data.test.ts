@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession, readSession } from '../formats/read.js';
-import { replaySession } from '../tokens/replay.js';
+import { replaySession } from './replay.js';
 import { compact } from '../compaction/compact.js';
 import { corpusFile } from '../../test/support/corpus.js';
 import { corpusAvailable } from '../../test/support/corpus.js';

@@ -4,7 +4,7 @@ import { writeSession } from '../formats/write.js';
 import { argumentsText } from '../model/parts.js';
 import type { Message, Session, ToolCallPart, ToolResultPart } from '../model/types.js';
 import { activeMessages, activeView, isSummaryItem, type ViewItem } from '../model/view.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
+import { MemoryResultStore } from './memory-result-store.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { comparable } from '../../test/support/view-compare.js';
 import { compact, forceCompact, STRATEGIES, type CompactOptions } from './compact.js';

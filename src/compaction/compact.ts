@@ -1,8 +1,8 @@
 import { conversationEntries } from '../model/branch.js';
 import type { CompactionMarker, Entry, Message, Session } from '../model/types.js';
-import { stableId } from '../formats/ids.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
-import type { ResultStore } from '../store/result-store.js';
+import { stableId } from '../model/ids.js';
+import { MemoryResultStore } from './memory-result-store.js';
+import type { ResultStore } from './result-store.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
 import { createRedactor, redactMarker, type Redactor } from '../redact/redact.js';

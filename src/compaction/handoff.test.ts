@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import type { Session, ToolCallPart } from '../model/types.js';
 import { activeView, isSummaryItem } from '../model/view.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
+import { MemoryResultStore } from './memory-result-store.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { compact } from './compact.js';

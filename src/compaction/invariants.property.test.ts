@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import { activeView } from '../model/view.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
+import { MemoryResultStore } from './memory-result-store.js';
 import { checkCompactionCase, randomCase, sessionJsonl, sessionSpec, type CompactionLib } from '../../test/support/random-session.js';
 import { compact } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';

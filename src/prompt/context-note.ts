@@ -3,7 +3,7 @@
  * it how full and that it can free space itself. Nothing below the threshold, so a roomy context costs no tokens and
  * does not change the prompt (every change of a prompt's text breaks the provider's cache from that point on).
  */
-import type { PromptSection } from './builder.js';
+import type { PromptSection } from './section.js';
 
 /** Share of the effective window from which the note shows: the budget's default warn level. */
 export const CONTEXT_NOTE_THRESHOLD = 0.8;

@@ -15,17 +15,5 @@ export {
   type CachedMessageParam,
   type ToolDefinitionLike,
 } from './builder.js';
-export {
-  prefixStability,
-  commonPrefix,
-  wireMessage,
-  type PrefixStabilityOptions,
-  type PrefixStabilityReport,
-  type PrefixRow,
-  type ScenarioRow,
-  type ScenarioTotals,
-  type CompactionCacheCost,
-  type BreakPoint,
-} from './cache.js';
 export { contextNote, contextNoteSection, fillOf, percentUsed, CONTEXT_NOTE_THRESHOLD, CONTEXT_NOTE_SECTION, COMPACT_TOOL_NAME, type ContextFill, type ContextNoteOptions } from './context-note.js';
 export * from './deferral.js';

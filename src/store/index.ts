@@ -20,8 +20,8 @@ export {
   type ResultStore,
   type StoredResult,
   type StoredResultMeta,
-} from './result-store.js';
-export { MemoryResultStore, type MemoryResultStoreOptions } from './memory-result-store.js';
+} from '../compaction/result-store.js';
+export { MemoryResultStore, type MemoryResultStoreOptions } from '../compaction/memory-result-store.js';
 export { FileResultStore, type FileResultStoreOptions } from './file-result-store.js';
 export { MemorySessionStore, type MemorySessionStoreOptions } from './memory-session-store.js';
 export {

@@ -32,4 +32,4 @@ export {
   showPath,
   type MemoryPath,
 } from './memory-paths.js';
-export * from '../prompt/tool-search.js';
+export * from './tool-search.js';

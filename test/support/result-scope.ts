@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { AbridgeError } from '../../src/errors.js';
-import type { KeyedResultStore } from '../../src/store/result-store.js';
+import type { KeyedResultStore } from '../../src/compaction/result-store.js';
 
 /**
  * The session-scoping contract every shared ResultStore keeps (memory, file, SQLite, PostgreSQL): a ref written for

@@ -5,7 +5,7 @@ import { compact } from '../../src/compaction/compact.js';
 import { readSession } from '../../src/formats/read.js';
 import { writeSession } from '../../src/formats/write.js';
 import type { Session } from '../../src/model/types.js';
-import { replaySession } from '../../src/tokens/replay.js';
+import { replaySession } from '../../src/analysis/replay.js';
 import { corpusFile } from './corpus.js';
 
 /** The viewer's corpus cases: one transcript per agent, the pi and Codex ones with compactions of their own. */

@@ -1,5 +1,5 @@
 import type { Message, ToolResultPart } from '../../model/types.js';
-import type { ResultStore } from '../../store/result-store.js';
+import type { ResultStore } from '../result-store.js';
 import type { TokenCounter } from '../../tokens/counter.js';
 import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AbridgeError } from '../../errors.js';
-import { refIdFor } from '../result-store.js';
+import { refIdFor } from '../../compaction/result-store.js';
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
 import { checkSessionScoping } from '../../../test/support/result-scope.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import type { Session } from '../model/types.js';
-import { codexPrefixTokens } from './defaults.js';
+import { codexPrefixTokens } from '../tokens/defaults.js';
 import { replaySession, summarizeReplay } from './replay.js';
 import { readSession } from '../formats/read.js';
 import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';

@@ -6,7 +6,7 @@ import { readSession } from '../formats/read.js';
 import type { CompactionMarker, Entry, Message, Session, Usage } from '../model/types.js';
 import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
-import { prefixStability, type PrefixStabilityOptions } from './cache.js';
+import { prefixStability, type PrefixStabilityOptions } from './prefix-stability.js';
 
 /** One token per word, ratio 1 and a 1,000-token harness prefix: every figure below is exact. */
 const words: ExactTokenizer = { encoding: 'words', count: (t) => t.split(/\s+/).filter(Boolean).length };
