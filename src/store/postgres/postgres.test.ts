@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { AbridgeError } from '../../errors.js';
+import type { AbridgeError } from '../../errors.js';
 import type { Entry, Message } from '../../model/types.js';
 import { checkSessionScoping } from '../../../test/support/result-scope.js';
 import { MemoryResultStore } from '../../compaction/memory-result-store.js';
