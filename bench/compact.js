@@ -102,6 +102,24 @@ const fmtPct = (x) => (x === null || x === undefined ? '—' : `${x.toFixed(1)}%
 const fmtMs = (x) => (x === undefined || Number.isNaN(x) ? '—' : x < 10 ? x.toFixed(2) : x.toFixed(1));
 const fmtMb = (b) => (b === undefined ? '—' : `${(b / MB).toFixed(1)} MB`);
 
+/** abridge's public API plus the internals the checks use, imported by path from dist/ (they are not public). */
+async function loadLib() {
+  const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
+  const [root, invariants, turns, family] = await Promise.all([
+    import(pathToFileURL(INDEX).href),
+    dist('compaction/invariants.js'),
+    dist('compaction/turns.js'),
+    dist('tokens/family.js'),
+  ]);
+  return {
+    ...root,
+    introducedViolations: invariants.introducedViolations,
+    isHumanUser: turns.isHumanUser,
+    unitsOf: turns.unitsOf,
+    familyOf: family.familyOf,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // Child processes (peak RSS)
 
@@ -443,7 +461,7 @@ async function main() {
     console.error(`${INDEX} not found: run \`npm run build\` first (npm run bench:compact does).`);
     process.exit(1);
   }
-  const lib = await import(pathToFileURL(INDEX).href);
+  const lib = await loadLib();
   const log = opts.json ? () => {} : (s) => process.stderr.write(`${s}\n`);
   const report = { options: { runs: opts.runs, random: opts.random, seed: opts.seed }, corpus: {}, big: undefined, random: {} };
   const started = performance.now();

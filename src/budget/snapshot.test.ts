@@ -8,7 +8,7 @@ import type { Message, Session } from '../model/types.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
-import { COMPONENT_IDS, type BudgetSettings } from './index.js';
+import { COMPONENT_IDS, type BudgetSettings } from './types.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import { contextSnapshot, type ContextSnapshot } from './snapshot.js';
 

@@ -9,7 +9,9 @@ import fc from 'fast-check';
 import ts from 'typescript';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../errors.js';
-import { FileResultStore, formatSlice, MemoryResultStore, refIdFor, type ResultStore, type StoredResult } from './index.js';
+import { formatSlice, refIdFor, type ResultStore, type StoredResult } from '../compaction/result-store.js';
+import { MemoryResultStore } from '../compaction/memory-result-store.js';
+import { FileResultStore } from './file-result-store.js';
 import { checkSessionScoping } from '../../test/support/result-scope.js';
 
 // Spies on the fs functions the file store uses, so tests can see how it reads and make a rename fail.

@@ -18,7 +18,8 @@ import { refIdFor, type KeyedResultStore, type ResultStore } from '../../compact
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
 import { isMissingPg } from './connection.js';
-import { MIGRATIONS, openPostgresStore, SCHEMA_VERSION, type PostgresSessionStore, type PostgresStoreOptions } from './index.js';
+import { openPostgresStore, SCHEMA_VERSION, type PostgresSessionStore, type PostgresStoreOptions } from './index.js';
+import { MIGRATIONS } from './migrations.js';
 
 const PG_URL = process.env.ABRIDGE_PG_URL || undefined;
 const SKIP_REASON = 'PostgreSQL tests skipped: set ABRIDGE_PG_URL (CI starts a server; see scripts/pg-test-server.sh)';
