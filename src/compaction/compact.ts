@@ -22,7 +22,8 @@ import { isHumanUser, isRequest, unitsOf } from './turns.js';
 import { activeView, isSummaryItem, type AbridgeMarker, type EntryEdit, type SummaryItem, type ViewItem } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
 
-export const STRATEGIES: Record<StrategyName, Strategy> = {
+/** The built-in strategies by name (internal, frozen): callers pass their own as values in `strategies`. */
+export const STRATEGIES: Readonly<Record<StrategyName, Strategy>> = Object.freeze({
   'clear-tool-results': clearToolResults,
   offload: offloadResults,
   'head-tail': headTail,
@@ -30,7 +31,7 @@ export const STRATEGIES: Record<StrategyName, Strategy> = {
   'drop-thinking': dropThinking,
   summarize: summarizeSpan,
   truncate: truncateOldest,
-};
+});
 
 /** pi's default `keepRecentTokens`: the recent tail kept verbatim, in provider tokens, when the target allows it. */
 export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
