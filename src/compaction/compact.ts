@@ -1,3 +1,4 @@
+import { DEFAULT_KEEP_RECENT_TOKENS } from '../defaults.js';
 import { conversationEntries } from '../model/branch.js';
 import type { CompactionMarker, Entry, Message, Session } from '../model/types.js';
 import { stableId } from '../model/ids.js';
@@ -33,8 +34,7 @@ export const STRATEGIES: Readonly<Record<StrategyName, Strategy>> = Object.freez
   truncate: truncateOldest,
 });
 
-/** pi's default `keepRecentTokens`: the recent tail kept verbatim, in provider tokens, when the target allows it. */
-export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
+export { DEFAULT_KEEP_RECENT_TOKENS };
 
 export interface CompactOptions {
   /** Tokens (as the provider counts them) the context must get down to. */
