@@ -70,7 +70,7 @@ export type { ProviderFamily } from './tokens/family.js';
 
 // Budget, and where the tokens go (contextSnapshot is the one answer; the report functions render it)
 export type { AllocationKey, Amount, BudgetSettings, ComponentId, Level, ModelOverride, Thresholds } from './budget/types.js';
-export { DEFAULT_BUDGET_SETTINGS } from './budget/defaults.js';
+export { DEFAULT_BUDGET_SETTINGS, DEFAULT_THRESHOLDS } from './budget/defaults.js';
 export { ModelCatalog, type LookupOptions, type ModelCatalogOptions, type ModelInfo } from './budget/catalog.js';
 export type { CatalogEntry, CatalogSource, ModelPricing } from './budget/catalog-source.js';
 export { ContextBudget, type AllocationRow, type BudgetItem, type FittedComponent } from './budget/budget.js';
@@ -82,7 +82,7 @@ export { ToolAttribution, mcpServerOf, type ToolCost, type McpServerCost } from 
 // Compaction
 export { compact, forceCompact, type CompactOptions, type CompactionResult } from './compaction/compact.js';
 export { checkInvariants, type InvariantOptions, type Violation, type ViolationKind } from './compaction/invariants.js';
-export { STRATEGY_NAMES, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './compaction/strategies/strategy.js';
+export { STRATEGY_NAMES, StrategySkipped, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './compaction/strategies/strategy.js';
 export type { Summarizer, SummaryRequest } from './compaction/summarizers/summarizer.js';
 export { ExtractiveSummarizer } from './compaction/summarizers/extractive.js';
 export { LlmSummarizer, type LlmClient, type LlmSummarizerOptions } from './compaction/summarizers/llm.js';
