@@ -600,7 +600,7 @@ describe('FileResultStore: two processes putting the same content at once', () =
     const src = resolve(import.meta.dirname, '..');
     const out = tempDir('abridge-store-mod-');
     fs.writeFileSync(join(out, 'package.json'), '{"type":"module"}');
-    for (const rel of ['errors.ts', 'compaction/result-store.ts', 'store/file-result-store.ts']) {
+    for (const rel of ['errors.ts', 'defaults.ts', 'compaction/result-store.ts', 'store/file-result-store.ts']) {
       const js = ts.transpileModule(fs.readFileSync(join(src, rel), 'utf8'), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
       }).outputText;
