@@ -23,7 +23,7 @@ import { MemoryResultStore } from '../src/compaction/memory-result-store.js';
 import { builtDist } from './support/session-store-suite.js';
 import { corpusAvailable, corpusFile } from './support/corpus.js';
 import { MUTATION_KINDS, mutate, prng, type MutationKind } from './support/mutate.js';
-import { replaySession } from '../src/tokens/replay.js';
+import { replaySession } from '../src/analysis/replay.js';
 
 const CASES = Number(process.env.ABRIDGE_FUZZ_CASES ?? 300);
 const CLI_CASES = Number(process.env.ABRIDGE_FUZZ_CLI ?? 6);
