@@ -18,7 +18,7 @@
  * 2. The 2.4 MB pi-mono transcript: compaction time, and the peak RSS of a child process that reads and compacts it,
  *    beside one that only reads it (and one that only loads abridge), from /usr/bin/time -v when present, else the
  *    child's own process.resourceUsage().maxRSS.
- * 3. `--random` random sessions from src/test-support/random-session.ts (the property test's generator, transpiled
+ * 3. `--random` random sessions from test/support/random-session.ts (the property test's generator, transpiled
  *    with TypeScript on the fly) checked with its checkCompactionCase against dist/: cases with violations.
  *
  * Prints tables; `--json` prints the figures as JSON. Exits 1 only if something fails to run, not when a target is
@@ -101,6 +101,24 @@ const pct = (n, d) => (d === 0 ? null : (100 * n) / d);
 const fmtPct = (x) => (x === null || x === undefined ? '—' : `${x.toFixed(1)}%`);
 const fmtMs = (x) => (x === undefined || Number.isNaN(x) ? '—' : x < 10 ? x.toFixed(2) : x.toFixed(1));
 const fmtMb = (b) => (b === undefined ? '—' : `${(b / MB).toFixed(1)} MB`);
+
+/** abridge's public API plus the internals the checks use, imported by path from dist/ (they are not public). */
+async function loadLib() {
+  const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
+  const [root, invariants, turns, family] = await Promise.all([
+    import(pathToFileURL(INDEX).href),
+    dist('compaction/invariants.js'),
+    dist('compaction/turns.js'),
+    dist('tokens/family.js'),
+  ]);
+  return {
+    ...root,
+    introducedViolations: invariants.introducedViolations,
+    isHumanUser: turns.isHumanUser,
+    unitsOf: turns.unitsOf,
+    familyOf: family.familyOf,
+  };
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Child processes (peak RSS)
@@ -301,7 +319,7 @@ async function loadGenerator() {
   } catch {
     return undefined;
   }
-  const src = join(ROOT, 'src', 'test-support', 'random-session.ts');
+  const src = join(ROOT, 'test', 'support', 'random-session.ts');
   const out = ts.transpileModule(readFileSync(src, 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true }, fileName: src });
   // Inside node_modules so that its `fast-check` import resolves to the project's.
   const dir = join(ROOT, 'node_modules', '.cache', 'abridge-bench');
@@ -443,7 +461,7 @@ async function main() {
     console.error(`${INDEX} not found: run \`npm run build\` first (npm run bench:compact does).`);
     process.exit(1);
   }
-  const lib = await import(pathToFileURL(INDEX).href);
+  const lib = await loadLib();
   const log = opts.json ? () => {} : (s) => process.stderr.write(`${s}\n`);
   const report = { options: { runs: opts.runs, random: opts.random, seed: opts.seed }, corpus: {}, big: undefined, random: {} };
   const started = performance.now();

@@ -25,7 +25,7 @@ const PATCH_HEADER = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
 const PATH_TOKEN = /(?<![\w@:/.~-])((?:~|\.{1,2})?\/?(?:[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\/)+[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])/g;
 const ERROR_WORD = /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to)\b/i;
 // Two or more digits, optionally with decimals, thousands separators, or a unit; not part of a word, path or version.
-const NUMBER_TOKEN = /(?<![\w.\/:#-])(\d{1,3}(?:,\d{3})+|\d{2,})(?:\.\d+)?(?:%|ms|s|k|K|M|MB|KB|GB|x)?(?![\w.\/:-]*\w)/g;
+const NUMBER_TOKEN = /(?<![\w./:#-])(\d{1,3}(?:,\d{3})+|\d{2,})(?:\.\d+)?(?:%|ms|s|k|K|M|MB|KB|GB|x)?(?![\w./:-]*\w)/g;
 
 export const normalize = (s) => s.replace(/\s+/g, ' ').trim();
 
@@ -128,7 +128,7 @@ export function extractItems(messages) {
   return Object.fromEntries(Object.entries(sets).map(([k, v]) => [k, [...v]]));
 }
 
-const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** How many items of each kind are found in the haystack. */
 export function retained(items, haystack) {
@@ -139,7 +139,7 @@ export function retained(items, haystack) {
     errors: items.errors.filter((e) => has(e.slice(0, 100))).length,
     instructions: items.instructions.filter((i) => has(i.slice(0, 200))).length,
     instructionsWhole: items.instructions.filter(has).length,
-    numbers: items.numbers.filter((n) => new RegExp(`(?<![\\w.])${escape(n)}(?![\\w])`).test(haystack)).length,
+    numbers: items.numbers.filter((n) => new RegExp(`(?<![\\w.])${escapeRegExp(n)}(?![\\w])`).test(haystack)).length,
   };
 }
 

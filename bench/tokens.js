@@ -24,8 +24,8 @@ import {
   TokenCounter,
   PromptTracker,
   activeBranch,
-  TokenBreakdown,
 } from '../dist/index.js';
+import { TokenBreakdown } from '../dist/tokens/breakdown.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');

@@ -1,5 +1,5 @@
 // Headless Chromium for the viewer's benchmark and screenshot (plain JS, run after a build; the tests use
-// src/test-support/browser.ts). Debian's `chromium` from PATH, a fresh profile, and the flags that keep it quiet on a
+// test/support/browser.ts). Debian's `chromium` from PATH, a fresh profile, and the flags that keep it quiet on a
 // machine without network.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

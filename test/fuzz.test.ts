@@ -19,11 +19,11 @@ import { inspectSession } from '../src/formats/inspect.js';
 import { parseSession } from '../src/formats/read.js';
 import { getFormat } from '../src/formats/registry.js';
 import { writeSession } from '../src/formats/write.js';
-import { MemoryResultStore } from '../src/store/memory-result-store.js';
-import { builtDist } from '../src/store/session-store.suite.js';
-import { corpusAvailable, corpusFile } from '../src/test-support/corpus.js';
-import { MUTATION_KINDS, mutate, prng, type MutationKind } from '../src/test-support/mutate.js';
-import { replaySession } from '../src/tokens/replay.js';
+import { MemoryResultStore } from '../src/compaction/memory-result-store.js';
+import { builtDist } from './support/session-store-suite.js';
+import { corpusAvailable, corpusFile } from './support/corpus.js';
+import { MUTATION_KINDS, mutate, prng, type MutationKind } from './support/mutate.js';
+import { replaySession } from '../src/analysis/replay.js';
 
 const CASES = Number(process.env.ABRIDGE_FUZZ_CASES ?? 300);
 const CLI_CASES = Number(process.env.ABRIDGE_FUZZ_CLI ?? 6);

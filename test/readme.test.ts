@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The ```ts blocks of a Markdown text, with the line each starts on. */
-export function typescriptBlocks(markdown: string): { line: number; code: string }[] {
+function typescriptBlocks(markdown: string): { line: number; code: string }[] {
   const out: { line: number; code: string }[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {

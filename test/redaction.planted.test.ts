@@ -9,10 +9,10 @@ import { LlmSummarizer } from '../src/compaction/summarizers/llm.js';
 import { readSession } from '../src/formats/read.js';
 import { writeSession } from '../src/formats/write.js';
 import { FileResultStore } from '../src/store/file-result-store.js';
-import { MemoryResultStore } from '../src/store/memory-result-store.js';
-import { randomOutput } from '../src/test-support/random-session.js';
-import { PiTranscript } from '../src/test-support/random-session.js';
-import { fakeSecrets, type PlantedSecret } from '../src/test-support/secrets.js';
+import { MemoryResultStore } from '../src/compaction/memory-result-store.js';
+import { randomOutput } from './support/random-session.js';
+import { PiTranscript } from './support/random-session.js';
+import { fakeSecrets, type PlantedSecret } from './support/secrets.js';
 
 /**
  * A generated session with fake but well-formed secrets of every kind planted in user messages, tool outputs,

@@ -8,7 +8,8 @@ import { contextOverflow, type RequestProvider } from '../formats/wire.js';
 import { ContextManager } from '../manager/context-manager.js';
 import type { Message } from '../model/types.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
-import { abridgeMessages, abridgeMiddleware, abridgePrepareStep, abridgeTools, fromV3Message, toV3Prompt, usageFromV3, V3Originals, type AiSdkEvent, type AiSdkRequestReport } from './ai-sdk.js';
+import { abridgeMessages, abridgeMiddleware, abridgePrepareStep, abridgeTools, type AiSdkEvent, type AiSdkRequestReport } from './ai-sdk.js';
+import { fromV3Message, toV3Prompt, usageFromV3, V3Originals } from './ai-sdk-v3.js';
 
 // The fake provider and the example workspace live outside src/ (under their own tsconfig): loaded by path, typed here.
 interface FakeRequest {

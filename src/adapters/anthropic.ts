@@ -13,7 +13,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
-import { AbridgeError } from '../errors.js';
+import { missingSdk } from './missing-sdk.js';
 import type { Message } from '../model/types.js';
 import { contextOverflow, fromResponse, toRequest, type AnthropicRequestBody, type AnthropicToolParam, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec } from '../formats/wire.js';
 
@@ -127,16 +127,4 @@ async function createSdkClient(options: AnthropicClientOptions): Promise<Anthrop
   if (options.maxRetries !== undefined) config.maxRetries = options.maxRetries;
   if (options.timeout !== undefined) config.timeout = options.timeout;
   return new sdk.Anthropic(config);
-}
-
-/**
- * MISSING_DEPENDENCY when `err` (or an error it wraps, as test runners and bundlers do) says `pkg` is not installed;
- * `err` itself otherwise.
- */
-export function missingSdk(err: unknown, pkg: string, purpose: string): unknown {
-  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    const notFound = e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND' || /Cannot find (package|module)|Failed to load url/.test(String(e.message));
-    if (notFound && String(e.message).includes(pkg)) return new AbridgeError('MISSING_DEPENDENCY', `install ${pkg} to use ${purpose} (npm install ${pkg})`);
-  }
-  return err;
 }

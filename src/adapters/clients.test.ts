@@ -9,7 +9,8 @@ import { llmSummarizerFromEnv } from '../cli/llm.js';
 import type { Message } from '../model/types.js';
 import { AbridgeError } from '../errors.js';
 import { TokenCounter } from '../tokens/counter.js';
-import { anthropicClient, missingSdk } from './anthropic.js';
+import { anthropicClient } from './anthropic.js';
+import { missingSdk } from './missing-sdk.js';
 import { openaiClient } from './openai.js';
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import type OpenAI from 'openai';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Message } from '../model/types.js';
-import { missingSdk } from './anthropic.js';
+import { missingSdk } from './missing-sdk.js';
 import { contextOverflow, fromResponse, toRequest, type ChatRequestBody, type ResponsesRequestBody, type ChatFunctionTool, type ContextOverflow, type RequestOptions, type ResponseResult, type ResponsesFunctionTool, type SystemBlock, type ToolSpec } from '../formats/wire.js';
 
 export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };

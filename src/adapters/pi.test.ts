@@ -11,8 +11,8 @@ import { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, 
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import { activeMessages } from '../model/view.js';
-import { startFakeAnthropic, type AnthropicRequest, type ModelAnswer } from '../test-support/anthropic-sse.js';
-import { comparable, firstDifference, piResume } from '../test-support/pi-loader.js';
+import { startFakeAnthropic, type AnthropicRequest, type ModelAnswer } from '../../test/support/anthropic-sse.js';
+import { comparable, firstDifference, piResume } from '../../test/support/pi-loader.js';
 import { abridgeExtension, PI_CONTEXT_TYPE, type AbridgePiOptions } from './pi.js';
 
 const WINDOW = 32_000;

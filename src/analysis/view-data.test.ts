@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession, readSession } from '../formats/read.js';
-import { replaySession } from '../tokens/replay.js';
+import { replaySession } from './replay.js';
 import { compact } from '../compaction/compact.js';
-import { corpusFile } from '../test-support/corpus.js';
-import { corpusAvailable } from '../test-support/corpus.js';
-import { abridgeCompactedTranscript, VIEW_CASES } from '../test-support/view-fixtures.js';
+import { corpusFile } from '../../test/support/corpus.js';
+import { corpusAvailable } from '../../test/support/corpus.js';
+import { abridgeCompactedTranscript, VIEW_CASES } from '../../test/support/view-fixtures.js';
 import { buildViewData, type ViewData } from './view-data.js';
 import { renderViewPage } from './view-page.js';
 

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
-import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { ModelCatalog, normalizeModelId, type ModelInfo } from './catalog.js';
 
 const run = corpusAvailable() ? describe : describe.skip;

@@ -5,10 +5,10 @@ import { parseSession, readSession } from '../formats/read.js';
 import { activeBranch } from '../model/branch.js';
 import { promptTokens } from '../model/parts.js';
 import type { Message, Session } from '../model/types.js';
-import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
-import { COMPONENT_IDS, type BudgetSettings } from './index.js';
+import { COMPONENT_IDS, type BudgetSettings } from './types.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import { contextSnapshot, type ContextSnapshot } from './snapshot.js';
 

@@ -71,7 +71,10 @@ describe('Claude Code writer: an abridge compaction', () => {
       const summaries = added.filter((r) => r.isCompactSummary === true);
       expect(summaries.length).toBe(s.entries.some((e) => e.compaction?.summary) ? 1 : 0);
       if (strategies?.[0] === 'summarize') expect(summaries.length).toBe(1);
-      const chain = added.slice(1).map((r) => ({ role: (r.message as { role: string }).role, content: blocks((r.message as { content: unknown }).content) }));
+      const chain = added.slice(1).map((r) => ({
+        role: (r.message as { role: string }).role,
+        content: blocks((r.message as { content: unknown }).content),
+      }));
       const merged: { role: string; content: unknown[] }[] = [];
       for (const m of chain) {
         const last = merged[merged.length - 1];

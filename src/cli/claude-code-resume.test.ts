@@ -27,8 +27,8 @@ import { writeSession } from '../formats/write.js';
 import type { Session } from '../model/types.js';
 import type { StrategyName } from '../compaction/strategies/strategy.js';
 import { TokenCounter } from '../tokens/counter.js';
-import { claudeBinary, resumeWithClaudeCode } from '../test-support/claude-code-cli.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { claudeBinary, resumeWithClaudeCode } from '../../test/support/claude-code-cli.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { viewSession } from './compact.js';
 
 const KNOWN_GAPS = new Set(['marot__spotter__tool_heavy.jsonl @clear-only 25%', 'marot__spotter__short.jsonl @repeated 50% then 50%']);

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PiTranscript } from '../test-support/random-session.js';
+import { PiTranscript } from '../../test/support/random-session.js';
 
 const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
 

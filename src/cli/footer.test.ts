@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { markdownFooter } from '../budget/report.js';
 import { contextSnapshot } from '../budget/snapshot.js';
 import { readSession } from '../formats/read.js';
-import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 
 // The CLI as a user runs it: the built binary (npm test builds first).
 const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');

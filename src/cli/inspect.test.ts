@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 
 // The CLI as a user runs it: the built binary (npm test builds first).
 const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');

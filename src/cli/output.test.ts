@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtDist, EXAMPLE_TRANSCRIPT } from '../store/session-store.suite.js';
+import { builtDist, EXAMPLE_TRANSCRIPT } from '../../test/support/session-store-suite.js';
 
 // What a user of `--out` and `--in-place` gets: the built CLI, real files, a real file size limit.
 const DIST = builtDist();

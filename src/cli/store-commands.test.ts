@@ -9,9 +9,9 @@ import { writeSession } from '../formats/write.js';
 import type { Session } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import { importSession } from '../store/session-store.js';
-import { builtDist, EXAMPLE_TRANSCRIPT } from '../store/session-store.suite.js';
+import { builtDist, EXAMPLE_TRANSCRIPT } from '../../test/support/session-store-suite.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
-import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
 
 // The commands as a user runs them: the built binary (dist/, or a private build when dist/ is older than the sources).
 const DIST = builtDist();

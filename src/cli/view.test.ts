@@ -6,9 +6,9 @@ import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildViewData } from '../analysis/view-data.js';
 import { readSession } from '../formats/read.js';
-import { findChromium, launchChromium } from '../test-support/browser.js';
-import { corpusAvailable } from '../test-support/corpus.js';
-import { abridgeCompactedTranscript, VIEW_CASES } from '../test-support/view-fixtures.js';
+import { findChromium, launchChromium } from '../../test/support/browser.js';
+import { corpusAvailable } from '../../test/support/corpus.js';
+import { abridgeCompactedTranscript, VIEW_CASES } from '../../test/support/view-fixtures.js';
 
 // The CLI as a user runs it: the built binary (npm test builds first).
 const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');

@@ -1,8 +1,9 @@
+import { DEFAULT_KEEP_RECENT_TOKENS } from '../defaults.js';
 import { conversationEntries } from '../model/branch.js';
 import type { CompactionMarker, Entry, Message, Session, ToolResultPart } from '../model/types.js';
-import { stableId } from '../formats/ids.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
-import type { ResultStore } from '../store/result-store.js';
+import { stableId } from '../model/ids.js';
+import { MemoryResultStore } from './memory-result-store.js';
+import type { ResultStore } from './result-store.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
 import { createRedactor, redactMarker, type Redactor } from '../redact/redact.js';
@@ -22,7 +23,8 @@ import { isHumanUser, isRequest, unitsOf } from './turns.js';
 import { activeView, isSummaryItem, type AbridgeMarker, type EntryEdit, type SummaryItem, type ViewItem } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
 
-export const STRATEGIES: Record<StrategyName, Strategy> = {
+/** The built-in strategies by name (internal, frozen): callers pass their own as values in `strategies`. */
+export const STRATEGIES: Readonly<Record<StrategyName, Strategy>> = Object.freeze({
   'clear-tool-results': clearToolResults,
   offload: offloadResults,
   'head-tail': headTail,
@@ -30,10 +32,9 @@ export const STRATEGIES: Record<StrategyName, Strategy> = {
   'drop-thinking': dropThinking,
   summarize: summarizeSpan,
   truncate: truncateOldest,
-};
+});
 
-/** pi's default `keepRecentTokens`: the recent tail kept verbatim, in provider tokens, when the target allows it. */
-export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
+export { DEFAULT_KEEP_RECENT_TOKENS };
 
 export interface CompactOptions {
   /** Tokens (as the provider counts them) the context must get down to. */

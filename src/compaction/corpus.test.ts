@@ -4,7 +4,7 @@ import { contextSnapshot } from '../budget/snapshot.js';
 import { readSession } from '../formats/read.js';
 import { activeView } from '../model/view.js';
 import type { Session } from '../model/types.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { compact } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 

@@ -1,6 +1,6 @@
 import type { Redactor } from '../redact/redact.js';
 import { redactMessage } from '../redact/redact.js';
-import type { ResultStore, StoredResultMeta } from '../store/result-store.js';
+import type { ResultStore, StoredResultMeta } from './result-store.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
 
 /**

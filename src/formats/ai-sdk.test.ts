@@ -1,8 +1,8 @@
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Message, Session, TextPart } from '../model/types.js';
-import { conversationToolCalls, sessionOf as sessionOfFormat, expectInvalidInputs } from '../test-support/sessions.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { conversationToolCalls, sessionOf as sessionOfFormat, expectInvalidInputs } from '../../test/support/sessions.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { aiSdkFormat, aiSdkMessagesProblems, toAiSdkMessages } from './ai-sdk.js';
 import { anthropicRequestProblems } from './anthropic.js';
 import { openaiChatRequestProblems } from './openai-chat.js';

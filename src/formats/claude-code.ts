@@ -8,7 +8,7 @@ import type { CompactionMarker, Entry, EntryDraft, Message, Part, Session, Sessi
 import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 import { writeJsonl } from './jsonl.js';
-import { stableId } from './ids.js';
+import { stableId } from '../model/ids.js';
 import { activeView, type AbridgeMarker } from '../model/view.js';
 import { toAnthropicRequest } from './anthropic.js';
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { compact, forceCompact } from '../compaction/compact.js';
 import type { Message, Session } from '../model/types.js';
 import { activeMessages, type EntryEdit } from '../model/view.js';
-import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 import { encodeAiSdkMessages } from './ai-sdk.js';
 import { anthropicRequestProblems, encodeAnthropicRequest } from './anthropic.js';
 import { encodeOpenaiChatRequest, openaiChatRequestProblems } from './openai-chat.js';

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { activeBranch } from '../model/branch.js';
-import { corpusAvailable, corpusFile, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
 import { readSession } from './read.js';
 import { writeSession } from './write.js';
 

@@ -305,6 +305,15 @@ function encodeTurn(t: ConvTurn): ChatMessage[] {
   return out;
 }
 
+/**
+ * One message alone in the Chat Completions shape (no pairing with its neighbours), as the request encoder writes it:
+ * a system message becomes a system message of its text; thinking is dropped (the API has no field to give it back).
+ */
+export function encodeOpenaiChatMessage(m: Message): ChatMessage[] {
+  if (m.role === 'system') return [{ role: 'system', content: plainText(m.parts) }];
+  return segmentMessage(m, (p) => p.type !== 'thinking').flatMap(encodeTurn);
+}
+
 export interface OpenaiChatEncodeOptions {
   /** The model to name when no assistant message names one. */
   model?: string;
@@ -342,8 +351,7 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
       continue;
     }
     edited = true;
-    if (e.message.role === 'system') messages.push({ role: 'system', content: plainText(e.message.parts) });
-    else for (const t of segmentMessage(e.message, (p) => p.type !== 'thinking')) messages.push(...encodeTurn(t));
+    messages.push(...encodeOpenaiChatMessage(e.message));
   }
   if (typeof session.extra?.messageCount === 'number' && messages.length !== session.extra.messageCount) edited = true;
   const body = { ...request, messages };

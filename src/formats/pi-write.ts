@@ -11,7 +11,7 @@ import { conversationEntries, isTreeShaped } from '../model/branch.js';
 import type { CompactionMarker, Entry, Message, Part, Session } from '../model/types.js';
 import { isSummaryItem, viewOf, type AbridgeMarker, type ViewItem } from '../model/view.js';
 import { isRecord } from './format.js';
-import { stableId } from './ids.js';
+import { stableId } from '../model/ids.js';
 import { writeJsonl } from './jsonl.js';
 import { encodeEntry, encodeParts, isoOf, withoutType, ZERO_USAGE } from './pi-encode.js';
 

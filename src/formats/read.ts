@@ -10,8 +10,8 @@ import { getFormat } from './registry.js';
 import { readStreamSource } from './stream-input.js';
 
 export interface ReadOptions {
-  /** Skip detection and read as this format. */
-  format?: FormatId | string;
+  /** Skip detection and read as this format: its id, or the format itself (a value from `abridge/formats`, or your own). */
+  format?: FormatId | string | TranscriptFormat;
   /** Called with the bytes read so far while a large file is read. */
   onProgress?: (bytesRead: number, totalBytes: number) => void;
   /**
@@ -187,7 +187,8 @@ function finishJsonl(
   builder.problems.sort((a, b) => a.line - b.line);
 }
 
-function chooseFormat(requested: string | undefined, sample: () => ReturnType<typeof sampleSource>, source: string): TranscriptFormat {
+function chooseFormat(requested: string | TranscriptFormat | undefined, sample: () => ReturnType<typeof sampleSource>, source: string): TranscriptFormat {
+  if (typeof requested === 'object') return requested;
   if (requested) return getFormat(requested);
   const detection = detectFormat(sample());
   if (detection.kind === 'supported') return detection.format;

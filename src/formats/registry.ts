@@ -11,7 +11,8 @@ import { openaiResponsesFormat } from './openai-responses.js';
 import { aiSdkFormat } from './ai-sdk.js';
 import { unsupportedFormats } from './unsupported.js';
 
-export const formats: readonly TranscriptFormat[] = [
+/** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
+export const formats: readonly TranscriptFormat[] = Object.freeze([
   piFormat,
   claudeCodeFormat,
   codexFormat,
@@ -20,7 +21,7 @@ export const formats: readonly TranscriptFormat[] = [
   openaiChatFormat,
   openaiResponsesFormat,
   aiSdkFormat,
-];
+]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;
 

@@ -3,7 +3,7 @@ import { createWriteStream, mkdtempSync, readFileSync, realpathSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtDist, EXAMPLE_TRANSCRIPT } from '../store/session-store.suite.js';
+import { builtDist, EXAMPLE_TRANSCRIPT } from '../../test/support/session-store-suite.js';
 import { readSession, streamSession } from './read.js';
 
 // Standard input, pipes and FIFOs (issue 13): read as streams, with a wait that ends.

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import type { Message, Part, Session } from '../model/types.js';
-import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { parseSession, readSession } from './read.js';
 import { sweAgentFormat } from './swe-agent.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AbridgeError } from '../errors.js';
-import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import type { DetectInput } from './format.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { piFormat } from './pi.js';

@@ -7,12 +7,12 @@ import type { Message, TextPart } from '../model/types.js';
 import { PromptBuilder } from '../prompt/builder.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { contextOverflow, fromResponse, promptRequestOptions, toRequest, type RequestOptions } from './wire.js';
-import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../test-support/provider-responses.js';
+import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../../test/support/provider-responses.js';
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
 
 /** A conversation with everything: system, image, signed and redacted thinking, parallel calls, an image result. */
-export const CONVERSATION: Message[] = [
+const CONVERSATION: Message[] = [
   { role: 'system', parts: [text('Project rules: run the tests before you commit.')] },
   { role: 'user', parts: [text('Fix the failing parser test. Screenshot attached.'), { type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 }] },
   {

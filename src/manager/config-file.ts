@@ -140,8 +140,14 @@ export function jsonErrorOffset(text: string): number {
         i++;
       }
     }
-    if (c === '"') return string();
-    if (c === 't' || c === 'f' || c === 'n') return word(c === 't' ? 'true' : c === 'f' ? 'false' : 'null');
+    if (c === '"') {
+      string();
+      return;
+    }
+    if (c === 't' || c === 'f' || c === 'n') {
+      word(c === 't' ? 'true' : c === 'f' ? 'false' : 'null');
+      return;
+    }
     const number = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
     number.lastIndex = i;
     if (!number.test(text)) fail();

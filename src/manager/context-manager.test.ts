@@ -229,7 +229,7 @@ describe('ContextManager', () => {
 
 describe('ContextManager: a shared result store', () => {
   it("is seen through the session's view: one session's agent cannot read another's refs", async () => {
-    const { MemoryResultStore } = await import('../store/memory-result-store.js');
+    const { MemoryResultStore } = await import('../compaction/memory-result-store.js');
     const shared = new MemoryResultStore();
     const a = new ContextManager({ model: 'claude-sonnet-4-5', results: shared });
     const b = new ContextManager({ model: 'claude-sonnet-4-5', results: shared });

@@ -11,15 +11,15 @@ import { resultText } from '../compaction/strategies/strategy.js';
 import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { isHumanUser, unitsOf } from '../compaction/turns.js';
 import { AbridgeError } from '../errors.js';
-import { stableId } from '../formats/ids.js';
+import { stableId } from '../model/ids.js';
 import { promptTokens } from '../model/parts.js';
 import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
 import { activeMessages, activeView, type AbridgeMarker } from '../model/view.js';
 import { PromptBuilder, type BuiltPrompt, type PromptSection } from '../prompt/builder.js';
 import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
+import { MemoryResultStore } from '../compaction/memory-result-store.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
-import type { KeyedResultStore, ResultStore } from '../store/result-store.js';
+import type { KeyedResultStore, ResultStore } from '../compaction/result-store.js';
 import { createRedactor } from '../redact/redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import { TokenCounter } from '../tokens/counter.js';
@@ -391,7 +391,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       const [{ readResultTool }, { compactContextTool }] = await Promise.all([import('../tools/read-result.js'), import('../tools/compact-context.js')]);
       const list: AgentTool[] = [readResultTool(this.results) as AgentTool, compactContextTool({ compact: () => this.compactNow() }) as AgentTool];
       if (this.deferral && this.deferral.deferredTools().length > 0) {
-        const { toolSearchTool } = await import('../prompt/tool-search.js');
+        const { toolSearchTool } = await import('../tools/tool-search.js');
         list.push(toolSearchTool(this.deferral) as AgentTool);
       }
       if (this.options.memory) {

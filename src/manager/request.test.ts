@@ -5,7 +5,7 @@ import { toRequest, type RequestProvider } from '../formats/wire.js';
 import type { Message } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import { PromptBuilder } from '../prompt/builder.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { RequestEncoder } from './request.js';
 
 const PROVIDERS: RequestProvider[] = ['anthropic', 'openai-chat', 'openai-responses'];

@@ -6,26 +6,10 @@
  * parts). Entries that carry no message (model changes, labels, progress events…) are kept as entries too.
  */
 
-export type FormatId =
-  | 'pi'
-  | 'claude-code'
-  | 'codex'
-  | 'swe-agent'
-  | 'anthropic'
-  | 'openai-chat'
-  | 'openai-responses'
-  | 'ai-sdk';
+/** Every format abridge reads, in detection order: the one list (formats/registry.ts holds a reader for each). */
+export const FORMAT_IDS = ['pi', 'claude-code', 'codex', 'swe-agent', 'anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'] as const;
 
-export const FORMAT_IDS: readonly FormatId[] = [
-  'pi',
-  'claude-code',
-  'codex',
-  'swe-agent',
-  'anthropic',
-  'openai-chat',
-  'openai-responses',
-  'ai-sdk',
-];
+export type FormatId = (typeof FORMAT_IDS)[number];
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 

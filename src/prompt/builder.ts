@@ -26,16 +26,11 @@ import { TokenCounter } from '../tokens/counter.js';
 import { FAMILY_RATIO } from '../tokens/defaults.js';
 import type { ProviderFamily } from '../tokens/family.js';
 import { CONTEXT_NOTE_SECTION, contextNoteSection, type ContextFill, type ContextNoteOptions } from './context-note.js';
+import type { PromptSection } from './section.js';
+
+export type { PromptSection } from './section.js';
 
 export type PromptProvider = 'anthropic' | 'openai' | 'gemini';
-
-export interface PromptSection {
-  /** Unique within a builder: `base`, `rules`, `memories`, `skills`, `scratchpad`, `context-status`… */
-  name: string;
-  content: string;
-  /** Whether the text stays byte-identical from request to request (it may then sit in the cached prefix). */
-  cacheable: boolean;
-}
 
 export interface PromptBuilderOptions {
   /**

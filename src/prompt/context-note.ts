@@ -3,10 +3,10 @@
  * it how full and that it can free space itself. Nothing below the threshold, so a roomy context costs no tokens and
  * does not change the prompt (every change of a prompt's text breaks the provider's cache from that point on).
  */
-import type { PromptSection } from './builder.js';
+import { CONTEXT_NOTE_THRESHOLD } from '../defaults.js';
+import type { PromptSection } from './section.js';
 
-/** Share of the effective window from which the note shows: the budget's default warn level. */
-export const CONTEXT_NOTE_THRESHOLD = 0.8;
+export { CONTEXT_NOTE_THRESHOLD };
 
 /** Name of the note's section in a PromptBuilder. */
 export const CONTEXT_NOTE_SECTION = 'context-status';

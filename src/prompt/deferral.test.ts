@@ -4,7 +4,7 @@ import type { ModelInfo } from '../budget/catalog.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { DeferralManager, definitionTokens, type DeferrableTool, type ToolKind } from './deferral.js';
-import { parameterNames, searchDeferredTools, searchTerms, toolSearchTool } from './tool-search.js';
+import { parameterNames, searchDeferredTools, searchTerms, toolSearchTool } from '../tools/tool-search.js';
 
 /** A counter whose token is a whitespace-separated word: a definition costs exactly its description's word count. */
 const words = new TokenCounter({ exact: { encoding: 'words', count: (t) => t.split(/\s+/).filter(Boolean).length } });

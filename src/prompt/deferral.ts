@@ -1,3 +1,4 @@
+import { DEFAULT_DEFERRAL_THRESHOLD } from '../defaults.js';
 import type { ContextBudget } from '../budget/budget.js';
 import type { TokenCounter } from '../tokens/counter.js';
 
@@ -28,7 +29,7 @@ interface DeferralOptionsBase {
 export type DeferralOptions = DeferralOptionsBase &
   ({ budget: ContextBudget; effectiveWindow?: never } | { effectiveWindow: number; budget?: never });
 
-export const DEFAULT_DEFERRAL_THRESHOLD = 0.1;
+export { DEFAULT_DEFERRAL_THRESHOLD };
 
 /** Deferral order: MCP tools go first, then skill tools; built-ins stay. */
 const DEFER_ORDER: readonly ToolKind[] = ['mcp', 'skill'];

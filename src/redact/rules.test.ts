@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fakeSecrets } from '../test-support/secrets.js';
+import { fakeSecrets } from '../../test/support/secrets.js';
 import { createRedactor, findSecrets, redactMessage, redactSecrets, redactValue } from './redact.js';
 import { SECRET_KINDS } from './rules.js';
 

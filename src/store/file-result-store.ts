@@ -16,7 +16,7 @@ import {
   type ResultStore,
   type StoredResult,
   type StoredResultMeta,
-} from './result-store.js';
+} from '../compaction/result-store.js';
 
 export interface FileResultStoreOptions {
   /** Clock for createdAt (tests). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { MemorySessionStore } from './memory-session-store.js';
-import { messageEntry, runSessionStoreSuite } from './session-store.suite.js';
+import { messageEntry, runSessionStoreSuite } from '../../test/support/session-store-suite.js';
 
 runSessionStoreSuite('MemorySessionStore', async () => new MemorySessionStore());
 

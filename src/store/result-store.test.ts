@@ -9,8 +9,10 @@ import fc from 'fast-check';
 import ts from 'typescript';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../errors.js';
-import { FileResultStore, formatSlice, MemoryResultStore, refIdFor, type ResultStore, type StoredResult } from './index.js';
-import { checkSessionScoping } from '../test-support/result-scope.js';
+import { formatSlice, refIdFor, type ResultStore, type StoredResult } from '../compaction/result-store.js';
+import { MemoryResultStore } from '../compaction/memory-result-store.js';
+import { FileResultStore } from './file-result-store.js';
+import { checkSessionScoping } from '../../test/support/result-scope.js';
 
 // Spies on the fs functions the file store uses, so tests can see how it reads and make a rename fail.
 vi.mock('node:fs', async (importOriginal) => {
@@ -598,7 +600,7 @@ describe('FileResultStore: two processes putting the same content at once', () =
     const src = resolve(import.meta.dirname, '..');
     const out = tempDir('abridge-store-mod-');
     fs.writeFileSync(join(out, 'package.json'), '{"type":"module"}');
-    for (const rel of ['errors.ts', 'store/result-store.ts', 'store/file-result-store.ts']) {
+    for (const rel of ['errors.ts', 'defaults.ts', 'compaction/result-store.ts', 'store/file-result-store.ts']) {
       const js = ts.transpileModule(fs.readFileSync(join(src, rel), 'utf8'), {
         compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
       }).outputText;

@@ -4,7 +4,7 @@ import { estimateTokenCount } from 'tokenx';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readSession } from '../formats/read.js';
 import { argumentsText } from '../model/parts.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { estimateTokens } from './estimate.js';
 import { loadExactTokenizer, type ExactTokenizer } from './exact.js';
 

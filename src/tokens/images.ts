@@ -1,19 +1,9 @@
+import * as D from '../defaults.js';
 import type { ImagePart } from '../model/types.js';
 import type { ProviderFamily } from './family.js';
 
-/**
- * Image tokens by each provider's published rule. When the dimensions are unknown (and cannot be read from the image
- * header), a documented default is used: an image as large as the provider keeps without downscaling.
- */
-export const DEFAULT_IMAGE_TOKENS: Record<ProviderFamily, number> = {
-  // Anthropic: width × height / 750 after fitting within 1568 px and ~1.15 megapixels → at most ~1,600.
-  claude: 1600,
-  // OpenAI high detail: 85 + 170 per 512-px tile after fitting 2048 and a 768-px short side → 765 for 1024×1024.
-  gpt: 765,
-  // Google: 258 per image up to 384 px, else 258 per 768-px tile.
-  gemini: 258,
-  other: 1000,
-};
+/** An image whose dimensions are unknown (src/defaults.ts says why these). */
+export const DEFAULT_IMAGE_TOKENS: Record<ProviderFamily, number> = D.DEFAULT_IMAGE_TOKENS;
 
 export function imageTokens(part: ImagePart, family: ProviderFamily): number {
   let { width, height } = part;

@@ -2,11 +2,12 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseSession, readSession } from '../formats/read.js';
 import type { CompactionMarker, Entry, Message, Session, Usage } from '../model/types.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { TokenCounter } from './counter.js';
 import { CALIBRATION_PRIOR_WEIGHT, FAMILY_RATIO } from './defaults.js';
 import { PromptTracker, startsResponse } from './predict.js';
-import { replaySession, type ReplayRequest } from './replay.js';
+import { replaySession } from '../analysis/replay.js';
+import type { ReplayRequest } from './replay.js';
 
 const CLAUDE = 'claude-sonnet-4-5';
 const GPT = 'gpt-5';

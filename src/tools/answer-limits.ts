@@ -1,3 +1,4 @@
+import * as D from '../defaults.js';
 import { AbridgeError } from '../errors.js';
 import { estimateTokens } from '../tokens/estimate.js';
 
@@ -15,7 +16,7 @@ export interface AnswerLimits {
   maxLineChars: number;
 }
 
-export const DEFAULT_ANSWER_LIMITS: Readonly<AnswerLimits> = Object.freeze({ maxBytes: 32 * 1024, maxTokens: 8_000, maxLineChars: 2_000 });
+export const DEFAULT_ANSWER_LIMITS: Readonly<AnswerLimits> = D.DEFAULT_ANSWER_LIMITS;
 
 /** Longest input string a tool quotes back in an error: longer ones are shown as a short prefix and their length. */
 export const MAX_QUOTED_CHARS = 40;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { forceCompact } from '../compaction/compact.js';
 import { parseSession } from '../formats/read.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
-import { PiTranscript } from '../test-support/random-session.js';
+import { MemoryResultStore } from '../compaction/memory-result-store.js';
+import { PiTranscript } from '../../test/support/random-session.js';
 import { compactContextTool, describeCompaction, type CompactContextOutcome } from './compact-context.js';
 import { readResultTool } from './read-result.js';
 

@@ -1,10 +1,11 @@
+// `abridge/tools`: the agent-callable tools (zod schemas, text answers). Their internals (memory paths, answer
+// trimming, search terms) are not public.
 export { defineTool, toolDefinitions, type AgentTool, type ToolDefinition } from './tool.js';
-export { capSlice, readResultInput, readResultTool, type ReadResultInput, type ReadResultToolOptions } from './read-result.js';
-export { answerLimits, DEFAULT_ANSWER_LIMITS, type AnswerLimits } from './answer-limits.js';
+export { readResultInput, readResultTool, type ReadResultInput, type ReadResultToolOptions } from './read-result.js';
+export { DEFAULT_ANSWER_LIMITS, type AnswerLimits } from './answer-limits.js';
 export {
   compactContextInput,
   compactContextTool,
-  describeCompaction,
   type CompactContextInput,
   type CompactContextOutcome,
   type CompactContextToolOptions,
@@ -12,7 +13,6 @@ export {
 export {
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_FILES,
-  formatSize,
   MEMORY_COMMANDS,
   MEMORY_TOOL_TYPE,
   memoryInput,
@@ -21,15 +21,4 @@ export {
   type MemoryInput,
   type MemoryToolOptions,
 } from './memory.js';
-export {
-  isAddressableName,
-  MAX_DEPTH,
-  MAX_PATH_BYTES,
-  MAX_SEGMENT_BYTES,
-  MEMORY_ROOT,
-  parseMemoryPath,
-  SEGMENT_PUNCTUATION,
-  showPath,
-  type MemoryPath,
-} from './memory-paths.js';
-export * from '../prompt/tool-search.js';
+export { TOOL_SEARCH_NAME, searchDeferredTools, toolSearchTool, type ToolHit } from './tool-search.js';

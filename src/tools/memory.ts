@@ -3,6 +3,7 @@ import type { Dirent, Stats } from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES } from '../defaults.js';
 import { AbridgeError } from '../errors.js';
 import { answerLimits, describeLimits, fitsAnswer, linesWithEnds, takeLines, type AnswerLimits } from './answer-limits.js';
 import { DirHandle, labelFdPaths } from './dir-handle.js';
@@ -11,8 +12,7 @@ import { defineTool, type AgentTool } from './tool.js';
 
 /** Anthropic's tool type for the memory tool this implements (`{ type: 'memory_20250818', name: 'memory' }`). */
 export const MEMORY_TOOL_TYPE = 'memory_20250818';
-export const DEFAULT_MAX_FILE_BYTES = 256 * 1024;
-export const DEFAULT_MAX_FILES = 1000;
+export { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES };
 
 export interface MemoryToolOptions {
   /** The real directory `/memories` maps to; created (with its parents) on first use. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileResultStore } from '../store/file-result-store.js';
-import { MemoryResultStore } from '../store/memory-result-store.js';
+import { MemoryResultStore } from '../compaction/memory-result-store.js';
 import { readResultTool } from './read-result.js';
 
 const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i}\n`).join('');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AbridgeError } from '../errors.js';
-import { formatSlice, MAX_READ_LIMIT, REF_ID_SHAPE, sliceHeader, type ResultSlice, type ResultStore } from '../store/result-store.js';
+import { formatSlice, MAX_READ_LIMIT, REF_ID_SHAPE, sliceHeader, type ResultSlice, type ResultStore } from '../compaction/result-store.js';
 import { estimateTokens } from '../tokens/estimate.js';
 import { answerLimits, describeLimits, linesWithEnds, quoteInput, splitLine, takeLines, type AnswerLimits } from './answer-limits.js';
 import { defineTool, type AgentTool } from './tool.js';

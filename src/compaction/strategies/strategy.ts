@@ -1,5 +1,6 @@
+import * as D from '../../defaults.js';
 import type { Message, ToolResultPart } from '../../model/types.js';
-import type { ResultStore } from '../../store/result-store.js';
+import type { ResultStore } from '../result-store.js';
 import type { TokenCounter } from '../../tokens/counter.js';
 import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';
@@ -40,13 +41,7 @@ export interface StrategyOptions {
   summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxTargetShare: number };
 }
 
-export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = {
-  clearing: { keep: 3, clearAtLeast: 0, excludeTools: [], clearToolInputs: false, untilTarget: false },
-  offload: { thresholdBytes: 4096, previewChars: 200 },
-  headTail: { thresholdTokens: 2000, keepTokens: 800 },
-  stubInputs: { thresholdBytes: 4096 },
-  summarize: { maxSummaryTokens: 12000, minSummaryTokens: 400, ratio: 0.3, maxTargetShare: 0.3 },
-};
+export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = D.DEFAULT_STRATEGY_OPTIONS;
 
 export interface StrategyContext {
   counter: TokenCounter;

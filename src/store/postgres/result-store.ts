@@ -13,7 +13,7 @@ import {
   type ResultStore,
   type StoredResult,
   type StoredResultMeta,
-} from '../result-store.js';
+} from '../../compaction/result-store.js';
 import { storeError } from './connection.js';
 
 export interface PostgresResultStoreConfig {

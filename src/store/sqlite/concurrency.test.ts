@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtDist, messageEntry } from '../session-store.suite.js';
+import { builtDist, messageEntry } from '../../../test/support/session-store-suite.js';
 import { openSqliteStore } from './index.js';
 
 const DIST = builtDist();

@@ -4,5 +4,4 @@
  */
 export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions } from './session-store.js';
 export { SqliteResultStore, type SqliteResultStoreOptions } from './result-store.js';
-export { loadSqliteDriver, type SqliteDatabase, type SqliteDriver } from './driver.js';
-export { MIGRATIONS, SCHEMA_VERSION, migrate, type Migration } from './migrations.js';
+export { SCHEMA_VERSION } from './migrations.js';

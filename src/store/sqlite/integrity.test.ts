@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readSession } from '../../formats/read.js';
 import { importSession, loadSession } from '../session-store.js';
-import { builtDist, EXAMPLE_TRANSCRIPT } from '../session-store.suite.js';
+import { builtDist, EXAMPLE_TRANSCRIPT } from '../../../test/support/session-store-suite.js';
 import { openSqliteStore } from './index.js';
 
 // Issue 13: a read-only database can be listed and exported (no migration, no write); damaged pages are found on open.

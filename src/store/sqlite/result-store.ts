@@ -12,7 +12,7 @@ import {
   type ResultStore,
   type StoredResult,
   type StoredResultMeta,
-} from '../result-store.js';
+} from '../../compaction/result-store.js';
 import type { SqliteDatabase } from './driver.js';
 import { storeGuard } from './errors.js';
 

@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AbridgeError } from '../../errors.js';
-import { refIdFor } from '../result-store.js';
+import { refIdFor } from '../../compaction/result-store.js';
 import { importSession } from '../session-store.js';
-import { messageEntry, runSessionStoreSuite } from '../session-store.suite.js';
-import { checkSessionScoping } from '../../test-support/result-scope.js';
-import { loadSqliteDriver, MIGRATIONS, openSqliteStore, SCHEMA_VERSION, SqliteResultStore, type SqliteSessionStore } from './index.js';
+import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
+import { checkSessionScoping } from '../../../test/support/result-scope.js';
+import { openSqliteStore, SCHEMA_VERSION, SqliteResultStore, type SqliteSessionStore } from './index.js';
+import { loadSqliteDriver } from './driver.js';
+import { MIGRATIONS } from './migrations.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'abridge-sqlite-')));
 let n = 0;

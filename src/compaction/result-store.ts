@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_READ_LIMIT, MAX_READ_LIMIT } from '../defaults.js';
 import { AbridgeError } from '../errors.js';
 
 /** What the caller knows about a result when it offloads it. */
@@ -62,8 +63,7 @@ export interface KeyedResultStore extends ResultStore {
   forSession(sessionId: string): ResultStore;
 }
 
-export const DEFAULT_READ_LIMIT = 200;
-export const MAX_READ_LIMIT = 2000;
+export { DEFAULT_READ_LIMIT, MAX_READ_LIMIT };
 export const REF_ID_PATTERN = /^r_[0-9a-f]{16}$/;
 
 /** How refs look, for error messages. */

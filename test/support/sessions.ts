@@ -1,8 +1,8 @@
 import { expect } from 'vitest';
-import { AbridgeError } from '../errors.js';
-import { SessionBuilder } from '../model/session.js';
-import type { FormatId, Message, Session } from '../model/types.js';
-import { activeMessages } from '../model/view.js';
+import { AbridgeError } from '../../src/errors.js';
+import { SessionBuilder } from '../../src/model/session.js';
+import type { FormatId, Message, Session } from '../../src/model/types.js';
+import { activeMessages } from '../../src/model/view.js';
 
 /** A session of the given format made of these messages (one entry each), as if read from it. */
 export function sessionOf(format: FormatId, messages: readonly Message[], extra?: Record<string, unknown>): Session {

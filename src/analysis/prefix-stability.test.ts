@@ -4,9 +4,11 @@ import { ModelCatalog } from '../budget/catalog.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { readSession } from '../formats/read.js';
 import type { CompactionMarker, Entry, Message, Session, Usage } from '../model/types.js';
-import { corpusAvailable, corpusFile } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
-import { prefixStability, type PrefixStabilityOptions } from './cache.js';
+import { encodeAnthropicMessage } from '../formats/anthropic.js';
+import { encodeOpenaiChatMessage } from '../formats/openai-chat.js';
+import { prefixStability, wireMessage, type PrefixStabilityOptions } from './prefix-stability.js';
 
 /** One token per word, ratio 1 and a 1,000-token harness prefix: every figure below is exact. */
 const words: ExactTokenizer = { encoding: 'words', count: (t) => t.split(/\s+/).filter(Boolean).length };
@@ -215,5 +217,22 @@ corpus('prefix stability on a corpus transcript', () => {
     for (const x of r.rows) expect(x.none.stable + x.none.fresh).toBe(x.none.prompt);
     expect(r.totals.none.stableShare).toBeGreaterThan(0);
     expect(r.totals.none.stableShare).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('the wire shape prefix stability compares', () => {
+  // A tool call whose arguments were recorded as unparsed text: Anthropic's writer wraps it in an object (`input` must
+  // be one), Chat Completions sends the text; a second encoder here once sent the raw text as Anthropic's input.
+  const call: Message = { role: 'assistant', parts: [{ type: 'text', text: 'Reading.' }, { type: 'tool-call', id: 'toolu_1', name: 'read', arguments: '{"path":"a.ts"}' }] };
+  const result: Message = { role: 'tool', parts: [{ type: 'tool-result', callId: 'toolu_1', toolName: 'read', content: [{ type: 'text', text: 'x' }], isError: false }] };
+
+  it('is the one Anthropic encoder for Claude models', () => {
+    expect(wireMessage(call, 'claude')).toEqual(encodeAnthropicMessage(call));
+    expect(wireMessage(call, 'claude')).toEqual([{ role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_1', name: 'read', input: { arguments: '{"path":"a.ts"}' } }] }]);
+  });
+
+  it('is the one Chat Completions encoder for OpenAI models', () => {
+    for (const m of [call, result]) expect(wireMessage(m, 'gpt')).toEqual(encodeOpenaiChatMessage(m));
+    expect(wireMessage(result, 'gpt')).toEqual([{ role: 'tool', tool_call_id: 'toolu_1', content: 'x' }]);
   });
 });

@@ -15,14 +15,14 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statS
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { compact } from '../compaction/compact.js';
-import { AbridgeError, type AbridgeErrorCode } from '../errors.js';
-import { readSession } from '../formats/read.js';
-import { writeSession } from '../formats/write.js';
-import type { CompactionMarker, Entry, Message, Role } from '../model/types.js';
-import { activeMessages } from '../model/view.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
-import { importSession, loadSession, type SessionStore } from './session-store.js';
+import { compact } from '../../src/compaction/compact.js';
+import { AbridgeError, type AbridgeErrorCode } from '../../src/errors.js';
+import { readSession } from '../../src/formats/read.js';
+import { writeSession } from '../../src/formats/write.js';
+import type { CompactionMarker, Entry, Message, Role } from '../../src/model/types.js';
+import { activeMessages } from '../../src/model/view.js';
+import { corpusAvailable, corpusFiles } from './corpus.js';
+import { importSession, loadSession, type SessionStore } from '../../src/store/session-store.js';
 
 export const EXAMPLE_TRANSCRIPT = fileURLToPath(new URL('../../examples/refactor-session.jsonl', import.meta.url));
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));

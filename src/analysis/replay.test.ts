@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import type { Session } from '../model/types.js';
-import { codexPrefixTokens } from './defaults.js';
+import { codexPrefixTokens } from '../tokens/defaults.js';
 import { replaySession, summarizeReplay } from './replay.js';
 import { readSession } from '../formats/read.js';
-import { corpusAvailable, corpusFiles } from '../test-support/corpus.js';
+import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { basename } from 'node:path';
 
 let clock = 0;

@@ -41,6 +41,7 @@ import { ModelCatalog, type ModelPricing } from '../budget/catalog.js';
 import type { BudgetSettings } from '../budget/types.js';
 import { compact, type CompactOptions } from '../compaction/compact.js';
 import { encodeAnthropicMessage } from '../formats/anthropic.js';
+import { encodeOpenaiChatMessage } from '../formats/openai-chat.js';
 import { systemText } from '../formats/request-body.js';
 import { conversationEntries } from '../model/branch.js';
 import { argumentsText, promptTokens } from '../model/parts.js';
@@ -486,17 +487,8 @@ export function wireMessage(m: Message, family: ProviderFamily): unknown {
     const parts = m.parts.map(geminiPart).filter((p) => p !== undefined);
     return { role: m.role === 'assistant' ? 'model' : m.role === 'system' ? 'system' : 'user', parts };
   }
-  // OpenAI chat shape (also for unknown providers: most speak it).
-  if (m.role === 'tool' || m.parts.some((p) => p.type === 'tool-result')) {
-    return m.parts.map((p) => (p.type === 'tool-result' ? { role: 'tool', tool_call_id: p.callId, content: resultText(p.content) } : { role: 'user', content: partText(p) }));
-  }
-  const text = m.parts.filter((p) => p.type !== 'tool-call' && p.type !== 'thinking').map(partText).join('');
-  const out: Record<string, unknown> = { role: m.role === 'system' ? 'developer' : m.role, content: text };
-  const reasoning = m.parts.filter((p) => p.type === 'thinking').map((p) => (p.type === 'thinking' ? (p.signature ?? p.text) : ''));
-  if (reasoning.length) out.reasoning = reasoning;
-  const calls = m.parts.filter((p) => p.type === 'tool-call');
-  if (calls.length) out.tool_calls = calls.map((p) => (p.type === 'tool-call' ? { id: p.id, type: 'function', function: { name: p.name, arguments: argumentsText(p.arguments) } } : undefined));
-  return out;
+  // OpenAI chat shape (also for unknown providers: most speak it), from the one Chat Completions encoder.
+  return encodeOpenaiChatMessage(m);
 }
 
 /**

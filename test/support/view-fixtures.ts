@@ -1,11 +1,11 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compact } from '../compaction/compact.js';
-import { readSession } from '../formats/read.js';
-import { writeSession } from '../formats/write.js';
-import type { Session } from '../model/types.js';
-import { replaySession } from '../tokens/replay.js';
+import { compact } from '../../src/compaction/compact.js';
+import { readSession } from '../../src/formats/read.js';
+import { writeSession } from '../../src/formats/write.js';
+import type { Session } from '../../src/model/types.js';
+import { replaySession } from '../../src/analysis/replay.js';
 import { corpusFile } from './corpus.js';
 
 /** The viewer's corpus cases: one transcript per agent, the pi and Codex ones with compactions of their own. */

@@ -5,8 +5,8 @@
  * text pi adds itself, its summary wrappers, taken off again.
  */
 import { buildSessionContext, convertToLlm, migrateSessionEntries, parseSessionEntries } from '@mariozechner/pi-coding-agent';
-import { decodePiMessage } from '../formats/pi.js';
-import type { Message } from '../model/types.js';
+import { decodePiMessage } from '../../src/formats/pi.js';
+import type { Message } from '../../src/model/types.js';
 import { comparable as comparableWith, firstDifference as firstDifferenceWith } from './view-compare.js';
 
 /** pi's wrapper around a summary, read off pi's own `convertToLlm` (not copied: a NUL stands for the summary). */

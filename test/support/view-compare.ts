@@ -1,6 +1,6 @@
 /** Comparing what two message lists give a model to read, whatever wrote them. */
 import { isDeepStrictEqual } from 'node:util';
-import type { Message, Part } from '../model/types.js';
+import type { Message, Part } from '../../src/model/types.js';
 
 export interface Readable {
   role: string;

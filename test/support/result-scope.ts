@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { AbridgeError } from '../errors.js';
-import type { KeyedResultStore } from '../store/result-store.js';
+import { AbridgeError } from '../../src/errors.js';
+import type { KeyedResultStore } from '../../src/compaction/result-store.js';
 
 /**
  * The session-scoping contract every shared ResultStore keeps (memory, file, SQLite, PostgreSQL): a ref written for

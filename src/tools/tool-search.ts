@@ -1,8 +1,8 @@
 import MiniSearch from 'minisearch';
 import { z } from 'zod';
-import { answerLimits, describeLimits, type AnswerLimits } from '../tools/answer-limits.js';
-import { defineTool, type AgentTool } from '../tools/tool.js';
-import { definitionJson, type DeferralManager, type DeferrableTool } from './deferral.js';
+import { answerLimits, describeLimits, type AnswerLimits } from './answer-limits.js';
+import { defineTool, type AgentTool } from './tool.js';
+import { definitionJson, type DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 
 export const TOOL_SEARCH_NAME = 'tool_search';
 const DEFAULT_LIMIT = 5;

@@ -7,7 +7,9 @@
  * bench can transpile this one file with TypeScript and run it against the built `dist/`.
  */
 import fc from 'fast-check';
-import type * as Abridge from '../index.js';
+import type * as Abridge from '../../src/index.js';
+import type * as Invariants from '../../src/compaction/invariants.js';
+import type * as Turns from '../../src/compaction/turns.js';
 
 export const TIMESTAMP = '2026-01-01T00:00:00.000Z';
 export const MODEL = 'claude-sonnet-4-5';
@@ -309,7 +311,12 @@ export const randomCase: fc.Arbitrary<RandomCase> = fc.record({
 // The checks
 
 /** What `checkCompactionCase` needs of abridge (the sources in tests, `dist/` in the bench). */
-export type CompactionLib = Pick<typeof Abridge, 'parseSession' | 'compact' | 'activeView' | 'checkInvariants' | 'introducedViolations' | 'unitsOf' | 'isHumanUser' | 'ExtractiveSummarizer' | 'MemoryResultStore'>;
+/** The public API the checks use, plus three internals (imported by path: they are not public). */
+export type CompactionLib = Pick<typeof Abridge, 'parseSession' | 'compact' | 'activeView' | 'checkInvariants' | 'ExtractiveSummarizer' | 'MemoryResultStore'> & {
+  introducedViolations: typeof Invariants.introducedViolations;
+  unitsOf: typeof Turns.unitsOf;
+  isHumanUser: typeof Turns.isHumanUser;
+};
 
 export interface CaseOutcome {
   /** Everything that went wrong, one line each; empty when every check passed. */

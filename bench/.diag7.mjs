@@ -1,0 +1,10 @@
+import { pathToFileURL } from 'node:url';
+const lib = await import(pathToFileURL('/work/main/dist/index.js').href);
+const { extractEvidence } = await import(pathToFileURL('/work/main/dist/compaction/summarizers/extract.js').href);
+const [file, frac='0.5'] = process.argv.slice(2);
+const s = await lib.readSession(file);
+const snap = lib.contextSnapshot(s); const fixed = snap.components.unrecorded; const target = fixed + Math.round((snap.used-fixed)*Number(frac));
+const ex = new lib.ExtractiveSummarizer();
+const summarizer = { name: 'x', async summarize(req) { const ev = extractEvidence(req.messages); const out = await ex.summarize(req); console.log('REQ msgs', req.messages.length, 'max', req.maxTokens, 'cmds', ev.commands.length, 'prev', !!req.previousSummary, 'outChars', out.length, 'roles', req.messages.slice(0,6).map(m=>m.role+':'+m.parts.map(p=>p.type).join('+')).join(' ')); return out; } };
+const r = await lib.compact(s, { target, summarizer });
+console.log(r.strategiesRun, r.afterTokens, target);

@@ -1,0 +1,132 @@
+/**
+ * abridge's defaults, in one place: every number a caller or abridge.config.json can override, and the measured seeds
+ * the counting starts from. The bottom layer (it imports only the model's types), so that every layer reads its
+ * defaults from here; `manager/defaults.ts` re-exports them beside the ContextManager's own. Each module that takes an
+ * option names its default here (e.g. budget/defaults.ts re-exports DEFAULT_THRESHOLDS).
+ */
+import type { FormatId } from './model/types.js';
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Budget
+
+/** Warn at 80%, compact at 90%, block at 98% of the effective window; compaction aims for 60%. */
+export const DEFAULT_THRESHOLDS = { warn: 0.8, compact: 0.9, block: 0.98, target: 0.6 };
+
+/** The seeds' allocation plan, as shares of the window. Not applied unless asked for (`"allocations": "seed"` in abridge.config.json). */
+export const SEED_ALLOCATIONS = {
+  system: { share: 0.05 },
+  skills: { share: 0.03 },
+  knowledgeBase: { share: 0.03 },
+  crossIssue: { share: 0.02 },
+  summary: { share: 0.1 },
+  recent: { share: 0.3 },
+  prompt: { share: 0.02 },
+  response: { share: 0.45 },
+};
+
+/** Window and max output of a model the catalog does not know. */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
+/** The response reserve never exceeds this by default, whatever the model's maximum output. */
+export const DEFAULT_RESERVE_CAP = 32_000;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Token counting seeds (measured: `npm run bench:tokens`)
+
+/**
+ * Provider tokens per estimated (o200k-like) token, before a session teaches better. Measured on real transcripts by
+ * `npm run bench:tokens` (the "learned ratio" column). They include what the estimator does not see: each provider's
+ * own tokenizer (Claude's yields ~10–20% more tokens than o200k for code and tool output) and request framing.
+ */
+export const FAMILY_RATIO = { claude: 1.16, gpt: 1.14, gemini: 1.18, other: 1.15 };
+
+/**
+ * How much a seed ratio weighs against what a session shows, in estimated tokens: after a few thousand tokens of
+ * observed growth the session's own ratio dominates.
+ */
+export const CALIBRATION_PRIOR_WEIGHT = 2000;
+
+/**
+ * Tokens an agent sends on every request that its transcript does not record: its system prompt and tool definitions.
+ * A library that sees the real system prompt and tools counts them instead; these are for transcripts, where they are
+ * not stored. Typical sizes of each harness' built-in prompt and tools (Claude Code's grows with MCP servers and
+ * CLAUDE.md; Codex stores its base instructions in the transcript, so only its tool schemas are missing). Override
+ * with `prefixTokens`.
+ */
+export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
+  pi: 2500,
+  'claude-code': 24000,
+  codex: 3000,
+  'swe-agent': 0,
+  anthropic: 0,
+  'openai-chat': 0,
+  'openai-responses': 0,
+  'ai-sdk': 0,
+};
+
+/**
+ * Image tokens by each provider's published rule when the dimensions are unknown (and cannot be read from the image
+ * header): an image as large as the provider keeps without downscaling.
+ */
+export const DEFAULT_IMAGE_TOKENS = {
+  // Anthropic: width × height / 750 after fitting within 1568 px and ~1.15 megapixels → at most ~1,600.
+  claude: 1600,
+  // OpenAI high detail: 85 + 170 per 512-px tile after fitting 2048 and a 768-px short side → 765 for 1024×1024.
+  gpt: 765,
+  // Google: 258 per image up to 384 px, else 258 per 768-px tile.
+  gemini: 258,
+  other: 1000,
+};
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Compaction
+
+/** The options of each built-in strategy. */
+export const DEFAULT_STRATEGY_OPTIONS = {
+  clearing: { keep: 3, clearAtLeast: 0, excludeTools: [] as string[], clearToolInputs: false, untilTarget: false },
+  offload: { thresholdBytes: 4096, previewChars: 200 },
+  headTail: { thresholdTokens: 2000, keepTokens: 800 },
+  stubInputs: { thresholdBytes: 4096 },
+  summarize: { maxSummaryTokens: 12000, minSummaryTokens: 400, ratio: 0.3, maxTargetShare: 0.3 },
+};
+
+/** pi's default `keepRecentTokens`: the recent tail kept verbatim, in provider tokens, when the target allows it. */
+export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
+
+/** Lines a read of an offloaded result returns by default, and at most. */
+export const DEFAULT_READ_LIMIT = 200;
+export const MAX_READ_LIMIT = 2000;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Prompt and tools
+
+/** Tool definitions are deferred once they pass this share of the usable window. */
+export const DEFAULT_DEFERRAL_THRESHOLD = 0.1;
+
+/** Share of the effective window from which the context note shows: the budget's default warn level. */
+export const CONTEXT_NOTE_THRESHOLD = DEFAULT_THRESHOLDS.warn;
+
+/** The cap on every answer of read_result, the memory tool's view and tool_search. */
+export const DEFAULT_ANSWER_LIMITS = Object.freeze({ maxBytes: 32 * 1024, maxTokens: 8_000, maxLineChars: 2_000 });
+
+/** The memory tool: largest file, and most files under its root. */
+export const DEFAULT_MAX_FILE_BYTES = 256 * 1024;
+export const DEFAULT_MAX_FILES = 1000;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The ContextManager
+
+/** Defaults of the ContextManager itself. */
+export const MANAGER_DEFAULTS = {
+  /**
+   * Room kept under window − max output for the prediction's own error, as a share of that room: small once the count
+   * is anchored on the provider's bill (replay: p90 ≈ 1% across 2,760 real requests), larger on a pure estimate
+   * (estimate-only p90 ≈ 15%, but here the manager sees the whole request, system prompt and tools included).
+   */
+  anchoredMargin: 0.02,
+  estimatedMargin: 0.08,
+  /** A tool result larger than this share of the effective window is offloaded as it arrives (head and tail kept). */
+  offloadShare: 0.2,
+  /** After a provider's overflow refusal that does not say its count: assume it counted this much more than predicted. */
+  overflowFactor: 1.25,
+} as const;
