@@ -199,6 +199,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const store = redactingStore(options.store ?? new MemoryResultStore(), redact);
   const summarizer = redactingSummarizer(options.summarizer ?? new ExtractiveSummarizer(), redact);
   const originals = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v.message]));
+  // What each entry showed before this compaction (an earlier compaction's edit included), and what it holds.
+  const before = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v]));
+  const entryAt = new Map(branch.map((e) => [e.index, e]));
+  const rawOf = (entry: number) => entryAt.get(entry)?.message;
   const keep = options.keepLastSteps ?? 1;
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
   // The tail's default share is of the room the other protected messages (system messages, the first request, the
@@ -282,13 +286,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
       }
       // Still over with a summary of ours in view: squeeze that summary into the room left, down to a note if need be.
       if (size(plan.view) > target) plan.view = await squeezeSummary(plan.view, target, size, counter, notes);
-      // After archiving, the newest shortened messages get their content back while the view fits (a batch of cheap
-      // edits alone is kept whole: one cache break buys the most room).
       const archived = plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate');
       // Without archiving, a batch of cleared results stays cleared (one cache break buys the most room); results that
       // were offloaded or cut short for their size get back what fits, newest first.
       if (options.restoreRecent !== false && (archived || plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))) {
-        plan.view = restoreNewest(plan.view, originals, target, size, counter, protection.entries, archived ? undefined : new Set(['offloaded', 'compressed']));
+        plan.view = restoreNewest(plan.view, { items: before, raw: rawOf }, target, size, counter, protection.entries, archived ? undefined : new Set(['offloaded', 'compressed']));
         // The last step's figure is of the view as it is handed back.
         plan.run[plan.run.length - 1]!.afterTokens = tokensOf(size(plan.view));
       }
@@ -335,8 +337,16 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const { entry, marker } = appendMarker(session, branch, view, result, options.now ?? (() => new Date()), redact);
   result.entry = entry;
   result.marker = marker;
-  // What the session now shows must be exactly what the chain produced, and as sound.
-  result.violations = introducedViolations(checkInvariants(view0, { protectedEntries: protection.entries }), checkInvariants(activeView(session), { protectedEntries: protection.entries }));
+  // What the session now shows must be exactly what the chain produced, and as sound; the figures are of what it shows.
+  const shown = activeView(session);
+  const shownTokens = tokensOf(size(shown));
+  if (shownTokens !== result.afterTokens || shown.length !== result.afterMessages) {
+    result.afterTokens = shownTokens;
+    result.afterMessages = shown.length;
+    result.reachedTarget = shownTokens <= options.target;
+    marker.tokensAfter = shownTokens;
+  }
+  result.violations = introducedViolations(checkInvariants(view0, { protectedEntries: protection.entries }), checkInvariants(shown, { protectedEntries: protection.entries }));
   return result;
 }
 
@@ -371,18 +381,27 @@ export function shortNote(messages: number): string {
  * took from recent work (they act in batches) returns, newest first, so the recent tail is verbatim as far as the
  * target allows.
  */
-function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>, target: number, size: (v: readonly ViewItem[]) => number, counter: TokenCounter, protectedEntries: ReadonlyMap<number, Message>, only?: ReadonlySet<string>): ViewItem[] {
+function restoreNewest(
+  view: ViewItem[],
+  originals: { items: ReadonlyMap<number, ViewItem>; raw: (entry: number) => Message | undefined },
+  target: number,
+  size: (v: readonly ViewItem[]) => number,
+  counter: TokenCounter,
+  protectedEntries: ReadonlyMap<number, Message>,
+  only?: ReadonlySet<string>,
+): ViewItem[] {
   let total = size(view);
   if (total > target) return view;
   const out = view.slice();
   for (let i = out.length - 1; i >= 0; i--) {
     const it = out[i]!;
     if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry) || (only && !only.has(it.edit))) continue;
-    const original = originals.get(it.entry);
-    if (!original) continue;
-    const grow = counter.message(original) - counter.message(it.message);
-    if (total + grow > target) continue;
-    out[i] = { entry: it.entry, message: original };
+    // Back to what it showed before this compaction — an earlier compaction's edit stays an edit.
+    const was = originals.items.get(it.entry);
+    if (!was || was.message === it.message) continue;
+    const grow = counter.message(was.message) - counter.message(it.message);
+    if (grow <= 0 || total + grow > target) continue;
+    out[i] = was;
     total += grow;
   }
   // The newest results still shortened get back as much of their text as the room left holds: first and last lines,
@@ -390,7 +409,7 @@ function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>
   for (let i = out.length - 1; i >= 0 && target - total >= PARTIAL_MIN; i--) {
     const it = out[i]!;
     if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry) || (only && !only.has(it.edit))) continue;
-    const original = originals.get(it.entry);
+    const original = originals.raw(it.entry);
     const parts = it.message.parts;
     if (!original || it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;
     const now = parts.find((p): p is ToolResultPart => p.type === 'tool-result')!;
@@ -399,12 +418,17 @@ function restoreNewest(view: ViewItem[], originals: ReadonlyMap<number, Message>
     if (!was || !ref) continue;
     const text = resultText(was);
     const size = counter.message(it.message);
-    const excerpt = compress(text, Math.floor(target - total + size - PARTIAL_MIN / 2), ref, { counter });
-    const message = withResults(it.message, (p) => (p.callId === now.callId ? { ...p, content: [{ type: 'text', text: excerpt }] } : p));
-    const grow = counter.message(message) - size;
-    if (grow <= 0 || total + grow > target) continue;
-    out[i] = { entry: it.entry, message, edit: 'compressed' };
-    total += grow;
+    // Lines are counted one by one: the excerpt as a whole may come out a little larger, so aim lower until it fits.
+    for (let keep = target - total + size - PARTIAL_MIN / 2; keep >= PARTIAL_MIN / 2; keep *= 0.8) {
+      const excerpt = compress(text, Math.floor(keep), ref, { counter });
+      const message = withResults(it.message, (p) => (p.callId === now.callId ? { ...p, content: [{ type: 'text', text: excerpt }] } : p));
+      const grow = counter.message(message) - size;
+      if (grow <= 0) break;
+      if (total + grow > target) continue;
+      out[i] = { entry: it.entry, message, edit: 'compressed' };
+      total += grow;
+      break;
+    }
   }
   return out;
 }

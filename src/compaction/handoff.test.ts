@@ -6,7 +6,7 @@ import { MemoryResultStore } from './memory-result-store.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { compact } from './compact.js';
-import { summaryText } from './strategies/summarize.js';
+import { agentSummary, summaryText } from './strategies/summarize.js';
 import { ExtractiveSummarizer } from './summarizers/extractive.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
 import { isHarnessText, isRequest } from './turns.js';
@@ -65,6 +65,48 @@ describe('selection: oldest first, recent verbatim', () => {
     const view = activeView(session);
     const lastTool = [...view0].reverse().find((v) => v.message.role === 'tool')!;
     expect(view.find((v) => v.entry === lastTool.entry)?.message).toBe(lastTool.message);
+  });
+});
+
+describe('the tail is the end of the conversation', () => {
+  it('a large newest message outside the tail budget is archived last, not first', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 16; i++) t.step({ text: `Step ${i}.`, calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(30, `p${i}`) }] });
+    // What a person ran with `!` in pi: a synthetic user message holding a large output, the newest message of all.
+    t.bash('find .', body(600, 'found'));
+    const session = build(t);
+    const view0 = activeView(session);
+    const last = view0.at(-1)!;
+    const size = await sizeOf(session);
+    const r = await compact(session, { target: Math.floor(size * 0.72), prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    // The newest message is still there, byte-identical, and the oldest steps went into the summary.
+    expect(view.at(-1)!.message).toBe(last.message);
+    expect(view.find(isSummaryItem)!.covers.fromEntry).toBe(view0[1]!.entry);
+  });
+
+  it('the newest result shortened for its size gets back its first and last lines as far as the budget allows', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 6; i++) t.step({ text: `Step ${i}.`, calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(20, `p${i}`) }] });
+    t.step({ text: 'Running the whole suite.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }] });
+    t.step({ text: 'Done.' });
+    const session = build(t);
+    const size = await sizeOf(session);
+    const r = await compact(session, { target: Math.floor(size * 0.3), prefixTokens: 0, now: NOW, strategies: ['offload', 'summarize', 'truncate'] });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    const suite = view.find((v) => v.message.role === 'tool' && JSON.stringify(v.message).includes('suite line 0'));
+    expect(suite?.edit).toBe('compressed');
+    const text = JSON.stringify(suite!.message);
+    expect(text).toContain('suite line 1: some output');
+    expect(text).toContain('suite line 899: some output');
+    expect(text).toMatch(/read_result \{\\"ref_id\\": \\"[^\\]+\\", \\"offset\\": \d+\}/);
+    // It filled the room the rest left, and no more.
+    expect(r.afterTokens).toBeLessThanOrEqual(Math.floor(size * 0.3));
+    expect(r.afterTokens).toBeGreaterThan(0.8 * Math.floor(size * 0.3));
   });
 });
 
@@ -193,7 +235,10 @@ describe('summaries as hand-offs', () => {
     const view = activeView(session);
     expect(r.reachedTarget).toBe(true);
     expect(view.map((v) => summaryText(v.message)).join('\n')).toContain(earlier);
-    // Shown once, where pi put it: the only record of what pi replaced is never squeezed or re-summarized away.
+    // Shown once, where pi put it, as pi's own message: the only record of what pi replaced is never squeezed or
+    // re-summarized away, and it counts among what must stay verbatim.
+    expect(view.filter((v) => agentSummary(v.message)).map((v) => summaryText(v.message))).toEqual([earlier]);
+    expect(r.protectedParts.map((p) => p.what)).toContain("the agent's own summary of earlier work");
     expect(view.filter((v) => summaryText(v.message).includes(earlier))).toHaveLength(1);
     expect(Math.abs(r.afterTokens - (await sizeOf(session)))).toBeLessThanOrEqual(1);
   });

@@ -51,6 +51,11 @@ export class PiTranscript {
     return this.add({ type: 'message', message: { role: 'user', content: text, timestamp: this.n } });
   }
 
+  /** A command a person ran with `!` (pi `bashExecution`): shown to the model as a user message with its output. */
+  bash(command: string, output: string, exitCode = 0): this {
+    return this.add({ type: 'message', message: { role: 'bashExecution', command, output, exitCode, cancelled: false, truncated: false, timestamp: this.n } });
+  }
+
   /** A message the harness injected (pi `custom_message`): a synthetic user message. */
   synthetic(text: string): this {
     return this.add({ type: 'custom_message', customType: 'reminder', content: text, display: false });
