@@ -11,7 +11,7 @@
  * 3. The viewer's page files are copied to dist/analysis/view/.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -38,7 +38,31 @@ const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin
 });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
+// Every other entry point also imports the main one (a side-effect import added at build time), so that the modules
+// of `abridge` itself all reach the same set of entry points and land in one shared chunk: `import('abridge')` then
+// reads two files, not the ~25 chunks esbuild would cut the library into by which subpaths use which module.
+// Modules loaded through import() (the tools, the store commands, the configuration's schema…) are entry points of
+// esbuild's splitting too: they get the same import. Found by their literal import('./…') in src/.
+const mainEntry = sourceOf(pkg.exports['.'].import);
+const lazy = new Set();
+for (const file of readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
+  if (!file.endsWith('.ts') || /\.(test|suite|d)\.ts$/.test(file)) continue;
+  const path = join(root, 'src', file);
+  for (const m of readFileSync(path, 'utf8').matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)\.js'\s*\)/g)) lazy.add(join(dirname(path), `${m[1]}.ts`));
+}
+const oneCore = {
+  name: 'one-core',
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path === mainEntry || (!entryPoints.includes(args.path) && !lazy.has(args.path))) return undefined;
+      const text = readFileSync(args.path, 'utf8');
+      return { contents: `${text}\nimport ${JSON.stringify(mainEntry)};\n`, loader: 'ts' };
+    });
+  },
+};
+
 const result = await build({
+  plugins: [oneCore],
   metafile: process.env.METAFILE !== undefined,
   entryPoints,
   outdir: join(root, 'dist'),
