@@ -9,6 +9,11 @@
  * --no-cli measures the library where the CLI would be used (what happens anyway while dist/cli/main.js is
  * missing); --rss-via forces one way of measuring the peak RSS. Both exist to exercise the fallbacks.
  *
+ * (0) Cold start, each figure beside its trivial baseline, in the same run (fresh processes, interleaved, `--runs`
+ *     rounds): a bare `node -e 0` against `import('abridge')` (target ≤ 1.4×); a bare parse of the transcript's lines
+ *     (node reading the file and JSON.parse of each line) against `abridge inspect --json` of it (target ≤ 2.5×);
+ *     and `compact()` of that session to 25% of its visible conversation, its first call in a fresh process against
+ *     later calls in the same process (warm).
  * (a) Speed, on a real 2.4 MB pi transcript from the shared corpus (../shared/corpus, or $ABRIDGE_CORPUS):
  *     `node dist/cli/main.js inspect <file> --json` spawned `--runs` times (median and min wall time, target
  *     < 1 s), plus readSession and streamSession in this process. If dist/cli/main.js does not exist, the CLI row
@@ -86,6 +91,7 @@ const min = (xs) => Math.min(...xs);
 const max = (xs) => Math.max(...xs);
 
 const fmt = {
+  ratio: (v) => `${v.toFixed(2)}×`,
   ms: (v) => `${v < 100 ? v.toFixed(1) : Math.round(v).toLocaleString('en-US')} ms`,
   mb: (v) => `${v.toFixed(1)} MB`,
   mbps: (v) => `${v.toFixed(1)} MB/s`,
@@ -102,6 +108,12 @@ function measure(id, label, unit, samples, target) {
   return m;
 }
 
+/** A ratio of two measured rows (median over median, min over min), with an upper bound it should stay within. */
+function ratio(id, label, num, den, target) {
+  const median = num.median / den.median;
+  return { id, label, unit: '×', median, min: num.min / den.min, ...(target === undefined ? {} : { target, ok: median <= target }) };
+}
+
 function skipped(id, label, reason) {
   return { id, label, skipped: reason };
 }
@@ -115,7 +127,7 @@ function table(rows) {
           fmt[unitKey(r.unit)](r.median),
           // For a throughput the best run is the highest, which is what "min" means for the times above it.
           r.unit === 'MB/s' ? `${fmt.mbps(r.max)} (best)` : fmt[unitKey(r.unit)](r.min),
-          r.target === undefined ? '—' : `< ${r.target.toLocaleString('en-US')} ${r.unit}`,
+          r.target === undefined ? '—' : r.unit === '×' ? `≤ ${r.target}×` : `< ${r.target.toLocaleString('en-US')} ${r.unit}`,
           r.target === undefined ? '' : r.ok ? 'yes' : 'NO',
         ],
   );
@@ -126,7 +138,7 @@ function table(rows) {
   return [line(head), `|${rule.join('|')}|`, ...cells.map(line)].join('\n');
 }
 
-const unitKey = (unit) => (unit === 'ms' ? 'ms' : unit === 'MB' ? 'mb' : 'mbps');
+const unitKey = (unit) => (unit === 'ms' ? 'ms' : unit === 'MB' ? 'mb' : unit === '×' ? 'ratio' : 'mbps');
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Child processes
@@ -135,13 +147,13 @@ const unitKey = (unit) => (unit === 'ms' ? 'ms' : unit === 'MB' ? 'mb' : 'mbps')
  * Runs `node args…` and resolves when it exits: wall ms, exit code, stdout, stderr. With `rss`, also its peak resident
  * memory in bytes, measured with /usr/bin/time -v if available, else by polling /proc/<pid>/status.
  */
-async function runNode(args, { rss = false, timeMs = 0, rssVia } = {}) {
+async function runNode(args, { rss = false, timeMs = 0, rssVia, cwd } = {}) {
   const useTime = rss && rssVia !== 'proc' && TIME_BIN !== undefined;
   if (rss && rssVia === 'time' && TIME_BIN === undefined) throw new Error('--rss-via time: /usr/bin/time not found');
   const cmd = useTime ? TIME_BIN : process.execPath;
   const cmdArgs = useTime ? ['-v', process.execPath, ...args] : args;
   const started = performance.now();
-  const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, cmdArgs, { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
   const out = [];
   const err = [];
   child.stdout.on('data', (d) => out.push(d));
@@ -394,29 +406,16 @@ async function benchSpeed(opts, lib, rows, info) {
   const file = opts.file;
   if (!existsSync(file)) {
     const reason = `corpus file not found: ${file}`;
-    rows.push(skipped('cli-inspect', 'CLI `inspect --json`, corpus file', reason));
     rows.push(skipped('read-session', 'readSession, in process', reason));
     rows.push(skipped('stream-session', 'streamSession, in process', reason));
     return;
   }
   const size = statSync(file).size;
   const what = `${basename(file)} (${(size / 1e6).toFixed(1)} MB), ${opts.runs}×`;
-  info.file = { path: file, bytes: size };
+  info.file = { ...info.file, path: file, bytes: size };
 
-  if (opts.cli && existsSync(CLI)) {
-    const samples = [];
-    for (let i = 0; i < opts.runs; i++) {
-      const r = await runNode([CLI, 'inspect', file, '--json'], { timeMs: 60_000 });
-      if (r.code !== 0) throw failure(`node dist/cli/main.js inspect ${file} --json`, r);
-      if (i === 0) {
-        const report = JSON.parse(r.stdout);
-        info.file.format = report.format;
-        info.file.entries = report.entries?.total;
-      }
-      samples.push(r.wallMs);
-    }
-    rows.push(measure('cli-inspect', `CLI \`inspect --json\` (new process each), ${what}`, 'ms', samples, 1000));
-  } else {
+  // With the CLI, its `inspect --json` was timed by benchColdStart beside its baseline.
+  if (!(opts.cli && existsSync(CLI))) {
     const samples = await timeInProcess(() => lib.readSession(file), opts.runs);
     const why = opts.cli ? 'no dist/cli/main.js yet' : '--no-cli';
     rows.push(measure('cli-inspect', `${why}: readSession in process instead of the CLI, ${what}`, 'ms', samples, 1000));
@@ -426,6 +425,86 @@ async function benchSpeed(opts, lib, rows, info) {
   rows.push(measure('read-session', `readSession, in process, same file, ${opts.runs}×`, 'ms', read));
   const stream = await timeInProcess(() => lib.streamSession(file, () => {}), opts.runs);
   rows.push(measure('stream-session', `streamSession, in process, same file, ${opts.runs}×`, 'ms', stream));
+}
+
+// The trivial baseline of inspect: what any reader of the file pays (node, the file read, JSON.parse of each line).
+const PARSE_CHILD = `
+const { readFileSync } = await import('node:fs');
+let n = 0;
+for (const line of readFileSync(process.argv[1], 'utf8').split('\\n')) if (line.trim()) { JSON.parse(line); n++; }
+if (n === 0) process.exit(1);
+`;
+
+// compact() to 25% of the visible conversation (as bench:compact does): the first call, then warm calls on fresh
+// copies of the session (compact adds a marker entry to the session it is given).
+const COMPACT_CHILD = `
+const [indexUrl, file, warmRuns] = process.argv.slice(1);
+const lib = await import(indexUrl);
+const text = await lib.readSession(file);
+const target = (() => {
+  const snap = lib.contextSnapshot(text);
+  const fixed = snap.components.unrecorded;
+  return fixed + Math.round((snap.used - fixed) * 0.25);
+})();
+const times = [];
+for (let i = 0; i <= Number(warmRuns); i++) {
+  const session = await lib.readSession(file);
+  const t = performance.now();
+  await lib.compact(session, { target });
+  times.push(performance.now() - t);
+}
+process.stdout.write(JSON.stringify({ first: times[0], warm: times.slice(2) }));
+`;
+
+/** Cold start beside its baselines: fresh processes, the commands of one round run one after the other. */
+async function benchColdStart(opts, rows, info) {
+  const file = opts.file;
+  const cli = opts.cli && existsSync(CLI);
+  const commands = [
+    ['node-bare', ['-e', '0']],
+    // Resolved by its name from the package's own folder, as a dependent would (package.json `exports`).
+    ['import', ['--input-type=module', '-e', "await import('abridge')"]],
+  ];
+  const haveFile = existsSync(file);
+  if (haveFile) {
+    commands.push(['bare-parse', ['--input-type=module', '-e', PARSE_CHILD, file]]);
+    if (cli) commands.push(['cli-inspect', [CLI, 'inspect', file, '--json']]);
+    commands.push(['compact', ['--input-type=module', '-e', COMPACT_CHILD, pathToFileURL(INDEX).href, file, '6']]);
+  }
+  const samples = Object.fromEntries(commands.map(([id]) => [id, []]));
+  const compactRuns = [];
+  for (let round = 0; round < opts.runs; round++) {
+    for (const [id, args] of commands) {
+      const r = await runNode(args, { timeMs: 120_000, cwd: ROOT });
+      if (r.code !== 0) throw failure(`node ${args.join(' ').slice(0, 80)}`, r);
+      samples[id].push(r.wallMs);
+      if (id === 'compact') compactRuns.push(JSON.parse(r.stdout));
+      if (id === 'cli-inspect' && round === 0) {
+        const report = JSON.parse(r.stdout);
+        info.file = { path: file, bytes: statSync(file).size, format: report.format, entries: report.entries?.total };
+      }
+    }
+  }
+  const n = `${opts.runs} fresh processes`;
+  const bare = measure('node-bare', `baseline: \`node -e 0\`, ${n}`, 'ms', samples['node-bare']);
+  const imp = measure('import', `\`import('abridge')\` (node -e), ${n}`, 'ms', samples.import);
+  rows.push(bare, imp, ratio('import-ratio', "import('abridge') / bare node", imp, bare, 1.4));
+  if (!haveFile) {
+    rows.push(skipped('cli-inspect', 'CLI `inspect --json`, corpus file', `corpus file not found: ${file}`));
+    return;
+  }
+  const what = `${basename(file)} (${(statSync(file).size / 1e6).toFixed(1)} MB)`;
+  const parse = measure('bare-parse', `baseline: read ${what} + JSON.parse each line, ${n}`, 'ms', samples['bare-parse']);
+  rows.push(parse);
+  if (cli) {
+    const inspect = measure('cli-inspect', `CLI \`inspect --json\`, same file, ${n}`, 'ms', samples['cli-inspect'], 1000);
+    rows.push(inspect, ratio('inspect-ratio', 'inspect --json / bare parse', inspect, parse, 2.5));
+  } else {
+    rows.push(skipped('cli-inspect', 'CLI `inspect --json`, corpus file', opts.cli ? 'no dist/cli/main.js yet' : '--no-cli'));
+  }
+  const first = measure('compact-fresh', `compact() to 25% of the visible conversation, first call of a fresh process, ${n}`, 'ms', compactRuns.map((r) => r.first));
+  const warm = measure('compact-warm', `compact(), same session, warm (calls 3–7 of each process, ${compactRuns.length * 5} calls)`, 'ms', compactRuns.flatMap((r) => r.warm));
+  rows.push(first, warm, ratio('compact-ratio', 'compact() fresh / warm', first, warm));
 }
 
 const STREAM_CHILD = `
@@ -487,6 +566,7 @@ async function main() {
   const rows = [];
   const info = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, cpu: cpus()[0]?.model?.trim(), cli: opts.cli && existsSync(CLI) };
 
+  await benchColdStart(opts, rows, info);
   await benchSpeed(opts, lib, rows, info);
   await benchMemory(opts, rows, info);
   info.totalSeconds = Math.round((performance.now() - started) / 100) / 10;

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { findSecrets } from '../dist/redact/redact.js';
+import { findSecrets } from '../dist/index.js';
 
 const args = process.argv.slice(2);
 const samples = Number(args[args.indexOf('--samples') + 1] ?? 10) || 10;

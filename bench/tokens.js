@@ -25,7 +25,6 @@ import {
   PromptTracker,
   activeBranch,
 } from '../dist/index.js';
-import { TokenBreakdown } from '../dist/tokens/breakdown.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');
@@ -72,9 +71,12 @@ const variants = {
   'exact o200k': o200k,
 };
 const results = {};
+let perSession; // abridge's requests, session by session, for the trivial baseline below
 for (const [name, exact] of Object.entries(variants)) {
   const requests = [];
-  for (const s of sessions) requests.push(...replaySession(s, exact ? { exact } : {}));
+  const bySession = sessions.map((s) => replaySession(s, exact ? { exact } : {}));
+  for (const rs of bySession) requests.push(...rs);
+  if (name === 'abridge') perSession = bySession;
   results[name] = summarizeReplay(requests);
 }
 out.prediction = results;
@@ -99,6 +101,37 @@ printTable(
   rows,
 );
 log('\ntargets: predicted median ≤ 2% and p90 ≤ 5% per family with ≥ 50 requests; estimateOnly median ≤ 8%');
+
+// The trivial baseline: predict each request's prompt as the size the provider reported for the previous request of
+// the same session (what an agent knows without counting anything). Both on the requests that have a previous one.
+const quantiles = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  return { median: at(0.5), p90: at(0.9) };
+};
+const paired = {};
+for (const rs of perSession) {
+  for (let i = 1; i < rs.length; i++) {
+    const r = rs[i];
+    for (const fam of [r.family, 'all']) {
+      paired[fam] ??= { abridge: [], previous: [] };
+      paired[fam].abridge.push(Math.abs(r.predicted - r.reported) / r.reported);
+      paired[fam].previous.push(Math.abs(rs[i - 1].reported - r.reported) / r.reported);
+    }
+  }
+}
+out.previousReportedBaseline = {};
+const baselineRows = [];
+for (const fam of families) {
+  const p = paired[fam];
+  if (!p) continue;
+  const a = quantiles(p.abridge);
+  const b = quantiles(p.previous);
+  out.previousReportedBaseline[fam] = { requests: p.abridge.length, abridge: a, previousReported: b };
+  baselineRows.push([fam, p.abridge.length, pct(a.median), pct(a.p90), pct(b.median), pct(b.p90)]);
+}
+log("\n## Beside the trivial baseline: the previous request's reported size (requests that follow another in their session)\n");
+printTable(['family', 'requests', 'abridge predicted med', 'p90', 'baseline: previous reported med', 'p90'], baselineRows);
 
 // --------------------------------------------------------------------------------------------------------------------
 // 2. Estimator accuracy against exact o200k, over every text the corpus holds
@@ -199,10 +232,11 @@ if (existsSync(piMono)) {
   let t0 = performance.now();
   for (const e of branch) tracker.push(e);
   const first = performance.now() - t0;
+  // The baseline: counting the whole branch again, message by message (warm: the counter's cache holds each text).
   const breakdown = () => {
-    const b = new TokenBreakdown(counter);
-    for (const e of branch) b.add(e);
-    return b.result().total;
+    let n = 0;
+    for (const e of branch) if (e.message) n += counter.message(e.message);
+    return n;
   };
   t0 = performance.now();
   breakdown();

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { AbridgeError } from '../errors.js';
+import { packageFile } from '../package-file.js';
 import type { ViewData } from './view-data.js';
 
-/** The files the page is made of: the template, its style and script (shipped beside this module), and uPlot. */
+/** The files the page is made of: the template, its style and script (in analysis/view/ of the package), and uPlot. */
 interface PageAssets {
   html: string;
   css: string;
@@ -25,7 +27,9 @@ function asset(path: URL | string, what: string): string {
 
 function loadAssets(): PageAssets {
   if (cached) return cached;
-  const dir = new URL('./view/', import.meta.url);
+  // The page files sit in analysis/view/ of src/ and of dist/ (copied by the build).
+  const template = packageFile('analysis/view/page.html');
+  const dir = template ? pathToFileURL(template) : new URL('./view/', import.meta.url);
   const require = createRequire(import.meta.url);
   let uplotDir: string;
   try {

@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AbridgeError } from '../errors.js';
+import { packageFile } from '../package-file.js';
 
 /** Price per million tokens, when the catalog has it. */
 export interface ModelPricing {
@@ -188,8 +189,8 @@ export function readCatalogFile(path: string, shown: string = path): CatalogSour
   return source;
 }
 
-/** Where the bundled snapshot lives, beside the built module (`dist/budget/` and `src/budget/` are both two levels down). */
-export const BUNDLED_SNAPSHOT_PATH = fileURLToPath(new URL('../../data/catalog-snapshot.json', import.meta.url));
+/** Where the bundled snapshot lives: `data/` of the package (where it should be, in the error, when it is missing). */
+export const BUNDLED_SNAPSHOT_PATH = packageFile('data/catalog-snapshot.json') ?? fileURLToPath(new URL('../../data/catalog-snapshot.json', import.meta.url));
 
 interface SnapshotMeta {
   generated?: string;

@@ -1,4 +1,4 @@
-import pc from 'picocolors';
+import { styleText } from 'node:util';
 import type { ContextSnapshot } from './snapshot.js';
 import type { ComponentId, Level } from './types.js';
 
@@ -20,7 +20,7 @@ function bar(share: number, width = 10): string {
 
 function paint(level: Level, s: string, color: boolean): string {
   if (!color) return s;
-  return level === 'ok' ? pc.green(s) : level === 'warn' ? pc.yellow(s) : pc.red(s);
+  return level === 'ok' ? styleText('green', s) : level === 'warn' ? styleText('yellow', s) : styleText('red', s);
 }
 
 /** `Context ███████░░░ 71% · 142K/200K · warn` — share of the whole window, and the level. */
@@ -95,11 +95,11 @@ function header(s: ContextSnapshot): string[] {
 /** `/context` as terminal text (colored when `color`). */
 export function renderBreakdownText(s: ContextSnapshot, options: { color?: boolean; title?: string } = {}): string {
   const color = options.color ?? false;
-  const dim = (x: string) => (color ? pc.dim(x) : x);
+  const dim = (x: string) => (color ? styleText('dim', x) : x);
   const out: string[] = [];
   out.push(pressureLine(s, { color }));
   for (const h of header(s)) out.push(dim(h));
-  if (s.model.note) out.push(color ? pc.yellow(s.model.note) : s.model.note);
+  if (s.model.note) out.push(color ? styleText('yellow', s.model.note) : s.model.note);
   out.push('');
   const rows = breakdownRows(s);
   const w = Math.max(...rows.map((r) => r.label.length));

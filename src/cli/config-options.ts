@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ModelCatalog } from '../budget/catalog.js';
-import { loadConfig } from '../manager/config-file.js';
-import { mergeConfig, type AbridgeConfig, type ConfigOverrides } from '../manager/config.js';
+import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
+import { findConfigFile } from '../manager/config-find.js';
+import type { AbridgeConfig, ConfigOverrides } from '../manager/config.js';
 
 export interface ConfigFlags {
   config?: string;
@@ -34,7 +35,23 @@ export function addConfigOptions(cmd: Command): Command {
 
 /** The configuration file (if any) with the command line's flags on top. */
 export async function resolveConfig(flags: ConfigFlags): Promise<AbridgeConfig> {
+  const o = overridesOf(flags);
+  // No file and no flag, the usual case: the defaults, without loading the schema (zod costs a cold start ~40 ms).
+  if (flags.config === undefined && Object.keys(o).length === 0 && findConfigFile(process.cwd()) === undefined) return defaultConfig();
+  const [{ loadConfig }, { mergeConfig }] = await Promise.all([import('../manager/config-file.js'), import('../manager/config.js')]);
   const base = await loadConfig(flags.config !== undefined ? { path: flags.config } : {});
+  const config = Object.keys(o).length > 0 ? mergeConfig(base, o) : base;
+  // A bad catalog file is reported now, whatever the command goes on to look up (or not).
+  if (config.budget.catalog !== undefined) new ModelCatalog(config.budget).sources();
+  return config;
+}
+
+/** What loadConfig returns when there is no file (DEFAULT_CONFIG, a copy), built from the budget's defaults. */
+export function defaultConfig(): AbridgeConfig {
+  return { budget: structuredClone(DEFAULT_BUDGET_SETTINGS) };
+}
+
+function overridesOf(flags: ConfigFlags): ConfigOverrides {
   const o: ConfigOverrides = {};
   if (flags.model !== undefined) o.model = flags.model;
   if (flags.contextWindow !== undefined) o.contextWindow = flags.contextWindow;
@@ -47,8 +64,5 @@ export async function resolveConfig(flags: ConfigFlags): Promise<AbridgeConfig> 
   if (flags.block !== undefined) t.block = flags.block;
   if (flags.target !== undefined) t.target = flags.target;
   if (Object.keys(t).length > 0) o.thresholds = t;
-  const config = Object.keys(o).length > 0 ? mergeConfig(base, o) : base;
-  // A bad catalog file is reported now, whatever the command goes on to look up (or not).
-  if (config.budget.catalog !== undefined) new ModelCatalog(config.budget).sources();
-  return config;
+  return o;
 }

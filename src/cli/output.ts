@@ -1,6 +1,5 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import lockfile from 'proper-lockfile';
 import { AbridgeError } from '../errors.js';
 
 /** The file a path names once symbolic links are resolved (the path itself when it does not exist yet). */
@@ -44,6 +43,8 @@ export async function withFileLock<T>(file: string, fn: (assertHeld: () => void)
   const staleMs = options.staleMs ?? 10_000;
   let release: () => Promise<void>;
   let compromised: Error | undefined;
+  // Loaded when a file is written, not at every start of the CLI.
+  const { default: lockfile } = await import('proper-lockfile');
   try {
     release = await lockfile.lock(file, {
       realpath: true,

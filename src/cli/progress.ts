@@ -1,4 +1,4 @@
-import cliProgress from 'cli-progress';
+import type cliProgress from 'cli-progress';
 
 const MIN_BYTES = 8 * 1024 * 1024;
 
@@ -6,13 +6,21 @@ const MIN_BYTES = 8 * 1024 * 1024;
 export function progressReporter(label: string): { update: (read: number, total: number) => void; stop: () => void } {
   let bar: cliProgress.SingleBar | undefined;
   const enabled = process.stderr.isTTY === true && !process.env.CI;
+  // Loaded only for a terminal (the bar starts once it is there): scripts and pipes never pay for it.
+  let lib: typeof cliProgress | undefined;
+  if (enabled) {
+    import('cli-progress').then(
+      (m) => (lib = m.default),
+      () => undefined, // no bar, the reading goes on
+    );
+  }
   return {
     update(read, total) {
-      if (!enabled || total < MIN_BYTES) return;
+      if (!enabled || total < MIN_BYTES || !lib) return;
       if (!bar) {
-        bar = new cliProgress.SingleBar(
+        bar = new lib.SingleBar(
           { stream: process.stderr, format: `reading ${label} [{bar}] {percentage}% · {value}/{total} MB`, clearOnComplete: true, hideCursor: true },
-          cliProgress.Presets.shades_classic,
+          lib.Presets.shades_classic,
         );
         bar.start(Math.ceil(total / 1048576), 0);
       }

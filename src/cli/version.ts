@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { packageFile } from '../package-file.js';
 
 function readVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(packageFile('package.json') ?? '', 'utf8')) as { version?: string };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';

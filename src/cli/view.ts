@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { buildViewData } from '../analysis/view-data.js';
-import { renderViewPage } from '../analysis/view-page.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { getFormat } from '../formats/registry.js';
@@ -45,6 +42,8 @@ export function registerView(program: Command): void {
     const config = await resolveConfig(opts);
     const { session, source, name } = await sessionFrom(file, opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
+    // The page's builder (and node:zlib, node:http) are loaded by this command only, not at every start of the CLI.
+    const [{ buildViewData }, { renderViewPage }] = await Promise.all([import('../analysis/view-data.js'), import('../analysis/view-page.js')]);
     const { data, texts } = buildViewData(session, { settings: config.budget, source, ...(exact ? { exact } : {}) });
     const html = renderViewPage(data, texts);
     if (opts.serve) {
@@ -97,7 +96,8 @@ async function writeAtomic(path: string, text: string): Promise<void> {
 }
 
 /** Serves the page on 127.0.0.1 only, prints its URL, and runs until the process is interrupted. */
-function serve(html: string, port: number): Promise<void> {
+async function serve(html: string, port: number): Promise<void> {
+  const { createServer } = await import('node:http');
   const body = Buffer.from(html);
   const server = createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {

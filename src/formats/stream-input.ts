@@ -1,7 +1,6 @@
 import { close, constants, open as openFd } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { AbridgeError } from '../errors.js';
 
@@ -32,6 +31,8 @@ export async function readStreamSource(path: string, timeoutMs = DEFAULT_INPUT_T
   if (!isFifo) return undefined;
   const fd = await openFifo(path, timeoutMs);
   // A pipe handle (non-blocking, on the event loop) can be given up on; a blocking read in the thread pool cannot.
+  // node:net is loaded here, not at import: few readings are of a FIFO, and every import would pay for it.
+  const { Socket } = await import('node:net');
   const socket = new Socket({ fd, readable: true, writable: false });
   return collect(socket, path, timeoutMs, 'the FIFO');
 }

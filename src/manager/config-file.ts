@@ -2,38 +2,13 @@
  * Finding and reading `abridge.config.json`: an explicit path (`--config FILE`) wins; otherwise the nearest
  * `abridge.config.json` or `.abridge/abridge.config.json` from the working directory up to the filesystem root.
  */
-import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { AbridgeError } from '../errors.js';
+import { findConfigFile } from './config-find.js';
 import { DEFAULT_CONFIG, parseConfig, type AbridgeConfig } from './config.js';
 
-export const CONFIG_FILE_NAME = 'abridge.config.json';
-export const CONFIG_DIR_NAME = '.abridge';
-
-/**
- * The nearest configuration file from `startDir` upward: in each directory `abridge.config.json`, then
- * `.abridge/abridge.config.json` (the first directory holding either ends the search). Undefined when there is none.
- */
-export function findConfigFile(startDir: string): string | undefined {
-  let dir = resolve(startDir);
-  for (;;) {
-    for (const candidate of [join(dir, CONFIG_FILE_NAME), join(dir, CONFIG_DIR_NAME, CONFIG_FILE_NAME)]) {
-      if (isFile(candidate)) return candidate;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
-  } catch {
-    return false; // e.g. ENOTDIR when `.abridge` is a file, EACCES on a directory we cannot enter
-  }
-}
+export { CONFIG_DIR_NAME, CONFIG_FILE_NAME, findConfigFile } from './config-find.js';
 
 /**
  * The configuration: from `path` when given (relative to `cwd`; a missing file is an error), else from the nearest

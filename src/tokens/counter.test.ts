@@ -93,9 +93,14 @@ describe('TokenCounter caching', () => {
     p.text = 'a much longer text than before, with many more words in it than the first one had';
     expect(counter.part(p)).toBe(before);
     expect(counter.message({ role: 'user', parts: [p] })).toBe(MESSAGE_OVERHEAD + before);
-    // A fresh counter sees the new text.
-    expect(new TokenCounter().part(p)).toBe(estimateTokens(p.text));
+    // Estimates of a part's text are shared by every estimating counter (whatever its family): a fresh one does not
+    // see the edit either, and a gpt counter differs only by its framing.
+    expect(new TokenCounter().part(p)).toBe(before);
+    expect(new TokenCounter({ family: 'gpt' }).message({ role: 'user', parts: [p] })).toBe(3 + before);
     expect(estimateTokens(p.text)).toBeGreaterThan(before);
+    // A new part object with the same text is counted afresh, and a counter with a tokenizer shares nothing.
+    expect(new TokenCounter().part({ type: 'text', text: p.text })).toBe(estimateTokens(p.text));
+    expect(new TokenCounter({ exact: { encoding: 'test', count: (t: string) => t.length } }).part(p)).toBe(p.text.length);
   });
 
   it('tool-result content parts are cached too', () => {

@@ -37,6 +37,13 @@ export interface TokenCounterOptions {
  * place), and in exact mode equal texts are tokenized once. Re-counting a session after one more message costs only
  * that message.
  */
+/**
+ * Estimates of a part's own text (without framing or the parts it holds), shared by every estimating counter: an
+ * estimate depends on the text alone and parts are not edited in place, so a session counted by two counters (a
+ * breakdown by role and the context snapshot, each with its family's framing) is estimated once.
+ */
+const estimatedText = new WeakMap<Part, number>();
+
 export class TokenCounter {
   readonly family: ProviderFamily;
   readonly exact: boolean;
@@ -75,12 +82,11 @@ export class TokenCounter {
   private countPart(p: Part): number {
     switch (p.type) {
       case 'text':
-        return this.text(p.text);
       case 'thinking':
-        // The signature is opaque data the provider verifies, not prompt text; redacted thinking has no visible text.
-        return p.redacted ? 0 : this.text(p.text);
+      case 'compaction':
+        return this.ownText(p);
       case 'tool-call':
-        return this.framing.toolCall + this.text(p.id) + this.text(p.name) + this.text(argumentsText(p.arguments));
+        return this.framing.toolCall + this.ownText(p);
       case 'tool-result': {
         let n = this.framing.toolResult + this.text(p.callId);
         for (const c of p.content) n += this.part(c);
@@ -90,8 +96,32 @@ export class TokenCounter {
         return imageTokens(p, this.family);
       case 'file':
         return Math.ceil(((p.byteSize ?? 0) / 1024) * FILE_TOKENS_PER_KB);
+    }
+  }
+
+  /** Tokens of the text a part carries itself, through the shared cache when estimating. */
+  private ownText(p: Part): number {
+    if (this.tokenizer) return this.textOf(p);
+    const hit = estimatedText.get(p);
+    if (hit !== undefined) return hit;
+    const n = this.textOf(p);
+    estimatedText.set(p, n);
+    return n;
+  }
+
+  private textOf(p: Part): number {
+    switch (p.type) {
+      case 'text':
+        return this.text(p.text);
+      case 'thinking':
+        // The signature is opaque data the provider verifies, not prompt text; redacted thinking has no visible text.
+        return p.redacted ? 0 : this.text(p.text);
+      case 'tool-call':
+        return this.text(p.id) + this.text(p.name) + this.text(argumentsText(p.arguments));
       case 'compaction':
         return this.text(p.marker.summary);
+      default:
+        return 0;
     }
   }
 

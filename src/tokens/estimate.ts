@@ -40,6 +40,8 @@ const UPPER_SYMBOL = table([1.2, 1.46, 1.68, 1.29, 1.73, 2.47, 1.96, 3.5, 2.44, 
 const MIXED = table([1.5, 1.6, 1.8, 2, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 3, 3.1, 3.2], 0.15);
 const MIXED_SPACE = table([1.2, 1.3, 1.4, 1.5, 1.4, 1.3, 1.5, 1.8, 2, 2.2, 2.3, 2.5, 2.7, 2.9, 3, 3.1], 0.15);
 const MIXED_SYMBOL = table([2, 2.2, 2.4, 2.6, 2.6, 2.5, 2.8, 3, 3.1, 3.2, 3.3, 3.5, 3.7, 3.9, 4.1, 4.3], 0.15);
+/** The word tables by shape × 3 + prefix (shape: 0 lower, 1 Capitalized, 2 UPPER, 3 MIXed; prefix: 0 none, 1 space, 2 symbol). */
+const WORD_TABLES: readonly Table[] = [LOWER, LOWER_SPACE, LOWER_SYMBOL, CAP, CAP_SPACE, CAP_SYMBOL, UPPER, UPPER_SPACE, UPPER_SYMBOL, MIXED, MIXED_SPACE, MIXED_SYMBOL];
 // Punctuation runs, alone or with one leading space; whitespace runs that hold a newline.
 const SYMBOLS = table([1, 1.01, 1.19, 1.6, 2.1, 2.6, 3, 3.4, 3.8, 4.2, 4.6, 5, 5.4, 5.8, 6.1, 6.4], 0.3);
 const SPACE_SYMBOLS = table([1, 1, 1.05, 1.4, 1.9, 2.4, 2.9, 3.3, 3.4, 3.5, 3.6, 3.8, 4.2, 4.6, 5, 5.4], 0.3);
@@ -58,28 +60,36 @@ const C_DIGIT = 3;
 const C_SPACE = 4; // space and tab
 const C_NEWLINE = 5; // \n and \r
 const C_SYMBOL = 6;
-const CLASS = new Uint8Array(256);
-for (let c = 0; c < 256; c++) {
-  if ((c >= 97 && c <= 122) || (c >= 0xdf && c <= 0xff && c !== 0xf7)) CLASS[c] = C_LOWER;
-  else if ((c >= 65 && c <= 90) || (c >= 0xc0 && c <= 0xde && c !== 0xd7)) CLASS[c] = C_UPPER;
-  else if (c >= 48 && c <= 57) CLASS[c] = C_DIGIT;
-  else if (c === 32 || c === 9) CLASS[c] = C_SPACE;
-  else if (c === 10 || c === 13) CLASS[c] = C_NEWLINE;
-  else CLASS[c] = C_SYMBOL;
-}
 const C_CJK = 7;
 const C_OTHER_LETTER = 8;
 const C_ASTRAL = 9;
 const C_UNICODE_SYMBOL = 10;
 
-function classOf(c: number): number {
-  if (c < 256) return CLASS[c]!;
-  if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff00 && c <= 0xffef)) return C_CJK;
-  if (c >= 0xd800 && c <= 0xdbff) return C_ASTRAL;
+/**
+ * The class of every UTF-16 code unit, built on the first estimate (64 KB, well under a millisecond): the scanning
+ * loops below then read a table instead of calling a function per character, which is what a cold process
+ * (interpreted, not yet optimized code) spends most of its time on.
+ */
+let classes: Uint8Array | undefined;
+function classTable(): Uint8Array {
+  if (classes) return classes;
+  const t = new Uint8Array(65536);
+  for (let c = 0; c < 256; c++) {
+    if ((c >= 97 && c <= 122) || (c >= 0xdf && c <= 0xff && c !== 0xf7)) t[c] = C_LOWER;
+    else if ((c >= 65 && c <= 90) || (c >= 0xc0 && c <= 0xde && c !== 0xd7)) t[c] = C_UPPER;
+    else if (c >= 48 && c <= 57) t[c] = C_DIGIT;
+    else if (c === 32 || c === 9) t[c] = C_SPACE;
+    else if (c === 10 || c === 13) t[c] = C_NEWLINE;
+    else t[c] = C_SYMBOL;
+  }
   // Latin Extended-A/B (Polish, Czech, Turkish…) tokenizes like the Latin letters it extends.
-  if (c < 0x250) return C_LOWER;
-  if (c < 0x2000) return C_OTHER_LETTER;
-  return C_UNICODE_SYMBOL;
+  t.fill(C_LOWER, 0x100, 0x250);
+  t.fill(C_OTHER_LETTER, 0x250, 0x2000);
+  t.fill(C_UNICODE_SYMBOL, 0x2000);
+  for (const [from, to] of [[0x3040, 0x30ff], [0x3400, 0x9fff], [0xac00, 0xd7af], [0xf900, 0xfaff], [0xff00, 0xffef]] as const) t.fill(C_CJK, from, to + 1);
+  t.fill(C_ASTRAL, 0xd800, 0xdc00); // high surrogates: the first half of a character beyond the BMP
+  classes = t;
+  return t;
 }
 
 /**
@@ -93,41 +103,41 @@ function unicodeSymbolTokens(c: number): number {
   return 1;
 }
 
-const isLetter = (k: number) => k === C_LOWER || k === C_UPPER;
+// Letters are the classes 1 and 2 (C_LOWER, C_UPPER); every code unit has a class ≥ 1. Compared inline, not called.
 
 /** Estimated o200k tokens of `text`. About as fast as reading the string once. */
 export function estimateTokens(text: string): number {
+  const CLASS = classTable();
   const n = text.length;
   let tokens = 0;
   let i = 0;
   while (i < n) {
-    const k = classOf(text.charCodeAt(i));
+    const k = CLASS[text.charCodeAt(i)]!;
     // A space or one symbol right before a word joins it.
     let prefix = 0; // 0 none, 1 space, 2 symbol
     let j = i;
-    if ((k === C_SPACE || k === C_SYMBOL) && i + 1 < n && isLetter(classOf(text.charCodeAt(i + 1)))) {
+    if ((k === C_SPACE || k === C_SYMBOL) && i + 1 < n && CLASS[text.charCodeAt(i + 1)]! <= C_UPPER) {
       prefix = text.charCodeAt(i) === 32 ? 1 : 2;
       j = i + 1;
     }
-    const kj = prefix ? classOf(text.charCodeAt(j)) : k;
-    if (isLetter(kj)) {
+    const kj = prefix ? CLASS[text.charCodeAt(j)]! : k;
+    if (kj <= C_UPPER) {
       let e = j;
-      while (e < n && classOf(text.charCodeAt(e)) === C_UPPER) e++;
+      while (e < n && CLASS[text.charCodeAt(e)]! === C_UPPER) e++;
       const ups = e - j;
-      while (e < n && classOf(text.charCodeAt(e)) === C_LOWER) e++;
+      while (e < n && CLASS[text.charCodeAt(e)]! === C_LOWER) e++;
       const len = e - i;
       const lows = e - j - ups;
-      if (lows === 0) tokens += price(prefix === 0 ? UPPER : prefix === 1 ? UPPER_SPACE : UPPER_SYMBOL, len);
-      else if (ups === 0) tokens += price(prefix === 0 ? LOWER : prefix === 1 ? LOWER_SPACE : LOWER_SYMBOL, len);
-      else if (ups === 1) tokens += price(prefix === 0 ? CAP : prefix === 1 ? CAP_SPACE : CAP_SYMBOL, len);
-      else tokens += price(prefix === 0 ? MIXED : prefix === 1 ? MIXED_SPACE : MIXED_SYMBOL, len);
+      const t = WORD_TABLES[(lows === 0 ? 6 : ups === 0 ? 0 : ups === 1 ? 3 : 9) + prefix]!;
+      // price(t, len), written out: this is the hottest line, and a cold process runs it unoptimized.
+      tokens += len <= 16 ? t.byLength[len]! : t.byLength[16]! + (len - 16) * t.slope;
       i = e;
       continue;
     }
     switch (k) {
       case C_DIGIT: {
         let e = i + 1;
-        while (e < n && e - i < 3 && classOf(text.charCodeAt(e)) === C_DIGIT) e++;
+        while (e < n && e - i < 3 && CLASS[text.charCodeAt(e)]! === C_DIGIT) e++;
         tokens += 1;
         i = e;
         continue;
@@ -137,18 +147,18 @@ export function estimateTokens(text: string): number {
         let e = i;
         let newline = false;
         for (; e < n; e++) {
-          const c = classOf(text.charCodeAt(e));
+          const c = CLASS[text.charCodeAt(e)]!;
           if (c === C_NEWLINE) newline = true;
           else if (c !== C_SPACE) break;
         }
         // The last space goes with what follows, unless that is a digit or the end.
-        const next = e < n ? classOf(text.charCodeAt(e)) : 0;
+        const next = e < n ? CLASS[text.charCodeAt(e)]! : 0;
         if (e < n && next !== C_DIGIT && text.charCodeAt(e - 1) === 32) {
           if (e - i === 1) {
             // A lone space before symbols: priced with the symbol run.
             if (next === C_SYMBOL) {
               let s = e;
-              while (s < n && classOf(text.charCodeAt(s)) === C_SYMBOL) s++;
+              while (s < n && CLASS[text.charCodeAt(s)]! === C_SYMBOL) s++;
               tokens += price(SPACE_SYMBOLS, s - i);
               i = s;
               continue;
@@ -164,14 +174,14 @@ export function estimateTokens(text: string): number {
       }
       case C_CJK: {
         let e = i;
-        while (e < n && classOf(text.charCodeAt(e)) === C_CJK) e++;
+        while (e < n && CLASS[text.charCodeAt(e)]! === C_CJK) e++;
         tokens += Math.max(1, (e - i) * CJK_PER_CHAR);
         i = e;
         continue;
       }
       case C_OTHER_LETTER: {
         let e = i;
-        while (e < n && classOf(text.charCodeAt(e)) === C_OTHER_LETTER) e++;
+        while (e < n && CLASS[text.charCodeAt(e)]! === C_OTHER_LETTER) e++;
         // Words of alphabetic scripts (Cyrillic, Greek, Arabic…) are often whole tokens; long unspaced runs (Thai) are not.
         const len = e - i;
         tokens += 0.4 + Math.min(len, 8) * OTHER_SCRIPT_PER_CHAR + Math.max(0, len - 8) * OTHER_SCRIPT_LONG_RUN_PER_CHAR;
@@ -187,7 +197,7 @@ export function estimateTokens(text: string): number {
         let run = 0;
         for (; e < n; e++) {
           const c = text.charCodeAt(e);
-          if (classOf(c) !== C_UNICODE_SYMBOL) break;
+          if (CLASS[c] !== C_UNICODE_SYMBOL) break;
           run += unicodeSymbolTokens(c);
         }
         tokens += Math.max(1, run);
@@ -196,9 +206,9 @@ export function estimateTokens(text: string): number {
       }
       default: {
         let e = i;
-        while (e < n && classOf(text.charCodeAt(e)) === C_SYMBOL) e++;
+        while (e < n && CLASS[text.charCodeAt(e)]! === C_SYMBOL) e++;
         // The last symbol before a word joins the word.
-        if (e < n && e - i > 1 && isLetter(classOf(text.charCodeAt(e)))) e--;
+        if (e < n && e - i > 1 && CLASS[text.charCodeAt(e)]! <= C_UPPER) e--;
         tokens += price(SYMBOLS, e - i);
         i = e;
       }
