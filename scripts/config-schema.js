@@ -1,20 +1,20 @@
 #!/usr/bin/env node
 /**
  * Writes schema/abridge.config.schema.json, the JSON Schema of abridge.config.json, from the zod schema in the
- * build (dist/manager/config.js; run `npm run build` first).
+ * build (the `abridge/config` entry, dist/config.js; run `npm run build` first).
  *
  *   node scripts/config-schema.js           (re)write schema/abridge.config.schema.json
  *   node scripts/config-schema.js --check   exit 1 if the committed file differs from what the build generates
  *
  * The same comparison runs in the tests (src/manager/config.test.ts), against the sources.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT_FILE = join(ROOT, 'schema', 'abridge.config.schema.json');
-const BUILT = join(ROOT, 'dist', 'manager', 'config.js');
+const BUILT = join(ROOT, 'dist', 'config.js');
 const shown = relative(process.cwd(), OUT_FILE) || OUT_FILE;
 
 const args = process.argv.slice(2);
@@ -31,7 +31,17 @@ if (!existsSync(BUILT)) {
 
 const { configJsonSchema } = await import(pathToFileURL(BUILT).href);
 // Written like every file abridge produces: a temp file, fsync, rename (a committed file, so readable by all: 0644).
-const { writeFileAtomic } = await import(pathToFileURL(join(ROOT, 'dist', 'atomic-write.js')).href);
+const writeFileAtomic = (file, data) => {
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fd = openSync(tmp, 'w', 0o644);
+  try {
+    writeSync(fd, data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+};
 const text = `${JSON.stringify(configJsonSchema(), null, 2)}\n`;
 
 if (check) {
