@@ -25,8 +25,8 @@ const LAYERS = {
 
 /** The ResultStore port (and its in-memory default) that compaction owns and store implements. */
 const PORT = '^src/compaction/(result-store|memory-result-store)\\.ts$';
-/** Files at the top of src/ that every layer but model may use: errors, atomic writes, the defaults. */
-const SHARED = '^src/(errors|atomic-write|defaults)\\.ts$';
+/** Files at the top of src/ that every layer but model may use: errors, atomic writes, the defaults, the package's own files. */
+const SHARED = '^src/(errors|atomic-write|defaults|package-file)\\.ts$';
 
 function closure(folder, seen = new Set()) {
   for (const dep of LAYERS[folder]) {

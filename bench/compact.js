@@ -48,7 +48,15 @@ const BIG = 'badlogic__pi-mono__before-compaction.jsonl';
 const MB = 1024 * 1024;
 
 function parseArgs(argv) {
-  const opts = { json: false, runs: 3, random: 10_000, seed: 1, rss: true, file: join(CORPUS, 'pi', BIG), child: undefined };
+  const opts = {
+    json: false,
+    runs: 3,
+    random: 10_000,
+    seed: 1,
+    rss: true,
+    file: join(CORPUS, 'pi', BIG),
+    child: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -63,8 +71,10 @@ function parseArgs(argv) {
     else if (a === '--seed') opts.seed = int(a, value(), -(2 ** 31));
     else if (a === '--no-rss') opts.rss = false;
     else if (a === '--file') opts.file = resolve(value());
-    else if (a === '--child') opts.child = value(); // internal: baseline | read | compact | compact-default
-    else if (a === '--target') opts.target = int(a, value(), 1); // internal: the child's target
+    else if (a === '--child')
+      opts.child = value(); // internal: baseline | read | compact | compact-default
+    else if (a === '--target')
+      opts.target = int(a, value(), 1); // internal: the child's target
     else if (a === '-h' || a === '--help') usage();
     else usage(`unknown argument: ${a}`);
   }
@@ -78,7 +88,8 @@ function int(name, v, min) {
 }
 
 function usage(error) {
-  const text = 'usage: node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--file transcript.jsonl]';
+  const text =
+    'usage: node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--file transcript.jsonl]';
   if (error) {
     console.error(`${error}\n${text}`);
     process.exit(2);
@@ -137,7 +148,10 @@ async function child(opts) {
         target = fixed + Math.round((snap.used - fixed) * 0.25);
       }
       const t0 = performance.now();
-      const r = await lib.compact(session, { target, ...(opts.child === 'compact' ? { strategies: ['summarize', 'truncate'] } : {}) });
+      const r = await lib.compact(session, {
+        target,
+        ...(opts.child === 'compact' ? { strategies: ['summarize', 'truncate'] } : {}),
+      });
       out.ms = performance.now() - t0;
       out.reached = r.reachedTarget;
       out.strategies = r.strategiesRun.map((x) => x.name);
@@ -152,8 +166,17 @@ async function child(opts) {
 const TIME_BIN = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
 function runChild(mode, file, target) {
-  const args = [fileURLToPath(import.meta.url), '--child', mode, '--file', file, ...(target === undefined ? [] : ['--target', String(target)])];
-  const r = TIME_BIN ? spawnSync(TIME_BIN, ['-v', process.execPath, ...args], { encoding: 'utf8' }) : spawnSync(process.execPath, args, { encoding: 'utf8' });
+  const args = [
+    fileURLToPath(import.meta.url),
+    '--child',
+    mode,
+    '--file',
+    file,
+    ...(target === undefined ? [] : ['--target', String(target)]),
+  ];
+  const r = TIME_BIN
+    ? spawnSync(TIME_BIN, ['-v', process.execPath, ...args], { encoding: 'utf8' })
+    : spawnSync(process.execPath, args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`child ${mode} failed (${r.status}): ${r.stderr.slice(-2000)}`);
   const res = JSON.parse(r.stdout);
   const kb = TIME_BIN ? /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr) : null;
@@ -170,7 +193,10 @@ function corpusFiles() {
   for (const folder of FOLDERS) {
     const dir = join(CORPUS, folder);
     if (!existsSync(dir)) continue;
-    for (const f of readdirSync(dir).filter((f) => !f.startsWith('.')).sort()) out.push({ folder, path: join(dir, f), name: `${folder}/${f}`, bytes: statSync(join(dir, f)).size });
+    for (const f of readdirSync(dir)
+      .filter((f) => !f.startsWith('.'))
+      .sort())
+      out.push({ folder, path: join(dir, f), name: `${folder}/${f}`, bytes: statSync(join(dir, f)).size });
   }
   return out;
 }
@@ -185,7 +211,6 @@ function addRetention(into, r) {
     into[k].retained += r[k].retained;
   }
 }
-
 
 /** Counted size of a view with the bench's own counter, and provider tokens per counted token of this session. */
 function measurer(lib, view0, visible) {
@@ -254,10 +279,23 @@ async function runReference(lib, file, chain, target, fixed, visible) {
   const budget = (target - fixed) / m.scale;
   const t0 = performance.now();
   const view =
-    chain.reference === 'tail' ? tailPolicy(view0, budget, m.size) : chain.reference === 'pi' ? await piPolicy(lib, m.counter, view0, m.size, m.scale) : await claudeLikePolicy(lib, m.counter, view0, m.size, m.scale);
+    chain.reference === 'tail'
+      ? tailPolicy(view0, budget, m.size)
+      : chain.reference === 'pi'
+        ? await piPolicy(lib, m.counter, view0, m.size, m.scale)
+        : await claudeLikePolicy(lib, m.counter, view0, m.size, m.scale);
   const ms = performance.now() - t0;
   const tokens = Math.round(fixed + m.scale * m.size(view));
-  return { ...outcome(view0, view, target, tokens), reached: tokens <= target, honest: true, violations: 0, violationKinds: [], archiveViolations: 0, strategies: [chain.reference], ms };
+  return {
+    ...outcome(view0, view, target, tokens),
+    reached: tokens <= target,
+    honest: true,
+    violations: 0,
+    violationKinds: [],
+    archiveViolations: 0,
+    strategies: [chain.reference],
+    ms,
+  };
 }
 
 async function benchCorpus(lib, opts, log) {
@@ -273,7 +311,9 @@ async function benchCorpus(lib, opts, log) {
     for (const chain of CHAINS) {
       for (const fraction of FRACTIONS) {
         const target = fixed + Math.round(visible * fraction);
-        row.runs[`${chain.id}@${fraction}`] = chain.reference ? await runReference(lib, file, chain, target, fixed, visible) : await runAbridge(lib, file, chain, target, fixed, visible, opts);
+        row.runs[`${chain.id}@${fraction}`] = chain.reference
+          ? await runReference(lib, file, chain, target, fixed, visible)
+          : await runAbridge(lib, file, chain, target, fixed, visible, opts);
       }
     }
     perFile.push(row);
@@ -289,7 +329,10 @@ async function benchCorpus(lib, opts, log) {
         chain: chain.id,
         files: recs.length,
         medianMs: median(recs.map((r) => r.ms)),
-        p90Ms: quantile(recs.map((r) => r.ms), 0.9),
+        p90Ms: quantile(
+          recs.map((r) => r.ms),
+          0.9,
+        ),
         maxMs: Math.max(...recs.map((r) => r.ms)),
         violations: recs.reduce((n, r) => n + r.violations, 0),
         filesWithViolations: recs.filter((r) => r.violations > 0).length,
@@ -300,9 +343,14 @@ async function benchCorpus(lib, opts, log) {
         avoidable: recs.filter((r) => r.avoidable).length,
         dishonest: recs.filter((r) => !r.honest).length,
         latestVerbatimPct: pct(recs.filter((r) => r.latestVerbatim).length, recs.length),
-        tailPct: pct(recs.reduce((n, r) => n + r.tail.retained, 0), recs.reduce((n, r) => n + r.tail.total, 0)),
+        tailPct: pct(
+          recs.reduce((n, r) => n + r.tail.retained, 0),
+          recs.reduce((n, r) => n + r.tail.total, 0),
+        ),
         reachedPct: pct(recs.filter((r) => r.reached).length, recs.length),
-        retention: Object.fromEntries(Object.entries(retention).map(([k, v]) => [k, { ...v, pct: pct(v.retained, v.total) }])),
+        retention: Object.fromEntries(
+          Object.entries(retention).map(([k, v]) => [k, { ...v, pct: pct(v.retained, v.total) }]),
+        ),
       });
     }
   }
@@ -320,7 +368,10 @@ async function loadGenerator() {
     return undefined;
   }
   const src = join(ROOT, 'test', 'support', 'random-session.ts');
-  const out = ts.transpileModule(readFileSync(src, 'utf8'), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true }, fileName: src });
+  const out = ts.transpileModule(readFileSync(src, 'utf8'), {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+    fileName: src,
+  });
   // Inside node_modules so that its `fast-check` import resolves to the project's.
   const dir = join(ROOT, 'node_modules', '.cache', 'abridge-bench');
   mkdirSync(dir, { recursive: true });
@@ -335,7 +386,17 @@ async function benchRandom(lib, opts, log) {
   const loaded = await loadGenerator();
   if (!loaded) return { skipped: 'typescript or fast-check not installed (devDependencies)' };
   const { gen, fc } = loaded;
-  const out = { cases: 0, casesWithViolations: 0, violations: 0, casesWithProblems: 0, compactions: 0, reached: 0, problemKinds: {}, examples: [], ms: 0 };
+  const out = {
+    cases: 0,
+    casesWithViolations: 0,
+    violations: 0,
+    casesWithProblems: 0,
+    compactions: 0,
+    reached: 0,
+    problemKinds: {},
+    examples: [],
+    ms: 0,
+  };
   const t0 = performance.now();
   const batch = 500;
   for (let done = 0; done < opts.random; done += batch) {
@@ -351,10 +412,18 @@ async function benchRandom(lib, opts, log) {
       if (o.problems.length > 0) {
         out.casesWithProblems++;
         for (const p of o.problems) {
-          const kind = p.replace(/^compaction \d+: /, '').replace(/\d+/g, 'N').replace(/\s*[{[(][\s\S]*$/, '').slice(0, 80);
+          const kind = p
+            .replace(/^compaction \d+: /, '')
+            .replace(/\d+/g, 'N')
+            .replace(/\s*[{[(][\s\S]*$/, '')
+            .slice(0, 80);
           out.problemKinds[kind] = (out.problemKinds[kind] ?? 0) + 1;
         }
-        if (out.examples.length < 3) out.examples.push({ problems: o.problems.slice(0, 3).map((p) => p.slice(0, 400)), case: JSON.stringify(c).slice(0, 2000) });
+        if (out.examples.length < 3)
+          out.examples.push({
+            problems: o.problems.slice(0, 3).map((p) => p.slice(0, 400)),
+            case: JSON.stringify(c).slice(0, 2000),
+          });
       }
     }
     log(`  random: ${done + n}/${opts.random} (${out.casesWithProblems} with problems)`);
@@ -370,41 +439,100 @@ function printReport(report) {
   const { corpus, big, random } = report;
   if (corpus.skipped) lines.push(`corpus: skipped (${corpus.skipped})`);
   else {
-    const head = ['policy', 'files', 'med ms', 'violations', 'archive', 'reached', 'over', 'paths', 'cmds', 'instr', 'errors', 'numbers', 'instr(whole)', 'latest', 'tail'];
+    const head = [
+      'policy',
+      'files',
+      'med ms',
+      'violations',
+      'archive',
+      'reached',
+      'over',
+      'paths',
+      'cmds',
+      'instr',
+      'errors',
+      'numbers',
+      'instr(whole)',
+      'latest',
+      'tail',
+    ];
     const widths = [38, 5, 7, 10, 7, 8, 6, 7, 7, 7, 7, 8, 12, 7, 7];
-    const fmtRow = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
+    const fmtRow = (cells) =>
+      cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' ');
     for (const fraction of FRACTIONS) {
-      lines.push('', `Budget ${fraction * 100}%: target = fixed prefix + ${fraction * 100}% of the visible tokens`, fmtRow(head));
+      lines.push(
+        '',
+        `Budget ${fraction * 100}%: target = fixed prefix + ${fraction * 100}% of the visible tokens`,
+        fmtRow(head),
+      );
       for (const b of corpus.budgets.filter((x) => x.fraction === fraction)) {
         const chain = CHAINS.find((c) => c.id === b.chain).label;
         const r = b.retention;
         lines.push(
-          fmtRow([chain, b.files, fmtMs(b.medianMs), `${b.violations} (${b.filesWithViolations}f)`, b.archiveViolations, fmtPct(b.reachedPct), CHAINS.find((c) => c.id === b.chain).reference ? b.over : `${b.over}/${b.avoidable}`, fmtPct(r.paths.pct), fmtPct(r.commands.pct), fmtPct(r.instructions.pct), fmtPct(r.errors.pct), fmtPct(r.numbers.pct), fmtPct(r.instructionsWhole.pct), fmtPct(b.latestVerbatimPct), fmtPct(b.tailPct)]),
+          fmtRow([
+            chain,
+            b.files,
+            fmtMs(b.medianMs),
+            `${b.violations} (${b.filesWithViolations}f)`,
+            b.archiveViolations,
+            fmtPct(b.reachedPct),
+            CHAINS.find((c) => c.id === b.chain).reference ? b.over : `${b.over}/${b.avoidable}`,
+            fmtPct(r.paths.pct),
+            fmtPct(r.commands.pct),
+            fmtPct(r.instructions.pct),
+            fmtPct(r.errors.pct),
+            fmtPct(r.numbers.pct),
+            fmtPct(r.instructionsWhole.pct),
+            fmtPct(b.latestVerbatimPct),
+            fmtPct(b.tailPct),
+          ]),
         );
       }
     }
     const ext25 = corpus.budgets.find((b) => b.fraction === 0.25 && b.chain === 'extractive').retention;
-    lines.push('', `Archived items (extractive, 25%): ${KINDS.map((k) => `${k} ${ext25[k].retained}/${ext25[k].total}`).join(', ')}`);
+    lines.push(
+      '',
+      `Archived items (extractive, 25%): ${KINDS.map((k) => `${k} ${ext25[k].retained}/${ext25[k].total}`).join(', ')}`,
+    );
   }
   if (big) {
     lines.push('', `${BIG} (${fmtMb(big.bytes)}):`);
-    for (const [k, v] of Object.entries(big.times ?? {})) lines.push(`  compact ${k}: ${fmtMs(v.ms)} ms (median of ${report.options.runs}), ${v.reached ? 'reached' : 'missed'} target ${v.target} (after ${v.after})`);
+    for (const [k, v] of Object.entries(big.times ?? {}))
+      lines.push(
+        `  compact ${k}: ${fmtMs(v.ms)} ms (median of ${report.options.runs}), ${v.reached ? 'reached' : 'missed'} target ${v.target} (after ${v.after})`,
+      );
     if (big.rss) {
       const { baseline, read } = big.rss;
-      lines.push(`  peak RSS (${read.rssSource}): node+abridge only ${fmtMb(baseline.peakRssBytes)}, read only ${fmtMb(read.peakRssBytes)} (+${fmtMb(read.peakRssBytes - baseline.peakRssBytes)})`);
-      for (const [label, c] of [['extractive', big.rss.compact], ['default', big.rss.compactDefault]]) {
+      lines.push(
+        `  peak RSS (${read.rssSource}): node+abridge only ${fmtMb(baseline.peakRssBytes)}, read only ${fmtMb(read.peakRssBytes)} (+${fmtMb(read.peakRssBytes - baseline.peakRssBytes)})`,
+      );
+      for (const [label, c] of [
+        ['extractive', big.rss.compact],
+        ['default', big.rss.compactDefault],
+      ]) {
         lines.push(
           `  read+compact (${label}, 25%): ${fmtMb(c.peakRssBytes)}; over read only +${fmtMb(c.peakRssBytes - read.peakRssBytes)}, over node+abridge +${fmtMb(c.peakRssBytes - baseline.peakRssBytes)} (${((c.peakRssBytes - baseline.peakRssBytes) / big.bytes).toFixed(1)}× the file); compact() ${fmtMs(c.ms)} ms cold, ran [${c.strategies.join(', ')}], ${c.beforeTokens} → ${c.afterTokens} tokens`,
         );
       }
     }
-    const slow = [...(report.corpus.files ?? [])].sort((a, b) => b.runs['extractive@0.25'].ms - a.runs['extractive@0.25'].ms).slice(0, 3);
-    if (slow.length) lines.push(`  slowest extractive @25%: ${slow.map((f) => `${f.file} (${fmtMb(f.bytes)}) ${fmtMs(f.runs['extractive@0.25'].ms)} ms [${f.runs['extractive@0.25'].strategies.join(', ') || 'nothing ran'}]`).join('; ')}`); else if (big.rssSkipped) lines.push(`  peak RSS: skipped (${big.rssSkipped})`);
+    const slow = [...(report.corpus.files ?? [])]
+      .sort((a, b) => b.runs['extractive@0.25'].ms - a.runs['extractive@0.25'].ms)
+      .slice(0, 3);
+    if (slow.length)
+      lines.push(
+        `  slowest extractive @25%: ${slow.map((f) => `${f.file} (${fmtMb(f.bytes)}) ${fmtMs(f.runs['extractive@0.25'].ms)} ms [${f.runs['extractive@0.25'].strategies.join(', ') || 'nothing ran'}]`).join('; ')}`,
+      );
+    else if (big.rssSkipped) lines.push(`  peak RSS: skipped (${big.rssSkipped})`);
   }
   if (random.skipped) lines.push('', `random sessions: skipped (${random.skipped})`);
   else {
-    lines.push('', `Random sessions: ${random.cases.toLocaleString('en-US')} (${random.compactions.toLocaleString('en-US')} compactions, ${fmtPct(pct(random.reached, random.compactions))} reached their target) in ${(random.ms / 1000).toFixed(1)} s`);
-    lines.push(`  cases with invariant violations: ${random.casesWithViolations} / ${random.cases} (${random.violations} violations); cases with any problem: ${random.casesWithProblems}`);
+    lines.push(
+      '',
+      `Random sessions: ${random.cases.toLocaleString('en-US')} (${random.compactions.toLocaleString('en-US')} compactions, ${fmtPct(pct(random.reached, random.compactions))} reached their target) in ${(random.ms / 1000).toFixed(1)} s`,
+    );
+    lines.push(
+      `  cases with invariant violations: ${random.casesWithViolations} / ${random.cases} (${random.violations} violations); cases with any problem: ${random.casesWithProblems}`,
+    );
     for (const [k, n] of Object.entries(random.problemKinds)) lines.push(`    ${n}× ${k}`);
   }
   lines.push('', 'Targets:');
@@ -423,32 +551,81 @@ function targets(report) {
     const d25 = corpus.budgets.find((b) => b.fraction === 0.25 && b.chain === 'default');
     const d10 = corpus.budgets.find((b) => b.fraction === 0.1 && b.chain === 'default');
     const e = d25.retention;
-    const dishonest = corpus.budgets.filter((b) => !CHAINS.find((c) => c.id === b.chain).reference).reduce((n, b) => n + b.dishonest, 0);
-    out.push({ what: 'abridge: reachedTarget only when the final view fits (all budgets)', value: dishonest, ok: dishonest === 0 });
-    out.push({ what: 'default @25%: over budget = 0 (over / over although the protected content fits)', value: `${d25.over} / ${d25.avoidable}`, ok: d25.over === 0 });
+    const dishonest = corpus.budgets
+      .filter((b) => !CHAINS.find((c) => c.id === b.chain).reference)
+      .reduce((n, b) => n + b.dishonest, 0);
+    out.push({
+      what: 'abridge: reachedTarget only when the final view fits (all budgets)',
+      value: dishonest,
+      ok: dishonest === 0,
+    });
+    out.push({
+      what: 'default @25%: over budget = 0 (over / over although the protected content fits)',
+      value: `${d25.over} / ${d25.avoidable}`,
+      ok: d25.over === 0,
+    });
     out.push({ what: 'default @25%: paths ≥ 97%', value: fmtPct(e.paths.pct), ok: e.paths.pct >= 97 });
     out.push({ what: 'default @25%: commands ≥ 95%', value: fmtPct(e.commands.pct), ok: e.commands.pct >= 95 });
-    out.push({ what: 'default @25%: user instructions ≥ 99%', value: fmtPct(e.instructions.pct), ok: e.instructions.pct >= 99 });
+    out.push({
+      what: 'default @25%: user instructions ≥ 99%',
+      value: fmtPct(e.instructions.pct),
+      ok: e.instructions.pct >= 99,
+    });
     out.push({ what: 'default @25%: error lines ≥ 80%', value: fmtPct(e.errors.pct), ok: e.errors.pct >= 80 });
-    out.push({ what: 'default @25%: latest instruction verbatim 100%', value: fmtPct(d25.latestVerbatimPct), ok: d25.latestVerbatimPct === 100 });
+    out.push({
+      what: 'default @25%: latest instruction verbatim 100%',
+      value: fmtPct(d25.latestVerbatimPct),
+      ok: d25.latestVerbatimPct === 100,
+    });
     out.push({ what: 'default @25%: recent tail ≥ 95%', value: fmtPct(d25.tailPct), ok: d25.tailPct >= 95 });
-    out.push({ what: 'default @10%: latest instruction verbatim 100%', value: fmtPct(d10.latestVerbatimPct), ok: d10.latestVerbatimPct === 100 });
+    out.push({
+      what: 'default @10%: latest instruction verbatim 100%',
+      value: fmtPct(d10.latestVerbatimPct),
+      ok: d10.latestVerbatimPct === 100,
+    });
     out.push({ what: 'default @10%: recent tail ≥ 85%', value: fmtPct(d10.tailPct), ok: d10.tailPct >= 85 });
-    out.push({ what: 'default @10%: over budget only where the protected content alone exceeds it', value: `${d10.over} over, ${d10.avoidable} of them avoidable`, ok: d10.avoidable === 0 });
+    out.push({
+      what: 'default @10%: over budget only where the protected content alone exceeds it',
+      value: `${d10.over} over, ${d10.avoidable} of them avoidable`,
+      ok: d10.avoidable === 0,
+    });
   }
-  if (!random.skipped) out.push({ what: `random sessions with violations = 0 (of ${random.cases})`, value: random.casesWithViolations, ok: random.casesWithViolations === 0 });
+  if (!random.skipped)
+    out.push({
+      what: `random sessions with violations = 0 (of ${random.cases})`,
+      value: random.casesWithViolations,
+      ok: random.casesWithViolations === 0,
+    });
   const e25 = big?.times?.['extractive@25%'];
   if (e25) {
     // A compaction in which no strategy could act times nothing worth a target: say so instead of passing it.
     const acted = e25.strategies.length > 0;
-    out.push({ what: `${BIG}: extractive compaction < 200 ms`, value: `${fmtMs(e25.ms)} ms${acted ? '' : ' (no strategy could act on it: nothing was compacted)'}`, ok: acted ? e25.ms < 200 : undefined });
+    out.push({
+      what: `${BIG}: extractive compaction < 200 ms`,
+      value: `${fmtMs(e25.ms)} ms${acted ? '' : ' (no strategy could act on it: nothing was compacted)'}`,
+      ok: acted ? e25.ms < 200 : undefined,
+    });
   }
-  const ran = (report.corpus.files ?? []).filter((f) => f.runs['extractive@0.25'].strategies.includes('summarize')).sort((a, b) => b.bytes - a.bytes)[0];
-  if (ran) out.push({ what: 'largest transcript the extractive summarizer compacted (25%) < 200 ms', value: `${ran.file} (${fmtMb(ran.bytes)}): ${fmtMs(ran.runs['extractive@0.25'].ms)} ms`, ok: ran.runs['extractive@0.25'].ms < 200 });
+  const ran = (report.corpus.files ?? [])
+    .filter((f) => f.runs['extractive@0.25'].strategies.includes('summarize'))
+    .sort((a, b) => b.bytes - a.bytes)[0];
+  if (ran)
+    out.push({
+      what: 'largest transcript the extractive summarizer compacted (25%) < 200 ms',
+      value: `${ran.file} (${fmtMb(ran.bytes)}): ${fmtMs(ran.runs['extractive@0.25'].ms)} ms`,
+      ok: ran.runs['extractive@0.25'].ms < 200,
+    });
   if (big?.rss) {
-    for (const [label, c] of [['extractive', big.rss.compact], ['default', big.rss.compactDefault]]) {
+    for (const [label, c] of [
+      ['extractive', big.rss.compact],
+      ['default', big.rss.compactDefault],
+    ]) {
       const inc = c.peakRssBytes - big.rss.baseline.peakRssBytes;
-      out.push({ what: `${BIG}: peak RSS (${label}) < 10× file (${fmtMb(10 * big.bytes)}) over node+abridge`, value: `${fmtMb(c.peakRssBytes)} total, +${fmtMb(inc)} over node+abridge, +${fmtMb(c.peakRssBytes - big.rss.read.peakRssBytes)} over read only`, ok: inc < 10 * big.bytes });
+      out.push({
+        what: `${BIG}: peak RSS (${label}) < 10× file (${fmtMb(10 * big.bytes)}) over node+abridge`,
+        value: `${fmtMb(c.peakRssBytes)} total, +${fmtMb(inc)} over node+abridge, +${fmtMb(c.peakRssBytes - big.rss.read.peakRssBytes)} over read only`,
+        ok: inc < 10 * big.bytes,
+      });
     }
   }
   return out;
@@ -463,7 +640,12 @@ async function main() {
   }
   const lib = await loadLib();
   const log = opts.json ? () => {} : (s) => process.stderr.write(`${s}\n`);
-  const report = { options: { runs: opts.runs, random: opts.random, seed: opts.seed }, corpus: {}, big: undefined, random: {} };
+  const report = {
+    options: { runs: opts.runs, random: opts.random, seed: opts.seed },
+    corpus: {},
+    big: undefined,
+    random: {},
+  };
   const started = performance.now();
 
   if (!existsSync(CORPUS)) report.corpus = { skipped: `${CORPUS} not found (set ABRIDGE_CORPUS)` };
@@ -475,7 +657,13 @@ async function main() {
       report.big = { file: bigRow.file, bytes: bigRow.bytes, times: {} };
       for (const [k, v] of Object.entries(bigRow.runs)) {
         const [chain, fraction] = k.split('@');
-        report.big.times[`${chain}@${Number(fraction) * 100}%`] = { ms: v.ms, reached: v.reached, target: v.target, after: v.after, strategies: v.strategies };
+        report.big.times[`${chain}@${Number(fraction) * 100}%`] = {
+          ms: v.ms,
+          reached: v.reached,
+          target: v.target,
+          after: v.after,
+          strategies: v.strategies,
+        };
       }
     }
   }
@@ -485,7 +673,12 @@ async function main() {
       log('peak RSS (child processes)…');
       // The target (25%) from the corpus run when there was one, so that the child does not also take a snapshot.
       const target = report.big.times?.['extractive@25%']?.target;
-      report.big.rss = { baseline: runChild('baseline', opts.file), read: runChild('read', opts.file), compact: runChild('compact', opts.file, target), compactDefault: runChild('compact-default', opts.file, target) };
+      report.big.rss = {
+        baseline: runChild('baseline', opts.file),
+        read: runChild('read', opts.file),
+        compact: runChild('compact', opts.file, target),
+        compactDefault: runChild('compact-default', opts.file, target),
+      };
     } else report.big.rssSkipped = '--no-rss';
   }
   if (opts.random > 0) {

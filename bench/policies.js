@@ -23,7 +23,13 @@ const READ_TOOL = /^(read|read_file|view|cat|open|str_replace_based_edit_tool|Re
 const PATH_KEYS = ['file_path', 'path', 'filePath', 'file', 'notebook_path'];
 
 function summaryItem(text) {
-  return { message: { role: 'user', synthetic: true, parts: [{ type: 'compaction', marker: { number: 0, summary: text, source: 'reference' } }] } };
+  return {
+    message: {
+      role: 'user',
+      synthetic: true,
+      parts: [{ type: 'compaction', marker: { number: 0, summary: text, source: 'reference' } }],
+    },
+  };
 }
 
 /** View positions where a turn may begin (not a tool result). */
@@ -63,12 +69,22 @@ export async function piPolicy(lib, counter, view, size, scale) {
   }
   while (cut < view.length && view[cut].message.role === 'tool') cut++;
   if (cut === 0) return view.slice();
-  const text = await summarize(lib, counter, view.slice(0, cut).map((v) => v.message), Math.round(PI_SUMMARY_CAP / scale));
+  const text = await summarize(
+    lib,
+    counter,
+    view.slice(0, cut).map((v) => v.message),
+    Math.round(PI_SUMMARY_CAP / scale),
+  );
   return [...(text ? [summaryItem(text)] : []), ...view.slice(cut)];
 }
 
 export async function claudeLikePolicy(lib, counter, view, size, scale) {
-  const text = await summarize(lib, counter, view.map((v) => v.message), Math.round(CC_SUMMARY_CAP / scale));
+  const text = await summarize(
+    lib,
+    counter,
+    view.map((v) => v.message),
+    Math.round(CC_SUMMARY_CAP / scale),
+  );
   const out = text ? [summaryItem(text)] : [];
   // The most recently read files, newest first, each at most CC_FILE_CAP tokens.
   const results = new Map();
@@ -77,15 +93,28 @@ export async function claudeLikePolicy(lib, counter, view, size, scale) {
   const files = [];
   for (let i = view.length - 1; i >= 0 && files.length < CC_FILES; i--) {
     for (const p of view[i].message.parts) {
-      if (p.type !== 'tool-call' || !READ_TOOL.test(p.name) || !p.arguments || typeof p.arguments !== 'object') continue;
+      if (p.type !== 'tool-call' || !READ_TOOL.test(p.name) || !p.arguments || typeof p.arguments !== 'object')
+        continue;
       const path = PATH_KEYS.map((k) => p.arguments[k]).find((x) => typeof x === 'string');
       const r = results.get(p.id);
       if (!path || seen.has(path) || !r || r.isError) continue;
       seen.add(path);
       let body = r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
       const cap = Math.round(CC_FILE_CAP / scale);
-      if (counter.text(body) > cap) body = `${body.slice(0, Math.floor((body.length * cap) / counter.text(body)))}\n[… truncated]`;
-      files.push({ message: { role: 'user', synthetic: true, parts: [{ type: 'text', text: `Called the Read tool with the following input: {"file_path":"${path}"}\nResult of calling the Read tool:\n${body}` }] } });
+      if (counter.text(body) > cap)
+        body = `${body.slice(0, Math.floor((body.length * cap) / counter.text(body)))}\n[… truncated]`;
+      files.push({
+        message: {
+          role: 'user',
+          synthetic: true,
+          parts: [
+            {
+              type: 'text',
+              text: `Called the Read tool with the following input: {"file_path":"${path}"}\nResult of calling the Read tool:\n${body}`,
+            },
+          ],
+        },
+      });
       if (files.length >= CC_FILES) break;
     }
   }

@@ -60,8 +60,7 @@ function parseArgs(argv) {
     else if (a === '--rss-via') {
       opts.rssVia = value();
       if (opts.rssVia !== 'time' && opts.rssVia !== 'proc') usage('--rss-via takes time or proc');
-    }
-    else if (a === '-h' || a === '--help') usage();
+    } else if (a === '-h' || a === '--help') usage();
     else usage(`unknown argument: ${a}`);
   }
   return opts;
@@ -75,7 +74,9 @@ function positive(name, v) {
 
 function usage(error) {
   if (error) console.error(`bench/read.js: ${error}`);
-  console.error('usage: node bench/read.js [--json] [--file transcript.jsonl] [--size-mb 100] [--runs 7] [--rss-runs 3] [--no-cli] [--rss-via time|proc]');
+  console.error(
+    'usage: node bench/read.js [--json] [--file transcript.jsonl] [--size-mb 100] [--runs 7] [--rss-runs 3] [--no-cli] [--rss-via time|proc]',
+  );
   process.exit(error ? 2 : 0);
 }
 
@@ -99,7 +100,14 @@ const fmt = {
 
 /** One row of the results: samples in `unit`, optionally with an upper-bound target. */
 function measure(id, label, unit, samples, target) {
-  const m = { id, label, unit, samples: samples.map((s) => Math.round(s * 100) / 100), median: median(samples), min: min(samples) };
+  const m = {
+    id,
+    label,
+    unit,
+    samples: samples.map((s) => Math.round(s * 100) / 100),
+    median: median(samples),
+    min: min(samples),
+  };
   if (unit === 'MB/s') m.max = max(samples);
   if (target !== undefined) {
     m.target = target;
@@ -111,7 +119,14 @@ function measure(id, label, unit, samples, target) {
 /** A ratio of two measured rows (median over median, min over min), with an upper bound it should stay within. */
 function ratio(id, label, num, den, target) {
   const median = num.median / den.median;
-  return { id, label, unit: '×', median, min: num.min / den.min, ...(target === undefined ? {} : { target, ok: median <= target }) };
+  return {
+    id,
+    label,
+    unit: '×',
+    median,
+    min: num.min / den.min,
+    ...(target === undefined ? {} : { target, ok: median <= target }),
+  };
 }
 
 function skipped(id, label, reason) {
@@ -127,13 +142,18 @@ function table(rows) {
           fmt[unitKey(r.unit)](r.median),
           // For a throughput the best run is the highest, which is what "min" means for the times above it.
           r.unit === 'MB/s' ? `${fmt.mbps(r.max)} (best)` : fmt[unitKey(r.unit)](r.min),
-          r.target === undefined ? '—' : r.unit === '×' ? `≤ ${r.target}×` : `< ${r.target.toLocaleString('en-US')} ${r.unit}`,
+          r.target === undefined
+            ? '—'
+            : r.unit === '×'
+              ? `≤ ${r.target}×`
+              : `< ${r.target.toLocaleString('en-US')} ${r.unit}`,
           r.target === undefined ? '' : r.ok ? 'yes' : 'NO',
         ],
   );
   const head = ['measure', 'median', 'min', 'target', 'ok'];
   const widths = head.map((h, c) => Math.max(h.length, ...cells.map((r) => r[c].length)));
-  const line = (r) => `| ${r.map((v, c) => (c === 0 ? v.padEnd(widths[c]) : c === 4 ? v.padEnd(widths[c]) : v.padStart(widths[c]))).join(' | ')} |`;
+  const line = (r) =>
+    `| ${r.map((v, c) => (c === 0 ? v.padEnd(widths[c]) : c === 4 ? v.padEnd(widths[c]) : v.padStart(widths[c]))).join(' | ')} |`;
   const rule = widths.map((w, c) => (c === 0 || c === 4 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`));
   return [line(head), `|${rule.join('|')}|`, ...cells.map(line)].join('\n');
 }
@@ -186,7 +206,13 @@ async function runNode(args, { rss = false, timeMs = 0, rssVia, cwd } = {}) {
   clearTimeout(killer);
 
   const stderr = Buffer.concat(err).toString('utf8');
-  const result = { code: code ?? (signal ? 128 : 1), signal, wallMs, stdout: Buffer.concat(out).toString('utf8'), stderr };
+  const result = {
+    code: code ?? (signal ? 128 : 1),
+    signal,
+    wallMs,
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr,
+  };
   if (useTime) {
     const kb = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
     result.peakRssBytes = kb ? Number(kb[1]) * 1024 : undefined;
@@ -242,14 +268,48 @@ async function generatePiSession(path, targetBytes) {
     return s;
   };
 
-  const WORDS = ('the a to of and in is for that it with on this as be we are by not or from at if but can should ' +
+  const WORDS = (
+    'the a to of and in is for that it with on this as be we are by not or from at if but can should ' +
     'function module request response cache token session context budget compaction summary archive transcript ' +
     'message parser stream buffer file line test assert error retry timeout config option schema index entry ' +
     'handler router service repository query migration invoice payment customer export import build lint type ' +
     'value result promise async await return throw default interface class method field string number boolean ' +
-    'array map set iterator generator offset limit range window prompt output input model provider usage cost').split(' ');
-  const IDENT = ['session', 'entry', 'parser', 'budget', 'reader', 'writer', 'summary', 'tokens', 'usage', 'message', 'offset', 'buffer', 'record', 'result', 'options', 'context', 'window', 'archive'];
-  const FN = ['readEntries', 'parseLine', 'countTokens', 'applyBudget', 'compact', 'writeSession', 'detectFormat', 'flush', 'resolveParent', 'estimate', 'loadConfig', 'render'];
+    'array map set iterator generator offset limit range window prompt output input model provider usage cost'
+  ).split(' ');
+  const IDENT = [
+    'session',
+    'entry',
+    'parser',
+    'budget',
+    'reader',
+    'writer',
+    'summary',
+    'tokens',
+    'usage',
+    'message',
+    'offset',
+    'buffer',
+    'record',
+    'result',
+    'options',
+    'context',
+    'window',
+    'archive',
+  ];
+  const FN = [
+    'readEntries',
+    'parseLine',
+    'countTokens',
+    'applyBudget',
+    'compact',
+    'writeSession',
+    'detectFormat',
+    'flush',
+    'resolveParent',
+    'estimate',
+    'loadConfig',
+    'render',
+  ];
   const sentence = () => {
     const n = int(6, 22);
     const w = [];
@@ -261,14 +321,22 @@ async function generatePiSession(path, targetBytes) {
   const codeLine = () => {
     const indent = '  '.repeat(int(0, 4));
     switch (int(0, 7)) {
-      case 0: return `${indent}const ${pick(IDENT)}${int(1, 99)} = await ${pick(FN)}(${pick(IDENT)}, { limit: ${int(1, 5000)} });`;
-      case 1: return `${indent}if (${pick(IDENT)}.length > ${int(0, 512)}) return ${pick(IDENT)};`;
-      case 2: return `${indent}// ${sentence()}`;
-      case 3: return `${indent}for (const ${pick(IDENT)} of ${pick(IDENT)}s) ${pick(FN)}(${pick(IDENT)});`;
-      case 4: return `${indent}export function ${pick(FN)}${int(1, 9)}(${pick(IDENT)}: ${pick(['string', 'number', 'Entry[]', 'Session'])}): void {`;
-      case 5: return `${indent}}`;
-      case 6: return `${indent}throw new Error(\`${pick(FN)} failed at line \${${pick(IDENT)}.line}: ${pick(WORDS)} ${pick(WORDS)}\`);`;
-      default: return '';
+      case 0:
+        return `${indent}const ${pick(IDENT)}${int(1, 99)} = await ${pick(FN)}(${pick(IDENT)}, { limit: ${int(1, 5000)} });`;
+      case 1:
+        return `${indent}if (${pick(IDENT)}.length > ${int(0, 512)}) return ${pick(IDENT)};`;
+      case 2:
+        return `${indent}// ${sentence()}`;
+      case 3:
+        return `${indent}for (const ${pick(IDENT)} of ${pick(IDENT)}s) ${pick(FN)}(${pick(IDENT)});`;
+      case 4:
+        return `${indent}export function ${pick(FN)}${int(1, 9)}(${pick(IDENT)}: ${pick(['string', 'number', 'Entry[]', 'Session'])}): void {`;
+      case 5:
+        return `${indent}}`;
+      case 6:
+        return `${indent}throw new Error(\`${pick(FN)} failed at line \${${pick(IDENT)}.line}: ${pick(WORDS)} ${pick(WORDS)}\`);`;
+      default:
+        return '';
     }
   };
   // Pools keep generation fast; every message still differs (offsets, numbers, ids).
@@ -291,15 +359,34 @@ async function generatePiSession(path, targetBytes) {
         return {
           name: 'bash',
           args: { command: `npm test -- ${file().replace('src/', 'test/')}` },
-          text: slice(CODE, lines)
-            .map((l, i) => (i % 7 === 0 ? ` FAIL  test/${pick(IDENT)}.test.ts > ${sentence()}` : `    at ${pick(FN)} (${file()}:${int(1, 900)}:${int(1, 80)})${l ? ` ${l.trim()}` : ''}`))
-            .join('\n') + `\n\nCommand exited with code ${int(1, 2)}`,
+          text:
+            slice(CODE, lines)
+              .map((l, i) =>
+                i % 7 === 0
+                  ? ` FAIL  test/${pick(IDENT)}.test.ts > ${sentence()}`
+                  : `    at ${pick(FN)} (${file()}:${int(1, 900)}:${int(1, 80)})${l ? ` ${l.trim()}` : ''}`,
+              )
+              .join('\n') + `\n\nCommand exited with code ${int(1, 2)}`,
           isError: true,
         };
       case 2:
-        return { name: 'bash', args: { command: `grep -rn "${pick(FN)}" src` }, text: slice(CODE, lines).map((l) => `${file()}:${int(1, 900)}:${l}`).join('\n') };
+        return {
+          name: 'bash',
+          args: { command: `grep -rn "${pick(FN)}" src` },
+          text: slice(CODE, lines)
+            .map((l) => `${file()}:${int(1, 900)}:${l}`)
+            .join('\n'),
+        };
       default:
-        return { name: 'edit', args: { path: file(), oldText: slice(CODE, int(1, 12)).join('\n'), newText: slice(CODE, int(1, 14)).join('\n') }, text: `Successfully replaced text in ${file()}.` };
+        return {
+          name: 'edit',
+          args: {
+            path: file(),
+            oldText: slice(CODE, int(1, 12)).join('\n'),
+            newText: slice(CODE, int(1, 14)).join('\n'),
+          },
+          text: `Successfully replaced text in ${file()}.`,
+        };
     }
   };
 
@@ -322,7 +409,13 @@ async function generatePiSession(path, targetBytes) {
     parentId = id;
   };
 
-  await write({ type: 'session', version: 3, id: 'bench-large-session', timestamp: iso(), cwd: '/home/dev/src/bench-project' });
+  await write({
+    type: 'session',
+    version: 3,
+    id: 'bench-large-session',
+    timestamp: iso(),
+    cwd: '/home/dev/src/bench-project',
+  });
   await entry('model_change', { provider: 'anthropic', modelId: 'claude-sonnet-4-5' });
   await entry('thinking_level_change', { thinkingLevel: 'medium' });
   while (bytes < targetBytes) {
@@ -331,7 +424,10 @@ async function generatePiSession(path, targetBytes) {
     await entry('message', { message: { role: 'user', content: [{ type: 'text', text: prompt }], timestamp: clock } });
     context += prompt.length >> 2;
     for (let turn = int(2, 12); turn > 0; turn--) {
-      const calls = Array.from({ length: rand() < 0.2 ? int(2, 4) : 1 }, () => ({ id: `toolu_01${hex(22)}`, ...toolResult() }));
+      const calls = Array.from({ length: rand() < 0.2 ? int(2, 4) : 1 }, () => ({
+        id: `toolu_01${hex(22)}`,
+        ...toolResult(),
+      }));
       const thinking = prose(int(1, 8));
       const text = rand() < 0.4 ? prose(int(1, 4)) : '';
       const output = (thinking.length + text.length) >> 2;
@@ -357,7 +453,13 @@ async function generatePiSession(path, targetBytes) {
             cacheRead,
             cacheWrite,
             totalTokens: 1 + output + cacheRead + cacheWrite,
-            cost: { input: 3e-6, output: (output * 15) / 1e6, cacheRead: (cacheRead * 0.3) / 1e6, cacheWrite: (cacheWrite * 3.75) / 1e6, total: 0 },
+            cost: {
+              input: 3e-6,
+              output: (output * 15) / 1e6,
+              cacheRead: (cacheRead * 0.3) / 1e6,
+              cacheWrite: (cacheWrite * 3.75) / 1e6,
+              total: 0,
+            },
           },
           stopReason: 'toolUse',
           timestamp: clock,
@@ -366,7 +468,14 @@ async function generatePiSession(path, targetBytes) {
       for (const c of calls) {
         clock += int(20, 4000);
         await entry('message', {
-          message: { role: 'toolResult', toolCallId: c.id, toolName: c.name, content: [{ type: 'text', text: c.text }], isError: c.isError === true, timestamp: clock },
+          message: {
+            role: 'toolResult',
+            toolCallId: c.id,
+            toolName: c.name,
+            content: [{ type: 'text', text: c.text }],
+            isError: c.isError === true,
+            timestamp: clock,
+          },
         });
       }
     }
@@ -378,7 +487,14 @@ async function generatePiSession(path, targetBytes) {
         api: 'anthropic-messages',
         provider: 'anthropic',
         model: 'claude-sonnet-4-5',
-        usage: { input: 1, output: 120, cacheRead: context, cacheWrite: 200, totalTokens: context + 321, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        usage: {
+          input: 1,
+          output: 120,
+          cacheRead: context,
+          cacheWrite: 200,
+          totalTokens: context + 321,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
         stopReason: 'stop',
         timestamp: clock,
       },
@@ -418,7 +534,9 @@ async function benchSpeed(opts, lib, rows, info) {
   if (!(opts.cli && existsSync(CLI))) {
     const samples = await timeInProcess(() => lib.readSession(file), opts.runs);
     const why = opts.cli ? 'no dist/cli/main.js yet' : '--no-cli';
-    rows.push(measure('cli-inspect', `${why}: readSession in process instead of the CLI, ${what}`, 'ms', samples, 1000));
+    rows.push(
+      measure('cli-inspect', `${why}: readSession in process instead of the CLI, ${what}`, 'ms', samples, 1000),
+    );
   }
 
   const read = await timeInProcess(() => lib.readSession(file), opts.runs);
@@ -494,16 +612,39 @@ async function benchColdStart(opts, rows, info) {
     return;
   }
   const what = `${basename(file)} (${(statSync(file).size / 1e6).toFixed(1)} MB)`;
-  const parse = measure('bare-parse', `baseline: read ${what} + JSON.parse each line, ${n}`, 'ms', samples['bare-parse']);
+  const parse = measure(
+    'bare-parse',
+    `baseline: read ${what} + JSON.parse each line, ${n}`,
+    'ms',
+    samples['bare-parse'],
+  );
   rows.push(parse);
   if (cli) {
-    const inspect = measure('cli-inspect', `CLI \`inspect --json\`, same file, ${n}`, 'ms', samples['cli-inspect'], 1000);
+    const inspect = measure(
+      'cli-inspect',
+      `CLI \`inspect --json\`, same file, ${n}`,
+      'ms',
+      samples['cli-inspect'],
+      1000,
+    );
     rows.push(inspect, ratio('inspect-ratio', 'inspect --json / bare parse', inspect, parse, 2.5));
   } else {
-    rows.push(skipped('cli-inspect', 'CLI `inspect --json`, corpus file', opts.cli ? 'no dist/cli/main.js yet' : '--no-cli'));
+    rows.push(
+      skipped('cli-inspect', 'CLI `inspect --json`, corpus file', opts.cli ? 'no dist/cli/main.js yet' : '--no-cli'),
+    );
   }
-  const first = measure('compact-fresh', `compact() to 25% of the visible conversation, first call of a fresh process, ${n}`, 'ms', compactRuns.map((r) => r.first));
-  const warm = measure('compact-warm', `compact(), same session, warm (calls 3–7 of each process, ${compactRuns.length * 5} calls)`, 'ms', compactRuns.flatMap((r) => r.warm));
+  const first = measure(
+    'compact-fresh',
+    `compact() to 25% of the visible conversation, first call of a fresh process, ${n}`,
+    'ms',
+    compactRuns.map((r) => r.first),
+  );
+  const warm = measure(
+    'compact-warm',
+    `compact(), same session, warm (calls 3–7 of each process, ${compactRuns.length * 5} calls)`,
+    'ms',
+    compactRuns.flatMap((r) => r.warm),
+  );
   rows.push(first, warm, ratio('compact-ratio', 'compact() fresh / warm', first, warm));
 }
 
@@ -524,16 +665,24 @@ async function benchMemory(opts, rows, info) {
   try {
     const t = performance.now();
     const generated = await generatePiSession(path, opts.sizeMb * MB);
-    info.generated = { path, bytes: generated.bytes, entries: generated.entries, ms: Math.round(performance.now() - t) };
+    info.generated = {
+      path,
+      bytes: generated.bytes,
+      entries: generated.entries,
+      ms: Math.round(performance.now() - t),
+    };
 
     const cli = opts.cli && existsSync(CLI);
-    const args = cli ? [CLI, 'inspect', path, '--json'] : ['--input-type=module', '-e', STREAM_CHILD, '--', pathToFileURL(INDEX).href, path];
+    const args = cli
+      ? [CLI, 'inspect', path, '--json']
+      : ['--input-type=module', '-e', STREAM_CHILD, '--', pathToFileURL(INDEX).href, path];
     const rss = [];
     const wall = [];
     let source;
     for (let i = 0; i < opts.rssRuns; i++) {
       const r = await runNode(args, { rss: true, timeMs: 300_000, rssVia: opts.rssVia });
-      if (r.code !== 0) throw failure(cli ? 'node dist/cli/main.js inspect <100 MB file> --json' : 'streamSession child', r);
+      if (r.code !== 0)
+        throw failure(cli ? 'node dist/cli/main.js inspect <100 MB file> --json' : 'streamSession child', r);
       if (r.peakRssBytes === undefined) throw new Error(`could not measure the peak RSS (${r.rssSource})`);
       if (i === 0) {
         const report = JSON.parse(r.stdout);
@@ -545,11 +694,20 @@ async function benchMemory(opts, rows, info) {
       source = r.rssSource;
     }
     const mb = generated.bytes / MB;
-    const who = cli ? 'CLI `inspect --json`' : `${opts.cli ? 'no dist/cli/main.js yet' : '--no-cli'}: child running streamSession`;
+    const who = cli
+      ? 'CLI `inspect --json`'
+      : `${opts.cli ? 'no dist/cli/main.js yet' : '--no-cli'}: child running streamSession`;
     const what = `${Math.round(mb)} MB generated pi JSONL, ${opts.rssRuns}×`;
     rows.push(measure('large-peak-rss', `peak RSS, ${who}, ${what} (${source})`, 'MB', rss, 300));
     rows.push(measure('large-wall', `wall time, same runs`, 'ms', wall));
-    rows.push(measure('large-throughput', `throughput, same runs`, 'MB/s', wall.map((ms) => mb / (ms / 1000))));
+    rows.push(
+      measure(
+        'large-throughput',
+        `throughput, same runs`,
+        'MB/s',
+        wall.map((ms) => mb / (ms / 1000)),
+      ),
+    );
   } finally {
     cleanup();
   }
@@ -564,7 +722,13 @@ async function main() {
   }
   const lib = await import(pathToFileURL(INDEX).href);
   const rows = [];
-  const info = { node: process.version, platform: `${process.platform} ${process.arch}`, cpus: cpus().length, cpu: cpus()[0]?.model?.trim(), cli: opts.cli && existsSync(CLI) };
+  const info = {
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model?.trim(),
+    cli: opts.cli && existsSync(CLI),
+  };
 
   await benchColdStart(opts, rows, info);
   await benchSpeed(opts, lib, rows, info);
@@ -576,10 +740,18 @@ async function main() {
     return;
   }
   console.log(`abridge read benchmark · node ${info.node} · ${info.platform} · ${info.cpus} × ${info.cpu ?? 'cpu'}`);
-  if (!info.cli) console.log(`note: ${opts.cli ? 'dist/cli/main.js does not exist yet' : '--no-cli'}, so the CLI rows measure the library in its place`);
-  if (info.file) console.log(`corpus file: ${info.file.path}${info.file.format ? ` (${info.file.format}, ${info.file.entries} entries)` : ''}`);
+  if (!info.cli)
+    console.log(
+      `note: ${opts.cli ? 'dist/cli/main.js does not exist yet' : '--no-cli'}, so the CLI rows measure the library in its place`,
+    );
+  if (info.file)
+    console.log(
+      `corpus file: ${info.file.path}${info.file.format ? ` (${info.file.format}, ${info.file.entries} entries)` : ''}`,
+    );
   const g = info.generated;
-  console.log(`generated:   ${g.path} (${(g.bytes / MB).toFixed(1)} MB, ${g.entries.toLocaleString('en-US')} lines, written in ${g.ms} ms; read back as ${g.format}, ${g.readEntries?.toLocaleString('en-US')} entries; deleted)`);
+  console.log(
+    `generated:   ${g.path} (${(g.bytes / MB).toFixed(1)} MB, ${g.entries.toLocaleString('en-US')} lines, written in ${g.ms} ms; read back as ${g.format}, ${g.readEntries?.toLocaleString('en-US')} entries; deleted)`,
+  );
   console.log('');
   console.log(table(rows));
   console.log('');

@@ -43,7 +43,12 @@ for (const f of all) {
     const e = perKind.get(m.kind) ?? { count: 0, files: new Set(), samples: [] };
     e.count++;
     e.files.add(f);
-    if (e.samples.length < samples) e.samples.push({ file: relative(corpus, f), before: text.slice(Math.max(0, m.start - 30), m.start).replace(/\s+/g, ' '), masked: `${s.slice(0, 4)}…${s.slice(-2)} (${s.length} chars)` });
+    if (e.samples.length < samples)
+      e.samples.push({
+        file: relative(corpus, f),
+        before: text.slice(Math.max(0, m.start - 30), m.start).replace(/\s+/g, ' '),
+        masked: `${s.slice(0, 4)}…${s.slice(-2)} (${s.length} chars)`,
+      });
     perKind.set(m.kind, e);
   }
 }
@@ -51,7 +56,9 @@ const rows = [...perKind].map(([kind, e]) => ({ kind, matches: e.count, files: e
 if (args.includes('--json')) {
   console.log(JSON.stringify({ files: all.length, bytes, ms, rows }, null, 2));
 } else {
-  console.log(`${all.length} files, ${(bytes / 1e6).toFixed(1)} MB, findSecrets ${(bytes / 1e6 / (ms / 1000)).toFixed(1)} MB/s`);
+  console.log(
+    `${all.length} files, ${(bytes / 1e6).toFixed(1)} MB, findSecrets ${(bytes / 1e6 / (ms / 1000)).toFixed(1)} MB/s`,
+  );
   for (const r of rows) {
     console.log(`\n${r.kind}: ${r.matches} matches in ${r.files} files`);
     for (const s of r.samples) console.log(`  ${s.file}: …${s.before}[${s.masked}]`);

@@ -17,13 +17,16 @@
  * first 200 (`instructionsWhole` counts only whole instructions); a number as a whole token.
  */
 
-const SHELL_TOOL = /^(bash|shell|sh|zsh|exec|exec_command|run|run_command|run_terminal_cmd|terminal|execute|command|local_shell|container\.exec)$/i;
+const SHELL_TOOL =
+  /^(bash|shell|sh|zsh|exec|exec_command|run|run_command|run_terminal_cmd|terminal|execute|command|local_shell|container\.exec)$/i;
 const COMMAND_ARG = ['command', 'cmd', 'script'];
 const PATH_ARG = /path|file|dir|notebook/i;
 const PATCH_HEADER = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
 // A directory part and an extension; not inside a URL or a longer token.
-const PATH_TOKEN = /(?<![\w@:/.~-])((?:~|\.{1,2})?\/?(?:[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\/)+[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])/g;
-const ERROR_WORD = /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to)\b/i;
+const PATH_TOKEN =
+  /(?<![\w@:/.~-])((?:~|\.{1,2})?\/?(?:[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\/)+[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/])/g;
+const ERROR_WORD =
+  /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to)\b/i;
 // Two or more digits, optionally with decimals, thousands separators, or a unit; not part of a word, path or version.
 const NUMBER_TOKEN = /(?<![\w./:#-])(\d{1,3}(?:,\d{3})+|\d{2,})(?:\.\d+)?(?:%|ms|s|k|K|M|MB|KB|GB|x)?(?![\w./:-]*\w)/g;
 
@@ -49,7 +52,8 @@ export function messageText(m) {
   const out = [];
   for (const p of m.parts) {
     if (p.type === 'text' || p.type === 'thinking') out.push(p.text);
-    else if (p.type === 'tool-call') out.push(`${p.name} ${typeof p.arguments === 'string' ? p.arguments : JSON.stringify(p.arguments)}`);
+    else if (p.type === 'tool-call')
+      out.push(`${p.name} ${typeof p.arguments === 'string' ? p.arguments : JSON.stringify(p.arguments)}`);
     else if (p.type === 'tool-result') out.push(resultText(p));
     else if (p.type === 'compaction') out.push(p.marker.summary);
   }
@@ -94,7 +98,13 @@ function pathTokens(text) {
 
 /** The items of each kind in archived messages (deduplicated). */
 export function extractItems(messages) {
-  const sets = { paths: new Set(), commands: new Set(), errors: new Set(), instructions: new Set(), numbers: new Set() };
+  const sets = {
+    paths: new Set(),
+    commands: new Set(),
+    errors: new Set(),
+    instructions: new Set(),
+    numbers: new Set(),
+  };
   for (const m of messages) {
     if (m.parts.some((p) => p.type === 'compaction')) continue; // an earlier summary: not conversation
     if (m.role === 'user' || m.role === 'assistant') {
@@ -107,7 +117,8 @@ export function extractItems(messages) {
     }
     for (const p of m.parts) {
       if (p.type === 'tool-call') {
-        for (const v of stringArgs(p.arguments, (k) => PATH_ARG.test(k))) if (v.length >= 2 && v.length <= 300 && !v.includes('\n')) sets.paths.add(v.trim());
+        for (const v of stringArgs(p.arguments, (k) => PATH_ARG.test(k)))
+          if (v.length >= 2 && v.length <= 300 && !v.includes('\n')) sets.paths.add(v.trim());
         const argText = typeof p.arguments === 'string' ? p.arguments : stringArgs(p.arguments, () => true).join('\n');
         for (const h of argText.matchAll(PATCH_HEADER)) sets.paths.add(h[1].trim());
         const cmd = SHELL_TOOL.test(p.name) || typeof p.arguments === 'object' ? commandOf(p) : undefined;
@@ -147,7 +158,9 @@ export function retained(items, haystack) {
 export function archivedMessages(before, after) {
   const objects = new Set(after.map((v) => v.message));
   const texts = new Set(after.map((v) => `${v.message.role}\u0000${messageText(v.message)}`));
-  return before.filter((v) => !objects.has(v.message) && !texts.has(`${v.message.role}\u0000${messageText(v.message)}`)).map((v) => v.message);
+  return before
+    .filter((v) => !objects.has(v.message) && !texts.has(`${v.message.role}\u0000${messageText(v.message)}`))
+    .map((v) => v.message);
 }
 
 export const KINDS = ['paths', 'commands', 'instructions', 'errors', 'numbers'];
@@ -157,7 +170,8 @@ export function measureRetention(viewBefore, viewAfter) {
   const items = extractItems(archivedMessages(viewBefore, viewAfter));
   const found = retained(items, viewHaystack(viewAfter));
   const out = {};
-  for (const k of [...KINDS, 'instructionsWhole']) out[k] = { total: items[k === 'instructionsWhole' ? 'instructions' : k].length, retained: found[k] };
+  for (const k of [...KINDS, 'instructionsWhole'])
+    out[k] = { total: items[k === 'instructionsWhole' ? 'instructions' : k].length, retained: found[k] };
   return out;
 }
 

@@ -53,7 +53,14 @@ const dist = (p) => import(pathToFileURL(join(DIST, p)).href);
 // Arguments
 
 function parseArgs(argv) {
-  const opts = { json: false, runs: 3, resumeRuns: 20, writers: 8, writerAppends: 1000, only: new Set(['a', 'b', 'c', 'd', 'e']) };
+  const opts = {
+    json: false,
+    runs: 3,
+    resumeRuns: 20,
+    writers: 8,
+    writerAppends: 1000,
+    only: new Set(['a', 'b', 'c', 'd', 'e']),
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {
@@ -81,7 +88,9 @@ function positive(name, v) {
 
 function usage(error) {
   if (error) console.error(`bench/store.js: ${error}`);
-  console.error('usage: node bench/store.js [--json] [--runs 3] [--resume-runs 20] [--writers 8] [--writer-appends 1000] [--only a,b,c,d,e]');
+  console.error(
+    'usage: node bench/store.js [--json] [--runs 3] [--resume-runs 20] [--writers 8] [--writer-appends 1000] [--only a,b,c,d,e]',
+  );
   process.exit(error ? 2 : 0);
 }
 
@@ -91,7 +100,10 @@ function usage(error) {
 
 async function writer([kind, db, schema, sessionId, worker, count, mode, loops = '1']) {
   if (mode === 'select1') return roundTrips(db, Number(count));
-  const store = kind === 'sqlite' ? await (await dist('store/sqlite/index.js')).openSqliteStore(db) : await (await dist('store/postgres/index.js')).openPostgresStore(db, { schema });
+  const store =
+    kind === 'sqlite'
+      ? await (await dist('store/sqlite/index.js')).openSqliteStore(db)
+      : await (await dist('store/postgres/index.js')).openPostgresStore(db, { schema });
   await store.getSession(sessionId); // connected and warm
   // Start barrier: say ready, wait for the parent's go (one line on stdin).
   process.stdout.write('ready\n');
@@ -101,7 +113,11 @@ async function writer([kind, db, schema, sessionId, worker, count, mode, loops =
   // `loops` writers in this process, on this one store, each awaiting its own appends.
   const one = async (name) => {
     for (let i = 0; i < Number(count); i++) {
-      const e = { kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: `${name}:${i}` }] }, raw: { worker: name, i } };
+      const e = {
+        kind: 'message',
+        message: { role: 'user', parts: [{ type: 'text', text: `${name}:${i}` }] },
+        raw: { worker: name, i },
+      };
       if (mode === 'queued') {
         await store.append(sessionId, [e]);
         continue;
@@ -118,7 +134,9 @@ async function writer([kind, db, schema, sessionId, worker, count, mode, loops =
       }
     }
   };
-  await Promise.all(Array.from({ length: Number(loops) }, (_, l) => one(Number(loops) > 1 ? `${worker}.${l}` : worker)));
+  await Promise.all(
+    Array.from({ length: Number(loops) }, (_, l) => one(Number(loops) > 1 ? `${worker}.${l}` : worker)),
+  );
   const end = performance.timeOrigin + performance.now();
   await store.close();
   process.stdout.write(`${JSON.stringify({ conflicts, start, end })}\n`);
@@ -169,7 +187,15 @@ function table(rows) {
   const cells = rows.map((r) =>
     r.skipped
       ? [r.store, r.label, '—', '—', '—', '', `skipped: ${r.skipped}`]
-      : [r.store, r.label, show(r, r.median), show(r, r.best), r.target === undefined ? '—' : `${r.unit === 'ms' ? '<' : '≥'} ${show(r, r.target)}`, r.target === undefined ? '' : r.ok ? 'yes' : 'NO', r.note ?? ''],
+      : [
+          r.store,
+          r.label,
+          show(r, r.median),
+          show(r, r.best),
+          r.target === undefined ? '—' : `${r.unit === 'ms' ? '<' : '≥'} ${show(r, r.target)}`,
+          r.target === undefined ? '' : r.ok ? 'yes' : 'NO',
+          r.note ?? '',
+        ],
   );
   const head = ['store', 'measure', 'median', 'best', 'target', 'ok', 'note'];
   const widths = head.map((h, c) => Math.max(h.length, ...cells.map((r) => r[c].length)));
@@ -182,13 +208,21 @@ function table(rows) {
 // ---------------------------------------------------------------------------------------------------------------------
 // Data
 
-const FILLER = 'The service reads invoices from the queue, validates totals against line items and writes them to the ledger. ';
+const FILLER =
+  'The service reads invoices from the queue, validates totals against line items and writes them to the ledger. ';
 
 /** A realistic small entry: a message with a raw record, ~400 bytes of JSON. */
 function entry(i) {
   const role = i % 2 ? 'assistant' : 'user';
   const text = `${i}: ${FILLER}${FILLER.slice(0, (i * 7) % 100)}`;
-  return { kind: 'message', sourceType: 'message', id: `e${i}`, timestamp: 1_760_000_000_000 + i, message: { role, parts: [{ type: 'text', text }] }, raw: { type: 'message', id: `e${i}`, message: { role, content: text } } };
+  return {
+    kind: 'message',
+    sourceType: 'message',
+    id: `e${i}`,
+    timestamp: 1_760_000_000_000 + i,
+    message: { role, parts: [{ type: 'text', text }] },
+    raw: { type: 'message', id: `e${i}`, message: { role, content: text } },
+  };
 }
 
 /**
@@ -197,17 +231,42 @@ function entry(i) {
  */
 function syntheticPi(n) {
   const t0 = Date.parse('2026-01-01T00:00:00.000Z');
-  const lines = [{ type: 'session', version: 3, id: 'bench-session', timestamp: new Date(t0).toISOString(), cwd: '/work/invoice-service' }];
+  const lines = [
+    {
+      type: 'session',
+      version: 3,
+      id: 'bench-session',
+      timestamp: new Date(t0).toISOString(),
+      cwd: '/work/invoice-service',
+    },
+  ];
   let parent = null;
   let call = 0;
   const push = (message, i) => {
     const id = `m${i}`;
-    lines.push({ type: 'message', id, parentId: parent, timestamp: new Date(t0 + i * 1000).toISOString(), message: { ...message, timestamp: t0 + i * 1000 } });
+    lines.push({
+      type: 'message',
+      id,
+      parentId: parent,
+      timestamp: new Date(t0 + i * 1000).toISOString(),
+      message: { ...message, timestamp: t0 + i * 1000 },
+    });
     parent = id;
   };
   for (let i = 0; i < n; ) {
     if (i % 40 === 0) {
-      push({ role: 'user', content: [{ type: 'text', text: `Step ${i / 40 + 1}: refactor module ${i / 40} of the invoice service and keep the tests green. ${FILLER}` }] }, i++);
+      push(
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'text',
+              text: `Step ${i / 40 + 1}: refactor module ${i / 40} of the invoice service and keep the tests green. ${FILLER}`,
+            },
+          ],
+        },
+        i++,
+      );
       continue;
     }
     const id = `call_${call++}`;
@@ -215,7 +274,10 @@ function syntheticPi(n) {
     push(
       {
         role: 'assistant',
-        content: [{ type: 'text', text: `Reading ${file} to see how totals are computed.` }, { type: 'toolCall', id, name: 'read', arguments: { path: file } }],
+        content: [
+          { type: 'text', text: `Reading ${file} to see how totals are computed.` },
+          { type: 'toolCall', id, name: 'read', arguments: { path: file } },
+        ],
         provider: 'anthropic',
         model: 'claude-sonnet-4-5',
         usage: { input: 1000 + i * 150, output: 120, cacheRead: 0, cacheWrite: 0, totalTokens: 1120 + i * 150 },
@@ -224,8 +286,21 @@ function syntheticPi(n) {
       i++,
     );
     if (i >= n) break;
-    const output = Array.from({ length: 40 }, (_, l) => `${String(l + 1).padStart(4)}  export function total${l}(items: Item[]): number { return items.reduce((s, it) => s + it.price * it.qty, 0); }`).join('\n');
-    push({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: output }], isError: false }, i++);
+    const output = Array.from(
+      { length: 40 },
+      (_, l) =>
+        `${String(l + 1).padStart(4)}  export function total${l}(items: Item[]): number { return items.reduce((s, it) => s + it.price * it.qty, 0); }`,
+    ).join('\n');
+    push(
+      {
+        role: 'toolResult',
+        toolCallId: id,
+        toolName: 'read',
+        content: [{ type: 'text', text: output }],
+        isError: false,
+      },
+      i++,
+    );
   }
   return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
 }
@@ -255,7 +330,8 @@ async function measureStore(name, target, opts, lib) {
       const s = (performance.now() - t) / 1000;
       const { version } = await store.getSession(id);
       await store.close();
-      if (version !== 50_000) throw new Error(`${name}: expected 50,000 entries after the batched appends, found ${version}`);
+      if (version !== 50_000)
+        throw new Error(`${name}: expected 50,000 entries after the batched appends, found ${version}`);
       rates.push(50_000 / s);
     }
     rows.push(row(name, 'append, batches of 1,000 (50,000 entries)', 'entries/s', rates, 20_000));
@@ -284,16 +360,37 @@ async function measureStore(name, target, opts, lib) {
     const compactMs = performance.now() - t;
     if (!result.entry) throw new Error(`${name}: the synthetic session did not compact`);
     const view = lib.activeMessages(session);
-    await store.recordCompaction(stored.id, [result.entry], { messages: view, marker: result.marker, tokens: result.afterTokens }, { expectedVersion: stored.version });
+    await store.recordCompaction(
+      stored.id,
+      [result.entry],
+      { messages: view, marker: result.marker, tokens: result.afterTokens },
+      { expectedVersion: stored.version },
+    );
     const times = [];
     for (let i = 0; i < opts.resumeRuns; i++) {
       const t1 = performance.now();
       const r = await store.resume(stored.id);
       times.push(performance.now() - t1);
-      if (!r.fromSnapshot || r.messages.length !== view.length) throw new Error(`${name}: resume did not return the snapshot`);
+      if (!r.fromSnapshot || r.messages.length !== view.length)
+        throw new Error(`${name}: resume did not return the snapshot`);
     }
-    rows.push(row(name, `resume, compacted 2,000-message session (${int(view.length)} messages from the snapshot)`, 'ms', times, 20));
-    info.resume = { messages: messages0, entries: session.entries.length, tokensBefore: result.beforeTokens, tokensAfter: result.afterTokens, snapshotMessages: view.length, compactMs: Math.round(compactMs) };
+    rows.push(
+      row(
+        name,
+        `resume, compacted 2,000-message session (${int(view.length)} messages from the snapshot)`,
+        'ms',
+        times,
+        20,
+      ),
+    );
+    info.resume = {
+      messages: messages0,
+      entries: session.entries.length,
+      tokensBefore: result.beforeTokens,
+      tokensAfter: result.afterTokens,
+      snapshotMessages: view.length,
+      compactMs: Math.round(compactMs),
+    };
     // The same history without a snapshot: resume replays it (activeView of everything).
     const plain = await lib.importSession(store, lib.parseSession(syntheticPi(2000), { format: 'pi' }), newId('plain'));
     const plainTimes = [];
@@ -326,9 +423,20 @@ async function measureStore(name, target, opts, lib) {
     }
     rows.push(row(name, 'import 2.4 MB pi-mono transcript (read + store)', 'ms', imports, undefined, 'byte-identical'));
     rows.push(row(name, 'export it back (load + write)', 'ms', exports, undefined, 'byte-identical'));
-    rows.push(row(name, 'round trip (import + export)', 'ms', imports.map((v, i) => v + exports[i])));
+    rows.push(
+      row(
+        name,
+        'round trip (import + export)',
+        'ms',
+        imports.map((v, i) => v + exports[i]),
+      ),
+    );
   } else {
-    rows.push({ store: name, label: 'import + export of the 2.4 MB pi-mono transcript', skipped: `${PI_MONO} not found (set ABRIDGE_CORPUS)` });
+    rows.push({
+      store: name,
+      label: 'import + export of the 2.4 MB pi-mono transcript',
+      skipped: `${PI_MONO} not found (set ABRIDGE_CORPUS)`,
+    });
   }
   // (e) concurrent writers on one session
   if (opts.only.has('e')) {
@@ -348,11 +456,14 @@ async function measureStore(name, target, opts, lib) {
         ({ id } = await store.createSession({ id: newId(`writers-${label}`), format: 'pi', info: {} }));
         await store.close();
       }
-      const children = Array.from({ length: procs }, (_, w) => runChild([SELF, '--writer', ...target.writerArgs(), id, `w${w}`, String(count), mode, String(loops)]));
+      const children = Array.from({ length: procs }, (_, w) =>
+        runChild([SELF, '--writer', ...target.writerArgs(), id, `w${w}`, String(count), mode, String(loops)]),
+      );
       await Promise.all(children.map((c) => c.ready));
       for (const c of children) c.go();
       const results = await Promise.all(children.map((c) => c.done));
-      for (const r of results) if (r.code !== 0) throw new Error(`${name}: a ${label} writer failed (exit ${r.code}): ${r.stderr.trim()}`);
+      for (const r of results)
+        if (r.code !== 0) throw new Error(`${name}: a ${label} writer failed (exit ${r.code}): ${r.stderr.trim()}`);
       const reports = results.map((r) => JSON.parse(r.stdout.trim().split('\n').pop()));
       const conflicts = reports.reduce((n, r) => n + r.conflicts, 0);
       const wall = Math.max(...reports.map((r) => r.end)) - Math.min(...reports.map((r) => r.start));
@@ -367,9 +478,13 @@ async function measureStore(name, target, opts, lib) {
         if (!byWriter.has(e.raw.worker)) byWriter.set(e.raw.worker, []);
         byWriter.get(e.raw.worker).push(e.raw.i);
       }
-      const inOrder = byWriter.size === procs * loops && [...byWriter.values()].every((is) => is.length === count && is.every((v, i) => v === i));
+      const inOrder =
+        byWriter.size === procs * loops &&
+        [...byWriter.values()].every((is) => is.length === count && is.every((v, i) => v === i));
       if (entries.length !== expected || !inOrder) {
-        throw new Error(`${name}: ${procs} processes × ${loops} writers × ${count} appends gave ${entries.length} entries (expected exactly ${expected}, each writer in order)`);
+        throw new Error(
+          `${name}: ${procs} processes × ${loops} writers × ${count} appends gave ${entries.length} entries (expected exactly ${expected}, each writer in order)`,
+        );
       }
       if (target.transactions) out.transactions = await target.transactions(id);
       return out;
@@ -383,18 +498,78 @@ async function measureStore(name, target, opts, lib) {
       runs.g8.push(await scenario(1, W, A, 'queued'));
     }
     const rates = (xs) => xs.map((x) => x.rate);
-    const ofBaseline = (xs, base) => (base.length ? `; ${Math.round(median(xs.map((x, i) => (100 * x.rate) / base[i].rate)))}% of the SELECT 1 baseline of the same runs` : '');
+    const ofBaseline = (xs, base) =>
+      base.length
+        ? `; ${Math.round(median(xs.map((x, i) => (100 * x.rate) / base[i].rate)))}% of the SELECT 1 baseline of the same runs`
+        : '';
     const conflicts = (xs) => `${int(xs.reduce((n, x) => n + x.conflicts, 0))} conflicts`;
     const n = int(total);
-    if (pg) rows.push(row(name, `baseline: ${W} processes × ${int(A)} SELECT 1 round trips (one pg.Client each)`, 'queries/s', rates(runs.rt8)));
-    rows.push(row(name, `${W} writer processes × ${int(A)} appends, one session (queued: no expectedVersion)`, 'appends/s', rates(runs.q8), pg ? 5000 : undefined, `exactly ${n} entries per run, ${conflicts(runs.q8)}${ofBaseline(runs.q8, runs.rt8)}`));
+    if (pg)
+      rows.push(
+        row(
+          name,
+          `baseline: ${W} processes × ${int(A)} SELECT 1 round trips (one pg.Client each)`,
+          'queries/s',
+          rates(runs.rt8),
+        ),
+      );
+    rows.push(
+      row(
+        name,
+        `${W} writer processes × ${int(A)} appends, one session (queued: no expectedVersion)`,
+        'appends/s',
+        rates(runs.q8),
+        pg ? 5000 : undefined,
+        `exactly ${n} entries per run, ${conflicts(runs.q8)}${ofBaseline(runs.q8, runs.rt8)}`,
+      ),
+    );
     if (pg) rows.push(row(name, `baseline: 1 process × ${n} SELECT 1 round trips`, 'queries/s', rates(runs.rt1)));
-    rows.push(row(name, `1 writer process × ${n} appends (queued)`, 'appends/s', rates(runs.q1), undefined, `exactly ${n} entries per run${ofBaseline(runs.q1, runs.rt1)}`));
-    const tx = runs.g8[0]?.transactions === undefined ? '' : `; ${int(median(runs.g8.map((x) => x.transactions)))} transactions (median), ${median(runs.g8.map((x) => x.expected / x.transactions)).toFixed(1)} appends per commit`;
-    rows.push(row(name, `${W} async writers in 1 process (one store) × ${int(A)} appends, one session (queued)`, 'appends/s', rates(runs.g8), undefined, `exactly ${n} entries per run, ${conflicts(runs.g8)}${tx}${ofBaseline(runs.g8, runs.rt1)}`));
+    rows.push(
+      row(
+        name,
+        `1 writer process × ${n} appends (queued)`,
+        'appends/s',
+        rates(runs.q1),
+        undefined,
+        `exactly ${n} entries per run${ofBaseline(runs.q1, runs.rt1)}`,
+      ),
+    );
+    const tx =
+      runs.g8[0]?.transactions === undefined
+        ? ''
+        : `; ${int(median(runs.g8.map((x) => x.transactions)))} transactions (median), ${median(runs.g8.map((x) => x.expected / x.transactions)).toFixed(1)} appends per commit`;
+    rows.push(
+      row(
+        name,
+        `${W} async writers in 1 process (one store) × ${int(A)} appends, one session (queued)`,
+        'appends/s',
+        rates(runs.g8),
+        undefined,
+        `exactly ${n} entries per run, ${conflicts(runs.g8)}${tx}${ofBaseline(runs.g8, runs.rt1)}`,
+      ),
+    );
     const optimistic = await scenario(W, 1, A, 'optimistic');
-    rows.push(row(name, `${W} writer processes × ${int(A)} appends, one session (optimistic: expectedVersion, retry on CONFLICT; 1 run)`, 'appends/s', [optimistic.rate], undefined, `exactly ${n} entries; ${int(optimistic.conflicts)} conflicts retried`));
-    info.writers = Object.fromEntries(Object.entries({ ...runs, optimistic: [optimistic] }).map(([k, xs]) => [k, xs.map((x) => ({ rate: Math.round(x.rate), wallMs: Math.round(x.wall), conflicts: x.conflicts, ...(x.transactions === undefined ? {} : { transactions: x.transactions }) }))]));
+    rows.push(
+      row(
+        name,
+        `${W} writer processes × ${int(A)} appends, one session (optimistic: expectedVersion, retry on CONFLICT; 1 run)`,
+        'appends/s',
+        [optimistic.rate],
+        undefined,
+        `exactly ${n} entries; ${int(optimistic.conflicts)} conflicts retried`,
+      ),
+    );
+    info.writers = Object.fromEntries(
+      Object.entries({ ...runs, optimistic: [optimistic] }).map(([k, xs]) => [
+        k,
+        xs.map((x) => ({
+          rate: Math.round(x.rate),
+          wallMs: Math.round(x.wall),
+          conflicts: x.conflicts,
+          ...(x.transactions === undefined ? {} : { transactions: x.transactions }),
+        })),
+      ]),
+    );
   }
   return { rows, info };
 }
@@ -435,7 +610,12 @@ async function main() {
   const sessions = await dist('store/session-store.js');
   const lib = { ...index, importSession: sessions.importSession, loadSession: sessions.loadSession };
   const { openSqliteStore } = await dist('store/sqlite/index.js');
-  const info = { node: process.version, platform: `${process.platform}-${process.arch}`, cpus: cpus().length, cpu: cpus()[0]?.model };
+  const info = {
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+  };
 
   const rows = [];
   const dir = mkdtempSync(join(tmpdir(), 'abridge-bench-store-'));
@@ -444,7 +624,11 @@ async function main() {
     const file = () => join(dir, `bench-${n}.db`);
     const sqliteInfo = await measureStore(
       'SQLite',
-      { fresh: () => (n++, openSqliteStore(file())), again: () => openSqliteStore(file()), writerArgs: () => ['sqlite', file(), '-'] },
+      {
+        fresh: () => (n++, openSqliteStore(file())),
+        again: () => openSqliteStore(file()),
+        writerArgs: () => ['sqlite', file(), '-'],
+      },
       opts,
       lib,
     );
@@ -456,7 +640,9 @@ async function main() {
 
   const url = process.env.ABRIDGE_PG_URL;
   if (!url) {
-    info.postgres = { skipped: 'ABRIDGE_PG_URL is not set (start a throwaway server with eval "$(scripts/pg-test-server.sh start)")' };
+    info.postgres = {
+      skipped: 'ABRIDGE_PG_URL is not set (start a throwaway server with eval "$(scripts/pg-test-server.sh start)")',
+    };
   } else {
     const reason = await postgresUnavailable();
     if (reason) info.postgres = { skipped: reason };
@@ -466,7 +652,12 @@ async function main() {
       try {
         const open = () => openPostgresStore(url, { schema });
         const transactions = (id) => countTransactions(url, schema, id);
-        const pg = await measureStore('PostgreSQL', { fresh: open, again: open, writerArgs: () => ['postgres', url, schema], transactions }, opts, lib);
+        const pg = await measureStore(
+          'PostgreSQL',
+          { fresh: open, again: open, writerArgs: () => ['postgres', url, schema], transactions },
+          opts,
+          lib,
+        );
         rows.push(...pg.rows);
         info.postgres = pg.info;
       } finally {
@@ -483,7 +674,10 @@ async function main() {
   }
   console.log(`abridge store benchmark · node ${info.node} · ${info.platform} · ${info.cpus} × ${info.cpu ?? 'cpu'}`);
   const r = info.sqlite.resume;
-  if (r) console.log(`resume session: ${int(r.messages)} messages (${int(r.entries)} entries), ${int(r.tokensBefore)} → ${int(r.tokensAfter)} tokens by compact() in ${int(r.compactMs)} ms, snapshot of ${int(r.snapshotMessages)} messages`);
+  if (r)
+    console.log(
+      `resume session: ${int(r.messages)} messages (${int(r.entries)} entries), ${int(r.tokensBefore)} → ${int(r.tokensAfter)} tokens by compact() in ${int(r.compactMs)} ms, snapshot of ${int(r.snapshotMessages)} messages`,
+    );
   if (info.postgres?.skipped) console.log(`PostgreSQL skipped: ${info.postgres.skipped}`);
   console.log('');
   console.log(table(rows));
@@ -493,7 +687,8 @@ async function main() {
 
 /** Why the PostgreSQL measures cannot run (the store is not built, or pg is not installed), or undefined. */
 async function postgresUnavailable() {
-  if (!existsSync(join(DIST, 'store', 'postgres', 'index.js'))) return 'the PostgreSQL store is not built (dist/store/postgres/index.js is missing)';
+  if (!existsSync(join(DIST, 'store', 'postgres', 'index.js')))
+    return 'the PostgreSQL store is not built (dist/store/postgres/index.js is missing)';
   try {
     await import('pg');
   } catch {
@@ -508,7 +703,10 @@ async function countTransactions(url, schema, sessionId) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query(`SELECT count(DISTINCT xmin::text) AS n FROM "${schema}".entries WHERE session_id = $1`, [sessionId]);
+    const { rows } = await client.query(
+      `SELECT count(DISTINCT xmin::text) AS n FROM "${schema}".entries WHERE session_id = $1`,
+      [sessionId],
+    );
     return Number(rows[0].n);
   } finally {
     await client.end();

@@ -93,11 +93,27 @@ for (const fam of families) {
     pct(a.predicted.p90),
     pct(a.estimateOnly.median),
     pct(a.estimateOnly.p90),
-    ...['chars/4', 'tokenx', 'exact o200k'].flatMap((v) => [pct(results[v][fam].predicted.median), pct(results[v][fam].estimateOnly.median)]),
+    ...['chars/4', 'tokenx', 'exact o200k'].flatMap((v) => [
+      pct(results[v][fam].predicted.median),
+      pct(results[v][fam].estimateOnly.median),
+    ]),
   ]);
 }
 printTable(
-  ['family', 'requests', 'predicted med', 'p90', 'estimateOnly med', 'p90', 'chars/4 pred', 'chars/4 est', 'tokenx pred', 'tokenx est', 'o200k pred', 'o200k est'],
+  [
+    'family',
+    'requests',
+    'predicted med',
+    'p90',
+    'estimateOnly med',
+    'p90',
+    'chars/4 pred',
+    'chars/4 est',
+    'tokenx pred',
+    'tokenx est',
+    'o200k pred',
+    'o200k est',
+  ],
   rows,
 );
 log('\ntargets: predicted median ≤ 2% and p90 ≤ 5% per family with ≥ 50 requests; estimateOnly median ≤ 8%');
@@ -130,8 +146,13 @@ for (const fam of families) {
   out.previousReportedBaseline[fam] = { requests: p.abridge.length, abridge: a, previousReported: b };
   baselineRows.push([fam, p.abridge.length, pct(a.median), pct(a.p90), pct(b.median), pct(b.p90)]);
 }
-log("\n## Beside the trivial baseline: the previous request's reported size (requests that follow another in their session)\n");
-printTable(['family', 'requests', 'abridge predicted med', 'p90', 'baseline: previous reported med', 'p90'], baselineRows);
+log(
+  "\n## Beside the trivial baseline: the previous request's reported size (requests that follow another in their session)\n",
+);
+printTable(
+  ['family', 'requests', 'abridge predicted med', 'p90', 'baseline: previous reported med', 'p90'],
+  baselineRows,
+);
 
 // --------------------------------------------------------------------------------------------------------------------
 // 2. Estimator accuracy against exact o200k, over every text the corpus holds
@@ -164,7 +185,9 @@ for (const [name, fn] of [
   accuracy[name] = { weightedAbs: abs / totalExact, bias: signed / totalExact, medianPart: median(rel) };
 }
 out.estimatorAccuracy = accuracy;
-log(`\n## Estimator vs exact o200k over ${texts.length} corpus texts (${(texts.reduce((n, t) => n + t.length, 0) / 1e6).toFixed(1)} M chars)\n`);
+log(
+  `\n## Estimator vs exact o200k over ${texts.length} corpus texts (${(texts.reduce((n, t) => n + t.length, 0) / 1e6).toFixed(1)} M chars)\n`,
+);
 printTable(
   ['estimator', 'weighted |error|', 'bias', 'median |error| per text (≥20 tokens)'],
   Object.entries(accuracy).map(([k, v]) => [k, pct(v.weightedAbs), pct(v.bias), pct(v.medianPart)]),
@@ -209,9 +232,16 @@ function childMs(code, runs = 7) {
   return median(ts);
 }
 const cold = {
-  "import('abridge') (no counting)": childMs(`const t=performance.now(); await import('./dist/index.js'); console.log(performance.now()-t)`),
-  'import + first estimateTokens': childMs(`const t=performance.now(); const m=await import('./dist/index.js'); m.estimateTokens('hello world'); console.log(performance.now()-t)`),
-  'import + load o200k + first exact count': childMs(`const t=performance.now(); const m=await import('./dist/index.js'); const k=await m.loadExactTokenizer(); k.count('hello world'); console.log(performance.now()-t)`, 5),
+  "import('abridge') (no counting)": childMs(
+    `const t=performance.now(); await import('./dist/index.js'); console.log(performance.now()-t)`,
+  ),
+  'import + first estimateTokens': childMs(
+    `const t=performance.now(); const m=await import('./dist/index.js'); m.estimateTokens('hello world'); console.log(performance.now()-t)`,
+  ),
+  'import + load o200k + first exact count': childMs(
+    `const t=performance.now(); const m=await import('./dist/index.js'); const k=await m.loadExactTokenizer(); k.count('hello world'); console.log(performance.now()-t)`,
+    5,
+  ),
 };
 out.coldStartMs = cold;
 log('\n## Cold start in a fresh process (median ms)\n');
@@ -247,7 +277,18 @@ if (existsSync(piMono)) {
     const entry = {
       index: s.entries.length + i,
       kind: 'message',
-      message: { role: 'tool', parts: [{ type: 'tool-result', callId: `c${i}`, toolName: 'bash', isError: false, content: [{ type: 'text', text: `line ${i}\n`.repeat(200) }] }] },
+      message: {
+        role: 'tool',
+        parts: [
+          {
+            type: 'tool-result',
+            callId: `c${i}`,
+            toolName: 'bash',
+            isError: false,
+            content: [{ type: 'text', text: `line ${i}\n`.repeat(200) }],
+          },
+        ],
+      },
     };
     const a = performance.now();
     tracker.push(entry);

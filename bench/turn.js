@@ -21,10 +21,38 @@ const TURNS = Number(args[args.indexOf('--turns') + 1]) || 60;
 const JSON_OUT = args.includes('--json');
 const SIZES = [250, 2000, 8000];
 
-const resultText = (i) => Array.from({ length: 30 }, (_, k) => `src/mod${i % 97}/file${k}.ts:${k + 1}: export const value${k} = compute(${k}, "turn ${i}");`).join('\n');
-const call = (i) => ({ role: 'assistant', parts: [{ type: 'text', text: `Looking at module ${i % 97}.` }, { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i % 97}` } }] });
-const result = (i) => ({ role: 'tool', parts: [{ type: 'tool-result', callId: `call_${i}`, toolName: 'bash', isError: false, content: [{ type: 'text', text: resultText(i) }] }] });
-const config = (window) => ({ budget: { thresholds: { warn: 0.8, compact: 0.9, block: 0.98, target: 0.6 }, allocations: {}, models: {}, contextWindow: window } });
+const resultText = (i) =>
+  Array.from(
+    { length: 30 },
+    (_, k) => `src/mod${i % 97}/file${k}.ts:${k + 1}: export const value${k} = compute(${k}, "turn ${i}");`,
+  ).join('\n');
+const call = (i) => ({
+  role: 'assistant',
+  parts: [
+    { type: 'text', text: `Looking at module ${i % 97}.` },
+    { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i % 97}` } },
+  ],
+});
+const result = (i) => ({
+  role: 'tool',
+  parts: [
+    {
+      type: 'tool-result',
+      callId: `call_${i}`,
+      toolName: 'bash',
+      isError: false,
+      content: [{ type: 'text', text: resultText(i) }],
+    },
+  ],
+});
+const config = (window) => ({
+  budget: {
+    thresholds: { warn: 0.8, compact: 0.9, block: 0.98, target: 0.6 },
+    allocations: {},
+    models: {},
+    contextWindow: window,
+  },
+});
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -33,7 +61,12 @@ const median = (xs) => {
 
 /** A manager holding `messages` messages (user task + steps of call and result), usage reported on every response. */
 async function grow(messages, window) {
-  const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config: config(window), system: 'You are a coding agent. Keep going until the task is done.' });
+  const cm = new ContextManager({
+    model: 'claude-sonnet-4-5',
+    provider: 'anthropic',
+    config: config(window),
+    system: 'You are a coding agent. Keep going until the task is done.',
+  });
   await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Survey every module for uses of value.' }] });
   let i = 0;
   let billed = 2000;
@@ -72,7 +105,12 @@ for (const size of SIZES) {
     contextSnapshot(cm.session, { settings: { ...config(100_000_000).budget, model: 'claude-sonnet-4-5' } });
     snaps.push(performance.now() - t0);
   }
-  rows.push({ messages: size, turnMs: median(plain), p90Ms: [...plain].sort((a, b) => a - b)[Math.floor(plain.length * 0.9)], wholeSessionMs: median(snaps) });
+  rows.push({
+    messages: size,
+    turnMs: median(plain),
+    p90Ms: [...plain].sort((a, b) => a - b)[Math.floor(plain.length * 0.9)],
+    wholeSessionMs: median(snaps),
+  });
 }
 const first = rows[0];
 const last = rows[rows.length - 1];
@@ -83,14 +121,27 @@ const baseSlope = ((last.wholeSessionMs - first.wholeSessionMs) / (last.messages
 const small = await grow(3, 40_000);
 const comp = await timeTurns(small.cm, small.next, 120);
 
-const out = { turns: TURNS, rows, slopeMsPer1000: slope, baselineSlopeMsPer1000: baseSlope, compaction: { turns: comp.compacting.length, medianMs: median(comp.compacting), plainMedianMs: median(comp.plain) } };
+const out = {
+  turns: TURNS,
+  rows,
+  slopeMsPer1000: slope,
+  baselineSlopeMsPer1000: baseSlope,
+  compaction: { turns: comp.compacting.length, medianMs: median(comp.compacting), plainMedianMs: median(comp.plain) },
+};
 if (JSON_OUT) console.log(JSON.stringify(out, null, 2));
 else {
   const f = (n) => n.toFixed(3);
-  console.log(`prepare() + recordResponse() + append(result) per turn, median of ${TURNS} turns without compaction (ms)\n`);
+  console.log(
+    `prepare() + recordResponse() + append(result) per turn, median of ${TURNS} turns without compaction (ms)\n`,
+  );
   console.log('| messages | turn (median) | turn (p90) | baseline: whole-session snapshot per turn |');
   console.log('|--:|--:|--:|--:|');
-  for (const r of rows) console.log(`| ${r.messages.toLocaleString('en-US')} | ${f(r.turnMs)} | ${f(r.p90Ms)} | ${f(r.wholeSessionMs)} |`);
-  console.log(`\nslope: ${f(slope)} ms per 1,000 messages (baseline ${f(baseSlope)}); ratio 8,000/250: ${(last.turnMs / first.turnMs).toFixed(2)}× (baseline ${(last.wholeSessionMs / first.wholeSessionMs).toFixed(2)}×)`);
-  console.log(`compaction turns (40,000-token window, 120 turns): ${comp.compacting.length} compactions, median ${f(out.compaction.medianMs)} ms; other turns median ${f(out.compaction.plainMedianMs)} ms`);
+  for (const r of rows)
+    console.log(`| ${r.messages.toLocaleString('en-US')} | ${f(r.turnMs)} | ${f(r.p90Ms)} | ${f(r.wholeSessionMs)} |`);
+  console.log(
+    `\nslope: ${f(slope)} ms per 1,000 messages (baseline ${f(baseSlope)}); ratio 8,000/250: ${(last.turnMs / first.turnMs).toFixed(2)}× (baseline ${(last.wholeSessionMs / first.wholeSessionMs).toFixed(2)}×)`,
+  );
+  console.log(
+    `compaction turns (40,000-token window, 120 turns): ${comp.compacting.length} compactions, median ${f(out.compaction.medianMs)} ms; other turns median ${f(out.compaction.plainMedianMs)} ms`,
+  );
 }

@@ -13,11 +13,24 @@ function prng(seed) {
   };
 }
 
-const WORDS = 'const let function return import export interface type async await value result error config session token window budget compact summary message request response stream buffer index entry record parse write read file path module test assert expect mock client server handler router cache store query update delete insert select where order limit'.split(' ');
+const WORDS =
+  'const let function return import export interface type async await value result error config session token window budget compact summary message request response stream buffer index entry record parse write read file path module test assert expect mock client server handler router cache store query update delete insert select where order limit'.split(
+    ' ',
+  );
 const TOOLS = [
-  { name: 'bash', weight: 5, args: (r, n) => ({ command: `cd /repo && npm test -- src/${pick(r, WORDS)}/${pick(r, WORDS)}.test.ts # step ${n}` }) },
+  {
+    name: 'bash',
+    weight: 5,
+    args: (r, n) => ({
+      command: `cd /repo && npm test -- src/${pick(r, WORDS)}/${pick(r, WORDS)}.test.ts # step ${n}`,
+    }),
+  },
   { name: 'read', weight: 4, args: (r) => ({ path: `/repo/src/${pick(r, WORDS)}/${pick(r, WORDS)}.ts` }) },
-  { name: 'edit', weight: 2, args: (r) => ({ path: `/repo/src/${pick(r, WORDS)}.ts`, oldText: line(r, 8), newText: line(r, 9) }) },
+  {
+    name: 'edit',
+    weight: 2,
+    args: (r) => ({ path: `/repo/src/${pick(r, WORDS)}.ts`, oldText: line(r, 8), newText: line(r, 9) }),
+  },
   { name: 'grep', weight: 2, args: (r) => ({ pattern: pick(r, WORDS), path: '/repo/src' }) },
   { name: 'mcp__docs__search', weight: 1, args: (r) => ({ query: `${pick(r, WORDS)} ${pick(r, WORDS)}` }) },
 ];
@@ -57,7 +70,13 @@ export function generateSession(targetBytes, seed = 42) {
     bytes += s.length + 1;
   };
   const entry = (message) => {
-    const e = { type: 'message', id: nextId(), parentId: parent, timestamp: new Date((t += 1500 + Math.floor(r() * 4000))).toISOString(), message: { ...message, timestamp: t } };
+    const e = {
+      type: 'message',
+      id: nextId(),
+      parentId: parent,
+      timestamp: new Date((t += 1500 + Math.floor(r() * 4000))).toISOString(),
+      message: { ...message, timestamp: t },
+    };
     parent = e.id;
     push(e);
     return e;
@@ -85,14 +104,36 @@ export function generateSession(targetBytes, seed = 42) {
       const callId = `call_${(calls++).toString(36)}`;
       const args = tool.args(r, calls);
       const say = r() < 0.4 ? line(r, 10 + Math.floor(r() * 25)) : '';
-      const content = [...(say ? [{ type: 'text', text: say }] : []), { type: 'toolCall', id: callId, name: tool.name, arguments: args }];
+      const content = [
+        ...(say ? [{ type: 'text', text: say }] : []),
+        { type: 'toolCall', id: callId, name: tool.name, arguments: args },
+      ];
       const prompt = prefix + context;
-      const a = entry({ role: 'assistant', content, provider: 'anthropic', model: 'claude-sonnet-4-5', usage: { input: 3 + Math.floor(r() * 20), output: 50 + Math.floor(r() * 400), cacheRead: prompt - 2000, cacheWrite: 1997 - Math.floor(r() * 20), totalTokens: prompt + 300 }, stopReason: 'toolUse' });
+      const a = entry({
+        role: 'assistant',
+        content,
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        usage: {
+          input: 3 + Math.floor(r() * 20),
+          output: 50 + Math.floor(r() * 400),
+          cacheRead: prompt - 2000,
+          cacheWrite: 1997 - Math.floor(r() * 20),
+          totalTokens: prompt + 300,
+        },
+        stopReason: 'toolUse',
+      });
       add(a, say.length + JSON.stringify(args).length + tool.name.length);
       // Most results are small; a few are huge (a test log, a big file).
       const size = r() < 0.06 ? 20_000 + Math.floor(r() * 60_000) : 200 + Math.floor(r() * 5000);
       const text = body(r, size);
-      const res = entry({ role: 'toolResult', toolCallId: callId, toolName: tool.name, content: [{ type: 'text', text }], isError: r() < 0.05 });
+      const res = entry({
+        role: 'toolResult',
+        toolCallId: callId,
+        toolName: tool.name,
+        content: [{ type: 'text', text }],
+        isError: r() < 0.05,
+      });
       add(res, text.length);
       if (prefix + context > 160_000) {
         // pi compacts: a summary, keeping the last ~20k tokens verbatim.
@@ -100,7 +141,15 @@ export function generateSession(targetBytes, seed = 42) {
         let k = kept.length;
         while (k > 0 && keepTokens < 20_000) keepTokens += kept[--k].tokens;
         const summary = `## Goal\nFix the failing tests (turn ${turn}).\n\n## Progress\n${Array.from({ length: 12 }, () => `- ${line(r, 14)}`).join('\n')}\n\n## Files\n${Array.from({ length: 8 }, () => `- /repo/src/${pick(r, WORDS)}.ts`).join('\n')}`;
-        const c = { type: 'compaction', id: nextId(), parentId: parent, timestamp: new Date((t += 20_000)).toISOString(), summary, firstKeptEntryId: kept[k].id, tokensBefore: prefix + context };
+        const c = {
+          type: 'compaction',
+          id: nextId(),
+          parentId: parent,
+          timestamp: new Date((t += 20_000)).toISOString(),
+          summary,
+          firstKeptEntryId: kept[k].id,
+          tokensBefore: prefix + context,
+        };
         parent = c.id;
         push(c);
         const rest = kept.slice(k);
@@ -111,7 +160,17 @@ export function generateSession(targetBytes, seed = 42) {
     }
     const done = line(r, 20 + Math.floor(r() * 40));
     const prompt2 = prefix + context;
-    add(entry({ role: 'assistant', content: [{ type: 'text', text: done }], provider: 'anthropic', model: 'claude-sonnet-4-5', usage: { input: 5, output: 200, cacheRead: prompt2 - 1000, cacheWrite: 995, totalTokens: prompt2 + 200 }, stopReason: 'stop' }), done.length);
+    add(
+      entry({
+        role: 'assistant',
+        content: [{ type: 'text', text: done }],
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        usage: { input: 5, output: 200, cacheRead: prompt2 - 1000, cacheWrite: 995, totalTokens: prompt2 + 200 },
+        stopReason: 'stop',
+      }),
+      done.length,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

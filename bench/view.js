@@ -60,7 +60,9 @@ try {
   for (let i = 0; i < runs; i++) {
     const cmd = [process.execPath, CLI, 'view', file, '--out', out];
     const t = performance.now();
-    const r = timeBin ? spawnSync(timeBin, ['-f', '%U %S %M', '-o', timeOut, ...cmd], { encoding: 'utf8' }) : spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' });
+    const r = timeBin
+      ? spawnSync(timeBin, ['-f', '%U %S %M', '-o', timeOut, ...cmd], { encoding: 'utf8' })
+      : spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8' });
     generate.push(performance.now() - t);
     if (r.status !== 0) throw new Error(`abridge view failed: ${r.stderr}`);
     if (timeBin) {
@@ -74,7 +76,10 @@ try {
 
   const plain = join(dir, 'plain.html');
   // `<\/` is a valid escape inside JSON strings, so the lines still parse.
-  writeFileSync(plain, `<!doctype html><meta charset="utf-8"><title>plain</title><script id="t" type="text/plain">${text.replace(/<\//g, '<\\/')}</script><script>for (const l of document.getElementById('t').textContent.split('\\n')) if (l) JSON.parse(l); document.title = 'parsed';</script>`);
+  writeFileSync(
+    plain,
+    `<!doctype html><meta charset="utf-8"><title>plain</title><script id="t" type="text/plain">${text.replace(/<\//g, '<\\/')}</script><script>for (const l of document.getElementById('t').textContent.split('\\n')) if (l) JSON.parse(l); document.title = 'parsed';</script>`,
+  );
 
   const browser = {};
   if (!findChromium()) browser.skipped = 'no chromium on PATH (Debian: apt-get install chromium)';
@@ -104,26 +109,62 @@ try {
         plainLoad.push(performance.now() - t2);
         await p.close();
       }
-      Object.assign(browser, { ready: median(ready), readyRuns: ready, search: median(search), plain: median(plainLoad), plainRuns: plainLoad, errors });
+      Object.assign(browser, {
+        ready: median(ready),
+        readyRuns: ready,
+        search: median(search),
+        plain: median(plainLoad),
+        plainRuns: plainLoad,
+        errors,
+      });
     } finally {
       await close();
     }
   }
 
   const requests = (text.match(/"role":"assistant"/g) ?? []).length;
-  const figures = { transcriptBytes: text.length, lines: text.split('\n').length - 1, requests, runs, jsonParseMs: median(parse), generateMs: median(generate), generateRuns: generate, generateCpuMs: cpu.length ? median(cpu) : undefined, generatePeakRss: rss.length ? median(rss) : undefined, htmlBytes, browser };
+  const figures = {
+    transcriptBytes: text.length,
+    lines: text.split('\n').length - 1,
+    requests,
+    runs,
+    jsonParseMs: median(parse),
+    generateMs: median(generate),
+    generateRuns: generate,
+    generateCpuMs: cpu.length ? median(cpu) : undefined,
+    generatePeakRss: rss.length ? median(rss) : undefined,
+    htmlBytes,
+    browser,
+  };
   if (json) process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
   else {
     const ms = (x) => (x === undefined ? '—' : `${Math.round(x).toLocaleString('en-US')} ms`);
     const rows = [
-      ['transcript (generated pi session)', `${(text.length / MB).toFixed(1)} MB, ${figures.lines.toLocaleString('en-US')} lines, ${requests.toLocaleString('en-US')} requests`],
+      [
+        'transcript (generated pi session)',
+        `${(text.length / MB).toFixed(1)} MB, ${figures.lines.toLocaleString('en-US')} lines, ${requests.toLocaleString('en-US')} requests`,
+      ],
       ['baseline: JSON.parse of every line (Node)', ms(figures.jsonParseMs)],
-      ['abridge view → HTML (child process, median)', `${ms(figures.generateMs)}  (runs: ${generate.map((x) => Math.round(x)).join(', ')})`],
-      ['abridge view: CPU time (user + sys), peak RSS', timeBin ? `${ms(figures.generateCpuMs)}, ${Math.round(figures.generatePeakRss / MB)} MB` : '— (no /usr/bin/time)'],
+      [
+        'abridge view → HTML (child process, median)',
+        `${ms(figures.generateMs)}  (runs: ${generate.map((x) => Math.round(x)).join(', ')})`,
+      ],
+      [
+        'abridge view: CPU time (user + sys), peak RSS',
+        timeBin
+          ? `${ms(figures.generateCpuMs)}, ${Math.round(figures.generatePeakRss / MB)} MB`
+          : '— (no /usr/bin/time)',
+      ],
       ['page size', `${(htmlBytes / MB).toFixed(1)} MB`],
-      ['Chromium: page ready (chart, breakdown, list)', browser.skipped ?? `${ms(browser.ready)}  (runs: ${browser.readyRuns.map((x) => Math.round(x)).join(', ')})`],
+      [
+        'Chromium: page ready (chart, breakdown, list)',
+        browser.skipped ?? `${ms(browser.ready)}  (runs: ${browser.readyRuns.map((x) => Math.round(x)).join(', ')})`,
+      ],
       ['Chromium: first search over all full texts', browser.skipped ?? ms(browser.search)],
-      ['baseline: Chromium loads the text, JSON.parse per line', browser.skipped ?? `${ms(browser.plain)}  (runs: ${browser.plainRuns.map((x) => Math.round(x)).join(', ')})`],
+      [
+        'baseline: Chromium loads the text, JSON.parse per line',
+        browser.skipped ?? `${ms(browser.plain)}  (runs: ${browser.plainRuns.map((x) => Math.round(x)).join(', ')})`,
+      ],
     ];
     const w = Math.max(...rows.map((r) => r[0].length));
     for (const [k, v] of rows) process.stdout.write(`${k.padEnd(w)}  ${v}\n`);

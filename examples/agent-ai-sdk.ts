@@ -6,7 +6,17 @@
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel, type ModelMessage, type StopCondition, type ToolSet } from 'ai';
+import {
+  generateText,
+  jsonSchema,
+  stepCountIs,
+  streamText,
+  tool,
+  wrapLanguageModel,
+  type ModelMessage,
+  type StopCondition,
+  type ToolSet,
+} from 'ai';
 import { ContextOverflowError, type ContextManager } from 'abridge';
 import { abridgeMiddleware, abridgeTools, contextOverflow } from 'abridge/ai-sdk';
 import { bash, readFile } from './workspace.js';
@@ -30,12 +40,20 @@ export interface AiSdkAgentOptions {
 const tools: ToolSet = {
   read_file: tool({
     description: 'Read a file of the workspace (a path relative to its root).',
-    inputSchema: jsonSchema<{ path: string }>({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }),
+    inputSchema: jsonSchema<{ path: string }>({
+      type: 'object',
+      properties: { path: { type: 'string' } },
+      required: ['path'],
+    }),
     execute: async ({ path }) => readFile(path).output,
   }),
   bash: tool({
     description: 'Run a shell command in the workspace and return what it prints.',
-    inputSchema: jsonSchema<{ command: string }>({ type: 'object', properties: { command: { type: 'string' } }, required: ['command'] }),
+    inputSchema: jsonSchema<{ command: string }>({
+      type: 'object',
+      properties: { command: { type: 'string' } },
+      required: ['command'],
+    }),
     execute: async ({ command }) => bash(command).output,
   }),
 };
@@ -60,7 +78,8 @@ export async function runAiSdkAgent(cm: ContextManager, o: AiSdkAgentOptions): P
       },
       onEvent: (e) => {
         if (e.type === 'overflow') stats.errors++;
-        if (e.type === 'resync' || e.type === 'tools-not-offered') process.stderr.write(`example agent: ${JSON.stringify(e)}\n`);
+        if (e.type === 'resync' || e.type === 'tools-not-offered')
+          process.stderr.write(`example agent: ${JSON.stringify(e)}\n`);
       },
     }),
   });
@@ -82,7 +101,12 @@ export async function runAiSdkAgent(cm: ContextManager, o: AiSdkAgentOptions): P
 
   const refused = (err: unknown): false => {
     stats.refused++;
-    const why = err instanceof ContextOverflowError ? `nothing can make the request fit: ${err.message}` : contextOverflow(err) ? `request refused after compaction: ${contextOverflow(err)!.message}` : `request failed: ${err instanceof Error ? err.message : String(err)}`;
+    const why =
+      err instanceof ContextOverflowError
+        ? `nothing can make the request fit: ${err.message}`
+        : contextOverflow(err)
+          ? `request refused after compaction: ${contextOverflow(err)!.message}`
+          : `request failed: ${err instanceof Error ? err.message : String(err)}`;
     process.stderr.write(`example agent: ${why}\n`);
     return false;
   };

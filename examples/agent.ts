@@ -14,11 +14,28 @@
  * recovered, 2 on bad arguments.
  */
 import { parseArgs } from 'node:util';
-import { ContextManager, contextOverflow, promptTokens, type AnthropicRequestBody, type ChatRequestBody, type Message, type Part, type RequestProvider, type ResponsesRequestBody, type ToolSpec } from 'abridge';
+import {
+  ContextManager,
+  contextOverflow,
+  promptTokens,
+  type AnthropicRequestBody,
+  type ChatRequestBody,
+  type Message,
+  type Part,
+  type RequestProvider,
+  type ResponsesRequestBody,
+  type ToolSpec,
+} from 'abridge';
 import { bash, readFile } from './workspace.js';
 
 type Provider = RequestProvider | 'ai-sdk-anthropic' | 'ai-sdk-openai';
-const PROVIDERS: readonly Provider[] = ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk-anthropic', 'ai-sdk-openai'];
+const PROVIDERS: readonly Provider[] = [
+  'anthropic',
+  'openai-chat',
+  'openai-responses',
+  'ai-sdk-anthropic',
+  'ai-sdk-openai',
+];
 
 function options() {
   const fail = (msg: string): never => {
@@ -33,17 +50,30 @@ function options() {
   }
   const { values } = parsed;
   const provider = values.provider as Provider;
-  if (!PROVIDERS.includes(provider)) fail(`--provider: expected one of ${PROVIDERS.join(', ')}, got ${JSON.stringify(values.provider)}`);
+  if (!PROVIDERS.includes(provider))
+    fail(`--provider: expected one of ${PROVIDERS.join(', ')}, got ${JSON.stringify(values.provider)}`);
   const int = (name: 'window' | 'max-tokens' | 'turns') => {
     const n = Number(values[name]);
-    if (!Number.isSafeInteger(n) || n <= 0) fail(`--${name}: expected a positive integer, got ${JSON.stringify(values[name])}`);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      fail(`--${name}: expected a positive integer, got ${JSON.stringify(values[name])}`);
     return n;
   };
   if (!values['base-url']) fail('--base-url is required (a server speaking the provider’s wire format)');
   if (!values.model) fail('--model is required');
   if (!values.task) fail('--task is required');
   if ((values.db === undefined) !== (values.session === undefined)) fail('--db and --session go together');
-  return { provider, baseURL: values['base-url']!, model: values.model!, window: int('window'), maxTokens: int('max-tokens'), turns: int('turns'), task: values.task!, db: values.db, session: values.session, stream: values.stream === true };
+  return {
+    provider,
+    baseURL: values['base-url']!,
+    model: values.model!,
+    window: int('window'),
+    maxTokens: int('max-tokens'),
+    turns: int('turns'),
+    task: values.task!,
+    db: values.db,
+    session: values.session,
+    stream: values.stream === true,
+  };
 }
 
 function parse() {
@@ -64,8 +94,16 @@ function parse() {
 }
 
 const TOOLS: ToolSpec[] = [
-  { name: 'read_file', description: 'Read a file of the workspace (a path relative to its root).', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-  { name: 'bash', description: 'Run a shell command in the workspace and return what it prints.', inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } },
+  {
+    name: 'read_file',
+    description: 'Read a file of the workspace (a path relative to its root).',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+  {
+    name: 'bash',
+    description: 'Run a shell command in the workspace and return what it prints.',
+    inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+  },
 ];
 
 function runWorkspaceTool(name: string, input: unknown): { output: string; isError: boolean } {
@@ -91,12 +129,16 @@ const resumed = store && o.session && (await store.getSession(o.session));
 if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
   const { runAiSdkAgent } = await import('./agent-ai-sdk.js');
   const wire: RequestProvider = o.provider === 'ai-sdk-anthropic' ? 'anthropic' : 'openai-responses';
-  const cm = resumed ? await ContextManager.resume(store!, o.session!, { ...base, provider: wire }) : new ContextManager({ ...base, provider: wire, ...(store ? { store, sessionId: o.session! } : {}) });
+  const cm = resumed
+    ? await ContextManager.resume(store!, o.session!, { ...base, provider: wire })
+    : new ContextManager({ ...base, provider: wire, ...(store ? { store, sessionId: o.session! } : {}) });
   const ok = await runAiSdkAgent(cm, { ...o, resumed: Boolean(resumed), stats, print });
   finish(ok);
 } else {
   const provider = o.provider;
-  const cm = resumed ? await ContextManager.resume(store!, o.session!, { ...base, provider }) : new ContextManager({ ...base, provider, ...(store ? { store, sessionId: o.session! } : {}) });
+  const cm = resumed
+    ? await ContextManager.resume(store!, o.session!, { ...base, provider })
+    : new ContextManager({ ...base, provider, ...(store ? { store, sessionId: o.session! } : {}) });
   cm.on('compaction-complete', () => stats.compactions++);
   if (!resumed) await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
   const send = await sender(provider);
@@ -129,7 +171,13 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
       }
     }
     const { message, usage } = await cm.record(response);
-    print({ turn: stats.requests, predicted: turn.pressure.predicted, reported: usage ? promptTokens(usage) : null, level: turn.pressure.level, compacted: turn.compaction !== undefined });
+    print({
+      turn: stats.requests,
+      predicted: turn.pressure.predicted,
+      reported: usage ? promptTokens(usage) : null,
+      level: turn.pressure.level,
+      compacted: turn.compaction !== undefined,
+    });
     const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
     if (calls.length === 0) break;
     const results: Part[] = [];
@@ -138,7 +186,13 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
       if (own) results.push(own);
       else {
         const r = runWorkspaceTool(call.name, call.arguments);
-        results.push({ type: 'tool-result', callId: call.id, toolName: call.name, content: [{ type: 'text', text: r.output }], isError: r.isError });
+        results.push({
+          type: 'tool-result',
+          callId: call.id,
+          toolName: call.name,
+          content: [{ type: 'text', text: r.output }],
+          isError: r.isError,
+        });
       }
     }
     await cm.append({ role: 'tool', parts: results } satisfies Message);
@@ -167,9 +221,15 @@ async function sender(provider: RequestProvider): Promise<(body: unknown) => Pro
   const root = o.baseURL.replace(/\/+$/, '');
   const client = new OpenAI({ baseURL: root.endsWith('/v1') ? root : `${root}/v1`, apiKey, maxRetries: 0 });
   if (provider === 'openai-chat') {
-    if (o.stream) return (body) => client.chat.completions.stream({ ...chatParams(body as ChatRequestBody), stream: true, stream_options: { include_usage: true } }).finalChatCompletion();
+    if (o.stream)
+      return (body) =>
+        client.chat.completions
+          .stream({ ...chatParams(body as ChatRequestBody), stream: true, stream_options: { include_usage: true } })
+          .finalChatCompletion();
     return (body) => client.chat.completions.create(chatParams(body as ChatRequestBody));
   }
-  if (o.stream) return (body) => client.responses.stream({ ...responsesParams(body as ResponsesRequestBody), stream: true }).finalResponse();
+  if (o.stream)
+    return (body) =>
+      client.responses.stream({ ...responsesParams(body as ResponsesRequestBody), stream: true }).finalResponse();
   return (body) => client.responses.create(responsesParams(body as ResponsesRequestBody));
 }

@@ -244,7 +244,9 @@ function changeGroups(ops, context) {
 /** The `diff` that pi's edit tool reports: numbered lines, "..." where unchanged lines are skipped. */
 function piEditDiff(before, after) {
   const ops = diffLines(splitLines(before), splitLines(after));
-  const width = String(Math.max(ops.length ? ops[ops.length - 1].o : 1, ops.length ? ops[ops.length - 1].n : 1) + 1).length;
+  const width = String(
+    Math.max(ops.length ? ops[ops.length - 1].o : 1, ops.length ? ops[ops.length - 1].n : 1) + 1,
+  ).length;
   const out = [];
   const groups = changeGroups(ops, 4);
   const skip = ' '.repeat(width + 1) + '...';
@@ -300,7 +302,8 @@ function gitStat(files) {
   const maxChanges = Math.max(...files.map((f) => f.added + f.removed));
   const countWidth = String(maxChanges).length;
   const graphWidth = Math.max(80 - nameWidth - countWidth - 6, 10);
-  const scale = (x) => (maxChanges <= graphWidth ? x : Math.max(x > 0 ? 1 : 0, Math.round((x * graphWidth) / maxChanges)));
+  const scale = (x) =>
+    maxChanges <= graphWidth ? x : Math.max(x > 0 ? 1 : 0, Math.round((x * graphWidth) / maxChanges));
   const lines = files.map(
     (f) =>
       ` ${f.path.padEnd(nameWidth)} | ${String(f.added + f.removed).padStart(countWidth)} ${'+'.repeat(scale(f.added))}${'-'.repeat(scale(f.removed))}`,
@@ -456,7 +459,8 @@ CREATE INDEX idx_line_items_invoice ON line_items(invoice_id);
 CREATE INDEX idx_payments_invoice ON payments(invoice_id);
 `;
 
-PROJECT['migrations/002_tax_rates.sql'] = `-- 002_tax_rates.sql: default tax rate per country, used to prefill new line items in the dashboard.
+PROJECT['migrations/002_tax_rates.sql'] =
+  `-- 002_tax_rates.sql: default tax rate per country, used to prefill new line items in the dashboard.
 
 CREATE TABLE tax_rates (
   country       TEXT    NOT NULL,
@@ -475,15 +479,18 @@ INSERT INTO tax_rates (country, rate_bp, valid_from) VALUES
   ('JP', 1000, '2020-01-01');
 `;
 
-PROJECT['migrations/003_invoice_status_index.sql'] = `-- 003: the dashboard's overdue list filters on status and due date.
+PROJECT['migrations/003_invoice_status_index.sql'] =
+  `-- 003: the dashboard's overdue list filters on status and due date.
 CREATE INDEX idx_invoices_status_due ON invoices(status, due_at);
 `;
 
-PROJECT['migrations/004_customers_email_unique.sql'] = `-- 004: one customer record per billing email (duplicates were merged by ops/scripts/merge-customers.sql).
+PROJECT['migrations/004_customers_email_unique.sql'] =
+  `-- 004: one customer record per billing email (duplicates were merged by ops/scripts/merge-customers.sql).
 CREATE UNIQUE INDEX idx_customers_email ON customers(lower(email));
 `;
 
-PROJECT['src/index.ts'] = `// Public API of the invoice-service package (used by billing-worker and dunning-cron). Keep it stable.
+PROJECT['src/index.ts'] =
+  `// Public API of the invoice-service package (used by billing-worker and dunning-cron). Keep it stable.
 export { createApp, type AppOptions } from './app.js';
 export { openDatabase, runMigrations, type Db, type OpenOptions } from './db.js';
 export { InvoiceService, type ListFilter, type Payment } from './services/invoiceService.js';
@@ -2235,13 +2242,15 @@ function read(path, opts) {
     ms: int(rnd.time, 3, 24),
     run() {
       const text = fs.get(path);
-      if (text === undefined) return { text: `ENOENT: no such file or directory, access '${abs(path)}'`, isError: true };
+      if (text === undefined)
+        return { text: `ENOENT: no such file or directory, access '${abs(path)}'`, isError: true };
       if (!opts) return { text };
       const lines = splitLines(text);
       const start = (opts.offset ?? 1) - 1;
       const end = opts.limit !== undefined ? Math.min(lines.length, start + opts.limit) : lines.length;
       let out = lines.slice(start, end).join('\n');
-      if (end < lines.length) out += `\n\n[${lines.length - end} more lines in file. Use offset=${end + 1} to continue.]`;
+      if (end < lines.length)
+        out += `\n\n[${lines.length - end} more lines in file. Use offset=${end + 1} to continue.]`;
       return { text: out };
     },
   };
@@ -2256,14 +2265,18 @@ function edit(path, oldText, newText, { expectFailure = false } = {}) {
     run() {
       const before = file(path);
       const at = before.indexOf(oldText);
-      if (expectFailure !== (at < 0)) throw new Error(`edit of ${path}: oldText ${at < 0 ? 'not found' : 'unexpectedly found'}: ${oldText.slice(0, 80)}`);
+      if (expectFailure !== at < 0)
+        throw new Error(
+          `edit of ${path}: oldText ${at < 0 ? 'not found' : 'unexpectedly found'}: ${oldText.slice(0, 80)}`,
+        );
       if (at < 0) {
         return {
           text: `Could not find the exact text in ${path}. The old text must match exactly including all whitespace and newlines.`,
           isError: true,
         };
       }
-      if (before.indexOf(oldText, at + 1) >= 0) throw new Error(`edit of ${path}: oldText is not unique: ${oldText.slice(0, 60)}`);
+      if (before.indexOf(oldText, at + 1) >= 0)
+        throw new Error(`edit of ${path}: oldText is not unique: ${oldText.slice(0, 60)}`);
       const after = before.slice(0, at) + newText + before.slice(at + oldText.length);
       fs.set(path, after);
       const details = piEditDiff(before, after);
@@ -2401,7 +2414,13 @@ function testTree(path) {
     if (!m) continue;
     const indent = m[1].length;
     while (stack.length && stack[stack.length - 1].indent >= indent) stack.pop();
-    const node = { depth: stack.length, kind: m[2], name: m[4], count: 0, path: [...stack.map((s) => s.node.name), m[4]].join(' > ') };
+    const node = {
+      depth: stack.length,
+      kind: m[2],
+      name: m[4],
+      count: 0,
+      path: [...stack.map((s) => s.node.name), m[4]].join(' > '),
+    };
     nodes.push(node);
     if (m[2] === 'describe') stack.push({ indent, node });
     else for (const s of stack) s.node.count++;
@@ -2421,7 +2440,8 @@ function vitest({ failures = [], only, clockAt, script = true, stdout = [], verb
   let failedFiles = 0;
   let testsMs = 0;
   for (const x of failures) {
-    if (!testTree(x.file).some((node) => node.kind === 'it' && node.path === x.title)) throw new Error(`no such test: ${x.file} > ${x.title}`);
+    if (!testTree(x.file).some((node) => node.kind === 'it' && node.path === x.title))
+      throw new Error(`no such test: ${x.file} > ${x.title}`);
   }
   for (const f of files) {
     const n = countTests(f);
@@ -2434,7 +2454,9 @@ function vitest({ failures = [], only, clockAt, script = true, stdout = [], verb
       if (fails.length) failedFiles++;
       out.push(` ${fails.length ? '❯' : '✓'} ${f} (${n}) ${ms}ms`);
       for (const node of testTree(f)) {
-        const failed = fails.some((x) => x.title === node.path || (node.kind === 'describe' && x.title.startsWith(node.path + ' > ')));
+        const failed = fails.some(
+          (x) => x.title === node.path || (node.kind === 'describe' && x.title.startsWith(node.path + ' > ')),
+        );
         const pad = '   ' + '  '.repeat(node.depth);
         if (node.kind === 'describe') out.push(`${pad}${failed ? '❯' : '✓'} ${node.name} (${node.count})`);
         else out.push(`${pad}${failed ? '×' : '✓'} ${node.name}${failed ? '' : ` ${int(rnd.time, 0, 40)}ms`}`);
@@ -2456,7 +2478,8 @@ function vitest({ failures = [], only, clockAt, script = true, stdout = [], verb
   } else out.push('');
   const passedFiles = files.length - failedFiles;
   testsMs += slowMs;
-  const tally = (failed, passed, all) => [failed ? `${failed} failed` : '', passed ? `${passed} passed` : ''].filter(Boolean).join(' | ') + ` (${all})`;
+  const tally = (failed, passed, all) =>
+    [failed ? `${failed} failed` : '', passed ? `${passed} passed` : ''].filter(Boolean).join(' | ') + ` (${all})`;
   out.push(
     ` Test Files  ${tally(failedFiles, passedFiles, files.length)}`,
     `      Tests  ${tally(failedTests, totalTests - failedTests, totalTests)}`,
@@ -2605,7 +2628,16 @@ function turn({ thinking, text, calls = [] }) {
   session.clock = requestAt + latency;
   const stopReason = withIds.length ? 'toolUse' : 'stop';
   entry('message', session.clock, {
-    message: { role: 'assistant', content, api: MODEL.api, provider: MODEL.provider, model: MODEL.model, usage, stopReason, timestamp: requestAt },
+    message: {
+      role: 'assistant',
+      content,
+      api: MODEL.api,
+      provider: MODEL.provider,
+      model: MODEL.model,
+      usage,
+      stopReason,
+      timestamp: requestAt,
+    },
   });
   session.contextTokens += MESSAGE_FRAMING + outTokens;
   session.previousPrompt = prompt;
@@ -2614,7 +2646,12 @@ function turn({ thinking, text, calls = [] }) {
   for (const c of withIds) {
     session.clock += c.ms;
     const result = c.run();
-    const message = { role: 'toolResult', toolCallId: c.id, toolName: c.name, content: [{ type: 'text', text: result.text }] };
+    const message = {
+      role: 'toolResult',
+      toolCallId: c.id,
+      toolName: c.name,
+      content: [{ type: 'text', text: result.text }],
+    };
     if (result.details) message.details = result.details;
     message.isError = result.isError === true;
     message.timestamp = session.clock;
@@ -2675,7 +2712,8 @@ function seedInvoices({ customers, invoices, year, hot, hotShare = 0 }, each) {
   let state = 0x2f6e2b1;
   const rand = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   const profileOf = (id) => SEED_CUSTOMERS[(id - 1) % SEED_CUSTOMERS.length];
-  const nameOf = (id) => profileOf(id).name + (id > SEED_CUSTOMERS.length ? ` (${Math.ceil(id / SEED_CUSTOMERS.length)})` : '');
+  const nameOf = (id) =>
+    profileOf(id).name + (id > SEED_CUSTOMERS.length ? ` (${Math.ceil(id / SEED_CUSTOMERS.length)})` : '');
   const daysInYear = (Date.UTC(year + 1, 0, 1) - Date.UTC(year, 0, 1)) / 86_400_000;
   for (let i = 0; i < invoices; i++) {
     const customerId = hot !== undefined && rand() < hotShare ? hot : 1 + Math.floor(rand() * customers);
@@ -2688,7 +2726,8 @@ function seedInvoices({ customers, invoices, year, hot, hotShare = 0 }, each) {
     for (let k = 0; k < lineCount; k++) {
       const description = SEED_WORDS[Math.floor(rand() * SEED_WORDS.length)];
       const quantity = 1 + Math.floor(rand() * 8);
-      const unitPrice = profile.currency === 'JPY' ? 5_000 + Math.floor(rand() * 95_000) : 2_500 + Math.floor(rand() * 60_000);
+      const unitPrice =
+        profile.currency === 'JPY' ? 5_000 + Math.floor(rand() * 95_000) : 2_500 + Math.floor(rand() * 60_000);
       lines.push({ description, quantity, unitPrice, taxRateBp: profile.rateBp });
     }
     const subtotal = lines.reduce((a, l) => a + roundHalfEven(l.quantity * l.unitPrice), 0);
@@ -2734,7 +2773,17 @@ function decimal(amount, currency) {
 
 const csvField = (v) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 const csvRow = (inv, totals = inv) =>
-  [inv.number, inv.customerName, inv.issuedAt, inv.dueAt ?? '', inv.currency, decimal(totals.subtotal, inv.currency), decimal(totals.tax, inv.currency), decimal(totals.total, inv.currency), inv.status]
+  [
+    inv.number,
+    inv.customerName,
+    inv.issuedAt,
+    inv.dueAt ?? '',
+    inv.currency,
+    decimal(totals.subtotal, inv.currency),
+    decimal(totals.tax, inv.currency),
+    decimal(totals.total, inv.currency),
+    inv.status,
+  ]
     .map(csvField)
     .join(',');
 const CSV_HEADER = 'number,customer,issued_at,due_at,currency,subtotal,tax,total,status';
@@ -2760,38 +2809,104 @@ big.pdfBytes += 3 + CSV_HEADER.length + 2;
 // ---------------------------------------------------------------------------------------------------------------------
 // Invented history: git log of the project
 
-const AUTHORS = ['Priya Raman <priya@ledgerline.dev>', 'Tomasz Wójcik <tomasz@ledgerline.dev>', 'Dana Okafor <dana@ledgerline.dev>', 'Marco Bellini <marco@ledgerline.dev>'];
+const AUTHORS = [
+  'Priya Raman <priya@ledgerline.dev>',
+  'Tomasz Wójcik <tomasz@ledgerline.dev>',
+  'Dana Okafor <dana@ledgerline.dev>',
+  'Marco Bellini <marco@ledgerline.dev>',
+];
 const COMMITS = [
   ['chore(deps): bump express from 4.19.1 to 4.19.2', ['package.json', 'package-lock.json']],
-  ['fix(pdf): escape customer names in the HTML template', ['src/pdf/renderInvoice.ts', 'test/pdf.test.ts'], 'A customer named "<Smith & Co>" broke the PDF layout. Descriptions were escaped, names were not.'],
-  ['feat(customers): case-insensitive email uniqueness (migration 004)', ['migrations/004_customers_email_unique.sql', 'src/routes/customers.ts', 'test/routes.customers.test.ts'], 'Ops merged the 31 duplicate customers beforehand (ops/scripts/merge-customers.sql).'],
-  ['test: pin the clock in route tests (INV-201)', ['test/helpers/testDb.ts', 'test/routes.invoices.test.ts', 'src/app.ts'], 'The overdue test failed every month after the fixture dates went stale. createApp takes an\noptional clock now; production passes nothing.'],
-  ['fix(invoices): 404 instead of 500 when listing payments of a missing invoice', ['src/routes/invoices.ts', 'test/routes.invoices.test.ts']],
-  ['refactor(money): move formatMoney out of the PDF module', ['src/money.ts', 'src/pdf/renderInvoice.ts', 'test/money.test.ts']],
-  ['feat(invoices): GET /invoices/by-number/:number for the support tool', ['src/routes/invoices.ts', 'src/services/invoiceService.ts']],
+  [
+    'fix(pdf): escape customer names in the HTML template',
+    ['src/pdf/renderInvoice.ts', 'test/pdf.test.ts'],
+    'A customer named "<Smith & Co>" broke the PDF layout. Descriptions were escaped, names were not.',
+  ],
+  [
+    'feat(customers): case-insensitive email uniqueness (migration 004)',
+    ['migrations/004_customers_email_unique.sql', 'src/routes/customers.ts', 'test/routes.customers.test.ts'],
+    'Ops merged the 31 duplicate customers beforehand (ops/scripts/merge-customers.sql).',
+  ],
+  [
+    'test: pin the clock in route tests (INV-201)',
+    ['test/helpers/testDb.ts', 'test/routes.invoices.test.ts', 'src/app.ts'],
+    'The overdue test failed every month after the fixture dates went stale. createApp takes an\noptional clock now; production passes nothing.',
+  ],
+  [
+    'fix(invoices): 404 instead of 500 when listing payments of a missing invoice',
+    ['src/routes/invoices.ts', 'test/routes.invoices.test.ts'],
+  ],
+  [
+    'refactor(money): move formatMoney out of the PDF module',
+    ['src/money.ts', 'src/pdf/renderInvoice.ts', 'test/money.test.ts'],
+  ],
+  [
+    'feat(invoices): GET /invoices/by-number/:number for the support tool',
+    ['src/routes/invoices.ts', 'src/services/invoiceService.ts'],
+  ],
   ['chore: eslint 8.57, typescript-eslint 7', ['package.json', 'package-lock.json', '.eslintrc.cjs']],
-  ['fix(payments): reject payments on void invoices with 409, not 400', ['src/services/invoiceService.ts', 'test/invoiceService.test.ts']],
+  [
+    'fix(payments): reject payments on void invoices with 409, not 400',
+    ['src/services/invoiceService.ts', 'test/invoiceService.test.ts'],
+  ],
   ['docs: README section on local seeding', ['README.md']],
-  ['feat(seed): --hot-customer to reproduce the Northwind load profile', ['scripts/seed.ts'], 'Northwind has ~90% of the 2024 invoices in prod; the dashboard timeouts only reproduce with that skew.'],
-  ['perf(invoices): load line items for a whole page in one query (INV-176)', ['src/services/invoiceService.ts'], 'GET /invoices?limit=200 ran 201 queries. Now 2.'],
-  ['fix(invoices): overdue filter compared timestamps with dates', ['src/services/invoiceService.ts', 'test/routes.invoices.test.ts']],
-  ['feat(customers): invoice summary per currency for the dashboard', ['src/routes/invoices.ts', 'test/routes.invoices.test.ts']],
+  [
+    'feat(seed): --hot-customer to reproduce the Northwind load profile',
+    ['scripts/seed.ts'],
+    'Northwind has ~90% of the 2024 invoices in prod; the dashboard timeouts only reproduce with that skew.',
+  ],
+  [
+    'perf(invoices): load line items for a whole page in one query (INV-176)',
+    ['src/services/invoiceService.ts'],
+    'GET /invoices?limit=200 ran 201 queries. Now 2.',
+  ],
+  [
+    'fix(invoices): overdue filter compared timestamps with dates',
+    ['src/services/invoiceService.ts', 'test/routes.invoices.test.ts'],
+  ],
+  [
+    'feat(customers): invoice summary per currency for the dashboard',
+    ['src/routes/invoices.ts', 'test/routes.invoices.test.ts'],
+  ],
   ['chore(ci): run tests on Node 20.11', ['.github/workflows/ci.yml']],
-  ['feat(tax): per-line tax rounding in the PDF (INV-188)', ['src/services/taxService.ts', 'src/pdf/renderInvoice.ts', 'test/taxService.test.ts'], 'Finance wants what the customer sees to follow the per-line rule. Stored totals are unchanged for\nnow: changing them needs a data migration and sign-off (see INV-188 comments).'],
+  [
+    'feat(tax): per-line tax rounding in the PDF (INV-188)',
+    ['src/services/taxService.ts', 'src/pdf/renderInvoice.ts', 'test/taxService.test.ts'],
+    'Finance wants what the customer sees to follow the per-line rule. Stored totals are unchanged for\nnow: changing them needs a data migration and sign-off (see INV-188 comments).',
+  ],
   ['fix(money): roundHalfEven tolerates float noise around .5', ['src/money.ts', 'test/money.test.ts']],
-  ['feat(invoices): void with a reason, kept in notes', ['src/services/invoiceService.ts', 'src/routes/invoices.ts', 'test/invoiceService.test.ts']],
+  [
+    'feat(invoices): void with a reason, kept in notes',
+    ['src/services/invoiceService.ts', 'src/routes/invoices.ts', 'test/invoiceService.test.ts'],
+  ],
   ['feat(payments): list payments of an invoice', ['src/routes/invoices.ts']],
-  ['refactor: zod schemas for request bodies', ['src/models/invoice.ts', 'src/routes/invoices.ts', 'src/routes/customers.ts']],
-  ['feat(invoices): sequential numbers per year (INV-YYYY-NNNNN)', ['src/services/invoiceService.ts', 'test/invoiceService.test.ts']],
-  ['fix(db): busy_timeout 5s for the cron\'s concurrent writes', ['src/db.ts']],
-  ['feat(payments): mark the invoice paid when the balance reaches zero', ['src/services/invoiceService.ts', 'test/invoiceService.test.ts']],
+  [
+    'refactor: zod schemas for request bodies',
+    ['src/models/invoice.ts', 'src/routes/invoices.ts', 'src/routes/customers.ts'],
+  ],
+  [
+    'feat(invoices): sequential numbers per year (INV-YYYY-NNNNN)',
+    ['src/services/invoiceService.ts', 'test/invoiceService.test.ts'],
+  ],
+  ["fix(db): busy_timeout 5s for the cron's concurrent writes", ['src/db.ts']],
+  [
+    'feat(payments): mark the invoice paid when the balance reaches zero',
+    ['src/services/invoiceService.ts', 'test/invoiceService.test.ts'],
+  ],
   ['feat: partial payments', ['src/services/invoiceService.ts', 'src/routes/invoices.ts', 'src/models/invoice.ts']],
   ['feat(tax): tax rates table (migration 002)', ['migrations/002_tax_rates.sql']],
-  ['refactor(invoices): extract InvoiceService from the route handlers', ['src/services/invoiceService.ts', 'src/routes/invoices.ts', 'src/app.ts'], 'First step. The payments list still queries the table from the route; INV-140 tracks the rest.'],
+  [
+    'refactor(invoices): extract InvoiceService from the route handlers',
+    ['src/services/invoiceService.ts', 'src/routes/invoices.ts', 'src/app.ts'],
+    'First step. The payments list still queries the table from the route; INV-140 tracks the rest.',
+  ],
   ['feat(invoices): issue and due dates (30-day terms)', ['src/routes/invoices.ts']],
   ['feat: create and list invoices', ['src/routes/invoices.ts', 'src/db.ts', 'migrations/001_init.sql']],
   ['feat: customers CRUD', ['src/routes/customers.ts']],
-  ['chore: initial commit (express + better-sqlite3 skeleton)', ['package.json', 'tsconfig.json', 'src/server.ts', 'src/app.ts']],
+  [
+    'chore: initial commit (express + better-sqlite3 skeleton)',
+    ['package.json', 'tsconfig.json', 'src/server.ts', 'src/app.ts'],
+  ],
 ];
 
 const history = (() => {
@@ -2815,12 +2930,19 @@ function gitDate(ms) {
   const month = d.getUTCMonth();
   const offset = month >= 3 && month <= 9 ? 2 : 1;
   const local = new Date(ms + offset * 3_600_000);
-  const [wd, day, mon, yr] = local.toUTCString().split(' ').filter(Boolean).map((s) => s.replace(',', ''));
+  const [wd, day, mon, yr] = local
+    .toUTCString()
+    .split(' ')
+    .filter(Boolean)
+    .map((s) => s.replace(',', ''));
   return `${wd} ${mon} ${String(Number(day))} ${local.toISOString().slice(11, 19)} ${yr} +0${offset}00`;
 }
 
 function gitLogOneline(n) {
-  return history.slice(0, n).map((c) => `${c.hash.slice(0, 7)} ${c.subject}`).join('\n');
+  return history
+    .slice(0, n)
+    .map((c) => `${c.hash.slice(0, 7)} ${c.subject}`)
+    .join('\n');
 }
 
 function gitLogStat(n, paths) {
@@ -2831,7 +2953,11 @@ function gitLogStat(n, paths) {
     if (c.body) out.push('', ...c.body.split('\n').map((l) => `    ${l}`));
     out.push('');
     const stat = gitStat(stats).split('\n');
-    const summary = stat.pop().replace(/ 1 files/, ' 1 file').replace(/, 0 deletions\(-\)/, '').replace(/ 0 insertions\(\+\), /, ' ');
+    const summary = stat
+      .pop()
+      .replace(/ 1 files/, ' 1 file')
+      .replace(/, 0 deletions\(-\)/, '')
+      .replace(/ 0 insertions\(\+\), /, ' ');
     out.push(...stat, summary.replace(/\b1 insertions/, '1 insertion').replace(/\b1 deletions/, '1 deletion'), '');
   }
   return out.join('\n');
@@ -2885,7 +3011,10 @@ function gitStatusShort() {
   return [...modified, ...untracked].join('\n');
 }
 
-const diffText = (paths) => workTreeDiff(paths).map((d) => d.text).join('\n');
+const diffText = (paths) =>
+  workTreeDiff(paths)
+    .map((d) => d.text)
+    .join('\n');
 const diffStat = (paths) => gitStat(workTreeDiff(paths));
 
 // =====================================================================================================================
@@ -2960,19 +3089,36 @@ Start by looking around and tell me your plan before you change anything big.`,
 - No new runtime deps except pg.
 - Diff under ~800 lines.
 They want a plan first. Let me get the lay of the land: layout, git state, recent history.`,
-    calls: [bash('ls -la && git status -sb && git log --oneline -n 15', () => `${LS_LA()}\n## main...origin/main\n${gitLogOneline(15)}`, { ms: 140 })],
+    calls: [
+      bash(
+        'ls -la && git status -sb && git log --oneline -n 15',
+        () => `${LS_LA()}\n## main...origin/main\n${gitLogOneline(15)}`,
+        { ms: 140 },
+      ),
+    ],
   });
 
   turn({
     calls: [
-      bash("find src test scripts -name '*.ts' | xargs wc -l | sort -n", () => wcLines(allFiles('src/', 'test/', 'scripts/').filter((p) => p.endsWith('.ts'))), { ms: 35 }),
+      bash(
+        "find src test scripts -name '*.ts' | xargs wc -l | sort -n",
+        () => wcLines(allFiles('src/', 'test/', 'scripts/').filter((p) => p.endsWith('.ts'))),
+        { ms: 35 },
+      ),
     ],
   });
 
-  const tsLines = allFiles('src/', 'test/', 'scripts/').filter((p) => p.endsWith('.ts')).reduce((s, p) => s + splitLines(file(p)).length, 0);
+  const tsLines = allFiles('src/', 'test/', 'scripts/')
+    .filter((p) => p.endsWith('.ts'))
+    .reduce((s, p) => s + splitLines(file(p)).length, 0);
   turn({
     thinking: `About ${(Math.round(tsLines / 100) * 100).toLocaleString('en-US')} lines of TypeScript in total; invoiceService.ts and routes/invoices.ts are the two big ones besides the tests. Start with the package manifest, the compiler settings and the public surface (src/index.ts).`,
-    calls: [read('package.json'), read('tsconfig.json'), read('src/index.ts'), bash('npm ls --depth=0', NPM_LS, { ms: 700 })],
+    calls: [
+      read('package.json'),
+      read('tsconfig.json'),
+      read('src/index.ts'),
+      bash('npm ls --depth=0', NPM_LS, { ms: 700 }),
+    ],
   });
 
   turn({
@@ -2991,7 +3137,13 @@ tsconfig has noUnusedLocals and noUncheckedIndexedAccess, good to know for later
     thinking: `The service has ~15 prepare() calls spread over every method; createInvoice and recordPayment use db.transaction. The router takes (db, service) and two handlers query the tables directly: GET /invoices/:id/payments (returns raw snake_case rows) and GET /customers/:id/invoices/summary. Both are marked TODO(INV-140).
 
 Let me list every direct database use across src/ to be sure I know the full surface.`,
-    calls: [bash(`grep -rn "db\\.\\(prepare\\|exec\\|transaction\\|pragma\\)" src --include=*.ts`, () => grep(/db\.(prepare|exec|transaction|pragma)/, allFiles('src/')), { ms: 30 })],
+    calls: [
+      bash(
+        `grep -rn "db\\.\\(prepare\\|exec\\|transaction\\|pragma\\)" src --include=*.ts`,
+        () => grep(/db\.(prepare|exec|transaction|pragma)/, allFiles('src/')),
+        { ms: 30 },
+      ),
+    ],
   });
 
   turn({
@@ -3012,7 +3164,14 @@ Let me list every direct database use across src/ to be sure I know the full sur
     thinking: `Interesting: there are two tax rules. taxService.computeTotals rounds per line (that's what the PDF prints, per its doc comment), while createInvoice stores totals with the "v1 rule" — tax per rate on the summed net amounts (INV-188). So stored totals and printed totals can differ by rounding. Not my task right now, but worth remembering.
 
 Let me look at the schema. I'm only reading migrations/, never editing.`,
-    calls: [bash('ls -l migrations/ && cat migrations/001_init.sql', () => `total 16\n-rw-r--r-- 1 dev dev ${Buffer.byteLength(file('migrations/001_init.sql'))} Jan 22  2025 001_init.sql\n-rw-r--r-- 1 dev dev  ${Buffer.byteLength(file('migrations/002_tax_rates.sql'))} Apr  3  2025 002_tax_rates.sql\n-rw-r--r-- 1 dev dev  ${Buffer.byteLength(file('migrations/003_invoice_status_index.sql'))} Jun 12  2025 003_invoice_status_index.sql\n-rw-r--r-- 1 dev dev  ${Buffer.byteLength(file('migrations/004_customers_email_unique.sql'))} Sep 11 11:03 004_customers_email_unique.sql\n${file('migrations/001_init.sql')}`, { ms: 25 })],
+    calls: [
+      bash(
+        'ls -l migrations/ && cat migrations/001_init.sql',
+        () =>
+          `total 16\n-rw-r--r-- 1 dev dev ${Buffer.byteLength(file('migrations/001_init.sql'))} Jan 22  2025 001_init.sql\n-rw-r--r-- 1 dev dev  ${Buffer.byteLength(file('migrations/002_tax_rates.sql'))} Apr  3  2025 002_tax_rates.sql\n-rw-r--r-- 1 dev dev  ${Buffer.byteLength(file('migrations/003_invoice_status_index.sql'))} Jun 12  2025 003_invoice_status_index.sql\n-rw-r--r-- 1 dev dev  ${Buffer.byteLength(file('migrations/004_customers_email_unique.sql'))} Sep 11 11:03 004_customers_email_unique.sql\n${file('migrations/001_init.sql')}`,
+        { ms: 25 },
+      ),
+    ],
   });
 
   turn({
@@ -3020,7 +3179,10 @@ Let me look at the schema. I'm only reading migrations/, never editing.`,
     calls: [
       bash(
         'tail -n +1 migrations/002_tax_rates.sql migrations/003_invoice_status_index.sql migrations/004_customers_email_unique.sql',
-        () => ['002_tax_rates.sql', '003_invoice_status_index.sql', '004_customers_email_unique.sql'].map((f) => `==> migrations/${f} <==\n${file(`migrations/${f}`)}`).join('\n'),
+        () =>
+          ['002_tax_rates.sql', '003_invoice_status_index.sql', '004_customers_email_unique.sql']
+            .map((f) => `==> migrations/${f} <==\n${file(`migrations/${f}`)}`)
+            .join('\n'),
         { ms: 20 },
       ),
     ],
@@ -3060,7 +3222,11 @@ Baseline test run before I change anything.`,
 
 History of the two files I'm going to restructure, to understand why the routes query the DB themselves.`,
     calls: [
-      bash('git log --stat -n 20 -- src/services/invoiceService.ts src/routes/invoices.ts', () => gitLogStat(20, ['src/services/invoiceService.ts', 'src/routes/invoices.ts']), { ms: 60 }),
+      bash(
+        'git log --stat -n 20 -- src/services/invoiceService.ts src/routes/invoices.ts',
+        () => gitLogStat(20, ['src/services/invoiceService.ts', 'src/routes/invoices.ts']),
+        { ms: 60 },
+      ),
     ],
   });
 
@@ -3075,7 +3241,9 @@ History of the two files I'm going to restructure, to understand why the routes 
             '/home/dev/src/dunning-cron/package.json:12:    "invoice-service": "file:../invoice-service",',
             `${CWD}/package.json:2:  "name": "invoice-service",`,
             ...Object.entries(CONSUMERS).flatMap(([path, text]) =>
-              splitLines(text).flatMap((l, i) => (/invoice-service'|InvoiceService|service\.[a-zA-Z]+\(/.test(l) ? [`${path}:${i + 1}:${l}`] : [])),
+              splitLines(text).flatMap((l, i) =>
+                /invoice-service'|InvoiceService|service\.[a-zA-Z]+\(/.test(l) ? [`${path}:${i + 1}:${l}`] : [],
+              ),
             ),
           ].join('\n'),
         { ms: 90 },
@@ -3140,31 +3308,63 @@ Estimated diff for step 1: roughly 450–550 lines, including tests. OK to go ah
 
   turn({
     thinking: `Review the rewrite as a diff: every public signature and the legacy totals rule must be unchanged.`,
-    calls: [bash('git diff --stat src/services/invoiceService.ts && git diff src/services/invoiceService.ts | head -150', () => {
-      const d = workTreeDiff(['src/services/invoiceService.ts']);
-      return `${gitStat(d).replace(/ 1 files/, ' 1 file')}\n${d[0].text.split('\n').slice(0, 150).join('\n')}`;
-    }, { ms: 40 })],
+    calls: [
+      bash(
+        'git diff --stat src/services/invoiceService.ts && git diff src/services/invoiceService.ts | head -150',
+        () => {
+          const d = workTreeDiff(['src/services/invoiceService.ts']);
+          return `${gitStat(d).replace(/ 1 files/, ' 1 file')}\n${d[0].text.split('\n').slice(0, 150).join('\n')}`;
+        },
+        { ms: 40 },
+      ),
+    ],
   });
 
   turn({
     thinking: `Signatures are the same; the SQL is gone from the service and the legacy rule moved into legacyTotals() unchanged. Before touching the routes, run the service tests on their own: they exercise every method through the new repository.`,
-    calls: [bash('npm test -- test/invoiceService.test.ts', () => vitest({ clockAt: now(), only: 'test/invoiceService.test.ts', failures: positionFailures() }), { exit: 1, ms: 2_400 })],
+    calls: [
+      bash(
+        'npm test -- test/invoiceService.test.ts',
+        () => vitest({ clockAt: now(), only: 'test/invoiceService.test.ts', failures: positionFailures() }),
+        { exit: 1, ms: 2_400 },
+      ),
+    ],
   });
 
   turn({
     thinking: `NOT NULL constraint failed: line_items.position — the old code numbered lines with forEach((l, i) => … i + 1); in the rewrite I pass input.lines straight to insertInvoice, which reads l.position (undefined → NULL). The two passing tests are exactly the ones that never create an invoice. Number the lines in the service, where the order of the input is known.`,
-    calls: [edit('src/services/invoiceService.ts', `        input.lines,\n      ),`, `        input.lines.map((l, i) => ({ ...l, position: i + 1 })),\n      ),`)],
+    calls: [
+      edit(
+        'src/services/invoiceService.ts',
+        `        input.lines,\n      ),`,
+        `        input.lines.map((l, i) => ({ ...l, position: i + 1 })),\n      ),`,
+      ),
+    ],
   });
 
   turn({
-    calls: [bash('npm test -- test/invoiceService.test.ts', () => vitest({ clockAt: now(), only: 'test/invoiceService.test.ts' }), { ms: 2_300 })],
+    calls: [
+      bash(
+        'npm test -- test/invoiceService.test.ts',
+        () => vitest({ clockAt: now(), only: 'test/invoiceService.test.ts' }),
+        { ms: 2_300 },
+      ),
+    ],
   });
 
   turn({
     thinking: `Routes next: the router takes only the service, and the two direct-SQL handlers call the service.`,
     calls: [
-      edit('src/routes/invoices.ts', `import { NotFoundError, ValidationError } from '../errors.js';`, `import { ValidationError } from '../errors.js';`),
-      edit('src/routes/invoices.ts', `export function invoicesRouter(db: Db, service: InvoiceService): Router {`, `export function invoicesRouter(service: InvoiceService): Router {`),
+      edit(
+        'src/routes/invoices.ts',
+        `import { NotFoundError, ValidationError } from '../errors.js';`,
+        `import { ValidationError } from '../errors.js';`,
+      ),
+      edit(
+        'src/routes/invoices.ts',
+        `export function invoicesRouter(db: Db, service: InvoiceService): Router {`,
+        `export function invoicesRouter(service: InvoiceService): Router {`,
+      ),
     ],
   });
 
@@ -3189,7 +3389,15 @@ Estimated diff for step 1: roughly 450–550 lines, including tests. OK to go ah
 
   turn({
     thinking: `Indentation mismatch in my oldText (I had 8 spaces inside the handler). Let me look at the exact text.`,
-    calls: [read('src/routes/invoices.ts', { offset: locate(file('src/routes/invoices.ts'), "  // TODO(INV-140): move to InvoiceService.\n  router.get(\n    '/invoices/:id/payments'").line, limit: 40 })],
+    calls: [
+      read('src/routes/invoices.ts', {
+        offset: locate(
+          file('src/routes/invoices.ts'),
+          "  // TODO(INV-140): move to InvoiceService.\n  router.get(\n    '/invoices/:id/payments'",
+        ).line,
+        limit: 40,
+      }),
+    ],
   });
 
   turn({
@@ -3258,14 +3466,26 @@ Estimated diff for step 1: roughly 450–550 lines, including tests. OK to go ah
         'npx tsc --noEmit',
         () =>
           tsc([
-            { path: 'src/app.ts', snippet: 'app.use(invoicesRouter(db, invoices));', pointAt: 'invoices));', code: 2554, message: 'Expected 1 arguments, but got 2.' },
+            {
+              path: 'src/app.ts',
+              snippet: 'app.use(invoicesRouter(db, invoices));',
+              pointAt: 'invoices));',
+              code: 2554,
+              message: 'Expected 1 arguments, but got 2.',
+            },
             {
               path: 'src/repositories/sqliteInvoiceRepository.ts',
               snippet: 'return this.db.prepare(sql).all(...params, query.limit, query.offset);',
               code: 2322,
-              message: "Type 'unknown[]' is not assignable to type 'InvoiceRow[]'.\n  Type 'unknown' is not assignable to type 'InvoiceRow'.",
+              message:
+                "Type 'unknown[]' is not assignable to type 'InvoiceRow[]'.\n  Type 'unknown' is not assignable to type 'InvoiceRow'.",
             },
-            { path: 'src/routes/invoices.ts', snippet: "import type { Db } from '../db.js';", code: 6133, message: "'Db' is declared but its value is never read." },
+            {
+              path: 'src/routes/invoices.ts',
+              snippet: "import type { Db } from '../db.js';",
+              code: 6133,
+              message: "'Db' is declared but its value is never read.",
+            },
           ]),
         { exit: 2, ms: 4_300 },
       ),
@@ -3317,7 +3537,12 @@ Estimated diff for step 1: roughly 450–550 lines, including tests. OK to go ah
                   '    "INV-2025-00002",',
                   '  ]',
                   '',
-                  codeFrame('test/routes.invoices.test.ts', "expect(numbers(res.body)).toEqual(['INV-2025-00002']);", 'filters overdue invoices', 'toEqual'),
+                  codeFrame(
+                    'test/routes.invoices.test.ts',
+                    "expect(numbers(res.body)).toEqual(['INV-2025-00002']);",
+                    'filters overdue invoices',
+                    'toEqual',
+                  ),
                 ].join('\n'),
               ),
               fail(
@@ -3342,7 +3567,12 @@ Estimated diff for step 1: roughly 450–550 lines, including tests. OK to go ah
                   '    },',
                   '  ]',
                   '',
-                  codeFrame('test/routes.invoices.test.ts', 'expect(res.body).toEqual([', 'records a partial payment', 'toEqual'),
+                  codeFrame(
+                    'test/routes.invoices.test.ts',
+                    'expect(res.body).toEqual([',
+                    'records a partial payment',
+                    'toEqual',
+                  ),
                 ].join('\n'),
               ),
             ],
@@ -3398,17 +3628,33 @@ Estimated diff for step 1: roughly 450–550 lines, including tests. OK to go ah
   turn({
     thinking: `Only the known pdf failure left. Double-check that no invoice code outside the repository talks to the database any more.`,
     calls: [
-      bash(`grep -rn "db\\.\\(prepare\\|exec\\|transaction\\)\\|this\\.db" src --include=*.ts | grep -v "^src/repositories/"`, () => grep(/db\.(prepare|exec|transaction)|this\.db/, allFiles('src/').filter((p) => !p.startsWith('src/repositories/'))), { ms: 30 }),
+      bash(
+        `grep -rn "db\\.\\(prepare\\|exec\\|transaction\\)\\|this\\.db" src --include=*.ts | grep -v "^src/repositories/"`,
+        () =>
+          grep(
+            /db\.(prepare|exec|transaction)|this\.db/,
+            allFiles('src/').filter((p) => !p.startsWith('src/repositories/')),
+          ),
+        { ms: 30 },
+      ),
     ],
   });
 
   turn({
     thinking: `Remaining: db.ts (migrations), customers.ts and health.ts — out of scope as agreed. Let me look at the diff of the tracked files so far to keep an eye on size.`,
-    calls: [bash('git diff --stat && git status --short', () => `${diffStat([...original.keys()])}\n${gitStatusShort()}`, { ms: 45 })],
+    calls: [
+      bash('git diff --stat && git status --short', () => `${diffStat([...original.keys()])}\n${gitStatusShort()}`, {
+        ms: 45,
+      }),
+    ],
   });
 
   turn({
-    calls: [bash('git diff src/routes/invoices.ts src/app.ts', () => diffText(['src/app.ts', 'src/routes/invoices.ts']), { ms: 40 })],
+    calls: [
+      bash('git diff src/routes/invoices.ts src/app.ts', () => diffText(['src/app.ts', 'src/routes/invoices.ts']), {
+        ms: 40,
+      }),
+    ],
   });
 
   turn({
@@ -3417,7 +3663,13 @@ Estimated diff for step 1: roughly 450–550 lines, including tests. OK to go ah
   });
 
   turn({
-    calls: [bash('npm test -- test/sqliteInvoiceRepository.test.ts && npm run lint', () => `${vitest({ clockAt: now(), only: 'test/sqliteInvoiceRepository.test.ts' }).text}${eslint([])}`, { ms: 7_900 })],
+    calls: [
+      bash(
+        'npm test -- test/sqliteInvoiceRepository.test.ts && npm run lint',
+        () => `${vitest({ clockAt: now(), only: 'test/sqliteInvoiceRepository.test.ts' }).text}${eslint([])}`,
+        { ms: 7_900 },
+      ),
+    ],
   });
 
   user(
@@ -3436,7 +3688,8 @@ const service = new InvoiceService(openDatabase({ filename: '/tmp/ro-check.db', 
 console.log('overdue:', service.listInvoices({ status: 'overdue' }).length, 'summary:', JSON.stringify(service.customerSummary(1)));
 try { service.createInvoice({ customerId: 1, currency: 'USD', lines: [{ description: 'x', quantity: 1, unitPrice: 1 }] }); } catch (e) { console.log('write refused:', (e as Error).message); }
 "`,
-        () => `${grep(/exec\(|pragma|CREATE |ALTER |INSERT |UPDATE /, allFiles('src/repositories/', 'src/services/'))}\n---\n${migrationLogs(session.clock)}\noverdue: 0 summary: []\nwrite refused: customer 1 does not exist`,
+        () =>
+          `${grep(/exec\(|pragma|CREATE |ALTER |INSERT |UPDATE /, allFiles('src/repositories/', 'src/services/'))}\n---\n${migrationLogs(session.clock)}\noverdue: 0 summary: []\nwrite refused: customer 1 does not exist`,
         { ms: 1_900 },
       ),
     ],
@@ -3510,11 +3763,27 @@ found 0 vulnerabilities`,
                 "Property 'transaction' in type 'PgInvoiceRepository' is not assignable to the same property in base type 'InvoiceRepository'.\n  Type '<T>(fn: () => Promise<T>) => Promise<T>' is not assignable to type '<T>(fn: () => T) => T'.\n    Type 'Promise<unknown>' is not assignable to type 'T'.\n      'T' could be instantiated with an arbitrary type which could be unrelated to 'Promise<unknown>'.",
             },
             mismatch('customerExists', '(id: number) => Promise<boolean>', '(id: number) => boolean'),
-            mismatch('insertInvoice', '(invoice: NewInvoice, lines: NewLineItem[]) => Promise<number>', '(invoice: NewInvoice, lines: NewLineItem[]) => number'),
-            mismatch('findById', '(id: number) => Promise<InvoiceRow | undefined>', '(id: number) => InvoiceRow | undefined'),
-            mismatch('findByNumber', '(number: string) => Promise<InvoiceRow | undefined>', '(number: string) => InvoiceRow | undefined'),
+            mismatch(
+              'insertInvoice',
+              '(invoice: NewInvoice, lines: NewLineItem[]) => Promise<number>',
+              '(invoice: NewInvoice, lines: NewLineItem[]) => number',
+            ),
+            mismatch(
+              'findById',
+              '(id: number) => Promise<InvoiceRow | undefined>',
+              '(id: number) => InvoiceRow | undefined',
+            ),
+            mismatch(
+              'findByNumber',
+              '(number: string) => Promise<InvoiceRow | undefined>',
+              '(number: string) => InvoiceRow | undefined',
+            ),
             mismatch('list', '(query: ListQuery) => Promise<InvoiceRow[]>', '(query: ListQuery) => InvoiceRow[]'),
-            mismatch('linesFor', '(invoiceIds: number[]) => Promise<Map<number, LineItemRow[]>>', '(invoiceIds: number[]) => Map<number, LineItemRow[]>'),
+            mismatch(
+              'linesFor',
+              '(invoiceIds: number[]) => Promise<Map<number, LineItemRow[]>>',
+              '(invoiceIds: number[]) => Map<number, LineItemRow[]>',
+            ),
           ]);
         },
         { exit: 2, ms: 4_600 },
@@ -3524,12 +3793,30 @@ found 0 vulnerabilities`,
 
   turn({
     thinking: `Every method mismatches: Promise<T> vs T. Before deciding anything, where does the service depend on transactions? Those are the places an async version would have to thread a client through.`,
-    calls: [bash('grep -n "transaction(" src/services/invoiceService.ts src/repositories/*.ts', () => grep(/transaction\(/, ['src/services/invoiceService.ts', 'src/repositories/pgInvoiceRepository.ts', 'src/repositories/sqliteInvoiceRepository.ts', 'src/repositories/types.ts']), { ms: 20 })],
+    calls: [
+      bash(
+        'grep -n "transaction(" src/services/invoiceService.ts src/repositories/*.ts',
+        () =>
+          grep(/transaction\(/, [
+            'src/services/invoiceService.ts',
+            'src/repositories/pgInvoiceRepository.ts',
+            'src/repositories/sqliteInvoiceRepository.ts',
+            'src/repositories/types.ts',
+          ]),
+        { ms: 20 },
+      ),
+    ],
   });
 
   turn({
     thinking: `Both transaction sites matter: createInvoice (number allocation + insert) and recordPayment (read balance, insert payment, mark paid). How does billing-worker use them? That's the consumer that would feel an async change most.`,
-    calls: [bash('cat ~/src/billing-worker/src/jobs/chargeDueInvoices.ts', () => CONSUMERS['/home/dev/src/billing-worker/src/jobs/chargeDueInvoices.ts'], { ms: 15 })],
+    calls: [
+      bash(
+        'cat ~/src/billing-worker/src/jobs/chargeDueInvoices.ts',
+        () => CONSUMERS['/home/dev/src/billing-worker/src/jobs/chargeDueInvoices.ts'],
+        { ms: 15 },
+      ),
+    ],
   });
 
   turn({
@@ -3543,7 +3830,13 @@ So the real options are:
 (c) Keep SQLite.
 
 Also needed for Postgres regardless: a schema (migrations/ is SQLite-only and off limits) and somewhere to run tests. Let me check whether Postgres or Docker is available locally for an integration test.`,
-    calls: [bash('docker compose version || docker --version', '/bin/bash: line 1: docker: command not found\n/bin/bash: line 1: docker: command not found', { exit: 127, ms: 30 })],
+    calls: [
+      bash(
+        'docker compose version || docker --version',
+        '/bin/bash: line 1: docker: command not found\n/bin/bash: line 1: docker: command not found',
+        { exit: 127, ms: 30 },
+      ),
+    ],
   });
 
   turn({
@@ -3636,7 +3929,13 @@ Design for the export:
 - money.ts: toDecimalString() — integer arithmetic, currency decimals from the existing MINOR_UNITS table. Not exported from index.ts (public API unchanged; additions there aren't needed).
 
 Is there an index on issued_at? That decides whether a range query scans the table.`,
-    calls: [bash('grep -rn "issued_at\\|CREATE INDEX" migrations/', () => grep(/issued_at|CREATE INDEX/, allFiles('migrations/')), { ms: 25 })],
+    calls: [
+      bash(
+        'grep -rn "issued_at\\|CREATE INDEX" migrations/',
+        () => grep(/issued_at|CREATE INDEX/, allFiles('migrations/')),
+        { ms: 25 },
+      ),
+    ],
   });
 
   turn({
@@ -3807,7 +4106,11 @@ export interface CurrencySummaryRow {`,
         `import type { CurrencySummaryRow, InvoiceRepository, PaymentRow } from '../repositories/types.js';`,
         `import type { CurrencySummaryRow, ExportQuery, ExportRow, InvoiceRepository, PaymentRow } from '../repositories/types.js';`,
       ),
-      edit('src/services/invoiceService.ts', `const PAYMENT_TERMS_DAYS = 30;`, `const PAYMENT_TERMS_DAYS = 30;\nconst MAX_EXPORT_DAYS = 366;`),
+      edit(
+        'src/services/invoiceService.ts',
+        `const PAYMENT_TERMS_DAYS = 30;`,
+        `const PAYMENT_TERMS_DAYS = 30;\nconst MAX_EXPORT_DAYS = 366;`,
+      ),
       edit(
         'src/services/invoiceService.ts',
         `  balanceDue(id: number): number {`,
@@ -3918,7 +4221,12 @@ const exportQuery = z.object({
                   '+ Unit 4',
                   '+ Harbour Road',
                   '',
-                  codeFrame(E, `expect(csvField('Unit 4\\nHarbour Road')).toBe('"Unit 4\\nHarbour Road"');`, undefined, 'toBe'),
+                  codeFrame(
+                    E,
+                    `expect(csvField('Unit 4\\nHarbour Road')).toBe('"Unit 4\\nHarbour Road"');`,
+                    undefined,
+                    'toBe',
+                  ),
                 ].join('\n'),
               ),
               fail(
@@ -3969,7 +4277,12 @@ const exportQuery = z.object({
                   '- the export range is limited to 366 days',
                   '+ invalid invoice id: export.csv',
                   '',
-                  codeFrame(E, "expect(res.body.message).toBe('the export range is limited to 366 days');", undefined, 'toBe'),
+                  codeFrame(
+                    E,
+                    "expect(res.body.message).toBe('the export range is limited to 366 days');",
+                    undefined,
+                    'toBe',
+                  ),
                 ].join('\n'),
               ),
               fail(
@@ -4002,7 +4315,12 @@ const exportQuery = z.object({
                   '- 12.05',
                   '+ 12.5',
                   '',
-                  codeFrame('test/money.test.ts', "expect(toDecimalString(money(1_205, 'USD'))).toBe('12.05');", undefined, 'toBe'),
+                  codeFrame(
+                    'test/money.test.ts',
+                    "expect(toDecimalString(money(1_205, 'USD'))).toBe('12.05');",
+                    undefined,
+                    'toBe',
+                  ),
                 ].join('\n'),
               ),
               fail(
@@ -4018,7 +4336,12 @@ const exportQuery = z.object({
                   '- -0.05',
                   '+ -0.5',
                   '',
-                  codeFrame('test/money.test.ts', "expect(toDecimalString(money(-5, 'USD'))).toBe('-0.05');", undefined, 'toBe'),
+                  codeFrame(
+                    'test/money.test.ts',
+                    "expect(toDecimalString(money(-5, 'USD'))).toBe('-0.05');",
+                    undefined,
+                    'toBe',
+                  ),
                 ].join('\n'),
               ),
             ],
@@ -4091,7 +4414,11 @@ const exportQuery = z.object({
   turn({
     calls: [
       edit('src/export/csv.ts', `return /[",]/.test(value)`, `return /[",\\r\\n]/.test(value)`),
-      edit('src/money.ts', "return `${sign}${Math.floor(abs / unit)}.${abs % unit}`;", "return `${sign}${Math.floor(abs / unit)}.${String(abs % unit).padStart(digits, '0')}`;"),
+      edit(
+        'src/money.ts',
+        'return `${sign}${Math.floor(abs / unit)}.${abs % unit}`;',
+        "return `${sign}${Math.floor(abs / unit)}.${String(abs % unit).padStart(digits, '0')}`;",
+      ),
     ],
   });
 
@@ -4101,7 +4428,13 @@ const exportQuery = z.object({
   });
 
   turn({
-    calls: [bash('npm test -- test/export.csv.test.ts test/money.test.ts', () => vitest({ clockAt: now(), only: ['test/export.csv.test.ts', 'test/money.test.ts'] }), { ms: 2_500 })],
+    calls: [
+      bash(
+        'npm test -- test/export.csv.test.ts test/money.test.ts',
+        () => vitest({ clockAt: now(), only: ['test/export.csv.test.ts', 'test/money.test.ts'] }),
+        { ms: 2_500 },
+      ),
+    ],
   });
 
   turn({
@@ -4120,7 +4453,8 @@ const exportQuery = z.object({
               snippet: '    row.issuedAt,',
               pointAt: 'row.issuedAt',
               code: 2322,
-              message: "Type 'string | null' is not assignable to type 'string'.\n  Type 'null' is not assignable to type 'string'.",
+              message:
+                "Type 'string | null' is not assignable to type 'string'.\n  Type 'null' is not assignable to type 'string'.",
             },
           ]),
         { exit: 2, ms: 4_200 },
@@ -4137,7 +4471,6 @@ const exportQuery = z.object({
     calls: [bash('npx tsc --noEmit && echo typecheck ok', 'typecheck ok', { ms: 4_100 })],
   });
 
-
   // Run it for real against a seeded database (a throwaway file in /tmp, not the developer's data/dev.db).
   const devSeedArgs = `--db /tmp/invoices-2024.db --customers ${DEV_SEED.customers} --invoices ${DEV_SEED.invoices} --year ${DEV_SEED.year} --reset`;
   turn({
@@ -4150,7 +4483,8 @@ const exportQuery = z.object({
     calls: [
       bash(
         `npm run seed -- ${devSeedArgs}`,
-        () => `${NPM_BANNER('seed', `tsx scripts/seed.ts ${devSeedArgs}`)}\n${migrationLogs(session.clock)}\ncustomers: ${DEV_SEED.customers}\ninvoices: ${DEV_SEED.invoices}/${DEV_SEED.invoices}\ndone in 0.4s -> /tmp/invoices-2024.db`,
+        () =>
+          `${NPM_BANNER('seed', `tsx scripts/seed.ts ${devSeedArgs}`)}\n${migrationLogs(session.clock)}\ncustomers: ${DEV_SEED.customers}\ninvoices: ${DEV_SEED.invoices}/${DEV_SEED.invoices}\ndone in 0.4s -> /tmp/invoices-2024.db`,
         { ms: 2_300 },
       ),
     ],
@@ -4173,18 +4507,27 @@ const exportQuery = z.object({
     ],
   });
 
-  const startServer = (db) => `DB_FILE=${db} PORT=3107 node --import tsx src/server.ts > /tmp/invoice-server.log 2>&1 & SERVER=$!; sleep 2`;
+  const startServer = (db) =>
+    `DB_FILE=${db} PORT=3107 node --import tsx src/server.ts > /tmp/invoice-server.log 2>&1 & SERVER=$!; sleep 2`;
   turn({
     calls: [
       bash(
         `${startServer('/tmp/invoices-2024.db')}\ncurl -sS 'http://localhost:3107/invoices/export.csv?from=2024-01-01&to=2024-12-31' | tr -d '\\r'\nkill $SERVER`,
-        () => ['\ufeff' + CSV_HEADER, ...devInvoices.filter((inv) => inv.issuedAt !== null && inv.issuedAt >= '2024-01-01' && inv.issuedAt < '2024-12-31').map((inv) => csvRow(inv))].join('\n'),
+        () =>
+          [
+            '\ufeff' + CSV_HEADER,
+            ...devInvoices
+              .filter((inv) => inv.issuedAt !== null && inv.issuedAt >= '2024-01-01' && inv.issuedAt < '2024-12-31')
+              .map((inv) => csvRow(inv)),
+          ].join('\n'),
         { ms: 3_100 },
       ),
     ],
   });
 
-  const devExclusive = devInvoices.filter((inv) => inv.issuedAt !== null && inv.issuedAt >= '2024-01-01' && inv.issuedAt < '2024-12-31').length;
+  const devExclusive = devInvoices.filter(
+    (inv) => inv.issuedAt !== null && inv.issuedAt >= '2024-01-01' && inv.issuedAt < '2024-12-31',
+  ).length;
   const devInclusive = devInvoices.filter((inv) => issuedIn(inv, '2024-01-01', '2024-12-31')).length;
   turn({
     thinking: `Only the tail came back (the bash tool keeps the last 50 KB and put the rest in a temp file), which is enough for a look. It looks right at a glance: names with commas and quotes are quoted ("Smith, Jones & Partners LLP", "The ""Blue Door"" Café"), JPY rows have no decimals, other currencies have two, drafts are absent, numbering has gaps exactly where drafts are.
@@ -4194,7 +4537,9 @@ But the last rows are dated 2024-12-30, and the range was to=2024-12-31. The see
       bash(
         `${startServer('/tmp/invoices-2024.db')}\ncurl -sS 'http://localhost:3107/invoices/export.csv?from=2024-01-01&to=2024-12-31' | tail -n +2 | wc -l\nkill $SERVER\nsqlite3 /tmp/invoices-2024.db "SELECT COUNT(*) FROM invoices WHERE status != 'draft' AND issued_at BETWEEN '2024-01-01' AND '2024-12-31'"\nsqlite3 /tmp/invoices-2024.db "SELECT issued_at, COUNT(*) FROM invoices WHERE status != 'draft' AND issued_at >= '2024-12-28' GROUP BY issued_at"`,
         () => {
-          const tail = ['2024-12-28', '2024-12-29', '2024-12-30', '2024-12-31'].map((d) => `${d}|${devInvoices.filter((inv) => inv.status !== 'draft' && inv.issuedAt === d).length}`);
+          const tail = ['2024-12-28', '2024-12-29', '2024-12-30', '2024-12-31'].map(
+            (d) => `${d}|${devInvoices.filter((inv) => inv.status !== 'draft' && inv.issuedAt === d).length}`,
+          );
           return [String(devExclusive), String(devInclusive), ...tail].join('\n');
         },
         { ms: 2_700 },
@@ -4207,7 +4552,11 @@ But the last rows are dated 2024-12-30, and the range was to=2024-12-31. The see
 
 The route tests didn't catch it because no fixture sits on the last day of a range. Add one.`,
     calls: [
-      edit('src/repositories/sqliteInvoiceRepository.ts', `const where = ['i.issued_at >= ?', 'i.issued_at < ?'];`, `const where = ['i.issued_at >= ?', 'i.issued_at <= ?'];`),
+      edit(
+        'src/repositories/sqliteInvoiceRepository.ts',
+        `const where = ['i.issued_at >= ?', 'i.issued_at < ?'];`,
+        `const where = ['i.issued_at >= ?', 'i.issued_at <= ?'];`,
+      ),
       edit(
         'test/export.csv.test.ts',
         `  it('rejects a range longer than 366 days', async () => {`,
@@ -4222,7 +4571,11 @@ The route tests didn't catch it because no fixture sits on the last day of a ran
   });
 
   turn({
-    calls: [bash('npm test -- test/export.csv.test.ts', () => vitest({ clockAt: now(), only: 'test/export.csv.test.ts' }), { ms: 2_600 })],
+    calls: [
+      bash('npm test -- test/export.csv.test.ts', () => vitest({ clockAt: now(), only: 'test/export.csv.test.ts' }), {
+        ms: 2_600,
+      }),
+    ],
   });
 
   turn({
@@ -4232,7 +4585,10 @@ The route tests didn't catch it because no fixture sits on the last day of a ran
         `${startServer('/tmp/invoices-2024.db')}\ncurl -sS 'http://localhost:3107/invoices/export.csv?from=2024-01-01&to=2024-12-31' > /tmp/export-2024.csv\nkill $SERVER\ntail -n +2 /tmp/export-2024.csv | wc -l; head -c 112 /tmp/export-2024.csv | od -c`,
         () => {
           const first = devInvoices.find((inv) => issuedIn(inv, '2024-01-01', '2024-12-31'));
-          const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${CSV_HEADER}\r\n${csvRow(first)}\r\n`)]).subarray(0, 112);
+          const bytes = Buffer.concat([
+            Buffer.from([0xef, 0xbb, 0xbf]),
+            Buffer.from(`${CSV_HEADER}\r\n${csvRow(first)}\r\n`),
+          ]).subarray(0, 112);
           return `${devInclusive}\n${odC(bytes)}`;
         },
         { ms: 2_600 },
@@ -4302,7 +4658,11 @@ function isRepository(storage: Db | InvoiceRepository): storage is InvoiceReposi
   });
 
   turn({
-    calls: [bash('npm test -- test/export.csv.test.ts', () => vitest({ clockAt: now(), only: 'test/export.csv.test.ts' }), { ms: 2_400 })],
+    calls: [
+      bash('npm test -- test/export.csv.test.ts', () => vitest({ clockAt: now(), only: 'test/export.csv.test.ts' }), {
+        ms: 2_400,
+      }),
+    ],
   });
 
   turn({
@@ -4334,7 +4694,8 @@ The seed script has --hot-customer for exactly this profile (its commit message 
         `npm run seed -- ${bigSeedArgs}`,
         () => {
           const progress = [];
-          for (let n = 10_000; n <= BIG_SEED.invoices; n += 10_000) progress.push(`invoices: ${n}/${BIG_SEED.invoices}`);
+          for (let n = 10_000; n <= BIG_SEED.invoices; n += 10_000)
+            progress.push(`invoices: ${n}/${BIG_SEED.invoices}`);
           bigSeededAt = session.clock + 900;
           return `${NPM_BANNER('seed', `tsx scripts/seed.ts ${bigSeedArgs}`)}\n${migrationLogs(session.clock)}\ncustomers: ${BIG_SEED.customers}\n${progress.join('\n')}\ndone in 9.6s -> /tmp/invoices-big.db`;
         },
@@ -4349,10 +4710,20 @@ The seed script has --hot-customer for exactly this profile (its commit message 
     return n;
   })();
   turn({
-    calls: [bash(`ls -lh /tmp/invoices-big.db; sqlite3 /tmp/invoices-big.db "SELECT COUNT(*) FROM invoices WHERE customer_id = 4417"`, () => `-rw-r--r-- 1 dev dev 47M Oct 14 ${hhmmss(session.clock + 7_200_000).slice(0, 5)} /tmp/invoices-big.db\n${bigCount}`, { ms: 120 })],
+    calls: [
+      bash(
+        `ls -lh /tmp/invoices-big.db; sqlite3 /tmp/invoices-big.db "SELECT COUNT(*) FROM invoices WHERE customer_id = 4417"`,
+        () =>
+          `-rw-r--r-- 1 dev dev 47M Oct 14 ${hhmmss(session.clock + 7_200_000).slice(0, 5)} /tmp/invoices-big.db\n${bigCount}`,
+        { ms: 120 },
+      ),
+    ],
   });
 
-  user(`FYI: in prod the export will run against the read replica, not the primary, so locking isn't a concern. Memory is.`, 5_000);
+  user(
+    `FYI: in prod the export will run against the read replica, not the primary, so locking isn't a concern. Memory is.`,
+    5_000,
+  );
 
   const measureCmd = (file) => `${startServer('/tmp/invoices-big.db')}
 echo "server idle RSS: $(( $(ps -o rss= -p $SERVER) / 1024 )) MB"
@@ -4364,7 +4735,12 @@ wc -l -c ${file}`;
   turn({
     thinking: `Noted: replica, so only memory and time matter. (WAL mode would keep a long read from blocking writers anyway.) ${bigCount.toLocaleString('en-US')} invoices for 4417 in the seeded copy, close to the ~180k in prod. Measure the server's RSS while it streams that customer's year.`,
     calls: [
-      bash(measureCmd('/tmp/northwind.csv'), () => `server idle RSS: 71 MB\ncurl: 3.62 s wall\nserver peak RSS: 109 MB\n ${big.rows + 1} ${big.bytes} /tmp/northwind.csv`, { ms: 6_900, timeout: 120 }),
+      bash(
+        measureCmd('/tmp/northwind.csv'),
+        () =>
+          `server idle RSS: 71 MB\ncurl: 3.62 s wall\nserver peak RSS: 109 MB\n ${big.rows + 1} ${big.bytes} /tmp/northwind.csv`,
+        { ms: 6_900, timeout: 120 },
+      ),
     ],
   });
 
@@ -4387,7 +4763,17 @@ kill $SERVER; grep -c '"level":50' /tmp/invoice-server.log; tail -n 1 /tmp/invoi
             `    at ${CWD}/${at('src/routes/invoices.ts', 'const result = handler(req, res);', 'handler')}`,
             `    at Layer.handle [as handle_request] (${CWD}/node_modules/express/lib/router/layer.js:95:5)`,
           ].join('\n');
-          const log = JSON.stringify({ level: 50, time: session.clock + 2_600, pid: 63120, hostname: 'dev-laptop', service: 'invoice-service', err: { type: 'TypeError', message: 'This database connection is busy executing a query', stack }, method: 'GET', url: '/invoices/1', msg: 'unhandled error' });
+          const log = JSON.stringify({
+            level: 50,
+            time: session.clock + 2_600,
+            pid: 63120,
+            hostname: 'dev-laptop',
+            service: 'invoice-service',
+            err: { type: 'TypeError', message: 'This database connection is busy executing a query', stack },
+            method: 'GET',
+            url: '/invoices/1',
+            msg: 'unhandled error',
+          });
           return `{"error":"internal","message":"internal server error"} -> 500\n1\n${log}`;
         },
         { ms: 3_600 },
@@ -4461,7 +4847,22 @@ import request from 'supertest';`,
                 'test/export.csv.test.ts',
                 'GET /invoices/export.csv > releases the database when the client disconnects mid-download',
                 'expected 500 to be 200 // Object.is equality',
-                ['AssertionError: expected 500 to be 200 // Object.is equality', '', '- Expected', '+ Received', '', '- 200', '+ 500', '', codeFrame('test/export.csv.test.ts', 'expect(res.status).toBe(200);', 'releases the database', 'toBe')].join('\n'),
+                [
+                  'AssertionError: expected 500 to be 200 // Object.is equality',
+                  '',
+                  '- Expected',
+                  '+ Received',
+                  '',
+                  '- 200',
+                  '+ 500',
+                  '',
+                  codeFrame(
+                    'test/export.csv.test.ts',
+                    'expect(res.status).toBe(200);',
+                    'releases the database',
+                    'toBe',
+                  ),
+                ].join('\n'),
               ),
             ],
           }),
@@ -4473,7 +4874,11 @@ import request from 'supertest';`,
   turn({
     thinking: `Reproduced: 500 after the aborted download. Now the fix.`,
     calls: [
-      edit('src/routes/invoices.ts', `import { Readable } from 'node:stream';`, `import { pipeline, Readable } from 'node:stream';`),
+      edit(
+        'src/routes/invoices.ts',
+        `import { Readable } from 'node:stream';`,
+        `import { pipeline, Readable } from 'node:stream';`,
+      ),
       edit(
         'src/routes/invoices.ts',
         `      const body = Readable.from(invoiceCsv(rows));
@@ -4493,7 +4898,13 @@ import request from 'supertest';`,
   });
 
   turn({
-    calls: [bash('npm test -- test/export.csv.test.ts && npx tsc --noEmit && echo typecheck ok', () => `${vitest({ clockAt: now(), only: 'test/export.csv.test.ts' }).text}typecheck ok`, { ms: 6_900 })],
+    calls: [
+      bash(
+        'npm test -- test/export.csv.test.ts && npx tsc --noEmit && echo typecheck ok',
+        () => `${vitest({ clockAt: now(), only: 'test/export.csv.test.ts' }).text}typecheck ok`,
+        { ms: 6_900 },
+      ),
+    ],
   });
 
   turn({
@@ -4501,7 +4912,13 @@ import request from 'supertest';`,
   });
 
   turn({
-    calls: [bash(abortCmd, () => `${JSON.stringify(bigFirstInvoiceJson())} -> 200\n0\n${serverListeningLog('/tmp/invoices-big.db')}`, { ms: 3_500 })],
+    calls: [
+      bash(
+        abortCmd,
+        () => `${JSON.stringify(bigFirstInvoiceJson())} -> 200\n0\n${serverListeningLog('/tmp/invoices-big.db')}`,
+        { ms: 3_500 },
+      ),
+    ],
   });
 
   turn({
@@ -4626,14 +5043,18 @@ Node.js v20.18.0`,
     thinking: `Map.groupBy is Node 21+; this is Node 20. Plain loop instead.`,
     calls: [
       bash(
-        checkScript('const byInvoice = new Map<number, LineItemRow[]>();\nfor (const l of lines) byInvoice.set(l.invoice_id, [...(byInvoice.get(l.invoice_id) ?? []), l]);'),
+        checkScript(
+          'const byInvoice = new Map<number, LineItemRow[]>();\nfor (const l of lines) byInvoice.set(l.invoice_id, [...(byInvoice.get(l.invoice_id) ?? []), l]);',
+        ),
         `checked ${mismatch.checked} invoices: ${mismatch.differ} differ from the PDF totals (max ${mismatch.maxDiff} minor unit(s)), stored higher in ${mismatch.higher}, lower in ${mismatch.differ - mismatch.higher}`,
         { ms: 1_500 },
       ),
     ],
   });
 
-  const examples = devInvoices.filter((inv) => inv.status !== 'draft' && pdfTotals(inv.lines).total !== inv.total).slice(0, 2);
+  const examples = devInvoices
+    .filter((inv) => inv.status !== 'draft' && pdfTotals(inv.lines).total !== inv.total)
+    .slice(0, 2);
   turn({
     thinking: `Let me look at two of them to be sure it is the rounding and nothing else.`,
     calls: [
@@ -4642,7 +5063,17 @@ Node.js v20.18.0`,
         () =>
           sqliteColumns(
             ['number', 'currency', 'subtotal', 'stored_tax', 'quantity', 'unit_price', 'tax_rate_bp'],
-            examples.flatMap((e) => e.lines.map((l) => [e.number, e.currency, e.subtotal, e.tax, `${l.quantity}.0`, l.unitPrice, l.taxRateBp])),
+            examples.flatMap((e) =>
+              e.lines.map((l) => [
+                e.number,
+                e.currency,
+                e.subtotal,
+                e.tax,
+                `${l.quantity}.0`,
+                l.unitPrice,
+                l.taxRateBp,
+              ]),
+            ),
           ),
         { ms: 45 },
       ),
@@ -4661,8 +5092,16 @@ So it is purely the rounding rule: each line's tax is rounded on its own, so wit
 
 Simplest approach: ExportRow carries the invoice id; the service wraps the repository iterator and, per row, loads the lines and replaces the totals with computeTotals(lines).`,
     calls: [
-      edit('src/repositories/types.ts', `export interface ExportRow {\n  number: string;`, `export interface ExportRow {\n  id: number;\n  number: string;`),
-      edit('src/repositories/sqliteInvoiceRepository.ts', '`SELECT i.number, c.name AS customerName,', '`SELECT i.id, i.number, c.name AS customerName,'),
+      edit(
+        'src/repositories/types.ts',
+        `export interface ExportRow {\n  number: string;`,
+        `export interface ExportRow {\n  id: number;\n  number: string;`,
+      ),
+      edit(
+        'src/repositories/sqliteInvoiceRepository.ts',
+        '`SELECT i.number, c.name AS customerName,',
+        '`SELECT i.id, i.number, c.name AS customerName,',
+      ),
       edit(
         'src/services/invoiceService.ts',
         `  rowToInvoice,
@@ -4671,7 +5110,11 @@ Simplest approach: ExportRow carries the invoice id; the service wraps the repos
   rowToLineItem,
   type CreateInvoiceInput,`,
       ),
-      edit('src/services/invoiceService.ts', `import { lineNet } from './taxService.js';`, `import { computeTotals, lineNet } from './taxService.js';`),
+      edit(
+        'src/services/invoiceService.ts',
+        `import { lineNet } from './taxService.js';`,
+        `import { computeTotals, lineNet } from './taxService.js';`,
+      ),
       edit(
         'src/services/invoiceService.ts',
         `    return this.repo.exportRows(query);
@@ -4691,7 +5134,12 @@ Simplest approach: ExportRow carries the invoice id; the service wraps the repos
   });
 
   turn({
-    calls: [read('test/export.csv.test.ts', { offset: locate(file('test/export.csv.test.ts'), "describe('GET /invoices/export.csv'").line, limit: 24 })],
+    calls: [
+      read('test/export.csv.test.ts', {
+        offset: locate(file('test/export.csv.test.ts'), "describe('GET /invoices/export.csv'").line,
+        limit: 24,
+      }),
+    ],
   });
 
   turn({
@@ -4732,7 +5180,11 @@ Simplest approach: ExportRow carries the invoice id; the service wraps the repos
     expect(body(res.text)[1]).toBe('INV-2025-00006,Acme Corporation,2025-02-10,2025-03-12,USD,2.10,0.15,2.25,paid');
   });`,
       ),
-      edit('test/export.csv.test.ts', `import { insertInvoiceRow, testApp } from './helpers/testDb.js';`, `import { insertInvoiceRow, testApp, type InvoiceRowInput } from './helpers/testDb.js';`),
+      edit(
+        'test/export.csv.test.ts',
+        `import { insertInvoiceRow, testApp } from './helpers/testDb.js';`,
+        `import { insertInvoiceRow, testApp, type InvoiceRowInput } from './helpers/testDb.js';`,
+      ),
     ],
   });
 
@@ -4803,8 +5255,14 @@ Simplest approach: ExportRow carries the invoice id; the service wraps the repos
             clockAt: now(),
             only: 'test/export.csv.test.ts',
             stdout: [
-              busyLog('GET /invoices/export.csv > prints the per-line (PDF) totals, not the stored ones', { from: '2025-02-10', to: '2025-02-10' }),
-              busyLog('GET /invoices/export.csv > exports issued invoices in the range with decimal amounts', { from: '2025-01-01', to: '2025-02-28' }),
+              busyLog('GET /invoices/export.csv > prints the per-line (PDF) totals, not the stored ones', {
+                from: '2025-02-10',
+                to: '2025-02-10',
+              }),
+              busyLog('GET /invoices/export.csv > exports issued invoices in the range with decimal amounts', {
+                from: '2025-01-01',
+                to: '2025-02-28',
+              }),
             ],
             failures: busyFailures(),
             slowMs: 5_000,
@@ -4816,7 +5274,12 @@ Simplest approach: ExportRow carries the invoice id; the service wraps the repos
 
   turn({
     thinking: `Every export test that produces at least one row fails. The stdout shows why.`,
-    calls: [read('src/repositories/sqliteInvoiceRepository.ts', { offset: locate(file('src/repositories/sqliteInvoiceRepository.ts'), '*exportRows(').line, limit: 25 })],
+    calls: [
+      read('src/repositories/sqliteInvoiceRepository.ts', {
+        offset: locate(file('src/repositories/sqliteInvoiceRepository.ts'), '*exportRows(').line,
+        limit: 25,
+      }),
+    ],
   });
 
   turn({
@@ -4922,7 +5385,11 @@ interface ExportJoinRow {
 
   turn({
     calls: [
-      edit('src/repositories/sqliteInvoiceRepository.ts', `import type { InvoiceRow, LineItemRow } from '../models/invoice.js';`, `import type { InvoiceRow, InvoiceStatus, LineItemRow } from '../models/invoice.js';`),
+      edit(
+        'src/repositories/sqliteInvoiceRepository.ts',
+        `import type { InvoiceRow, LineItemRow } from '../models/invoice.js';`,
+        `import type { InvoiceRow, InvoiceStatus, LineItemRow } from '../models/invoice.js';`,
+      ),
       edit(
         'src/services/invoiceService.ts',
         `    return this.withPdfTotals(this.repo.exportRows(query));
@@ -4949,8 +5416,16 @@ export function toCsvFields(row: ExportRow): string[] {
   const totals = computeTotals(row.lines);
   return [`,
       ),
-      edit('src/export/csv.ts', `    amount(row.subtotal),\n    amount(row.tax),\n    amount(row.total),`, `    amount(totals.subtotal),\n    amount(totals.tax),\n    amount(totals.total),`),
-      edit('src/export/csv.ts', `import type { ExportRow } from '../repositories/types.js';`, `import type { ExportRow } from '../repositories/types.js';\nimport { computeTotals } from '../services/taxService.js';`),
+      edit(
+        'src/export/csv.ts',
+        `    amount(row.subtotal),\n    amount(row.tax),\n    amount(row.total),`,
+        `    amount(totals.subtotal),\n    amount(totals.tax),\n    amount(totals.total),`,
+      ),
+      edit(
+        'src/export/csv.ts',
+        `import type { ExportRow } from '../repositories/types.js';`,
+        `import type { ExportRow } from '../repositories/types.js';\nimport { computeTotals } from '../services/taxService.js';`,
+      ),
     ],
   });
 
@@ -4987,7 +5462,12 @@ export function toCsvFields(row: ExportRow): string[] {
   turn({
     thinking: `Index lookup per invoice for its lines; fine. Re-measure on the big database: the join returns more rows (one per line item), so check time and memory again.`,
     calls: [
-      bash(measureCmd('/tmp/northwind-pdf.csv'), () => `server idle RSS: 72 MB\ncurl: 4.41 s wall\nserver peak RSS: 116 MB\n ${big.rows + 1} ${big.pdfBytes} /tmp/northwind-pdf.csv`, { ms: 7_600, timeout: 120 }),
+      bash(
+        measureCmd('/tmp/northwind-pdf.csv'),
+        () =>
+          `server idle RSS: 72 MB\ncurl: 4.41 s wall\nserver peak RSS: 116 MB\n ${big.rows + 1} ${big.pdfBytes} /tmp/northwind-pdf.csv`,
+        { ms: 7_600, timeout: 120 },
+      ),
     ],
   });
 
@@ -5043,9 +5523,28 @@ export function toCsvFields(row: ExportRow): string[] {
         'npm run lint',
         () =>
           eslint([
-            { path: 'src/repositories/sqliteInvoiceRepository.ts', snippet: 'current!.lines.push', severity: 'warning', message: 'Forbidden non-null assertion', rule: '@typescript-eslint/no-non-null-assertion' },
-            { path: 'src/services/invoiceService.ts', snippet: 'rowToLineItem,', severity: 'error', message: "'rowToLineItem' is defined but never used", rule: '@typescript-eslint/no-unused-vars' },
-            { path: 'src/services/invoiceService.ts', snippet: 'computeTotals', anchor: "import { computeTotals", severity: 'error', message: "'computeTotals' is defined but never used", rule: '@typescript-eslint/no-unused-vars' },
+            {
+              path: 'src/repositories/sqliteInvoiceRepository.ts',
+              snippet: 'current!.lines.push',
+              severity: 'warning',
+              message: 'Forbidden non-null assertion',
+              rule: '@typescript-eslint/no-non-null-assertion',
+            },
+            {
+              path: 'src/services/invoiceService.ts',
+              snippet: 'rowToLineItem,',
+              severity: 'error',
+              message: "'rowToLineItem' is defined but never used",
+              rule: '@typescript-eslint/no-unused-vars',
+            },
+            {
+              path: 'src/services/invoiceService.ts',
+              snippet: 'computeTotals',
+              anchor: 'import { computeTotals',
+              severity: 'error',
+              message: "'computeTotals' is defined but never used",
+              rule: '@typescript-eslint/no-unused-vars',
+            },
           ]),
         { exit: 1, ms: 5_200 },
       ),
@@ -5053,7 +5552,12 @@ export function toCsvFields(row: ExportRow): string[] {
   });
 
   turn({
-    calls: [read('src/repositories/sqliteInvoiceRepository.ts', { offset: locate(file('src/repositories/sqliteInvoiceRepository.ts'), 'let current: ExportRow').line - 2, limit: 26 })],
+    calls: [
+      read('src/repositories/sqliteInvoiceRepository.ts', {
+        offset: locate(file('src/repositories/sqliteInvoiceRepository.ts'), 'let current: ExportRow').line - 2,
+        limit: 26,
+      }),
+    ],
   });
 
   turn({
@@ -5067,7 +5571,11 @@ export function toCsvFields(row: ExportRow): string[] {
         `  rowToInvoice,
   type CreateInvoiceInput,`,
       ),
-      edit('src/services/invoiceService.ts', `import { computeTotals, lineNet } from './taxService.js';`, `import { lineNet } from './taxService.js';`),
+      edit(
+        'src/services/invoiceService.ts',
+        `import { computeTotals, lineNet } from './taxService.js';`,
+        `import { lineNet } from './taxService.js';`,
+      ),
       edit(
         'src/repositories/sqliteInvoiceRepository.ts',
         `    let current: ExportRow | undefined;
@@ -5110,14 +5618,32 @@ export function toCsvFields(row: ExportRow): string[] {
     calls: [
       bash('npm run lint', () => eslint([]), { ms: 5_100 }),
       bash('npx tsc --noEmit && echo "typecheck ok"', 'typecheck ok', { ms: 4_300 }),
-      bash('npm test -- --reporter=verbose', () => vitest({ clockAt: now(), failures: [PDF_NBSP_FAILURE()], verbose: true }), { exit: 1, ms: 4_900 }),
-      bash('npm run build && ls dist/src/export dist/src/repositories', () => `${NPM_BANNER('build', 'tsc -p tsconfig.build.json')}\ndist/src/export:\ncsv.d.ts\ncsv.js\ncsv.js.map\n\ndist/src/repositories:\nsqliteInvoiceRepository.d.ts\nsqliteInvoiceRepository.js\nsqliteInvoiceRepository.js.map\ntypes.d.ts\ntypes.js\ntypes.js.map`, { ms: 5_600 }),
+      bash(
+        'npm test -- --reporter=verbose',
+        () => vitest({ clockAt: now(), failures: [PDF_NBSP_FAILURE()], verbose: true }),
+        { exit: 1, ms: 4_900 },
+      ),
+      bash(
+        'npm run build && ls dist/src/export dist/src/repositories',
+        () =>
+          `${NPM_BANNER('build', 'tsc -p tsconfig.build.json')}\ndist/src/export:\ncsv.d.ts\ncsv.js\ncsv.js.map\n\ndist/src/repositories:\nsqliteInvoiceRepository.d.ts\nsqliteInvoiceRepository.js\nsqliteInvoiceRepository.js.map\ntypes.d.ts\ntypes.js\ntypes.js.map`,
+        { ms: 5_600 },
+      ),
     ],
   });
 
   turn({
     thinking: `Everything passes except the known INV-212 pdf test; the build works. Stage everything (new files included) so the stat covers them — no commit, the user reviews first.`,
-    calls: [bash('git add -A && git status --short && git diff --cached --stat', () => `${workTreeDiff().map((d) => `${original.has(d.path) ? 'M ' : 'A '} ${d.path}`).join('\n')}\n${diffStat()}`, { ms: 120 })],
+    calls: [
+      bash(
+        'git add -A && git status --short && git diff --cached --stat',
+        () =>
+          `${workTreeDiff()
+            .map((d) => `${original.has(d.path) ? 'M ' : 'A '} ${d.path}`)
+            .join('\n')}\n${diffStat()}`,
+        { ms: 120 },
+      ),
+    ],
   });
 
   turn({
@@ -6118,14 +6644,30 @@ function bigFirstInvoiceJson() {
     tax: first.tax,
     total: first.total,
     notes: null,
-    lines: first.lines.map((l, i) => ({ id: i + 1, position: i + 1, description: l.description, quantity: l.quantity, unitPrice: l.unitPrice, taxRateBp: l.taxRateBp })),
+    lines: first.lines.map((l, i) => ({
+      id: i + 1,
+      position: i + 1,
+      description: l.description,
+      quantity: l.quantity,
+      unitPrice: l.unitPrice,
+      taxRateBp: l.taxRateBp,
+    })),
     createdAt: created,
     updatedAt: created,
   };
 }
 
 function serverListeningLog(db) {
-  return JSON.stringify({ level: 30, time: session.clock + 2_010, pid: 63388, hostname: 'dev-laptop', service: 'invoice-service', port: 3107, db, msg: 'invoice-service listening' });
+  return JSON.stringify({
+    level: 30,
+    time: session.clock + 2_010,
+    pid: 63388,
+    hostname: 'dev-laptop',
+    service: 'invoice-service',
+    port: 3107,
+    db,
+    msg: 'invoice-service listening',
+  });
 }
 
 /** `path:line:col` of `pointAt` within `snippet` in a work-tree file. */
@@ -6144,21 +6686,26 @@ function positionFailures() {
   return testTree(T)
     .filter((n) => n.kind === 'it' && !/does not exist|unknown id/.test(n.name))
     .map((n) =>
-      fail(T, n.path, 'NOT NULL constraint failed: line_items.position', [
-        'SqliteError: NOT NULL constraint failed: line_items.position',
-        codeFrame(R, 'for (const l of lines) insertLine.run(', undefined, 'run('),
-        sqliteTx,
-        repoTx,
-        ` ❯ SqliteInvoiceRepository.insertInvoice ${at(R, 'return this.transaction(() => {', 'transaction')}`,
-        ` ❯ ${at(S, 'this.repo.insertInvoice(', 'insertInvoice')}`,
-        sqliteTx,
-        repoTx,
-        ` ❯ InvoiceService.createInvoice ${at(S, 'const id = this.repo.transaction(', 'transaction')}`,
-        ` ❯ ${at(T, 'service.createInvoice(', 'createInvoice', `it('${n.name}'`)}`,
-        '',
-        '⎯'.repeat(51),
-        "Serialized Error: { code: 'SQLITE_CONSTRAINT_NOTNULL' }",
-      ].join('\n')),
+      fail(
+        T,
+        n.path,
+        'NOT NULL constraint failed: line_items.position',
+        [
+          'SqliteError: NOT NULL constraint failed: line_items.position',
+          codeFrame(R, 'for (const l of lines) insertLine.run(', undefined, 'run('),
+          sqliteTx,
+          repoTx,
+          ` ❯ SqliteInvoiceRepository.insertInvoice ${at(R, 'return this.transaction(() => {', 'transaction')}`,
+          ` ❯ ${at(S, 'this.repo.insertInvoice(', 'insertInvoice')}`,
+          sqliteTx,
+          repoTx,
+          ` ❯ InvoiceService.createInvoice ${at(S, 'const id = this.repo.transaction(', 'transaction')}`,
+          ` ❯ ${at(T, 'service.createInvoice(', 'createInvoice', `it('${n.name}'`)}`,
+          '',
+          '⎯'.repeat(51),
+          "Serialized Error: { code: 'SQLITE_CONSTRAINT_NOTNULL' }",
+        ].join('\n'),
+      ),
     );
 }
 
@@ -6168,7 +6715,17 @@ function positionFailures() {
 /** pino's JSON lines for the four migrations a fresh database gets. */
 function migrationLogs(at) {
   return ['001_init.sql', '002_tax_rates.sql', '003_invoice_status_index.sql', '004_customers_email_unique.sql']
-    .map((migration, i) => JSON.stringify({ level: 30, time: at + 310 + i * 4, pid: 58211 + Math.floor(at / 1000) % 7000, hostname: 'dev-laptop', service: 'invoice-service', migration, msg: 'applied migration' }))
+    .map((migration, i) =>
+      JSON.stringify({
+        level: 30,
+        time: at + 310 + i * 4,
+        pid: 58211 + (Math.floor(at / 1000) % 7000),
+        hostname: 'dev-laptop',
+        service: 'invoice-service',
+        migration,
+        msg: 'applied migration',
+      }),
+    )
     .join('\n');
 }
 

@@ -94,11 +94,85 @@ class Rng {
   }
 }
 
-const VERBS = ['load', 'parse', 'build', 'resolve', 'validate', 'apply', 'compute', 'format', 'fetch', 'store', 'refresh', 'normalize', 'merge', 'emit', 'schedule', 'retry', 'encode', 'decode', 'register', 'release'];
-const NOUNS = ['Order', 'Customer', 'Session', 'Route', 'Token', 'Price', 'Discount', 'Invoice', 'Migration', 'Config', 'Cache', 'Window', 'Handler', 'Request', 'Payload', 'Cursor', 'Batch', 'Ledger', 'Quota', 'Shipment'];
-const FIELDS = ['id', 'customerId', 'createdAt', 'updatedAt', 'status', 'total', 'currency', 'items', 'expiresAt', 'attempts', 'region', 'limit', 'offset', 'version', 'checksum', 'email', 'taxRate', 'notes'];
-const TYPES = ['string', 'number', 'boolean', 'Date', 'string[]', 'Record<string, number>', 'OrderItem[]', 'Money', 'SessionState'];
-const WORDS = 'the order service router middleware request session token cache database migration retry window limit customer pricing discount invoice handler payload config schema error timeout connection pool query index transaction rollback commit deploy release metric log trace latency budget queue worker batch'.split(' ');
+const VERBS = [
+  'load',
+  'parse',
+  'build',
+  'resolve',
+  'validate',
+  'apply',
+  'compute',
+  'format',
+  'fetch',
+  'store',
+  'refresh',
+  'normalize',
+  'merge',
+  'emit',
+  'schedule',
+  'retry',
+  'encode',
+  'decode',
+  'register',
+  'release',
+];
+const NOUNS = [
+  'Order',
+  'Customer',
+  'Session',
+  'Route',
+  'Token',
+  'Price',
+  'Discount',
+  'Invoice',
+  'Migration',
+  'Config',
+  'Cache',
+  'Window',
+  'Handler',
+  'Request',
+  'Payload',
+  'Cursor',
+  'Batch',
+  'Ledger',
+  'Quota',
+  'Shipment',
+];
+const FIELDS = [
+  'id',
+  'customerId',
+  'createdAt',
+  'updatedAt',
+  'status',
+  'total',
+  'currency',
+  'items',
+  'expiresAt',
+  'attempts',
+  'region',
+  'limit',
+  'offset',
+  'version',
+  'checksum',
+  'email',
+  'taxRate',
+  'notes',
+];
+const TYPES = [
+  'string',
+  'number',
+  'boolean',
+  'Date',
+  'string[]',
+  'Record<string, number>',
+  'OrderItem[]',
+  'Money',
+  'SessionState',
+];
+const WORDS =
+  'the order service router middleware request session token cache database migration retry window limit customer pricing discount invoice handler payload config schema error timeout connection pool query index transaction rollback commit deploy release metric log trace latency budget queue worker batch'.split(
+    ' ',
+  );
 const AUTHORS = [
   ['Maya Lindqvist', 'maya@orders.example'],
   ['Tomás Ferreira', 'tomas@orders.example'],
@@ -144,38 +218,64 @@ function typescriptSource(path: string, r: Rng): string {
     if (r.next() < 0.3) {
       const iface = r.pick(NOUNS) + r.pick(['Record', 'Options', 'State', 'Result', 'Row']) + n;
       block.push(`export interface ${iface} {`);
-      for (let i = r.int(3, 8); i > 0; i--) block.push(`  ${r.pick(FIELDS)}${r.next() < 0.3 ? '?' : ''}: ${r.pick(TYPES)};`);
+      for (let i = r.int(3, 8); i > 0; i--)
+        block.push(`  ${r.pick(FIELDS)}${r.next() < 0.3 ? '?' : ''}: ${r.pick(TYPES)};`);
       block.push('}', '');
     }
     block.push(`/** ${sentence(r)} */`);
-    block.push(`export async function ${name}(input: ${r.pick(NOUNS)}Input, options: { signal?: AbortSignal; retries?: number } = {}): Promise<${r.pick(NOUNS)}> {`);
+    block.push(
+      `export async function ${name}(input: ${r.pick(NOUNS)}Input, options: { signal?: AbortSignal; retries?: number } = {}): Promise<${r.pick(NOUNS)}> {`,
+    );
     block.push(`  const started = performance.now();`);
     for (let i = r.int(4, 14); i > 0; i--) {
       const f = r.pick(FIELDS);
       switch (r.int(0, 6)) {
         case 0:
-          block.push(`  if (!input.${f}) {`, `    throw new AppError('${f.toUpperCase()}_MISSING', \`${r.pick(NOUNS).toLowerCase()} \${input.id} has no ${f}\`);`, `  }`);
+          block.push(
+            `  if (!input.${f}) {`,
+            `    throw new AppError('${f.toUpperCase()}_MISSING', \`${r.pick(NOUNS).toLowerCase()} \${input.id} has no ${f}\`);`,
+            `  }`,
+          );
           break;
         case 1:
-          block.push(`  for (const item of input.items ?? []) {`, `    total += item.quantity * item.unitPrice;`, `    if (total > MAX_${r.pick(NOUNS).toUpperCase()}_TOTAL) break;`, `  }`);
+          block.push(
+            `  for (const item of input.items ?? []) {`,
+            `    total += item.quantity * item.unitPrice;`,
+            `    if (total > MAX_${r.pick(NOUNS).toUpperCase()}_TOTAL) break;`,
+            `  }`,
+          );
           break;
         case 2:
-          block.push(`  const ${f}Row = await pool.query('SELECT ${f}, status FROM ${r.pick(NOUNS).toLowerCase()}s WHERE id = $1 FOR UPDATE', [input.id]);`);
+          block.push(
+            `  const ${f}Row = await pool.query('SELECT ${f}, status FROM ${r.pick(NOUNS).toLowerCase()}s WHERE id = $1 FOR UPDATE', [input.id]);`,
+          );
           break;
         case 3:
-          block.push(`  // ${sentence(r)}`, `  logger.debug({ ${f}: input.${f}, elapsedMs: performance.now() - started }, '${name} ${r.pick(VERBS)}');`);
+          block.push(
+            `  // ${sentence(r)}`,
+            `  logger.debug({ ${f}: input.${f}, elapsedMs: performance.now() - started }, '${name} ${r.pick(VERBS)}');`,
+          );
           break;
         case 4:
-          block.push(`  const ${f} = ${ident(r)}(input.${r.pick(FIELDS)}, { retries: options.retries ?? ${r.int(1, 5)} });`);
+          block.push(
+            `  const ${f} = ${ident(r)}(input.${r.pick(FIELDS)}, { retries: options.retries ?? ${r.int(1, 5)} });`,
+          );
           break;
         case 5:
           block.push(`  if (options.signal?.aborted) return Promise.reject(options.signal.reason);`);
           break;
         default:
-          block.push(`  const schema = z.object({ ${f}: z.${r.pick(['string()', 'number().int()', 'boolean()'])}, ${r.pick(FIELDS)}: z.string().optional() });`, `  const parsed = schema.parse(input);`);
+          block.push(
+            `  const schema = z.object({ ${f}: z.${r.pick(['string()', 'number().int()', 'boolean()'])}, ${r.pick(FIELDS)}: z.string().optional() });`,
+            `  const parsed = schema.parse(input);`,
+          );
       }
     }
-    block.push(`  return { ...input, ${r.pick(FIELDS)}: ${r.pick(['total', 'parsed', 'undefined', 'Date.now()', `'${r.pick(WORDS)}'`])} } as ${r.pick(NOUNS)};`, `}`, '');
+    block.push(
+      `  return { ...input, ${r.pick(FIELDS)}: ${r.pick(['total', 'parsed', 'undefined', 'Date.now()', `'${r.pick(WORDS)}'`])} } as ${r.pick(NOUNS)};`,
+      `}`,
+      '',
+    );
     const text = block.join('\n');
     lines.push(text);
     size += text.length + 1;
@@ -186,10 +286,20 @@ function typescriptSource(path: string, r: Rng): string {
 function testSource(path: string, r: Rng): string {
   const target = r.size();
   const subject = path.replace(/^test\//, '').replace(/\.test\.ts$/, '');
-  const lines = [`import { describe, expect, it, beforeEach, vi } from 'vitest';`, `import { ${ident(r)}, ${ident(r)} } from '../src/${subject}.js';`, ''];
+  const lines = [
+    `import { describe, expect, it, beforeEach, vi } from 'vitest';`,
+    `import { ${ident(r)}, ${ident(r)} } from '../src/${subject}.js';`,
+    '',
+  ];
   let size = lines.join('\n').length;
   while (size < target) {
-    const block = [`describe('${r.pick(VERBS)} ${r.pick(NOUNS).toLowerCase()}', () => {`, `  beforeEach(() => {`, `    vi.useFakeTimers({ now: new Date('2026-03-0${r.int(1, 9)}T10:00:00Z') });`, `  });`, ''];
+    const block = [
+      `describe('${r.pick(VERBS)} ${r.pick(NOUNS).toLowerCase()}', () => {`,
+      `  beforeEach(() => {`,
+      `    vi.useFakeTimers({ now: new Date('2026-03-0${r.int(1, 9)}T10:00:00Z') });`,
+      `  });`,
+      '',
+    ];
     for (let i = r.int(3, 7); i > 0; i--) {
       const f = r.pick(FIELDS);
       block.push(
@@ -218,11 +328,28 @@ function markdown(path: string, r: Rng): string {
   while (size < target) {
     const block: string[] = [];
     if (path === 'CHANGELOG.md') {
-      block.push(`## 2.${version--}.${r.int(0, 4)} (2026-${String(r.int(1, 12)).padStart(2, '0')}-${String(r.int(1, 28)).padStart(2, '0')})`, '');
-      for (let i = r.int(3, 8); i > 0; i--) block.push(`- ${r.pick(['Fix', 'Add', 'Change', 'Remove', 'Speed up'])} ${sentence(r).toLowerCase()} (#${r.int(100, 2400)})`);
+      block.push(
+        `## 2.${version--}.${r.int(0, 4)} (2026-${String(r.int(1, 12)).padStart(2, '0')}-${String(r.int(1, 28)).padStart(2, '0')})`,
+        '',
+      );
+      for (let i = r.int(3, 8); i > 0; i--)
+        block.push(
+          `- ${r.pick(['Fix', 'Add', 'Change', 'Remove', 'Speed up'])} ${sentence(r).toLowerCase()} (#${r.int(100, 2400)})`,
+        );
     } else {
-      block.push(`## ${r.pick(VERBS)[0]!.toUpperCase()}${r.pick(VERBS).slice(1)} ${r.pick(NOUNS).toLowerCase()}s`, '', sentence(r, 30), sentence(r, 20), '');
-      block.push('```ts', `const ${r.pick(FIELDS)} = await ${ident(r)}({ region: '${r.pick(['eu-west-1', 'us-east-2', 'ap-south-1'])}' });`, '```', '');
+      block.push(
+        `## ${r.pick(VERBS)[0]!.toUpperCase()}${r.pick(VERBS).slice(1)} ${r.pick(NOUNS).toLowerCase()}s`,
+        '',
+        sentence(r, 30),
+        sentence(r, 20),
+        '',
+      );
+      block.push(
+        '```ts',
+        `const ${r.pick(FIELDS)} = await ${ident(r)}({ region: '${r.pick(['eu-west-1', 'us-east-2', 'ap-south-1'])}' });`,
+        '```',
+        '',
+      );
       for (let i = r.int(2, 5); i > 0; i--) block.push(`- \`${r.pick(FIELDS)}\`: ${sentence(r, 10)}`);
     }
     block.push('');
@@ -235,9 +362,32 @@ function markdown(path: string, r: Rng): string {
 
 function lockFile(r: Rng): string {
   const target = r.size();
-  const packages: Record<string, unknown> = { '': { name: 'orders-api', version: '2.40.1', dependencies: { pg: '^8.13.0', zod: '^3.24.1', fastify: '^5.2.0' } } };
+  const packages: Record<string, unknown> = {
+    '': { name: 'orders-api', version: '2.40.1', dependencies: { pg: '^8.13.0', zod: '^3.24.1', fastify: '^5.2.0' } },
+  };
   let size = 200;
-  const names = ['fastify', 'pg', 'zod', 'pino', 'avvio', 'light-my-request', 'fast-json-stringify', 'ajv', 'fast-uri', 'secure-json-parse', 'pg-protocol', 'pg-pool', 'split2', 'thread-stream', 'sonic-boom', 'on-exit-leak-free', 'process-warning', 'rfdc', 'toad-cache', 'semver'];
+  const names = [
+    'fastify',
+    'pg',
+    'zod',
+    'pino',
+    'avvio',
+    'light-my-request',
+    'fast-json-stringify',
+    'ajv',
+    'fast-uri',
+    'secure-json-parse',
+    'pg-protocol',
+    'pg-pool',
+    'split2',
+    'thread-stream',
+    'sonic-boom',
+    'on-exit-leak-free',
+    'process-warning',
+    'rfdc',
+    'toad-cache',
+    'semver',
+  ];
   let i = 0;
   while (size < target) {
     const name = `${r.pick(names)}${i++ > names.length ? '-' + r.pick(WORDS) : ''}`;
@@ -253,7 +403,11 @@ function lockFile(r: Rng): string {
     packages[`node_modules/${name}`] = entry;
     size += JSON.stringify(entry).length + name.length + 40;
   }
-  return JSON.stringify({ name: 'orders-api', version: '2.40.1', lockfileVersion: 3, requires: true, packages }, null, 2);
+  return JSON.stringify(
+    { name: 'orders-api', version: '2.40.1', lockfileVersion: 3, requires: true, packages },
+    null,
+    2,
+  );
 }
 
 function fileContent(path: string): string {
@@ -333,7 +487,10 @@ function testLog(r: Rng): ToolOutput {
       size += line.length + 1;
     }
     const n = lines.length;
-    body.push(` ${failedHere ? '❯' : '✓'} ${file} (${n} tests${failedHere ? ` | ${failedHere} failed` : ''}) ${r.int(40, 900)}ms`, ...lines);
+    body.push(
+      ` ${failedHere ? '❯' : '✓'} ${file} (${n} tests${failedHere ? ` | ${failedHere} failed` : ''}) ${r.int(40, 900)}ms`,
+      ...lines,
+    );
   }
   const failed = failureBlocks.length;
   const failedFiles = new Set(failureBlocks.map((b) => b.split(' > ')[0])).size;
@@ -394,13 +551,18 @@ function listing(r: Rng, dir: string): string {
   let out = '';
   let k = 0;
   while (out.length < target) {
-    const sub = k === 0 ? dir : `${dir}/${r.pick(['server', 'orders', 'db', 'auth', 'util', 'config', 'generated', 'fixtures'])}${k > 8 ? '/' + r.pick(NOUNS).toLowerCase() + k : ''}`;
+    const sub =
+      k === 0
+        ? dir
+        : `${dir}/${r.pick(['server', 'orders', 'db', 'auth', 'util', 'config', 'generated', 'fixtures'])}${k > 8 ? '/' + r.pick(NOUNS).toLowerCase() + k : ''}`;
     k++;
     const n = r.int(6, 24);
     out += `${sub}:\ntotal ${r.int(40, 400)}\ndrwxr-xr-x  ${r.int(2, 9)} dev dev  4096 Nov ${r.int(1, 23)} ${r.int(8, 19)}:${String(r.int(0, 59)).padStart(2, '0')} .\ndrwxr-xr-x  ${r.int(2, 9)} dev dev  4096 Nov ${r.int(1, 23)} 09:12 ..\n`;
     for (let i = 0; i < n; i++) {
       const isDir = r.next() < 0.15;
-      const name = isDir ? r.pick(NOUNS).toLowerCase() + 's' : `${r.pick(VERBS)}-${r.pick(NOUNS).toLowerCase()}${r.pick(['.ts', '.ts', '.test.ts', '.json', '.sql'])}`;
+      const name = isDir
+        ? r.pick(NOUNS).toLowerCase() + 's'
+        : `${r.pick(VERBS)}-${r.pick(NOUNS).toLowerCase()}${r.pick(['.ts', '.ts', '.test.ts', '.json', '.sql'])}`;
       out += `${isDir ? 'drwxr-xr-x' : '-rw-r--r--'}  1 dev dev ${String(isDir ? 4096 : r.int(200, 48_000)).padStart(6)} Nov ${String(r.int(1, 23)).padStart(2)} ${r.int(8, 19)}:${String(r.int(0, 59)).padStart(2, '0')} ${name}\n`;
     }
     out += '\n';
@@ -415,7 +577,8 @@ function grepOutput(r: Rng, pattern: string): string {
   const marks = pattern.match(/[A-Z]{3,}/g) ?? ['TODO'];
   while (out.length < target) {
     out += `${r.pick(sources)}:${r.int(1, 900)}:  // ${r.pick(marks)}: ${sentence(r, r.int(6, 16))}\n`;
-    if (r.next() < 0.3) out += `${r.pick(sources)}:${r.int(1, 900)}:    ${ident(r)}(input.${r.pick(FIELDS)}); // ${r.pick(marks)} ${sentence(r, 5)}\n`;
+    if (r.next() < 0.3)
+      out += `${r.pick(sources)}:${r.int(1, 900)}:    ${ident(r)}(input.${r.pick(FIELDS)}); // ${r.pick(marks)} ${sentence(r, 5)}\n`;
   }
   return out;
 }
@@ -432,8 +595,10 @@ function diffOutput(r: Rng): string {
       for (let i = 0; i < 12; i++) {
         const f = r.pick(FIELDS);
         const kind = r.next();
-        if (kind < 0.15) out += `-  const ${f} = ${ident(r)}(input.${f});\n+  const ${f} = await ${ident(r)}(input.${f}, { retries: ${r.int(1, 5)} });\n`;
-        else out += `   ${r.pick([`if (!input.${f}) return undefined;`, `logger.info({ ${f} }, '${r.pick(VERBS)}');`, `// ${sentence(r, 8)}`, `total += item.${f};`])}\n`;
+        if (kind < 0.15)
+          out += `-  const ${f} = ${ident(r)}(input.${f});\n+  const ${f} = await ${ident(r)}(input.${f}, { retries: ${r.int(1, 5)} });\n`;
+        else
+          out += `   ${r.pick([`if (!input.${f}) return undefined;`, `logger.info({ ${f} }, '${r.pick(VERBS)}');`, `// ${sentence(r, 8)}`, `total += item.${f};`])}\n`;
       }
     }
   }
@@ -444,9 +609,11 @@ function tscOutput(r: Rng): string {
   const target = r.size();
   let out = '';
   const messages = [
-    () => `error TS2345: Argument of type '${r.pick(TYPES)}' is not assignable to parameter of type '${r.pick(TYPES)}'.`,
+    () =>
+      `error TS2345: Argument of type '${r.pick(TYPES)}' is not assignable to parameter of type '${r.pick(TYPES)}'.`,
     () => `error TS2339: Property '${r.pick(FIELDS)}' does not exist on type '${r.pick(NOUNS)}Record'.`,
-    () => `error TS2322: Type '${r.pick(TYPES)} | undefined' is not assignable to type '${r.pick(TYPES)}'.\n  Type 'undefined' is not assignable to type '${r.pick(TYPES)}'.`,
+    () =>
+      `error TS2322: Type '${r.pick(TYPES)} | undefined' is not assignable to type '${r.pick(TYPES)}'.\n  Type 'undefined' is not assignable to type '${r.pick(TYPES)}'.`,
     () => `error TS7006: Parameter '${r.pick(FIELDS)}' implicitly has an 'any' type.`,
     () => `error TS2304: Cannot find name '${ident(r)}'.`,
   ];
@@ -463,14 +630,19 @@ function statusOutput(r: Rng): string {
   let out = `On branch fix/router-middleware-order\nYour branch is ahead of 'origin/main' by ${r.int(1, 9)} commits.\n  (use "git push" to publish your local commits)\n\nChanges not staged for commit:\n  (use "git add <file>..." to update what will be committed)\n  (use "git restore <file>..." to discard changes in working directory)\n`;
   for (const f of WORKSPACE_FILES) if (r.next() < 0.3) out += `\tmodified:   ${f}\n`;
   out += `\nUntracked files:\n  (use "git add <file>..." to include in what will be committed)\n`;
-  while (out.length < target) out += `\tcoverage/lcov-report/src/${r.pick(['orders', 'db', 'server', 'auth'])}/${r.pick(VERBS)}-${r.pick(NOUNS).toLowerCase()}-${r.hex(6)}.ts.html\n`;
+  while (out.length < target)
+    out += `\tcoverage/lcov-report/src/${r.pick(['orders', 'db', 'server', 'auth'])}/${r.pick(VERBS)}-${r.pick(NOUNS).toLowerCase()}-${r.hex(6)}.ts.html\n`;
   return out + '\nno changes added to commit (use "git add" and/or "git commit -a")\n';
 }
 
 function findOutput(r: Rng): string {
   const target = r.size();
-  let out = WORKSPACE_FILES.filter((f) => f.endsWith('.ts')).map((f) => `./${f}`).join('\n') + '\n';
-  while (out.length < target) out += `./src/generated/${r.pick(NOUNS).toLowerCase()}/${r.pick(VERBS)}-${r.pick(NOUNS).toLowerCase()}-${r.hex(4)}.ts\n`;
+  let out =
+    WORKSPACE_FILES.filter((f) => f.endsWith('.ts'))
+      .map((f) => `./${f}`)
+      .join('\n') + '\n';
+  while (out.length < target)
+    out += `./src/generated/${r.pick(NOUNS).toLowerCase()}/${r.pick(VERBS)}-${r.pick(NOUNS).toLowerCase()}-${r.hex(4)}.ts\n`;
   return out;
 }
 
@@ -484,14 +656,21 @@ export function bash(command: string): ToolOutput {
   if (/^git diff\b/.test(cmd)) return { output: diffOutput(r), isError: false, exitCode: 0 };
   if (/^git status\b/.test(cmd)) return { output: statusOutput(r), isError: false, exitCode: 0 };
   if (/^ls\b/.test(cmd)) {
-    const dir = cmd.split(/\s+/).filter((a) => !a.startsWith('-')).slice(1)[0] ?? '.';
+    const dir =
+      cmd
+        .split(/\s+/)
+        .filter((a) => !a.startsWith('-'))
+        .slice(1)[0] ?? '.';
     return { output: listing(r, dir), isError: false, exitCode: 0 };
   }
   if (/^(grep|rg)\b/.test(cmd)) return { output: grepOutput(r, cmd), isError: false, exitCode: 0 };
   if (/^npx tsc\b|^tsc\b/.test(cmd)) return { output: tscOutput(r), isError: true, exitCode: 2 };
   if (/^find\b/.test(cmd)) return { output: findOutput(r), isError: false, exitCode: 0 };
   if (/^cat\b/.test(cmd)) {
-    const paths = cmd.split(/\s+/).slice(1).filter((a) => !a.startsWith('-'));
+    const paths = cmd
+      .split(/\s+/)
+      .slice(1)
+      .filter((a) => !a.startsWith('-'));
     const outputs = paths.map((p) => {
       const res = readFile(p);
       return res.isError ? { ...res, output: `cat: ${p}: No such file or directory` } : res;
@@ -500,6 +679,7 @@ export function bash(command: string): ToolOutput {
     return { output: outputs.map((o) => o.output).join('\n'), isError: failed, exitCode: failed ? 1 : 0 };
   }
   if (/^(pwd)$/.test(cmd)) return { output: WORKSPACE_ROOT + '\n', isError: false, exitCode: 0 };
-  if (/^echo\b/.test(cmd)) return { output: cmd.slice(5).replace(/^["']|["']$/g, '') + '\n', isError: false, exitCode: 0 };
+  if (/^echo\b/.test(cmd))
+    return { output: cmd.slice(5).replace(/^["']|["']$/g, '') + '\n', isError: false, exitCode: 0 };
   return { output: `bash: ${word}: command not found\n`, isError: true, exitCode: 127 };
 }

@@ -27,15 +27,27 @@ function sourceOf(target) {
 }
 
 const targets = new Set(Object.values(pkg.bin ?? {}).map((t) => `./${t.replace(/^\.\//, '')}`));
-for (const value of Object.values(pkg.exports)) if (typeof value === 'object' && value.import) targets.add(value.import);
+for (const value of Object.values(pkg.exports))
+  if (typeof value === 'object' && value.import) targets.add(value.import);
 const entryPoints = [...targets].map(sourceOf);
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 
-const tsc = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--emitDeclarationOnly', '--sourceMap', 'false'], {
-  cwd: root,
-  stdio: 'inherit',
-});
+const tsc = spawnSync(
+  process.execPath,
+  [
+    join(root, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    'tsconfig.build.json',
+    '--emitDeclarationOnly',
+    '--sourceMap',
+    'false',
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 // Every other entry point also imports the main one (a side-effect import added at build time), so that the modules
@@ -48,7 +60,8 @@ const lazy = new Set();
 for (const file of readdirSync(join(root, 'src'), { recursive: true, encoding: 'utf8' })) {
   if (!file.endsWith('.ts') || /\.(test|suite|d)\.ts$/.test(file)) continue;
   const path = join(root, 'src', file);
-  for (const m of readFileSync(path, 'utf8').matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)\.js'\s*\)/g)) lazy.add(join(dirname(path), `${m[1]}.ts`));
+  for (const m of readFileSync(path, 'utf8').matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)\.js'\s*\)/g))
+    lazy.add(join(dirname(path), `${m[1]}.ts`));
 }
 const oneCore = {
   name: 'one-core',

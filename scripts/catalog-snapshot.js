@@ -17,7 +17,19 @@
  *   node scripts/catalog-snapshot.js --out FILE           write elsewhere (default data/catalog-snapshot.json)
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -35,7 +47,9 @@ const DIRECT = ['anthropic', 'openai', 'google', 'deepseek', 'mistral', 'xai', '
 const GATEWAYS = ['openrouter'];
 
 function usage(message) {
-  console.error(`scripts/catalog-snapshot.js: ${message}\nusage: node scripts/catalog-snapshot.js [--package <spec>] [--offline] [--api-json FILE] [--out FILE]`);
+  console.error(
+    `scripts/catalog-snapshot.js: ${message}\nusage: node scripts/catalog-snapshot.js [--package <spec>] [--offline] [--api-json FILE] [--out FILE]`,
+  );
   process.exit(2);
 }
 
@@ -71,7 +85,13 @@ function toModelsDev(m) {
 
 function usable(m) {
   // Pricing variants of one model on OpenRouter (`:free`, `:batch`, `~vendor/…-latest` routers) add nothing.
-  return typeof m?.id === 'string' && Number.isInteger(m.contextWindow) && m.contextWindow > 0 && !m.id.includes(':') && !m.id.startsWith('~');
+  return (
+    typeof m?.id === 'string' &&
+    Number.isInteger(m.contextWindow) &&
+    m.contextWindow > 0 &&
+    !m.id.includes(':') &&
+    !m.id.startsWith('~')
+  );
 }
 
 /** provider → id → models.dev model, from pi-ai's `MODELS` object (releases up to 0.7x). */
@@ -91,7 +111,8 @@ function fromDataDir(dir) {
     const provider = file.slice(0, -'.json'.length);
     out[provider] = {};
     for (const group of Object.values(JSON.parse(readFileSync(join(dir, file), 'utf8')))) {
-      for (const m of Object.values(group)) if ((m.type === undefined || m.type === 'chat') && usable(m)) out[provider][m.id] = toModelsDev(m);
+      for (const m of Object.values(group))
+        if ((m.type === undefined || m.type === 'chat') && usable(m)) out[provider][m.id] = toModelsDev(m);
     }
   }
   return out;
@@ -102,7 +123,8 @@ async function readPackageDir(pkgDir) {
   const dataDir = join(pkgDir, 'dist', 'providers', 'data');
   if (existsSync(dataDir)) return { name: pkg.name, version: pkg.version, providers: fromDataDir(dataDir) };
   const generated = join(pkgDir, 'dist', 'models.generated.js');
-  if (!existsSync(generated)) throw new Error(`${pkg.name}@${pkg.version}: neither dist/providers/data/ nor dist/models.generated.js`);
+  if (!existsSync(generated))
+    throw new Error(`${pkg.name}@${pkg.version}: neither dist/providers/data/ nor dist/models.generated.js`);
   const { MODELS } = await import(pathToFileURL(generated).href); // a plain data module: no imports of its own
   return { name: pkg.name, version: pkg.version, providers: fromModelsObject(MODELS) };
 }
@@ -138,7 +160,9 @@ if (!opts.offline) {
     sources.push({ ...(await readPackageDir(join(tmp, 'package'))), how: 'npm pack' });
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
-    console.error(`scripts/catalog-snapshot.js: could not fetch ${opts.package} (${err.message.split('\n')[0]}); use --offline for the installed release only`);
+    console.error(
+      `scripts/catalog-snapshot.js: could not fetch ${opts.package} (${err.message.split('\n')[0]}); use --offline for the installed release only`,
+    );
     process.exit(1);
   }
 }
@@ -161,7 +185,12 @@ if (opts.apiJson) {
       providers[provider][m.id] = e;
     }
   }
-  sources.push({ name: relative(process.cwd(), opts.apiJson), version: undefined, providers, how: 'models.dev api.json' });
+  sources.push({
+    name: relative(process.cwd(), opts.apiJson),
+    version: undefined,
+    providers,
+    how: 'models.dev api.json',
+  });
 }
 
 // Merge, newest over oldest, model by model; gateways first so that, read in file order, direct providers come last.
@@ -188,7 +217,8 @@ for (const s of sources) {
 }
 if (tmp) rmSync(tmp, { recursive: true, force: true });
 
-for (const p of Object.values(snapshot)) p.models = Object.fromEntries(Object.entries(p.models).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+for (const p of Object.values(snapshot))
+  p.models = Object.fromEntries(Object.entries(p.models).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 const total = Object.values(snapshot).reduce((n, p) => n + Object.keys(p.models).length, 0);
 const meta = {
   generated: new Date().toISOString().slice(0, 10),
@@ -205,7 +235,9 @@ const providers = Object.entries(snapshot);
 providers.forEach(([name, p], i) => {
   lines.push(`  ${JSON.stringify(name)}: {`, `    "id": ${JSON.stringify(p.id)},`, '    "models": {');
   const models = Object.entries(p.models);
-  models.forEach(([id, m], j) => lines.push(`      ${JSON.stringify(id)}: ${JSON.stringify(m)}${j < models.length - 1 ? ',' : ''}`));
+  models.forEach(([id, m], j) =>
+    lines.push(`      ${JSON.stringify(id)}: ${JSON.stringify(m)}${j < models.length - 1 ? ',' : ''}`),
+  );
   lines.push('    }', `  }${i < providers.length - 1 ? ',' : ''}`);
 });
 lines.push('}', '');
@@ -219,4 +251,6 @@ writeSync(fd, text);
 fsyncSync(fd);
 closeSync(fd);
 renameSync(tmpOut, opts.out);
-console.log(`wrote ${relative(process.cwd(), opts.out) || opts.out}: ${total} models of ${providers.length} providers from ${from.map((f) => `${f.package}${f.version ? `@${f.version}` : ''}`).join(' + ')}`);
+console.log(
+  `wrote ${relative(process.cwd(), opts.out) || opts.out}: ${total} models of ${providers.length} providers from ${from.map((f) => `${f.package}${f.version ? `@${f.version}` : ''}`).join(' + ')}`,
+);

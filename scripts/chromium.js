@@ -5,7 +5,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 
-export const CHROMIUM_FLAGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_FLAGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function findChromium() {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -19,7 +28,13 @@ export async function launchChromium(options = {}) {
   if (!executablePath) throw new Error('no chromium on PATH (Debian: apt-get install chromium)');
   const { chromium } = await import('playwright-core');
   const profile = mkdtempSync(join(tmpdir(), 'abridge-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath, headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1400, height: 1000 }, ...options });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: CHROMIUM_FLAGS,
+    viewport: { width: 1400, height: 1000 },
+    ...options,
+  });
   return {
     context,
     close: async () => {

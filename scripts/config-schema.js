@@ -21,7 +21,9 @@ const args = process.argv.slice(2);
 const check = args.includes('--check');
 const unknown = args.filter((a) => a !== '--check');
 if (unknown.length) {
-  console.error(`scripts/config-schema.js: unknown argument ${unknown[0]} (usage: node scripts/config-schema.js [--check])`);
+  console.error(
+    `scripts/config-schema.js: unknown argument ${unknown[0]} (usage: node scripts/config-schema.js [--check])`,
+  );
   process.exit(2);
 }
 if (!existsSync(BUILT)) {
@@ -49,7 +51,9 @@ if (check) {
   if (current === text) {
     console.log(`${shown} is up to date`);
   } else {
-    console.error(`${shown} is ${current === undefined ? 'missing' : 'stale'}: run \`npm run schema\` and commit the result`);
+    console.error(
+      `${shown} is ${current === undefined ? 'missing' : 'stale'}: run \`npm run schema\` and commit the result`,
+    );
     process.exit(1);
   }
 } else {

@@ -18,7 +18,11 @@ try {
   writeFileSync(file, generateSession(2.5 * 1024 * 1024, 7));
   const html = join(dir, 'example-session.html');
   // Relative to its folder, so the page names the file and not a temp path.
-  const r = spawnSync(process.execPath, [join(ROOT, 'dist', 'cli', 'main.js'), 'view', 'example-session.jsonl', '--out', html], { encoding: 'utf8', cwd: dir });
+  const r = spawnSync(
+    process.execPath,
+    [join(ROOT, 'dist', 'cli', 'main.js'), 'view', 'example-session.jsonl', '--out', html],
+    { encoding: 'utf8', cwd: dir },
+  );
   if (r.status !== 0) throw new Error(`abridge view failed: ${r.stderr}`);
   const { context, close } = await launchChromium({ viewport: { width: 1400, height: 1250 }, deviceScaleFactor: 1 });
   try {
@@ -26,7 +30,9 @@ try {
     await page.goto(`file://${html}`);
     await page.waitForSelector('body[data-ready="1"]');
     // The context just before the second compaction: the window nearly full, the tools that filled it.
-    const at = await page.evaluate(() => JSON.parse(document.getElementById('data').textContent).compactions[1].beforePoint - 1);
+    const at = await page.evaluate(
+      () => JSON.parse(document.getElementById('data').textContent).compactions[1].beforePoint - 1,
+    );
     await page.evaluate((i) => window.abridgeView.select(i), at);
     await page.screenshot({ path: OUT, clip: { x: 0, y: 0, width: 1400, height: 1250 } });
   } finally {

@@ -1,4 +1,15 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -45,7 +56,10 @@ describe('writeFileAtomic', () => {
           throw Object.assign(new Error('no space left'), { code: 'ENOSPC' });
         },
       }),
-    ).rejects.toMatchObject({ code: 'FILE_UNWRITABLE', message: `${f}: cannot write (ENOSPC: no space left on the device); the file was left as it was` });
+    ).rejects.toMatchObject({
+      code: 'FILE_UNWRITABLE',
+      message: `${f}: cannot write (ENOSPC: no space left on the device); the file was left as it was`,
+    });
     expect(temp).not.toBe('');
     expect(readFileSync(f, 'utf8')).toBe('the original, whole');
     expect(readdirSync(d)).toEqual(['keep.txt']);
@@ -54,13 +68,22 @@ describe('writeFileAtomic', () => {
   it('names the file and the reason: a directory, a missing folder, a folder it may not write', async () => {
     const d = fresh();
     mkdirSync(join(d, 'sub'));
-    await expect(writeFileAtomic(join(d, 'sub'), 'x')).rejects.toMatchObject({ code: 'FILE_UNWRITABLE', message: expect.stringContaining('sub: cannot write (EISDIR') });
-    await expect(writeFileAtomic(join(d, 'nope', 'f'), 'x')).rejects.toMatchObject({ code: 'FILE_UNWRITABLE', message: expect.stringContaining('cannot write (ENOENT') });
+    await expect(writeFileAtomic(join(d, 'sub'), 'x')).rejects.toMatchObject({
+      code: 'FILE_UNWRITABLE',
+      message: expect.stringContaining('sub: cannot write (EISDIR'),
+    });
+    await expect(writeFileAtomic(join(d, 'nope', 'f'), 'x')).rejects.toMatchObject({
+      code: 'FILE_UNWRITABLE',
+      message: expect.stringContaining('cannot write (ENOENT'),
+    });
     if (process.getuid?.() !== 0) {
       const ro = join(d, 'ro');
       mkdirSync(ro);
       chmodSync(ro, 0o500);
-      await expect(writeFileAtomic(join(ro, 'f'), 'x')).rejects.toMatchObject({ code: 'FILE_UNWRITABLE', message: expect.stringContaining('EACCES') });
+      await expect(writeFileAtomic(join(ro, 'f'), 'x')).rejects.toMatchObject({
+        code: 'FILE_UNWRITABLE',
+        message: expect.stringContaining('EACCES'),
+      });
     }
   });
 

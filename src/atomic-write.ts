@@ -19,7 +19,11 @@ export interface AtomicWriteOptions {
  *
  * A target that is a symbolic link is written through it (the link stays a link, its target file is replaced).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
   const target = await resolveTarget(path);
   const dir = dirname(target);
   const existing = await stat(target).catch((err: NodeJS.ErrnoException) => {
@@ -31,7 +35,11 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
   const temp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   let created = false;
   try {
-    const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), mode);
+    const fh = await open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+      mode,
+    );
     created = true;
     try {
       // The umask narrows the mode given to open; an existing file's mode is restored exactly.
@@ -106,8 +114,15 @@ export function isWriteErrorCode(code: unknown): code is string {
 /** AbridgeError('FILE_UNWRITABLE'): one line naming the file and the reason. */
 export function writeError(path: string, err: unknown, untouched = true): AbridgeError {
   const code = (err as NodeJS.ErrnoException | null)?.code;
-  const reason = isWriteErrorCode(code) ? `${code}: ${REASONS[code]}` : err instanceof Error ? err.message : String(err);
-  const out = new AbridgeError('FILE_UNWRITABLE', `${path}: cannot write (${reason})${untouched ? '; the file was left as it was' : ''}`);
+  const reason = isWriteErrorCode(code)
+    ? `${code}: ${REASONS[code]}`
+    : err instanceof Error
+      ? err.message
+      : String(err);
+  const out = new AbridgeError(
+    'FILE_UNWRITABLE',
+    `${path}: cannot write (${reason})${untouched ? '; the file was left as it was' : ''}`,
+  );
   (out as { cause?: unknown }).cause = err;
   return out;
 }

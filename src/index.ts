@@ -26,7 +26,15 @@ export type {
   Usage,
 } from './model/types.js';
 export { activeBranch, messagesOf, type BranchOptions } from './model/branch.js';
-export { activeMessages, activeView, type AbridgeMarker, type EntryEdit, type EntryEditKind, type SummaryItem, type ViewItem } from './model/view.js';
+export {
+  activeMessages,
+  activeView,
+  type AbridgeMarker,
+  type EntryEdit,
+  type EntryEditKind,
+  type SummaryItem,
+  type ViewItem,
+} from './model/view.js';
 export { promptTokens } from './model/parts.js';
 export { AbridgeError, type AbridgeErrorCode } from './errors.js';
 
@@ -69,7 +77,15 @@ export { PromptTracker, type Prediction, type PredictorOptions } from './tokens/
 export type { ProviderFamily } from './tokens/family.js';
 
 // Budget, and where the tokens go (contextSnapshot is the one answer; the report functions render it)
-export type { AllocationKey, Amount, BudgetSettings, ComponentId, Level, ModelOverride, Thresholds } from './budget/types.js';
+export type {
+  AllocationKey,
+  Amount,
+  BudgetSettings,
+  ComponentId,
+  Level,
+  ModelOverride,
+  Thresholds,
+} from './budget/types.js';
 export { DEFAULT_BUDGET_SETTINGS, DEFAULT_THRESHOLDS } from './budget/defaults.js';
 export { ModelCatalog, type LookupOptions, type ModelCatalogOptions, type ModelInfo } from './budget/catalog.js';
 export type { CatalogEntry, CatalogSource, ModelPricing } from './budget/catalog-source.js';
@@ -82,21 +98,51 @@ export { ToolAttribution, mcpServerOf, type ToolCost, type McpServerCost } from 
 // Compaction
 export { compact, forceCompact, type CompactOptions, type CompactionResult } from './compaction/compact.js';
 export { checkInvariants, type InvariantOptions, type Violation, type ViolationKind } from './compaction/invariants.js';
-export { STRATEGY_NAMES, StrategySkipped, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './compaction/strategies/strategy.js';
+export {
+  STRATEGY_NAMES,
+  StrategySkipped,
+  type Strategy,
+  type StrategyContext,
+  type StrategyName,
+  type StrategyOptions,
+} from './compaction/strategies/strategy.js';
 export type { Summarizer, SummaryRequest } from './compaction/summarizers/summarizer.js';
 export { ExtractiveSummarizer } from './compaction/summarizers/extractive.js';
 export { LlmSummarizer, type LlmClient, type LlmSummarizerOptions } from './compaction/summarizers/llm.js';
-export type { KeyedResultStore, ResultSlice, ResultStore, StoredResult, StoredResultMeta } from './compaction/result-store.js';
+export type {
+  KeyedResultStore,
+  ResultSlice,
+  ResultStore,
+  StoredResult,
+  StoredResultMeta,
+} from './compaction/result-store.js';
 export { MemoryResultStore, type MemoryResultStoreOptions } from './compaction/memory-result-store.js';
 
 // Secret redaction
-export { createRedactor, findSecrets, noRedaction, redactMessage, redactSecrets, type RedactionSettings, type Redactor, type SecretMatch } from './redact/redact.js';
+export {
+  createRedactor,
+  findSecrets,
+  noRedaction,
+  redactMessage,
+  redactSecrets,
+  type RedactionSettings,
+  type Redactor,
+  type SecretMatch,
+} from './redact/redact.js';
 export { SECRET_KINDS } from './redact/rules.js';
 
 // Stores
 export { FileResultStore, type FileResultStoreOptions } from './store/file-result-store.js';
 export { MemorySessionStore, type MemorySessionStoreOptions } from './store/memory-session-store.js';
-export { importSession, loadSession, type NewSession, type ResumedSession, type SessionSnapshot, type SessionStore, type StoredSession } from './store/session-store.js';
+export {
+  importSession,
+  loadSession,
+  type NewSession,
+  type ResumedSession,
+  type SessionSnapshot,
+  type SessionStore,
+  type StoredSession,
+} from './store/session-store.js';
 
 // Prompt
 export {
@@ -115,15 +161,39 @@ export {
 } from './prompt/builder.js';
 export type { PromptSection } from './prompt/section.js';
 export { contextNote, type ContextFill, type ContextNoteOptions } from './prompt/context-note.js';
-export { DeferralManager, type DeferrableTool, type DeferralOptions, type DeferralReport, type KindReport, type ToolKind } from './prompt/deferral.js';
+export {
+  DeferralManager,
+  type DeferrableTool,
+  type DeferralOptions,
+  type DeferralReport,
+  type KindReport,
+  type ToolKind,
+} from './prompt/deferral.js';
 
 // The manager
 export type { AbridgeConfig, ConfigOverrides } from './manager/config.js';
-export { ContextManager, type ManagedTool, type ContextManagerOptions, type PrepareOptions, type PreparedTurn, type Pressure, type ManagerEvents } from './manager/context-manager.js';
+export {
+  ContextManager,
+  type ManagedTool,
+  type ContextManagerOptions,
+  type PrepareOptions,
+  type PreparedTurn,
+  type Pressure,
+  type ManagerEvents,
+} from './manager/context-manager.js';
 export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';
 export type { ProviderRequestBody } from './manager/request.js';
 
 // Analysis of recorded sessions
 export { replaySession, summarizeReplay, type ErrorSummary } from './analysis/replay.js';
 export type { ReplayOptions, ReplayRequest } from './tokens/replay.js';
-export { prefixStability, type PrefixStabilityOptions, type PrefixStabilityReport, type PrefixRow, type ScenarioRow, type ScenarioTotals, type CompactionCacheCost, type BreakPoint } from './analysis/prefix-stability.js';
+export {
+  prefixStability,
+  type PrefixStabilityOptions,
+  type PrefixStabilityReport,
+  type PrefixRow,
+  type ScenarioRow,
+  type ScenarioTotals,
+  type CompactionCacheCost,
+  type BreakPoint,
+} from './analysis/prefix-stability.js';

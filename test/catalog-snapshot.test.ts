@@ -12,16 +12,36 @@ describe('scripts/catalog-snapshot.js', () => {
   it('--offline writes a models.dev-shaped snapshot abridge reads, saying where it came from; --api-json goes over it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'abridge-snapshot-'));
     const api = join(dir, 'api.json');
-    writeFileSync(api, JSON.stringify({ anthropic: { models: { 'claude-test-9': { id: 'claude-test-9', limit: { context: 9_000_000, output: 9_000 }, cost: { input: 9, output: 90, cache_read: 0.9 } } } } }));
+    writeFileSync(
+      api,
+      JSON.stringify({
+        anthropic: {
+          models: {
+            'claude-test-9': {
+              id: 'claude-test-9',
+              limit: { context: 9_000_000, output: 9_000 },
+              cost: { input: 9, output: 90, cache_read: 0.9 },
+            },
+          },
+        },
+      }),
+    );
     const out = join(dir, 'snapshot.json');
     const r = spawnSync(process.execPath, [SCRIPT, '--offline', '--api-json', api, '--out', out], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^wrote .*snapshot\.json: \d+ models of \d+ providers from @mariozechner\/pi-ai@[\d.]+ \+ /);
+    expect(r.stdout).toMatch(
+      /^wrote .*snapshot\.json: \d+ models of \d+ providers from @mariozechner\/pi-ai@[\d.]+ \+ /,
+    );
     const snapshot = JSON.parse(readFileSync(out, 'utf8'));
     expect(snapshot.$source.from[0]).toMatchObject({ package: '@mariozechner/pi-ai', how: 'installed' });
     expect(snapshot.$source.from[1]).toMatchObject({ how: 'models.dev api.json', models: 1 });
-    for (const p of ['anthropic', 'openai', 'google', 'deepseek', 'mistral', 'xai']) expect(Object.keys(snapshot[p].models).length, p).toBeGreaterThan(0);
-    expect(snapshot.anthropic.models['claude-test-9']).toEqual({ id: 'claude-test-9', limit: { context: 9_000_000, output: 9_000 }, cost: { input: 9, output: 90, cache_read: 0.9 } });
+    for (const p of ['anthropic', 'openai', 'google', 'deepseek', 'mistral', 'xai'])
+      expect(Object.keys(snapshot[p].models).length, p).toBeGreaterThan(0);
+    expect(snapshot.anthropic.models['claude-test-9']).toEqual({
+      id: 'claude-test-9',
+      limit: { context: 9_000_000, output: 9_000 },
+      cost: { input: 9, output: 90, cache_read: 0.9 },
+    });
     // pi-ai's cache prices of 0 ("none") are left out, so that abridge charges the input price for them.
     expect(snapshot.openai.models['gpt-4o'].cost).toEqual({ input: 2.5, output: 10, cache_read: 1.25 });
     const entries = parseModelsDevCatalog(snapshot, out).flat();

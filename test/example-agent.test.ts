@@ -16,8 +16,19 @@ const TASK = 'Fix the failing checkout test in the orders API without changing i
 const MARKER = '[task 7f3a]';
 const WINDOW = 40_000;
 const AI_SDK = existsSync(join(ROOT, 'examples', 'agent-ai-sdk.ts'));
-const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', ...(AI_SDK ? ['ai-sdk-anthropic', 'ai-sdk-openai'] : [])];
-const MODEL: Record<string, string> = { anthropic: 'claude-sonnet-4-6', 'ai-sdk-anthropic': 'claude-sonnet-4-6', 'openai-chat': 'gpt-5', 'openai-responses': 'gpt-5', 'ai-sdk-openai': 'gpt-5' };
+const PROVIDERS = [
+  'anthropic',
+  'openai-chat',
+  'openai-responses',
+  ...(AI_SDK ? ['ai-sdk-anthropic', 'ai-sdk-openai'] : []),
+];
+const MODEL: Record<string, string> = {
+  anthropic: 'claude-sonnet-4-6',
+  'ai-sdk-anthropic': 'claude-sonnet-4-6',
+  'openai-chat': 'gpt-5',
+  'openai-responses': 'gpt-5',
+  'ai-sdk-openai': 'gpt-5',
+};
 
 interface Run {
   code: number | null;
@@ -28,7 +39,10 @@ interface Run {
 /** Runs the example agent; `killAfterTurn` sends SIGKILL once that request's line has been printed. */
 function runAgent(server: FakeProvider, args: string[], killAfterTurn?: number): Promise<Run> {
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'examples', 'agent.ts'), ...args], { cwd: ROOT, env: { ...process.env, NODE_NO_WARNINGS: '1' } });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'examples', 'agent.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_NO_WARNINGS: '1' },
+    });
     const lines: Record<string, unknown>[] = [];
     let buffer = '';
     let stderr = '';
@@ -46,13 +60,32 @@ function runAgent(server: FakeProvider, args: string[], killAfterTurn?: number):
   });
 }
 
-const common = (provider: string, server: FakeProvider, turns: number) => ['--provider', provider, '--base-url', server.baseURL, '--model', MODEL[provider]!, '--window', String(WINDOW), '--max-tokens', '4096', '--turns', String(turns), '--task', TASK];
+const common = (provider: string, server: FakeProvider, turns: number) => [
+  '--provider',
+  provider,
+  '--base-url',
+  server.baseURL,
+  '--model',
+  MODEL[provider]!,
+  '--window',
+  String(WINDOW),
+  '--max-tokens',
+  '4096',
+  '--turns',
+  String(turns),
+  '--task',
+  TASK,
+];
 
 describe('the example agent against a strict loopback provider', () => {
   let server: FakeProvider;
   let dir: string;
   beforeAll(async () => {
-    server = await startFakeProvider({ window: WINDOW, maxOutputTokens: 64_000, script: { toolTurns: 10_000, marker: MARKER } });
+    server = await startFakeProvider({
+      window: WINDOW,
+      maxOutputTokens: 64_000,
+      script: { toolTurns: 10_000, marker: MARKER },
+    });
     dir = mkdtempSync(join(tmpdir(), 'abridge-agent-'));
   });
   afterAll(async () => {
@@ -60,25 +93,31 @@ describe('the example agent against a strict loopback provider', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it.each(PROVIDERS)('%s: 50 requests with 20–40 KB tool outputs in a 40,000-token window, 0 refused, ≥ 2 compactions, the task in every request', async (provider) => {
-    const before = server.requests.length;
-    const run = await runAgent(server, common(provider, server, 50));
-    const mine = server.requests.slice(before).filter((r) => r.model === MODEL[provider]);
-    expect(run.stderr).not.toMatch(/refused/);
-    expect(run.code).toBe(0);
-    const done = run.lines[run.lines.length - 1]!;
-    expect(done).toMatchObject({ done: true, requests: 50, errors: 0 });
-    expect(done.compactions as number).toBeGreaterThanOrEqual(2);
-    expect(mine.filter((r) => r.refused)).toEqual([]);
-    expect(mine.length).toBeGreaterThanOrEqual(50);
-    expect(mine.every((r) => r.markerInSystem)).toBe(true);
-    // The tool outputs are really 20–40 KB and the window really fills: what abridge prevented was real.
-    expect(Math.max(...mine.map((r) => r.usage?.promptTokens ?? 0))).toBeGreaterThan(WINDOW * 0.6);
-    // Once anchored on the bill, abridge's prediction is within a few percent of it (median).
-    const errors = run.lines.filter((l) => typeof l.reported === 'number' && typeof l.predicted === 'number' && !l.compacted).map((l) => Math.abs((l.predicted as number) - (l.reported as number)) / (l.reported as number));
-    errors.sort((a, b) => a - b);
-    expect(errors[Math.floor(errors.length / 2)]!).toBeLessThan(0.05);
-  }, 240_000);
+  it.each(PROVIDERS)(
+    '%s: 50 requests with 20–40 KB tool outputs in a 40,000-token window, 0 refused, ≥ 2 compactions, the task in every request',
+    async (provider) => {
+      const before = server.requests.length;
+      const run = await runAgent(server, common(provider, server, 50));
+      const mine = server.requests.slice(before).filter((r) => r.model === MODEL[provider]);
+      expect(run.stderr).not.toMatch(/refused/);
+      expect(run.code).toBe(0);
+      const done = run.lines[run.lines.length - 1]!;
+      expect(done).toMatchObject({ done: true, requests: 50, errors: 0 });
+      expect(done.compactions as number).toBeGreaterThanOrEqual(2);
+      expect(mine.filter((r) => r.refused)).toEqual([]);
+      expect(mine.length).toBeGreaterThanOrEqual(50);
+      expect(mine.every((r) => r.markerInSystem)).toBe(true);
+      // The tool outputs are really 20–40 KB and the window really fills: what abridge prevented was real.
+      expect(Math.max(...mine.map((r) => r.usage?.promptTokens ?? 0))).toBeGreaterThan(WINDOW * 0.6);
+      // Once anchored on the bill, abridge's prediction is within a few percent of it (median).
+      const errors = run.lines
+        .filter((l) => typeof l.reported === 'number' && typeof l.predicted === 'number' && !l.compacted)
+        .map((l) => Math.abs((l.predicted as number) - (l.reported as number)) / (l.reported as number));
+      errors.sort((a, b) => a - b);
+      expect(errors[Math.floor(errors.length / 2)]!).toBeLessThan(0.05);
+    },
+    240_000,
+  );
 
   it('split over two processes — kill -9 after request 20, then resumed from SQLite — still 0 refused, from the stored compacted context', async () => {
     const db = join(dir, 'agent.sqlite');

@@ -14,14 +14,23 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; import: string }> };
-const entries = Object.entries(pkg.exports).flatMap(([subpath, target]) => (typeof target === 'string' ? [] : [{ subpath, ...target }]));
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  exports: Record<string, string | { types: string; import: string }>;
+};
+const entries = Object.entries(pkg.exports).flatMap(([subpath, target]) =>
+  typeof target === 'string' ? [] : [{ subpath, ...target }],
+);
 const built = entries.every((e) => existsSync(join(ROOT, e.types)) && existsSync(join(ROOT, e.import)));
 
 /** The names each .d.ts exports: `name` for a value, `type name` for a type or interface only. */
 function declaredNames(): Map<string, string[]> {
   const files = entries.map((e) => join(ROOT, e.types));
-  const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, skipLibCheck: true, noEmit: true });
+  const program = ts.createProgram(files, {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    skipLibCheck: true,
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const out = new Map<string, string[]>();
   for (const e of entries) {
@@ -43,27 +52,48 @@ describe('public exports', () => {
     expect(entries.length).toBeGreaterThanOrEqual(10);
   });
 
-  it.skipIf(!built)('each built entry point exports exactly the names of the snapshot, values and types', async () => {
-    const declared = declaredNames();
-    const surface: Record<string, string[]> = {};
-    for (const e of entries) {
-      const mod = (await import(pathToFileURL(join(ROOT, e.import)).href)) as Record<string, unknown>;
-      const runtime = Object.keys(mod).sort();
-      const names = declared.get(e.subpath)!;
-      // What a program can import at run time is what the types declare as values (`default` included).
-      expect(runtime, `${e.subpath}: values at run time vs. in ${e.types}`).toEqual(names.filter((n) => !n.startsWith('type ')));
-      surface[e.subpath] = names;
-    }
-    await expect(`${JSON.stringify(surface, null, 2)}\n`).toMatchFileSnapshot('./exports.snapshot.json');
-  }, 120_000);
+  it.skipIf(!built)(
+    'each built entry point exports exactly the names of the snapshot, values and types',
+    async () => {
+      const declared = declaredNames();
+      const surface: Record<string, string[]> = {};
+      for (const e of entries) {
+        const mod = (await import(pathToFileURL(join(ROOT, e.import)).href)) as Record<string, unknown>;
+        const runtime = Object.keys(mod).sort();
+        const names = declared.get(e.subpath)!;
+        // What a program can import at run time is what the types declare as values (`default` included).
+        expect(runtime, `${e.subpath}: values at run time vs. in ${e.types}`).toEqual(
+          names.filter((n) => !n.startsWith('type ')),
+        );
+        surface[e.subpath] = names;
+      }
+      await expect(`${JSON.stringify(surface, null, 2)}\n`).toMatchFileSnapshot('./exports.snapshot.json');
+    },
+    120_000,
+  );
 
   it.skipIf(!built)('keeps internals out of the core entry point', async () => {
     const core = (await import(pathToFileURL(join(ROOT, 'dist', 'index.js')).href)) as Record<string, unknown>;
     // Named in issue 15 as internals that were public through `export *`.
-    for (const name of ['num', 'toEpochMs', 'FRAMING', 'followEntries', 'trackerFor', 'wireMessage', 'scoreUnit', 'STRATEGIES', 'parseMemoryPath', 'MEMORY_ROOT']) {
+    for (const name of [
+      'num',
+      'toEpochMs',
+      'FRAMING',
+      'followEntries',
+      'trackerFor',
+      'wireMessage',
+      'scoreUnit',
+      'STRATEGIES',
+      'parseMemoryPath',
+      'MEMORY_ROOT',
+    ]) {
       expect(core, name).not.toHaveProperty(name);
     }
-    const tools = (await import(pathToFileURL(join(ROOT, 'dist', 'tools', 'index.js')).href)) as Record<string, unknown>;
-    for (const name of ['parseMemoryPath', 'MEMORY_ROOT', 'isAddressableName', 'showPath', 'MAX_DEPTH']) expect(tools, name).not.toHaveProperty(name);
+    const tools = (await import(pathToFileURL(join(ROOT, 'dist', 'tools', 'index.js')).href)) as Record<
+      string,
+      unknown
+    >;
+    for (const name of ['parseMemoryPath', 'MEMORY_ROOT', 'isAddressableName', 'showPath', 'MAX_DEPTH'])
+      expect(tools, name).not.toHaveProperty(name);
   });
 });

@@ -46,7 +46,11 @@ function head(path: string, n = MAX_LINES): Buffer {
 
 function sources(): { name: string; bytes: Buffer }[] {
   const out: { name: string; bytes: Buffer }[] = [];
-  const add = (folder: string, file: string, whole = false) => out.push({ name: `${folder}/${file}`, bytes: whole ? readFileSync(corpusFile(folder, file)) : head(corpusFile(folder, file)) });
+  const add = (folder: string, file: string, whole = false) =>
+    out.push({
+      name: `${folder}/${file}`,
+      bytes: whole ? readFileSync(corpusFile(folder, file)) : head(corpusFile(folder, file)),
+    });
   add('pi', 'anuragsinghbhandari__gitclaw__2026-02-11T17-55-09-367Z_66ced8ac-1f2d-4634-b1b3-35f9920bc10a.jsonl');
   add('pi', 'badlogic__pi-mono__compact.jsonl');
   add('claude-code', 'marot__spotter__short.jsonl');
@@ -56,8 +60,17 @@ function sources(): { name: string; bytes: Buffer }[] {
   add('swe-agent', 'princeton-nlp__SWE-agent__6e44b9__sweagenttestrepo-1c2844.traj', true);
   add('swe-agent', 'princeton-nlp__SWE-agent__i_got_id_demo.traj', true);
   // Request bodies, as abridge writes them from a real session (the corpus holds none).
-  const base = parseSession(head(corpusFile('pi', 'anuragsinghbhandari__gitclaw__2026-02-11T17-55-09-367Z_66ced8ac-1f2d-4634-b1b3-35f9920bc10a.jsonl'), 120));
-  for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk']) out.push({ name: `request/${f}.json`, bytes: Buffer.from(writeSession(base, f)) });
+  const base = parseSession(
+    head(
+      corpusFile(
+        'pi',
+        'anuragsinghbhandari__gitclaw__2026-02-11T17-55-09-367Z_66ced8ac-1f2d-4634-b1b3-35f9920bc10a.jsonl',
+      ),
+      120,
+    ),
+  );
+  for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
+    out.push({ name: `request/${f}.json`, bytes: Buffer.from(writeSession(base, f)) });
   return out;
 }
 
@@ -86,24 +99,41 @@ async function runCase(name: string, bytes: Buffer): Promise<Outcome> {
       } catch {
         utf8Replaced = true;
         expected = bytes.toString('utf8');
-        if (!session.problems.some((p) => p.kind === 'invalid-utf8')) return { name, result: 'lost-bytes', detail: 'invalid UTF-8 replaced without a problem record' };
+        if (!session.problems.some((p) => p.kind === 'invalid-utf8'))
+          return { name, result: 'lost-bytes', detail: 'invalid UTF-8 replaced without a problem record' };
       }
       if (written !== expected) {
         const at = [...written].findIndex((c, i) => c !== expected[i]);
-        return { name, result: 'lost-bytes', detail: `write-back differs at character ${at}: ${JSON.stringify(expected.slice(Math.max(0, at - 40), at + 40))} became ${JSON.stringify(written.slice(Math.max(0, at - 40), at + 40))}` };
+        return {
+          name,
+          result: 'lost-bytes',
+          detail: `write-back differs at character ${at}: ${JSON.stringify(expected.slice(Math.max(0, at - 40), at + 40))} became ${JSON.stringify(written.slice(Math.max(0, at - 40), at + 40))}`,
+        };
       }
     }
     inspectSession(session, name, bytes.length);
     contextSnapshot(session);
     replaySession(session);
-    await compact(session, { target: 2_000, force: true, summarizer: new ExtractiveSummarizer(), store: new MemoryResultStore() });
+    await compact(session, {
+      target: 2_000,
+      force: true,
+      summarizer: new ExtractiveSummarizer(),
+      store: new MemoryResultStore(),
+    });
     // The compacted session written out, as `compact --out` (transcripts) or `--emit` (request bodies) would.
     if (getFormat(session.format).write) writeSession(session);
     if (Date.now() - started > CASE_TIMEOUT_MS) return { name, result: 'hang', detail: `${Date.now() - started} ms` };
     return { name, result: 'read', utf8Replaced };
   } catch (err) {
     if (err instanceof AbridgeError) return { name, result: 'refused', detail: err.code };
-    return { name, result: 'crash', detail: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack?.split('\n').slice(1, 4).join('\n')}` : String(err) };
+    return {
+      name,
+      result: 'crash',
+      detail:
+        err instanceof Error
+          ? `${err.name}: ${err.message}\n${err.stack?.split('\n').slice(1, 4).join('\n')}`
+          : String(err),
+    };
   }
 }
 
@@ -143,7 +173,9 @@ describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
     }
   });
 
-  it(`${CASES} mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes`, { timeout: Math.max(120_000, CASES * 2_000) }, async () => {
+  it(`${CASES} mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes`, {
+    timeout: Math.max(120_000, CASES * 2_000),
+  }, async () => {
     const outcomes: Outcome[] = [];
     for (const c of cases(inputs, CASES)) outcomes.push(await runCase(c.name, c.bytes));
     const bad = outcomes.filter((o) => o.result === 'crash' || o.result === 'hang' || o.result === 'lost-bytes');
@@ -152,12 +184,16 @@ describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
       t[key] = (t[key] ?? 0) + 1;
       return t;
     }, {});
-    console.log(`fuzz: ${outcomes.length} cases (seed ${SEED}): ${JSON.stringify(tally)}; ${outcomes.filter((o) => o.utf8Replaced).length} with invalid UTF-8 reported and replaced`);
+    console.log(
+      `fuzz: ${outcomes.length} cases (seed ${SEED}): ${JSON.stringify(tally)}; ${outcomes.filter((o) => o.utf8Replaced).length} with invalid UTF-8 reported and replaced`,
+    );
     expect(outcomes.length).toBeGreaterThanOrEqual(CASES * 0.9);
     expect(bad.map((o) => `${o.name}: ${o.result}: ${o.detail}`)).toEqual([]);
   });
 
-  it(`a sample of ${CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0, 2 (one line on stderr) or 3 (compact over budget) within the time limit`, { timeout: Math.max(120_000, CLI_CASES * 3 * CASE_TIMEOUT_MS) }, () => {
+  it(`a sample of ${CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0, 2 (one line on stderr) or 3 (compact over budget) within the time limit`, {
+    timeout: Math.max(120_000, CLI_CASES * 3 * CASE_TIMEOUT_MS),
+  }, () => {
     const DIST = builtDist();
     try {
       const bin = join(DIST.dir, 'cli', 'main.js');
@@ -167,11 +203,24 @@ describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
         const c = list[(k * 7) % list.length]!;
         const file = join(root, `case-${k}-${basename(c.name.split(' ')[0]!)}`);
         writeFileSync(file, c.bytes);
-        for (const args of [['inspect', file], ['compact', file, '--budget', '2000'], ['replay', file]]) {
-          const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: CASE_TIMEOUT_MS, env: { ...process.env, NO_COLOR: '1' } });
+        for (const args of [
+          ['inspect', file],
+          ['compact', file, '--budget', '2000'],
+          ['replay', file],
+        ]) {
+          const r = spawnSync(process.execPath, [bin, ...args], {
+            encoding: 'utf8',
+            timeout: CASE_TIMEOUT_MS,
+            env: { ...process.env, NO_COLOR: '1' },
+          });
           // 3: compact could not reach the budget (documented), naming what must stay verbatim, one item a line.
-          const ok = (r.status === 0 || (r.status === 2 && /^abridge: [^\n]+\n$/.test(r.stderr)) || (r.status === 3 && args[0] === 'compact' && /^abridge compact: budget not reached/.test(r.stderr))) && r.signal === null;
-          if (!ok) failures.push(`${c.name} · ${args[0]}: exit ${r.status} signal ${r.signal}: ${r.stderr.slice(0, 300)}`);
+          const ok =
+            (r.status === 0 ||
+              (r.status === 2 && /^abridge: [^\n]+\n$/.test(r.stderr)) ||
+              (r.status === 3 && args[0] === 'compact' && /^abridge compact: budget not reached/.test(r.stderr))) &&
+            r.signal === null;
+          if (!ok)
+            failures.push(`${c.name} · ${args[0]}: exit ${r.status} signal ${r.signal}: ${r.stderr.slice(0, 300)}`);
         }
       }
       expect(failures).toEqual([]);

@@ -30,14 +30,23 @@ interface Violation {
 function cruise(files: Record<string, string>): Violation[] {
   const root = mkdtempSync(join(tmpdir(), 'abridge-layering-'));
   dirs.push(root);
-  const all = { 'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }), ...files };
+  const all = {
+    'tsconfig.json': JSON.stringify({
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true },
+    }),
+    ...files,
+  };
   for (const [path, text] of Object.entries(all)) {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
   }
   let out: string;
   try {
-    out = execFileSync(process.execPath, [BIN, 'src', 'test', '--config', CONFIG, '--output-type', 'json'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    out = execFileSync(process.execPath, [BIN, 'src', 'test', '--config', CONFIG, '--output-type', 'json'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (e) {
     // A violation makes the checker exit non-zero; its report is still on stdout.
     const err = e as { status: number; stdout: string };
@@ -53,12 +62,16 @@ describe('the layering check', () => {
   it('passes a tree that follows the table', () => {
     const vs = cruise({
       'src/model/types.ts': 'export interface Session { id: string }\n',
-      'src/tokens/count.ts': "import type { Session } from '../model/types.js';\nexport const n = (s: Session): number => s.id.length;\n",
+      'src/tokens/count.ts':
+        "import type { Session } from '../model/types.js';\nexport const n = (s: Session): number => s.id.length;\n",
       'src/compaction/result-store.ts': 'export interface ResultStore { put(text: string): Promise<string> }\n',
-      'src/compaction/compact.ts': "import { n } from '../tokens/count.js';\nimport type { ResultStore } from './result-store.js';\nexport const c = (s: ResultStore) => n;\n",
-      'src/store/file.ts': "import type { ResultStore } from '../compaction/result-store.js';\nimport { AbridgeError } from '../errors.js';\nexport type F = ResultStore;\nexport const E = AbridgeError;\n",
+      'src/compaction/compact.ts':
+        "import { n } from '../tokens/count.js';\nimport type { ResultStore } from './result-store.js';\nexport const c = (s: ResultStore) => n;\n",
+      'src/store/file.ts':
+        "import type { ResultStore } from '../compaction/result-store.js';\nimport { AbridgeError } from '../errors.js';\nexport type F = ResultStore;\nexport const E = AbridgeError;\n",
       'src/errors.ts': 'export class AbridgeError extends Error {}\n',
-      'src/compaction/compact.test.ts': "import { c } from './compact.js';\nimport type { F } from '../store/file.js';\nimport { h } from '../../test/support/h.js';\nexport const t: [unknown, F | undefined, unknown] = [c, undefined, h];\n",
+      'src/compaction/compact.test.ts':
+        "import { c } from './compact.js';\nimport type { F } from '../store/file.js';\nimport { h } from '../../test/support/h.js';\nexport const t: [unknown, F | undefined, unknown] = [c, undefined, h];\n",
       'test/support/h.ts': "import { n } from '../../src/tokens/count.js';\nexport const h = n;\n",
     });
     expect(rules(vs)).toEqual([]);
@@ -66,13 +79,18 @@ describe('the layering check', () => {
 
   it('fails on an import up the table, on compaction logic from store, on a type-only circle and on test helpers in src/', () => {
     const vs = cruise({
-      'src/model/types.ts': "import { AbridgeError } from '../errors.js';\nexport type Session = { id: string; e?: AbridgeError };\n",
+      'src/model/types.ts':
+        "import { AbridgeError } from '../errors.js';\nexport type Session = { id: string; e?: AbridgeError };\n",
       'src/errors.ts': 'export class AbridgeError extends Error {}\n',
-      'src/compaction/compact.ts': "import { MemoryStore } from '../store/memory.js';\nexport const c = () => new MemoryStore();\n",
-      'src/store/memory.ts': "import { helper } from '../compaction/helper.js';\nexport class MemoryStore { h = helper; }\n",
+      'src/compaction/compact.ts':
+        "import { MemoryStore } from '../store/memory.js';\nexport const c = () => new MemoryStore();\n",
+      'src/store/memory.ts':
+        "import { helper } from '../compaction/helper.js';\nexport class MemoryStore { h = helper; }\n",
       'src/compaction/helper.ts': 'export const helper = 1;\n',
-      'src/prompt/builder.ts': "import { note } from './context-note.js';\nexport interface Section { name: string }\nexport const b = note;\n",
-      'src/prompt/context-note.ts': "import type { Section } from './builder.js';\nexport const note = (s: Section) => s.name;\n",
+      'src/prompt/builder.ts':
+        "import { note } from './context-note.js';\nexport interface Section { name: string }\nexport const b = note;\n",
+      'src/prompt/context-note.ts':
+        "import type { Section } from './builder.js';\nexport const note = (s: Section) => s.name;\n",
       'src/tokens/replay.ts': "import { fixture } from '../../test/support/fixture.js';\nexport const r = fixture;\n",
       'test/support/fixture.ts': 'export const fixture = 1;\n',
       'src/gadgets/thing.ts': "import { helper } from '../compaction/helper.js';\nexport const t = helper;\n",

@@ -33,24 +33,41 @@ describe('README', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(4);
   });
 
-  it.skipIf(!existsSync(join(ROOT, 'dist', 'index.d.ts')))('every TypeScript block type-checks against the built package', async () => {
-    // Inside the package folder, so that `abridge` resolves to this package (self-reference through its exports) and the
-    // SDKs to its node_modules.
-    const dir = join(ROOT, '.readme-check');
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir);
-    blocks.forEach((b, i) => writeFileSync(join(dir, `readme-line-${b.line}.ts`), `${b.code}\nexport {};\n`));
-    writeFileSync(
-      join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] }, include: ['*.ts'] }),
-    );
-    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await new Promise<{ code: number; out: string }>((done) =>
-      execFile(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: ROOT }, (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` })),
-    );
-    rmSync(dir, { recursive: true, force: true });
-    // Errors name the README line of the block (readme-line-N.ts).
-    expect(result.out).toBe('');
-    expect(result.code).toBe(0);
-  }, 180_000);
+  it.skipIf(!existsSync(join(ROOT, 'dist', 'index.d.ts')))(
+    'every TypeScript block type-checks against the built package',
+    async () => {
+      // Inside the package folder, so that `abridge` resolves to this package (self-reference through its exports) and the
+      // SDKs to its node_modules.
+      const dir = join(ROOT, '.readme-check');
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      blocks.forEach((b, i) => writeFileSync(join(dir, `readme-line-${b.line}.ts`), `${b.code}\nexport {};\n`));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'es2022',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: true,
+            types: ['node'],
+          },
+          include: ['*.ts'],
+        }),
+      );
+      const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+      const result = await new Promise<{ code: number; out: string }>((done) =>
+        execFile(process.execPath, [tsc, '-p', join(dir, 'tsconfig.json')], { cwd: ROOT }, (err, stdout, stderr) =>
+          done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` }),
+        ),
+      );
+      rmSync(dir, { recursive: true, force: true });
+      // Errors name the README line of the block (readme-line-N.ts).
+      expect(result.out).toBe('');
+      expect(result.code).toBe(0);
+    },
+    180_000,
+  );
 });

@@ -26,7 +26,12 @@ const BIN = resolve(import.meta.dirname, '../dist/cli/main.js');
 
 function plantedTranscript(secrets: readonly PlantedSecret[]): string {
   const t = new PiTranscript('sess-planted');
-  t.user(`Task: deploy the service. Credentials: ${secrets.slice(0, 4).map((s) => s.inContext).join(' ; ')}`);
+  t.user(
+    `Task: deploy the service. Credentials: ${secrets
+      .slice(0, 4)
+      .map((s) => s.inContext)
+      .join(' ; ')}`,
+  );
   secrets.forEach((s, i) => {
     // A password or an AWS secret key is recognizable only by what names it: planted bare only when self-evident.
     const bare = s.selfEvident ? s.secret : s.inContext;
@@ -35,7 +40,11 @@ function plantedTranscript(secrets: readonly PlantedSecret[]): string {
       thinking: `I will use the credential from the environment: ${bare}`,
       text: `Running step ${i}.`,
       calls: [
-        { name: 'bash', args: { command: s.inContext.split('\n')[0]!, env: { SECRET: bare } }, result: `${pad.slice(0, 3000)}\n${s.inContext}\n${pad.slice(3000)}` },
+        {
+          name: 'bash',
+          args: { command: s.inContext.split('\n')[0]!, env: { SECRET: bare } },
+          result: `${pad.slice(0, 3000)}\n${s.inContext}\n${pad.slice(3000)}`,
+        },
       ],
       usage: { input: 10, output: 200, cacheRead: 2000 + i * 3000, cacheWrite: 100 },
     });
@@ -92,7 +101,9 @@ describe('planted secrets never leave abridge', () => {
     const mem = new MemoryResultStore();
     const r2 = await compact(again, { target: 4000, force: true, store: mem, keepLastSteps: 1 });
     expect(leaks(JSON.stringify(r2.marker))).toEqual([]);
-    const texts = await Promise.all((await mem.list()).map(async (s) => (await mem.read(s.refId, { limit: 2000 })).text));
+    const texts = await Promise.all(
+      (await mem.list()).map(async (s) => (await mem.read(s.refId, { limit: 2000 })).text),
+    );
     expect(leaks(texts.join('\n'))).toEqual([]);
     // Written back in its own format: the user's own records as they were, the added compaction record clean.
     const out = writeSession(again, 'pi');
@@ -107,30 +118,38 @@ describe('planted secrets never leave abridge', () => {
     }
   });
 
-  it.runIf(readdirSync(resolve(import.meta.dirname, '..')).includes('dist'))('the CLI: compact --json/--emit/--out, inspect, export: 0 leaks', () => {
-    const dir = tmp();
-    const file = join(dir, 's.jsonl');
-    writeFileSync(file, jsonl);
-    const run = (...args: string[]) => {
-      const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-      expect(r.status, r.stderr).toBe(0);
-      return r.stdout;
-    };
-    expect(leaks(run('inspect', file))).toEqual([]);
-    expect(leaks(run('inspect', file, '--json'))).toEqual([]);
-    expect(leaks(run('inspect', file, '--markdown'))).toEqual([]);
-    expect(leaks(run('compact', file, '--budget', '8000', '--json'))).toEqual([]);
-    for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk']) expect(leaks(run('compact', file, '--budget', '8000', '--emit', f)), f).toEqual([]);
-    const out = join(dir, 'out.jsonl');
-    run('compact', file, '--budget', '8000', '--out', out);
-    const written = readFileSync(out, 'utf8');
-    expect(written.startsWith(jsonl)).toBe(true);
-    expect(leaks(written.slice(jsonl.length))).toEqual([]);
-    const results = readdirSync(`${out}.results`).map((n) => readFileSync(join(`${out}.results`, n), 'utf8'));
-    expect(leaks(results.join('\n'))).toEqual([]);
-    const db = join(dir, 's.db');
-    const imported = run('import', out, '--db', db);
-    const id = /as session (\S+)/.exec(imported)?.[1] ?? 'sess-planted';
-    for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'claude-code']) expect(leaks(run('export', id, '--db', db, '--format', f)), f).toEqual([]);
-  });
+  it.runIf(readdirSync(resolve(import.meta.dirname, '..')).includes('dist'))(
+    'the CLI: compact --json/--emit/--out, inspect, export: 0 leaks',
+    () => {
+      const dir = tmp();
+      const file = join(dir, 's.jsonl');
+      writeFileSync(file, jsonl);
+      const run = (...args: string[]) => {
+        const r = spawnSync(process.execPath, [BIN, ...args], {
+          encoding: 'utf8',
+          env: { ...process.env, NO_COLOR: '1' },
+        });
+        expect(r.status, r.stderr).toBe(0);
+        return r.stdout;
+      };
+      expect(leaks(run('inspect', file))).toEqual([]);
+      expect(leaks(run('inspect', file, '--json'))).toEqual([]);
+      expect(leaks(run('inspect', file, '--markdown'))).toEqual([]);
+      expect(leaks(run('compact', file, '--budget', '8000', '--json'))).toEqual([]);
+      for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
+        expect(leaks(run('compact', file, '--budget', '8000', '--emit', f)), f).toEqual([]);
+      const out = join(dir, 'out.jsonl');
+      run('compact', file, '--budget', '8000', '--out', out);
+      const written = readFileSync(out, 'utf8');
+      expect(written.startsWith(jsonl)).toBe(true);
+      expect(leaks(written.slice(jsonl.length))).toEqual([]);
+      const results = readdirSync(`${out}.results`).map((n) => readFileSync(join(`${out}.results`, n), 'utf8'));
+      expect(leaks(results.join('\n'))).toEqual([]);
+      const db = join(dir, 's.db');
+      const imported = run('import', out, '--db', db);
+      const id = /as session (\S+)/.exec(imported)?.[1] ?? 'sess-planted';
+      for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'claude-code'])
+        expect(leaks(run('export', id, '--db', db, '--format', f)), f).toEqual([]);
+    },
+  );
 });

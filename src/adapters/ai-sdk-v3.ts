@@ -13,11 +13,14 @@ import type {
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import type { LanguageModelUsage } from 'ai';
-import { CONVERSATION_START_TEXT, mediaPlaceholder, parseDataUrl, prepareConversation } from '../formats/request-body.js';
+import {
+  CONVERSATION_START_TEXT,
+  mediaPlaceholder,
+  parseDataUrl,
+  prepareConversation,
+} from '../formats/request-body.js';
 import { base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import type { FilePart, ImagePart, Message, Part, ResultContentPart, ToolResultPart, Usage } from '../model/types.js';
-
-
 
 export type V3Part = Exclude<LanguageModelV3Message['content'][number], string>;
 export type V3AssistantPart = Extract<LanguageModelV3Message, { role: 'assistant' }>['content'][number];
@@ -33,8 +36,10 @@ export class V3Originals {
   private readonly results = new Map<string, { content: ResultContentPart[]; part: LanguageModelV3ToolResultPart }>();
 
   remember(part: Part, original: V3Part): void {
-    if (part.type === 'tool-call' && original.type === 'tool-call') this.calls.set(part.id, { args: part.arguments, part: original });
-    else if (part.type === 'tool-result' && original.type === 'tool-result') this.results.set(part.callId, { content: part.content, part: original });
+    if (part.type === 'tool-call' && original.type === 'tool-call')
+      this.calls.set(part.id, { args: part.arguments, part: original });
+    else if (part.type === 'tool-result' && original.type === 'tool-result')
+      this.results.set(part.callId, { content: part.content, part: original });
     else this.parts.set(part, original);
   }
 
@@ -91,7 +96,10 @@ function outputContent(output: LanguageModelV3ToolResultOutput): { content: Resu
     case 'error-json':
       return { content: [textPart(JSON.stringify(output.value))], isError: true };
     case 'execution-denied':
-      return { content: [textPart(`Tool execution denied${output.reason ? `: ${output.reason}` : ''}`)], isError: true };
+      return {
+        content: [textPart(`Tool execution denied${output.reason ? `: ${output.reason}` : ''}`)],
+        isError: true,
+      };
     case 'content':
       return {
         isError: false,
@@ -106,7 +114,9 @@ function outputContent(output: LanguageModelV3ToolResultOutput): { content: Resu
             case 'image-url':
               return { type: 'image', url: item.url };
             case 'file-url':
-              return item.mediaType ? { type: 'file', url: item.url, mediaType: item.mediaType } : { type: 'file', url: item.url };
+              return item.mediaType
+                ? { type: 'file', url: item.url, mediaType: item.mediaType }
+                : { type: 'file', url: item.url };
             default:
               return textPart(JSON.stringify(item));
           }
@@ -121,8 +131,11 @@ export function decodeV3Part(c: V3Part): Part | undefined {
       return textPart(c.text);
     case 'reasoning': {
       const anthropic = c.providerOptions?.anthropic as { signature?: unknown; redactedData?: unknown } | undefined;
-      if (typeof anthropic?.redactedData === 'string') return { type: 'thinking', text: c.text, signature: anthropic.redactedData, redacted: true };
-      return typeof anthropic?.signature === 'string' ? { type: 'thinking', text: c.text, signature: anthropic.signature } : { type: 'thinking', text: c.text };
+      if (typeof anthropic?.redactedData === 'string')
+        return { type: 'thinking', text: c.text, signature: anthropic.redactedData, redacted: true };
+      return typeof anthropic?.signature === 'string'
+        ? { type: 'thinking', text: c.text, signature: anthropic.signature }
+        : { type: 'thinking', text: c.text };
     }
     case 'file':
       return mediaPart(c.data, c.mediaType, c.filename);
@@ -167,8 +180,18 @@ function encodeOutput(p: ToolResultPart): LanguageModelV3ToolResultOutput {
       type: 'content',
       value: p.content.map((c) => {
         if (c.type === 'text') return { type: 'text' as const, text: c.text };
-        if (c.data && c.mediaType) return c.type === 'image' ? { type: 'image-data' as const, data: c.data, mediaType: c.mediaType } : c.name ? { type: 'file-data' as const, data: c.data, mediaType: c.mediaType, filename: c.name } : { type: 'file-data' as const, data: c.data, mediaType: c.mediaType };
-        if (c.url) return c.type === 'image' ? { type: 'image-url' as const, url: c.url } : c.mediaType ? { type: 'file-url' as const, url: c.url, mediaType: c.mediaType } : { type: 'file-url' as const, url: c.url };
+        if (c.data && c.mediaType)
+          return c.type === 'image'
+            ? { type: 'image-data' as const, data: c.data, mediaType: c.mediaType }
+            : c.name
+              ? { type: 'file-data' as const, data: c.data, mediaType: c.mediaType, filename: c.name }
+              : { type: 'file-data' as const, data: c.data, mediaType: c.mediaType };
+        if (c.url)
+          return c.type === 'image'
+            ? { type: 'image-url' as const, url: c.url }
+            : c.mediaType
+              ? { type: 'file-url' as const, url: c.url, mediaType: c.mediaType }
+              : { type: 'file-url' as const, url: c.url };
         return { type: 'text' as const, text: mediaPlaceholder(c) };
       }),
     };
@@ -203,7 +226,8 @@ function encodeAssistant(p: Part, originals: V3Originals | undefined): V3Assista
   const original = originals?.original(p);
   if (original && original.type !== 'tool-approval-response') {
     // prepareConversation may have made a tool-call id safe: the result follows it.
-    if (original.type === 'tool-call' && p.type === 'tool-call' && original.toolCallId !== p.id) return { ...original, toolCallId: p.id, toolName: p.name };
+    if (original.type === 'tool-call' && p.type === 'tool-call' && original.toolCallId !== p.id)
+      return { ...original, toolCallId: p.id, toolName: p.name };
     return original;
   }
   switch (p.type) {
@@ -214,7 +238,10 @@ function encodeAssistant(p: Part, originals: V3Originals | undefined): V3Assista
     case 'thinking': {
       // A signature that is JSON is a Responses reasoning item (abridge's own encoding), not an Anthropic signature.
       const signed = p.signature && !p.signature.trimStart().startsWith('{');
-      return withOptions({ type: 'reasoning' as const, text: p.text }, signed ? { anthropic: p.redacted ? { redactedData: p.signature! } : { signature: p.signature! } } : undefined);
+      return withOptions(
+        { type: 'reasoning' as const, text: p.text },
+        signed ? { anthropic: p.redacted ? { redactedData: p.signature! } : { signature: p.signature! } } : undefined,
+      );
     }
     case 'tool-call':
       return { type: 'tool-call', toolCallId: p.id, toolName: p.name, input: p.arguments };
@@ -232,10 +259,14 @@ function encodeAssistant(p: Part, originals: V3Originals | undefined): V3Assista
  * result, a result without its call becomes user text), a first message that is a user message. Parts read from a V3
  * prompt and left untouched come back as they were read (provider metadata included) when `originals` is given.
  */
-export function toV3Prompt(messages: readonly Message[], options: { system?: readonly string[]; originals?: V3Originals } = {}): LanguageModelV3Prompt {
+export function toV3Prompt(
+  messages: readonly Message[],
+  options: { system?: readonly string[]; originals?: V3Originals } = {},
+): LanguageModelV3Prompt {
   const conv = prepareConversation(messages);
   const out: LanguageModelV3Prompt = [];
-  for (const s of [...(options.system ?? []), ...conv.system]) if (s.trim() !== '') out.push({ role: 'system', content: s });
+  for (const s of [...(options.system ?? []), ...conv.system])
+    if (s.trim() !== '') out.push({ role: 'system', content: s });
   const originals = options.originals;
   const names = new Map<string, string>();
   for (const t of conv.turns) {
@@ -244,7 +275,9 @@ export function toV3Prompt(messages: readonly Message[], options: { system?: rea
       if (content.length) out.push({ role: 'user', content });
     } else if (t.role === 'assistant') {
       for (const p of t.parts) if (p.type === 'tool-call') names.set(p.id, p.name);
-      const content = t.parts.map((p) => encodeAssistant(p, originals)).filter((c): c is V3AssistantPart => c !== undefined);
+      const content = t.parts
+        .map((p) => encodeAssistant(p, originals))
+        .filter((c): c is V3AssistantPart => c !== undefined);
       if (content.length) out.push({ role: 'assistant', content });
     } else {
       const content = t.parts
@@ -252,14 +285,16 @@ export function toV3Prompt(messages: readonly Message[], options: { system?: rea
         .map((p): LanguageModelV3ToolResultPart => {
           const original = originals?.original(p);
           const toolName = p.toolName ?? names.get(p.callId) ?? 'unknown_tool';
-          if (original?.type === 'tool-result') return { ...original, toolCallId: p.callId, toolName: original.toolName || toolName };
+          if (original?.type === 'tool-result')
+            return { ...original, toolCallId: p.callId, toolName: original.toolName || toolName };
           return { type: 'tool-result', toolCallId: p.callId, toolName, output: encodeOutput(p) };
         });
       if (content.length) out.push({ role: 'tool', content });
     }
   }
   const first = out.findIndex((m) => m.role !== 'system');
-  if (first >= 0 && out[first]!.role !== 'user') out.splice(first, 0, { role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
+  if (first >= 0 && out[first]!.role !== 'user')
+    out.splice(first, 0, { role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
   return out;
 }
 
@@ -269,7 +304,12 @@ export function usageFromV3(u: LanguageModelV3Usage | undefined): Usage | undefi
   if (!u || total === undefined) return undefined;
   const cacheRead = u.inputTokens.cacheRead ?? 0;
   const cacheWrite = u.inputTokens.cacheWrite ?? 0;
-  const usage: Usage = { input: u.inputTokens.noCache ?? Math.max(0, total - cacheRead - cacheWrite), output: u.outputTokens.total ?? 0, cacheRead, cacheWrite };
+  const usage: Usage = {
+    input: u.inputTokens.noCache ?? Math.max(0, total - cacheRead - cacheWrite),
+    output: u.outputTokens.total ?? 0,
+    cacheRead,
+    cacheWrite,
+  };
   if (u.outputTokens.reasoning) usage.reasoning = u.outputTokens.reasoning;
   return usage;
 }
@@ -279,7 +319,16 @@ export function usageFromStep(u: LanguageModelUsage | undefined): Usage | undefi
   if (!u || u.inputTokens === undefined) return undefined;
   const d = u.inputTokenDetails;
   return usageFromV3({
-    inputTokens: { total: u.inputTokens, noCache: d?.noCacheTokens, cacheRead: d?.cacheReadTokens, cacheWrite: d?.cacheWriteTokens },
-    outputTokens: { total: u.outputTokens, text: u.outputTokenDetails?.textTokens, reasoning: u.outputTokenDetails?.reasoningTokens },
+    inputTokens: {
+      total: u.inputTokens,
+      noCache: d?.noCacheTokens,
+      cacheRead: d?.cacheReadTokens,
+      cacheWrite: d?.cacheWriteTokens,
+    },
+    outputTokens: {
+      total: u.outputTokens,
+      text: u.outputTokenDetails?.textTokens,
+      reasoning: u.outputTokenDetails?.reasoningTokens,
+    },
   });
 }

@@ -106,16 +106,29 @@ export interface AbridgeMiddlewareOptions {
   cache?: boolean;
 }
 
-
 /** A model's answer (generate content, or what a stream carried) as an abridge assistant message, each part with its V3 prompt form. */
-function responseMessage(content: readonly LanguageModelV3Content[]): { message: Message; pairs: [Part, V3AssistantPart][] } {
+function responseMessage(content: readonly LanguageModelV3Content[]): {
+  message: Message;
+  pairs: [Part, V3AssistantPart][];
+} {
   const parts: Part[] = [];
   const pairs: [Part, V3AssistantPart][] = [];
   for (const c of content) {
     let v3: V3AssistantPart | undefined;
-    if (c.type === 'text' && c.text !== '') v3 = withOptions({ type: 'text' as const, text: c.text }, c.providerMetadata);
+    if (c.type === 'text' && c.text !== '')
+      v3 = withOptions({ type: 'text' as const, text: c.text }, c.providerMetadata);
     else if (c.type === 'reasoning') v3 = withOptions({ type: 'reasoning' as const, text: c.text }, c.providerMetadata);
-    else if (c.type === 'tool-call') v3 = withOptions({ type: 'tool-call' as const, toolCallId: c.toolCallId, toolName: c.toolName, input: parseArguments(c.input), ...(c.providerExecuted ? { providerExecuted: true } : {}) }, c.providerMetadata);
+    else if (c.type === 'tool-call')
+      v3 = withOptions(
+        {
+          type: 'tool-call' as const,
+          toolCallId: c.toolCallId,
+          toolName: c.toolName,
+          input: parseArguments(c.input),
+          ...(c.providerExecuted ? { providerExecuted: true } : {}),
+        },
+        c.providerMetadata,
+      );
     else if (c.type === 'file') parts.push(mediaPart(c.data, c.mediaType));
     const part = v3 ? decodeV3Part(v3) : undefined;
     if (!v3 || !part) continue;
@@ -128,7 +141,10 @@ function responseMessage(content: readonly LanguageModelV3Content[]): { message:
 /** Collects a stream's parts into the content they amount to, as they pass. */
 class StreamCollector {
   private readonly order: (string | LanguageModelV3Content)[] = [];
-  private readonly texts = new Map<string, { type: 'text' | 'reasoning'; text: string; providerMetadata?: Record<string, Record<string, unknown>> }>();
+  private readonly texts = new Map<
+    string,
+    { type: 'text' | 'reasoning'; text: string; providerMetadata?: Record<string, Record<string, unknown>> }
+  >();
   usage: LanguageModelV3Usage | undefined;
   finished = false;
 
@@ -165,7 +181,9 @@ class StreamCollector {
     return this.order.map((o) => {
       if (typeof o !== 'string') return o;
       const b = this.texts.get(o)!;
-      return b.providerMetadata ? { type: b.type, text: b.text, providerMetadata: b.providerMetadata } : { type: b.type, text: b.text };
+      return b.providerMetadata
+        ? { type: b.type, text: b.text, providerMetadata: b.providerMetadata }
+        : { type: b.type, text: b.text };
     }) as LanguageModelV3Content[];
   }
 
@@ -179,7 +197,8 @@ class StreamCollector {
     }
     if (metadata) {
       b.providerMetadata ??= {};
-      for (const [provider, values] of Object.entries(metadata)) b.providerMetadata[provider] = { ...(b.providerMetadata[provider] ?? {}), ...values };
+      for (const [provider, values] of Object.entries(metadata))
+        b.providerMetadata[provider] = { ...(b.providerMetadata[provider] ?? {}), ...values };
     }
     return b;
   }
@@ -200,11 +219,17 @@ function fingerprint(m: unknown): string {
     if (value instanceof URL) return value.href;
     return value;
   });
-  return createHash('sha1').update(json ?? '').digest('base64');
+  return createHash('sha1')
+    .update(json ?? '')
+    .digest('base64');
 }
 
 /** Where `incoming` continues `slots` (a recorded answer matches any assistant message); undefined when it does not. */
-function continuation(slots: readonly Slot[], incoming: readonly string[], roles: readonly string[]): { at: number; recorded: number[] } | undefined {
+function continuation(
+  slots: readonly Slot[],
+  incoming: readonly string[],
+  roles: readonly string[],
+): { at: number; recorded: number[] } | undefined {
   if (slots.length === 0 || incoming.length < slots.length) return undefined;
   const recorded: number[] = [];
   for (let i = 0; i < slots.length; i++) {
@@ -219,7 +244,12 @@ function continuation(slots: readonly Slot[], incoming: readonly string[], roles
 
 function commonPrefix(slots: readonly Slot[], incoming: readonly string[], roles: readonly string[]): number {
   let k = 0;
-  while (k < slots.length && k < incoming.length && (slots[k] === incoming[k] || (slots[k] === RECORDED && roles[k] === 'assistant'))) k++;
+  while (
+    k < slots.length &&
+    k < incoming.length &&
+    (slots[k] === incoming[k] || (slots[k] === RECORDED && roles[k] === 'assistant'))
+  )
+    k++;
   return k;
 }
 
@@ -245,7 +275,11 @@ class HistorySync {
    * `decode` reads one message; `usage`, when given, goes with the last new assistant message (prepareStep: the
    * previous step's answer, recorded late).
    */
-  async absorb<M extends { role: string }>(conversation: readonly M[], decode: (m: M) => Message, usage?: Usage): Promise<void> {
+  async absorb<M extends { role: string }>(
+    conversation: readonly M[],
+    decode: (m: M) => Message,
+    usage?: Usage,
+  ): Promise<void> {
     const fps = conversation.map(fingerprint);
     const roles = conversation.map((m) => m.role);
     let from: number;
@@ -255,7 +289,11 @@ class HistorySync {
     if (!this.started) {
       // First call. A manager that already holds a conversation (resumed) is continued by what the app passes, unless
       // the app passed that conversation itself (the view, as `abridgeMessages` gives it).
-      const view = this.cm.session.entries.some((e) => e.message) ? this.viewPrompt().filter((m) => m.role !== 'system').map(fingerprint) : [];
+      const view = this.cm.session.entries.some((e) => e.message)
+        ? this.viewPrompt()
+            .filter((m) => m.role !== 'system')
+            .map(fingerprint)
+        : [];
       const onView = continuation(view, fps, roles);
       from = onView ? onView.at : 0;
     } else if (onKnown) ({ at: from, recorded } = onKnown);
@@ -269,7 +307,9 @@ class HistorySync {
     this.waiting.length = 0;
     const fresh = conversation.slice(from).map(decode);
     let lastAssistant = -1;
-    if (usage) for (let i = fresh.length - 1; i >= 0 && lastAssistant < 0; i--) if (fresh[i]!.role === 'assistant') lastAssistant = i;
+    if (usage)
+      for (let i = fresh.length - 1; i >= 0 && lastAssistant < 0; i--)
+        if (fresh[i]!.role === 'assistant') lastAssistant = i;
     for (let i = 0; i < fresh.length; i++) {
       if (i === lastAssistant) await this.cm.recordResponse(fresh[i]!, usage);
       else await this.cm.append(fresh[i]!);
@@ -281,7 +321,10 @@ class HistorySync {
   async record(content: readonly LanguageModelV3Content[], usage: Usage | undefined): Promise<void> {
     const { message, pairs } = responseMessage(content);
     if (message.parts.length === 0 && !usage) return;
-    await this.cm.recordResponse({ ...message, provider: this.cm.provider === 'anthropic' ? 'anthropic' : 'openai' }, usage);
+    await this.cm.recordResponse(
+      { ...message, provider: this.cm.provider === 'anthropic' ? 'anthropic' : 'openai' },
+      usage,
+    );
     // recordResponse keeps the part objects: the view holds these very parts.
     for (const [part, v3] of pairs) this.originals.remember(part, v3);
     // An empty answer (usage only) may not appear in the AI SDK's history: it takes no slot.
@@ -309,7 +352,13 @@ class HistorySync {
     if (!w || m.role !== 'assistant') return;
     const pool = [...(m.content as V3AssistantPart[])];
     for (const p of w.parts) {
-      const i = pool.findIndex((c) => (p.type === 'tool-call' ? c.type === 'tool-call' && c.toolCallId === p.id : p.type === 'thinking' ? c.type === 'reasoning' : c.type === p.type));
+      const i = pool.findIndex((c) =>
+        p.type === 'tool-call'
+          ? c.type === 'tool-call' && c.toolCallId === p.id
+          : p.type === 'thinking'
+            ? c.type === 'reasoning'
+            : c.type === p.type,
+      );
       if (i < 0) continue;
       const [c] = pool.splice(i, 1);
       if (p.type !== 'image' && p.type !== 'file') this.originals.remember(p, c!);
@@ -377,7 +426,10 @@ interface PreparedCall {
  * (nothing is sent); a provider's overflow refusal is recovered once (compaction, then one retry) and rethrown when
  * that fails — `contextOverflow(err)` recognizes it, also inside the AI SDK's `RetryError`.
  */
-export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddlewareOptions = {}): LanguageModelV3Middleware {
+export function abridgeMiddleware(
+  cm: ContextManager,
+  options: AbridgeMiddlewareOptions = {},
+): LanguageModelV3Middleware {
   const emit = (e: AiSdkEvent) => options.onEvent?.(e);
   const sync = new HistorySync(cm, emit);
   const calls = new WeakMap<object, PreparedCall>();
@@ -386,8 +438,13 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
   let toolsKey: string | undefined;
   let systemText: string | undefined;
 
-  async function prepare(params: LanguageModelV3CallOptions, model: LanguageModelV3): Promise<LanguageModelV3CallOptions> {
-    const prepared = await cm.prepare(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {});
+  async function prepare(
+    params: LanguageModelV3CallOptions,
+    model: LanguageModelV3,
+  ): Promise<LanguageModelV3CallOptions> {
+    const prepared = await cm.prepare(
+      params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {},
+    );
     let prompt = toV3Prompt(prepared.messages, { system: systemOf(cm), originals: sync.originals });
     sync.setSent(prompt);
     if (options.cache !== false && model.provider.startsWith('anthropic')) prompt = withAnthropicBreakpoints(prompt);
@@ -397,7 +454,13 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     return out;
   }
 
-  async function transformParams({ params, model }: { params: LanguageModelV3CallOptions; model: LanguageModelV3 }): Promise<LanguageModelV3CallOptions> {
+  async function transformParams({
+    params,
+    model,
+  }: {
+    params: LanguageModelV3CallOptions;
+    model: LanguageModelV3;
+  }): Promise<LanguageModelV3CallOptions> {
     const { system, rest } = systemTextOf(params.prompt);
     if (system !== undefined && system !== systemText) {
       systemText = system;
@@ -409,8 +472,18 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
       const tools: ManagedTool[] = [];
       for (const t of params.tools ?? []) {
         if (own.has(t.name)) continue;
-        if (t.type === 'function') tools.push(t.description !== undefined ? { name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> } : { name: t.name, inputSchema: t.inputSchema as Record<string, unknown> });
-        else tools.push({ name: t.name, description: `provider tool ${t.id}`, inputSchema: { type: 'object', properties: {}, 'x-args': t.args } });
+        if (t.type === 'function')
+          tools.push(
+            t.description !== undefined
+              ? { name: t.name, description: t.description, inputSchema: t.inputSchema as Record<string, unknown> }
+              : { name: t.name, inputSchema: t.inputSchema as Record<string, unknown> },
+          );
+        else
+          tools.push({
+            name: t.name,
+            description: `provider tool ${t.id}`,
+            inputSchema: { type: 'object', properties: {}, 'x-args': t.args },
+          });
       }
       // Only when they changed: setTools starts the deferral bookkeeping afresh.
       const key = JSON.stringify(tools);
@@ -433,11 +506,25 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     const call = calls.get(params);
     if (!call || !options.onRequest) return;
     const p = call.prepared.pressure;
-    options.onRequest({ turn, predicted: p.predicted, reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null, anchored: p.anchored, level: p.level, compacted: call.prepared.compaction !== undefined, maxOutputTokens: p.maxOutputTokens, retry });
+    options.onRequest({
+      turn,
+      predicted: p.predicted,
+      reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null,
+      anchored: p.anchored,
+      level: p.level,
+      compacted: call.prepared.compaction !== undefined,
+      maxOutputTokens: p.maxOutputTokens,
+      retry,
+    });
   }
 
   /** Runs a request; on an overflow refusal compacts and retries once with re-prepared params. */
-  async function attempt<R>(params: LanguageModelV3CallOptions, model: LanguageModelV3, first: () => PromiseLike<R>, again: (p: LanguageModelV3CallOptions) => PromiseLike<R>): Promise<{ result: R; params: LanguageModelV3CallOptions; retry: boolean }> {
+  async function attempt<R>(
+    params: LanguageModelV3CallOptions,
+    model: LanguageModelV3,
+    first: () => PromiseLike<R>,
+    again: (p: LanguageModelV3CallOptions) => PromiseLike<R>,
+  ): Promise<{ result: R; params: LanguageModelV3CallOptions; retry: boolean }> {
     turn++;
     try {
       return { result: await first(), params, retry: false };
@@ -457,14 +544,30 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
   return {
     specificationVersion: 'v3',
     transformParams,
-    async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>; params: LanguageModelV3CallOptions; model: LanguageModelV3 }) {
+    async wrapGenerate({
+      doGenerate,
+      params,
+      model,
+    }: {
+      doGenerate: () => PromiseLike<LanguageModelV3GenerateResult>;
+      params: LanguageModelV3CallOptions;
+      model: LanguageModelV3;
+    }) {
       const { result, params: used, retry } = await attempt(params, model, doGenerate, (p) => model.doGenerate(p));
       const usage = usageFromV3(result.usage);
       await sync.record(result.content, usage);
       report(used, usage, retry);
       return result;
     },
-    async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<LanguageModelV3StreamResult>; params: LanguageModelV3CallOptions; model: LanguageModelV3 }) {
+    async wrapStream({
+      doStream,
+      params,
+      model,
+    }: {
+      doStream: () => PromiseLike<LanguageModelV3StreamResult>;
+      params: LanguageModelV3CallOptions;
+      model: LanguageModelV3;
+    }) {
       const { result, params: used, retry } = await attempt(params, model, doStream, (p) => model.doStream(p));
       const collector = new StreamCollector();
       const stream = result.stream.pipeThrough(
@@ -543,7 +646,10 @@ function fromModelMessage(m: ModelMessage): Message {
  * carries, and retries once after a provider's overflow refusal; this helper counts the system prompt and tools the
  * manager was given (`new ContextManager({system, tools})`) and cannot retry.
  */
-export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(cm: ContextManager, options: AbridgePrepareStepOptions = {}): PrepareStepFunction<TOOLS> {
+export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(
+  cm: ContextManager,
+  options: AbridgePrepareStepOptions = {},
+): PrepareStepFunction<TOOLS> {
   const sync = new HistorySync(cm, (e) => options.onEvent?.(e));
   let steps = 0;
   return async ({ messages, steps: done }: { messages: ModelMessage[]; steps: StepResult<TOOLS>[] }) => {
@@ -552,14 +658,21 @@ export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(cm: ContextM
     steps = done.length;
     let k = 0;
     const system: string[] = [];
-    while (k < messages.length && messages[k]!.role === 'system') system.push((messages[k++] as { content: string }).content);
+    while (k < messages.length && messages[k]!.role === 'system')
+      system.push((messages[k++] as { content: string }).content);
     if (system.length) cm.setSystem(system.join('\n\n'));
     await sync.absorb(messages.slice(k), fromModelMessage, last ? usageFromStep(last.usage) : undefined);
-    const prepared = await cm.prepare(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {});
+    const prepared = await cm.prepare(
+      options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {},
+    );
     const out = encodeAiSdkMessages(prepared.messages) as ModelMessage[];
     const conversation = out.filter((m) => m.role !== 'system');
     const view = out.filter((m) => m.role === 'system').map((m) => m.content as string);
-    return { system: [...systemOf(cm), ...view].join('\n\n'), messages: conversation, maxOutputTokens: prepared.pressure.maxOutputTokens };
+    return {
+      system: [...systemOf(cm), ...view].join('\n\n'),
+      messages: conversation,
+      maxOutputTokens: prepared.pressure.maxOutputTokens,
+    };
   };
 }
 

@@ -15,18 +15,41 @@ import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import { missingSdk } from './missing-sdk.js';
 import type { Message } from '../model/types.js';
-import { contextOverflow, fromResponse, toRequest, type AnthropicRequestBody, type AnthropicToolParam, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec } from '../formats/wire.js';
+import {
+  contextOverflow,
+  fromResponse,
+  toRequest,
+  type AnthropicRequestBody,
+  type AnthropicToolParam,
+  type ContextOverflow,
+  type RequestOptions,
+  type ResponseResult,
+  type SystemBlock,
+  type ToolSpec,
+} from '../formats/wire.js';
 
-export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
+export {
+  contextOverflow,
+  type ContextOverflow,
+  type RequestOptions,
+  type ResponseResult,
+  type SystemBlock,
+  type ToolSpec,
+};
 
 /** Options of an Anthropic request: provider tools typed as the SDK's (`maxTokensParameter` is Chat Completions' only). */
-export type AnthropicRequestOptions = Omit<RequestOptions, 'maxTokensParameter' | 'providerTools'> & { providerTools?: readonly Anthropic.ToolUnion[] };
+export type AnthropicRequestOptions = Omit<RequestOptions, 'maxTokensParameter' | 'providerTools'> & {
+  providerTools?: readonly Anthropic.ToolUnion[];
+};
 
 /**
  * Messages (a view) as `client.messages.create` params: system blocks, tools, cache breakpoints (at most 4), signed
  * thinking, tool_use / tool_result pairs, images. See `toRequest`.
  */
-export function toAnthropicRequest(messages: readonly Message[], options: AnthropicRequestOptions): Anthropic.MessageCreateParamsNonStreaming {
+export function toAnthropicRequest(
+  messages: readonly Message[],
+  options: AnthropicRequestOptions,
+): Anthropic.MessageCreateParamsNonStreaming {
   return anthropicParams(toRequest(messages, 'anthropic', options));
 }
 
@@ -38,7 +61,10 @@ export function anthropicParams(request: AnthropicRequestBody): Anthropic.Messag
   const { tools, ...rest } = request;
   // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's Tool.
   const body: Anthropic.MessageCreateParamsNonStreaming = rest;
-  if (tools) body.tools = tools.map((t) => ('input_schema' in t ? (t as AnthropicToolParam satisfies Anthropic.Tool) : (t as unknown as Anthropic.ToolUnion)));
+  if (tools)
+    body.tools = tools.map((t) =>
+      'input_schema' in t ? (t as AnthropicToolParam satisfies Anthropic.Tool) : (t as unknown as Anthropic.ToolUnion),
+    );
   return body;
 }
 
@@ -46,7 +72,6 @@ export function anthropicParams(request: AnthropicRequestBody): Anthropic.Messag
 export function fromAnthropicMessage(message: Anthropic.Message): ResponseResult {
   return fromResponse('anthropic', message);
 }
-
 
 /** The part of an `@anthropic-ai/sdk` client this module uses (an `Anthropic` instance is one). */
 export interface AnthropicMessagesApi {

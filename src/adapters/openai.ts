@@ -15,17 +15,45 @@ import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Message } from '../model/types.js';
 import { missingSdk } from './missing-sdk.js';
-import { contextOverflow, fromResponse, toRequest, type ChatRequestBody, type ResponsesRequestBody, type ChatFunctionTool, type ContextOverflow, type RequestOptions, type ResponseResult, type ResponsesFunctionTool, type SystemBlock, type ToolSpec } from '../formats/wire.js';
+import {
+  contextOverflow,
+  fromResponse,
+  toRequest,
+  type ChatRequestBody,
+  type ResponsesRequestBody,
+  type ChatFunctionTool,
+  type ContextOverflow,
+  type RequestOptions,
+  type ResponseResult,
+  type ResponsesFunctionTool,
+  type SystemBlock,
+  type ToolSpec,
+} from '../formats/wire.js';
 
-export { contextOverflow, type ContextOverflow, type RequestOptions, type ResponseResult, type SystemBlock, type ToolSpec };
+export {
+  contextOverflow,
+  type ContextOverflow,
+  type RequestOptions,
+  type ResponseResult,
+  type SystemBlock,
+  type ToolSpec,
+};
 
 /** Options of a Chat Completions request: provider tools typed as the SDK's; no Anthropic cache markers. */
-export type OpenAIChatRequestOptions = Omit<RequestOptions, 'providerTools' | 'cacheTools' | 'cacheConversation'> & { providerTools?: readonly OpenAI.Chat.ChatCompletionTool[] };
+export type OpenAIChatRequestOptions = Omit<RequestOptions, 'providerTools' | 'cacheTools' | 'cacheConversation'> & {
+  providerTools?: readonly OpenAI.Chat.ChatCompletionTool[];
+};
 /** Options of a Responses request: provider tools (web search, file search, tool search…) typed as the SDK's. */
-export type OpenAIResponsesRequestOptions = Omit<RequestOptions, 'providerTools' | 'cacheTools' | 'cacheConversation' | 'maxTokensParameter'> & { providerTools?: readonly OpenAI.Responses.Tool[] };
+export type OpenAIResponsesRequestOptions = Omit<
+  RequestOptions,
+  'providerTools' | 'cacheTools' | 'cacheConversation' | 'maxTokensParameter'
+> & { providerTools?: readonly OpenAI.Responses.Tool[] };
 
 /** Messages (a view) as `client.chat.completions.create` params. See `toRequest`. */
-export function toOpenAIChatRequest(messages: readonly Message[], options: OpenAIChatRequestOptions): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
+export function toOpenAIChatRequest(
+  messages: readonly Message[],
+  options: OpenAIChatRequestOptions,
+): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
   return chatParams(toRequest(messages, 'openai-chat', options));
 }
 
@@ -34,7 +62,12 @@ export function chatParams(request: ChatRequestBody): OpenAI.Chat.ChatCompletion
   const { tools, ...rest } = request;
   // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's.
   const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = rest;
-  if (tools) body.tools = tools.map((t) => ('function' in t ? (t as ChatFunctionTool satisfies OpenAI.Chat.ChatCompletionFunctionTool) : (t as unknown as OpenAI.Chat.ChatCompletionTool)));
+  if (tools)
+    body.tools = tools.map((t) =>
+      'function' in t
+        ? (t as ChatFunctionTool satisfies OpenAI.Chat.ChatCompletionFunctionTool)
+        : (t as unknown as OpenAI.Chat.ChatCompletionTool),
+    );
   return body;
 }
 
@@ -44,7 +77,10 @@ export function fromOpenAIChatCompletion(completion: OpenAI.Chat.ChatCompletion)
 }
 
 /** Messages (a view) as `client.responses.create` params, reasoning items given back. See `toRequest`. */
-export function toOpenAIResponsesRequest(messages: readonly Message[], options: OpenAIResponsesRequestOptions): OpenAI.Responses.ResponseCreateParamsNonStreaming {
+export function toOpenAIResponsesRequest(
+  messages: readonly Message[],
+  options: OpenAIResponsesRequestOptions,
+): OpenAI.Responses.ResponseCreateParamsNonStreaming {
   return responsesParams(toRequest(messages, 'openai-responses', options));
 }
 
@@ -52,7 +88,12 @@ export function toOpenAIResponsesRequest(messages: readonly Message[], options: 
 export function responsesParams(request: ResponsesRequestBody): OpenAI.Responses.ResponseCreateParamsNonStreaming {
   const { tools, ...rest } = request;
   const body: OpenAI.Responses.ResponseCreateParamsNonStreaming = rest;
-  if (tools) body.tools = tools.map((t) => (t.type === 'function' && 'parameters' in t ? (t as ResponsesFunctionTool satisfies OpenAI.Responses.FunctionTool) : (t as unknown as OpenAI.Responses.Tool)));
+  if (tools)
+    body.tools = tools.map((t) =>
+      t.type === 'function' && 'parameters' in t
+        ? (t as ResponsesFunctionTool satisfies OpenAI.Responses.FunctionTool)
+        : (t as unknown as OpenAI.Responses.Tool),
+    );
   return body;
 }
 
@@ -60,7 +101,6 @@ export function responsesParams(request: ResponsesRequestBody): OpenAI.Responses
 export function fromOpenAIResponse(response: OpenAI.Responses.Response): ResponseResult {
   return fromResponse('openai-responses', response);
 }
-
 
 /** The parts of an `openai` SDK client this module uses (an `OpenAI` instance is one). */
 export interface OpenAIApi {
@@ -141,7 +181,13 @@ export async function openaiClient(options: OpenAIClientOptions): Promise<LlmCli
     maxOutputTokens: options.maxOutputTokens ?? info.maxOutputTokens,
     async complete(req: LlmCompletionRequest): Promise<string> {
       if (which === 'responses') {
-        const reply = await api.responses.create({ model, instructions: req.system, input: req.prompt, max_output_tokens: req.maxOutputTokens, store: false });
+        const reply = await api.responses.create({
+          model,
+          instructions: req.system,
+          input: req.prompt,
+          max_output_tokens: req.maxOutputTokens,
+          store: false,
+        });
         return responseText(reply);
       }
       const body: OpenAIChatBody = {
@@ -155,7 +201,8 @@ export async function openaiClient(options: OpenAIClientOptions): Promise<LlmCli
       const reply = await api.chat.completions.create(body);
       const content = reply.choices?.[0]?.message?.content;
       if (typeof content === 'string') return content;
-      if (Array.isArray(content)) return content.map((c: { text?: unknown }) => (typeof c?.text === 'string' ? c.text : '')).join('');
+      if (Array.isArray(content))
+        return content.map((c: { text?: unknown }) => (typeof c?.text === 'string' ? c.text : '')).join('');
       return '';
     },
   };
@@ -168,7 +215,8 @@ function responseText(reply: OpenAIResponsesReply): string {
   for (const item of reply.output ?? []) {
     const it = item as { type?: unknown; content?: unknown };
     if (it.type !== 'message' || !Array.isArray(it.content)) continue;
-    for (const c of it.content as { type?: unknown; text?: unknown }[]) if (c.type === 'output_text' && typeof c.text === 'string') out.push(c.text);
+    for (const c of it.content as { type?: unknown; text?: unknown }[])
+      if (c.type === 'output_text' && typeof c.text === 'string') out.push(c.text);
   }
   return out.join('');
 }

@@ -7,7 +7,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } from '@mariozechner/pi-coding-agent';
+import {
+  AuthStorage,
+  createAgentSession,
+  DefaultResourceLoader,
+  ModelRegistry,
+  SessionManager,
+  SettingsManager,
+} from '@mariozechner/pi-coding-agent';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import { activeMessages } from '../model/view.js';
@@ -43,8 +50,15 @@ describe('abridge as a pi extension', () => {
     mkdirSync(agentDir, { recursive: true });
     for (let i = 0; i < TURNS; i++) {
       const bytes = 20_000 + ((i * 7919) % 20_000);
-      const line = (k: number) => `f${i} attempt ${k}: retry after ${(k * 37) % 250} ms, status ${k % 7 === 0 ? 'ECONNRESET' : 'ok'} `.padEnd(99, '.');
-      writeFileSync(join(cwd, `f${i}.txt`), Array.from({ length: Math.ceil(bytes / 100) }, (_, k) => line(k)).join('\n'));
+      const line = (k: number) =>
+        `f${i} attempt ${k}: retry after ${(k * 37) % 250} ms, status ${k % 7 === 0 ? 'ECONNRESET' : 'ok'} `.padEnd(
+          99,
+          '.',
+        );
+      writeFileSync(
+        join(cwd, `f${i}.txt`),
+        Array.from({ length: Math.ceil(bytes / 100) }, (_, k) => line(k)).join('\n'),
+      );
     }
     const fake = await startFakeAnthropic({ window: WINDOW, answer });
     const previousHome = process.env.HOME;
@@ -65,7 +79,10 @@ describe('abridge as a pi extension', () => {
         contextWindow: WINDOW,
         maxTokens: MAX_OUTPUT,
       };
-      const settingsManager = SettingsManager.inMemory({ compaction: { enabled: true, reserveTokens: 8_192, keepRecentTokens: 8_000 }, retry: { enabled: false } });
+      const settingsManager = SettingsManager.inMemory({
+        compaction: { enabled: true, reserveTokens: 8_192, keepRecentTokens: 8_000 },
+        retry: { enabled: false },
+      });
       const calls: Parameters<NonNullable<AbridgePiOptions['onCall']>>[0][] = [];
       const printed: string[] = [];
       const loader = new DefaultResourceLoader({
@@ -117,21 +134,36 @@ describe('abridge as a pi extension', () => {
       expect(fake.requests.length).toBeGreaterThanOrEqual(2 * TURNS + 4);
       expect(Math.max(...fake.requests.map((r) => r.promptTokens + r.body.max_tokens))).toBeLessThanOrEqual(WINDOW);
       // The tools and the command are pi's.
-      expect((fake.requests.at(-1)!.body.tools as { name: string }[]).map((t) => t.name)).toEqual(expect.arrayContaining(['read_result', 'compact_context']));
+      expect((fake.requests.at(-1)!.body.tools as { name: string }[]).map((t) => t.name)).toEqual(
+        expect.arrayContaining(['read_result', 'compact_context']),
+      );
       expect(printed.join('\n')).toContain('Recent turns');
-      const results = fake.requests.flatMap((r) => r.body.messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.filter((b) => b.type === 'tool_result').map((b) => JSON.stringify(b.content)))));
+      const results = fake.requests.flatMap((r) =>
+        r.body.messages.flatMap((m) =>
+          typeof m.content === 'string'
+            ? []
+            : m.content.filter((b) => b.type === 'tool_result').map((b) => JSON.stringify(b.content)),
+        ),
+      );
       expect(results.some((t) => t.includes('Compacted the context'))).toBe(true);
       expect(results.some((t) => /\[ref r_[0-9a-f]+ · lines 0–4 of/.test(t))).toBe(true);
       // abridge compacted what the calls sent, and its figures are what the server counted (anchored on its bills).
       expect(calls.filter((c) => c.compaction?.marker).length).toBeGreaterThan(0);
-      const errors = calls.map((c, i) => Math.abs(c.snapshot.used - fake.requests[i]!.promptTokens) / fake.requests[i]!.promptTokens).sort((a, b) => a - b);
+      const errors = calls
+        .map((c, i) => Math.abs(c.snapshot.used - fake.requests[i]!.promptTokens) / fake.requests[i]!.promptTokens)
+        .sort((a, b) => a - b);
       const median = errors[Math.floor(errors.length / 2)]!;
-      console.log(`abridge in pi: ${fake.requests.length} requests, 0 refused, ${calls.filter((c) => c.compaction?.marker).length} per-call compactions, predicted vs counted prompt: median error ${(median * 100).toFixed(1)}%, largest prompt + max_tokens ${Math.max(...fake.requests.map((r) => r.promptTokens + r.body.max_tokens))} of ${WINDOW}`);
+      console.log(
+        `abridge in pi: ${fake.requests.length} requests, 0 refused, ${calls.filter((c) => c.compaction?.marker).length} per-call compactions, predicted vs counted prompt: median error ${(median * 100).toFixed(1)}%, largest prompt + max_tokens ${Math.max(...fake.requests.map((r) => r.promptTokens + r.body.max_tokens))} of ${WINDOW}`,
+      );
       expect(median).toBeLessThan(0.1);
 
       // In pi's file: pi's compaction records carrying abridge's summary, and abridge's per-call records.
       const text = readFileSync(file, 'utf8');
-      const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const records = text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const compactions = records.filter((r) => r.type === 'compaction');
       expect(compactions.length).toBeGreaterThan(0);
       for (const c of compactions) expect(c.details).toMatchObject({ abridge: { source: 'abridge', layout: 'pi' } });
@@ -148,14 +180,23 @@ describe('abridge as a pi extension', () => {
   }, 300_000);
 
   const built = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/adapters/pi.js');
-  it.skipIf(!existsSync(built))('pi loads the built `abridge/pi` as an extension (its default export), with its tools and command', async () => {
-    const dir = mkdtempSync(join(root, 'load-'));
-    const loader = new DefaultResourceLoader({ cwd: dir, agentDir: dir, additionalExtensionPaths: [built], noSkills: true, noContextFiles: true });
-    await loader.reload();
-    const { extensions, errors } = loader.getExtensions();
-    expect(errors).toEqual([]);
-    expect(extensions).toHaveLength(1);
-    expect([...extensions[0]!.tools.keys()].sort()).toEqual(['compact_context', 'read_result']);
-    expect([...extensions[0]!.commands.keys()]).toEqual(['context']);
-  });
+  it.skipIf(!existsSync(built))(
+    'pi loads the built `abridge/pi` as an extension (its default export), with its tools and command',
+    async () => {
+      const dir = mkdtempSync(join(root, 'load-'));
+      const loader = new DefaultResourceLoader({
+        cwd: dir,
+        agentDir: dir,
+        additionalExtensionPaths: [built],
+        noSkills: true,
+        noContextFiles: true,
+      });
+      await loader.reload();
+      const { extensions, errors } = loader.getExtensions();
+      expect(errors).toEqual([]);
+      expect(extensions).toHaveLength(1);
+      expect([...extensions[0]!.tools.keys()].sort()).toEqual(['compact_context', 'read_result']);
+      expect([...extensions[0]!.commands.keys()]).toEqual(['context']);
+    },
+  );
 });

@@ -79,11 +79,14 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
         settings.model = model.id;
         if (model.contextWindow > 0) settings.contextWindow = model.contextWindow;
         // What pi asks for as max output without thinking (pi-ai: the model's max output, at most 32,000).
-        if (model.maxTokens > 0 && options.budget?.reserveTokens === undefined) settings.reserveTokens = Math.min(model.maxTokens, 32_000);
+        if (model.maxTokens > 0 && options.budget?.reserveTokens === undefined)
+          settings.reserveTokens = Math.min(model.maxTokens, 32_000);
       }
       if (options.budget?.prefixTokens === undefined) {
         // pi's system prompt and tool definitions: sent with every call, not in the session.
-        const tools = pi.getAllTools().map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+        const tools = pi
+          .getAllTools()
+          .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
         settings.prefixTokens = estimateTokens(ctx.getSystemPrompt()) + estimateTokens(JSON.stringify(tools));
       }
       return settings;
@@ -102,7 +105,11 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
 
     pi.on('context', async (event, ctx) => {
       const text = sessionText(ctx);
-      const session = withPending(withContextMarkers(parseSession(text, { format: 'pi' })), parseSession(text, { format: 'pi' }), event.messages as unknown as PiMessage[]);
+      const session = withPending(
+        withContextMarkers(parseSession(text, { format: 'pi' })),
+        parseSession(text, { format: 'pi' }),
+        event.messages as unknown as PiMessage[],
+      );
       // pi's context must be the session's as abridge reads it; if it is not, abridge leaves the call alone rather than
       // send something else.
       if (!session) return undefined;
@@ -139,14 +146,17 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
           summary,
           firstKeptEntryId: preparation.firstKeptEntryId,
           tokensBefore: preparation.tokensBefore,
-          details: { abridge: { source: 'abridge', layout: 'pi', summarizer: summarizer.name, messages: messages.length } },
+          details: {
+            abridge: { source: 'abridge', layout: 'pi', summarizer: summarizer.name, messages: messages.length },
+          },
         },
       };
     });
 
     pi.on('session_start', (_event, ctx) => {
       const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
-      if (session.entries.length > 1) ctx.ui.setStatus(PI_STATUS_KEY, pressureLine(contextSnapshot(session, { settings: settingsFor(ctx) })));
+      if (session.entries.length > 1)
+        ctx.ui.setStatus(PI_STATUS_KEY, pressureLine(contextSnapshot(session, { settings: settingsFor(ctx) })));
     });
 
     const register = (tool: AgentTool, label: string, run: (ctx: ExtensionContext) => AgentTool) => {
@@ -155,7 +165,13 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
         label,
         description: tool.description,
         parameters: tool.inputSchema as never,
-        async execute(_id: string, params: unknown, _signal: AbortSignal | undefined, _update: unknown, ctx: ExtensionContext) {
+        async execute(
+          _id: string,
+          params: unknown,
+          _signal: AbortSignal | undefined,
+          _update: unknown,
+          ctx: ExtensionContext,
+        ) {
           const text = await run(ctx).run(params);
           return { content: [{ type: 'text' as const, text }], details: {} };
         },
@@ -164,7 +180,9 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
     const placeholder = new MemoryResultStore();
     register(readResultTool(placeholder), 'Read result', (ctx) => readResultTool(storeFor(ctx)));
     register(
-      compactContextTool({ compact: async () => ({ beforeTokens: 0, afterTokens: 0, beforeMessages: 0, afterMessages: 0 }) }),
+      compactContextTool({
+        compact: async () => ({ beforeTokens: 0, afterTokens: 0, beforeMessages: 0, afterMessages: 0 }),
+      }),
       'Compact context',
       (ctx) =>
         compactContextTool({
@@ -208,13 +226,21 @@ const ROLE: Record<string, Message['role']> = { user: 'user', assistant: 'assist
 function withPending(session: Session, plain: Session, context: readonly PiMessage[]): Session | undefined {
   const recorded = activeMessages(plain);
   if (recorded.length > context.length) return undefined;
-  for (let i = 0; i < recorded.length; i++) if ((ROLE[String(context[i]!.role)] ?? 'user') !== recorded[i]!.role) return undefined;
+  for (let i = 0; i < recorded.length; i++)
+    if ((ROLE[String(context[i]!.role)] ?? 'user') !== recorded[i]!.role) return undefined;
   let parentId = [...session.entries].reverse().find((e) => e.id !== undefined && e.parentId !== undefined)?.id ?? null;
   for (const m of context.slice(recorded.length)) {
     const message = decodePiMessage(m);
     if (!message) return undefined;
     const id = `pending-${session.entries.length}`;
-    session.entries.push({ index: session.entries.length, kind: 'message', id, parentId, message, raw: { type: 'message', id, parentId, message: m } });
+    session.entries.push({
+      index: session.entries.length,
+      kind: 'message',
+      id,
+      parentId,
+      message,
+      raw: { type: 'message', id, parentId, message: m },
+    });
     parentId = id;
   }
   return session;
@@ -225,9 +251,18 @@ function withContextMarkers(session: Session): Session {
   let number = 0;
   for (const e of session.entries) {
     const raw = e.raw;
-    if (e.kind === 'custom' && isRecord(raw) && raw.customType === PI_CONTEXT_TYPE && isRecord(raw.data) && isRecord(raw.data.abridge)) {
+    if (
+      e.kind === 'custom' &&
+      isRecord(raw) &&
+      raw.customType === PI_CONTEXT_TYPE &&
+      isRecord(raw.data) &&
+      isRecord(raw.data.abridge)
+    ) {
       e.kind = 'compaction';
-      e.compaction = { ...(raw.data.abridge as unknown as Omit<AbridgeMarker, 'number'>), number: ++number } as CompactionMarker;
+      e.compaction = {
+        ...(raw.data.abridge as unknown as Omit<AbridgeMarker, 'number'>),
+        number: ++number,
+      } as CompactionMarker;
     } else if (e.compaction) e.compaction.number = ++number;
   }
   return session;
@@ -241,9 +276,20 @@ function piMessages(session: Session): PiMessage[] {
       const marker = item.message.parts.find((p) => p.type === 'compaction');
       const summary = marker?.type === 'compaction' ? marker.marker : undefined;
       if (summary && summary.source !== 'abridge') {
-        out.push({ role: 'compactionSummary', summary: summary.summary, tokensBefore: summary.tokensBefore ?? 0, timestamp: Date.now() });
+        out.push({
+          role: 'compactionSummary',
+          summary: summary.summary,
+          tokensBefore: summary.tokensBefore ?? 0,
+          timestamp: Date.now(),
+        });
       } else {
-        out.push({ role: 'custom', customType: PI_SUMMARY_TYPE, content: [{ type: 'text', text: summary?.summary ?? '' }], display: true, timestamp: Date.now() });
+        out.push({
+          role: 'custom',
+          customType: PI_SUMMARY_TYPE,
+          content: [{ type: 'text', text: summary?.summary ?? '' }],
+          display: true,
+          timestamp: Date.now(),
+        });
       }
       continue;
     }
@@ -264,7 +310,14 @@ function agentMessageOf(r: Record<string, unknown>): PiMessage {
     case 'message':
       return r.message as PiMessage;
     case 'custom_message':
-      return { role: 'custom', customType: r.customType, content: r.content, display: r.display, details: r.details, timestamp };
+      return {
+        role: 'custom',
+        customType: r.customType,
+        content: r.content,
+        display: r.display,
+        details: r.details,
+        timestamp,
+      };
     case 'branch_summary':
       return { role: 'branchSummary', summary: r.summary, fromId: r.fromId, timestamp };
     default:
@@ -277,7 +330,13 @@ function firstTask(entries: readonly PiMessage[]): string | undefined {
   for (const e of entries) {
     if (e.type !== 'message' || !isRecord(e.message)) continue;
     const m = decodePiMessage(e.message);
-    if (m && isHumanUser(m)) return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n').trim() || undefined;
+    if (m && isHumanUser(m))
+      return (
+        m.parts
+          .map((p) => (p.type === 'text' ? p.text : ''))
+          .join('\n')
+          .trim() || undefined
+      );
   }
   return undefined;
 }

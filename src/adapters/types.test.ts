@@ -7,7 +7,16 @@
  * Needs the build (`npm run build`, which `npm test` runs first).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,16 +102,30 @@ let dir = '';
 
 function run(project: string): Promise<{ code: number; out: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [tsc, '--noEmit', '-p', project], { cwd: dir, timeout: 300_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      [tsc, '--noEmit', '-p', project],
+      { cwd: dir, timeout: 300_000 },
+      (err, stdout, stderr) => {
+        done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
 function project(name: string, file: string, source: string): string {
   writeFileSync(join(dir, file), source);
   const config = {
-    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM', 'DOM.Iterable'], types: [], strict: true, noEmit: true, skipLibCheck: true },
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2023', 'DOM', 'DOM.Iterable'],
+      types: [],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+    },
     files: [file],
   };
   writeFileSync(join(dir, name), JSON.stringify(config));
@@ -111,7 +134,10 @@ function project(name: string, file: string, source: string): string {
 
 describe('the typed entry points against the official SDKs (built package, tsc)', () => {
   beforeAll(() => {
-    if (!existsSync(join(root, 'dist/adapters/anthropic.d.ts')) || !existsSync(join(root, 'dist/adapters/openai.d.ts'))) {
+    if (
+      !existsSync(join(root, 'dist/adapters/anthropic.d.ts')) ||
+      !existsSync(join(root, 'dist/adapters/openai.d.ts'))
+    ) {
       throw new Error('dist/adapters/*.d.ts not found: run `npm run build` first (npm test does)');
     }
     // A consumer project beside nothing of ours: abridge and the SDKs installed as links, as npm would lay them out.
@@ -139,14 +165,20 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
       "const pa = await import('abridge/providers/anthropic');",
       "const po = await import('abridge/providers/openai');",
       "const core = await import('abridge');",
-      "console.log(JSON.stringify([a.anthropicClient === pa.anthropicClient, o.openaiClient === po.openaiClient, a.contextOverflow === core.contextOverflow, typeof a.toAnthropicRequest, typeof o.toOpenAIResponsesRequest, typeof core.toRequest]));",
+      'console.log(JSON.stringify([a.anthropicClient === pa.anthropicClient, o.openaiClient === po.openaiClient, a.contextOverflow === core.contextOverflow, typeof a.toAnthropicRequest, typeof o.toOpenAIResponsesRequest, typeof core.toRequest]));',
     ].join('\n');
     writeFileSync(join(dir, 'load.mjs'), script);
-    const out = await new Promise<string>((done, fail) => execFile(process.execPath, ['load.mjs'], { cwd: dir }, (err, stdout, stderr) => (err ? fail(new Error(stderr)) : done(stdout))));
+    const out = await new Promise<string>((done, fail) =>
+      execFile(process.execPath, ['load.mjs'], { cwd: dir }, (err, stdout, stderr) =>
+        err ? fail(new Error(stderr)) : done(stdout),
+      ),
+    );
     expect(JSON.parse(out)).toEqual([true, true, true, 'function', 'function', 'function']);
     // The SDK types are type-only imports: the built modules (entry files and the chunks they share) load an SDK only
     // where a client is created (import()).
-    const built = readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js') && !f.startsWith('analysis/view/'));
+    const built = readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f.endsWith('.js') && !f.startsWith('analysis/view/'),
+    );
     expect(built).toContain('adapters/anthropic.js');
     for (const f of built) {
       const js = readFileSync(join(root, 'dist', f), 'utf8');

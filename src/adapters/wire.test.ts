@@ -23,8 +23,19 @@ import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 import { startLoopback, type Loopback, type LoopbackReply, type LoopbackRequest } from '../../test/support/loopback.js';
 import { ANTHROPIC_MESSAGE, CHAT_COMPLETION, PNG, RESPONSES_RESPONSE } from '../../test/support/provider-responses.js';
 import { fromAnthropicMessage, toAnthropicRequest } from './anthropic.js';
-import { fromOpenAIChatCompletion, fromOpenAIResponse, toOpenAIChatRequest, toOpenAIResponsesRequest } from './openai.js';
-import { contextOverflow, fromResponse, toRequest, type RequestOptions, type RequestProvider } from '../formats/wire.js';
+import {
+  fromOpenAIChatCompletion,
+  fromOpenAIResponse,
+  toOpenAIChatRequest,
+  toOpenAIResponsesRequest,
+} from './openai.js';
+import {
+  contextOverflow,
+  fromResponse,
+  toRequest,
+  type RequestOptions,
+  type RequestProvider,
+} from '../formats/wire.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Generated conversations
@@ -41,16 +52,26 @@ interface StepSpec {
   kind: 'step';
   text: string | null;
   thinking: { text: string; signature: 'anthropic' | 'none' | 'redacted' } | null;
-  calls: { name: string; args: Record<string, string>; result: { text: string; image: boolean; isError: boolean } | null }[];
+  calls: {
+    name: string;
+    args: Record<string, string>;
+    result: { text: string; image: boolean; isError: boolean } | null;
+  }[];
   reverseResults: boolean;
   idStyle: string;
 }
 
-const userSpec: fc.Arbitrary<UserSpec> = fc.record({ kind: fc.constant('user' as const), text: words, image: fc.boolean() });
+const userSpec: fc.Arbitrary<UserSpec> = fc.record({
+  kind: fc.constant('user' as const),
+  text: words,
+  image: fc.boolean(),
+});
 const stepSpec: fc.Arbitrary<StepSpec> = fc.record({
   kind: fc.constant('step' as const),
   text: fc.option(words),
-  thinking: fc.option(fc.record({ text: words, signature: fc.constantFrom('anthropic' as const, 'none' as const, 'redacted' as const) })),
+  thinking: fc.option(
+    fc.record({ text: words, signature: fc.constantFrom('anthropic' as const, 'none' as const, 'redacted' as const) }),
+  ),
   calls: fc.array(
     fc.record({
       name: fc.constantFrom('read', 'bash', 'grep', 'mcp__fs__read_file', 'web.search'),
@@ -62,12 +83,24 @@ const stepSpec: fc.Arbitrary<StepSpec> = fc.record({
   reverseResults: fc.boolean(),
   idStyle,
 });
-const conversationSpec = fc.tuple(userSpec, fc.array(fc.oneof({ arbitrary: stepSpec, weight: 3 }, { arbitrary: userSpec, weight: 1 }), { minLength: 1, maxLength: 8 }));
+const conversationSpec = fc.tuple(
+  userSpec,
+  fc.array(fc.oneof({ arbitrary: stepSpec, weight: 3 }, { arbitrary: userSpec, weight: 1 }), {
+    minLength: 1,
+    maxLength: 8,
+  }),
+);
 
 function buildConversation([first, rest]: [UserSpec, (UserSpec | StepSpec)[]]): Message[] {
   const out: Message[] = [{ role: 'system', parts: [{ type: 'text', text: 'Follow the project rules.' }] }];
   let n = 0;
-  const user = (u: UserSpec): Message => ({ role: 'user', parts: [{ type: 'text', text: u.text || 'go on' }, ...(u.image ? [{ type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 } as Part] : [])] });
+  const user = (u: UserSpec): Message => ({
+    role: 'user',
+    parts: [
+      { type: 'text', text: u.text || 'go on' },
+      ...(u.image ? [{ type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 } as Part] : []),
+    ],
+  });
   out.push(user(first));
   for (const s of rest) {
     if (s.kind === 'user') {
@@ -76,15 +109,24 @@ function buildConversation([first, rest]: [UserSpec, (UserSpec | StepSpec)[]]): 
     }
     const parts: Part[] = [];
     if (s.thinking) {
-      if (s.thinking.signature === 'anthropic') parts.push({ type: 'thinking', text: s.thinking.text, signature: `Eq${n}sig` });
-      else if (s.thinking.signature === 'redacted') parts.push({ type: 'thinking', text: '', signature: `UmVk${n}`, redacted: true });
+      if (s.thinking.signature === 'anthropic')
+        parts.push({ type: 'thinking', text: s.thinking.text, signature: `Eq${n}sig` });
+      else if (s.thinking.signature === 'redacted')
+        parts.push({ type: 'thinking', text: '', signature: `UmVk${n}`, redacted: true });
       else parts.push({ type: 'thinking', text: s.thinking.text });
     }
     if (s.text !== null) parts.push({ type: 'text', text: s.text });
     const results: ToolResultPart[] = [];
     for (const c of s.calls) {
       const k = n++;
-      const id = s.idStyle === 'pi' ? `call_${k}|fc_${'x'.repeat(40)}${k}` : s.idStyle === 'long' ? `tool-${'y'.repeat(70)}-${k}` : s.idStyle === 'openai' ? `call_${k}` : `toolu_0${k}`;
+      const id =
+        s.idStyle === 'pi'
+          ? `call_${k}|fc_${'x'.repeat(40)}${k}`
+          : s.idStyle === 'long'
+            ? `tool-${'y'.repeat(70)}-${k}`
+            : s.idStyle === 'openai'
+              ? `call_${k}`
+              : `toolu_0${k}`;
       parts.push({ type: 'tool-call', id, name: c.name, arguments: c.args });
       if (c.result) {
         const content: ToolResultPart['content'] = [{ type: 'text', text: c.result.text }];
@@ -102,7 +144,13 @@ const OPTIONS: Omit<RequestOptions, 'providerTools'> = {
   model: 'claude-sonnet-4-6',
   maxOutputTokens: 4096,
   system: [{ text: 'You are a careful coding agent.', cache: true }],
-  tools: [{ name: 'read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }],
+  tools: [
+    {
+      name: 'read',
+      description: 'Read a file',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+  ],
   cacheTools: true,
   cacheConversation: true,
 };
@@ -115,7 +163,15 @@ function problems(provider: RequestProvider, body: unknown): string[] {
 
 function toolCallsIn(provider: RequestProvider, body: Record<string, unknown>): number {
   const s = JSON.stringify(provider === 'openai-responses' ? body.input : body.messages);
-  return (s.match(provider === 'anthropic' ? /"type":"tool_use"/g : provider === 'openai-chat' ? /"type":"function"/g : /"type":"function_call"/g) ?? []).length;
+  return (
+    s.match(
+      provider === 'anthropic'
+        ? /"type":"tool_use"/g
+        : provider === 'openai-chat'
+          ? /"type":"function"/g
+          : /"type":"function_call"/g,
+    ) ?? []
+  ).length;
 }
 
 const PROVIDERS: RequestProvider[] = ['anthropic', 'openai-chat', 'openai-responses'];
@@ -137,7 +193,11 @@ describe('generated conversations: every body is one the API accepts, with every
         expect(breakpoints).toBeLessThanOrEqual(4);
         // Anthropic gets back exactly the signed thinking.
         const signed = messages.flatMap((m) => m.parts).filter((p) => p.type === 'thinking' && p.signature).length;
-        expect(anthropic.messages.flatMap((m): { type: string }[] => m.content).filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').length).toBe(signed);
+        expect(
+          anthropic.messages
+            .flatMap((m): { type: string }[] => m.content)
+            .filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking').length,
+        ).toBe(signed);
       }),
       { numRuns: RUNS, seed: 20261124 },
     );
@@ -146,16 +206,22 @@ describe('generated conversations: every body is one the API accepts, with every
 
 describe('generated conversations: encoding is stable through abridge’s own readers', () => {
   it(`${RUNS} conversations: encode → read the body → encode again gives the same messages`, () => {
-    const strip = (v: unknown) => JSON.parse(JSON.stringify(v).replace(/,"cache_control":\{"type":"ephemeral"\}/g, '')) as unknown;
+    const strip = (v: unknown) =>
+      JSON.parse(JSON.stringify(v).replace(/,"cache_control":\{"type":"ephemeral"\}/g, '')) as unknown;
     fc.assert(
       fc.property(conversationSpec, (spec) => {
         const messages = buildConversation(spec);
         for (const provider of PROVIDERS) {
           const key = provider === 'openai-responses' ? 'input' : 'messages';
           const body = toRequest(messages, provider, OPTIONS) as Record<string, unknown>;
-          const reencode = (b: Record<string, unknown>) => toRequest(activeMessages(parseSession(JSON.stringify(b), { format: provider })), provider, { ...OPTIONS, system: undefined }) as Record<string, unknown>;
+          const reencode = (b: Record<string, unknown>) =>
+            toRequest(activeMessages(parseSession(JSON.stringify(b), { format: provider })), provider, {
+              ...OPTIONS,
+              system: undefined,
+            }) as Record<string, unknown>;
           const again = reencode(body);
-          const systemless = (v: unknown) => (provider === 'openai-chat' ? (v as { role: string }[]).filter((m) => m.role !== 'system') : v);
+          const systemless = (v: unknown) =>
+            provider === 'openai-chat' ? (v as { role: string }[]).filter((m) => m.role !== 'system') : v;
           if (provider === 'openai-chat') {
             // Chat forwards tool-result images in a user message of their own, which reading merges with the user text
             // after it: one normalization, then a fixed point.
@@ -171,7 +237,10 @@ describe('generated conversations: encoding is stable through abridge’s own re
 // ---------------------------------------------------------------------------------------------------------------------
 // Through the SDKs
 
-type Mode = { kind: 'ok' } | { kind: 'overflow'; status: number; body: unknown } | { kind: 'fail-then-overflow'; body: unknown };
+type Mode =
+  | { kind: 'ok' }
+  | { kind: 'overflow'; status: number; body: unknown }
+  | { kind: 'fail-then-overflow'; body: unknown };
 
 let server: Loopback;
 let mode: Mode = { kind: 'ok' };
@@ -180,7 +249,10 @@ let served = 0;
 function reply(req: LoopbackRequest): LoopbackReply {
   served++;
   if (mode.kind === 'overflow') return { status: mode.status, json: mode.body };
-  if (mode.kind === 'fail-then-overflow') return served === 1 ? { status: 500, json: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } } : { status: 400, json: mode.body };
+  if (mode.kind === 'fail-then-overflow')
+    return served === 1
+      ? { status: 500, json: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } }
+      : { status: 400, json: mode.body };
   if (req.url.endsWith('/messages')) return { json: ANTHROPIC_MESSAGE };
   if (req.url.endsWith('/chat/completions')) return { json: CHAT_COMPLETION };
   if (req.url.endsWith('/responses')) return { json: RESPONSES_RESPONSE };
@@ -209,7 +281,11 @@ async function roundTrip(messages: readonly Message[]) {
   const bodies = {
     anthropic: toAnthropicRequest(messages, OPTIONS),
     chat: toOpenAIChatRequest(messages, { ...OPTIONS, model: 'gpt-5' }),
-    responses: toOpenAIResponsesRequest(messages, { ...OPTIONS, model: 'gpt-5', extra: { store: false, include: ['reasoning.encrypted_content'] } }),
+    responses: toOpenAIResponsesRequest(messages, {
+      ...OPTIONS,
+      model: 'gpt-5',
+      extra: { store: false, include: ['reasoning.encrypted_content'] },
+    }),
   };
   const replies = {
     anthropic: fromAnthropicMessage(await anthropic.messages.create(bodies.anthropic)),
@@ -222,7 +298,11 @@ async function roundTrip(messages: readonly Message[]) {
 
 async function expectRoundTrip(messages: readonly Message[]) {
   const { bodies, replies, received } = await roundTrip(messages);
-  expect(received.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v1/messages', 'POST /v1/chat/completions', 'POST /v1/responses']);
+  expect(received.map((r) => `${r.method} ${r.url}`)).toEqual([
+    'POST /v1/messages',
+    'POST /v1/chat/completions',
+    'POST /v1/responses',
+  ]);
   // The server got exactly the body abridge made (the SDK adds nothing to it and drops nothing), valid for the API.
   expect(received[0]!.body).toEqual(JSON.parse(JSON.stringify(bodies.anthropic)));
   expect(received[1]!.body).toEqual(JSON.parse(JSON.stringify(bodies.chat)));
@@ -234,62 +314,109 @@ async function expectRoundTrip(messages: readonly Message[]) {
   expect(replies.anthropic).toEqual(fromResponse('anthropic', ANTHROPIC_MESSAGE));
   expect(replies.anthropic.usage).toEqual({ input: 12, output: 318, cacheRead: 48_210, cacheWrite: 1_953 });
   expect(replies.chat.usage).toEqual({ input: 86, output: 187, cacheRead: 1_920, cacheWrite: 0, reasoning: 128 });
-  expect(replies.responses.usage).toEqual({ input: 1_134, output: 412, cacheRead: 4_096, cacheWrite: 0, reasoning: 256 });
+  expect(replies.responses.usage).toEqual({
+    input: 1_134,
+    output: 412,
+    cacheRead: 4_096,
+    cacheWrite: 0,
+    reasoning: 256,
+  });
   return received;
 }
 
 describe('toRequest bodies through the official SDK clients (loopback)', () => {
   it('generated conversations with parallel calls, thinking and images', async () => {
-    for (const spec of fc.sample(conversationSpec, { numRuns: 6, seed: 7 })) await expectRoundTrip(buildConversation(spec));
+    for (const spec of fc.sample(conversationSpec, { numRuns: 6, seed: 7 }))
+      await expectRoundTrip(buildConversation(spec));
   });
 
-  (corpusAvailable() ? it : it.skip)('a real transcript compacted to a tenth: the request carries the compacted view', async () => {
-    const session = await readSession(corpusFile('pi', 'anuragsinghbhandari__gitclaw__2026-02-12T13-04-21-117Z_b6e6bf81-1bc7-46a2-b959-05f29abc1d69.jsonl'));
-    const full = activeMessages(session);
-    const fullSize = JSON.stringify(toAnthropicRequest(full, OPTIONS)).length;
-    const probe = await compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [] });
-    const r = await compact(session, { target: Math.round(probe.beforeTokens / 10) });
-    expect(r.marker).toBeDefined();
-    const view = activeMessages(session);
-    const received = await expectRoundTrip(view);
-    const sent = received[0]!.text.length;
-    expect(sent / fullSize).toBeLessThan(0.25);
-    // The summary is in the request; the archived history is not.
-    expect(received[0]!.text).toContain(JSON.stringify(r.marker!.summary.slice(0, 120)).slice(1, -1));
-    for (const req of received) expect(req.text.length).toBeLessThan(fullSize / 4);
-  });
+  (corpusAvailable() ? it : it.skip)(
+    'a real transcript compacted to a tenth: the request carries the compacted view',
+    async () => {
+      const session = await readSession(
+        corpusFile(
+          'pi',
+          'anuragsinghbhandari__gitclaw__2026-02-12T13-04-21-117Z_b6e6bf81-1bc7-46a2-b959-05f29abc1d69.jsonl',
+        ),
+      );
+      const full = activeMessages(session);
+      const fullSize = JSON.stringify(toAnthropicRequest(full, OPTIONS)).length;
+      const probe = await compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [] });
+      const r = await compact(session, { target: Math.round(probe.beforeTokens / 10) });
+      expect(r.marker).toBeDefined();
+      const view = activeMessages(session);
+      const received = await expectRoundTrip(view);
+      const sent = received[0]!.text.length;
+      expect(sent / fullSize).toBeLessThan(0.25);
+      // The summary is in the request; the archived history is not.
+      expect(received[0]!.text).toContain(JSON.stringify(r.marker!.summary.slice(0, 120)).slice(1, -1));
+      for (const req of received) expect(req.text.length).toBeLessThan(fullSize / 4);
+    },
+  );
 
   it('the reply continues the conversation: fromResponse messages go back in the next request', async () => {
     const first: Message[] = [{ role: 'user', parts: [{ type: 'text', text: 'Fix the parser.' }] }];
     const { replies } = await roundTrip(first);
     const results = (m: Message): Message => ({
       role: 'tool',
-      parts: m.parts.filter((p) => p.type === 'tool-call').map((p) => ({ type: 'tool-result', callId: p.type === 'tool-call' ? p.id : '', content: [{ type: 'text', text: 'ok' }], isError: false })),
+      parts: m.parts
+        .filter((p) => p.type === 'tool-call')
+        .map((p) => ({
+          type: 'tool-result',
+          callId: p.type === 'tool-call' ? p.id : '',
+          content: [{ type: 'text', text: 'ok' }],
+          isError: false,
+        })),
     });
     await expectRoundTrip([...first, replies.anthropic.message, results(replies.anthropic.message)]);
     await expectRoundTrip([...first, replies.responses.message, results(replies.responses.message)]);
-    const next = toRequest([...first, replies.responses.message, results(replies.responses.message)], 'openai-responses', { model: 'gpt-5', maxOutputTokens: 100 });
-    expect(next.input.map((i) => i.type)).toEqual(['message', 'reasoning', 'message', 'function_call', 'function_call_output']);
+    const next = toRequest(
+      [...first, replies.responses.message, results(replies.responses.message)],
+      'openai-responses',
+      { model: 'gpt-5', maxOutputTokens: 100 },
+    );
+    expect(next.input.map((i) => i.type)).toEqual([
+      'message',
+      'reasoning',
+      'message',
+      'function_call',
+      'function_call_output',
+    ]);
   });
 });
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Overflow errors as the SDKs throw them
 
-const ANTHROPIC_TOO_LONG = { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' } };
+const ANTHROPIC_TOO_LONG = {
+  type: 'error',
+  error: { type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' },
+};
 const ANTHROPIC_WITH_MAX = {
   type: 'error',
-  error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 187254 + 21333 > 200000, decrease input length or `max_tokens` and try again' },
+  error: {
+    type: 'invalid_request_error',
+    message:
+      'input length and `max_tokens` exceed context limit: 187254 + 21333 > 200000, decrease input length or `max_tokens` and try again',
+  },
 };
 const CHAT_TOO_LONG = {
   error: {
-    message: "This model's maximum context length is 128000 tokens. However, you requested 140012 tokens (131820 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+    message:
+      "This model's maximum context length is 128000 tokens. However, you requested 140012 tokens (131820 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
     type: 'invalid_request_error',
     param: 'messages',
     code: 'context_length_exceeded',
   },
 };
-const RESPONSES_TOO_LONG = { error: { message: 'Your input exceeds the context window of this model. Please adjust your input and try again.', type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' } };
+const RESPONSES_TOO_LONG = {
+  error: {
+    message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
+    type: 'invalid_request_error',
+    param: 'input',
+    code: 'context_length_exceeded',
+  },
+};
 
 async function thrown(f: () => Promise<unknown>): Promise<unknown> {
   try {
@@ -308,24 +435,59 @@ describe('contextOverflow on what the SDKs throw', () => {
     mode = { kind: 'overflow', status: 400, body: ANTHROPIC_TOO_LONG };
     const e1 = await thrown(() => anthropic.messages.create(toAnthropicRequest(messages, OPTIONS)));
     expect(e1).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(contextOverflow(e1)).toEqual({ provider: 'anthropic', status: 400, message: 'prompt is too long: 215000 tokens > 200000 maximum', promptTokens: 215_000, limit: 200_000 });
+    expect(contextOverflow(e1)).toEqual({
+      provider: 'anthropic',
+      status: 400,
+      message: 'prompt is too long: 215000 tokens > 200000 maximum',
+      promptTokens: 215_000,
+      limit: 200_000,
+    });
     mode = { kind: 'overflow', status: 400, body: ANTHROPIC_WITH_MAX };
     const e2 = await thrown(() => anthropic.messages.create(toAnthropicRequest(messages, OPTIONS)));
-    expect(contextOverflow(e2)).toMatchObject({ provider: 'anthropic', status: 400, promptTokens: 187_254, maxTokens: 21_333, limit: 200_000 });
+    expect(contextOverflow(e2)).toMatchObject({
+      provider: 'anthropic',
+      status: 400,
+      promptTokens: 187_254,
+      maxTokens: 21_333,
+      limit: 200_000,
+    });
     // Not every 400 is an overflow.
-    mode = { kind: 'overflow', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'messages.1.content.0.tool_use.id: String should match pattern' } } };
-    expect(contextOverflow(await thrown(() => anthropic.messages.create(toAnthropicRequest(messages, OPTIONS))))).toBeUndefined();
+    mode = {
+      kind: 'overflow',
+      status: 400,
+      body: {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message: 'messages.1.content.0.tool_use.id: String should match pattern',
+        },
+      },
+    };
+    expect(
+      contextOverflow(await thrown(() => anthropic.messages.create(toAnthropicRequest(messages, OPTIONS)))),
+    ).toBeUndefined();
   });
 
   it('OpenAI SDK BadRequestError: Chat Completions and Responses', async () => {
     const { openai } = clients();
     mode = { kind: 'overflow', status: 400, body: CHAT_TOO_LONG };
-    const e1 = await thrown(() => openai.chat.completions.create(toOpenAIChatRequest(messages, { model: 'gpt-4o', maxOutputTokens: 8192 })));
+    const e1 = await thrown(() =>
+      openai.chat.completions.create(toOpenAIChatRequest(messages, { model: 'gpt-4o', maxOutputTokens: 8192 })),
+    );
     expect(e1).toBeInstanceOf(OpenAI.BadRequestError);
     expect((e1 as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
-    expect(contextOverflow(e1)).toEqual({ provider: 'openai', status: 400, message: CHAT_TOO_LONG.error.message, limit: 128_000, promptTokens: 131_820, maxTokens: 8_192 });
+    expect(contextOverflow(e1)).toEqual({
+      provider: 'openai',
+      status: 400,
+      message: CHAT_TOO_LONG.error.message,
+      limit: 128_000,
+      promptTokens: 131_820,
+      maxTokens: 8_192,
+    });
     mode = { kind: 'overflow', status: 400, body: RESPONSES_TOO_LONG };
-    const e2 = await thrown(() => openai.responses.create(toOpenAIResponsesRequest(messages, { model: 'gpt-5', maxOutputTokens: 8192 })));
+    const e2 = await thrown(() =>
+      openai.responses.create(toOpenAIResponsesRequest(messages, { model: 'gpt-5', maxOutputTokens: 8192 })),
+    );
     expect(contextOverflow(e2)).toEqual({ provider: 'openai', status: 400, message: RESPONSES_TOO_LONG.error.message });
   });
 
@@ -334,7 +496,12 @@ describe('contextOverflow on what the SDKs throw', () => {
     const claude = createAnthropic({ apiKey: 'sk-ant-test', baseURL: `${server.baseURL}/v1` });
     const e1 = await thrown(() => generateText({ model: claude('claude-sonnet-4-6'), prompt: 'hello', maxRetries: 0 }));
     expect((e1 as { name?: string }).name).toBe('AI_APICallError');
-    expect(contextOverflow(e1)).toMatchObject({ provider: 'anthropic', status: 400, promptTokens: 215_000, limit: 200_000 });
+    expect(contextOverflow(e1)).toMatchObject({
+      provider: 'anthropic',
+      status: 400,
+      promptTokens: 215_000,
+      limit: 200_000,
+    });
 
     mode = { kind: 'overflow', status: 400, body: RESPONSES_TOO_LONG };
     const gpt = createOpenAI({ apiKey: 'sk-test', baseURL: `${server.baseURL}/v1` });
@@ -346,6 +513,11 @@ describe('contextOverflow on what the SDKs throw', () => {
     mode = { kind: 'fail-then-overflow', body: CHAT_TOO_LONG };
     const e3 = await thrown(() => generateText({ model: gpt.chat('gpt-4o'), prompt: 'hello', maxRetries: 1 }));
     expect((e3 as { name?: string }).name).toBe('AI_RetryError');
-    expect(contextOverflow(e3)).toMatchObject({ provider: 'openai', status: 400, limit: 128_000, promptTokens: 131_820 });
+    expect(contextOverflow(e3)).toMatchObject({
+      provider: 'openai',
+      status: 400,
+      limit: 128_000,
+      promptTokens: 131_820,
+    });
   });
 });

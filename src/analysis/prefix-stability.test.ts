@@ -15,7 +15,14 @@ const words: ExactTokenizer = { encoding: 'words', count: (t) => t.split(/\s+/).
 const text = (n: number, w = 'w') => Array.from({ length: n }, () => w).join(' ');
 const MODEL = 'claude-sonnet-4-5';
 const HARNESS = 1000;
-const catalog = new ModelCatalog().addSource([{ id: MODEL, contextWindow: 200_000, maxOutputTokens: 32_000, pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }]);
+const catalog = new ModelCatalog().addSource([
+  {
+    id: MODEL,
+    contextWindow: 200_000,
+    maxOutputTokens: 32_000,
+    pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+  },
+]);
 const base: PrefixStabilityOptions = { exact: words, familyRatio: { claude: 1 }, prefixTokens: HARNESS, catalog };
 
 /** Builds a session whose assistant messages report a prompt of HARNESS + the tokens of everything the model saw. */
@@ -35,19 +42,44 @@ class Synthetic {
   }
   /** An assistant message reporting `prompt` tokens (cache figures as given, else all input). */
   assistant(n: number, prompt: number, cache: Partial<Usage> = {}): this {
-    const usage: Usage = { input: prompt - (cache.cacheRead ?? 0) - (cache.cacheWrite ?? 0), output: 10, cacheRead: cache.cacheRead ?? 0, cacheWrite: cache.cacheWrite ?? 0 };
+    const usage: Usage = {
+      input: prompt - (cache.cacheRead ?? 0) - (cache.cacheWrite ?? 0),
+      output: 10,
+      cacheRead: cache.cacheRead ?? 0,
+      cacheWrite: cache.cacheWrite ?? 0,
+    };
     return this.message({ role: 'assistant', model: MODEL, parts: [{ type: 'text', text: text(n) }], usage });
   }
   call(k: number, prompt: number): this {
-    return this.message({ role: 'assistant', model: MODEL, parts: [{ type: 'tool-call', id: `call_${k}`, name: 'read', arguments: { path: `f${k}` } }], usage: { input: prompt, output: 10, cacheRead: 0, cacheWrite: 0 } });
+    return this.message({
+      role: 'assistant',
+      model: MODEL,
+      parts: [{ type: 'tool-call', id: `call_${k}`, name: 'read', arguments: { path: `f${k}` } }],
+      usage: { input: prompt, output: 10, cacheRead: 0, cacheWrite: 0 },
+    });
   }
   result(k: number, n: number): this {
-    return this.message({ role: 'tool', parts: [{ type: 'tool-result', callId: `call_${k}`, toolName: 'read', content: [{ type: 'text', text: text(n, 'r') }], isError: false }] });
+    return this.message({
+      role: 'tool',
+      parts: [
+        {
+          type: 'tool-result',
+          callId: `call_${k}`,
+          toolName: 'read',
+          content: [{ type: 'text', text: text(n, 'r') }],
+          isError: false,
+        },
+      ],
+    });
   }
   /** The agent's own compaction (pi-style): a summary in place of everything before `firstKeptEntry`. */
   agentCompaction(summary: string, firstKeptEntry: number): this {
     const marker: CompactionMarker = { number: 1, summary, source: 'pi', firstKeptEntry };
-    this.add({ kind: 'compaction', compaction: marker, message: { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true } });
+    this.add({
+      kind: 'compaction',
+      compaction: marker,
+      message: { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true },
+    });
     return this;
   }
   session(): Session {
@@ -123,7 +155,12 @@ describe('prefix stability on a synthetic session', () => {
       .user(100)
       .assistant(50, HARNESS + 104)
       .user(30)
-      .message({ role: 'assistant', model: 'claude-3-5-haiku-20241022', parts: [{ type: 'text', text: text(20) }], usage: { input: 1500 + 192, output: 5, cacheRead: 0, cacheWrite: 0 } })
+      .message({
+        role: 'assistant',
+        model: 'claude-3-5-haiku-20241022',
+        parts: [{ type: 'text', text: text(20) }],
+        usage: { input: 1500 + 192, output: 5, cacheRead: 0, cacheWrite: 0 },
+      })
       .user(40)
       .assistant(10, HARNESS + 260)
       .session();
@@ -148,8 +185,15 @@ describe("prefix stability with abridge's compaction", () => {
   const options: PrefixStabilityOptions = {
     ...base,
     settings,
-    catalog: new ModelCatalog(settings).addSource([{ id: MODEL, contextWindow: 200_000, pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } }]),
-    compactOptions: { strategies: ['clear-tool-results'], keepLastSteps: 1, minKeepLastSteps: 1, options: { clearing: { keep: 1 } } },
+    catalog: new ModelCatalog(settings).addSource([
+      { id: MODEL, contextWindow: 200_000, pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
+    ]),
+    compactOptions: {
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 1,
+      minKeepLastSteps: 1,
+      options: { clearing: { keep: 1 } },
+    },
   };
 
   it('compacts when the predicted prompt crosses the compact level, and the prefix breaks at the first cleared result', async () => {
@@ -158,7 +202,13 @@ describe("prefix stability with abridge's compaction", () => {
     for (const x of r.rows.slice(0, 4)) expect(x.compacted).toEqual(x.none);
     expect(r.compactions).toHaveLength(1);
     const c = r.compactions[0]!;
-    expect(c).toMatchObject({ number: 1, request: 4, entry: 9, before: HARNESS + 24 + 4 * STEP, strategies: ['clear-tool-results'] });
+    expect(c).toMatchObject({
+      number: 1,
+      request: 4,
+      entry: 9,
+      before: HARNESS + 24 + 4 * STEP,
+      strategies: ['clear-tool-results'],
+    });
     expect(r.rows[4]!.compaction).toBe(1);
     // The oldest tool result (entry 2, view position 2) is the earliest message the compaction changed.
     expect(c.breakAt).toEqual({ position: 2, entry: 2 });
@@ -193,7 +243,10 @@ describe("prefix stability with abridge's compaction", () => {
 const corpus = corpusAvailable() ? describe : describe.skip;
 
 corpus('prefix stability on a corpus transcript', () => {
-  const file = corpusFile('pi', 'japer-technology__github-claw__2026-02-20T11-44-20-711Z_b1f6c294-cc66-402c-bcb0-3e76f2777ce8.jsonl');
+  const file = corpusFile(
+    'pi',
+    'japer-technology__github-claw__2026-02-20T11-44-20-711Z_b1f6c294-cc66-402c-bcb0-3e76f2777ce8.jsonl',
+  );
 
   it('reports the cache-read share the provider reported, as summed by hand from the raw usage', async () => {
     let input = 0;
@@ -201,7 +254,10 @@ corpus('prefix stability on a corpus transcript', () => {
     let cacheWrite = 0;
     for (const line of readFileSync(file, 'utf8').split('\n')) {
       if (!line.trim()) continue;
-      const record = JSON.parse(line) as { type?: string; message?: { role?: string; usage?: { input: number; cacheRead: number; cacheWrite: number } } };
+      const record = JSON.parse(line) as {
+        type?: string;
+        message?: { role?: string; usage?: { input: number; cacheRead: number; cacheWrite: number } };
+      };
       const u = record.type === 'message' && record.message?.role === 'assistant' ? record.message.usage : undefined;
       if (!u) continue;
       input += u.input;
@@ -223,12 +279,37 @@ corpus('prefix stability on a corpus transcript', () => {
 describe('the wire shape prefix stability compares', () => {
   // A tool call whose arguments were recorded as unparsed text: Anthropic's writer wraps it in an object (`input` must
   // be one), Chat Completions sends the text; a second encoder here once sent the raw text as Anthropic's input.
-  const call: Message = { role: 'assistant', parts: [{ type: 'text', text: 'Reading.' }, { type: 'tool-call', id: 'toolu_1', name: 'read', arguments: '{"path":"a.ts"}' }] };
-  const result: Message = { role: 'tool', parts: [{ type: 'tool-result', callId: 'toolu_1', toolName: 'read', content: [{ type: 'text', text: 'x' }], isError: false }] };
+  const call: Message = {
+    role: 'assistant',
+    parts: [
+      { type: 'text', text: 'Reading.' },
+      { type: 'tool-call', id: 'toolu_1', name: 'read', arguments: '{"path":"a.ts"}' },
+    ],
+  };
+  const result: Message = {
+    role: 'tool',
+    parts: [
+      {
+        type: 'tool-result',
+        callId: 'toolu_1',
+        toolName: 'read',
+        content: [{ type: 'text', text: 'x' }],
+        isError: false,
+      },
+    ],
+  };
 
   it('is the one Anthropic encoder for Claude models', () => {
     expect(wireMessage(call, 'claude')).toEqual(encodeAnthropicMessage(call));
-    expect(wireMessage(call, 'claude')).toEqual([{ role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: 'toolu_1', name: 'read', input: { arguments: '{"path":"a.ts"}' } }] }]);
+    expect(wireMessage(call, 'claude')).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Reading.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'read', input: { arguments: '{"path":"a.ts"}' } },
+        ],
+      },
+    ]);
   });
 
   it('is the one Chat Completions encoder for OpenAI models', () => {

@@ -137,8 +137,21 @@ export interface PrefixStabilityReport {
   totals: {
     none: ScenarioTotals;
     compacted: ScenarioTotals;
-    reported: { input: number; cacheRead: number; cacheWrite: number; prompt: number; cacheReadShare: number; cost?: number };
-    compactions: { count: number; rewrittenTokens: number; extraWriteTokens: number; writeCost?: number; extraCost?: number };
+    reported: {
+      input: number;
+      cacheRead: number;
+      cacheWrite: number;
+      prompt: number;
+      cacheReadShare: number;
+      cost?: number;
+    };
+    compactions: {
+      count: number;
+      rewrittenTokens: number;
+      extraWriteTokens: number;
+      writeCost?: number;
+      extraCost?: number;
+    };
     /** Requests whose model the catalog has no price for (left out of the cost sums). */
     unpriced: number;
   };
@@ -180,13 +193,20 @@ interface Pending {
 }
 
 /** The per-request prefix stability of a session, with and without abridge's compaction; see the module comment. */
-export async function prefixStability(session: Session, options: PrefixStabilityOptions = {}): Promise<PrefixStabilityReport> {
+export async function prefixStability(
+  session: Session,
+  options: PrefixStabilityOptions = {},
+): Promise<PrefixStabilityReport> {
   const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
   const catalog = options.catalog ?? new ModelCatalog(settings);
   const branch = conversationEntries(session);
   const replay = {
     ...(options.exact ? { exact: options.exact } : {}),
-    ...(options.prefixTokens !== undefined ? { prefixTokens: options.prefixTokens } : settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
+    ...(options.prefixTokens !== undefined
+      ? { prefixTokens: options.prefixTokens }
+      : settings.prefixTokens !== undefined
+        ? { prefixTokens: settings.prefixTokens }
+        : {}),
     ...(options.familyRatio ? { familyRatio: options.familyRatio } : {}),
   };
   const tracker = trackerFor(session, branch, replay);
@@ -246,14 +266,31 @@ export async function prefixStability(session: Session, options: PrefixStability
       const before = predictedB(countedB);
       const level = budget.level(before);
       if (level === 'compact' || level === 'block') {
-        const result = await compact(work, { ...options.compactOptions, target: budget.marks.target, force: true, ...(options.exact ? { exact: options.exact } : {}), ...(replay.prefixTokens !== undefined ? { prefixTokens: replay.prefixTokens } : {}) });
+        const result = await compact(work, {
+          ...options.compactOptions,
+          target: budget.marks.target,
+          force: true,
+          ...(options.exact ? { exact: options.exact } : {}),
+          ...(replay.prefixTokens !== undefined ? { prefixTokens: replay.prefixTokens } : {}),
+        });
         if (result.entry) {
           diverged = true;
           viewB = viewOf(work.entries);
           itemsB = wire.items(viewB);
           countedB = total(itemsB);
           const strategies = result.strategiesRun.map((x) => x.name);
-          done = { number: compactions.length + 1, request: rows.length, entry: entry.index, model, before, after: predictedB(countedB), strategies, keptTokens: 0, rewrittenTokens: 0, extraWriteTokens: 0 };
+          done = {
+            number: compactions.length + 1,
+            request: rows.length,
+            entry: entry.index,
+            model,
+            before,
+            after: predictedB(countedB),
+            strategies,
+            keptTokens: 0,
+            rewrittenTokens: 0,
+            extraWriteTokens: 0,
+          };
           compactions.push(done);
           unattached.push(done);
         }
@@ -263,7 +300,18 @@ export async function prefixStability(session: Session, options: PrefixStability
     const lcpB = diverged ? commonPrefix(prevB.get(model), itemsB, viewB) : lcpA;
     prevA.set(model, itemsA);
     prevB.set(model, itemsB);
-    const p: Pending = { model, ratio, predicted: prediction.predicted, countedTracker: tracker.contextTokens, countedA, countedB, lcpA, lcpB, same: !diverged, reported: false };
+    const p: Pending = {
+      model,
+      ratio,
+      predicted: prediction.predicted,
+      countedTracker: tracker.contextTokens,
+      countedA,
+      countedB,
+      lcpA,
+      lcpB,
+      same: !diverged,
+      reported: false,
+    };
     if (done) p.compaction = done;
     return p;
   };
@@ -300,13 +348,15 @@ export async function prefixStability(session: Session, options: PrefixStability
       if (startsResponse(m, previousAssistant)) pending = await startRequest(m, e);
       if (m.usage && pending && !pending.reported && promptTokens(m.usage) > 0) {
         // The harness prefix (system prompt and tools the transcript does not hold) as the model's first request shows it.
-        if (!harness.has(pending.model)) harness.set(pending.model, Math.max(0, Math.round(promptTokens(m.usage) - pending.ratio * pending.countedA)));
+        if (!harness.has(pending.model))
+          harness.set(pending.model, Math.max(0, Math.round(promptTokens(m.usage) - pending.ratio * pending.countedA)));
         const row = rowOf(e, m.usage, pending, harness.get(pending.model)!, rows.length, priceOf(pending.model));
         if (pending.compaction) row.compaction = pending.compaction.number;
         for (const c of unattached) attach(c, row, priceOf(pending.model));
         unattached = [];
         rows.push(row);
-        if (diverged) pending.usageB = { input: row.compacted.prompt, output: m.usage.output, cacheRead: 0, cacheWrite: 0 };
+        if (diverged)
+          pending.usageB = { input: row.compacted.prompt, output: m.usage.output, cacheRead: 0, cacheWrite: 0 };
         tracker.observe(m.usage, pending.model, e.index, pending.countedTracker);
         pending.reported = true;
       }
@@ -319,7 +369,14 @@ export async function prefixStability(session: Session, options: PrefixStability
   }
 
   const agentCompactions = branch.filter((e) => e.compaction && e.compaction.source !== 'abridge').length;
-  return { format: session.format, counting: tracker.counter.exact ? 'exact' : 'estimate', agentCompactions, rows, compactions, totals: totalsOf(rows, compactions) };
+  return {
+    format: session.format,
+    counting: tracker.counter.exact ? 'exact' : 'estimate',
+    agentCompactions,
+    rows,
+    compactions,
+    totals: totalsOf(rows, compactions),
+  };
 }
 
 /**
@@ -329,19 +386,39 @@ export async function prefixStability(session: Session, options: PrefixStability
  * less what compaction removed, scaled alike — the tracker's own anchored arithmetic, which also carries what the
  * transcript does not show (a harness that re-sends its instructions after its own compaction, hidden reminders).
  */
-function rowOf(e: Entry, usage: Usage, p: Pending, harness: number, ordinal: number, price: Rates | undefined): PrefixRow {
+function rowOf(
+  e: Entry,
+  usage: Usage,
+  p: Pending,
+  harness: number,
+  ordinal: number,
+  price: Rates | undefined,
+): PrefixRow {
   const prompt = promptTokens(usage);
   const scenario = (size: number, counted: number, lcp: Prefix): ScenarioRow => {
     const fresh = Math.max(0, Math.min(size - Math.min(harness, size), Math.round(p.ratio * (counted - lcp.counted))));
     const row: ScenarioRow = { prompt: size, stable: size - fresh, fresh };
     if (lcp.breakAt) row.breakAt = lcp.breakAt;
-    if (price) row.cost = { cached: (row.stable * price.cacheRead + fresh * price.cacheWrite) / 1e6, uncached: (size * price.input) / 1e6 };
+    if (price)
+      row.cost = {
+        cached: (row.stable * price.cacheRead + fresh * price.cacheWrite) / 1e6,
+        uncached: (size * price.input) / 1e6,
+      };
     return row;
   };
   const none = scenario(prompt, p.countedA, p.lcpA);
-  const compacted = p.same ? { ...none } : scenario(Math.max(0, Math.round(prompt - p.ratio * (p.countedA - p.countedB))), p.countedB, p.lcpB);
-  const reported: PrefixRow['reported'] = { input: usage.input, cacheRead: usage.cacheRead, cacheWrite: usage.cacheWrite, prompt };
-  if (price) reported.cost = (usage.input * price.input + usage.cacheRead * price.cacheRead + usage.cacheWrite * price.cacheWrite) / 1e6;
+  const compacted = p.same
+    ? { ...none }
+    : scenario(Math.max(0, Math.round(prompt - p.ratio * (p.countedA - p.countedB))), p.countedB, p.lcpB);
+  const reported: PrefixRow['reported'] = {
+    input: usage.input,
+    cacheRead: usage.cacheRead,
+    cacheWrite: usage.cacheWrite,
+    prompt,
+  };
+  if (price)
+    reported.cost =
+      (usage.input * price.input + usage.cacheRead * price.cacheRead + usage.cacheWrite * price.cacheWrite) / 1e6;
   const row: PrefixRow = { request: ordinal, entry: e.index, model: p.model, reported, none, compacted };
   if (e.line !== undefined) row.line = e.line;
   return row;
@@ -359,7 +436,10 @@ function attach(c: CompactionCacheCost, row: PrefixRow, price: Rates | undefined
   }
 }
 
-function totalsOf(rows: readonly PrefixRow[], compactions: readonly CompactionCacheCost[]): PrefixStabilityReport['totals'] {
+function totalsOf(
+  rows: readonly PrefixRow[],
+  compactions: readonly CompactionCacheCost[],
+): PrefixStabilityReport['totals'] {
   const scenario = (pick: (r: PrefixRow) => ScenarioRow): ScenarioTotals => {
     const t: ScenarioTotals = { requests: rows.length, prompt: 0, stable: 0, fresh: 0, stableShare: 0 };
     let cost: { cached: number; uncached: number } | undefined;
@@ -378,7 +458,13 @@ function totalsOf(rows: readonly PrefixRow[], compactions: readonly CompactionCa
     if (cost) t.cost = cost;
     return t;
   };
-  const reported: PrefixStabilityReport['totals']['reported'] = { input: 0, cacheRead: 0, cacheWrite: 0, prompt: 0, cacheReadShare: 0 };
+  const reported: PrefixStabilityReport['totals']['reported'] = {
+    input: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    prompt: 0,
+    cacheReadShare: 0,
+  };
   for (const r of rows) {
     reported.input += r.reported.input;
     reported.cacheRead += r.reported.cacheRead;
@@ -387,14 +473,24 @@ function totalsOf(rows: readonly PrefixRow[], compactions: readonly CompactionCa
     if (r.reported.cost !== undefined) reported.cost = (reported.cost ?? 0) + r.reported.cost;
   }
   reported.cacheReadShare = reported.prompt > 0 ? reported.cacheRead / reported.prompt : 0;
-  const c: PrefixStabilityReport['totals']['compactions'] = { count: compactions.length, rewrittenTokens: 0, extraWriteTokens: 0 };
+  const c: PrefixStabilityReport['totals']['compactions'] = {
+    count: compactions.length,
+    rewrittenTokens: 0,
+    extraWriteTokens: 0,
+  };
   for (const x of compactions) {
     c.rewrittenTokens += x.rewrittenTokens;
     c.extraWriteTokens += x.extraWriteTokens;
     if (x.writeCost !== undefined) c.writeCost = (c.writeCost ?? 0) + x.writeCost;
     if (x.extraCost !== undefined) c.extraCost = (c.extraCost ?? 0) + x.extraCost;
   }
-  return { none: scenario((r) => r.none), compacted: scenario((r) => r.compacted), reported, compactions: c, unpriced: rows.filter((r) => r.none.cost === undefined).length };
+  return {
+    none: scenario((r) => r.none),
+    compacted: scenario((r) => r.compacted),
+    reported,
+    compactions: c,
+    unpriced: rows.filter((r) => r.none.cost === undefined).length,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -412,7 +508,10 @@ function pricing(catalog: ModelCatalog): (model: string) => Rates | undefined {
   return (model) => {
     if (!memo.has(model)) {
       const p: ModelPricing | undefined = catalog.lookup(model).pricing;
-      memo.set(model, p ? { input: p.input, cacheRead: p.cacheRead ?? p.input, cacheWrite: p.cacheWrite ?? p.input } : undefined);
+      memo.set(
+        model,
+        p ? { input: p.input, cacheRead: p.cacheRead ?? p.input, cacheWrite: p.cacheWrite ?? p.input } : undefined,
+      );
     }
     return memo.get(model);
   };
@@ -432,7 +531,11 @@ function total(items: readonly Item[]): number {
  * common leading characters of the first differing message, pro rata of its tokens. `breakAt` is set when `prev` is
  * not a prefix of `cur` (something before the end changed).
  */
-export function commonPrefix(prev: readonly Item[] | undefined, cur: readonly Item[], view?: readonly ViewItem[]): Prefix {
+export function commonPrefix(
+  prev: readonly Item[] | undefined,
+  cur: readonly Item[],
+  view?: readonly ViewItem[],
+): Prefix {
   if (!prev) return { counted: 0 };
   let i = 0;
   let counted = 0;
@@ -469,7 +572,10 @@ class WireItems {
   private item(m: Message): Item {
     let it = this.memo.get(m);
     if (!it) {
-      it = { key: JSON.stringify(wireMessage(m, this.counter.family), mediaByReference), tokens: this.counter.message(m) };
+      it = {
+        key: JSON.stringify(wireMessage(m, this.counter.family), mediaByReference),
+        tokens: this.counter.message(m),
+      };
       this.memo.set(m, it);
     }
     return it;
@@ -497,12 +603,15 @@ export function wireMessage(m: Message, family: ProviderFamily): unknown {
  */
 function mediaByReference(key: string, value: unknown): unknown {
   if (typeof value !== 'string' || value.length <= 256) return value;
-  if (key === 'data' || key === 'url' || (key === 'image_url' && value.startsWith('data:'))) return `[${value.length} chars ${value.slice(0, 24)}…${value.slice(-24)}]`;
+  if (key === 'data' || key === 'url' || (key === 'image_url' && value.startsWith('data:')))
+    return `[${value.length} chars ${value.slice(0, 24)}…${value.slice(-24)}]`;
   return value;
 }
 
 function media(p: Part): Record<string, unknown> {
-  return p.type === 'image' || p.type === 'file' ? { media_type: p.mediaType, bytes: p.byteSize ?? p.data?.length, url: p.url } : {};
+  return p.type === 'image' || p.type === 'file'
+    ? { media_type: p.mediaType, bytes: p.byteSize ?? p.data?.length, url: p.url }
+    : {};
 }
 
 function resultText(content: readonly Part[]): string {
@@ -534,7 +643,9 @@ function geminiPart(p: Part): unknown {
     case 'compaction':
       return { text: p.marker.summary };
     case 'thinking':
-      return p.redacted ? undefined : { thought: true, text: p.text, ...(p.signature ? { thoughtSignature: p.signature } : {}) };
+      return p.redacted
+        ? undefined
+        : { thought: true, text: p.text, ...(p.signature ? { thoughtSignature: p.signature } : {}) };
     case 'tool-call':
       return { functionCall: { name: p.name, args: p.arguments } };
     case 'tool-result':
@@ -562,7 +673,12 @@ function withUsage(m: Message, usage: Usage | undefined): Message {
 }
 
 /** A transcript marker with its entry references moved to the compacted session's indexes. */
-function remapMarker(marker: CompactionMarker, copied: readonly number[], workIndexOf: readonly number[], next: number): CompactionMarker {
+function remapMarker(
+  marker: CompactionMarker,
+  copied: readonly number[],
+  workIndexOf: readonly number[],
+  next: number,
+): CompactionMarker {
   // The first copied entry at or after an original index, and the last at or before it.
   const atOrAfter = (orig: number): number => {
     let lo = 0;
@@ -577,9 +693,12 @@ function remapMarker(marker: CompactionMarker, copied: readonly number[], workIn
   const atOrBefore = (orig: number): number => atOrAfter(orig + 1) - 1;
   const out: AbridgeMarker = { ...marker };
   if (marker.firstKeptEntry !== undefined) out.firstKeptEntry = atOrAfter(marker.firstKeptEntry);
-  if (marker.archived) out.archived = { fromEntry: atOrAfter(marker.archived.fromEntry), toEntry: atOrBefore(marker.archived.toEntry) };
+  if (marker.archived)
+    out.archived = { fromEntry: atOrAfter(marker.archived.fromEntry), toEntry: atOrBefore(marker.archived.toEntry) };
   const abridge = marker as AbridgeMarker;
-  if (abridge.hidden) out.hidden = abridge.hidden.map((h) => ({ fromEntry: atOrAfter(h.fromEntry), toEntry: atOrBefore(h.toEntry) }));
-  if (abridge.edits) out.edits = abridge.edits.map((x) => ({ ...x, entry: workIndexOf[x.entry] ?? atOrAfter(x.entry) }));
+  if (abridge.hidden)
+    out.hidden = abridge.hidden.map((h) => ({ fromEntry: atOrAfter(h.fromEntry), toEntry: atOrBefore(h.toEntry) }));
+  if (abridge.edits)
+    out.edits = abridge.edits.map((x) => ({ ...x, entry: workIndexOf[x.entry] ?? atOrAfter(x.entry) }));
   return out;
 }

@@ -8,13 +8,38 @@ import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { basename } from 'node:path';
 
 let clock = 0;
-const rec = (type: string, payload: unknown) => ({ timestamp: new Date(Date.UTC(2030, 0, 2) + 1000 * clock++).toISOString(), type, payload });
-const parse = (records: unknown[]): Session => parseSession(records.map((r) => JSON.stringify(r)).join('\n') + '\n', { format: 'codex', source: 'fixture.jsonl' });
-const meta = (cliVersion: string) => rec('session_meta', { id: 'sess-0001', timestamp: '2030-01-02T03:00:00.000Z', cwd: '/w', originator: 'codex_cli_rs', cli_version: cliVersion, model_provider: 'openai', base_instructions: { text: 'You are a test agent.' } });
-const msg = (role: string, type: string, text: string) => rec('response_item', { type: 'message', role, content: [{ type, text }] });
+const rec = (type: string, payload: unknown) => ({
+  timestamp: new Date(Date.UTC(2030, 0, 2) + 1000 * clock++).toISOString(),
+  type,
+  payload,
+});
+const parse = (records: unknown[]): Session =>
+  parseSession(records.map((r) => JSON.stringify(r)).join('\n') + '\n', { format: 'codex', source: 'fixture.jsonl' });
+const meta = (cliVersion: string) =>
+  rec('session_meta', {
+    id: 'sess-0001',
+    timestamp: '2030-01-02T03:00:00.000Z',
+    cwd: '/w',
+    originator: 'codex_cli_rs',
+    cli_version: cliVersion,
+    model_provider: 'openai',
+    base_instructions: { text: 'You are a test agent.' },
+  });
+const msg = (role: string, type: string, text: string) =>
+  rec('response_item', { type: 'message', role, content: [{ type, text }] });
 function tokenCount(input: number, cached: number, output: number, reasoning: number) {
-  const last = { input_tokens: input, cached_input_tokens: cached, output_tokens: output, reasoning_output_tokens: reasoning, total_tokens: input + output };
-  return rec('event_msg', { type: 'token_count', info: { total_token_usage: last, last_token_usage: last, model_context_window: 200_000 }, rate_limits: null });
+  const last = {
+    input_tokens: input,
+    cached_input_tokens: cached,
+    output_tokens: output,
+    reasoning_output_tokens: reasoning,
+    total_tokens: input + output,
+  };
+  return rec('event_msg', {
+    type: 'token_count',
+    info: { total_token_usage: last, last_token_usage: last, model_context_window: 200_000 },
+    rate_limits: null,
+  });
 }
 
 describe('replay of Codex rollouts', () => {
@@ -47,18 +72,29 @@ describe('replay of Codex rollouts', () => {
 
   it('the first request of a rollout carries the tools of its Codex version', () => {
     const first = (version: string) =>
-      replaySession(parse([meta(version), rec('turn_context', { cwd: '/w', model: 'gpt-5.4' }), msg('user', 'input_text', 'hello'), rec('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi' }] }), tokenCount(4000, 0, 2, 0)]))[0]!;
+      replaySession(
+        parse([
+          meta(version),
+          rec('turn_context', { cwd: '/w', model: 'gpt-5.4' }),
+          msg('user', 'input_text', 'hello'),
+          rec('response_item', { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'hi' }] }),
+          tokenCount(4000, 0, 2, 0),
+        ]),
+      )[0]!;
     expect(first('0.124.0').predicted - first('0.142.2').predicted).toBe(5100 - 3000);
     expect(first('0.142.2').anchored).toBe(false);
   });
 
-  it.skipIf(!corpusAvailable())('every Codex rollout of the corpus: prediction p90 within 5% of what was billed', async () => {
-    const files = corpusFiles('codex');
-    expect(files.length).toBeGreaterThan(0);
-    for (const f of files) {
-      const requests = replaySession(await readSession(f));
-      expect(requests.length, basename(f)).toBeGreaterThan(0);
-      expect(summarizeReplay(requests).gpt!.predicted.p90, basename(f)).toBeLessThanOrEqual(0.05);
-    }
-  });
+  it.skipIf(!corpusAvailable())(
+    'every Codex rollout of the corpus: prediction p90 within 5% of what was billed',
+    async () => {
+      const files = corpusFiles('codex');
+      expect(files.length).toBeGreaterThan(0);
+      for (const f of files) {
+        const requests = replaySession(await readSession(f));
+        expect(requests.length, basename(f)).toBeGreaterThan(0);
+        expect(summarizeReplay(requests).gpt!.predicted.p90, basename(f)).toBeLessThanOrEqual(0.05);
+      }
+    },
+  );
 });

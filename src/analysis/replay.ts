@@ -57,11 +57,15 @@ export interface ErrorSummary {
 }
 
 /** Error of the predictions against what was billed, per family and overall. */
-export function summarizeReplay(requests: readonly ReplayRequest[]): Record<ProviderFamily | 'all', ErrorSummary | undefined> {
+export function summarizeReplay(
+  requests: readonly ReplayRequest[],
+): Record<ProviderFamily | 'all', ErrorSummary | undefined> {
   const out = {} as Record<ProviderFamily | 'all', ErrorSummary | undefined>;
   const groups: [ProviderFamily | 'all', readonly ReplayRequest[]][] = [
     ['all', requests],
-    ...(['claude', 'gpt', 'gemini', 'other'] as const).map((f) => [f, requests.filter((r) => r.family === f)] as [ProviderFamily, ReplayRequest[]]),
+    ...(['claude', 'gpt', 'gemini', 'other'] as const).map(
+      (f) => [f, requests.filter((r) => r.family === f)] as [ProviderFamily, ReplayRequest[]],
+    ),
   ];
   for (const [key, rs] of groups) {
     if (rs.length === 0) {
@@ -69,7 +73,11 @@ export function summarizeReplay(requests: readonly ReplayRequest[]): Record<Prov
       continue;
     }
     const rel = (pick: (r: ReplayRequest) => number) => rs.map((r) => Math.abs(pick(r) - r.reported) / r.reported);
-    out[key] = { requests: rs.length, predicted: quantiles(rel((r) => r.predicted)), estimateOnly: quantiles(rel((r) => r.estimateOnly)) };
+    out[key] = {
+      requests: rs.length,
+      predicted: quantiles(rel((r) => r.predicted)),
+      estimateOnly: quantiles(rel((r) => r.estimateOnly)),
+    };
   }
   return out;
 }

@@ -16,12 +16,57 @@ function stackOf(d: ViewData, i: number): number {
 
 describe('buildViewData', () => {
   const base = { sessionId: 's', cwd: '/w', version: '2.0.0', userType: 'external', isSidechain: false };
-  const usage = (read: number) => ({ input_tokens: 10, cache_read_input_tokens: read, cache_creation_input_tokens: 0, output_tokens: 5 });
+  const usage = (read: number) => ({
+    input_tokens: 10,
+    cache_read_input_tokens: read,
+    cache_creation_input_tokens: 0,
+    output_tokens: 5,
+  });
   const records = [
-    { ...base, type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2026-01-01T00:00:00Z', message: { role: 'user', content: 'look it up' } },
-    { ...base, type: 'assistant', uuid: 'a1', parentUuid: 'u1', timestamp: '2026-01-01T00:00:01Z', message: { id: 'r1', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'tool_use', id: 't1', name: 'mcp__context7__docs', input: { id: 'react' } }], usage: usage(3000) } },
-    { ...base, type: 'user', uuid: 'u2', parentUuid: 'a1', timestamp: '2026-01-01T00:00:02Z', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'docs '.repeat(2000) }] } },
-    { ...base, type: 'assistant', uuid: 'a2', parentUuid: 'u2', timestamp: '2026-01-01T00:00:03Z', message: { id: 'r2', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'done' }], usage: usage(5500) } },
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u1',
+      parentUuid: null,
+      timestamp: '2026-01-01T00:00:00Z',
+      message: { role: 'user', content: 'look it up' },
+    },
+    {
+      ...base,
+      type: 'assistant',
+      uuid: 'a1',
+      parentUuid: 'u1',
+      timestamp: '2026-01-01T00:00:01Z',
+      message: {
+        id: 'r1',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'tool_use', id: 't1', name: 'mcp__context7__docs', input: { id: 'react' } }],
+        usage: usage(3000),
+      },
+    },
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u2',
+      parentUuid: 'a1',
+      timestamp: '2026-01-01T00:00:02Z',
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'docs '.repeat(2000) }] },
+    },
+    {
+      ...base,
+      type: 'assistant',
+      uuid: 'a2',
+      parentUuid: 'u2',
+      timestamp: '2026-01-01T00:00:03Z',
+      message: {
+        id: 'r2',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'text', text: 'done' }],
+        usage: usage(5500),
+      },
+    },
   ];
 
   it('splits each request into categories that add up to the reported prompt, with per-tool results and MCP servers', () => {
@@ -46,19 +91,24 @@ describe('buildViewData', () => {
 
   it('cuts long texts with a note and counts what it left out', () => {
     const { data, texts } = buildViewData(parseSession(jsonl(records)), { maxTextChars: 100 });
-    expect(texts[2]).toMatch(/^\[result of mcp__context7__docs\]\ndocs docs[\s\S]{0,120}\n\n\[… 9,[0-9]{3} more characters not included in this page/);
+    expect(texts[2]).toMatch(
+      /^\[result of mcp__context7__docs\]\ndocs docs[\s\S]{0,120}\n\n\[… 9,[0-9]{3} more characters not included in this page/,
+    );
     expect(data.meta.truncatedChars).toBeGreaterThan(9000);
   });
 });
 
 (corpusAvailable() ? describe : describe.skip)('buildViewData on real transcripts', () => {
-  it('pi: the predictions are replaySession\'s, and the compaction pi loads is there with its summary', async () => {
+  it("pi: the predictions are replaySession's, and the compaction pi loads is there with its summary", async () => {
     const session = await readSession(VIEW_CASES.pi);
     const { data } = buildViewData(session);
     const replay = replaySession(session);
-    const reported = data.points.reported.map((r, i) => ({ r, p: data.points.predicted[i], e: data.points.entry[i] })).filter((x) => x.r !== null);
+    const reported = data.points.reported
+      .map((r, i) => ({ r, p: data.points.predicted[i], e: data.points.entry[i] }))
+      .filter((x) => x.r !== null);
     expect(reported).toEqual(replay.map((r) => ({ r: r.reported, p: r.predicted, e: r.index })));
-    for (let i = 0; i < data.points.entry.length; i++) expect(stackOf(data, i)).toBe(data.points.reported[i] ?? data.points.predicted[i]);
+    for (let i = 0; i < data.points.entry.length; i++)
+      expect(stackOf(data, i)).toBe(data.points.reported[i] ?? data.points.predicted[i]);
     // The file holds two compaction records, but the second shares line 1013 with a message: pi's loader skips a line
     // that does not parse as one JSON value, so pi resumes from the first one, and so does what abridge shows.
     const markers = session.entries.filter((e) => e.compaction);
@@ -73,7 +123,10 @@ describe('buildViewData', () => {
   });
 
   it('Claude Code and Codex: their own compactions, and tool results named through their calls', async () => {
-    for (const [file, source] of [[VIEW_CASES.claudeCode, 'claude-code'], [VIEW_CASES.codex, 'codex']] as const) {
+    for (const [file, source] of [
+      [VIEW_CASES.claudeCode, 'claude-code'],
+      [VIEW_CASES.codex, 'codex'],
+    ] as const) {
       const { data } = buildViewData(await readSession(file));
       expect(data.compactions.length).toBeGreaterThan(0);
       expect(data.compactions.every((c) => c.source === source && c.summary.length > 100)).toBe(true);
@@ -125,11 +178,28 @@ describe('buildViewData', () => {
 
 describe('renderViewPage', () => {
   it('is one self-contained document: no external script, style, image or link to fetch', () => {
-    const { data, texts } = buildViewData(parseSession(jsonl([{ type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' }, { type: 'message', id: 'a1', parentId: null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: [{ type: 'text', text: '</script><script>alert(1)</script>' }], timestamp: 1 } }])));
+    const { data, texts } = buildViewData(
+      parseSession(
+        jsonl([
+          { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' },
+          {
+            type: 'message',
+            id: 'a1',
+            parentId: null,
+            timestamp: '2026-01-01T00:00:01.000Z',
+            message: {
+              role: 'user',
+              content: [{ type: 'text', text: '</script><script>alert(1)</script>' }],
+              timestamp: 1,
+            },
+          },
+        ]),
+      ),
+    );
     const html = renderViewPage(data, texts);
     expect(html).not.toMatch(/<(script|link|img)[^>]+(src|href)=/i);
     // The only address is in uPlot's license comment.
-    expect(html.match(/https?:\/\/[^\s"')]+/g)).toEqual(["https://github.com/leeoniya/uPlot"]);
+    expect(html.match(/https?:\/\/[^\s"')]+/g)).toEqual(['https://github.com/leeoniya/uPlot']);
     expect(html.match(/<\/script>/g)).toHaveLength(4);
     expect(html).toContain('uPlot');
   });

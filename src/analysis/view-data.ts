@@ -164,7 +164,10 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
   const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
   const maxText = options.maxTextChars ?? 64_000;
   const branch = conversationEntries(session);
-  const tracker = trackerFor(session, branch, { ...(options.exact ? { exact: options.exact } : {}), ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}) });
+  const tracker = trackerFor(session, branch, {
+    ...(options.exact ? { exact: options.exact } : {}),
+    ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
+  });
   const counter = tracker.counter;
   const names = new ToolAttribution(counter);
   const acc = new ContextAccumulator(counter, names);
@@ -208,7 +211,17 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
           // The same state followEntries predicts from: everything before this entry.
           const p = tracker.predict(m.model ?? lastModel);
           const s = acc.snapshot();
-          raw.push({ entry: e.index, line: e.line ?? null, model: m.model ?? lastModel ?? 'unknown', reported: null, predicted: p.predicted, anchored: p.anchored, ratio: p.ratio, window: reportedWindow, ...s });
+          raw.push({
+            entry: e.index,
+            line: e.line ?? null,
+            model: m.model ?? lastModel ?? 'unknown',
+            reported: null,
+            predicted: p.predicted,
+            anchored: p.anchored,
+            ratio: p.ratio,
+            window: reportedWindow,
+            ...s,
+          });
         }
         previousAssistant = m;
       } else if (m) previousAssistant = undefined;
@@ -242,11 +255,31 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
   }
   if (grouped.length > 0) {
     const col = categories.length;
-    categories.push({ key: `tool:${OTHER_TOOLS}`, label: `${OTHER_TOOLS}: ${grouped.map((g) => g.c.name).join(', ')}`, tool: OTHER_TOOLS });
+    categories.push({
+      key: `tool:${OTHER_TOOLS}`,
+      label: `${OTHER_TOOLS}: ${grouped.map((g) => g.c.name).join(', ')}`,
+      tool: OTHER_TOOLS,
+    });
     for (const g of grouped) columnOf.set(g.c.index, col);
   }
 
-  const points: ViewPoints = { entry: [], line: [], model: [], reported: [], predicted: [], anchored: [], window: [], reserve: [], warn: [], compact: [], block: [], tokens: categories.map(() => []), results: categories.map(() => []), calls: categories.map(() => []), messages: [] };
+  const points: ViewPoints = {
+    entry: [],
+    line: [],
+    model: [],
+    reported: [],
+    predicted: [],
+    anchored: [],
+    window: [],
+    reserve: [],
+    warn: [],
+    compact: [],
+    block: [],
+    tokens: categories.map(() => []),
+    results: categories.map(() => []),
+    calls: categories.map(() => []),
+    messages: [],
+  };
   for (const p of raw) {
     const budget = limits.budgetFor(p.model, p.window);
     const marks = budget.marks;
@@ -287,7 +320,9 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
   }
 
   const { records, texts, truncatedChars, compactions } = conversation(branch, counter, maxText, compactionPoints, raw);
-  const sidechainMessages = session.entries.filter((e) => e.sidechain && e.message).length - (branch.some((e) => e.sidechain) ? branch.filter((e) => e.sidechain && e.message).length : 0);
+  const sidechainMessages =
+    session.entries.filter((e) => e.sidechain && e.message).length -
+    (branch.some((e) => e.sidechain) ? branch.filter((e) => e.sidechain && e.message).length : 0);
   const meta: ViewMeta = {
     title: session.info.title ?? session.info.id ?? options.source ?? 'session',
     source: options.source ?? '',
@@ -323,7 +358,10 @@ class Limits {
     let b = this.cache.get(key);
     if (!b) {
       const requestModel = (this.session.extra?.request as { model?: unknown } | undefined)?.model;
-      const id = model === 'unknown' ? (this.settings.model ?? (typeof requestModel === 'string' ? requestModel : undefined)) : model;
+      const id =
+        model === 'unknown'
+          ? (this.settings.model ?? (typeof requestModel === 'string' ? requestModel : undefined))
+          : model;
       b = new ContextBudget(this.catalog.lookup(id, window ? { reportedWindow: window } : {}), this.settings);
       this.cache.set(key, b);
     }
@@ -361,7 +399,12 @@ class ContextAccumulator {
   }
 
   snapshot(): { totals: number[]; results: number[]; calls: number[]; messages: number } {
-    return { totals: this.totals.slice(), results: this.resultCounts.slice(), calls: this.callCounts.slice(), messages: this.items.length };
+    return {
+      totals: this.totals.slice(),
+      results: this.resultCounts.slice(),
+      calls: this.callCounts.slice(),
+      messages: this.items.length,
+    };
   }
 
   push(entry: Entry): void {
@@ -369,9 +412,14 @@ class ContextAccumulator {
       const marker = entry.compaction as AbridgeMarker;
       let kept: ItemCost[];
       if (marker.source === 'abridge') {
-        const out = (i: number) => [marker.archived, ...(marker.hidden ?? [])].some((r) => r !== undefined && i >= r.fromEntry && i <= r.toEntry);
+        const out = (i: number) =>
+          [marker.archived, ...(marker.hidden ?? [])].some(
+            (r) => r !== undefined && i >= r.fromEntry && i <= r.toEntry,
+          );
         const edits = new Map((marker.edits ?? []).map((e) => [e.entry, e.message]));
-        kept = this.items.filter((c) => !out(c.index)).map((c) => (edits.has(c.index) ? this.cost(c.index, edits.get(c.index)!) : c));
+        kept = this.items
+          .filter((c) => !out(c.index))
+          .map((c) => (edits.has(c.index) ? this.cost(c.index, edits.get(c.index)!) : c));
       } else {
         const keepFrom = marker.firstKeptEntry;
         kept = keepFrom !== undefined && keepFrom <= entry.index ? this.items.filter((c) => c.index >= keepFrom) : [];
@@ -409,7 +457,16 @@ class ContextAccumulator {
 
   private cost(index: number, m: Message): ItemCost {
     const component = componentOf(m);
-    const own = component === 'summary' ? 2 : component === 'system' || component === 'memory' || component === 'skills' ? 1 : m.role === 'assistant' ? 4 : m.role === 'user' ? 3 : -1;
+    const own =
+      component === 'summary'
+        ? 2
+        : component === 'system' || component === 'memory' || component === 'skills'
+          ? 1
+          : m.role === 'assistant'
+            ? 4
+            : m.role === 'user'
+              ? 3
+              : -1;
     const tokens: number[] = [];
     const results: number[] = [];
     const calls: number[] = [];
@@ -435,7 +492,13 @@ class ContextAccumulator {
 }
 
 /** Records and full texts of the conversation, and the compactions with what each archived and edited. */
-function conversation(branch: readonly Entry[], counter: TokenCounter, maxText: number, compactionPoints: Map<number, number>, points: readonly { reported: number | null }[]) {
+function conversation(
+  branch: readonly Entry[],
+  counter: TokenCounter,
+  maxText: number,
+  compactionPoints: Map<number, number>,
+  points: readonly { reported: number | null }[],
+) {
   const records: MessageRecord[] = [];
   const texts: string[] = [];
   const byEntry = new Map<number, MessageRecord>();
@@ -445,7 +508,13 @@ function conversation(branch: readonly Entry[], counter: TokenCounter, maxText: 
   for (const e of branch) {
     const m = e.message;
     if (!m && !e.compaction) continue;
-    const rec: MessageRecord = { e: e.index, r: e.compaction ? 'compaction' : m!.role, t: m ? counter.message(m) : 0, c: m ? m.parts.reduce((n, p) => n + partTextLength(p), 0) : 0, p: '' };
+    const rec: MessageRecord = {
+      e: e.index,
+      r: e.compaction ? 'compaction' : m!.role,
+      t: m ? counter.message(m) : 0,
+      c: m ? m.parts.reduce((n, p) => n + partTextLength(p), 0) : 0,
+      p: '',
+    };
     if (e.line !== undefined) rec.l = e.line;
     if (e.compaction) rec.k = e.compaction.number;
     const ts = m?.timestamp ?? e.timestamp;
@@ -463,7 +532,11 @@ function conversation(branch: readonly Entry[], counter: TokenCounter, maxText: 
       if (tools.size > 0) rec.tools = [...tools];
       text = messageText(m, callNames);
     } else if (e.compaction) text = e.compaction.summary;
-    rec.p = text.slice(0, PREVIEW_CHARS * 3).replace(/\s+/g, ' ').trim().slice(0, PREVIEW_CHARS);
+    rec.p = text
+      .slice(0, PREVIEW_CHARS * 3)
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, PREVIEW_CHARS);
     if (text.length > maxText) {
       truncatedChars += text.length - maxText;
       text = `${text.slice(0, maxText)}\n\n[… ${(text.length - maxText).toLocaleString('en-US')} more characters not included in this page${e.line !== undefined ? `; see line ${e.line} of the transcript` : ''}]`;
@@ -472,16 +545,41 @@ function conversation(branch: readonly Entry[], counter: TokenCounter, maxText: 
     texts.push(text);
     byEntry.set(e.index, rec);
 
-    if (e.compaction) compactions.push(compactionView(e, e.compaction, branch, byEntry, counter, compactionPoints.get(e.index) ?? points.length, points));
+    if (e.compaction)
+      compactions.push(
+        compactionView(
+          e,
+          e.compaction,
+          branch,
+          byEntry,
+          counter,
+          compactionPoints.get(e.index) ?? points.length,
+          points,
+        ),
+      );
   }
   return { records, texts, truncatedChars, compactions };
 }
 
-function compactionView(e: Entry, marker: CompactionMarker, branch: readonly Entry[], byEntry: Map<number, MessageRecord>, counter: TokenCounter, beforePoint: number, points: readonly { reported: number | null }[]): ViewCompaction {
+function compactionView(
+  e: Entry,
+  marker: CompactionMarker,
+  branch: readonly Entry[],
+  byEntry: Map<number, MessageRecord>,
+  counter: TokenCounter,
+  beforePoint: number,
+  points: readonly { reported: number | null }[],
+): ViewCompaction {
   const m = marker as AbridgeMarker;
   // abridge says what it archived (nothing, when it only cleared results); other agents replace what came before the
   // first entry they keep (model/view.ts reads markers the same way).
-  const archived = m.source === 'abridge' ? m.archived : (m.archived ?? { fromEntry: 0, toEntry: (m.firstKeptEntry !== undefined && m.firstKeptEntry <= e.index ? m.firstKeptEntry : e.index) - 1 });
+  const archived =
+    m.source === 'abridge'
+      ? m.archived
+      : (m.archived ?? {
+          fromEntry: 0,
+          toEntry: (m.firstKeptEntry !== undefined && m.firstKeptEntry <= e.index ? m.firstKeptEntry : e.index) - 1,
+        });
   let archivedMessages = 0;
   let archivedTokens = 0;
   for (const x of archived ? branch : []) {
@@ -496,17 +594,35 @@ function compactionView(e: Entry, marker: CompactionMarker, branch: readonly Ent
   for (const ed of m.edits ?? []) {
     const rec = byEntry.get(ed.entry);
     const after = counter.message(ed.message);
-    const text = ed.message.parts.map((p) => (p.type === 'tool-result' ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : p.type === 'text' ? p.text : '')).join(' ');
+    const text = ed.message.parts
+      .map((p) =>
+        p.type === 'tool-result'
+          ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+          : p.type === 'text'
+            ? p.text
+            : '',
+      )
+      .join(' ');
     const ref = /"ref_id":\s*"([^"]+)"/.exec(text)?.[1] ?? /\bref(?:_id)?[=: ]+([A-Za-z0-9_-]{6,})/.exec(text)?.[1];
     const edit: ViewEdit = { entry: ed.entry, how: ed.how, before: rec?.t ?? 0, after, preview: text.slice(0, 400) };
     if (ref) edit.ref = ref;
     edits.push(edit);
-    if (rec) (rec.ed ??= []).push({ n: marker.number, how: ed.how, before: edit.before, after, ...(ref ? { ref } : {}) });
+    if (rec)
+      (rec.ed ??= []).push({ n: marker.number, how: ed.how, before: edit.before, after, ...(ref ? { ref } : {}) });
   }
   // Before/after as the provider reported them around the compaction, when the marker does not say.
   const before = marker.tokensBefore ?? lastReported(points, beforePoint - 1, -1);
   const after = marker.tokensAfter ?? lastReported(points, beforePoint, 1);
-  const out: ViewCompaction = { number: marker.number, entry: e.index, source: marker.source, beforePoint, summary: marker.summary, archivedMessages, archivedTokens, edits };
+  const out: ViewCompaction = {
+    number: marker.number,
+    entry: e.index,
+    source: marker.source,
+    beforePoint,
+    summary: marker.summary,
+    archivedMessages,
+    archivedTokens,
+    edits,
+  };
   if (archived) out.archived = archived;
   if (e.line !== undefined) out.line = e.line;
   if (marker.trigger) out.trigger = marker.trigger;
@@ -539,7 +655,13 @@ function partText(p: Part, names: ToolAttribution): string {
     case 'tool-call':
       return `[call ${names.toolOf(p)}]\n${argumentsText(p.arguments)}`;
     case 'tool-result': {
-      const body = p.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}${c.mediaType ? ` ${c.mediaType}` : ''}${c.byteSize ? `, ${c.byteSize.toLocaleString('en-US')} bytes` : ''}]`)).join('\n');
+      const body = p.content
+        .map((c) =>
+          c.type === 'text'
+            ? c.text
+            : `[${c.type}${c.mediaType ? ` ${c.mediaType}` : ''}${c.byteSize ? `, ${c.byteSize.toLocaleString('en-US')} bytes` : ''}]`,
+        )
+        .join('\n');
       return `[result of ${names.toolOf(p)}${p.isError ? ', error' : ''}]\n${body}`;
     }
     case 'image':

@@ -21,7 +21,10 @@ function asset(path: URL | string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new AbridgeError('MISSING_DEPENDENCY', `abridge view: cannot read ${what} (${String(path)}): ${err instanceof Error ? err.message : String(err)}; reinstall abridge${what === 'uPlot' ? ' (its dependency uplot)' : ''}`);
+    throw new AbridgeError(
+      'MISSING_DEPENDENCY',
+      `abridge view: cannot read ${what} (${String(path)}): ${err instanceof Error ? err.message : String(err)}; reinstall abridge${what === 'uPlot' ? ' (its dependency uplot)' : ''}`,
+    );
   }
 }
 
@@ -35,7 +38,10 @@ function loadAssets(): PageAssets {
   try {
     uplotDir = require.resolve('uplot/dist/uPlot.iife.min.js').replace(/uPlot\.iife\.min\.js$/, '');
   } catch {
-    throw new AbridgeError('MISSING_DEPENDENCY', 'abridge view needs the uplot package (a dependency of abridge): reinstall abridge, or npm install uplot');
+    throw new AbridgeError(
+      'MISSING_DEPENDENCY',
+      'abridge view needs the uplot package (a dependency of abridge): reinstall abridge, or npm install uplot',
+    );
   }
   cached = {
     html: asset(new URL('page.html', dir), 'the page template'),
@@ -60,7 +66,10 @@ export function renderViewPage(data: ViewData, texts: readonly string[]): string
   const a = loadAssets();
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
   const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: 1 }).toString('base64');
-  const title = `abridge view · ${data.meta.title}`.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+  const title = `abridge view · ${data.meta.title}`.replace(
+    /[&<>"]/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!,
+  );
   const parts: Record<string, string> = {
     '/*TITLE*/': title,
     '/*UPLOT_CSS*/': inert(a.uplotCss),

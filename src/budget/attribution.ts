@@ -38,7 +38,8 @@ export function mcpServerOf(toolName: string, args?: unknown): string | undefine
 export function displayToolName(name: string, args?: unknown): string {
   if ((name === 'use_mcp_tool' || name === 'access_mcp_resource') && args && typeof args === 'object') {
     const a = args as { server_name?: unknown; tool_name?: unknown; uri?: unknown };
-    if (typeof a.server_name === 'string') return `mcp__${a.server_name}__${typeof a.tool_name === 'string' ? a.tool_name : name}`;
+    if (typeof a.server_name === 'string')
+      return `mcp__${a.server_name}__${typeof a.tool_name === 'string' ? a.tool_name : name}`;
   }
   return name;
 }
@@ -57,7 +58,8 @@ export class ToolAttribution {
 
   /** Remembers call names without counting (calls seen before the context that is measured, e.g. archived ones). */
   learn(message: Message): void {
-    for (const p of message.parts) if (p.type === 'tool-call') this.callNames.set(p.id, displayToolName(p.name, p.arguments));
+    for (const p of message.parts)
+      if (p.type === 'tool-call') this.callNames.set(p.id, displayToolName(p.name, p.arguments));
   }
 
   /** The tool a part is attributed to, if any (tool calls and tool results). */
@@ -117,13 +119,17 @@ export class ToolAttribution {
 
 function sortedRecord<T extends ToolCost>(m: Map<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
-  for (const [k, v] of [...m].sort((a, b) => b[1].tokens + b[1].callTokens - (a[1].tokens + a[1].callTokens) || a[0].localeCompare(b[0]))) out[k] = v;
+  for (const [k, v] of [...m].sort(
+    (a, b) => b[1].tokens + b[1].callTokens - (a[1].tokens + a[1].callTokens) || a[0].localeCompare(b[0]),
+  ))
+    out[k] = v;
   return out;
 }
 
 /** Scales counted tokens to provider tokens (the snapshot's ratio), keeping counts as they are. */
 export function scaleCosts<T extends ToolCost>(costs: Record<string, T>, ratio: number): Record<string, T> {
   const out: Record<string, T> = {};
-  for (const [k, v] of Object.entries(costs)) out[k] = { ...v, tokens: Math.round(v.tokens * ratio), callTokens: Math.round(v.callTokens * ratio) };
+  for (const [k, v] of Object.entries(costs))
+    out[k] = { ...v, tokens: Math.round(v.tokens * ratio), callTokens: Math.round(v.callTokens * ratio) };
   return out;
 }

@@ -7,7 +7,13 @@ import { DEFAULT_BUDGET_SETTINGS, DEFAULT_THRESHOLDS } from './defaults.js';
 import type { BudgetSettings } from './types.js';
 
 const settings = (over: Partial<BudgetSettings> = {}): BudgetSettings => ({ ...DEFAULT_BUDGET_SETTINGS, ...over });
-const model = (contextWindow: number, maxOutputTokens: number, id = 'test-model'): ModelInfo => ({ id, contextWindow, maxOutputTokens, family: 'other', source: 'config' });
+const model = (contextWindow: number, maxOutputTokens: number, id = 'test-model'): ModelInfo => ({
+  id,
+  contextWindow,
+  maxOutputTokens,
+  family: 'other',
+  source: 'config',
+});
 
 /** A counter whose token is a whitespace-separated word: token arithmetic by hand. */
 const words = new TokenCounter({ exact: { encoding: 'words', count: (t) => t.split(/\s+/).filter(Boolean).length } });
@@ -29,14 +35,27 @@ describe('ContextBudget: reserve and effective window', () => {
   it('an explicit reserveTokens replaces the default, and wins over a response allocation', () => {
     expect(new ContextBudget(model(200_000, 32_000), settings({ reserveTokens: 10_000 })).reserve).toBe(10_000);
     expect(new ContextBudget(model(200_000, 32_000), settings({ reserveTokens: 0 })).reserve).toBe(0);
-    expect(new ContextBudget(model(200_000, 32_000), settings({ reserveTokens: 7_000, allocations: { response: { share: 0.45 } } })).reserve).toBe(7_000);
+    expect(
+      new ContextBudget(
+        model(200_000, 32_000),
+        settings({ reserveTokens: 7_000, allocations: { response: { share: 0.45 } } }),
+      ).reserve,
+    ).toBe(7_000);
   });
 
   it('a response allocation is the reserve (share of the window or tokens), still capped at half the window', () => {
-    expect(new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { share: 0.1 } } })).reserve).toBe(20_000);
-    expect(new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { tokens: 5_000 } } })).reserve).toBe(5_000);
-    expect(new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { share: 0.45 } } })).reserve).toBe(90_000);
-    expect(new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { share: 0.7 } } })).reserve).toBe(100_000);
+    expect(
+      new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { share: 0.1 } } })).reserve,
+    ).toBe(20_000);
+    expect(
+      new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { tokens: 5_000 } } })).reserve,
+    ).toBe(5_000);
+    expect(
+      new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { share: 0.45 } } })).reserve,
+    ).toBe(90_000);
+    expect(
+      new ContextBudget(model(200_000, 32_000), settings({ allocations: { response: { share: 0.7 } } })).reserve,
+    ).toBe(100_000);
   });
 
   it('effective = window − reserve', () => {
@@ -105,7 +124,9 @@ describe('ContextBudget: levels and marks', () => {
   });
 
   it('a per-model threshold override applies through an alias', () => {
-    const s = settings({ models: { opus: { aliases: ['claude-opus-4-1-20250805'], thresholds: { warn: 0.6, compact: 0.7, target: 0.4 } } } });
+    const s = settings({
+      models: { opus: { aliases: ['claude-opus-4-1-20250805'], thresholds: { warn: 0.6, compact: 0.7, target: 0.4 } } },
+    });
     const ob = new ContextBudget(model(200_000, 32_000, 'claude-opus-4-1-20250805'), s);
     expect(ob.thresholds).toEqual({ warn: 0.6, compact: 0.7, block: 0.98, target: 0.4 });
     expect(ob.marks.target).toBe(67_200);
@@ -114,7 +135,10 @@ describe('ContextBudget: levels and marks', () => {
   });
 
   it('global thresholds from the settings apply', () => {
-    const gb = new ContextBudget(model(100_000, 10_000), settings({ thresholds: { warn: 0.5, compact: 0.75, block: 0.95, target: 0.25 } }));
+    const gb = new ContextBudget(
+      model(100_000, 10_000),
+      settings({ thresholds: { warn: 0.5, compact: 0.75, block: 0.95, target: 0.25 } }),
+    );
     expect(gb.effective).toBe(90_000);
     expect(gb.marks).toEqual({ warn: 45_000, compact: 67_500, block: 85_500, target: 22_500 });
     expect([44_999, 45_000, 67_500, 85_500].map((u) => gb.level(u))).toEqual(['ok', 'warn', 'compact', 'block']);
@@ -124,7 +148,10 @@ describe('ContextBudget: levels and marks', () => {
   // so the mark can be one token *below* where the level starts: when threshold × effective is not an integer, and even
   // when it is but the float product falls just short (0.7 × 168,000 = 117,599.99999999999).
   it('marks.compact is where the compact level starts (0.7 × 168,000)', () => {
-    const ob = new ContextBudget(model(200_000, 32_000), settings({ thresholds: { ...DEFAULT_THRESHOLDS, compact: 0.7 } }));
+    const ob = new ContextBudget(
+      model(200_000, 32_000),
+      settings({ thresholds: { ...DEFAULT_THRESHOLDS, compact: 0.7 } }),
+    );
     expect(ob.level(117_600)).toBe('compact');
     expect(ob.marks.compact).toBe(117_600); // is 117,599, whose level is 'warn'
   });
@@ -149,7 +176,14 @@ describe('ContextBudget: levels and marks', () => {
 });
 
 describe('ContextBudget: allocations', () => {
-  const s = settings({ allocations: { system: { share: 0.05 }, knowledgeBase: { tokens: 3_000 }, summary: { share: 0.1 }, response: { share: 0.1 } } });
+  const s = settings({
+    allocations: {
+      system: { share: 0.05 },
+      knowledgeBase: { tokens: 3_000 },
+      summary: { share: 0.1 },
+      response: { share: 0.1 },
+    },
+  });
   const b = new ContextBudget(model(100_000, 32_000), s);
 
   it('caps come from shares of the window and from tokens; unconfigured components have none', () => {
@@ -163,7 +197,13 @@ describe('ContextBudget: allocations', () => {
   });
 
   it('unused allocation flows to the conversation', () => {
-    const { rows, conversationRoom } = b.allocations({ system: 2_000, knowledgeBase: 4_000, summary: 1_000, recent: 20_000, prompt: 500 });
+    const { rows, conversationRoom } = b.allocations({
+      system: 2_000,
+      knowledgeBase: 4_000,
+      summary: 1_000,
+      recent: 20_000,
+      prompt: 500,
+    });
     expect(rows).toEqual([
       { key: 'system', cap: 5_000, used: 2_000, unused: 3_000 },
       { key: 'knowledgeBase', cap: 3_000, used: 4_000, unused: 0 },
@@ -192,7 +232,10 @@ describe('ContextBudget: allocations', () => {
 });
 
 describe('ContextBudget.fit', () => {
-  const b = new ContextBudget(model(100_000, 10_000), settings({ allocations: { knowledgeBase: { tokens: 200 }, crossIssue: { tokens: 100 } } }));
+  const b = new ContextBudget(
+    model(100_000, 10_000),
+    settings({ allocations: { knowledgeBase: { tokens: 200 }, crossIssue: { tokens: 100 } } }),
+  );
 
   it('keeps items by rank, truncates the one that does not fit, leaves out what cannot be cut, and lists it', () => {
     const items: BudgetItem[] = [
@@ -218,11 +261,20 @@ describe('ContextBudget.fit', () => {
       { id: 'C', tokens: 30 },
       { id: 'D', tokens: 10 },
     ]);
-    expect(out.note).toBe('[knowledgeBase budget of 200 tokens: left out C (30 tokens), D (10 tokens); truncated B (−90 tokens)]');
+    expect(out.note).toBe(
+      '[knowledgeBase budget of 200 tokens: left out C (30 tokens), D (10 tokens); truncated B (−90 tokens)]',
+    );
   });
 
   it('a non-truncatable item is left out whole and smaller items after it still fit', () => {
-    const out = b.fit('crossIssue', [{ id: 'big', text: text(150), truncatable: false, rank: 5 }, { id: 'small', text: text(40) }], words);
+    const out = b.fit(
+      'crossIssue',
+      [
+        { id: 'big', text: text(150), truncatable: false, rank: 5 },
+        { id: 'small', text: text(40) },
+      ],
+      words,
+    );
     expect(out.items.map((i) => [i.id, i.tokens, i.truncated])).toEqual([['small', 40, false]]);
     expect(out.omitted).toEqual([{ id: 'big', tokens: 150 }]);
     expect(out.note).toBe('[crossIssue budget of 100 tokens: left out big (150 tokens)]');
@@ -230,27 +282,52 @@ describe('ContextBudget.fit', () => {
   });
 
   it('an item meeting 50 tokens of room or less is left out whole, not truncated', () => {
-    const out = b.fit('crossIssue', [{ id: 'x', text: text(60) }, { id: 'y', text: text(100) }], words);
+    const out = b.fit(
+      'crossIssue',
+      [
+        { id: 'x', text: text(60) },
+        { id: 'y', text: text(100) },
+      ],
+      words,
+    );
     expect(out.items.map((i) => [i.id, i.tokens, i.truncated])).toEqual([['x', 60, false]]);
     expect(out.omitted).toEqual([{ id: 'y', tokens: 100 }]);
     expect(out.note).toBe('[crossIssue budget of 100 tokens: left out y (100 tokens)]');
   });
 
   it('ties keep the given order', () => {
-    const out = b.fit('crossIssue', [{ id: 'x', text: text(60) }, { id: 'y', text: text(60), truncatable: false }, { id: 'z', text: text(30) }], words);
+    const out = b.fit(
+      'crossIssue',
+      [
+        { id: 'x', text: text(60) },
+        { id: 'y', text: text(60), truncatable: false },
+        { id: 'z', text: text(30) },
+      ],
+      words,
+    );
     expect(out.items.map((i) => i.id)).toEqual(['x', 'z']);
     expect(out.omitted.map((o) => o.id)).toEqual(['y']);
   });
 
   it('everything that fits is kept with no note', () => {
-    const out = b.fit('crossIssue', [{ id: 'x', text: text(60) }, { id: 'y', text: text(40) }], words);
+    const out = b.fit(
+      'crossIssue',
+      [
+        { id: 'x', text: text(60) },
+        { id: 'y', text: text(40) },
+      ],
+      words,
+    );
     expect(out.tokens).toBe(100);
     expect(out.omitted).toEqual([]);
     expect(out.note).toBeUndefined();
   });
 
   it('without a cap, everything is kept (cap reported as −1)', () => {
-    const items = [{ id: 'x', text: text(5_000) }, { id: 'y', text: text(70_000), truncatable: false }];
+    const items = [
+      { id: 'x', text: text(5_000) },
+      { id: 'y', text: text(70_000), truncatable: false },
+    ];
     const out = b.fit('memory', items, words);
     expect(out.cap).toBe(-1);
     expect(out.items.map((i) => [i.id, i.tokens, i.truncated])).toEqual([
@@ -264,7 +341,22 @@ describe('ContextBudget.fit', () => {
 
   it('never exceeds the cap, accounts for every item, and keeps higher ranks first (estimator counter)', () => {
     const counter = new TokenCounter();
-    const word = fc.constantFrom('the', 'context', 'window', 'fn()', '{', '}', 'x', '42', 'déjà', '漢字', '\n', '  ', 'https://example.com/a/b', '😀');
+    const word = fc.constantFrom(
+      'the',
+      'context',
+      'window',
+      'fn()',
+      '{',
+      '}',
+      'x',
+      '42',
+      'déjà',
+      '漢字',
+      '\n',
+      '  ',
+      'https://example.com/a/b',
+      '😀',
+    );
     const item = fc.record({
       text: fc.array(word, { maxLength: 300 }).map((ws) => ws.join(' ')),
       rank: fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined }),
@@ -272,7 +364,12 @@ describe('ContextBudget.fit', () => {
     });
     fc.assert(
       fc.property(fc.array(item, { maxLength: 8 }), fc.integer({ min: 0, max: 1_500 }), (raw, cap) => {
-        const items: BudgetItem[] = raw.map((r, i) => ({ id: `i${i}`, text: r.text, ...(r.rank !== undefined ? { rank: r.rank } : {}), ...(r.truncatable !== undefined ? { truncatable: r.truncatable } : {}) }));
+        const items: BudgetItem[] = raw.map((r, i) => ({
+          id: `i${i}`,
+          text: r.text,
+          ...(r.rank !== undefined ? { rank: r.rank } : {}),
+          ...(r.truncatable !== undefined ? { truncatable: r.truncatable } : {}),
+        }));
         const fb = new ContextBudget(model(100_000, 10_000), settings({ allocations: { skills: { tokens: cap } } }));
         const out = fb.fit('skills', items, counter);
         expect(out.cap).toBe(cap);
@@ -314,12 +411,19 @@ describe('truncateToTokens', () => {
   it('stays within the limit and returns a prefix with its own count (estimator)', () => {
     const counter = new TokenCounter();
     fc.assert(
-      fc.property(fc.string({ maxLength: 2_000, unit: fc.constantFrom('a', 'b', ' ', '\n', '.', '{', 'é', '字', '😀', '0', '1') }), fc.integer({ min: 0, max: 400 }), (t, max) => {
-        const r = truncateToTokens(t, max, counter);
-        expect(r.tokens).toBeLessThanOrEqual(max);
-        expect(t.startsWith(r.text)).toBe(true);
-        expect(r.tokens).toBe(counter.text(r.text));
-      }),
+      fc.property(
+        fc.string({
+          maxLength: 2_000,
+          unit: fc.constantFrom('a', 'b', ' ', '\n', '.', '{', 'é', '字', '😀', '0', '1'),
+        }),
+        fc.integer({ min: 0, max: 400 }),
+        (t, max) => {
+          const r = truncateToTokens(t, max, counter);
+          expect(r.tokens).toBeLessThanOrEqual(max);
+          expect(t.startsWith(r.text)).toBe(true);
+          expect(r.tokens).toBe(counter.text(r.text));
+        },
+      ),
       { numRuns: 300 },
     );
   });

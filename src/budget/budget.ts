@@ -49,7 +49,10 @@ export class ContextBudget {
     const response = settings.allocations.response;
     // A window the agent reported (Codex's model_context_window) is already what it leaves for input: no second reserve.
     const defaultReserve = model.source === 'transcript' ? 0 : Math.min(model.maxOutputTokens, DEFAULT_RESERVE_CAP);
-    this.reserve = Math.min(Math.floor(this.window / 2), settings.reserveTokens ?? (response ? this.amount(response) : defaultReserve));
+    this.reserve = Math.min(
+      Math.floor(this.window / 2),
+      settings.reserveTokens ?? (response ? this.amount(response) : defaultReserve),
+    );
     this.effective = this.window - this.reserve;
     this.thresholds = { ...settings.thresholds, ...perModelThresholds(settings, model.id) };
   }
@@ -99,7 +102,8 @@ export class ContextBudget {
       const u = used[key] ?? 0;
       rows.push({ key, cap, used: u, unused: cap === undefined ? 0 : Math.max(0, cap - u) });
     }
-    for (const [k, v] of Object.entries(used) as [ComponentId, number][]) if (k !== 'summary' && k !== 'recent') others += Math.min(v, this.cap(k) ?? v);
+    for (const [k, v] of Object.entries(used) as [ComponentId, number][])
+      if (k !== 'summary' && k !== 'recent') others += Math.min(v, this.cap(k) ?? v);
     rows.push({ key: 'response', cap: this.reserve, used: 0, unused: 0 });
     return { rows, conversationRoom: Math.max(0, this.effective - others) };
   }
@@ -149,7 +153,11 @@ export class ContextBudget {
 }
 
 /** The longest prefix of `text` (cut at a line or word boundary when one is near) that fits `maxTokens`. */
-export function truncateToTokens(text: string, maxTokens: number, counter: TokenCounter): { text: string; tokens: number } {
+export function truncateToTokens(
+  text: string,
+  maxTokens: number,
+  counter: TokenCounter,
+): { text: string; tokens: number } {
   if (maxTokens <= 0) return { text: '', tokens: 0 };
   const whole = counter.text(text);
   if (whole <= maxTokens) return { text, tokens: whole };
@@ -177,7 +185,8 @@ function perModelThresholds(settings: BudgetSettings, modelId: string): Partial<
   const want = normalizeModelId(modelId);
   for (const [key, o] of Object.entries(settings.models)) {
     if (!o.thresholds) continue;
-    if (normalizeModelId(key) === want || (o.aliases ?? []).some((a) => normalizeModelId(a) === want)) return o.thresholds;
+    if (normalizeModelId(key) === want || (o.aliases ?? []).some((a) => normalizeModelId(a) === want))
+      return o.thresholds;
   }
   return {};
 }

@@ -42,7 +42,10 @@ interface ModelsDevModel {
 }
 
 /** Entries of a models.dev-shaped provider object (`{models: {id: {limit, cost}}}`); models without a context limit are skipped. */
-export function entriesFromModelsDev(provider: { id?: string; models: Record<string, ModelsDevModel> }, providerId: string | undefined = provider.id): CatalogEntry[] {
+export function entriesFromModelsDev(
+  provider: { id?: string; models: Record<string, ModelsDevModel> },
+  providerId: string | undefined = provider.id,
+): CatalogEntry[] {
   const out: CatalogEntry[] = [];
   for (const m of Object.values(provider.models)) {
     const context = m.limit?.context;
@@ -60,7 +63,8 @@ export function entriesFromModelsDev(provider: { id?: string; models: Record<str
   return out;
 }
 
-const SHAPE = 'a models.dev catalog: its api.json ({"anthropic": {"models": {"claude-…": {"limit": {"context": …, "output": …}, "cost": {…}}}}}) or one provider ({"models": {…}})';
+const SHAPE =
+  'a models.dev catalog: its api.json ({"anthropic": {"models": {"claude-…": {"limit": {"context": …, "output": …}, "cost": {…}}}}}) or one provider ({"models": {…}})';
 const MAX_PROBLEMS = 20;
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -84,7 +88,11 @@ function providerPath(name: string): string {
  * expected — every problem at once, one per line.
  */
 export function parseModelsDevCatalog(value: unknown, file: string): CatalogEntry[][] {
-  if (!isObject(value)) throw new AbridgeError('INVALID_CATALOG', `${file}: expected ${SHAPE}, got ${Array.isArray(value) ? 'an array' : render(value)}`);
+  if (!isObject(value))
+    throw new AbridgeError(
+      'INVALID_CATALOG',
+      `${file}: expected ${SHAPE}, got ${Array.isArray(value) ? 'an array' : render(value)}`,
+    );
   const problems: string[] = [];
   const providers: [string | undefined, string, Record<string, unknown>][] = [];
   if ('models' in value) {
@@ -94,7 +102,10 @@ export function parseModelsDevCatalog(value: unknown, file: string): CatalogEntr
   } else {
     for (const [name, p] of Object.entries(value)) {
       if (name.startsWith('$')) continue;
-      if (!isObject(p) || !isObject(p.models)) problems.push(`${file}: ${providerPath(name)}: expected a provider object with "models" (${SHAPE}), got ${render(isObject(p) ? p.models ?? p : p)}`);
+      if (!isObject(p) || !isObject(p.models))
+        problems.push(
+          `${file}: ${providerPath(name)}: expected a provider object with "models" (${SHAPE}), got ${render(isObject(p) ? (p.models ?? p) : p)}`,
+        );
       else providers.push([typeof p.id === 'string' ? p.id : name, providerPath(name), p.models]);
     }
   }
@@ -113,15 +124,19 @@ export function parseModelsDevCatalog(value: unknown, file: string): CatalogEntr
         problems.push(`${at}.limit: expected an object with context and output (tokens), got ${render(limit)}`);
         continue;
       }
-      const bad = (path: string, v: unknown, expected: string) => problems.push(`${at}.${path}: expected ${expected}, got ${render(v)}`);
+      const bad = (path: string, v: unknown, expected: string) =>
+        problems.push(`${at}.${path}: expected ${expected}, got ${render(v)}`);
       const tokens = (v: unknown) => v === undefined || (Number.isInteger(v) && (v as number) >= 0);
       if (!tokens(limit.context)) bad('limit.context', limit.context, 'a positive integer (tokens)');
       if (!tokens(limit.output)) bad('limit.output', limit.output, 'a positive integer (tokens)');
       const cost = m.cost;
       const price = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v >= 0);
       if (cost !== undefined) {
-        if (!isObject(cost)) bad('cost', cost, 'an object of prices per million tokens (input, output, cache_read, cache_write)');
-        else for (const k of ['input', 'output', 'cache_read', 'cache_write'] as const) if (!price(cost[k])) bad(`cost.${k}`, cost[k], 'a price per million tokens (a number ≥ 0)');
+        if (!isObject(cost))
+          bad('cost', cost, 'an object of prices per million tokens (input, output, cache_read, cache_write)');
+        else
+          for (const k of ['input', 'output', 'cache_read', 'cache_write'] as const)
+            if (!price(cost[k])) bad(`cost.${k}`, cost[k], 'a price per million tokens (a number ≥ 0)');
       }
       if (m.id !== undefined && typeof m.id !== 'string') bad('id', m.id, 'a string');
       const context = limit.context as number | undefined;
@@ -134,10 +149,15 @@ export function parseModelsDevCatalog(value: unknown, file: string): CatalogEntr
     if (batch.length) batches.push(batch);
   }
   if (problems.length) {
-    const more = problems.length > MAX_PROBLEMS ? [`${file}: … and ${problems.length - MAX_PROBLEMS} more problems`] : [];
+    const more =
+      problems.length > MAX_PROBLEMS ? [`${file}: … and ${problems.length - MAX_PROBLEMS} more problems`] : [];
     throw new AbridgeError('INVALID_CATALOG', [...problems.slice(0, MAX_PROBLEMS), ...more].join('\n'));
   }
-  if (!batches.length) throw new AbridgeError('INVALID_CATALOG', `${file}: no model with a context limit (limit.context) found; expected ${SHAPE}`);
+  if (!batches.length)
+    throw new AbridgeError(
+      'INVALID_CATALOG',
+      `${file}: no model with a context limit (limit.context) found; expected ${SHAPE}`,
+    );
   return batches;
 }
 
@@ -154,7 +174,8 @@ function readJson(path: string, shown: string, what: string): unknown {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new AbridgeError('FILE_NOT_FOUND', `${shown}: no such ${what}`);
-    if (code === 'EISDIR') throw new AbridgeError('FILE_UNREADABLE', `${shown}: is a directory, expected a ${what} (JSON)`);
+    if (code === 'EISDIR')
+      throw new AbridgeError('FILE_UNREADABLE', `${shown}: is a directory, expected a ${what} (JSON)`);
     throw new AbridgeError('FILE_UNREADABLE', `${shown}: cannot read the ${what} (${code ?? String(err)})`);
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
@@ -164,7 +185,10 @@ function readJson(path: string, shown: string, what: string): unknown {
     const message = err instanceof Error ? err.message : String(err);
     const at = /at position (\d+)/.exec(message);
     const reason = message.replace(/ (?:in JSON )?at position \d+.*$/s, '').replace(/, ".*" is not valid JSON$/s, '');
-    throw new AbridgeError('INVALID_CATALOG', `${shown}${at ? `:${lineColumn(text, Number(at[1]))}` : ''}: invalid JSON: ${reason}`);
+    throw new AbridgeError(
+      'INVALID_CATALOG',
+      `${shown}${at ? `:${lineColumn(text, Number(at[1]))}` : ''}: invalid JSON: ${reason}`,
+    );
   }
 }
 
@@ -184,13 +208,18 @@ export function readCatalogFile(path: string, shown: string = path): CatalogSour
   }
   const cached = fileCache.get(path);
   if (stamp && cached?.stamp === stamp && cached.source.name === shown) return cached.source;
-  const source: CatalogSource = { name: shown, batches: parseModelsDevCatalog(readJson(path, shown, 'model catalog file'), shown) };
+  const source: CatalogSource = {
+    name: shown,
+    batches: parseModelsDevCatalog(readJson(path, shown, 'model catalog file'), shown),
+  };
   if (stamp) fileCache.set(path, { stamp, source });
   return source;
 }
 
 /** Where the bundled snapshot lives: `data/` of the package (where it should be, in the error, when it is missing). */
-export const BUNDLED_SNAPSHOT_PATH = packageFile('data/catalog-snapshot.json') ?? fileURLToPath(new URL('../../data/catalog-snapshot.json', import.meta.url));
+export const BUNDLED_SNAPSHOT_PATH =
+  packageFile('data/catalog-snapshot.json') ??
+  fileURLToPath(new URL('../../data/catalog-snapshot.json', import.meta.url));
 
 interface SnapshotMeta {
   generated?: string;
@@ -209,7 +238,9 @@ export function bundledSource(): CatalogSource {
   if (!bundled) {
     const value = readJson(BUNDLED_SNAPSHOT_PATH, BUNDLED_SNAPSHOT_PATH, 'bundled model catalog (reinstall abridge)');
     const meta = (isObject(value) && isObject(value.$source) ? value.$source : {}) as SnapshotMeta;
-    const from = (meta.from ?? []).map((f) => `${f.package ?? '?'}${f.version ? `@${f.version}` : ''}${f.published ? ` (${f.published})` : ''}`).join(' + ');
+    const from = (meta.from ?? [])
+      .map((f) => `${f.package ?? '?'}${f.version ? `@${f.version}` : ''}${f.published ? ` (${f.published})` : ''}`)
+      .join(' + ');
     bundled = {
       name: 'bundled snapshot',
       detail: `${from || 'data/catalog-snapshot.json'}${meta.generated ? `, generated ${meta.generated}` : ''}`,

@@ -53,7 +53,8 @@ async function readCorpusModels(): Promise<{ models: Seen[]; unreadable: string[
       for (const e of session.entries) {
         const m = e.message;
         if (m?.model) current = { id: m.model, ...(m.provider ? { provider: m.provider } : {}) };
-        if (e.kind === 'model-change' && e.model?.id) current = { id: e.model.id, ...(e.model.provider ? { provider: e.model.provider } : {}) };
+        if (e.kind === 'model-change' && e.model?.id)
+          current = { id: e.model.id, ...(e.model.provider ? { provider: e.model.provider } : {}) };
         if (!current) continue;
         const s = note(current.id, current.provider);
         const u = m?.usage ?? e.usage;
@@ -67,7 +68,9 @@ async function readCorpusModels(): Promise<{ models: Seen[]; unreadable: string[
 
 /** A catalog hit, or a rule the result names: never the silent default. */
 function expectExplained(info: ModelInfo, what: string): void {
-  expect(['catalog', 'inferred', 'transcript'], `${what}: ${info.source} (${info.note ?? 'no note'})`).toContain(info.source);
+  expect(['catalog', 'inferred', 'transcript'], `${what}: ${info.source} (${info.note ?? 'no note'})`).toContain(
+    info.source,
+  );
   if (info.source !== 'catalog') expect(info.note, what).toBeTruthy();
   if (info.source === 'inferred' && info.matched) expect(info.note, what).toContain(info.matched);
   expect(info.contextWindow).toBeGreaterThan(0);
@@ -80,14 +83,27 @@ run('every model named in the corpus resolves', () => {
     const catalog = new ModelCatalog();
     const rows: string[] = [];
     for (const m of models) {
-      const info = catalog.lookup(m.id, { ...(m.provider ? { provider: m.provider } : {}), ...(m.reportedWindow ? { reportedWindow: m.reportedWindow } : {}), observedPrompt: m.prompt });
+      const info = catalog.lookup(m.id, {
+        ...(m.provider ? { provider: m.provider } : {}),
+        ...(m.reportedWindow ? { reportedWindow: m.reportedWindow } : {}),
+        observedPrompt: m.prompt,
+      });
       const what = `${m.id} (${m.provider ?? 'no provider'}; ${[...m.files][0]})`;
       expectExplained(info, what);
       expect(info.contextWindow, what).toBeGreaterThanOrEqual(m.prompt);
       rows.push(`${m.id} → ${info.source}${info.matched ? ` ${info.matched}` : ''} ${info.contextWindow}`);
     }
     // The current Claude models of the corpus are plain catalog hits, not guesses from older ones.
-    for (const id of ['claude-opus-4-6', 'claude-sonnet-4-6', 'claude-opus-4-5', 'claude-sonnet-4-5-20250929', 'gpt-5.4', 'gpt-5.5', 'gpt-5.3-codex-spark', 'gemini-3-flash-preview']) {
+    for (const id of [
+      'claude-opus-4-6',
+      'claude-sonnet-4-6',
+      'claude-opus-4-5',
+      'claude-sonnet-4-5-20250929',
+      'gpt-5.4',
+      'gpt-5.5',
+      'gpt-5.3-codex-spark',
+      'gemini-3-flash-preview',
+    ]) {
       const m = models.find((s) => s.id === id);
       expect(m, `${id} is read from the corpus`).toBeDefined();
       expect(catalog.lookup(id).source, id).toBe('catalog');
@@ -122,7 +138,10 @@ run('every model named in the corpus resolves', () => {
     expect(codex.length).toBeGreaterThan(0);
     for (const m of codex) {
       expect(m.reportedWindow, m.id).toBeGreaterThan(0);
-      expect(new ModelCatalog().lookup(m.id, { reportedWindow: m.reportedWindow! })).toMatchObject({ source: 'transcript', contextWindow: m.reportedWindow });
+      expect(new ModelCatalog().lookup(m.id, { reportedWindow: m.reportedWindow! })).toMatchObject({
+        source: 'transcript',
+        contextWindow: m.reportedWindow,
+      });
     }
   });
 });

@@ -5,7 +5,13 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { BUNDLED_SNAPSHOT_PATH, readCatalogFile } from './catalog-source.js';
-import { ModelCatalog, entriesFromModelsDev, normalizeModelId, parseModelsDevCatalog, type CatalogEntry } from './catalog.js';
+import {
+  ModelCatalog,
+  entriesFromModelsDev,
+  normalizeModelId,
+  parseModelsDevCatalog,
+  type CatalogEntry,
+} from './catalog.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import type { BudgetSettings } from './types.js';
 
@@ -29,14 +35,29 @@ function thrown(f: () => unknown): AbridgeError {
 
 /** A small catalog of known numbers, for the rules (the bundled snapshot changes with every update). */
 const LINE: CatalogEntry[] = [
-  { id: 'acme-opus-1', contextWindow: 100_000, maxOutputTokens: 8_000, provider: 'acme', pricing: { input: 10, output: 50 } },
-  { id: 'acme-opus-2', contextWindow: 200_000, maxOutputTokens: 16_000, provider: 'acme', pricing: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
+  {
+    id: 'acme-opus-1',
+    contextWindow: 100_000,
+    maxOutputTokens: 8_000,
+    provider: 'acme',
+    pricing: { input: 10, output: 50 },
+  },
+  {
+    id: 'acme-opus-2',
+    contextWindow: 200_000,
+    maxOutputTokens: 16_000,
+    provider: 'acme',
+    pricing: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+  },
   { id: 'acme-opus-2-20260101', contextWindow: 200_000, maxOutputTokens: 16_000, provider: 'acme' },
   { id: 'acme-opus-3', contextWindow: 500_000, maxOutputTokens: 32_000, provider: 'acme' },
   { id: 'acme-haiku-2', contextWindow: 64_000, maxOutputTokens: 4_000, provider: 'acme' },
 ];
-const GATEWAY: CatalogEntry[] = [{ id: 'acme/acme-opus-2', contextWindow: 800_000, maxOutputTokens: 16_000, provider: 'router' }];
-const small = (over: Partial<BudgetSettings> = {}) => new ModelCatalog(settings(over), { bundled: false }).addSource(GATEWAY, 'gateway').addSource(LINE, 'acme');
+const GATEWAY: CatalogEntry[] = [
+  { id: 'acme/acme-opus-2', contextWindow: 800_000, maxOutputTokens: 16_000, provider: 'router' },
+];
+const small = (over: Partial<BudgetSettings> = {}) =>
+  new ModelCatalog(settings(over), { bundled: false }).addSource(GATEWAY, 'gateway').addSource(LINE, 'acme');
 
 describe('normalizeModelId', () => {
   it.each([
@@ -135,8 +156,12 @@ describe('ModelCatalog: the bundled snapshot', () => {
   });
 
   it('the six providers are in, with the snapshot saying where it came from and when', () => {
-    const snapshot = JSON.parse(readFileSync(BUNDLED_SNAPSHOT_PATH, 'utf8')) as Record<string, { models?: Record<string, unknown> }> & { $source: { generated: string; from: { package: string; version: string }[] } };
-    for (const p of ['anthropic', 'openai', 'google', 'deepseek', 'mistral', 'xai']) expect(Object.keys(snapshot[p]?.models ?? {}).length).toBeGreaterThan(0);
+    const snapshot = JSON.parse(readFileSync(BUNDLED_SNAPSHOT_PATH, 'utf8')) as Record<
+      string,
+      { models?: Record<string, unknown> }
+    > & { $source: { generated: string; from: { package: string; version: string }[] } };
+    for (const p of ['anthropic', 'openai', 'google', 'deepseek', 'mistral', 'xai'])
+      expect(Object.keys(snapshot[p]?.models ?? {}).length).toBeGreaterThan(0);
     expect(snapshot.$source.generated).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(snapshot.$source.from.length).toBeGreaterThan(0);
     for (const f of snapshot.$source.from) expect(f.package).toMatch(/pi-ai$/);
@@ -172,10 +197,19 @@ describe('ModelCatalog: the bundled snapshot', () => {
   });
 
   it("the transcript's provider picks that provider's entry: OpenRouter's Claude Sonnet 4.5 has the 1M window", () => {
-    expect(catalog.lookup('claude-sonnet-4-5', { provider: 'anthropic' })).toMatchObject({ contextWindow: 200_000, source: 'catalog' });
-    expect(catalog.lookup('anthropic/claude-sonnet-4.5', { provider: 'openrouter' })).toMatchObject({ contextWindow: 1_000_000, source: 'catalog' });
+    expect(catalog.lookup('claude-sonnet-4-5', { provider: 'anthropic' })).toMatchObject({
+      contextWindow: 200_000,
+      source: 'catalog',
+    });
+    expect(catalog.lookup('anthropic/claude-sonnet-4.5', { provider: 'openrouter' })).toMatchObject({
+      contextWindow: 1_000_000,
+      source: 'catalog',
+    });
     // A provider the catalog does not list changes nothing.
-    expect(catalog.lookup('gpt-4o', { provider: 'github-copilot' })).toMatchObject({ contextWindow: 128_000, source: 'catalog' });
+    expect(catalog.lookup('gpt-4o', { provider: 'github-copilot' })).toMatchObject({
+      contextWindow: 128_000,
+      source: 'catalog',
+    });
   });
 
   it('pricing is absent for an unknown model', () => {
@@ -185,9 +219,17 @@ describe('ModelCatalog: the bundled snapshot', () => {
 
 describe('ModelCatalog: configuration overrides', () => {
   it('a model override sets window and output (matched through normalization) and keeps catalog pricing', () => {
-    const c = new ModelCatalog(settings({ models: { 'claude-opus-4-1': { contextWindow: 1_000_000, maxOutputTokens: 64_000 } } }));
+    const c = new ModelCatalog(
+      settings({ models: { 'claude-opus-4-1': { contextWindow: 1_000_000, maxOutputTokens: 64_000 } } }),
+    );
     const info = c.lookup('claude-opus-4-1-20250805');
-    expect(info).toMatchObject({ contextWindow: 1_000_000, maxOutputTokens: 64_000, source: 'config', matched: 'claude-opus-4-1', family: 'claude' });
+    expect(info).toMatchObject({
+      contextWindow: 1_000_000,
+      maxOutputTokens: 64_000,
+      source: 'config',
+      matched: 'claude-opus-4-1',
+      family: 'claude',
+    });
     expect(info.pricing).toEqual({ input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 });
   });
 
@@ -204,10 +246,22 @@ describe('ModelCatalog: configuration overrides', () => {
   });
 
   it('aliases resolve to the override, which names its key; output falls back to defaultMaxOutputTokens', () => {
-    const c = new ModelCatalog(settings({ defaultMaxOutputTokens: 12_345, models: { 'my-gateway-model': { contextWindow: 64_000, aliases: ['acme/fast-1', 'fast-1-20250101'], family: 'claude' } } }));
+    const c = new ModelCatalog(
+      settings({
+        defaultMaxOutputTokens: 12_345,
+        models: {
+          'my-gateway-model': { contextWindow: 64_000, aliases: ['acme/fast-1', 'fast-1-20250101'], family: 'claude' },
+        },
+      }),
+    );
     for (const id of ['acme/fast-1', 'fast-1-20250101', 'my-gateway-model']) {
       const info = c.lookup(id);
-      expect(info).toMatchObject({ contextWindow: 64_000, maxOutputTokens: 12_345, source: 'config', family: 'claude' });
+      expect(info).toMatchObject({
+        contextWindow: 64_000,
+        maxOutputTokens: 12_345,
+        source: 'config',
+        family: 'claude',
+      });
       if (id === 'my-gateway-model') expect(info.matched).toBeUndefined();
       else expect(info.matched).toBe('my-gateway-model');
     }
@@ -215,7 +269,11 @@ describe('ModelCatalog: configuration overrides', () => {
 
   it('a [1m] id can be configured on its own, apart from the plain id', () => {
     const c = new ModelCatalog(settings({ models: { 'claude-sonnet-4-5[1m]': { contextWindow: 900_000 } } }));
-    expect(c.lookup('claude-sonnet-4-5-20250929[1m]')).toMatchObject({ contextWindow: 900_000, source: 'config', matched: 'claude-sonnet-4-5[1m]' });
+    expect(c.lookup('claude-sonnet-4-5-20250929[1m]')).toMatchObject({
+      contextWindow: 900_000,
+      source: 'config',
+      matched: 'claude-sonnet-4-5[1m]',
+    });
     expect(c.lookup('claude-sonnet-4-5')).toMatchObject({ contextWindow: 200_000, source: 'catalog' });
   });
 
@@ -236,19 +294,34 @@ describe('ModelCatalog: configuration overrides', () => {
   });
 
   it('settings.model is the model assumed when none is named', () => {
-    expect(new ModelCatalog(settings({ model: 'gpt-4o' })).lookup(undefined)).toMatchObject({ id: 'gpt-4o', contextWindow: 128_000, source: 'catalog' });
+    expect(new ModelCatalog(settings({ model: 'gpt-4o' })).lookup(undefined)).toMatchObject({
+      id: 'gpt-4o',
+      contextWindow: 128_000,
+      source: 'catalog',
+    });
   });
 });
 
 describe('ModelCatalog: transcript-reported window', () => {
   it('wins over the catalog and says so', () => {
     const info = new ModelCatalog().lookup('gpt-4o', { reportedWindow: 258_400 });
-    expect(info).toMatchObject({ contextWindow: 258_400, maxOutputTokens: 16_384, source: 'transcript', note: 'window reported by the agent in the transcript' });
+    expect(info).toMatchObject({
+      contextWindow: 258_400,
+      maxOutputTokens: 16_384,
+      source: 'transcript',
+      note: 'window reported by the agent in the transcript',
+    });
   });
 
   it('wins over inference and the default too', () => {
-    expect(small().lookup('acme-opus-9', { reportedWindow: 1_000_000 })).toMatchObject({ contextWindow: 1_000_000, source: 'transcript' });
-    expect(new ModelCatalog().lookup('totally-unknown-model', { reportedWindow: 90_000 })).toMatchObject({ contextWindow: 90_000, source: 'transcript' });
+    expect(small().lookup('acme-opus-9', { reportedWindow: 1_000_000 })).toMatchObject({
+      contextWindow: 1_000_000,
+      source: 'transcript',
+    });
+    expect(new ModelCatalog().lookup('totally-unknown-model', { reportedWindow: 90_000 })).toMatchObject({
+      contextWindow: 90_000,
+      source: 'transcript',
+    });
   });
 
   it('does not win over a configured window', () => {
@@ -258,11 +331,18 @@ describe('ModelCatalog: transcript-reported window', () => {
 
   it('a configured output limit still applies alongside a reported window', () => {
     const c = new ModelCatalog(settings({ models: { 'gpt-4o': { maxOutputTokens: 2000 } } }));
-    expect(c.lookup('gpt-4o', { reportedWindow: 258_400 })).toMatchObject({ contextWindow: 258_400, maxOutputTokens: 2000, source: 'transcript' });
+    expect(c.lookup('gpt-4o', { reportedWindow: 258_400 })).toMatchObject({
+      contextWindow: 258_400,
+      maxOutputTokens: 2000,
+      source: 'transcript',
+    });
   });
 
   it('a reported window of 0 is ignored', () => {
-    expect(new ModelCatalog().lookup('gpt-4o', { reportedWindow: 0 })).toMatchObject({ contextWindow: 128_000, source: 'catalog' });
+    expect(new ModelCatalog().lookup('gpt-4o', { reportedWindow: 0 })).toMatchObject({
+      contextWindow: 128_000,
+      source: 'catalog',
+    });
   });
 });
 
@@ -295,7 +375,11 @@ describe('ModelCatalog: inference, suffixes, stand-ins and the default', () => {
   });
 
   it('prefers the very version asked for over a newer one when both are of the line', () => {
-    expect(new ModelCatalog().lookup('claude-opus-4-6-thinking')).toMatchObject({ source: 'inferred', matched: 'claude-opus-4-6', contextWindow: 1_000_000 });
+    expect(new ModelCatalog().lookup('claude-opus-4-6-thinking')).toMatchObject({
+      source: 'inferred',
+      matched: 'claude-opus-4-6',
+      contextWindow: 1_000_000,
+    });
   });
 
   it('on the real catalog: a future Claude Opus takes the newest Opus, with its prices', () => {
@@ -309,7 +393,12 @@ describe('ModelCatalog: inference, suffixes, stand-ins and the default', () => {
 
   it('[1m] asks for the 1,000,000-token variant (Claude Code), keeping the rest of the base model', () => {
     const info = new ModelCatalog().lookup('claude-sonnet-4-5-20250929[1m]');
-    expect(info).toMatchObject({ contextWindow: 1_000_000, maxOutputTokens: 64_000, source: 'inferred', matched: 'claude-sonnet-4-5-20250929' });
+    expect(info).toMatchObject({
+      contextWindow: 1_000_000,
+      maxOutputTokens: 64_000,
+      source: 'inferred',
+      matched: 'claude-sonnet-4-5-20250929',
+    });
     expect(info.pricing).toMatchObject({ input: 3, output: 15 });
     expect(info.note).toBe(
       "the [1m] suffix asks for the 1,000,000-token variant of claude-sonnet-4-5-20250929 (Claude Code's convention); other limits and prices of claude-sonnet-4-5-20250929",
@@ -334,26 +423,51 @@ describe('ModelCatalog: inference, suffixes, stand-ins and the default', () => {
   });
 
   it('defaultContextWindow and defaultMaxOutputTokens are used for an unknown model', () => {
-    const info = new ModelCatalog(settings({ defaultContextWindow: 64_000, defaultMaxOutputTokens: 8_000 })).lookup('acme-xyz');
+    const info = new ModelCatalog(settings({ defaultContextWindow: 64_000, defaultMaxOutputTokens: 8_000 })).lookup(
+      'acme-xyz',
+    );
     expect(info).toMatchObject({ contextWindow: 64_000, maxOutputTokens: 8_000, source: 'default' });
     expect(info.note).toContain('"acme-xyz"');
     expect(info.note).toContain('64,000-token window');
   });
 
   it('no model at all is "unknown", reported as a default', () => {
-    expect(new ModelCatalog().lookup(undefined)).toMatchObject({ id: 'unknown', source: 'default', contextWindow: 128_000 });
+    expect(new ModelCatalog().lookup(undefined)).toMatchObject({
+      id: 'unknown',
+      source: 'default',
+      contextWindow: 128_000,
+    });
   });
 
   it('never a zero or non-finite window, and never an unexplained guess, whatever the id', () => {
     const catalog = new ModelCatalog();
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.constantFrom('claude', 'gpt', 'gemini-', 'o', '-', '/', '...', 'claude-99', 'gpt-99-mega', 'x[1m]', '[1m]', 'replay')), (id) => {
-        const info = catalog.lookup(id);
-        expect(Number.isFinite(info.contextWindow) && info.contextWindow > 0).toBe(true);
-        expect(Number.isFinite(info.maxOutputTokens) && info.maxOutputTokens > 0).toBe(true);
-        if (info.source === 'default' || info.source === 'inferred') expect(info.note).toBeTruthy();
-        if (info.source === 'default') expect(info.note).toContain(`"${id}"`);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.constantFrom(
+            'claude',
+            'gpt',
+            'gemini-',
+            'o',
+            '-',
+            '/',
+            '...',
+            'claude-99',
+            'gpt-99-mega',
+            'x[1m]',
+            '[1m]',
+            'replay',
+          ),
+        ),
+        (id) => {
+          const info = catalog.lookup(id);
+          expect(Number.isFinite(info.contextWindow) && info.contextWindow > 0).toBe(true);
+          expect(Number.isFinite(info.maxOutputTokens) && info.maxOutputTokens > 0).toBe(true);
+          if (info.source === 'default' || info.source === 'inferred') expect(info.note).toBeTruthy();
+          if (info.source === 'default') expect(info.note).toContain(`"${id}"`);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -362,21 +476,32 @@ describe('ModelCatalog: inference, suffixes, stand-ins and the default', () => {
 describe('ModelCatalog: a billed prompt above the window raises it', () => {
   it('to the largest variant of the same model that covers it (the 1M Claude Sonnet 4.5), and says so', () => {
     const info = new ModelCatalog().lookup('claude-sonnet-4-5', { provider: 'anthropic', observedPrompt: 303_112 });
-    expect(info).toMatchObject({ contextWindow: 1_000_000, maxOutputTokens: 64_000, source: 'transcript', matched: 'anthropic/claude-sonnet-4.5' });
-    expect(info.note).toBe('a 303,112-token prompt was billed, above the 200,000 window: assuming the 1,000,000-token variant (openrouter: anthropic/claude-sonnet-4.5)');
+    expect(info).toMatchObject({
+      contextWindow: 1_000_000,
+      maxOutputTokens: 64_000,
+      source: 'transcript',
+      matched: 'anthropic/claude-sonnet-4.5',
+    });
+    expect(info.note).toBe(
+      'a 303,112-token prompt was billed, above the 200,000 window: assuming the 1,000,000-token variant (openrouter: anthropic/claude-sonnet-4.5)',
+    );
     expect(info.pricing).toMatchObject({ input: 3, output: 15 });
   });
 
   it('to a variant in a small catalog too', () => {
     const info = small().lookup('acme-opus-2-20260101', { observedPrompt: 250_000 });
     expect(info).toMatchObject({ contextWindow: 800_000, source: 'transcript', matched: 'acme/acme-opus-2' });
-    expect(info.note).toBe('a 250,000-token prompt was billed, above the 200,000 window: assuming the 800,000-token variant (router: acme/acme-opus-2)');
+    expect(info.note).toBe(
+      'a 250,000-token prompt was billed, above the 200,000 window: assuming the 800,000-token variant (router: acme/acme-opus-2)',
+    );
   });
 
   it("else to the largest window of the model's line that covers it", () => {
     const info = small().lookup('acme-opus-1', { observedPrompt: 300_000 });
     expect(info).toMatchObject({ contextWindow: 500_000, source: 'transcript', matched: 'acme-opus-3' });
-    expect(info.note).toBe('a 300,000-token prompt was billed, above the 100,000 window: assuming the 500,000-token window of acme-opus-3, the largest of its line');
+    expect(info.note).toBe(
+      'a 300,000-token prompt was billed, above the 100,000 window: assuming the 500,000-token window of acme-opus-3, the largest of its line',
+    );
   });
 
   it('else to the prompt billed, saying how to state the window', () => {
@@ -390,12 +515,16 @@ describe('ModelCatalog: a billed prompt above the window raises it', () => {
   it('an unknown model keeps the default note and adds the evidence', () => {
     const info = new ModelCatalog().lookup('totally-unknown-model', { observedPrompt: 150_000 });
     expect(info).toMatchObject({ contextWindow: 150_000, source: 'transcript' });
-    expect(info.note).toMatch(/^unknown model "totally-unknown-model".*; a 150,000-token prompt was billed, above the 128,000 window/);
+    expect(info.note).toMatch(
+      /^unknown model "totally-unknown-model".*; a 150,000-token prompt was billed, above the 128,000 window/,
+    );
   });
 
   it('a prompt within the window changes nothing', () => {
     for (const observedPrompt of [0, 199_999, 200_000]) {
-      expect(new ModelCatalog().lookup('claude-sonnet-4-5', { observedPrompt })).toEqual(new ModelCatalog().lookup('claude-sonnet-4-5'));
+      expect(new ModelCatalog().lookup('claude-sonnet-4-5', { observedPrompt })).toEqual(
+        new ModelCatalog().lookup('claude-sonnet-4-5'),
+      );
     }
   });
 
@@ -403,7 +532,9 @@ describe('ModelCatalog: a billed prompt above the window raises it', () => {
     const c = new ModelCatalog(settings({ models: { 'claude-sonnet-4-5': { contextWindow: 200_000 } } }));
     const info = c.lookup('claude-sonnet-4-5', { observedPrompt: 303_112 });
     expect(info).toMatchObject({ contextWindow: 200_000, source: 'config' });
-    expect(info.note).toBe('a 303,112-token prompt was billed, above the 200,000 window (kept: the configuration sets it)');
+    expect(info.note).toBe(
+      'a 303,112-token prompt was billed, above the 200,000 window (kept: the configuration sets it)',
+    );
   });
 });
 
@@ -411,13 +542,22 @@ describe('ModelCatalog: sources', () => {
   it('entriesFromModelsDev skips models without a context limit and maps costs', () => {
     const entries = entriesFromModelsDev({
       models: {
-        a: { id: 'a', limit: { context: 1000, output: 100 }, cost: { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 } },
+        a: {
+          id: 'a',
+          limit: { context: 1000, output: 100 },
+          cost: { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 },
+        },
         b: { id: 'b', limit: { output: 100 } },
         c: { id: 'c', limit: { context: 500 }, cost: { input: 1 } },
       },
     });
     expect(entries).toEqual([
-      { id: 'a', contextWindow: 1000, maxOutputTokens: 100, pricing: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 } },
+      {
+        id: 'a',
+        contextWindow: 1000,
+        maxOutputTokens: 100,
+        pricing: { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 },
+      },
       { id: 'c', contextWindow: 500 },
     ]);
   });
@@ -428,7 +568,11 @@ describe('ModelCatalog: sources', () => {
       { id: 'acme-ultra-1', contextWindow: 77_000 },
     ]);
     expect(c.lookup('gpt-4o')).toMatchObject({ contextWindow: 999_000, maxOutputTokens: 1000, source: 'catalog' });
-    expect(c.lookup('acme-ultra-1')).toMatchObject({ contextWindow: 77_000, maxOutputTokens: 32_000, source: 'catalog' });
+    expect(c.lookup('acme-ultra-1')).toMatchObject({
+      contextWindow: 77_000,
+      maxOutputTokens: 32_000,
+      source: 'catalog',
+    });
   });
 
   const API_JSON = {
@@ -436,7 +580,11 @@ describe('ModelCatalog: sources', () => {
     anthropic: {
       id: 'anthropic',
       models: {
-        'claude-opus-4-6': { id: 'claude-opus-4-6', limit: { context: 2_000_000, output: 256_000 }, cost: { input: 4, output: 20, cache_read: 0.4, cache_write: 5 } },
+        'claude-opus-4-6': {
+          id: 'claude-opus-4-6',
+          limit: { context: 2_000_000, output: 256_000 },
+          cost: { input: 4, output: 20, cache_read: 0.4, cache_write: 5 },
+        },
         'claude-nova-1': { id: 'claude-nova-1', limit: { context: 3_000_000, output: 100_000 } },
         'no-limits': { id: 'no-limits' },
       },
@@ -447,7 +595,12 @@ describe('ModelCatalog: sources', () => {
   it("a whole api.json named in settings.catalog goes over the bundled snapshot; the rest stays the snapshot's", () => {
     const file = tmpJson('api.json', API_JSON);
     const c = new ModelCatalog(settings({ catalog: file }));
-    expect(c.lookup('claude-opus-4-6')).toMatchObject({ contextWindow: 2_000_000, maxOutputTokens: 256_000, source: 'catalog', pricing: { input: 4, output: 20, cacheRead: 0.4, cacheWrite: 5 } });
+    expect(c.lookup('claude-opus-4-6')).toMatchObject({
+      contextWindow: 2_000_000,
+      maxOutputTokens: 256_000,
+      source: 'catalog',
+      pricing: { input: 4, output: 20, cacheRead: 0.4, cacheWrite: 5 },
+    });
     expect(c.lookup('claude-nova-1')).toMatchObject({ contextWindow: 3_000_000, source: 'catalog' });
     expect(c.lookup('acme-1')).toMatchObject({ contextWindow: 42_000, maxOutputTokens: 4_200, source: 'catalog' });
     expect(c.lookup('claude-haiku-4-5')).toMatchObject({ contextWindow: 200_000, source: 'catalog' });
@@ -459,11 +612,16 @@ describe('ModelCatalog: sources', () => {
 
   it('one provider object works too, and options.catalogFile goes over settings.catalog', () => {
     const api = tmpJson('api.json', API_JSON);
-    const one = tmpJson('anthropic.json', { id: 'anthropic', models: { 'claude-opus-4-6': { id: 'claude-opus-4-6', limit: { context: 1_500_000, output: 1000 } } } });
+    const one = tmpJson('anthropic.json', {
+      id: 'anthropic',
+      models: { 'claude-opus-4-6': { id: 'claude-opus-4-6', limit: { context: 1_500_000, output: 1000 } } },
+    });
     const c = new ModelCatalog(settings({ catalog: api }), { catalogFile: one });
     expect(c.lookup('claude-opus-4-6')).toMatchObject({ contextWindow: 1_500_000, maxOutputTokens: 1000 });
     expect(c.lookup('claude-nova-1')).toMatchObject({ contextWindow: 3_000_000 });
-    expect(new ModelCatalog(settings(), { catalogFile: one, bundled: false }).entries()).toEqual([{ id: 'claude-opus-4-6', contextWindow: 1_500_000, maxOutputTokens: 1000, provider: 'anthropic' }]);
+    expect(new ModelCatalog(settings(), { catalogFile: one, bundled: false }).entries()).toEqual([
+      { id: 'claude-opus-4-6', contextWindow: 1_500_000, maxOutputTokens: 1000, provider: 'anthropic' },
+    ]);
   });
 
   it('nothing is read until the first lookup: a catalog with a missing file constructs fine and fails on use', () => {
@@ -476,11 +634,27 @@ describe('ModelCatalog: sources', () => {
   it.each([
     ['invalid JSON, with line and column', '{\n  "anthropic": {\n    "models": {,\n', /^F:3:16: invalid JSON: /],
     ['an array', '[1, 2]', /^F: expected a models\.dev catalog: .*got an array$/],
-    ['a provider without models', { anthropic: { id: 'anthropic' } }, /^F: anthropic: expected a provider object with "models"/],
+    [
+      'a provider without models',
+      { anthropic: { id: 'anthropic' } },
+      /^F: anthropic: expected a provider object with "models"/,
+    ],
     ['models that is not an object', { models: [1] }, /^F: models: expected an object of models by id, got \[1\]$/],
-    ['a bad context limit', { x: { models: { m: { id: 'm', limit: { context: '200k' } } } } }, /^F: x\.models\["m"\]\.limit\.context: expected a positive integer \(tokens\), got "200k"$/],
-    ['a bad price', { x: { models: { m: { id: 'm', limit: { context: 1000 }, cost: { input: -1, output: 2 } } } } }, /^F: x\.models\["m"\]\.cost\.input: expected a price per million tokens \(a number ≥ 0\), got -1$/],
-    ['no usable model', { x: { models: { m: { id: 'm' } } } }, /^F: no model with a context limit \(limit\.context\) found; expected a models\.dev catalog/],
+    [
+      'a bad context limit',
+      { x: { models: { m: { id: 'm', limit: { context: '200k' } } } } },
+      /^F: x\.models\["m"\]\.limit\.context: expected a positive integer \(tokens\), got "200k"$/,
+    ],
+    [
+      'a bad price',
+      { x: { models: { m: { id: 'm', limit: { context: 1000 }, cost: { input: -1, output: 2 } } } } },
+      /^F: x\.models\["m"\]\.cost\.input: expected a price per million tokens \(a number ≥ 0\), got -1$/,
+    ],
+    [
+      'no usable model',
+      { x: { models: { m: { id: 'm' } } } },
+      /^F: no model with a context limit \(limit\.context\) found; expected a models\.dev catalog/,
+    ],
   ])('a file with %s is an INVALID_CATALOG error naming it and what is wrong', (_what, content, message) => {
     const file = tmpJson('models.json', content);
     const err = thrown(() => readCatalogFile(file, 'F'));
@@ -489,7 +663,12 @@ describe('ModelCatalog: sources', () => {
   });
 
   it('every problem of a file is listed, one per line', () => {
-    const err = thrown(() => parseModelsDevCatalog({ p: { models: { a: { limit: { context: -1 } }, b: { limit: { context: 10, output: 'x' } } } } }, 'models.json'));
+    const err = thrown(() =>
+      parseModelsDevCatalog(
+        { p: { models: { a: { limit: { context: -1 } }, b: { limit: { context: 10, output: 'x' } } } } },
+        'models.json',
+      ),
+    );
     expect(err.message.split('\n')).toEqual([
       'models.json: p.models["a"].limit.context: expected a positive integer (tokens), got -1',
       'models.json: p.models["b"].limit.output: expected a positive integer (tokens), got "x"',

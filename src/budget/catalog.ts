@@ -1,9 +1,21 @@
 import { familyOf, type ProviderFamily } from '../tokens/family.js';
-import { bundledSource, readCatalogFile, type CatalogEntry, type CatalogSource, type ModelPricing } from './catalog-source.js';
+import {
+  bundledSource,
+  readCatalogFile,
+  type CatalogEntry,
+  type CatalogSource,
+  type ModelPricing,
+} from './catalog-source.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import type { BudgetSettings, ModelOverride } from './types.js';
 
-export { entriesFromModelsDev, parseModelsDevCatalog, type CatalogEntry, type CatalogSource, type ModelPricing } from './catalog-source.js';
+export {
+  entriesFromModelsDev,
+  parseModelsDevCatalog,
+  type CatalogEntry,
+  type CatalogSource,
+  type ModelPricing,
+} from './catalog-source.js';
 
 export interface ModelInfo {
   /** The id asked for. */
@@ -51,7 +63,10 @@ export function normalizeModelId(id: string): string {
   s = s.slice(0, s.length - suffix.length);
   s = s.slice(s.lastIndexOf('/') + 1); // anthropic/claude-…, models/gemini-…, publishers/anthropic/models/claude-…
   // Bedrock: [region.]vendor.model[-v1[:0]] (us.anthropic.claude-…, global.anthropic.claude-…, meta.llama3-…)
-  const bedrock = /^(?:(?:us|eu|apac|global|jp|au|ca|us-gov)\.)?(?:anthropic|meta|amazon|mistral|deepseek|openai|qwen|cohere|ai21|writer|moonshot|minimax|zai|google)\.(?=[a-z])/.exec(s);
+  const bedrock =
+    /^(?:(?:us|eu|apac|global|jp|au|ca|us-gov)\.)?(?:anthropic|meta|amazon|mistral|deepseek|openai|qwen|cohere|ai21|writer|moonshot|minimax|zai|google)\.(?=[a-z])/.exec(
+      s,
+    );
   if (bedrock) s = s.slice(bedrock[0].length).replace(/-v\d+(:\d+)?$/, '');
   s = s.replace(/-v\d+:\d+$/, '').replace(/@\d{8}$/, ''); // Bedrock / Vertex version suffixes
   s = s.replace(/[._]/g, '-');
@@ -90,7 +105,11 @@ const fmt = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g
 function suffixWindow(id: string): { base: string; window: number; suffix: string } | undefined {
   const m = /^(.*)\[(\d+(?:\.\d+)?)([km])\]$/i.exec(id.trim());
   if (!m || !m[1]) return undefined;
-  return { base: m[1], window: Math.round(Number(m[2]) * (m[3]!.toLowerCase() === 'm' ? 1_000_000 : 1_000)), suffix: `[${m[2]}${m[3]}]` };
+  return {
+    base: m[1],
+    window: Math.round(Number(m[2]) * (m[3]!.toLowerCase() === 'm' ? 1_000_000 : 1_000)),
+    suffix: `[${m[2]}${m[3]}]`,
+  };
 }
 
 /** Ids agent harnesses record for a turn no LLM produced: no window applies, and none should be guessed from a namesake. */
@@ -149,7 +168,8 @@ class CatalogIndex {
       }
     }
     for (const [norm, e] of plainest) this.byNorm.set(norm, e);
-    for (const [provider, mine] of ownPlainest) for (const [norm, e] of mine) this.byProvider.get(provider)!.set(norm, e);
+    for (const [provider, mine] of ownPlainest)
+      for (const [norm, e] of mine) this.byProvider.get(provider)!.set(norm, e);
   }
 
   size(): number {
@@ -211,13 +231,18 @@ export class ModelCatalog {
 
   /** The sources in use, earliest first (each later one wins over those before it), with how many models each holds. */
   sources(): { name: string; detail?: string; models: number }[] {
-    return this.catalog().sources.map((s) => ({ name: s.name, ...(s.detail ? { detail: s.detail } : {}), models: s.batches.reduce((n, b) => n + b.length, 0) }));
+    return this.catalog().sources.map((s) => ({
+      name: s.name,
+      ...(s.detail ? { detail: s.detail } : {}),
+      models: s.batches.reduce((n, b) => n + b.length, 0),
+    }));
   }
 
   /** Every model of every source, one entry per provider and id (a later source's replacing an earlier one's). */
   entries(): CatalogEntry[] {
     const all = new Map<string, CatalogEntry>();
-    for (const s of this.catalog().sources) for (const b of s.batches) for (const e of b) all.set(`${e.provider ?? ''}\0${e.id.toLowerCase()}`, e);
+    for (const s of this.catalog().sources)
+      for (const b of s.batches) for (const e of b) all.set(`${e.provider ?? ''}\0${e.id.toLowerCase()}`, e);
     return [...all.values()];
   }
 
@@ -242,7 +267,8 @@ export class ModelCatalog {
       info.note = 'contextWindow set in the configuration';
     }
     const observed = options.observedPrompt;
-    if (observed !== undefined && Number.isFinite(observed) && observed > info.contextWindow) this.raise(info, Math.round(observed), options.provider);
+    if (observed !== undefined && Number.isFinite(observed) && observed > info.contextWindow)
+      this.raise(info, Math.round(observed), options.provider);
     return info;
   }
 
@@ -256,7 +282,8 @@ export class ModelCatalog {
       const info: ModelInfo = {
         id,
         contextWindow: over.override.contextWindow,
-        maxOutputTokens: over.override.maxOutputTokens ?? fromCatalog?.maxOutputTokens ?? this.settings.defaultMaxOutputTokens,
+        maxOutputTokens:
+          over.override.maxOutputTokens ?? fromCatalog?.maxOutputTokens ?? this.settings.defaultMaxOutputTokens,
         family,
         source: 'config',
       };
@@ -264,7 +291,9 @@ export class ModelCatalog {
       if (fromCatalog?.pricing) info.pricing = fromCatalog.pricing;
       return info;
     }
-    const base = fromCatalog ? this.hit(id, fromCatalog, family, 'catalog') : this.infer(id, normalizeModelId(lookupId), family);
+    const base = fromCatalog
+      ? this.hit(id, fromCatalog, family, 'catalog')
+      : this.infer(id, normalizeModelId(lookupId), family);
     if (sized) {
       base.contextWindow = sized.window;
       base.source = 'inferred';
@@ -290,11 +319,23 @@ export class ModelCatalog {
     // A gateway's vendor-prefixed id (openrouter's anthropic/claude-sonnet-4.5) stands for the model maker's own entry
     // unless that gateway is the provider: its limits can differ (a 1M window), and the maker's are the safer guess.
     const exact = index.exact.get(lower);
-    return own?.get(`=${lower}`) ?? own?.get(norm) ?? (exact && !lower.includes('/') ? exact : undefined) ?? index.byNorm.get(norm) ?? exact;
+    return (
+      own?.get(`=${lower}`) ??
+      own?.get(norm) ??
+      (exact && !lower.includes('/') ? exact : undefined) ??
+      index.byNorm.get(norm) ??
+      exact
+    );
   }
 
   private hit(id: string, e: CatalogEntry, family: ProviderFamily, source: ModelInfo['source']): ModelInfo {
-    const info: ModelInfo = { id, contextWindow: e.contextWindow, maxOutputTokens: e.maxOutputTokens ?? this.settings.defaultMaxOutputTokens, family, source };
+    const info: ModelInfo = {
+      id,
+      contextWindow: e.contextWindow,
+      maxOutputTokens: e.maxOutputTokens ?? this.settings.defaultMaxOutputTokens,
+      family,
+      source,
+    };
     if (e.id !== id) info.matched = e.id;
     if (e.pricing) info.pricing = e.pricing;
     return info;
@@ -334,14 +375,19 @@ export class ModelCatalog {
         if (familyOf(e.id) !== family) continue;
         const extra = w.names.length - line.length;
         const same = want.version.length > 0 && compareVersions(w.version, want.version) === 0;
-        const better = !best || extra < best.extra || (extra === best.extra && (same !== best.same ? same : compareVersions(w.version, best.version) > 0));
+        const better =
+          !best ||
+          extra < best.extra ||
+          (extra === best.extra && (same !== best.same ? same : compareVersions(w.version, best.version) > 0));
         if (better) best = { e, extra, same, version: w.version };
       }
       if (best) {
         const info = this.hit(id, best.e, family, 'inferred');
         info.matched = best.e.id;
         const ignored = [...dropped, ...names.slice(keep)];
-        const what = best.same ? `the same version of the same line (${line.join(' ')} ${want.version.join('.')})` : `the newest model of the same line (${line.join(' ')})`;
+        const what = best.same
+          ? `the same version of the same line (${line.join(' ')} ${want.version.join('.')})`
+          : `the newest model of the same line (${line.join(' ')})`;
         const rule = `${what}${ignored.length ? `, ignoring ${ignored.map((n) => `"${n}"`).join(', ')}` : ''}`;
         info.note = `"${id}" is not in the catalog; limits of ${best.e.id} assumed, ${rule} (set models["${id}"] in abridge.config.json to override)`;
         return info;
@@ -375,17 +421,22 @@ export class ModelCatalog {
     const family = info.family;
     const largest = (entries: Iterable<CatalogEntry>) => {
       let best: CatalogEntry | undefined;
-      for (const e of entries) if (e.contextWindow >= observed && (!best || e.contextWindow > best.contextWindow)) best = e;
+      for (const e of entries)
+        if (e.contextWindow >= observed && (!best || e.contextWindow > best.contextWindow)) best = e;
       return best;
     };
     const named = (e: CatalogEntry) => (e.provider && e.provider !== provider ? `${e.provider}: ${e.id}` : e.id);
     // A variant is the same model at another provider (named with it); a line's model is named by its id alone.
-    let best = largest([...(index.variants.get(norm) ?? []), ...(info.matched ? (index.variants.get(normalizeModelId(info.matched)) ?? []) : [])]);
+    let best = largest([
+      ...(index.variants.get(norm) ?? []),
+      ...(info.matched ? (index.variants.get(normalizeModelId(info.matched)) ?? []) : []),
+    ]);
     let how = best ? `assuming the ${fmt(best.contextWindow)}-token variant (${named(best)})` : '';
     if (!best) {
       const want = index.words(info.matched ? normalizeModelId(info.matched) : norm).names.join(' ');
       const line: CatalogEntry[] = [];
-      for (const [key, e] of index.byNorm) if (index.words(key).names.join(' ') === want && familyOf(e.id) === family) line.push(e);
+      for (const [key, e] of index.byNorm)
+        if (index.words(key).names.join(' ') === want && familyOf(e.id) === family) line.push(e);
       best = want ? largest(line) : undefined;
       if (best) how = `assuming the ${fmt(best.contextWindow)}-token window of ${best.id}, the largest of its line`;
     }
@@ -396,7 +447,9 @@ export class ModelCatalog {
       info.note = add(`${head}: ${how}`);
     } else {
       info.contextWindow = observed;
-      info.note = add(`${head}: assuming a window of at least ${fmt(observed)} tokens, the largest prompt billed (no larger window is known for "${base}"; set models["${base}"].contextWindow to state it)`);
+      info.note = add(
+        `${head}: assuming a window of at least ${fmt(observed)} tokens, the largest prompt billed (no larger window is known for "${base}"; set models["${base}"].contextWindow to state it)`,
+      );
     }
   }
 }

@@ -39,7 +39,17 @@ export interface ContextMeasure {
 }
 
 function emptyComponents(): Record<ComponentId, number> {
-  return { system: 0, memory: 0, skills: 0, tools: 0, knowledgeBase: 0, crossIssue: 0, summary: 0, recent: 0, prompt: 0 };
+  return {
+    system: 0,
+    memory: 0,
+    skills: 0,
+    tools: 0,
+    knowledgeBase: 0,
+    crossIssue: 0,
+    summary: 0,
+    recent: 0,
+    prompt: 0,
+  };
 }
 
 /**
@@ -72,7 +82,16 @@ export function measureContext(session: Session, entries: readonly Entry[], coun
   const tools = toolDefinitions(session, counter);
   byComponent.tools += tools.builtIn + tools.mcp;
   const total = Object.values(byComponent).reduce((a, b) => a + b, 0);
-  return { byComponent, tools, messages: view.length, toolResults, compactions, total, byTool: attribution.tools(), byMcpServer: attribution.mcpServers() };
+  return {
+    byComponent,
+    tools,
+    messages: view.length,
+    toolResults,
+    compactions,
+    total,
+    byTool: attribution.tools(),
+    byMcpServer: attribution.mcpServers(),
+  };
 }
 
 /** Tool definitions a request body carries, split into built-in and MCP (by the `mcp__`/`mcp_` naming convention). */

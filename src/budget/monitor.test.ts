@@ -5,7 +5,13 @@ import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import { BudgetMonitor, type BudgetEvents } from './monitor.js';
 import type { BudgetSettings } from './types.js';
 
-const model = (contextWindow: number, maxOutputTokens: number, id = 'test-model'): ModelInfo => ({ id, contextWindow, maxOutputTokens, family: 'other', source: 'config' });
+const model = (contextWindow: number, maxOutputTokens: number, id = 'test-model'): ModelInfo => ({
+  id,
+  contextWindow,
+  maxOutputTokens,
+  family: 'other',
+  source: 'config',
+});
 const settings = (over: Partial<BudgetSettings> = {}): BudgetSettings => ({ ...DEFAULT_BUDGET_SETTINGS, ...over });
 
 // 200,000 window − 32,000 reserve = 168,000 effective: warn 134,400 · compact 151,200 · block 164,640 · target 100,800.
@@ -15,10 +21,20 @@ const at = (fill: number) => Math.round(fill * 168_000);
 type Name = keyof BudgetEvents;
 const NAMES: Name[] = ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'];
 
-function watch(monitor: BudgetMonitor): { events: [Name, unknown][]; names: () => Name[]; count: (n: Name) => number; clear: () => void } {
+function watch(monitor: BudgetMonitor): {
+  events: [Name, unknown][];
+  names: () => Name[];
+  count: (n: Name) => number;
+  clear: () => void;
+} {
   const events: [Name, unknown][] = [];
   for (const n of NAMES) monitor.on(n, ((payload: unknown) => events.push([n, payload])) as never);
-  return { events, names: () => events.map((e) => e[0]), count: (n) => events.filter((e) => e[0] === n).length, clear: () => (events.length = 0) };
+  return {
+    events,
+    names: () => events.map((e) => e[0]),
+    count: (n) => events.filter((e) => e[0] === n).length,
+    clear: () => (events.length = 0),
+  };
 }
 
 describe('BudgetMonitor', () => {
@@ -40,7 +56,8 @@ describe('BudgetMonitor', () => {
     const m = new BudgetMonitor(budget);
     const w = watch(m);
     expect(m.update(at(0.85))).toBe('warn');
-    for (const used of [at(0.85), at(0.86), 140_000, 145_000, 150_000, 151_199, at(0.85)]) expect(m.update(used)).toBe('warn');
+    for (const used of [at(0.85), at(0.86), 140_000, 145_000, 150_000, 151_199, at(0.85)])
+      expect(m.update(used)).toBe('warn');
     expect(w.events).toEqual([['context-warning', { used: 142_800, fill: 0.85, level: 'warn', effective: 168_000 }]]);
     expect(m.level).toBe('warn');
   });
@@ -76,13 +93,22 @@ describe('BudgetMonitor', () => {
     expect(w.names()).toEqual(['context-warning']);
     m.update(at(0.95));
     expect(w.names()).toEqual(['context-warning', 'auto-compacting']);
-    expect(w.events[1]![1]).toEqual({ used: 159_600, fill: 0.95, level: 'compact', effective: 168_000, target: 100_800 });
+    expect(w.events[1]![1]).toEqual({
+      used: 159_600,
+      fill: 0.95,
+      level: 'compact',
+      effective: 168_000,
+      target: 100_800,
+    });
     m.update(164_640);
     expect(w.names()).toEqual(['context-warning', 'auto-compacting', 'context-blocked']);
   });
 
   it('auto-compacting carries target = marks.target (a per-model target too)', () => {
-    const b = new ContextBudget(model(200_000, 32_000, 'm'), settings({ models: { m: { thresholds: { target: 0.5 } } } }));
+    const b = new ContextBudget(
+      model(200_000, 32_000, 'm'),
+      settings({ models: { m: { thresholds: { target: 0.5 } } } }),
+    );
     expect(b.marks.target).toBe(84_000);
     const m = new BudgetMonitor(b);
     const w = watch(m);
@@ -172,7 +198,13 @@ describe('BudgetMonitor', () => {
     expect(w.names()).toEqual(['context-warning']);
     m.update(151_200);
     expect(w.names()).toEqual(['context-warning', 'auto-compacting']);
-    expect(w.events[1]![1]).toEqual({ used: 151_200, fill: 0.9, level: 'compact', effective: 168_000, target: 100_800 });
+    expect(w.events[1]![1]).toEqual({
+      used: 151_200,
+      fill: 0.9,
+      level: 'compact',
+      effective: 168_000,
+      target: 100_800,
+    });
   });
 
   it('setBudget switches the window: the same size is re-evaluated against the new one on the next update', () => {
@@ -184,7 +216,9 @@ describe('BudgetMonitor', () => {
     m.setBudget(small);
     expect(w.events).toEqual([]);
     expect(m.update(100_000)).toBe('warn');
-    expect(w.events).toEqual([['context-warning', { used: 100_000, fill: 100_000 / 111_616, level: 'warn', effective: 111_616 }]]);
+    expect(w.events).toEqual([
+      ['context-warning', { used: 100_000, fill: 100_000 / 111_616, level: 'warn', effective: 111_616 }],
+    ]);
   });
 
   // BUG (monitor.ts `compactionComplete`): its doc says it re-arms "the levels it brought the context back under", but

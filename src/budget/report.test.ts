@@ -1,11 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import { DEFAULT_THRESHOLDS } from './defaults.js';
-import { breakdownRows, compactNumber, markdownFooter, pressureLine, renderBreakdownMarkdown, renderBreakdownText } from './report.js';
+import {
+  breakdownRows,
+  compactNumber,
+  markdownFooter,
+  pressureLine,
+  renderBreakdownMarkdown,
+  renderBreakdownText,
+} from './report.js';
 import { contextSnapshot, type ContextSnapshot } from './snapshot.js';
 import type { Level } from './types.js';
 
-const COMPONENT_KEYS = ['unrecorded', 'system', 'tools', 'memory', 'skills', 'knowledgeBase', 'crossIssue', 'summary', 'recent', 'prompt'] as const;
+const COMPONENT_KEYS = [
+  'unrecorded',
+  'system',
+  'tools',
+  'memory',
+  'skills',
+  'knowledgeBase',
+  'crossIssue',
+  'summary',
+  'recent',
+  'prompt',
+] as const;
 
 /** A snapshot of a 200,000-token window with 32,000 reserved: effective 168,000, compact mark 151,200. */
 function snapshot(used: number, over: Partial<ContextSnapshot> = {}): ContextSnapshot {
@@ -16,11 +34,28 @@ function snapshot(used: number, over: Partial<ContextSnapshot> = {}): ContextSna
   // Components that add up to `used`: 20,000 unrecorded, 2,000 memory, 10,000 summary, 2,000 prompt, the rest recent.
   const fixed = { unrecorded: 20_000, memory: 2_000, summary: 10_000, prompt: 2_000 };
   const scale = Math.min(1, used / 34_000);
-  const components = { system: 0, memory: 0, skills: 0, tools: 0, knowledgeBase: 0, crossIssue: 0, summary: 0, recent: 0, prompt: 0, unrecorded: 0 };
+  const components = {
+    system: 0,
+    memory: 0,
+    skills: 0,
+    tools: 0,
+    knowledgeBase: 0,
+    crossIssue: 0,
+    summary: 0,
+    recent: 0,
+    prompt: 0,
+    unrecorded: 0,
+  };
   for (const [k, v] of Object.entries(fixed) as [keyof typeof fixed, number][]) components[k] = Math.floor(v * scale);
   components.recent = used - Object.values(components).reduce((a, b) => a + b, 0);
   return {
-    model: { id: 'claude-opus-4-1-20250805', contextWindow: 200_000, maxOutputTokens: 32_000, family: 'claude', source: 'catalog' },
+    model: {
+      id: 'claude-opus-4-1-20250805',
+      contextWindow: 200_000,
+      maxOutputTokens: 32_000,
+      family: 'claude',
+      source: 'catalog',
+    },
     window: 200_000,
     reserve: 32_000,
     effective,
@@ -89,7 +124,8 @@ describe('pressureLine', () => {
 
 describe('markdownFooter', () => {
   const line = (used: number) => `<sub>${pressureLine(snapshot(used))}</sub>`;
-  const filling = (p: string) => `<sub>The context is filling up (${p}). Keep requests focused; large outputs are better written to files than pasted.</sub>`;
+  const filling = (p: string) =>
+    `<sub>The context is filling up (${p}). Keep requests focused; large outputs are better written to files than pasted.</sub>`;
   const full = (p: string, compact = '90%') =>
     `<sub>⚠️ The context is nearly full (${p}). Older tool output will be cleared and earlier turns summarized at ${compact} of the usable window; start a new session for unrelated work.</sub>`;
 
@@ -113,7 +149,9 @@ describe('markdownFooter', () => {
 
   it('warns from 80%, naming the compact threshold', () => {
     expect(markdownFooter(snapshot(160_000))).toBe(`\n---\n${line(160_000)}\n${full('80%')}`);
-    expect(markdownFooter(snapshot(190_000, { thresholds: { ...DEFAULT_THRESHOLDS, compact: 0.85 } }))).toBe(`\n---\n${line(190_000)}\n${full('95%', '85%')}`);
+    expect(markdownFooter(snapshot(190_000, { thresholds: { ...DEFAULT_THRESHOLDS, compact: 0.85 } }))).toBe(
+      `\n---\n${line(190_000)}\n${full('95%', '85%')}`,
+    );
   });
 });
 
@@ -174,8 +212,28 @@ describe('breakdownRows', () => {
       parseSession(
         [
           { type: 'session', version: 3, id: 's', timestamp: ts, cwd: '/r' },
-          { type: 'message', id: 'u', parentId: null, timestamp: ts, message: { role: 'user', content: 'hello there', timestamp: 1 } },
-          { type: 'message', id: 'a', parentId: 'u', timestamp: ts, message: { role: 'assistant', content: [{ type: 'text', text: 'Hi! What shall we build?' }], provider: 'openai', model: 'gpt-4o', usage: { input: 900, output: 9, cacheRead: 0, cacheWrite: 0 }, stopReason: 'stop', timestamp: 2 } },
+          {
+            type: 'message',
+            id: 'u',
+            parentId: null,
+            timestamp: ts,
+            message: { role: 'user', content: 'hello there', timestamp: 1 },
+          },
+          {
+            type: 'message',
+            id: 'a',
+            parentId: 'u',
+            timestamp: ts,
+            message: {
+              role: 'assistant',
+              content: [{ type: 'text', text: 'Hi! What shall we build?' }],
+              provider: 'openai',
+              model: 'gpt-4o',
+              usage: { input: 900, output: 9, cacheRead: 0, cacheWrite: 0 },
+              stopReason: 'stop',
+              timestamp: 2,
+            },
+          },
         ]
           .map((r) => JSON.stringify(r))
           .join('\n'),
@@ -221,11 +279,25 @@ describe('renderBreakdownMarkdown', () => {
   });
 
   it('names where the window came from and quotes the note when it is not a plain catalog hit', () => {
-    const note = '"claude-opus-4-6" is not in the catalog; limits of claude-opus-4-1-20250805 assumed (set models["claude-opus-4-6"] in abridge.config.json to override)';
+    const note =
+      '"claude-opus-4-6" is not in the catalog; limits of claude-opus-4-1-20250805 assumed (set models["claude-opus-4-6"] in abridge.config.json to override)';
     const md = renderBreakdownMarkdown(
-      snapshot(50_000, { anchored: false, model: { id: 'claude-opus-4-6', contextWindow: 200_000, maxOutputTokens: 32_000, family: 'claude', source: 'inferred', matched: 'claude-opus-4-1-20250805', note } }),
+      snapshot(50_000, {
+        anchored: false,
+        model: {
+          id: 'claude-opus-4-6',
+          contextWindow: 200_000,
+          maxOutputTokens: 32_000,
+          family: 'claude',
+          source: 'inferred',
+          matched: 'claude-opus-4-1-20250805',
+          note,
+        },
+      }),
     );
-    expect(md).toContain('claude-opus-4-6 · window 200,000 (inferred: claude-opus-4-1-20250805) · estimated (no usable usage report)  \n');
+    expect(md).toContain(
+      'claude-opus-4-6 · window 200,000 (inferred: claude-opus-4-1-20250805) · estimated (no usable usage report)  \n',
+    );
     expect(md).toContain(`\n> ${note}\n`);
   });
 });
@@ -248,7 +320,11 @@ describe('renderBreakdownText', () => {
       'Reserved for the response',
     ]);
     expect(text).toContain('Recent turns (verbatim)                    108,000   54%  ███████████░░░░░░░░░\n');
-    expect(text.endsWith('120 messages in context · 40 tool results · 1 compaction · as of entry 299 (line 300) of 300 · tokens estimated, calibrated on the session\n')).toBe(true);
+    expect(
+      text.endsWith(
+        '120 messages in context · 40 tool results · 1 compaction · as of entry 299 (line 300) of 300 · tokens estimated, calibrated on the session\n',
+      ),
+    ).toBe(true);
   });
 
   it('lists allocations with the conversation room and what flows to it', () => {

@@ -43,7 +43,9 @@ export function markdownFooter(s: ContextSnapshot): string {
       `<sub>⚠️ The context is nearly full (${pct(share)}). Older tool output will be cleared and earlier turns summarized at ${pct(s.thresholds.compact)} of the usable window; start a new session for unrelated work.</sub>`,
     );
   } else if (share >= 0.6) {
-    lines.push(`<sub>The context is filling up (${pct(share)}). Keep requests focused; large outputs are better written to files than pasted.</sub>`);
+    lines.push(
+      `<sub>The context is filling up (${pct(share)}). Keep requests focused; large outputs are better written to files than pasted.</sub>`,
+    );
   }
   return lines.join('\n');
 }
@@ -72,11 +74,33 @@ export interface BreakdownRow {
 /** The `/context` rows: every component, then reserved response, compaction buffer and free space. */
 export function breakdownRows(s: ContextSnapshot): BreakdownRow[] {
   const rows: BreakdownRow[] = [];
-  const order: (ComponentId | 'unrecorded')[] = ['unrecorded', 'system', 'tools', 'memory', 'skills', 'knowledgeBase', 'crossIssue', 'summary', 'recent', 'prompt'];
-  for (const k of order) rows.push({ key: k, label: LABELS[k], tokens: s.components[k], share: s.components[k] / s.window });
+  const order: (ComponentId | 'unrecorded')[] = [
+    'unrecorded',
+    'system',
+    'tools',
+    'memory',
+    'skills',
+    'knowledgeBase',
+    'crossIssue',
+    'summary',
+    'recent',
+    'prompt',
+  ];
+  for (const k of order)
+    rows.push({ key: k, label: LABELS[k], tokens: s.components[k], share: s.components[k] / s.window });
   const untilBuffer = Math.max(0, s.marks.compact - s.used);
-  rows.push({ key: 'free', label: 'Free space (until compaction)', tokens: untilBuffer, share: untilBuffer / s.window });
-  rows.push({ key: 'compactionBuffer', label: 'Compaction buffer', tokens: Math.min(s.compactionBuffer, s.effective - Math.max(s.used, s.marks.compact)), share: 0 });
+  rows.push({
+    key: 'free',
+    label: 'Free space (until compaction)',
+    tokens: untilBuffer,
+    share: untilBuffer / s.window,
+  });
+  rows.push({
+    key: 'compactionBuffer',
+    label: 'Compaction buffer',
+    tokens: Math.min(s.compactionBuffer, s.effective - Math.max(s.used, s.marks.compact)),
+    share: 0,
+  });
   rows[rows.length - 1]!.tokens = Math.max(0, rows[rows.length - 1]!.tokens);
   rows[rows.length - 1]!.share = rows[rows.length - 1]!.tokens / s.window;
   rows.push({ key: 'reserve', label: 'Reserved for the response', tokens: s.reserve, share: s.reserve / s.window });
@@ -109,14 +133,26 @@ export function renderBreakdownText(s: ContextSnapshot, options: { color?: boole
     const line = `${r.label.padEnd(w)}  ${int(r.tokens).padStart(tw)}  ${pct(r.share).padStart(4)}  ${bar(r.share, 20)}`;
     out.push(['free', 'compactionBuffer', 'reserve'].includes(r.key) ? dim(line) : line);
   }
-  if (s.tools.mcp || s.tools.deferred) out.push(dim(`tools: ${int(s.tools.builtIn)} built-in · ${int(s.tools.mcp)} MCP · ${int(s.tools.deferred)} deferred (not in the prompt)`));
+  if (s.tools.mcp || s.tools.deferred)
+    out.push(
+      dim(
+        `tools: ${int(s.tools.builtIn)} built-in · ${int(s.tools.mcp)} MCP · ${int(s.tools.deferred)} deferred (not in the prompt)`,
+      ),
+    );
   if (s.allocations) {
     out.push('');
     out.push(`allocations (conversation room ${int(s.allocations.conversationRoom)})`);
-    for (const a of s.allocations.rows) out.push(`  ${a.key.padEnd(14)} cap ${a.cap === undefined ? '—' : int(a.cap)}  used ${int(a.used)}${a.unused ? dim(`  unused ${int(a.unused)} → conversation`) : ''}`);
+    for (const a of s.allocations.rows)
+      out.push(
+        `  ${a.key.padEnd(14)} cap ${a.cap === undefined ? '—' : int(a.cap)}  used ${int(a.used)}${a.unused ? dim(`  unused ${int(a.unused)} → conversation`) : ''}`,
+      );
   }
   out.push('');
-  out.push(dim(`${int(s.counts.messages)} messages in context · ${int(s.counts.toolResults)} tool results · ${s.counts.compactions} compaction${s.counts.compactions === 1 ? '' : 's'} · as of entry ${s.asOf.entry}${s.asOf.line !== undefined ? ` (line ${s.asOf.line})` : ''} of ${s.asOf.ofEntries} · tokens ${s.counting === 'estimate' ? 'estimated, calibrated on the session' : 'counted exactly'}`));
+  out.push(
+    dim(
+      `${int(s.counts.messages)} messages in context · ${int(s.counts.toolResults)} tool results · ${s.counts.compactions} compaction${s.counts.compactions === 1 ? '' : 's'} · as of entry ${s.asOf.entry}${s.asOf.line !== undefined ? ` (line ${s.asOf.line})` : ''} of ${s.asOf.ofEntries} · tokens ${s.counting === 'estimate' ? 'estimated, calibrated on the session' : 'counted exactly'}`,
+    ),
+  );
   return `${out.join('\n')}\n`;
 }
 
@@ -126,6 +162,9 @@ export function renderBreakdownMarkdown(s: ContextSnapshot): string {
   if (s.model.note) out.push(`> ${s.model.note}`);
   out.push('', '| component | tokens | % of window |', '|---|--:|--:|');
   for (const r of breakdownRows(s)) out.push(`| ${r.label} | ${int(r.tokens)} | ${pct(r.share)} |`);
-  out.push('', `${int(s.counts.messages)} messages · ${int(s.counts.toolResults)} tool results · ${s.counts.compactions} compactions`);
+  out.push(
+    '',
+    `${int(s.counts.messages)} messages · ${int(s.counts.toolResults)} tool results · ${s.counts.compactions} compactions`,
+  );
   return `${out.join('\n')}\n`;
 }

@@ -15,7 +15,13 @@ import { contextSnapshot, type ContextSnapshot } from './snapshot.js';
 const settings = (over: Partial<BudgetSettings> = {}): BudgetSettings => ({ ...DEFAULT_BUDGET_SETTINGS, ...over });
 const jsonl = (records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
 const ts = '2026-01-01T00:00:00.000Z';
-const e = (type: string, id: string, parentId: string | null, rest: Record<string, unknown>) => ({ type, id, parentId, timestamp: ts, ...rest });
+const e = (type: string, id: string, parentId: string | null, rest: Record<string, unknown>) => ({
+  type,
+  id,
+  parentId,
+  timestamp: ts,
+  ...rest,
+});
 const MODEL = 'claude-opus-4-1-20250805';
 const SUMMARY = 'SUMMARY: the user wants the failing test in src/a.ts fixed; a.ts was read and exports a constant.';
 const MEMORY = '# AGENTS.md\nAlways run npm test before committing. Use ESM imports and strict TypeScript.';
@@ -23,11 +29,16 @@ const MEMORY = '# AGENTS.md\nAlways run npm test before committing. Use ESM impo
 /** A pi session: a turn with usage, a compaction keeping the tool result, an AGENTS.md injection, a prompt and a reply. */
 const piRecords = [
   { type: 'session', version: 3, id: 'sess', timestamp: ts, cwd: '/repo' },
-  e('message', 'u1', null, { message: { role: 'user', content: 'Fix the failing test in src/a.ts please.', timestamp: 1 } }),
+  e('message', 'u1', null, {
+    message: { role: 'user', content: 'Fix the failing test in src/a.ts please.', timestamp: 1 },
+  }),
   e('message', 'a1', 'u1', {
     message: {
       role: 'assistant',
-      content: [{ type: 'text', text: 'Looking at it now.' }, { type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'src/a.ts' } }],
+      content: [
+        { type: 'text', text: 'Looking at it now.' },
+        { type: 'toolCall', id: 'c1', name: 'read', arguments: { path: 'src/a.ts' } },
+      ],
       provider: 'anthropic',
       model: MODEL,
       usage: { input: 10, output: 50, cacheRead: 3000, cacheWrite: 500, totalTokens: 3560 },
@@ -35,7 +46,16 @@ const piRecords = [
       timestamp: 2,
     },
   }),
-  e('message', 'r1', 'a1', { message: { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'export const a = 1;\n'.repeat(50) }], isError: false, timestamp: 3 } }),
+  e('message', 'r1', 'a1', {
+    message: {
+      role: 'toolResult',
+      toolCallId: 'c1',
+      toolName: 'read',
+      content: [{ type: 'text', text: 'export const a = 1;\n'.repeat(50) }],
+      isError: false,
+      timestamp: 3,
+    },
+  }),
   e('compaction', 'k1', 'r1', { summary: SUMMARY, firstKeptEntryId: 'r1', tokensBefore: 5000 }),
   e('custom_message', 'cm', 'k1', { customType: 'memory', content: MEMORY, display: false }),
   e('message', 'u2', 'cm', { message: { role: 'user', content: 'Now also update the README.', timestamp: 4 } }),
@@ -76,7 +96,16 @@ describe('contextSnapshot on a synthetic pi session', () => {
   it('reads the fixture as expected', () => {
     expect(pi.format).toBe('pi');
     expect(pi.problems).toEqual([]);
-    expect(pi.entries.map((x) => x.kind)).toEqual(['header', 'message', 'message', 'message', 'compaction', 'message', 'message', 'message']);
+    expect(pi.entries.map((x) => x.kind)).toEqual([
+      'header',
+      'message',
+      'message',
+      'message',
+      'compaction',
+      'message',
+      'message',
+      'message',
+    ]);
   });
 
   it('uses the model of the session and its budget', () => {
@@ -101,7 +130,8 @@ describe('contextSnapshot on a synthetic pi session', () => {
     expect(snap.components.memory).toBeGreaterThan(0);
     // Recent: the tool result kept by the compaction and the reply; u1 and a1 were archived.
     expect(snap.components.recent).toBe(Math.round(ratio * (c.message(msg('r1')) + c.message(msg('a2')))));
-    for (const k of ['system', 'skills', 'tools', 'knowledgeBase', 'crossIssue'] as const) expect(snap.components[k]).toBe(0);
+    for (const k of ['system', 'skills', 'tools', 'knowledgeBase', 'crossIssue'] as const)
+      expect(snap.components[k]).toBe(0);
   });
 
   it('unrecorded = used − visible when anchored', () => {
@@ -160,7 +190,9 @@ describe('contextSnapshot on a synthetic pi session', () => {
   });
 
   it('allocations are reported when configured', () => {
-    const s = contextSnapshot(pi, { settings: settings({ allocations: { summary: { share: 0.1 }, memory: { tokens: 10 } } }) });
+    const s = contextSnapshot(pi, {
+      settings: settings({ allocations: { summary: { share: 0.1 }, memory: { tokens: 10 } } }),
+    });
     expect(s.allocations!.rows).toEqual([
       { key: 'summary', cap: 20_000, used: s.components.summary, unused: 20_000 - s.components.summary },
       { key: 'memory', cap: 10, used: s.components.memory, unused: 0 },
@@ -172,7 +204,13 @@ describe('contextSnapshot on a synthetic pi session', () => {
   });
 
   it('settings change the window, reserve and thresholds', () => {
-    const s = contextSnapshot(pi, { settings: settings({ contextWindow: 10_000, reserveTokens: 2_000, thresholds: { warn: 0.1, compact: 0.2, block: 0.3, target: 0.05 } }) });
+    const s = contextSnapshot(pi, {
+      settings: settings({
+        contextWindow: 10_000,
+        reserveTokens: 2_000,
+        thresholds: { warn: 0.1, compact: 0.2, block: 0.3, target: 0.05 },
+      }),
+    });
     expect(s.model.source).toBe('config');
     expect([s.window, s.reserve, s.effective]).toEqual([10_000, 2_000, 8_000]);
     expect(s.fill).toBe(s.used / 8_000);
@@ -186,7 +224,9 @@ describe('contextSnapshot on a synthetic pi session', () => {
     expect(s.anchored).toBe(true);
     // 4 tokens of claude message framing + ⌈chars / 4⌉, × 1.16.
     expect(s.components.prompt).toBe(Math.round(1.16 * (4 + Math.ceil('Now also update the README.'.length / 4)))); // 13
-    expect(s.used).toBe(Math.round(2120 + 1.16 * (4 + Math.ceil('Done: README updated with the new section.'.length / 4)))); // 2,137
+    expect(s.used).toBe(
+      Math.round(2120 + 1.16 * (4 + Math.ceil('Done: README updated with the new section.'.length / 4))),
+    ); // 2,137
   });
 
   it('without any usage: the harness prefix plus the counted content, not anchored', () => {
@@ -218,13 +258,28 @@ const rec = (type: string, uuid: string, parentUuid: string | null, rest: Record
   timestamp: `2026-01-01T00:00:${String(n++ % 60).padStart(2, '0')}.000Z`,
   ...rest,
 });
-const ccUsage = { input_tokens: 5, cache_creation_input_tokens: 100, cache_read_input_tokens: 20_000, output_tokens: 50 };
+const ccUsage = {
+  input_tokens: 5,
+  cache_creation_input_tokens: 100,
+  cache_read_input_tokens: 20_000,
+  output_tokens: 50,
+};
 const claudeMd =
   "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# claudeMd\nContents of /repo/CLAUDE.md (project instructions, checked into the codebase):\n\nUse pnpm, never npm. Run the linter before committing.\n</system-reminder>";
 const ccRecords = [
   rec('user', 'm0', null, { isMeta: true, message: { role: 'user', content: claudeMd } }),
   rec('user', 'u1', 'm0', { message: { role: 'user', content: 'add a lint script' } }),
-  rec('assistant', 'a1', 'u1', { message: { id: 'msg_1', type: 'message', role: 'assistant', model: MODEL, content: [{ type: 'text', text: 'Added "lint": "eslint ." to package.json.' }], stop_reason: 'end_turn', usage: ccUsage } }),
+  rec('assistant', 'a1', 'u1', {
+    message: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: MODEL,
+      content: [{ type: 'text', text: 'Added "lint": "eslint ." to package.json.' }],
+      stop_reason: 'end_turn',
+      usage: ccUsage,
+    },
+  }),
 ];
 
 describe('contextSnapshot on a synthetic Claude Code session', () => {
@@ -241,13 +296,18 @@ describe('contextSnapshot on a synthetic Claude Code session', () => {
   });
 
   it('a harness reminder after the typed request is not the prompt', () => {
-    const reminder = rec('user', 'm2', 'u1', { isMeta: true, message: { role: 'user', content: '<system-reminder>Today is 2026-01-01.</system-reminder>' } });
+    const reminder = rec('user', 'm2', 'u1', {
+      isMeta: true,
+      message: { role: 'user', content: '<system-reminder>Today is 2026-01-01.</system-reminder>' },
+    });
     const a1 = { ...ccRecords[2]!, parentUuid: 'm2' };
     const s2 = parseSession(jsonl([ccRecords[0], ccRecords[1], reminder, a1]));
     expect(s2.entries[2]!.message!.synthetic).toBe(true);
     const snap2 = contextSnapshot(s2);
     expect(snap2.components.prompt).toBe(Math.round(1.16 * c.message(s2.entries[1]!.message!)));
-    expect(snap2.components.recent).toBe(Math.round(1.16 * (c.message(s2.entries[2]!.message!) + c.message(s2.entries[3]!.message!))));
+    expect(snap2.components.recent).toBe(
+      Math.round(1.16 * (c.message(s2.entries[2]!.message!) + c.message(s2.entries[3]!.message!))),
+    );
   });
 
   it('used = reported prompt (20,105) + the reply; unrecorded = used − visible', () => {
@@ -271,11 +331,31 @@ describe('contextSnapshot on a synthetic Claude Code session', () => {
 
 describe('contextSnapshot on an Anthropic request body', () => {
   const tools = [
-    { name: 'read', description: 'Read a file from disk and return its content with line numbers.', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
-    { name: 'mcp__github__search', description: 'Search GitHub issues and pull requests.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+    {
+      name: 'read',
+      description: 'Read a file from disk and return its content with line numbers.',
+      input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
+    {
+      name: 'mcp__github__search',
+      description: 'Search GitHub issues and pull requests.',
+      input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+    },
   ];
-  const deferred = { name: 'load_later', description: 'A tool loaded on demand only. '.repeat(30), defer_loading: true, input_schema: { type: 'object', properties: {} } };
-  const body = (t: unknown[]) => JSON.stringify({ model: MODEL, max_tokens: 1000, system: 'You are a careful coding agent.', messages: [{ role: 'user', content: 'List the files in src.' }], tools: t });
+  const deferred = {
+    name: 'load_later',
+    description: 'A tool loaded on demand only. '.repeat(30),
+    defer_loading: true,
+    input_schema: { type: 'object', properties: {} },
+  };
+  const body = (t: unknown[]) =>
+    JSON.stringify({
+      model: MODEL,
+      max_tokens: 1000,
+      system: 'You are a careful coding agent.',
+      messages: [{ role: 'user', content: 'List the files in src.' }],
+      tools: t,
+    });
   const session = parseSession(body(tools));
   const snap = contextSnapshot(session);
 
@@ -327,7 +407,19 @@ const runCorpus = corpusAvailable() ? describe : describe.skip;
 if (!corpusAvailable()) console.warn('budget corpus tests skipped: ../shared/corpus not found (set ABRIDGE_CORPUS)');
 
 function checkFinite(s: ContextSnapshot): void {
-  for (const v of [s.used, s.fill, s.window, s.reserve, s.effective, s.untilCompaction, s.compactionBuffer, s.free, ...Object.values(s.marks), ...Object.values(s.components), ...Object.values(s.tools)]) {
+  for (const v of [
+    s.used,
+    s.fill,
+    s.window,
+    s.reserve,
+    s.effective,
+    s.untilCompaction,
+    s.compactionBuffer,
+    s.free,
+    ...Object.values(s.marks),
+    ...Object.values(s.components),
+    ...Object.values(s.tools),
+  ]) {
     expect(Number.isFinite(v)).toBe(true);
   }
   for (const v of Object.values(s.components)) expect(v).toBeGreaterThanOrEqual(0);
@@ -346,7 +438,9 @@ runCorpus('contextSnapshot on every pi / claude-code / codex corpus transcript',
         const session = await readSession(file);
         const snap = contextSnapshot(session);
         checkFinite(snap);
-        const hasUsage = session.entries.some((x) => (x.message?.usage && promptTokens(x.message.usage) > 0) || (x.usage && promptTokens(x.usage) > 0));
+        const hasUsage = session.entries.some(
+          (x) => (x.message?.usage && promptTokens(x.message.usage) > 0) || (x.usage && promptTokens(x.usage) > 0),
+        );
         if (hasUsage) expect(snap.used).toBeGreaterThan(0);
         // Midway through too.
         checkFinite(contextSnapshot(session, { at: Math.floor(session.entries.length / 2) }));
@@ -371,10 +465,15 @@ runCorpus('contextSnapshot on every pi / claude-code / codex corpus transcript',
   }
 
   const subagent = corpusFile('claude-code', 'marot__spotter__agent-a881341.jsonl');
-  it.runIf(corpusFiles('claude-code').includes(subagent)).fails('BUG: claude-code/marot__spotter__agent-a881341.jsonl (all sidechain) is within 2% of its last report', async () => {
-    const session = await readSession(subagent);
-    const u = session.entries[session.entries.length - 1]!.message!.usage!;
-    const snap = contextSnapshot(session);
-    expect(Math.abs(snap.used - (promptTokens(u) + u.output)) / (promptTokens(u) + u.output)).toBeLessThanOrEqual(0.02); // is −43%
-  });
+  it.runIf(corpusFiles('claude-code').includes(subagent)).fails(
+    'BUG: claude-code/marot__spotter__agent-a881341.jsonl (all sidechain) is within 2% of its last report',
+    async () => {
+      const session = await readSession(subagent);
+      const u = session.entries[session.entries.length - 1]!.message!.usage!;
+      const snap = contextSnapshot(session);
+      expect(Math.abs(snap.used - (promptTokens(u) + u.output)) / (promptTokens(u) + u.output)).toBeLessThanOrEqual(
+        0.02,
+      ); // is −43%
+    },
+  );
 });

@@ -98,7 +98,10 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   const model = catalog.lookup(modelId, lookup);
   const budget = new ContextBudget(model, settings);
 
-  const tracker = trackerFor(session, branch, { ...(options.exact ? { exact: options.exact } : {}), ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}) });
+  const tracker = trackerFor(session, branch, {
+    ...(options.exact ? { exact: options.exact } : {}),
+    ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
+  });
   followEntries(cut, tracker);
   const prediction = tracker.predict(modelId);
   const measure = measureContext(session, cut, tracker.counter);
@@ -131,13 +134,22 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
     fill: budget.fill(used),
     level: budget.level(used),
     components,
-    tools: { builtIn: Math.round(measure.tools.builtIn * prediction.ratio), mcp: Math.round(measure.tools.mcp * prediction.ratio), deferred: Math.round(measure.tools.deferred * prediction.ratio) },
+    tools: {
+      builtIn: Math.round(measure.tools.builtIn * prediction.ratio),
+      mcp: Math.round(measure.tools.mcp * prediction.ratio),
+      deferred: Math.round(measure.tools.deferred * prediction.ratio),
+    },
     byTool: scaleCosts(measure.byTool, prediction.ratio),
     byMcpServer: scaleCosts(measure.byMcpServer, prediction.ratio),
     untilCompaction: marks.compact - used,
     compactionBuffer: budget.effective - marks.compact,
     free: Math.max(0, budget.effective - used),
-    counts: { messages: measure.messages, toolResults: measure.toolResults, compactions: measure.compactions, entries: cut.length },
+    counts: {
+      messages: measure.messages,
+      toolResults: measure.toolResults,
+      compactions: measure.compactions,
+      entries: cut.length,
+    },
     asOf: { entry: at, ofEntries: session.entries.length },
     counting: tracker.counter.exact ? 'exact' : 'estimate',
   };

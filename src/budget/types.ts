@@ -12,7 +12,17 @@ export type ComponentId =
   | 'recent' // conversation turns kept verbatim
   | 'prompt'; // the current user prompt
 
-export const COMPONENT_IDS: readonly ComponentId[] = ['system', 'memory', 'skills', 'tools', 'knowledgeBase', 'crossIssue', 'summary', 'recent', 'prompt'];
+export const COMPONENT_IDS: readonly ComponentId[] = [
+  'system',
+  'memory',
+  'skills',
+  'tools',
+  'knowledgeBase',
+  'crossIssue',
+  'summary',
+  'recent',
+  'prompt',
+];
 
 /** What an allocation can cap: every component, plus the response reserved out of the window. */
 export type AllocationKey = ComponentId | 'response';

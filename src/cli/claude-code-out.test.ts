@@ -25,7 +25,18 @@ const rec = (type: string, uuid: string, parentUuid: string | null, rest: Record
   ...rest,
 });
 const usage = { input_tokens: 5, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000, output_tokens: 50 };
-const asst = (id: string, content: unknown[]) => ({ message: { id, type: 'message', role: 'assistant', model: 'claude-opus-4-6', content, stop_reason: null, stop_sequence: null, usage } });
+const asst = (id: string, content: unknown[]) => ({
+  message: {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-opus-4-6',
+    content,
+    stop_reason: null,
+    stop_sequence: null,
+    usage,
+  },
+});
 
 describe('Claude Code writer: an abridge compaction', () => {
   const big = (tag: string) => Array.from({ length: 400 }, (_, i) => `${tag} line ${i}: value ${i * 7}`).join('\n');
@@ -34,20 +45,51 @@ describe('Claude Code writer: an abridge compaction', () => {
   for (let i = 0; i < 8; i++) {
     // One response written as two records (text, then the call), as Claude Code streams it.
     steps.push(rec('assistant', `a${i}t`, parent, asst(`msg_${i}`, [{ type: 'text', text: `step ${i}` }])));
-    steps.push(rec('assistant', `a${i}c`, `a${i}t`, asst(`msg_${i}`, [{ type: 'tool_use', id: `toolu_${i}`, name: 'Bash', input: { command: `make part${i}` } }])));
-    steps.push(rec('user', `r${i}`, `a${i}c`, { message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: big(`out${i}`) }] } }));
+    steps.push(
+      rec(
+        'assistant',
+        `a${i}c`,
+        `a${i}t`,
+        asst(`msg_${i}`, [{ type: 'tool_use', id: `toolu_${i}`, name: 'Bash', input: { command: `make part${i}` } }]),
+      ),
+    );
+    steps.push(
+      rec('user', `r${i}`, `a${i}c`, {
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: big(`out${i}`) }],
+        },
+      }),
+    );
     parent = `r${i}`;
   }
-  steps.push(rec('system', 'lc', parent, { subtype: 'local_command', content: '<command-name>/model</command-name>', level: 'info', isMeta: false }));
+  steps.push(
+    rec('system', 'lc', parent, {
+      subtype: 'local_command',
+      content: '<command-name>/model</command-name>',
+      level: 'info',
+      isMeta: false,
+    }),
+  );
   const source = jsonl(steps);
 
   const compacted = async (strategies?: StrategyName[]) => {
     const s = parseSession(source);
-    const r = await compact(s, { target: 2500, force: true, summarizer: new ExtractiveSummarizer(), ...(strategies ? { strategies } : {}), now: () => new Date(Date.UTC(2026, 0, 2)) });
+    const r = await compact(s, {
+      target: 2500,
+      force: true,
+      summarizer: new ExtractiveSummarizer(),
+      ...(strategies ? { strategies } : {}),
+      now: () => new Date(Date.UTC(2026, 0, 2)),
+    });
     expect(r.marker).toBeDefined();
     return s;
   };
-  const records = (text: string) => text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const records = (text: string) =>
+    text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   const view = (s: ReturnType<typeof parseSession>) => writeSession(viewSession(s), 'anthropic');
 
   for (const strategies of [undefined, ['summarize'], ['clear-tool-results']] as (StrategyName[] | undefined)[]) {
@@ -58,7 +100,13 @@ describe('Claude Code writer: an abridge compaction', () => {
       expect(out.slice(0, original.length)).toEqual(original);
       const added = out.slice(original.length);
       const boundary = added[0]!;
-      expect(boundary).toMatchObject({ type: 'system', subtype: 'compact_boundary', parentUuid: null, logicalParentUuid: 'lc', isSidechain: false });
+      expect(boundary).toMatchObject({
+        type: 'system',
+        subtype: 'compact_boundary',
+        parentUuid: null,
+        logicalParentUuid: 'lc',
+        isSidechain: false,
+      });
       // A chain: each record's parent is the one before; uuids and response ids are all new.
       added.slice(1).forEach((r, i) => expect(r.parentUuid).toBe(added[i]!.uuid));
       const uuids = new Set(original.map((r) => r.uuid));
@@ -92,7 +140,12 @@ describe('Claude Code writer: an abridge compaction', () => {
     const s = await compacted(['clear-tool-results']);
     const once = writeSession(s);
     const again = parseSession(once);
-    const second = await compact(again, { target: 1500, force: true, summarizer: new ExtractiveSummarizer(), now: () => new Date(Date.UTC(2026, 0, 3)) });
+    const second = await compact(again, {
+      target: 1500,
+      force: true,
+      summarizer: new ExtractiveSummarizer(),
+      now: () => new Date(Date.UTC(2026, 0, 3)),
+    });
     expect(second.entry).toBeDefined();
     const twice = writeSession(again);
     expect(twice.startsWith(once)).toBe(true);

@@ -31,7 +31,10 @@ import { claudeBinary, resumeWithClaudeCode } from '../../test/support/claude-co
 import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { viewSession } from './compact.js';
 
-const KNOWN_GAPS = new Set(['marot__spotter__tool_heavy.jsonl @clear-only 25%', 'marot__spotter__short.jsonl @repeated 50% then 50%']);
+const KNOWN_GAPS = new Set([
+  'marot__spotter__tool_heavy.jsonl @clear-only 25%',
+  'marot__spotter__short.jsonl @repeated 50% then 50%',
+]);
 
 const PROMPT = 'continue';
 const POOL = 3;
@@ -53,7 +56,11 @@ interface Comparison {
 }
 
 function blocksOf(content: unknown): Block[] {
-  return typeof content === 'string' ? [{ type: 'text', text: content }] : Array.isArray(content) ? (content as Block[]) : [];
+  return typeof content === 'string'
+    ? [{ type: 'text', text: content }]
+    : Array.isArray(content)
+      ? (content as Block[])
+      : [];
 }
 
 /** A block without the fields the CLI adds to every request (cache breakpoints, the tool caller). */
@@ -72,11 +79,23 @@ function wire(messages: readonly unknown[]): WireMessage[] {
 
 /** JSON with sorted keys: the order of an object's keys means nothing to the API. */
 function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 }
 
-const isReminder = (b: Block) => b.type === 'text' && typeof b.text === 'string' && b.text.startsWith('<system-reminder>') && b.text.trimEnd().endsWith('</system-reminder>');
-const isNoResponse = (m: WireMessage | undefined) => m?.role === 'assistant' && m.content.length === 1 && m.content[0]!.type === 'text' && m.content[0]!.text === NO_RESPONSE;
+const isReminder = (b: Block) =>
+  b.type === 'text' &&
+  typeof b.text === 'string' &&
+  b.text.startsWith('<system-reminder>') &&
+  b.text.trimEnd().endsWith('</system-reminder>');
+const isNoResponse = (m: WireMessage | undefined) =>
+  m?.role === 'assistant' &&
+  m.content.length === 1 &&
+  m.content[0]!.type === 'text' &&
+  m.content[0]!.text === NO_RESPONSE;
 
 /** The resumed conversation the CLI sent, compared with abridge's view (both as Anthropic wire messages). */
 function compareResumed(sentMessages: readonly unknown[], viewMessages: readonly unknown[]): Comparison {
@@ -87,7 +106,8 @@ function compareResumed(sentMessages: readonly unknown[], viewMessages: readonly
   let carried: WireMessage | undefined;
   // Its new turn: reminders and the prompt at the end of the last message (after whatever the conversation ended with).
   const turn = sent[sent.length - 1];
-  if (!turn || turn.role !== 'user' || !turn.content.some((b) => b.type === 'text' && b.text === PROMPT)) differences.push('the last message sent does not carry the prompt');
+  if (!turn || turn.role !== 'user' || !turn.content.some((b) => b.type === 'text' && b.text === PROMPT))
+    differences.push('the last message sent does not carry the prompt');
   else {
     const own = turn.content.filter((b) => !isReminder(b) && !(b.type === 'text' && b.text === PROMPT));
     normalized.reminders = turn.content.length - own.length - 1;
@@ -121,22 +141,38 @@ function compareResumed(sentMessages: readonly unknown[], viewMessages: readonly
       continue;
     }
     if (s.content.length !== v.content.length) {
-      differences.push(`message ${i}: ${s.content.length} blocks sent [${s.content.map((b) => b.type).join(',')}], view ${v.content.length} [${v.content.map((b) => b.type).join(',')}]`);
+      differences.push(
+        `message ${i}: ${s.content.length} blocks sent [${s.content.map((b) => b.type).join(',')}], view ${v.content.length} [${v.content.map((b) => b.type).join(',')}]`,
+      );
       continue;
     }
     for (let j = 0; j < s.content.length; j++) {
       const a = s.content[j]!;
       const b = v.content[j]!;
       if (canonical(a) === canonical(b)) continue;
-      if (s.role === 'user' && a.type === 'text' && b.type === 'text' && a.text === `${String(b.text)}\n` && (j < s.content.length - 1 || s === carried)) {
+      if (
+        s.role === 'user' &&
+        a.type === 'text' &&
+        b.type === 'text' &&
+        a.text === `${String(b.text)}\n` &&
+        (j < s.content.length - 1 || s === carried)
+      ) {
         normalized.seams++;
         continue;
       }
-      if (a.type === 'tool_use' && b.type === 'tool_use' && a.name === 'Agent' && b.name === 'Task' && canonical({ ...a, name: 'Task' }) === canonical(b)) {
+      if (
+        a.type === 'tool_use' &&
+        b.type === 'tool_use' &&
+        a.name === 'Agent' &&
+        b.name === 'Task' &&
+        canonical({ ...a, name: 'Task' }) === canonical(b)
+      ) {
         normalized.renamed++;
         continue;
       }
-      differences.push(`message ${i} block ${j}: sent ${canonical(a).slice(0, 240)} — view ${canonical(b).slice(0, 240)}`);
+      differences.push(
+        `message ${i} block ${j}: sent ${canonical(a).slice(0, 240)} — view ${canonical(b).slice(0, 240)}`,
+      );
     }
   }
   return { equal: differences.length === 0, differences, normalized, resumed: sent };
@@ -186,7 +222,12 @@ async function prepare(file: string, variant: Variant): Promise<Case> {
     const snap = contextSnapshot(session);
     const fixed = snap.components.unrecorded;
     const target = fixed + Math.round((snap.used - fixed) * fraction);
-    const r = await compact(session, { target, force: true, summarizer: new ExtractiveSummarizer(), ...(variant.strategies ? { strategies: variant.strategies } : {}) });
+    const r = await compact(session, {
+      target,
+      force: true,
+      summarizer: new ExtractiveSummarizer(),
+      ...(variant.strategies ? { strategies: variant.strategies } : {}),
+    });
     if (r.marker) compacted = true;
     transcript = writeSession(session, 'claude-code');
   }
@@ -216,27 +257,51 @@ const skip = 'reason' in cli ? cli.reason : files.length === 0 ? 'no Claude Code
 if (skip) console.log(`[claude-code resume] skipped: ${skip}`);
 
 describe.skipIf(skip !== undefined)('Claude Code resumes exactly what abridge reported', () => {
-  it('every corpus transcript × (50%, 25%, clear-only, repeated): the CLI sends abridge\'s view', async () => {
+  it("every corpus transcript × (50%, 25%, clear-only, repeated): the CLI sends abridge's view", async () => {
     const bin = (cli as { bin: string }).bin;
     const cases = await Promise.all(files.flatMap((f) => VARIANTS.map((v) => prepare(f, v))));
     const results = await pool(cases, POOL, async (c) => {
       const run = await resumeWithClaudeCode(bin, c.transcript, c.sessionId, PROMPT, c.view.model);
       const cmp: Comparison = run.main
         ? compareResumed(run.main.messages, c.view.messages)
-        : { equal: false, differences: [`no conversation request (exit ${run.code}): ${run.stdout.slice(0, 200)} ${run.stderr.slice(0, 200)}`], normalized: { reminders: 0, noResponse: 0, seams: 0, renamed: 0 }, resumed: [] };
-      const tokens = run.main ? { sent: tokensOf(c.view.model, cmp.resumed), view: tokensOf(c.view.model, c.view.messages) } : undefined;
+        : {
+            equal: false,
+            differences: [
+              `no conversation request (exit ${run.code}): ${run.stdout.slice(0, 200)} ${run.stderr.slice(0, 200)}`,
+            ],
+            normalized: { reminders: 0, noResponse: 0, seams: 0, renamed: 0 },
+            resumed: [],
+          };
+      const tokens = run.main
+        ? { sent: tokensOf(c.view.model, cmp.resumed), view: tokensOf(c.view.model, c.view.messages) }
+        : undefined;
       // A subagent's transcript that abridge left as it was is still all sidechain: `--resume` finds no conversation.
-      const notResumable = !run.main && c.subagent && !c.compacted && /No conversation found/.test(run.stdout + run.stderr);
-      return { c, cmp, tokens, notResumable, readBackEqual: JSON.stringify(c.readBack) === JSON.stringify(c.view.messages) };
+      const notResumable =
+        !run.main && c.subagent && !c.compacted && /No conversation found/.test(run.stdout + run.stderr);
+      return {
+        c,
+        cmp,
+        tokens,
+        notResumable,
+        readBackEqual: JSON.stringify(c.readBack) === JSON.stringify(c.view.messages),
+      };
     });
     const lines = results.map(({ c, cmp, tokens, notResumable, readBackEqual }) => {
-      const t = tokens ? `${tokens.sent}/${tokens.view} tokens (${(((tokens.sent - tokens.view) / tokens.view) * 100).toFixed(2)}%)` : '';
-      const verdict = cmp.equal ? 'equal' : notResumable ? 'not resumable (subagent transcript, nothing compacted)' : 'DIFFERENT';
+      const t = tokens
+        ? `${tokens.sent}/${tokens.view} tokens (${(((tokens.sent - tokens.view) / tokens.view) * 100).toFixed(2)}%)`
+        : '';
+      const verdict = cmp.equal
+        ? 'equal'
+        : notResumable
+          ? 'not resumable (subagent transcript, nothing compacted)'
+          : 'DIFFERENT';
       return `${verdict} ${basename(c.file)} @${c.variant}: ${c.compacted ? 'compacted' : 'unchanged'}, ${c.view.messages.length} messages, ${t}, read back ${readBackEqual ? 'same' : 'DIFFERENT'}; normalized ${JSON.stringify(cmp.normalized)}${cmp.equal || notResumable ? '' : `\n    ${cmp.differences.join('\n    ')}`}`;
     });
     const equal = results.filter((r) => r.cmp.equal).length;
     const skipped = results.filter((r) => r.notResumable).length;
-    console.log(`[claude-code resume] ${equal}/${results.length} equal, ${skipped} not resumable, ${results.length - equal - skipped} different (${files.length} transcripts × ${VARIANTS.length} variants)\n${lines.join('\n')}`);
+    console.log(
+      `[claude-code resume] ${equal}/${results.length} equal, ${skipped} not resumable, ${results.length - equal - skipped} different (${files.length} transcripts × ${VARIANTS.length} variants)\n${lines.join('\n')}`,
+    );
     expect(results.filter((r) => r.c.compacted).length).toBeGreaterThan(results.length / 2);
     for (const r of results) {
       const what = `${basename(r.c.file)} @${r.c.variant}`;
@@ -256,14 +321,35 @@ describe('compareResumed', () => {
   const view = [
     { role: 'user', content: 'fix it' },
     { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Task', input: { prompt: 'look' } }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: '[tool result cleared]' }, { type: 'text', text: 'stop' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't1', content: '[tool result cleared]' },
+        { type: 'text', text: 'stop' },
+      ],
+    },
   ];
   const sent = (result: string) => [
     { role: 'user', content: [{ type: 'text', text: 'fix it', cache_control: { type: 'ephemeral' } }] },
-    { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Agent', input: { prompt: 'look' }, caller: { type: 'direct' } }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: result }, { type: 'text', text: 'stop' }] },
+    {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 't1', name: 'Agent', input: { prompt: 'look' }, caller: { type: 'direct' } }],
+    },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't1', content: result },
+        { type: 'text', text: 'stop' },
+      ],
+    },
     { role: 'assistant', content: [{ type: 'text', text: NO_RESPONSE }] },
-    { role: 'user', content: [{ type: 'text', text: '<system-reminder>\ndate\n</system-reminder>' }, { type: 'text', text: PROMPT }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: '<system-reminder>\ndate\n</system-reminder>' },
+        { type: 'text', text: PROMPT },
+      ],
+    },
   ];
   it('takes away only what the CLI adds', () => {
     const c = compareResumed(sent('[tool result cleared]'), view);
@@ -271,6 +357,8 @@ describe('compareResumed', () => {
     expect(c.normalized).toEqual({ reminders: 1, noResponse: 1, seams: 0, renamed: 1 });
   });
   it('finds a result the CLI sent whole where abridge cleared it', () => {
-    expect(compareResumed(sent('the whole 40 KB output'), view).differences).toEqual([expect.stringContaining('message 2 block 0')]);
+    expect(compareResumed(sent('the whole 40 KB output'), view).differences).toEqual([
+      expect.stringContaining('message 2 block 0'),
+    ]);
   });
 });

@@ -14,7 +14,11 @@ function run(...args: string[]) {
 function session(): string {
   const t = new PiTranscript();
   t.user('Fix the failing parser tests in src/parser.ts. Do not touch package.json.');
-  for (let i = 0; i < 12; i++) t.step({ text: `Step ${i}.`, calls: [{ name: 'bash', args: { command: `npx vitest run test/p${i}.test.ts` }, result: `line\n`.repeat(400) }] });
+  for (let i = 0; i < 12; i++)
+    t.step({
+      text: `Step ${i}.`,
+      calls: [{ name: 'bash', args: { command: `npx vitest run test/p${i}.test.ts` }, result: `line\n`.repeat(400) }],
+    });
   t.user('Now also handle CRLF.');
   t.step({ text: 'Done.' });
   const dir = mkdtempSync(join(tmpdir(), 'abridge-compact-exit-'));
@@ -27,21 +31,38 @@ describe('abridge compact exit status', () => {
   it('exits 3 when even what must stay verbatim is over the budget, naming it', () => {
     const r = run('compact', session(), '--budget', '20', '--prefix-tokens', '0');
     expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/budget not reached: even what must stay verbatim comes to [\d,]+ tokens, over the budget of 20/);
+    expect(r.stderr).toMatch(
+      /budget not reached: even what must stay verbatim comes to [\d,]+ tokens, over the budget of 20/,
+    );
     expect(r.stderr).toMatch(/first user message \(entry \d+\): \d+ tokens/);
     expect(r.stderr).toMatch(/latest instruction \(entry \d+\): \d+ tokens/);
   });
 
   it('exits 3 too when what stays verbatim fits but the strategies asked for cannot reach the budget, saying so', () => {
-    const r = run('compact', session(), '--budget', '100', '--prefix-tokens', '0', '--strategies', 'clear-tool-results');
+    const r = run(
+      'compact',
+      session(),
+      '--budget',
+      '100',
+      '--prefix-tokens',
+      '0',
+      '--strategies',
+      'clear-tool-results',
+    );
     expect(r.status).toBe(3);
-    expect(r.stderr).toMatch(/the context is [\d,]+ tokens after clear-tool-results, over the budget of 100: what must stay verbatim \(\d+ tokens\)/);
+    expect(r.stderr).toMatch(
+      /the context is [\d,]+ tokens after clear-tool-results, over the budget of 100: what must stay verbatim \(\d+ tokens\)/,
+    );
   });
 
   it('reaches a budget that leaves room for no more than a one-line note of what was archived', () => {
     const r = run('compact', session(), '--budget', '60', '--prefix-tokens', '0', '--json');
     expect(r.status).toBe(0);
-    const out = JSON.parse(r.stdout) as { reachedTarget: boolean; afterTokens: number; protectedParts: { what: string }[] };
+    const out = JSON.parse(r.stdout) as {
+      reachedTarget: boolean;
+      afterTokens: number;
+      protectedParts: { what: string }[];
+    };
     expect(out.afterTokens).toBeLessThanOrEqual(60);
     expect(out.protectedParts.map((p) => p.what)).toContain('the note of what was archived, at its shortest');
     const body = run('compact', session(), '--budget', '60', '--prefix-tokens', '0', '--emit', 'anthropic');

@@ -44,23 +44,55 @@ interface CompactFlags extends ConfigFlags {
 export function registerCompact(program: Command): void {
   const cmd = program
     .command('compact')
-    .description('Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; exits 3 when the budget cannot be reached (what must stay verbatim is named)')
+    .description(
+      'Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; exits 3 when the budget cannot be reached (what must stay verbatim is named)',
+    )
     .argument('<file>', 'transcript file')
-    .option('-b, --budget <tokens>', "tokens the compacted context must fit (default: the model's compaction target, 60% of the usable window)")
+    .option(
+      '-b, --budget <tokens>',
+      "tokens the compacted context must fit (default: the model's compaction target, 60% of the usable window)",
+    )
     .option('-s, --strategies <list>', `comma-separated, cheapest first (default: ${STRATEGY_NAMES.join(',')})`)
-    .option('--summarizer <kind>', 'extractive (no LLM, default) or llm (needs ABRIDGE_LLM_PROVIDER, ABRIDGE_LLM_MODEL and the provider API key)', 'extractive')
-    .option('--keep-last-steps <n>', 'agent steps at the end always kept verbatim (default 1; the recent tail is sized in tokens)')
-    .option('--results-dir <dir>', 'where offloaded tool results are stored (default: in memory; with --out: <out>.results/)')
+    .option(
+      '--summarizer <kind>',
+      'extractive (no LLM, default) or llm (needs ABRIDGE_LLM_PROVIDER, ABRIDGE_LLM_MODEL and the provider API key)',
+      'extractive',
+    )
+    .option(
+      '--keep-last-steps <n>',
+      'agent steps at the end always kept verbatim (default 1; the recent tail is sized in tokens)',
+    )
+    .option(
+      '--results-dir <dir>',
+      'where offloaded tool results are stored (default: in memory; with --out: <out>.results/)',
+    )
     .option('-f, --format <id>', 'read as this format instead of detecting it')
     .option('--exact', 'count tokens with the o200k_base tokenizer')
-    .option('--json', 'print the result as JSON: {beforeTokens, afterTokens, beforeMessages, afterMessages, strategiesRun, skipped, …}')
+    .option(
+      '--json',
+      'print the result as JSON: {beforeTokens, afterTokens, beforeMessages, afterMessages, strategiesRun, skipped, …}',
+    )
     .option('--emit <format>', `print the request body the model would receive instead (${EMIT_FORMATS.join(', ')})`)
-    .option('-o, --out <file>', 'write the transcript back in its own format (pi, claude-code) with a native compaction record (written atomically; never the input itself)')
-    .option('--in-place', 'replace the transcript itself with its compacted version: atomically, under a lock (<file>.lock) so that two runs never interleave');
+    .option(
+      '-o, --out <file>',
+      'write the transcript back in its own format (pi, claude-code) with a native compaction record (written atomically; never the input itself)',
+    )
+    .option(
+      '--in-place',
+      'replace the transcript itself with its compacted version: atomically, under a lock (<file>.lock) so that two runs never interleave',
+    );
   addConfigOptions(cmd).action(async (file: string, opts: CompactFlags) => {
-    if (opts.inPlace && opts.out !== undefined) throw new AbridgeError('INVALID_INPUT', '--in-place and --out: choose one (--in-place replaces the input file itself)');
+    if (opts.inPlace && opts.out !== undefined)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        '--in-place and --out: choose one (--in-place replaces the input file itself)',
+      );
     refuseOutOverInput(file, opts.out);
-    if (opts.inPlace && isStdinPath(file)) throw new AbridgeError('INVALID_INPUT', '--in-place: the input is standard input, which cannot be replaced; use --out <file>');
+    if (opts.inPlace && isStdinPath(file))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        '--in-place: the input is standard input, which cannot be replaced; use --out <file>',
+      );
     if (!opts.inPlace) return compactFile(file, opts, undefined);
     return withFileLock(file, (assertHeld) => compactFile(file, { ...opts, out: file }, assertHeld));
   });
@@ -72,25 +104,46 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
   {
     if (opts.format) getFormat(opts.format);
     const strategies = parseStrategies(opts.strategies);
-    if (opts.emit && !(EMIT_FORMATS as readonly string[]).includes(opts.emit)) throw new AbridgeError('INVALID_INPUT', `--emit: expected one of ${EMIT_FORMATS.join(', ')}, got "${opts.emit}"`);
-    const keepLastSteps = opts.keepLastSteps === undefined ? undefined : positiveInt('--keep-last-steps', opts.keepLastSteps, true);
+    if (opts.emit && !(EMIT_FORMATS as readonly string[]).includes(opts.emit))
+      throw new AbridgeError('INVALID_INPUT', `--emit: expected one of ${EMIT_FORMATS.join(', ')}, got "${opts.emit}"`);
+    const keepLastSteps =
+      opts.keepLastSteps === undefined ? undefined : positiveInt('--keep-last-steps', opts.keepLastSteps, true);
     const config = await resolveConfig(opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     const progress = progressReporter(file);
-    const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
+    const session = await readSession(file, {
+      ...(opts.format ? { format: opts.format } : {}),
+      ...inputOptions(),
+      onProgress: progress.update,
+    }).finally(() => progress.stop());
     if (opts.out && !OUT_FORMATS.includes(session.format)) {
-      throw new AbridgeError('NOT_WRITABLE_FORMAT', `--out: ${file} is ${session.format}; abridge writes compaction records into pi and claude-code transcripts only (use --emit for a request body)`);
+      throw new AbridgeError(
+        'NOT_WRITABLE_FORMAT',
+        `--out: ${file} is ${session.format}; abridge writes compaction records into pi and claude-code transcripts only (use --emit for a request body)`,
+      );
     }
     const notUtf8 = session.problems.find((p) => p.kind === 'invalid-utf8');
     if (opts.out && notUtf8) {
       // A JavaScript string cannot hold those bytes: written back, they would silently become U+FFFD.
-      throw new AbridgeError('INVALID_INPUT', `${file}: line ${notUtf8.line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `${file}: line ${notUtf8.line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written`,
+      );
     }
     const snapshot = contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) });
     const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
-    const summarizer: Summarizer = opts.summarizer === 'llm' ? llmSummarizerFromEnv() : opts.summarizer === 'extractive' || opts.summarizer === undefined ? new ExtractiveSummarizer() : badSummarizer(opts.summarizer);
+    const summarizer: Summarizer =
+      opts.summarizer === 'llm'
+        ? llmSummarizerFromEnv()
+        : opts.summarizer === 'extractive' || opts.summarizer === undefined
+          ? new ExtractiveSummarizer()
+          : badSummarizer(opts.summarizer);
     const redact = createRedactor(config.redaction);
-    const store: ResultStore = opts.resultsDir ? new FileResultStore(opts.resultsDir) : opts.out ? new FileResultStore(`${opts.out}.results`) : new MemoryResultStore();
+    const store: ResultStore = opts.resultsDir
+      ? new FileResultStore(opts.resultsDir)
+      : opts.out
+        ? new FileResultStore(`${opts.out}.results`)
+        : new MemoryResultStore();
     const result = await compact(session, {
       target,
       force: true,
@@ -114,7 +167,11 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     }
     if (opts.json) {
       const { entry: _entry, marker, ...rest } = result;
-      process.stdout.write(redact(`${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`));
+      process.stdout.write(
+        redact(
+          `${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`,
+        ),
+      );
       exitIfOverBudget(result, target);
       return;
     }
@@ -148,17 +205,26 @@ function exitIfOverBudget(r: CompactionResult, target: number): void {
 
 function parseStrategies(v: string | undefined): StrategyName[] | undefined {
   if (v === undefined) return undefined;
-  const names = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const names = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   for (const n of names) {
-    if (!(STRATEGY_NAMES as readonly string[]).includes(n)) throw new AbridgeError('INVALID_INPUT', `--strategies: unknown strategy "${n}"; expected some of ${STRATEGY_NAMES.join(', ')}`);
+    if (!(STRATEGY_NAMES as readonly string[]).includes(n))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `--strategies: unknown strategy "${n}"; expected some of ${STRATEGY_NAMES.join(', ')}`,
+      );
   }
-  if (names.length === 0) throw new AbridgeError('INVALID_INPUT', `--strategies: expected at least one of ${STRATEGY_NAMES.join(', ')}`);
+  if (names.length === 0)
+    throw new AbridgeError('INVALID_INPUT', `--strategies: expected at least one of ${STRATEGY_NAMES.join(', ')}`);
   return names as StrategyName[];
 }
 
 function positiveInt(flag: string, v: string, zeroOk: boolean): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < (zeroOk ? 0 : 1)) throw new AbridgeError('INVALID_INPUT', `${flag}: expected a whole number ${zeroOk ? '≥ 0' : '≥ 1'}, got "${v}"`);
+  if (!Number.isInteger(n) || n < (zeroOk ? 0 : 1))
+    throw new AbridgeError('INVALID_INPUT', `${flag}: expected a whole number ${zeroOk ? '≥ 0' : '≥ 1'}, got "${v}"`);
   return n;
 }
 
@@ -169,15 +235,34 @@ function badSummarizer(v: string): never {
 function render(file: string, target: number, r: CompactionResult, out: string | undefined): string {
   const lines: string[] = [pc.bold(file)];
   const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
-  lines.push(`${fmtInt(r.beforeTokens)} → ${pc.bold(fmtInt(r.afterTokens))} tokens (${pct(r.afterTokens, r.beforeTokens)}), target ${fmtInt(target)}${r.reachedTarget ? pc.green(' ✓') : pc.yellow(' — not reached: the rest is protected (first request, last steps)')}`);
-  lines.push(`${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; every entry is kept in the session (archived, not deleted)`);
+  lines.push(
+    `${fmtInt(r.beforeTokens)} → ${pc.bold(fmtInt(r.afterTokens))} tokens (${pct(r.afterTokens, r.beforeTokens)}), target ${fmtInt(target)}${r.reachedTarget ? pc.green(' ✓') : pc.yellow(' — not reached: the rest is protected (first request, last steps)')}`,
+  );
+  lines.push(
+    `${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; every entry is kept in the session (archived, not deleted)`,
+  );
   if (r.strategiesRun.length) {
     lines.push('');
-    lines.push(table(['strategy', 'before', 'after', 'saved'], r.strategiesRun.map((s) => [s.name, fmtInt(s.beforeTokens), fmtInt(s.afterTokens), fmtInt(s.beforeTokens - s.afterTokens)])));
+    lines.push(
+      table(
+        ['strategy', 'before', 'after', 'saved'],
+        r.strategiesRun.map((s) => [
+          s.name,
+          fmtInt(s.beforeTokens),
+          fmtInt(s.afterTokens),
+          fmtInt(s.beforeTokens - s.afterTokens),
+        ]),
+      ),
+    );
   }
   for (const s of r.skipped) lines.push(pc.dim(`skipped ${s.name}: ${s.reason}`));
   if (r.violations.length) for (const v of r.violations) lines.push(pc.red(`invariant: ${v.message}`));
-  if (r.marker?.archived) lines.push(pc.dim(`archived entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} behind a ${fmtInt(r.marker.summary.length)}-character summary; ${r.marker.edits?.length ?? 0} results cleared, offloaded or shortened`));
+  if (r.marker?.archived)
+    lines.push(
+      pc.dim(
+        `archived entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} behind a ${fmtInt(r.marker.summary.length)}-character summary; ${r.marker.edits?.length ?? 0} results cleared, offloaded or shortened`,
+      ),
+    );
   if (out) lines.push(`written to ${out} with a native compaction record`);
   return `${lines.join('\n')}\n`;
 }

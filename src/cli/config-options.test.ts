@@ -30,7 +30,10 @@ describe('resolveConfig', () => {
 
   it('reads the file it finds, and applies flags over it', async () => {
     const dir = scratch();
-    writeFileSync(join(dir, 'abridge.config.json'), JSON.stringify({ model: 'from-file', thresholds: { warn: '70%' } }));
+    writeFileSync(
+      join(dir, 'abridge.config.json'),
+      JSON.stringify({ model: 'from-file', thresholds: { warn: '70%' } }),
+    );
     process.chdir(dir);
     expect((await resolveConfig({})).budget.model).toBe('from-file');
     const flagged = await resolveConfig({ warn: '75%', model: 'from-flag' });

@@ -21,7 +21,10 @@ export interface ConfigFlags {
 /** The options every budget-aware command takes: a config file, and flags that override it. */
 export function addConfigOptions(cmd: Command): Command {
   return cmd
-    .option('-c, --config <file>', 'configuration file (default: abridge.config.json or .abridge/abridge.config.json, searched upward)')
+    .option(
+      '-c, --config <file>',
+      'configuration file (default: abridge.config.json or .abridge/abridge.config.json, searched upward)',
+    )
     .option('-m, --model <id>', 'model to assume when the transcript does not name one')
     .option('--context-window <tokens>', "context window, overriding the model's")
     .option('--reserve-tokens <tokens>', 'tokens reserved for the response')
@@ -30,15 +33,22 @@ export function addConfigOptions(cmd: Command): Command {
     .option('--block <share>', 'block level')
     .option('--target <share>', 'fill compaction aims for')
     .option('--prefix-tokens <n>', "tokens of the agent's system prompt and tools, not in the transcript")
-    .option('--catalog <file>', 'a models.dev-shaped model catalog (api.json or one provider) read over the bundled one');
+    .option(
+      '--catalog <file>',
+      'a models.dev-shaped model catalog (api.json or one provider) read over the bundled one',
+    );
 }
 
 /** The configuration file (if any) with the command line's flags on top. */
 export async function resolveConfig(flags: ConfigFlags): Promise<AbridgeConfig> {
   const o = overridesOf(flags);
   // No file and no flag, the usual case: the defaults, without loading the schema (zod costs a cold start ~40 ms).
-  if (flags.config === undefined && Object.keys(o).length === 0 && findConfigFile(process.cwd()) === undefined) return defaultConfig();
-  const [{ loadConfig }, { mergeConfig }] = await Promise.all([import('../manager/config-file.js'), import('../manager/config.js')]);
+  if (flags.config === undefined && Object.keys(o).length === 0 && findConfigFile(process.cwd()) === undefined)
+    return defaultConfig();
+  const [{ loadConfig }, { mergeConfig }] = await Promise.all([
+    import('../manager/config-file.js'),
+    import('../manager/config.js'),
+  ]);
   const base = await loadConfig(flags.config !== undefined ? { path: flags.config } : {});
   const config = Object.keys(o).length > 0 ? mergeConfig(base, o) : base;
   // A bad catalog file is reported now, whatever the command goes on to look up (or not).

@@ -22,7 +22,9 @@ describe.skipIf(!corpusAvailable())('abridge footer', () => {
     const r = abridge('footer', large);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${markdownFooter(contextSnapshot(await readSession(large)))}\n`);
-    expect(r.stdout).toMatch(/^\n---\n<sub>Context [█░]+ \d+% · [\d.]+K\/200K · \w+<\/sub>\n<sub>⚠️ The context is nearly full/);
+    expect(r.stdout).toMatch(
+      /^\n---\n<sub>Context [█░]+ \d+% · [\d.]+K\/200K · \w+<\/sub>\n<sub>⚠️ The context is nearly full/,
+    );
   });
 
   it('prints nothing for a session under 30% of its window', () => {

@@ -12,7 +12,9 @@ import { tokenCounterFor } from './tokens.js';
 export function registerFooter(program: Command): void {
   const cmd = program
     .command('footer')
-    .description("Print the Markdown footer for an agent's reply (context pressure and advice); nothing below 30% of the window")
+    .description(
+      "Print the Markdown footer for an agent's reply (context pressure and advice); nothing below 30% of the window",
+    )
     .argument('<file>', 'transcript file (pi, Claude Code, Codex, …)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
     .option('--exact', 'count tokens with the o200k_base tokenizer');

@@ -9,7 +9,8 @@ export function inputOptions(env: NodeJS.ProcessEnv = process.env): { inputTimeo
   const v = env.ABRIDGE_INPUT_TIMEOUT;
   if (v === undefined || v === '') return {};
   const s = Number(v);
-  if (!Number.isFinite(s) || s <= 0) throw new AbridgeError('INVALID_CONFIG', `ABRIDGE_INPUT_TIMEOUT: expected a number of seconds > 0, got "${v}"`);
+  if (!Number.isFinite(s) || s <= 0)
+    throw new AbridgeError('INVALID_CONFIG', `ABRIDGE_INPUT_TIMEOUT: expected a number of seconds > 0, got "${v}"`);
   return { inputTimeoutMs: Math.round(s * 1000) };
 }
 

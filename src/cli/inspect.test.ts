@@ -22,7 +22,13 @@ function tmpFile(name: string, content: string | Buffer): string {
 
 const piSession = [
   { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' },
-  { type: 'message', id: 'a1', parentId: null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 } },
+  {
+    type: 'message',
+    id: 'a1',
+    parentId: null,
+    timestamp: '2026-01-01T00:00:01.000Z',
+    message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 },
+  },
   {
     type: 'message',
     id: 'a2',
@@ -37,7 +43,19 @@ const piSession = [
       stopReason: 'toolUse',
     },
   },
-  { type: 'message', id: 'a3', parentId: 'a2', timestamp: '2026-01-01T00:00:03.000Z', message: { role: 'toolResult', toolCallId: 'c1', toolName: 'bash', content: [{ type: 'text', text: 'a.ts\nb.ts' }], isError: false } },
+  {
+    type: 'message',
+    id: 'a3',
+    parentId: 'a2',
+    timestamp: '2026-01-01T00:00:03.000Z',
+    message: {
+      role: 'toolResult',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      content: [{ type: 'text', text: 'a.ts\nb.ts' }],
+      isError: false,
+    },
+  },
 ]
   .map((r) => JSON.stringify(r))
   .join('\n');
@@ -52,16 +70,30 @@ describe('abridge inspect', () => {
     expect(report.session).toMatchObject({ id: 's1', cwd: '/w', version: 3 });
     expect(report.entries.total).toBe(4);
     expect(report.messages.total).toBe(3);
-    expect(report.messages.byRole).toEqual({ user: { count: 1, chars: 10 }, assistant: { count: 1, chars: 4 + '{"command":"ls"}'.length }, tool: { count: 1, chars: 9 } });
+    expect(report.messages.byRole).toEqual({
+      user: { count: 1, chars: 10 },
+      assistant: { count: 1, chars: 4 + '{"command":"ls"}'.length },
+      tool: { count: 1, chars: 9 },
+    });
     expect(report.tools).toMatchObject({ calls: 1, results: 1, errors: 0, byName: { bash: 1 } });
     expect(report.models).toEqual([{ id: 'claude-sonnet-4-5', provider: 'anthropic', messages: 1 }]);
-    expect(report.lastUsage).toMatchObject({ input: 10, output: 5, cacheRead: 100, cacheWrite: 20, prompt: 130, line: 3 });
+    expect(report.lastUsage).toMatchObject({
+      input: 10,
+      output: 5,
+      cacheRead: 100,
+      cacheWrite: 20,
+      prompt: 130,
+      line: 3,
+    });
     expect(report.compactions).toEqual([]);
     expect(report.problems).toEqual([]);
   });
 
   it('reads a file with problems, reports them and exits 0', () => {
-    const file = tmpFile('bad.jsonl', `${piSession}\n{"type":"message",\n{"type": nope}\n{"type":"label","id":"x","parentId":"a3","targetId":"a1","label":"k"}{"type":"wat"}\n{"type":"message","message":{"role":"us`);
+    const file = tmpFile(
+      'bad.jsonl',
+      `${piSession}\n{"type":"message",\n{"type": nope}\n{"type":"label","id":"x","parentId":"a3","targetId":"a1","label":"k"}{"type":"wat"}\n{"type":"message","message":{"role":"us`,
+    );
     const r = abridge('inspect', file, '--json');
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
@@ -120,12 +152,21 @@ describe('abridge inspect', () => {
 
 (corpusAvailable() ? describe : describe.skip)('abridge inspect on real transcripts', () => {
   it('Claude Code transcript with a compaction', () => {
-    const r = abridge('inspect', corpusFile('claude-code', 'marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl'), '--json');
+    const r = abridge(
+      'inspect',
+      corpusFile('claude-code', 'marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl'),
+      '--json',
+    );
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.format).toBe('claude-code');
     expect(report.compactions).toHaveLength(1);
-    expect(report.compactions[0]).toMatchObject({ number: 1, source: 'claude-code', tokensBefore: 167094, trigger: 'auto' });
+    expect(report.compactions[0]).toMatchObject({
+      number: 1,
+      source: 'claude-code',
+      tokensBefore: 167094,
+      trigger: 'auto',
+    });
     expect(report.models.map((m: { id: string }) => m.id)).toContain('claude-opus-4-6');
   });
 
@@ -154,7 +195,9 @@ describe('abridge inspect: the /context breakdown', () => {
     // The last report (130) plus the tool result that came after it.
     expect(context.used).toBeGreaterThan(130);
     expect(context.level).toBe('ok');
-    const visible = Object.entries(context.components as Record<string, number>).filter(([k]) => k !== 'unrecorded').reduce((n, [, v]) => n + v, 0);
+    const visible = Object.entries(context.components as Record<string, number>)
+      .filter(([k]) => k !== 'unrecorded')
+      .reduce((n, [, v]) => n + v, 0);
     expect(context.components.unrecorded + visible).toBe(context.used);
     expect(context.components.prompt).toBeGreaterThan(0);
     expect(context.counts).toMatchObject({ messages: 3, toolResults: 1, compactions: 0 });
@@ -173,7 +216,23 @@ describe('abridge inspect: the /context breakdown', () => {
 
   it('levels follow the thresholds given as flags', () => {
     const file = tmpFile('s.jsonl', withUsage);
-    const r = abridge('inspect', file, '--json', '--context-window', '400', '--reserve-tokens', '0', '--warn', '10%', '--compact', '20%', '--block', '95%', '--target', '5%');
+    const r = abridge(
+      'inspect',
+      file,
+      '--json',
+      '--context-window',
+      '400',
+      '--reserve-tokens',
+      '0',
+      '--warn',
+      '10%',
+      '--compact',
+      '20%',
+      '--block',
+      '95%',
+      '--target',
+      '5%',
+    );
     expect(JSON.parse(r.stdout).context.level).toBe('compact');
   });
 
@@ -201,7 +260,10 @@ describe('abridge inspect: the /context breakdown', () => {
     const dir = mkdtempSync(join(tmpdir(), 'abridge-cfg-'));
     const file = join(dir, 's.jsonl');
     writeFileSync(file, withUsage);
-    writeFileSync(join(dir, 'abridge.config.json'), JSON.stringify({ contextWindow: 5000, thresholds: { warn: '70%' } }));
+    writeFileSync(
+      join(dir, 'abridge.config.json'),
+      JSON.stringify({ contextWindow: 5000, thresholds: { warn: '70%' } }),
+    );
     const ok = spawnSync(process.execPath, [BIN, 'inspect', file, '--json'], { cwd: dir, encoding: 'utf8' });
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).context).toMatchObject({ window: 5000, thresholds: { warn: 0.7, compact: 0.9 } });
@@ -211,6 +273,8 @@ describe('abridge inspect: the /context breakdown', () => {
     expect(bad.stderr).toContain('unknown key "tresholds" at top level; did you mean "thresholds"?');
     const flag = abridge('inspect', file, '--warn', '150%');
     expect(flag.code).toBe(2);
-    expect(flag.stderr.trim()).toBe('abridge: --warn: expected a share like "80%" or a number between 0 and 1, got "150%"');
+    expect(flag.stderr.trim()).toBe(
+      'abridge: --warn: expected a share like "80%" or a number between 0 and 1, got "150%"',
+    );
   });
 });

@@ -23,56 +23,84 @@ type FullReport = InspectReport & { tokens: TokenBreakdownResult; context?: Cont
 export function registerInspect(program: Command): void {
   const cmd = program
     .command('inspect')
-    .description('Summarize a transcript: format, models, messages, parts and tokens, last usage, compactions, problems, and the /context breakdown')
+    .description(
+      'Summarize a transcript: format, models, messages, parts and tokens, last usage, compactions, problems, and the /context breakdown',
+    )
     .argument('<file>', 'transcript file (pi, Claude Code, Codex, SWE-agent .traj, or an API request body)')
-    .option('-f, --format <id>', 'read as this format instead of detecting it (pi, claude-code, codex, swe-agent, anthropic, openai-chat, openai-responses, ai-sdk)')
+    .option(
+      '-f, --format <id>',
+      'read as this format instead of detecting it (pi, claude-code, codex, swe-agent, anthropic, openai-chat, openai-responses, ai-sdk)',
+    )
     .option('--at <entry>', 'show the context as of this entry index')
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator')
     .option('--markdown', 'print the /context breakdown as Markdown (with the footer an agent adds to its comments)')
     .option('--json', 'print one JSON object (schema in the README)');
-  addConfigOptions(cmd).action(async (file: string, opts: ConfigFlags & { format?: string; json?: boolean; exact?: boolean; at?: string; markdown?: boolean }) => {
-    if (opts.format) getFormat(opts.format); // a bad id is an error before any reading
-    const at = opts.at === undefined ? undefined : parseEntryIndex(opts.at);
-    const config = await resolveConfig(opts);
-    const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
-    const breakdown = new TokenBreakdown(counter, method);
-    const readOptions = { ...(opts.format ? { format: opts.format } : {}), ...inputOptions() };
-    const progress = progressReporter(file);
-    let report: FullReport;
-    try {
-      const size = await fileSize(file);
-      if (size <= BREAKDOWN_LIMIT_BYTES) {
-        let total = size;
-        const session = await readSession(file, {
-          ...readOptions,
-          onProgress: (read, of) => {
-            total = of; // standard input and FIFOs have no size until they are read
-            progress.update(read, of);
-          },
-        });
+  addConfigOptions(cmd).action(
+    async (
+      file: string,
+      opts: ConfigFlags & { format?: string; json?: boolean; exact?: boolean; at?: string; markdown?: boolean },
+    ) => {
+      if (opts.format) getFormat(opts.format); // a bad id is an error before any reading
+      const at = opts.at === undefined ? undefined : parseEntryIndex(opts.at);
+      const config = await resolveConfig(opts);
+      const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
+      const breakdown = new TokenBreakdown(counter, method);
+      const readOptions = { ...(opts.format ? { format: opts.format } : {}), ...inputOptions() };
+      const progress = progressReporter(file);
+      let report: FullReport;
+      try {
+        const size = await fileSize(file);
+        if (size <= BREAKDOWN_LIMIT_BYTES) {
+          let total = size;
+          const session = await readSession(file, {
+            ...readOptions,
+            onProgress: (read, of) => {
+              total = of; // standard input and FIFOs have no size until they are read
+              progress.update(read, of);
+            },
+          });
+          progress.stop();
+          for (const e of session.entries) breakdown.add(e);
+          report = { ...inspectSession(session, file, total), tokens: breakdown.result() };
+          report.context = contextSnapshot(session, {
+            settings: config.budget,
+            ...(at !== undefined ? { at } : {}),
+            ...(exact ? { exact } : {}),
+          });
+        } else {
+          if (at !== undefined)
+            throw new AbridgeError(
+              'INVALID_INPUT',
+              `--at: ${file} is over ${BREAKDOWN_LIMIT_BYTES / 1048576} MB; the context breakdown needs the whole session in memory`,
+            );
+          const base = await inspectTranscript(file, {
+            ...readOptions,
+            onProgress: progress.update,
+            onEntry: (e) => breakdown.add(e),
+          });
+          report = {
+            ...base,
+            tokens: breakdown.result(),
+            contextNote: `no /context breakdown: the file is over ${BREAKDOWN_LIMIT_BYTES / 1048576} MB (summary read as a stream)`,
+          };
+        }
+      } finally {
         progress.stop();
-        for (const e of session.entries) breakdown.add(e);
-        report = { ...inspectSession(session, file, total), tokens: breakdown.result() };
-        report.context = contextSnapshot(session, { settings: config.budget, ...(at !== undefined ? { at } : {}), ...(exact ? { exact } : {}) });
-      } else {
-        if (at !== undefined) throw new AbridgeError('INVALID_INPUT', `--at: ${file} is over ${BREAKDOWN_LIMIT_BYTES / 1048576} MB; the context breakdown needs the whole session in memory`);
-        const base = await inspectTranscript(file, { ...readOptions, onProgress: progress.update, onEntry: (e) => breakdown.add(e) });
-        report = { ...base, tokens: breakdown.result(), contextNote: `no /context breakdown: the file is over ${BREAKDOWN_LIMIT_BYTES / 1048576} MB (summary read as a stream)` };
       }
-    } finally {
-      progress.stop();
-    }
-    // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
-    const redact = createRedactor(config.redaction);
-    if (opts.json) process.stdout.write(redact(`${JSON.stringify(report, null, 2)}\n`));
-    else if (opts.markdown && report.context) process.stdout.write(redact(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`));
-    else process.stdout.write(redact(renderInspect(report)));
-  });
+      // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
+      const redact = createRedactor(config.redaction);
+      if (opts.json) process.stdout.write(redact(`${JSON.stringify(report, null, 2)}\n`));
+      else if (opts.markdown && report.context)
+        process.stdout.write(redact(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`));
+      else process.stdout.write(redact(renderInspect(report)));
+    },
+  );
 }
 
 function parseEntryIndex(v: string): number {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new AbridgeError('INVALID_INPUT', `--at: expected an entry index (a whole number ≥ 0), got "${v}"`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new AbridgeError('INVALID_INPUT', `--at: expected an entry index (a whole number ≥ 0), got "${v}"`);
   return n;
 }
 
@@ -84,22 +112,31 @@ async function fileSize(path: string): Promise<number> {
   }
 }
 
-export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string }): string {
+export function renderInspect(
+  r: InspectReport & { tokens?: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string },
+): string {
   const out: string[] = [];
   const label = (s: string) => pc.bold(s.padEnd(12));
   out.push(pc.bold(r.file));
   const version = r.session.version !== undefined ? ` v${r.session.version}` : '';
   out.push(`${label('format')}${r.format}${pc.dim(` (${r.formatLabel}${version})`)} · ${fmtBytes(r.bytes)}`);
-  if (r.session.id || r.session.cwd) out.push(`${label('session')}${[r.session.id, r.session.cwd].filter(Boolean).join(' · ')}`);
+  if (r.session.id || r.session.cwd)
+    out.push(`${label('session')}${[r.session.id, r.session.cwd].filter(Boolean).join(' · ')}`);
   if (r.session.title) out.push(`${label('title')}${r.session.title}`);
-  if (r.session.startedAt) out.push(`${label('time')}${r.session.startedAt}${r.session.endedAt ? ` → ${r.session.endedAt}` : ''}`);
-  out.push(`${label('models')}${r.models.length ? r.models.map((m) => `${m.id} ${pc.dim(`(${m.messages})`)}`).join(', ') : pc.dim('none reported')}`);
+  if (r.session.startedAt)
+    out.push(`${label('time')}${r.session.startedAt}${r.session.endedAt ? ` → ${r.session.endedAt}` : ''}`);
+  out.push(
+    `${label('models')}${r.models.length ? r.models.map((m) => `${m.id} ${pc.dim(`(${m.messages})`)}`).join(', ') : pc.dim('none reported')}`,
+  );
   const kinds = Object.entries(r.entries.byKind)
     .sort((a, b) => b[1] - a[1])
     .map(([k, n]) => `${k} ${fmtInt(n)}`)
     .join(', ');
   out.push(`${label('entries')}${fmtInt(r.entries.total)} ${pc.dim(`(${kinds})`)}`);
-  const extra = [r.messages.sidechain ? `${fmtInt(r.messages.sidechain)} on sidechains` : '', r.messages.synthetic ? `${fmtInt(r.messages.synthetic)} injected by the harness` : '']
+  const extra = [
+    r.messages.sidechain ? `${fmtInt(r.messages.sidechain)} on sidechains` : '',
+    r.messages.synthetic ? `${fmtInt(r.messages.synthetic)} injected by the harness` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   out.push(`${label('messages')}${fmtInt(r.messages.total)}${extra ? pc.dim(` (${extra})`) : ''}`);
@@ -114,29 +151,47 @@ export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult
   out.push(
     table(
       head('role'),
-      Object.entries(r.messages.byRole).map(([role, x]) => [role, fmtInt(x.count), fmtInt(x.chars), ...(tk ? [fmtInt(roleTokens?.[role] ?? 0), pct((roleTokens?.[role] ?? 0) / totalTokens)] : [])]),
+      Object.entries(r.messages.byRole).map(([role, x]) => [
+        role,
+        fmtInt(x.count),
+        fmtInt(x.chars),
+        ...(tk ? [fmtInt(roleTokens?.[role] ?? 0), pct((roleTokens?.[role] ?? 0) / totalTokens)] : []),
+      ]),
     ),
   );
   out.push('');
   const partRows = Object.entries(r.parts.byType)
     .sort((a, b) => (partTokens?.[b[0]] ?? b[1].chars) - (partTokens?.[a[0]] ?? a[1].chars))
-    .map(([t, x]) => [t, fmtInt(x.count), fmtInt(x.chars), ...(tk ? [fmtInt(partTokens?.[t] ?? 0), pct((partTokens?.[t] ?? 0) / totalTokens)] : [])]);
-  if (tk) partRows.push(['framing', '', '', fmtInt(partTokens?.framing ?? 0), pct((partTokens?.framing ?? 0) / totalTokens)]);
+    .map(([t, x]) => [
+      t,
+      fmtInt(x.count),
+      fmtInt(x.chars),
+      ...(tk ? [fmtInt(partTokens?.[t] ?? 0), pct((partTokens?.[t] ?? 0) / totalTokens)] : []),
+    ]);
+  if (tk)
+    partRows.push(['framing', '', '', fmtInt(partTokens?.framing ?? 0), pct((partTokens?.framing ?? 0) / totalTokens)]);
   out.push(table(head('part'), partRows));
   if (tk) {
     out.push(
       `${label('tokens')}${pc.bold(fmtInt(tk.total))} ${tk.method === 'estimate' ? 'estimated' : `counted exactly (${tk.method})`} in all messages${tk.sidechain ? `, plus ${fmtInt(tk.sidechain)} on sidechains` : ''}${pc.dim(' — what the transcript holds, not one request (see last usage and `abridge replay`)')}`,
     );
   }
-  out.push(pc.dim('chars: text a model reads; images and files count 0 chars (priced by size); thinking signatures are not prompt text'));
+  out.push(
+    pc.dim(
+      'chars: text a model reads; images and files count 0 chars (priced by size); thinking signatures are not prompt text',
+    ),
+  );
   out.push('');
   const topTools = Object.entries(r.tools.byName)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 6)
     .map(([n, c]) => `${n} ${c}`)
     .join(', ');
-  out.push(`${label('tools')}${fmtInt(r.tools.calls)} calls, ${fmtInt(r.tools.results)} results, ${fmtInt(r.tools.errors)} errors${topTools ? pc.dim(` (${topTools})`) : ''}`);
-  if (r.media.images || r.media.files) out.push(`${label('media')}${r.media.images} images, ${r.media.files} files, ${fmtBytes(r.media.bytes)}`);
+  out.push(
+    `${label('tools')}${fmtInt(r.tools.calls)} calls, ${fmtInt(r.tools.results)} results, ${fmtInt(r.tools.errors)} errors${topTools ? pc.dim(` (${topTools})`) : ''}`,
+  );
+  if (r.media.images || r.media.files)
+    out.push(`${label('media')}${r.media.images} images, ${r.media.files} files, ${fmtBytes(r.media.bytes)}`);
   if (r.signatureChars) out.push(`${label('signatures')}${fmtInt(r.signatureChars)} chars of thinking signatures`);
   if (r.lastUsage) {
     const u = r.lastUsage;
@@ -156,7 +211,13 @@ export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult
   }
   if (r.problems.length === 0) out.push(`${label('problems')}${pc.dim('none')}`);
   else {
-    out.push(`${label('problems')}${pc.yellow(`${r.problems.length}`)} ${pc.dim(`(${Object.entries(r.problemCounts).map(([k, n]) => `${k} ${n}`).join(', ')})`)}`);
+    out.push(
+      `${label('problems')}${pc.yellow(`${r.problems.length}`)} ${pc.dim(
+        `(${Object.entries(r.problemCounts)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')})`,
+      )}`,
+    );
     for (const p of r.problems.slice(0, 10)) out.push(`${' '.repeat(12)}${pc.yellow(p.kind)} ${p.message}`);
     if (r.problems.length > 10) out.push(`${' '.repeat(12)}${pc.dim(`… ${r.problems.length - 10} more (see --json)`)}`);
   }
@@ -174,13 +235,28 @@ export function renderInspect(r: InspectReport & { tokens?: TokenBreakdownResult
 function renderToolCosts(c: ContextSnapshot): string {
   const tools = Object.entries(c.byTool ?? {});
   if (tools.length === 0) return '';
-  const row = (name: string, x: { calls: number; results: number; tokens: number; callTokens: number }) => [name, fmtInt(x.calls), fmtInt(x.results), fmtInt(x.tokens), fmtInt(x.callTokens), pct((x.tokens + x.callTokens) / c.window)];
+  const row = (name: string, x: { calls: number; results: number; tokens: number; callTokens: number }) => [
+    name,
+    fmtInt(x.calls),
+    fmtInt(x.results),
+    fmtInt(x.tokens),
+    fmtInt(x.callTokens),
+    pct((x.tokens + x.callTokens) / c.window),
+  ];
   const head = ['tool', 'calls', 'results', 'result tokens', 'call tokens', 'of window'];
   const rows = tools.slice(0, 12).map(([n, x]) => row(n, x));
   if (tools.length > 12) rows.push([pc.dim(`… ${tools.length - 12} more (see --json)`), '', '', '', '', '']);
   const out = [pc.bold('context by tool'), table(head, rows)];
   const servers = Object.entries(c.byMcpServer ?? {});
-  if (servers.length > 0) out.push('', pc.bold('context by MCP server'), table(['server', ...head.slice(1)], servers.map(([n, x]) => row(n, x))));
+  if (servers.length > 0)
+    out.push(
+      '',
+      pc.bold('context by MCP server'),
+      table(
+        ['server', ...head.slice(1)],
+        servers.map(([n, x]) => row(n, x)),
+      ),
+    );
   return out.join('\n');
 }
 

@@ -29,16 +29,28 @@ export interface LlmEnvSettings {
 export function llmSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): LlmEnvSettings {
   const providerRaw = env.ABRIDGE_LLM_PROVIDER?.trim();
   const allowed = LLM_PROVIDERS.join(', ');
-  if (!providerRaw) throw new AbridgeError('INVALID_INPUT', `ABRIDGE_LLM_PROVIDER is not set: the llm summarizer needs it (one of ${allowed})`);
+  if (!providerRaw)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `ABRIDGE_LLM_PROVIDER is not set: the llm summarizer needs it (one of ${allowed})`,
+    );
   if (!(LLM_PROVIDERS as readonly string[]).includes(providerRaw)) {
     throw new AbridgeError('INVALID_INPUT', `ABRIDGE_LLM_PROVIDER: expected one of ${allowed}, got "${providerRaw}"`);
   }
   const provider = providerRaw as LlmProvider;
   const model = env.ABRIDGE_LLM_MODEL?.trim();
-  if (!model) throw new AbridgeError('INVALID_INPUT', `ABRIDGE_LLM_MODEL is not set: the llm summarizer needs the id of the ${provider} model to summarize with (e.g. ${provider === 'anthropic' ? 'claude-haiku-4-5' : 'gpt-5-mini'})`);
+  if (!model)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `ABRIDGE_LLM_MODEL is not set: the llm summarizer needs the id of the ${provider} model to summarize with (e.g. ${provider === 'anthropic' ? 'claude-haiku-4-5' : 'gpt-5-mini'})`,
+    );
   const keyVar = KEY_VARIABLE[provider];
   const apiKey = env[keyVar]?.trim();
-  if (!apiKey) throw new AbridgeError('INVALID_INPUT', `${keyVar} is not set: the llm summarizer with ABRIDGE_LLM_PROVIDER=${provider} needs the API key`);
+  if (!apiKey)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${keyVar} is not set: the llm summarizer with ABRIDGE_LLM_PROVIDER=${provider} needs the API key`,
+    );
   const settings: LlmEnvSettings = { provider, model, apiKey };
   const baseURL = env.ABRIDGE_LLM_BASE_URL?.trim();
   if (baseURL) {
@@ -49,7 +61,10 @@ export function llmSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): LlmEnv
       url = undefined;
     }
     if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      throw new AbridgeError('INVALID_INPUT', `ABRIDGE_LLM_BASE_URL: expected an http:// or https:// URL, got "${baseURL}"`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `ABRIDGE_LLM_BASE_URL: expected an http:// or https:// URL, got "${baseURL}"`,
+      );
     }
     settings.baseURL = baseURL;
   }
@@ -57,7 +72,10 @@ export function llmSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): LlmEnv
   if (windowRaw) {
     const n = Number(windowRaw);
     if (!/^\d+$/.test(windowRaw) || !Number.isSafeInteger(n) || n < 1000) {
-      throw new AbridgeError('INVALID_INPUT', `ABRIDGE_LLM_CONTEXT_WINDOW: expected a whole number of tokens of at least 1000, got "${windowRaw}"`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `ABRIDGE_LLM_CONTEXT_WINDOW: expected a whole number of tokens of at least 1000, got "${windowRaw}"`,
+      );
     }
     settings.contextWindow = n;
   }

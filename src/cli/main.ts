@@ -47,7 +47,9 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`abridge: internal error: ${message}${process.env.ABRIDGE_DEBUG ? `\n${(err as Error).stack ?? ''}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`);
+    process.stderr.write(
+      `abridge: internal error: ${message}${process.env.ABRIDGE_DEBUG ? `\n${(err as Error).stack ?? ''}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`,
+    );
     return 1;
   }
 }

@@ -8,7 +8,11 @@ import { describe, expect, it } from 'vitest';
 const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
 
 function abridge(args: string[], cwd?: string) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' }, ...(cwd ? { cwd } : {}) });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+    ...(cwd ? { cwd } : {}),
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -19,24 +23,65 @@ function tmpDir(): string {
 /** A pi session on Claude Sonnet 4.5 whose second request billed a prompt of `prompt` tokens (mostly cache reads). */
 function sonnetSession(prompt: number): string {
   const ts = '2026-01-01T00:00:00.000Z';
-  const usage = (cacheRead: number) => ({ input: 5_000, output: 400, cacheRead, cacheWrite: 8_112, totalTokens: 5_000 + 400 + cacheRead + 8_112 });
+  const usage = (cacheRead: number) => ({
+    input: 5_000,
+    output: 400,
+    cacheRead,
+    cacheWrite: 8_112,
+    totalTokens: 5_000 + 400 + cacheRead + 8_112,
+  });
   const records = [
     { type: 'session', version: 3, id: 'big', timestamp: ts, cwd: '/w' },
-    { type: 'message', id: 'u1', parentId: null, timestamp: ts, message: { role: 'user', content: [{ type: 'text', text: 'read the whole repository' }], timestamp: 1 } },
+    {
+      type: 'message',
+      id: 'u1',
+      parentId: null,
+      timestamp: ts,
+      message: { role: 'user', content: [{ type: 'text', text: 'read the whole repository' }], timestamp: 1 },
+    },
     {
       type: 'message',
       id: 'a1',
       parentId: 'u1',
       timestamp: ts,
-      message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'cat **/*.ts' } }], provider: 'anthropic', model: 'claude-sonnet-4-5', usage: usage(100_000), stopReason: 'toolUse', timestamp: 2 },
+      message: {
+        role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'cat **/*.ts' } }],
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        usage: usage(100_000),
+        stopReason: 'toolUse',
+        timestamp: 2,
+      },
     },
-    { type: 'message', id: 'r1', parentId: 'a1', timestamp: ts, message: { role: 'toolResult', toolCallId: 'c1', toolName: 'bash', content: [{ type: 'text', text: 'export const x = 1;\n'.repeat(2000) }], isError: false, timestamp: 3 } },
+    {
+      type: 'message',
+      id: 'r1',
+      parentId: 'a1',
+      timestamp: ts,
+      message: {
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: 'bash',
+        content: [{ type: 'text', text: 'export const x = 1;\n'.repeat(2000) }],
+        isError: false,
+        timestamp: 3,
+      },
+    },
     {
       type: 'message',
       id: 'a2',
       parentId: 'r1',
       timestamp: ts,
-      message: { role: 'assistant', content: [{ type: 'text', text: 'Read it all.' }], provider: 'anthropic', model: 'claude-sonnet-4-5', usage: usage(prompt - 5_000 - 8_112), stopReason: 'stop', timestamp: 4 },
+      message: {
+        role: 'assistant',
+        content: [{ type: 'text', text: 'Read it all.' }],
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        usage: usage(prompt - 5_000 - 8_112),
+        stopReason: 'stop',
+        timestamp: 4,
+      },
     },
   ];
   const file = join(tmpDir(), 'big.jsonl');
@@ -74,22 +119,51 @@ describe('abridge inspect: a billed prompt above the window raises it', () => {
     const r = abridge(['inspect', sonnetSession(303_112), '--json', '--context-window', '200000']);
     const context = JSON.parse(r.stdout).context;
     expect(context.model).toMatchObject({ contextWindow: 200_000, source: 'config' });
-    expect(context.model.note).toContain('a 303,112-token prompt was billed, above the 200,000 window (kept: the configuration sets it)');
+    expect(context.model.note).toContain(
+      'a 303,112-token prompt was billed, above the 200,000 window (kept: the configuration sets it)',
+    );
   });
 });
 
 describe('abridge models', () => {
   it('--json: what each id resolves to, and the catalog it came from', () => {
-    const r = abridge(['models', 'claude-haiku-4-5', 'claude-sonnet-4.6', 'claude-sonnet-4-5[1m]', 'mystery-model-7', '--json']);
+    const r = abridge([
+      'models',
+      'claude-haiku-4-5',
+      'claude-sonnet-4.6',
+      'claude-sonnet-4-5[1m]',
+      'mystery-model-7',
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out.catalog).toHaveLength(1);
     expect(out.catalog[0]).toMatchObject({ name: 'bundled snapshot' });
     expect(out.catalog[0].detail).toMatch(/pi-ai@[\d.]+ .*generated \d{4}-\d{2}-\d{2}/);
     expect(out.models).toEqual([
-      { id: 'claude-haiku-4-5', contextWindow: 200_000, maxOutputTokens: 64_000, family: 'claude', source: 'catalog', pricing: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 } },
-      { id: 'claude-sonnet-4.6', contextWindow: 1_000_000, maxOutputTokens: 128_000, family: 'claude', source: 'catalog', matched: 'claude-sonnet-4-6', pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } },
-      expect.objectContaining({ id: 'claude-sonnet-4-5[1m]', contextWindow: 1_000_000, source: 'inferred', matched: 'claude-sonnet-4-5' }),
+      {
+        id: 'claude-haiku-4-5',
+        contextWindow: 200_000,
+        maxOutputTokens: 64_000,
+        family: 'claude',
+        source: 'catalog',
+        pricing: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
+      },
+      {
+        id: 'claude-sonnet-4.6',
+        contextWindow: 1_000_000,
+        maxOutputTokens: 128_000,
+        family: 'claude',
+        source: 'catalog',
+        matched: 'claude-sonnet-4-6',
+        pricing: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+      },
+      expect.objectContaining({
+        id: 'claude-sonnet-4-5[1m]',
+        contextWindow: 1_000_000,
+        source: 'inferred',
+        matched: 'claude-sonnet-4-5',
+      }),
       expect.objectContaining({ id: 'mystery-model-7', contextWindow: 128_000, source: 'default' }),
     ]);
   });
@@ -97,28 +171,58 @@ describe('abridge models', () => {
   it('prints a block per id: window, output, prices, source and note', () => {
     const r = abridge(['models', 'claude-opus-4-6', 'mystery-model-7']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('claude-opus-4-6 (catalog)\n  window 1,000,000 · max output 128,000 · family claude\n  $5 in / $25 out · cache read $0.5 · cache write $6.25 per million tokens');
+    expect(r.stdout).toContain(
+      'claude-opus-4-6 (catalog)\n  window 1,000,000 · max output 128,000 · family claude\n  $5 in / $25 out · cache read $0.5 · cache write $6.25 per million tokens',
+    );
     expect(r.stdout).toContain('mystery-model-7 (default)');
     expect(r.stdout).toContain('note unknown model "mystery-model-7"');
     expect(r.stdout).toMatch(/catalog: bundled snapshot \(.*\), [\d,]+ models\n$/);
   });
 
   it('--provider picks that provider’s entry', () => {
-    const out = JSON.parse(abridge(['models', 'anthropic/claude-sonnet-4.5', '--provider', 'openrouter', '--json']).stdout);
+    const out = JSON.parse(
+      abridge(['models', 'anthropic/claude-sonnet-4.5', '--provider', 'openrouter', '--json']).stdout,
+    );
     expect(out.models[0]).toMatchObject({ contextWindow: 1_000_000, source: 'catalog' });
   });
 
   it('with no id, lists every model of the catalog', () => {
     const out = JSON.parse(abridge(['models', '--json']).stdout);
     expect(out.entries.length).toBe(out.catalog[0].models);
-    expect(out.entries).toContainEqual({ id: 'claude-opus-4-6', contextWindow: 1_000_000, maxOutputTokens: 128_000, provider: 'anthropic', pricing: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } });
+    expect(out.entries).toContainEqual({
+      id: 'claude-opus-4-6',
+      contextWindow: 1_000_000,
+      maxOutputTokens: 128_000,
+      provider: 'anthropic',
+      pricing: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 },
+    });
   });
 
   it('--catalog and the catalog config key read a newer models.dev file over the bundled one', () => {
     const dir = tmpDir();
-    writeFileSync(join(dir, 'newer.json'), JSON.stringify({ anthropic: { models: { 'claude-opus-7': { id: 'claude-opus-7', limit: { context: 4_000_000, output: 300_000 }, cost: { input: 3, output: 12 } } } } }));
-    const flag = JSON.parse(abridge(['models', 'claude-opus-7', 'claude-haiku-4-5', '--catalog', 'newer.json', '--json'], dir).stdout);
-    expect(flag.models[0]).toMatchObject({ contextWindow: 4_000_000, maxOutputTokens: 300_000, source: 'catalog', pricing: { input: 3, output: 12 } });
+    writeFileSync(
+      join(dir, 'newer.json'),
+      JSON.stringify({
+        anthropic: {
+          models: {
+            'claude-opus-7': {
+              id: 'claude-opus-7',
+              limit: { context: 4_000_000, output: 300_000 },
+              cost: { input: 3, output: 12 },
+            },
+          },
+        },
+      }),
+    );
+    const flag = JSON.parse(
+      abridge(['models', 'claude-opus-7', 'claude-haiku-4-5', '--catalog', 'newer.json', '--json'], dir).stdout,
+    );
+    expect(flag.models[0]).toMatchObject({
+      contextWindow: 4_000_000,
+      maxOutputTokens: 300_000,
+      source: 'catalog',
+      pricing: { input: 3, output: 12 },
+    });
     expect(flag.models[1]).toMatchObject({ contextWindow: 200_000, source: 'catalog' });
     expect(flag.catalog.map((s: { name: string; models: number }) => [s.name, s.models])).toEqual([
       ['bundled snapshot', expect.any(Number)],
@@ -134,10 +238,15 @@ describe('abridge models', () => {
 
   it('a bad catalog file is a one-line error naming the file and what is wrong, exit 2', () => {
     const dir = tmpDir();
-    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ anthropic: { models: { x: { id: 'x', limit: { context: 'big' } } } } }));
+    writeFileSync(
+      join(dir, 'bad.json'),
+      JSON.stringify({ anthropic: { models: { x: { id: 'x', limit: { context: 'big' } } } } }),
+    );
     const bad = abridge(['models', 'gpt-4o', '--catalog', join(dir, 'bad.json')]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toBe(`abridge: ${join(dir, 'bad.json')}: anthropic.models["x"].limit.context: expected a positive integer (tokens), got "big"\n`);
+    expect(bad.stderr).toBe(
+      `abridge: ${join(dir, 'bad.json')}: anthropic.models["x"].limit.context: expected a positive integer (tokens), got "big"\n`,
+    );
     const missing = abridge(['inspect', sonnetSession(1000), '--catalog', join(dir, 'nope.json')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toBe(`abridge: ${join(dir, 'nope.json')}: no such model catalog file\n`);

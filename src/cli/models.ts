@@ -13,16 +13,26 @@ interface ModelsFlags extends ConfigFlags {
 export function registerModels(program: Command): void {
   const cmd = program
     .command('models')
-    .description('Show what model ids resolve to: context window, max output, prices, and where they come from (catalog, configuration, inference); no id lists the catalog')
-    .argument('[ids...]', 'model ids (claude-sonnet-4-5, openai/gpt-5.4, us.anthropic.claude-opus-4-6-v1, claude-sonnet-4-5[1m]…)')
-    .option('--provider <name>', "the provider the ids are called through (anthropic, openai, openrouter…): its own catalog entry wins")
+    .description(
+      'Show what model ids resolve to: context window, max output, prices, and where they come from (catalog, configuration, inference); no id lists the catalog',
+    )
+    .argument(
+      '[ids...]',
+      'model ids (claude-sonnet-4-5, openai/gpt-5.4, us.anthropic.claude-opus-4-6-v1, claude-sonnet-4-5[1m]…)',
+    )
+    .option(
+      '--provider <name>',
+      'the provider the ids are called through (anthropic, openai, openrouter…): its own catalog entry wins',
+    )
     .option('--json', 'print one JSON object: {catalog, models} (or {catalog, entries} with no id)');
   addConfigOptions(cmd).action(async (ids: string[], opts: ModelsFlags) => {
     const config = await resolveConfig(opts);
     const catalog = new ModelCatalog(config.budget);
     const sources = catalog.sources();
     if (ids.length === 0) {
-      const entries = catalog.entries().sort((a, b) => (a.provider ?? '').localeCompare(b.provider ?? '') || a.id.localeCompare(b.id));
+      const entries = catalog
+        .entries()
+        .sort((a, b) => (a.provider ?? '').localeCompare(b.provider ?? '') || a.id.localeCompare(b.id));
       if (opts.json) process.stdout.write(`${JSON.stringify({ catalog: sources, entries }, null, 2)}\n`);
       else process.stdout.write(`${renderEntries(entries)}\n\n${renderSources(sources)}\n`);
       return;
@@ -39,7 +49,10 @@ function price(n: number): string {
 
 function prices(p: ModelPricing | undefined): string {
   if (!p) return 'no prices';
-  const cache = [p.cacheRead !== undefined ? `cache read ${price(p.cacheRead)}` : '', p.cacheWrite !== undefined ? `cache write ${price(p.cacheWrite)}` : ''].filter(Boolean);
+  const cache = [
+    p.cacheRead !== undefined ? `cache read ${price(p.cacheRead)}` : '',
+    p.cacheWrite !== undefined ? `cache write ${price(p.cacheWrite)}` : '',
+  ].filter(Boolean);
   return `${price(p.input)} in / ${price(p.output)} out${cache.length ? ` · ${cache.join(' · ')}` : ''} per million tokens`;
 }
 
@@ -55,10 +68,19 @@ function renderInfo(m: ModelInfo): string {
 }
 
 function renderEntries(entries: CatalogEntry[]): string {
-  const rows = entries.map((e) => [e.id, e.provider ?? '', fmtInt(e.contextWindow), e.maxOutputTokens !== undefined ? fmtInt(e.maxOutputTokens) : '', e.pricing ? price(e.pricing.input) : '', e.pricing ? price(e.pricing.output) : '']);
+  const rows = entries.map((e) => [
+    e.id,
+    e.provider ?? '',
+    fmtInt(e.contextWindow),
+    e.maxOutputTokens !== undefined ? fmtInt(e.maxOutputTokens) : '',
+    e.pricing ? price(e.pricing.input) : '',
+    e.pricing ? price(e.pricing.output) : '',
+  ]);
   return table(['model', 'provider', 'window', 'max output', '$/M in', '$/M out'], rows);
 }
 
 function renderSources(sources: { name: string; detail?: string; models: number }[]): string {
-  return pc.dim(`catalog: ${sources.map((s) => `${s.name}${s.detail ? ` (${s.detail})` : ''}, ${fmtInt(s.models)} models`).join('; then ')}`);
+  return pc.dim(
+    `catalog: ${sources.map((s) => `${s.name}${s.detail ? ` (${s.detail})` : ''}, ${fmtInt(s.models)} models`).join('; then ')}`,
+  );
 }

@@ -1,6 +1,18 @@
 import { parseSession } from '../formats/read.js';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -27,14 +39,20 @@ function workdir(): { dir: string; file: string } {
 
 function abridge(args: string[], shellPrefix?: string) {
   const r = shellPrefix
-    ? spawnSync('bash', ['-c', `${shellPrefix}; exec "$0" "$@"`, process.execPath, BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } })
+    ? spawnSync('bash', ['-c', `${shellPrefix}; exec "$0" "$@"`, process.execPath, BIN, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1' },
+      })
     : spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
 function abridgeAsync(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code) => resolve({ code, stderr }));
@@ -44,7 +62,8 @@ function abridgeAsync(args: string[]): Promise<{ code: number | null; stderr: st
 /** abridge's compactions in a written transcript, as abridge reads it back (pi records or abridge's own). */
 const compactions = (text: string) => parseSession(text).entries.filter((e) => e.compaction).length;
 /** The first line a compaction appended (pi's compaction record, or abridge's re-appended branch). */
-const firstAppended = (lines: string[]) => lines.findIndex((l) => l.startsWith('{"type":"compaction"') || l.includes('"customType":"abridge.'));
+const firstAppended = (lines: string[]) =>
+  lines.findIndex((l) => l.startsWith('{"type":"compaction"') || l.includes('"customType":"abridge.'));
 
 describe('compact --out / --in-place', () => {
   it('refuses an --out that is the input itself, also through a symbolic link, and leaves it alone', () => {
@@ -58,7 +77,9 @@ describe('compact --out / --in-place', () => {
     ] as const) {
       const r = abridge(['compact', input, '--out', out, '--budget', '20000']);
       expect(r.code).toBe(2);
-      expect(r.stderr).toBe(`abridge: --out ${out} is the input file itself; to replace the transcript, use --in-place (atomic, under a lock) instead\n`);
+      expect(r.stderr).toBe(
+        `abridge: --out ${out} is the input file itself; to replace the transcript, use --in-place (atomic, under a lock) instead\n`,
+      );
     }
     expect(readFileSync(file).equals(ORIGINAL)).toBe(true);
   });
@@ -66,9 +87,14 @@ describe('compact --out / --in-place', () => {
   it('a write cut short by the file size limit (ulimit -f) exits 2 naming the file, and leaves the transcript whole', () => {
     const { dir, file } = workdir();
     // 100 blocks of 1 KiB: far less than the 0.7 MB transcript.
-    const r = abridge(['compact', file, '--in-place', '--budget', '20000', '--results-dir', join(dir, 'results')], 'ulimit -f 100');
+    const r = abridge(
+      ['compact', file, '--in-place', '--budget', '20000', '--results-dir', join(dir, 'results')],
+      'ulimit -f 100',
+    );
     expect(r.signal).toBeNull();
-    expect(r.stderr).toBe(`abridge: ${file}: cannot write (EFBIG: file too large (the file size limit, ulimit -f, was reached)); the file was left as it was\n`);
+    expect(r.stderr).toBe(
+      `abridge: ${file}: cannot write (EFBIG: file too large (the file size limit, ulimit -f, was reached)); the file was left as it was\n`,
+    );
     expect(r.code).toBe(2);
     expect(readFileSync(file).equals(ORIGINAL)).toBe(true);
     expect(readdirSync(dir).sort()).toEqual(['results', 'session.jsonl']);
@@ -78,7 +104,10 @@ describe('compact --out / --in-place', () => {
     const { dir } = workdir();
     const out = join(dir, 'out.jsonl');
     writeFileSync(out, 'previous content\n');
-    const r = abridge(['compact', EXAMPLE_TRANSCRIPT, '--out', out, '--budget', '20000', '--results-dir', join(dir, 'results')], 'ulimit -f 100');
+    const r = abridge(
+      ['compact', EXAMPLE_TRANSCRIPT, '--out', out, '--budget', '20000', '--results-dir', join(dir, 'results')],
+      'ulimit -f 100',
+    );
     expect(r.code).toBe(2);
     expect(readFileSync(out, 'utf8')).toBe('previous content\n');
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
@@ -86,19 +115,43 @@ describe('compact --out / --in-place', () => {
 
   it('write errors exit 2 with one line: a folder that does not exist, a directory as --out', () => {
     const { dir } = workdir();
-    const missing = abridge(['compact', EXAMPLE_TRANSCRIPT, '--out', join(dir, 'no', 'such', 'x.jsonl'), '--results-dir', join(dir, 'r1')]);
+    const missing = abridge([
+      'compact',
+      EXAMPLE_TRANSCRIPT,
+      '--out',
+      join(dir, 'no', 'such', 'x.jsonl'),
+      '--results-dir',
+      join(dir, 'r1'),
+    ]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toBe(`abridge: ${join(dir, 'no', 'such', 'x.jsonl')}: cannot write (ENOENT: the folder does not exist); the file was left as it was\n`);
+    expect(missing.stderr).toBe(
+      `abridge: ${join(dir, 'no', 'such', 'x.jsonl')}: cannot write (ENOENT: the folder does not exist); the file was left as it was\n`,
+    );
     mkdirSync(join(dir, 'adir'));
-    const isDir = abridge(['compact', EXAMPLE_TRANSCRIPT, '--out', join(dir, 'adir'), '--results-dir', join(dir, 'r2')]);
+    const isDir = abridge([
+      'compact',
+      EXAMPLE_TRANSCRIPT,
+      '--out',
+      join(dir, 'adir'),
+      '--results-dir',
+      join(dir, 'r2'),
+    ]);
     expect(isDir.code).toBe(2);
-    expect(isDir.stderr).toBe(`abridge: ${join(dir, 'adir')}: cannot write (EISDIR: is a directory); the file was left as it was\n`);
+    expect(isDir.stderr).toBe(
+      `abridge: ${join(dir, 'adir')}: cannot write (EISDIR: is a directory); the file was left as it was\n`,
+    );
   });
 
-  it.skipIf(!existsSync('/dev/full'))('standard output on a full disk (/dev/full) is exit 2 with one line, not a stack trace', () => {
-    const r = abridge(['inspect', EXAMPLE_TRANSCRIPT], 'exec >/dev/full');
-    expect([r.code, r.stderr]).toEqual([2, 'abridge: standard output: cannot write (ENOSPC: no space left on the device)\n']);
-  });
+  it.skipIf(!existsSync('/dev/full'))(
+    'standard output on a full disk (/dev/full) is exit 2 with one line, not a stack trace',
+    () => {
+      const r = abridge(['inspect', EXAMPLE_TRANSCRIPT], 'exec >/dev/full');
+      expect([r.code, r.stderr]).toEqual([
+        2,
+        'abridge: standard output: cannot write (ENOSPC: no space left on the device)\n',
+      ]);
+    },
+  );
 
   it('--in-place replaces the transcript (mode 0600 is not forced on an existing file) and --out creates 0600', () => {
     const { dir, file } = workdir();
@@ -123,7 +176,9 @@ describe('compact --out / --in-place', () => {
     for (const args of [['--in-place'], ['--out', join(dir, 'out.jsonl')]]) {
       const r = abridge(['compact', file, ...args, '--budget', '20000']);
       expect(r.code).toBe(2);
-      expect(r.stderr).toBe(`abridge: ${file}: line ${line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written\n`);
+      expect(r.stderr).toBe(
+        `abridge: ${file}: line ${line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written\n`,
+      );
     }
     expect(readFileSync(file).equals(bad)).toBe(true);
   });
@@ -134,7 +189,8 @@ describe('compact --out / --in-place', () => {
     const run = abridgeAsync(['compact', file, '--in-place', '--budget', '20000']);
     // Give the CLI time to reach the lock (without a lock it would read the file now and compact it alone).
     await new Promise((r) => setTimeout(r, 1500));
-    const extra = '{"type":"custom","customType":"note","data":{"by":"another writer"},"id":"c0ffee01","parentId":"0697ba09","timestamp":"2025-10-14T09:21:00.000Z"}';
+    const extra =
+      '{"type":"custom","customType":"note","data":{"by":"another writer"},"id":"c0ffee01","parentId":"0697ba09","timestamp":"2025-10-14T09:21:00.000Z"}';
     appendFileSync(file, `${extra}\n`);
     await release();
     const r = await run;
@@ -149,7 +205,10 @@ describe('compact --out / --in-place', () => {
 
   it('two concurrent --in-place runs both finish and leave one whole transcript, no temp or lock files', async () => {
     const { dir, file } = workdir();
-    const [a, b] = await Promise.all([abridgeAsync(['compact', file, '--in-place', '--budget', '30000']), abridgeAsync(['compact', file, '--in-place', '--budget', '30000'])]);
+    const [a, b] = await Promise.all([
+      abridgeAsync(['compact', file, '--in-place', '--budget', '30000']),
+      abridgeAsync(['compact', file, '--in-place', '--budget', '30000']),
+    ]);
     expect([a.code, b.code, a.stderr, b.stderr]).toEqual([0, 0, '', '']);
     const text = readFileSync(file, 'utf8');
     expect(text.startsWith(ORIGINAL.toString('utf8'))).toBe(true);

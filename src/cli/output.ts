@@ -22,7 +22,10 @@ export function isSameFile(input: string, out: string): boolean {
  */
 export function refuseOutOverInput(input: string, out: string | undefined, flag = '--out'): void {
   if (out !== undefined && isSameFile(input, out)) {
-    throw new AbridgeError('INVALID_INPUT', `${flag} ${out} is the input file itself; to replace the transcript, use --in-place (atomic, under a lock) instead`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${flag} ${out} is the input file itself; to replace the transcript, use --in-place (atomic, under a lock) instead`,
+    );
   }
 }
 
@@ -38,7 +41,11 @@ export interface FileLockOptions {
  * died goes stale and is taken over): two `--in-place` runs on one transcript queue instead of interleaving. Waits
  * up to `waitMs` for another holder, then fails with AbridgeError('FILE_LOCKED').
  */
-export async function withFileLock<T>(file: string, fn: (assertHeld: () => void) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
+export async function withFileLock<T>(
+  file: string,
+  fn: (assertHeld: () => void) => Promise<T>,
+  options: FileLockOptions = {},
+): Promise<T> {
   const waitMs = options.waitMs ?? 60_000;
   const staleMs = options.staleMs ?? 10_000;
   let release: () => Promise<void>;
@@ -58,12 +65,23 @@ export async function withFileLock<T>(file: string, fn: (assertHeld: () => void)
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ELOCKED') throw new AbridgeError('FILE_LOCKED', `${file}: another abridge is changing this file (lock ${file}.lock); try again when it is done`);
+    if (code === 'ELOCKED')
+      throw new AbridgeError(
+        'FILE_LOCKED',
+        `${file}: another abridge is changing this file (lock ${file}.lock); try again when it is done`,
+      );
     if (code === 'ENOENT') throw new AbridgeError('FILE_NOT_FOUND', `${file}: no such file`);
-    throw new AbridgeError('FILE_UNWRITABLE', `${file}: cannot take the lock ${file}.lock (${code ?? (err instanceof Error ? err.message : String(err))})`);
+    throw new AbridgeError(
+      'FILE_UNWRITABLE',
+      `${file}: cannot take the lock ${file}.lock (${code ?? (err instanceof Error ? err.message : String(err))})`,
+    );
   }
   const assertHeld = () => {
-    if (compromised) throw new AbridgeError('FILE_LOCKED', `${file}: the lock ${file}.lock was lost while abridge held it (${compromised.message}); the file was not written`);
+    if (compromised)
+      throw new AbridgeError(
+        'FILE_LOCKED',
+        `${file}: the lock ${file}.lock was lost while abridge held it (${compromised.message}); the file was not written`,
+      );
   };
   try {
     return await fn(assertHeld);

@@ -19,7 +19,12 @@ export function progressReporter(label: string): { update: (read: number, total:
       if (!enabled || total < MIN_BYTES || !lib) return;
       if (!bar) {
         bar = new lib.SingleBar(
-          { stream: process.stderr, format: `reading ${label} [{bar}] {percentage}% · {value}/{total} MB`, clearOnComplete: true, hideCursor: true },
+          {
+            stream: process.stderr,
+            format: `reading ${label} [{bar}] {percentage}% · {value}/{total} MB`,
+            clearOnComplete: true,
+            hideCursor: true,
+          },
           lib.Presets.shades_classic,
         );
         bar.start(Math.ceil(total / 1048576), 0);

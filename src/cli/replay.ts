@@ -13,26 +13,47 @@ import { AbridgeError } from '../errors.js';
 export function registerReplay(program: Command): void {
   program
     .command('replay')
-    .description("Replay a transcript request by request: abridge's prompt-size prediction beside what the provider billed")
+    .description(
+      "Replay a transcript request by request: abridge's prompt-size prediction beside what the provider billed",
+    )
     .argument('<file>', 'transcript with provider-reported usage (pi, Claude Code, Codex)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
     .option('--exact', 'count content with the o200k_base tokenizer instead of the estimator')
-    .option('--prefix-tokens <n>', "tokens of the agent's system prompt and tools, not in the transcript (default: per agent)")
-    .option('--json', 'print one JSON object: {file, format, requests: [{index, model, reported, predicted, estimateOnly}], summary}')
+    .option(
+      '--prefix-tokens <n>',
+      "tokens of the agent's system prompt and tools, not in the transcript (default: per agent)",
+    )
+    .option(
+      '--json',
+      'print one JSON object: {file, format, requests: [{index, model, reported, predicted, estimateOnly}], summary}',
+    )
     .action(async (file: string, opts: { format?: string; json?: boolean; exact?: boolean; prefixTokens?: string }) => {
       if (opts.format) getFormat(opts.format);
       let prefixTokens: number | undefined;
       if (opts.prefixTokens !== undefined) {
         prefixTokens = Number(opts.prefixTokens);
-        if (!Number.isInteger(prefixTokens) || prefixTokens < 0) throw new AbridgeError('INVALID_INPUT', `--prefix-tokens: expected a whole number ≥ 0, got "${opts.prefixTokens}"`);
+        if (!Number.isInteger(prefixTokens) || prefixTokens < 0)
+          throw new AbridgeError(
+            'INVALID_INPUT',
+            `--prefix-tokens: expected a whole number ≥ 0, got "${opts.prefixTokens}"`,
+          );
       }
       const progress = progressReporter(file);
-      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
+      const session = await readSession(file, {
+        ...(opts.format ? { format: opts.format } : {}),
+        ...inputOptions(),
+        onProgress: progress.update,
+      }).finally(() => progress.stop());
       const exact = opts.exact ? await loadExactTokenizer('o200k_base') : undefined;
-      const requests = replaySession(session, { ...(exact ? { exact } : {}), ...(prefixTokens !== undefined ? { prefixTokens } : {}) });
+      const requests = replaySession(session, {
+        ...(exact ? { exact } : {}),
+        ...(prefixTokens !== undefined ? { prefixTokens } : {}),
+      });
       const summary = summarizeReplay(requests);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`,
+        );
         return;
       }
       process.stdout.write(renderReplay(file, requests, summary));
@@ -61,15 +82,34 @@ function renderReplay(file: string, requests: ReplayRequest[], summary: ReturnTy
       ['entry', 'model', 'reported', 'predicted', 'error', 'estimate only', 'error'],
       shown.map((r) =>
         r
-          ? [String(r.index), r.model, fmtInt(r.reported), fmtInt(r.predicted) + (r.anchored ? '' : pc.dim('*')), signed(r.predicted, r.reported), fmtInt(r.estimateOnly), signed(r.estimateOnly, r.reported)]
+          ? [
+              String(r.index),
+              r.model,
+              fmtInt(r.reported),
+              fmtInt(r.predicted) + (r.anchored ? '' : pc.dim('*')),
+              signed(r.predicted, r.reported),
+              fmtInt(r.estimateOnly),
+              signed(r.estimateOnly, r.reported),
+            ]
           : ['…', pc.dim(`${requests.length - 40} more`), '', '', '', '', ''],
       ),
     ),
   );
-  out.push(pc.dim('* no usable earlier report (first request, or after a compaction or model change): counted, not anchored'));
+  out.push(
+    pc.dim('* no usable earlier report (first request, or after a compaction or model change): counted, not anchored'),
+  );
   out.push('');
   const rows: string[][] = [];
-  for (const [k, s] of Object.entries(summary)) if (s) rows.push([k, fmtInt(s.requests), pct(s.predicted.median), pct(s.predicted.p90), pct(s.estimateOnly.median), pct(s.estimateOnly.p90)]);
+  for (const [k, s] of Object.entries(summary))
+    if (s)
+      rows.push([
+        k,
+        fmtInt(s.requests),
+        pct(s.predicted.median),
+        pct(s.predicted.p90),
+        pct(s.estimateOnly.median),
+        pct(s.estimateOnly.p90),
+      ]);
   out.push(table(['family', 'requests', 'predicted median', 'p90', 'estimate-only median', 'p90'], rows));
   return `${out.join('\n')}\n`;
 }

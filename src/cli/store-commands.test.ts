@@ -26,7 +26,11 @@ let n = 0;
 const tempDb = () => join(dir, `cli-${n++}.db`);
 
 function abridge(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -52,7 +56,9 @@ describe('abridge import / export / sessions (SQLite)', () => {
     const file = join(dir, 'exported.jsonl');
     const toFile = abridge('export', imported.sessionId, '--db', db, '--format', 'pi', '--out', file);
     expect(toFile.code).toBe(0);
-    expect(toFile.stdout).toBe(`exported session ${imported.sessionId} (${session.entries.length.toLocaleString('en-US')} entries) as pi to ${file}\n`);
+    expect(toFile.stdout).toBe(
+      `exported session ${imported.sessionId} (${session.entries.length.toLocaleString('en-US')} entries) as pi to ${file}\n`,
+    );
     expect(readFileSync(file, 'utf8') === original).toBe(true);
   });
 
@@ -60,16 +66,22 @@ describe('abridge import / export / sessions (SQLite)', () => {
     const db = tempDb();
     const r = abridge('import', EXAMPLE_TRANSCRIPT, '--db', db, '--id', 'mine');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^imported .*refactor-session\.jsonl \(pi, [\d,]+ entries\) as session mine into .*cli-\d+\.db\n$/);
+    expect(r.stdout).toMatch(
+      /^imported .*refactor-session\.jsonl \(pi, [\d,]+ entries\) as session mine into .*cli-\d+\.db\n$/,
+    );
     const again = abridge('import', EXAMPLE_TRANSCRIPT, '--db', db, '--id', 'mine');
     expect(again.code).toBe(2);
-    expect(again.stderr).toBe('abridge: a session "mine" already exists in this store: import it under another id with --id\n');
+    expect(again.stderr).toBe(
+      'abridge: a session "mine" already exists in this store: import it under another id with --id\n',
+    );
   });
 
   it('an import that fails part way leaves nothing: exit 2, no session listed, export of it exit 2, and the retry succeeds', async () => {
     const db = tempDb();
     const store = await openSqliteStore(db);
-    store.db.exec("CREATE TRIGGER fail_tenth BEFORE INSERT ON entries WHEN NEW.seq = 9 BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END");
+    store.db.exec(
+      "CREATE TRIGGER fail_tenth BEFORE INSERT ON entries WHEN NEW.seq = 9 BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END",
+    );
     await store.close();
     const failed = abridge('import', EXAMPLE_TRANSCRIPT, '--db', db, '--id', 'x');
     expect(failed.code).toBe(2);
@@ -77,7 +89,9 @@ describe('abridge import / export / sessions (SQLite)', () => {
     expect(abridge('sessions', '--db', db).stdout).toBe(`no sessions in ${db}\n`);
     const exported = abridge('export', 'x', '--db', db, '--out', join(dir, 'never.jsonl'));
     expect(exported.code).toBe(2);
-    expect(exported.stderr).toBe(`abridge: no session "x" in ${db} (abridge sessions --db ${db} lists them); nothing was written\n`);
+    expect(exported.stderr).toBe(
+      `abridge: no session "x" in ${db} (abridge sessions --db ${db} lists them); nothing was written\n`,
+    );
     expect(() => readFileSync(join(dir, 'never.jsonl'))).toThrow(/ENOENT/);
     const again = await openSqliteStore(db);
     again.db.exec('DROP TRIGGER fail_tenth');
@@ -92,9 +106,20 @@ describe('abridge import / export / sessions (SQLite)', () => {
     importJson(EXAMPLE_TRANSCRIPT, db, '--id', 'second');
     const json = abridge('sessions', '--db', db, '--json');
     expect(json.code).toBe(0);
-    const list = JSON.parse(json.stdout) as { id: string; format: string; entries: number; createdAt: string; updatedAt: string; info: { cwd?: string } }[];
+    const list = JSON.parse(json.stdout) as {
+      id: string;
+      format: string;
+      entries: number;
+      createdAt: string;
+      updatedAt: string;
+      info: { cwd?: string };
+    }[];
     expect(list.map((s) => s.id)).toEqual(['first', 'second']);
-    expect(list[0]).toMatchObject({ format: 'pi', entries: expect.any(Number) as number, info: { cwd: expect.any(String) as string } });
+    expect(list[0]).toMatchObject({
+      format: 'pi',
+      entries: expect.any(Number) as number,
+      info: { cwd: expect.any(String) as string },
+    });
     expect(Object.keys(list[0]!).sort()).toEqual(['createdAt', 'entries', 'format', 'id', 'info', 'updatedAt']);
     const text = abridge('sessions', '--db', db);
     expect(text.code).toBe(0);
@@ -125,10 +150,20 @@ describe('abridge import / export / sessions (SQLite)', () => {
     const uncompacted = writeSession(session, 'anthropic');
     const result = await compact(session, { target: 60_000 });
     const messages = activeMessages(session);
-    await store.recordCompaction(stored.id, [result.entry!], { messages, marker: result.marker! }, { expectedVersion: stored.version });
+    await store.recordCompaction(
+      stored.id,
+      [result.entry!],
+      { messages, marker: result.marker! },
+      { expectedVersion: stored.version },
+    );
     await store.close();
 
-    const context: Session = { format: session.format, info: session.info, entries: messages.map((message, index) => ({ index, kind: 'message', message })), problems: [] };
+    const context: Session = {
+      format: session.format,
+      info: session.info,
+      entries: messages.map((message, index) => ({ index, kind: 'message', message })),
+      problems: [],
+    };
     const r = abridge('export', 'compacted', '--db', db, '--format', 'anthropic');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(writeSession(context, 'anthropic'));
@@ -144,9 +179,15 @@ describe('abridge import / export / sessions (SQLite)', () => {
     const db = tempDb();
     importJson(EXAMPLE_TRANSCRIPT, db, '--id', 'x');
     const unknown = abridge('export', 'nope', '--db', db);
-    expect([unknown.code, unknown.stderr]).toEqual([2, `abridge: no session "nope" in ${db} (abridge sessions --db ${db} lists them); nothing was written\n`]);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      2,
+      `abridge: no session "nope" in ${db} (abridge sessions --db ${db} lists them); nothing was written\n`,
+    ]);
     const missing = join(dir, 'missing.db');
-    for (const args of [['sessions', '--db', missing], ['export', 'x', '--db', missing]]) {
+    for (const args of [
+      ['sessions', '--db', missing],
+      ['export', 'x', '--db', missing],
+    ]) {
       const r = abridge(...args);
       expect([r.code, r.stderr]).toEqual([2, `abridge: ${missing}: no such SQLite database\n`]);
     }
@@ -164,17 +205,23 @@ describe('abridge import / export / sessions (SQLite)', () => {
 
   // Through the PostgreSQL store when a server is given (the sessions stay in its default schema "abridge").
   const pgUrl = process.env.ABRIDGE_PG_URL;
-  it.skipIf(!pgUrl)('with a postgres:// URL: import, sessions and a byte-identical export through the PostgreSQL store', () => {
-    const id = `cli-test-${process.pid}-${Date.now()}`;
-    const { sessionId, entries } = importJson(EXAMPLE_TRANSCRIPT, pgUrl!, '--id', id);
-    expect(sessionId).toBe(id);
-    expect(entries).toBeGreaterThan(100);
-    const list = JSON.parse(abridge('sessions', '--db', pgUrl!, '--json').stdout) as { id: string; entries: number }[];
-    expect(list.find((s) => s.id === id)?.entries).toBe(entries);
-    const r = abridge('export', id, '--db', pgUrl!);
-    expect(r.code).toBe(0);
-    expect(r.stdout === readFileSync(EXAMPLE_TRANSCRIPT, 'utf8')).toBe(true);
-  });
+  it.skipIf(!pgUrl)(
+    'with a postgres:// URL: import, sessions and a byte-identical export through the PostgreSQL store',
+    () => {
+      const id = `cli-test-${process.pid}-${Date.now()}`;
+      const { sessionId, entries } = importJson(EXAMPLE_TRANSCRIPT, pgUrl!, '--id', id);
+      expect(sessionId).toBe(id);
+      expect(entries).toBeGreaterThan(100);
+      const list = JSON.parse(abridge('sessions', '--db', pgUrl!, '--json').stdout) as {
+        id: string;
+        entries: number;
+      }[];
+      expect(list.find((s) => s.id === id)?.entries).toBe(entries);
+      const r = abridge('export', id, '--db', pgUrl!);
+      expect(r.code).toBe(0);
+      expect(r.stdout === readFileSync(EXAMPLE_TRANSCRIPT, 'utf8')).toBe(true);
+    },
+  );
 
   const run = corpusAvailable() ? describe : describe.skip;
   run('real transcripts', () => {

@@ -32,9 +32,13 @@ export function redactDb(db: string): string {
  * Opens the store `--db` names: a postgres:// or postgresql:// URL loads the PostgreSQL store (abridge/postgres, which
  * needs the pg package); anything else is a SQLite file (needs better-sqlite3), created unless `mustExist`.
  */
-export async function openStore(db: string, options: { mustExist?: boolean; readonly?: boolean } = {}): Promise<SessionStore> {
+export async function openStore(
+  db: string,
+  options: { mustExist?: boolean; readonly?: boolean } = {},
+): Promise<SessionStore> {
   if (!db) throw new AbridgeError('INVALID_INPUT', `--db: expected ${DB_HELP}`);
-  if (!isPostgresUrl(db)) return openSqliteStore(db, { mustExist: options.mustExist ?? false, readonly: options.readonly ?? false });
+  if (!isPostgresUrl(db))
+    return openSqliteStore(db, { mustExist: options.mustExist ?? false, readonly: options.readonly ?? false });
   const spec = new URL('../store/postgres/index.js', import.meta.url).href;
   let mod: { openPostgresStore?: (url: string, options?: { migrate?: boolean }) => Promise<SessionStore> };
   try {
@@ -44,18 +48,33 @@ export async function openStore(db: string, options: { mustExist?: boolean; read
     if (isModuleNotFound(err)) {
       const message = err instanceof Error ? err.message : String(err);
       if (message.includes('store/postgres/index.js')) {
-        throw new AbridgeError('MISSING_DEPENDENCY', 'the PostgreSQL store (abridge/postgres) is not part of this build of abridge');
+        throw new AbridgeError(
+          'MISSING_DEPENDENCY',
+          'the PostgreSQL store (abridge/postgres) is not part of this build of abridge',
+        );
       }
-      throw new AbridgeError('MISSING_DEPENDENCY', `install pg to use the PostgreSQL store (npm install pg): ${message.split('\n')[0]}`);
+      throw new AbridgeError(
+        'MISSING_DEPENDENCY',
+        `install pg to use the PostgreSQL store (npm install pg): ${message.split('\n')[0]}`,
+      );
     }
     throw err;
   }
-  if (typeof mod.openPostgresStore !== 'function') throw new AbridgeError('MISSING_DEPENDENCY', 'the PostgreSQL store in this build of abridge has no openPostgresStore');
+  if (typeof mod.openPostgresStore !== 'function')
+    throw new AbridgeError(
+      'MISSING_DEPENDENCY',
+      'the PostgreSQL store in this build of abridge has no openPostgresStore',
+    );
   return mod.openPostgresStore(db, options.readonly ? { migrate: false } : {});
 }
 
 /** `readonly` (sessions, export): nothing is written or migrated, so a store this user may only read still works. */
-async function withStore<T>(db: string, mustExist: boolean, fn: (store: SessionStore) => Promise<T>, readonly = false): Promise<T> {
+async function withStore<T>(
+  db: string,
+  mustExist: boolean,
+  fn: (store: SessionStore) => Promise<T>,
+  readonly = false,
+): Promise<T> {
   const store = await openStore(db, { mustExist, readonly });
   try {
     return await fn(store);
@@ -67,7 +86,9 @@ async function withStore<T>(db: string, mustExist: boolean, fn: (store: SessionS
 export function registerStoreCommands(program: Command): void {
   program
     .command('import')
-    .description('Store a transcript in a session store (SQLite or PostgreSQL): a new session with all its entries, written back byte for byte by export')
+    .description(
+      'Store a transcript in a session store (SQLite or PostgreSQL): a new session with all its entries, written back byte for byte by export',
+    )
     .argument('<transcript>', 'transcript file')
     .requiredOption('--db <path|url>', DB_HELP)
     .option('--id <id>', "the stored session's id (default: the transcript's own session id, else a new UUID)")
@@ -76,10 +97,18 @@ export function registerStoreCommands(program: Command): void {
     .action(async (file: string, opts: { db: string; id?: string; format?: string; json?: boolean }) => {
       if (opts.format) getFormat(opts.format);
       const progress = progressReporter(file);
-      const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), ...inputOptions(), onProgress: progress.update }).finally(() => progress.stop());
+      const session = await readSession(file, {
+        ...(opts.format ? { format: opts.format } : {}),
+        ...inputOptions(),
+        onProgress: progress.update,
+      }).finally(() => progress.stop());
       const stored = await withStore(opts.db, false, (store) =>
         importSession(store, session, opts.id).catch((err: unknown) => {
-          if (err instanceof AbridgeError && err.code === 'SESSION_EXISTS') throw new AbridgeError('SESSION_EXISTS', `${err.message.replace(/ \(choose another id\)$/, '')}: import it under another id with --id`);
+          if (err instanceof AbridgeError && err.code === 'SESSION_EXISTS')
+            throw new AbridgeError(
+              'SESSION_EXISTS',
+              `${err.message.replace(/ \(choose another id\)$/, '')}: import it under another id with --id`,
+            );
           throw err;
         }),
       );
@@ -87,39 +116,60 @@ export function registerStoreCommands(program: Command): void {
         process.stdout.write(`${JSON.stringify({ sessionId: stored.id, entries: stored.version })}\n`);
         return;
       }
-      process.stdout.write(`imported ${file} (${session.format}, ${fmtInt(stored.version)} entries) as session ${pc.bold(stored.id)} into ${redactDb(opts.db)}\n`);
+      process.stdout.write(
+        `imported ${file} (${session.format}, ${fmtInt(stored.version)} entries) as session ${pc.bold(stored.id)} into ${redactDb(opts.db)}\n`,
+      );
     });
 
   program
     .command('export')
-    .description('Write a stored session out: pi and claude-code transcripts hold the whole history (byte-identical for imported ones); request bodies hold the context the model sees now')
+    .description(
+      'Write a stored session out: pi and claude-code transcripts hold the whole history (byte-identical for imported ones); request bodies hold the context the model sees now',
+    )
     .argument('<sessionId>', 'the stored session')
     .requiredOption('--db <path|url>', DB_HELP)
     .option('-f, --format <id>', `${EXPORT_FORMATS.join(', ')} (default: the session's own format)`)
     .option('-o, --out <file>', 'write to this file instead of standard output')
     .action(async (sessionId: string, opts: { db: string; format?: string; out?: string }) => {
       if (opts.format !== undefined && !(EXPORT_FORMATS as readonly string[]).includes(opts.format)) {
-        throw new AbridgeError('INVALID_INPUT', `--format: expected one of ${EXPORT_FORMATS.join(', ')}, got "${opts.format}"`);
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          `--format: expected one of ${EXPORT_FORMATS.join(', ')}, got "${opts.format}"`,
+        );
       }
-      const { text, session, format } = await withStore(opts.db, true, async (store) => {
-        const session = await loadSession(store, sessionId).catch((err: unknown) => {
-          if (err instanceof AbridgeError && err.code === 'SESSION_NOT_FOUND') {
-            throw new AbridgeError('SESSION_NOT_FOUND', `no session "${sessionId}" in ${redactDb(opts.db)} (abridge sessions --db ${redactDb(opts.db)} lists them); nothing was written`);
+      const { text, session, format } = await withStore(
+        opts.db,
+        true,
+        async (store) => {
+          const session = await loadSession(store, sessionId).catch((err: unknown) => {
+            if (err instanceof AbridgeError && err.code === 'SESSION_NOT_FOUND') {
+              throw new AbridgeError(
+                'SESSION_NOT_FOUND',
+                `no session "${sessionId}" in ${redactDb(opts.db)} (abridge sessions --db ${redactDb(opts.db)} lists them); nothing was written`,
+              );
+            }
+            throw err;
+          });
+          const format = (opts.format ?? session.format) as FormatId;
+          if (!EXPORT_FORMATS.includes(format)) {
+            throw new AbridgeError(
+              'NOT_WRITABLE_FORMAT',
+              `session "${sessionId}" is ${session.format}, which abridge cannot write; choose --format ${EXPORT_FORMATS.join(', ')}`,
+            );
           }
-          throw err;
-        });
-        const format = (opts.format ?? session.format) as FormatId;
-        if (!EXPORT_FORMATS.includes(format)) {
-          throw new AbridgeError('NOT_WRITABLE_FORMAT', `session "${sessionId}" is ${session.format}, which abridge cannot write; choose --format ${EXPORT_FORMATS.join(', ')}`);
-        }
-        if (TRANSCRIPT_FORMATS.includes(format) || !session.entries.some((e) => e.compaction)) return { text: writeSession(session, format), session, format };
-        // A compacted session as a request body: what the model sees now (the latest snapshot and what followed it).
-        const resumed = await store.resume(sessionId);
-        return { text: writeSession(contextSession(session, resumed.messages), format), session, format };
-      }, true);
+          if (TRANSCRIPT_FORMATS.includes(format) || !session.entries.some((e) => e.compaction))
+            return { text: writeSession(session, format), session, format };
+          // A compacted session as a request body: what the model sees now (the latest snapshot and what followed it).
+          const resumed = await store.resume(sessionId);
+          return { text: writeSession(contextSession(session, resumed.messages), format), session, format };
+        },
+        true,
+      );
       if (opts.out) {
         await writeFileAtomic(opts.out, text);
-        process.stdout.write(`exported session ${sessionId} (${fmtInt(session.entries.length)} entries) as ${format} to ${opts.out}\n`);
+        process.stdout.write(
+          `exported session ${sessionId} (${fmtInt(session.entries.length)} entries) as ${format} to ${opts.out}\n`,
+        );
         return;
       }
       process.stdout.write(text);
@@ -140,13 +190,29 @@ export function registerStoreCommands(program: Command): void {
         process.stdout.write(`no sessions in ${redactDb(opts.db)}\n`);
         return;
       }
-      const rows = sessions.map((s) => [s.id, s.format, fmtInt(s.version), s.createdAt.slice(0, 19).replace('T', ' '), s.updatedAt.slice(0, 19).replace('T', ' '), s.info.title ?? s.info.cwd ?? '']);
-      process.stdout.write(`${table(['session', 'format', 'entries', 'created (UTC)', 'updated (UTC)', 'title / cwd'], rows)}\n`);
+      const rows = sessions.map((s) => [
+        s.id,
+        s.format,
+        fmtInt(s.version),
+        s.createdAt.slice(0, 19).replace('T', ' '),
+        s.updatedAt.slice(0, 19).replace('T', ' '),
+        s.info.title ?? s.info.cwd ?? '',
+      ]);
+      process.stdout.write(
+        `${table(['session', 'format', 'entries', 'created (UTC)', 'updated (UTC)', 'title / cwd'], rows)}\n`,
+      );
     });
 }
 
 function listed(s: StoredSession) {
-  return { id: s.id, format: s.format, entries: s.version, createdAt: s.createdAt, updatedAt: s.updatedAt, info: s.info };
+  return {
+    id: s.id,
+    format: s.format,
+    entries: s.version,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    info: s.info,
+  };
 }
 
 /** The context as a session of its own (what request-body writers turn into a request), keeping the request fields. */

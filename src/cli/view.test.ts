@@ -15,15 +15,50 @@ const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'abridge-view-test-'));
 
 function abridge(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8',
+    cwd: dir,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 const piSession = [
   { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' },
-  { type: 'message', id: 'a1', parentId: null, timestamp: '2026-01-01T00:00:01.000Z', message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 } },
-  { type: 'message', id: 'a2', parentId: 'a1', timestamp: '2026-01-01T00:00:02.000Z', message: { role: 'assistant', content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }], provider: 'anthropic', model: 'claude-sonnet-4-5', usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 20, totalTokens: 135 }, stopReason: 'toolUse' } },
-  { type: 'message', id: 'a3', parentId: 'a2', timestamp: '2026-01-01T00:00:03.000Z', message: { role: 'toolResult', toolCallId: 'c1', toolName: 'bash', content: [{ type: 'text', text: 'a.ts\nb.ts' }], isError: false } },
+  {
+    type: 'message',
+    id: 'a1',
+    parentId: null,
+    timestamp: '2026-01-01T00:00:01.000Z',
+    message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 },
+  },
+  {
+    type: 'message',
+    id: 'a2',
+    parentId: 'a1',
+    timestamp: '2026-01-01T00:00:02.000Z',
+    message: {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 20, totalTokens: 135 },
+      stopReason: 'toolUse',
+    },
+  },
+  {
+    type: 'message',
+    id: 'a3',
+    parentId: 'a2',
+    timestamp: '2026-01-01T00:00:03.000Z',
+    message: {
+      role: 'toolResult',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      content: [{ type: 'text', text: 'a.ts\nb.ts' }],
+      isError: false,
+    },
+  },
 ]
   .map((r) => JSON.stringify(r))
   .join('\n');
@@ -44,11 +79,23 @@ describe('abridge view', () => {
   });
 
   it('bad input is exit 2 with one line saying what to give', () => {
-    expect(abridge('view')).toMatchObject({ code: 2, stderr: 'abridge: abridge view: give a transcript file, or --db <store> --session <id>\n' });
-    expect(abridge('view', small, '--out', 'x.html', '--serve')).toMatchObject({ code: 2, stderr: 'abridge: --out and --serve: choose one (a file, or a page served on 127.0.0.1)\n' });
-    expect(abridge('view', small, '--serve', '--port', 'x')).toMatchObject({ code: 2, stderr: 'abridge: --port: expected a port number from 0 to 65535, got "x"\n' });
+    expect(abridge('view')).toMatchObject({
+      code: 2,
+      stderr: 'abridge: abridge view: give a transcript file, or --db <store> --session <id>\n',
+    });
+    expect(abridge('view', small, '--out', 'x.html', '--serve')).toMatchObject({
+      code: 2,
+      stderr: 'abridge: --out and --serve: choose one (a file, or a page served on 127.0.0.1)\n',
+    });
+    expect(abridge('view', small, '--serve', '--port', 'x')).toMatchObject({
+      code: 2,
+      stderr: 'abridge: --port: expected a port number from 0 to 65535, got "x"\n',
+    });
     expect(abridge('view', '--db', join(dir, 'none.sqlite'))).toMatchObject({ code: 2 });
-    expect(abridge('view', join(dir, 'missing.jsonl'))).toMatchObject({ code: 2, stderr: `abridge: ${join(dir, 'missing.jsonl')}: no such file\n` });
+    expect(abridge('view', join(dir, 'missing.jsonl'))).toMatchObject({
+      code: 2,
+      stderr: `abridge: ${join(dir, 'missing.jsonl')}: no such file\n`,
+    });
   });
 
   it('reads a stored session with --db and --session', () => {
@@ -59,11 +106,17 @@ describe('abridge view', () => {
     expect(r.code).toBe(0);
     const html = readFileSync(join(dir, 'stored.html'), 'utf8');
     expect(html).toContain(`${db} · session stored-1`);
-    expect(abridge('view', '--db', db, '--session', 'nope')).toMatchObject({ code: 2, stderr: 'abridge: no session "nope" in this store\n' });
+    expect(abridge('view', '--db', db, '--session', 'nope')).toMatchObject({
+      code: 2,
+      stderr: 'abridge: no session "nope" in this store\n',
+    });
   });
 
   it('--serve serves the page on 127.0.0.1 until interrupted', async () => {
-    const child = spawn(process.execPath, [BIN, 'view', small, '--serve'], { cwd: dir, env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [BIN, 'view', small, '--serve'], {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     try {
       const url = await new Promise<string>((done, fail) => {
         let out = '';
@@ -125,7 +178,8 @@ const PNG_SPREAD = `async (b64) => {
 }`;
 
 const chromium = findChromium();
-if (!chromium) console.log('skipping the viewer tests in Chromium: no chromium on PATH (Debian: apt-get install chromium)');
+if (!chromium)
+  console.log('skipping the viewer tests in Chromium: no chromium on PATH (Debian: apt-get install chromium)');
 else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium: ../shared/corpus not found');
 
 (chromium && corpusAvailable() ? describe : describe.skip)('abridge view in Chromium', () => {
@@ -168,7 +222,9 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
       await page.waitForSelector('body[data-ready="1"]');
 
       // The chart: uPlot's canvas, drawn (many colours, most of the plot not blank).
-      const chart = (await page.evaluate(CANVAS_INK)) as { width: number; height: number; colours: number; inked: number } | undefined;
+      const chart = (await page.evaluate(CANVAS_INK)) as
+        | { width: number; height: number; colours: number; inked: number }
+        | undefined;
       expect(chart).toBeDefined();
       expect(chart!.width).toBeGreaterThan(400);
       expect(chart!.colours).toBeGreaterThan(8);
@@ -188,7 +244,11 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
 
       // Search finds a known string: a word from the middle of the conversation, in as many messages as the texts hold.
       const known = texts[Math.floor(texts.length / 2)]!.match(/[A-Za-z][A-Za-z0-9_.-]{7,}/)?.[0] ?? 'assistant';
-      const expected = texts.filter((t, i) => t.toLowerCase().includes(known.toLowerCase()) || (data.records[i]!.tools ?? []).join(' ').toLowerCase().includes(known.toLowerCase())).length;
+      const expected = texts.filter(
+        (t, i) =>
+          t.toLowerCase().includes(known.toLowerCase()) ||
+          (data.records[i]!.tools ?? []).join(' ').toLowerCase().includes(known.toLowerCase()),
+      ).length;
       await page.fill('#search', known);
       await page.press('#search', 'Enter');
       // Polled from the test (page.waitForFunction would evaluate its string with eval, which the page's CSP forbids).
@@ -207,7 +267,11 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
       // A screenshot, saved, and not blank: decoded by the page itself, its pixels must vary.
       const png = await page.screenshot({ path: join(shots, `${name.replace(/\W+/g, '-')}.png`), fullPage: true });
       expect(existsSync(join(shots, `${name.replace(/\W+/g, '-')}.png`))).toBe(true);
-      const spread = (await page.evaluate(`(${PNG_SPREAD})(${JSON.stringify(png.toString('base64'))})`)) as { width: number; height: number; sd: number };
+      const spread = (await page.evaluate(`(${PNG_SPREAD})(${JSON.stringify(png.toString('base64'))})`)) as {
+        width: number;
+        height: number;
+        sd: number;
+      };
       expect(spread.width).toBe(1400);
       expect(spread.height).toBeGreaterThan(1000);
       expect(spread.sd).toBeGreaterThan(10);

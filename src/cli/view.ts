@@ -24,26 +24,39 @@ interface ViewFlags extends ConfigFlags {
 export function registerView(program: Command): void {
   const cmd = program
     .command('view')
-    .description('One self-contained HTML page of a session: usage per request against the window, the /context breakdown as of any request (per tool and MCP server), every compaction, and the conversation (searchable)')
+    .description(
+      'One self-contained HTML page of a session: usage per request against the window, the /context breakdown as of any request (per tool and MCP server), every compaction, and the conversation (searchable)',
+    )
     .argument('[transcript]', 'transcript file (pi, Claude Code, Codex, SWE-agent, an API request body)')
-    .option('--db <path|url>', 'read the session from a store instead: a SQLite file path, or a postgres:// connection URL')
+    .option(
+      '--db <path|url>',
+      'read the session from a store instead: a SQLite file path, or a postgres:// connection URL',
+    )
     .option('--session <id>', 'the stored session (with --db)')
-    .option('-o, --out <file>', 'write the page to this file (default: <transcript name>.view.html in the current directory)')
+    .option(
+      '-o, --out <file>',
+      'write the page to this file (default: <transcript name>.view.html in the current directory)',
+    )
     .option('--serve', 'serve the page on 127.0.0.1 until Ctrl-C instead of writing a file')
     .option('--port <n>', 'port for --serve (default: any free port)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator');
   addConfigOptions(cmd).action(async (file: string | undefined, opts: ViewFlags) => {
     if (opts.format) getFormat(opts.format);
-    if (opts.out !== undefined && opts.serve) throw new AbridgeError('INVALID_INPUT', '--out and --serve: choose one (a file, or a page served on 127.0.0.1)');
+    if (opts.out !== undefined && opts.serve)
+      throw new AbridgeError('INVALID_INPUT', '--out and --serve: choose one (a file, or a page served on 127.0.0.1)');
     const port = opts.port === undefined ? 0 : Number(opts.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new AbridgeError('INVALID_INPUT', `--port: expected a port number from 0 to 65535, got "${opts.port}"`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new AbridgeError('INVALID_INPUT', `--port: expected a port number from 0 to 65535, got "${opts.port}"`);
     if (opts.port !== undefined && !opts.serve) throw new AbridgeError('INVALID_INPUT', '--port goes with --serve');
     const config = await resolveConfig(opts);
     const { session, source, name } = await sessionFrom(file, opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     // The page's builder (and node:zlib, node:http) are loaded by this command only, not at every start of the CLI.
-    const [{ buildViewData }, { renderViewPage }] = await Promise.all([import('../analysis/view-data.js'), import('../analysis/view-page.js')]);
+    const [{ buildViewData }, { renderViewPage }] = await Promise.all([
+      import('../analysis/view-data.js'),
+      import('../analysis/view-page.js'),
+    ]);
     const { data, texts } = buildViewData(session, { settings: config.budget, source, ...(exact ? { exact } : {}) });
     const html = renderViewPage(data, texts);
     if (opts.serve) {
@@ -52,27 +65,45 @@ export function registerView(program: Command): void {
     }
     const out = resolve(opts.out ?? `${name}.view.html`);
     await writeAtomic(out, html);
-    process.stdout.write(`wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${data.points.entry.length} requests, ${data.compactions.length} compactions, ${data.records.length} messages)\n`);
+    process.stdout.write(
+      `wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${data.points.entry.length} requests, ${data.compactions.length} compactions, ${data.records.length} messages)\n`,
+    );
   });
 }
 
-async function sessionFrom(file: string | undefined, opts: ViewFlags): Promise<{ session: Session; source: string; name: string }> {
+async function sessionFrom(
+  file: string | undefined,
+  opts: ViewFlags,
+): Promise<{ session: Session; source: string; name: string }> {
   if (opts.db !== undefined || opts.session !== undefined) {
-    if (file !== undefined) throw new AbridgeError('INVALID_INPUT', `give either a transcript (${file}) or --db with --session, not both`);
-    if (!opts.db || !opts.session) throw new AbridgeError('INVALID_INPUT', '--db and --session go together: the store, and the id of the session in it (see abridge sessions --db …)');
+    if (file !== undefined)
+      throw new AbridgeError('INVALID_INPUT', `give either a transcript (${file}) or --db with --session, not both`);
+    if (!opts.db || !opts.session)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        '--db and --session go together: the store, and the id of the session in it (see abridge sessions --db …)',
+      );
     // Loaded only for --db, like the store commands (the SQLite and PostgreSQL drivers are optional).
     const { openStore, redactDb } = await import('./store-commands.js');
     const store = await openStore(opts.db, { mustExist: true });
     try {
       const session = await loadSession(store, opts.session);
-      return { session, source: `${redactDb(opts.db)} · session ${opts.session}`, name: opts.session.replace(/[^A-Za-z0-9._-]/g, '_') };
+      return {
+        session,
+        source: `${redactDb(opts.db)} · session ${opts.session}`,
+        name: opts.session.replace(/[^A-Za-z0-9._-]/g, '_'),
+      };
     } finally {
       await store.close();
     }
   }
-  if (file === undefined) throw new AbridgeError('INVALID_INPUT', 'abridge view: give a transcript file, or --db <store> --session <id>');
+  if (file === undefined)
+    throw new AbridgeError('INVALID_INPUT', 'abridge view: give a transcript file, or --db <store> --session <id>');
   const progress = progressReporter(file);
-  const session = await readSession(file, { ...(opts.format ? { format: opts.format } : {}), onProgress: progress.update }).finally(() => progress.stop());
+  const session = await readSession(file, {
+    ...(opts.format ? { format: opts.format } : {}),
+    onProgress: progress.update,
+  }).finally(() => progress.stop());
   return { session, source: file, name: basename(file).replace(/\.(jsonl|json|traj)$/i, '') };
 }
 
@@ -108,11 +139,19 @@ async function serve(html: string, port: number): Promise<void> {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the page is at /\n');
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, 'cache-control': 'no-store' });
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-length': body.length,
+      'cache-control': 'no-store',
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   });
   return new Promise((done, fail) => {
-    server.once('error', (err: NodeJS.ErrnoException) => fail(new AbridgeError('INVALID_INPUT', `--serve: cannot listen on 127.0.0.1:${port} (${err.code ?? err.message})`)));
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      fail(
+        new AbridgeError('INVALID_INPUT', `--serve: cannot listen on 127.0.0.1:${port} (${err.code ?? err.message})`),
+      ),
+    );
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       const actual = typeof address === 'object' && address ? address.port : port;

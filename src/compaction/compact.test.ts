@@ -23,7 +23,9 @@ const TASK = 'Fix the flaky retry in src/net/retry.ts. Never change the public A
 
 /** `n` numbered lines of about 40 characters: `tag line 0001: …`. */
 function lines(n: number, tag: string): string {
-  return Array.from({ length: n }, (_, i) => `${tag} line ${String(i + 1).padStart(4, '0')}: value ${i * 7} ok`).join('\n');
+  return Array.from({ length: n }, (_, i) => `${tag} line ${String(i + 1).padStart(4, '0')}: value ${i * 7} ok`).join(
+    '\n',
+  );
 }
 
 const build = (t: PiTranscript): Session => parseSession(t.jsonl());
@@ -36,7 +38,14 @@ function toolSession(steps: number, resultLines = 60): { session: Session; outpu
   for (let i = 0; i < steps; i++) {
     const bash = i % 2 === 1;
     const out = lines(resultLines, `out${i}`);
-    const [id] = t.step({ text: `Step ${i}.`, calls: [bash ? { name: 'bash', args: { command: `npm test -- case${i}` }, result: out } : { name: 'read', args: { path: `src/file${i}.ts` }, result: out }] });
+    const [id] = t.step({
+      text: `Step ${i}.`,
+      calls: [
+        bash
+          ? { name: 'bash', args: { command: `npm test -- case${i}` }, result: out }
+          : { name: 'read', args: { path: `src/file${i}.ts` }, result: out },
+      ],
+    });
     outputs.set(id!, out);
   }
   return { session: build(t), outputs };
@@ -46,17 +55,56 @@ function toolSession(steps: number, resultLines = 60): { session: Session; outpu
 function workSession(extraSteps = 8): Session {
   const t = new PiTranscript();
   t.user(TASK);
-  t.step({ thinking: 'Start by reading the retry loop.', text: 'I will read the retry code first.', calls: [{ name: 'read', args: { path: 'src/net/retry.ts' }, result: lines(80, 'retry.ts') }] });
-  t.step({ text: 'Let me run the failing test.', calls: [{ name: 'bash', args: { command: 'npx vitest run test/retry.test.ts' }, result: `FAIL test/retry.test.ts\nError: expected 3 retries, got 2\n${lines(40, 'vitest')}\nexit code 1`, isError: true }] });
+  t.step({
+    thinking: 'Start by reading the retry loop.',
+    text: 'I will read the retry code first.',
+    calls: [{ name: 'read', args: { path: 'src/net/retry.ts' }, result: lines(80, 'retry.ts') }],
+  });
+  t.step({
+    text: 'Let me run the failing test.',
+    calls: [
+      {
+        name: 'bash',
+        args: { command: 'npx vitest run test/retry.test.ts' },
+        result: `FAIL test/retry.test.ts\nError: expected 3 retries, got 2\n${lines(40, 'vitest')}\nexit code 1`,
+        isError: true,
+      },
+    ],
+  });
   t.user('Please also keep the backoff under 250 ms; do not touch test/fixtures/slow.json.');
-  t.step({ text: 'The root cause is an off-by-one in the attempt counter.', calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', oldText: 'attempt < max', newText: 'attempt <= max' }, result: 'Edited src/net/retry.ts' }] });
-  t.step({ calls: [{ name: 'bash', args: { command: 'npx vitest run test/retry.test.ts --reporter=dot' }, result: `${lines(60, 'dots')}\n12 tests passed` }] });
-  for (let i = 0; i < extraSteps; i++) t.step({ text: `Checking module ${i}.`, calls: [{ name: 'read', args: { path: `src/net/mod${i}.ts` }, result: lines(50, `mod${i}`) }] });
+  t.step({
+    text: 'The root cause is an off-by-one in the attempt counter.',
+    calls: [
+      {
+        name: 'edit',
+        args: { path: 'src/net/retry.ts', oldText: 'attempt < max', newText: 'attempt <= max' },
+        result: 'Edited src/net/retry.ts',
+      },
+    ],
+  });
+  t.step({
+    calls: [
+      {
+        name: 'bash',
+        args: { command: 'npx vitest run test/retry.test.ts --reporter=dot' },
+        result: `${lines(60, 'dots')}\n12 tests passed`,
+      },
+    ],
+  });
+  for (let i = 0; i < extraSteps; i++)
+    t.step({
+      text: `Checking module ${i}.`,
+      calls: [{ name: 'read', args: { path: `src/net/mod${i}.ts` }, result: lines(50, `mod${i}`) }],
+    });
   // The last human message is protected too: it comes just before the last 5 steps.
   t.user('Looks right. Finish the remaining checks and report.');
   for (let i = 0; i < 5; i++) {
     const thinking = i === 4 ? { thinking: 'Last check before reporting.' } : {};
-    t.step({ ...thinking, text: `Final check ${i}.`, calls: [{ name: 'bash', args: { command: `npm run check:${i}` }, result: lines(20, `check${i}`) }] });
+    t.step({
+      ...thinking,
+      text: `Final check ${i}.`,
+      calls: [{ name: 'bash', args: { command: `npm run check:${i}` }, result: lines(20, `check${i}`) }],
+    });
   }
   return build(t);
 }
@@ -86,7 +134,8 @@ function textOf(m: Message): string {
     .join('\n');
 }
 
-const resultOf = (item: ViewItem): ToolResultPart => item.message.parts.find((p): p is ToolResultPart => p.type === 'tool-result')!;
+const resultOf = (item: ViewItem): ToolResultPart =>
+  item.message.parts.find((p): p is ToolResultPart => p.type === 'tool-result')!;
 const resultTextOf = (item: ViewItem): string => textOf({ role: 'tool', parts: [resultOf(item)] });
 const toolItems = (view: readonly ViewItem[]) => view.filter((v) => v.message.role === 'tool');
 const callOf = (view: readonly ViewItem[], id: string): ToolCallPart =>
@@ -137,7 +186,14 @@ describe('clear-tool-results alone', () => {
   it('clears old results oldest first and keeps the last `keep` tool uses whole', async () => {
     for (const keep of [0, 3, 5]) {
       const { session, outputs } = toolSession(8);
-      const r = await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep } } });
+      const r = await compact(session, {
+        ...base,
+        target: 1,
+        strategies: ['clear-tool-results'],
+        keepLastSteps: 0,
+        minKeepLastSteps: 0,
+        options: { clearing: { keep } },
+      });
       expect(r.strategiesRun.map((s) => s.name)).toEqual(keep === 8 ? [] : ['clear-tool-results']);
       const tools = toolItems(activeView(session));
       expect(tools).toHaveLength(8);
@@ -152,7 +208,14 @@ describe('clear-tool-results alone', () => {
   it('with untilTarget, stops once under the target, oldest first', async () => {
     const { session } = toolSession(8);
     const size = await sizeOf(session);
-    const r = await compact(session, { ...base, target: size - 100, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { untilTarget: true } } });
+    const r = await compact(session, {
+      ...base,
+      target: size - 100,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+      options: { clearing: { untilTarget: true } },
+    });
     expect(r.reachedTarget).toBe(true);
     expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual(['cleared', ...Array(7).fill(undefined)]);
   });
@@ -160,32 +223,68 @@ describe('clear-tool-results alone', () => {
   it('by default clears every eligible result in one batch (one cache break buys the most room)', async () => {
     const { session } = toolSession(8);
     const size = await sizeOf(session);
-    const r = await compact(session, { ...base, target: size - 100, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
+    const r = await compact(session, {
+      ...base,
+      target: size - 100,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+    });
     expect(r.reachedTarget).toBe(true);
     // All but the last 3 tool uses (keep: 3).
-    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual([...Array(5).fill('cleared'), ...Array(3).fill(undefined)]);
+    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual([
+      ...Array(5).fill('cleared'),
+      ...Array(3).fill(undefined),
+    ]);
   });
 
   it('leaves the results of excluded tools', async () => {
     const { session } = toolSession(8);
-    await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep: 0, excludeTools: ['bash'] } } });
-    for (const item of toolItems(activeView(session))) expect(item.edit).toBe(resultOf(item).toolName === 'bash' ? undefined : 'cleared');
+    await compact(session, {
+      ...base,
+      target: 1,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+      options: { clearing: { keep: 0, excludeTools: ['bash'] } },
+    });
+    for (const item of toolItems(activeView(session)))
+      expect(item.edit).toBe(resultOf(item).toolName === 'bash' ? undefined : 'cleared');
   });
 
   it('clearAtLeast: clears that much even past the target, or skips with the reason and changes nothing', async () => {
     const { session } = toolSession(8);
     const size = await sizeOf(session);
     // One result would be enough for the target, but at least 1,500 tokens must go: two results (~500 each… more).
-    const r = await compact(session, { ...base, target: size - 100, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { clearAtLeast: 1500 } } });
+    const r = await compact(session, {
+      ...base,
+      target: size - 100,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+      options: { clearing: { clearAtLeast: 1500 } },
+    });
     const cleared = toolItems(activeView(session)).filter((v) => v.edit === 'cleared').length;
     expect(cleared).toBeGreaterThan(1);
     expect(r.beforeTokens - r.afterTokens).toBeGreaterThanOrEqual(1500);
 
     const other = toolSession(8).session;
     const entries = other.entries.length;
-    const r2 = await compact(other, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep: 3, clearAtLeast: 1_000_000 } } });
+    const r2 = await compact(other, {
+      ...base,
+      target: 1,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+      options: { clearing: { keep: 3, clearAtLeast: 1_000_000 } },
+    });
     expect(r2.strategiesRun).toEqual([]);
-    expect(r2.skipped).toEqual([{ name: 'clear-tool-results', reason: expect.stringMatching(/^could clear only \d+ tokens, less than clear_at_least \(1000000\)$/) }]);
+    expect(r2.skipped).toEqual([
+      {
+        name: 'clear-tool-results',
+        reason: expect.stringMatching(/^could clear only \d+ tokens, less than clear_at_least \(1000000\)$/),
+      },
+    ]);
     expect(r2.reachedTarget).toBe(false);
     expect(r2.afterTokens).toBe(r2.beforeTokens);
     expect(other.entries).toHaveLength(entries);
@@ -194,8 +293,16 @@ describe('clear-tool-results alone', () => {
 
   it('skips with a reason when there is nothing older than the last `keep` tool uses', async () => {
     const { session } = toolSession(3);
-    const r = await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
-    expect(r.skipped).toEqual([{ name: 'clear-tool-results', reason: 'no tool results older than the last 3 tool uses' }]);
+    const r = await compact(session, {
+      ...base,
+      target: 1,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+    });
+    expect(r.skipped).toEqual([
+      { name: 'clear-tool-results', reason: 'no tool results older than the last 3 tool uses' },
+    ]);
   });
 
   it('does not clear results smaller than the placeholder', async () => {
@@ -203,14 +310,27 @@ describe('clear-tool-results alone', () => {
     t.user(TASK);
     for (let i = 0; i < 6; i++) t.step({ calls: [{ name: 'bash', args: { command: `echo ${i}` }, result: `${i}` }] });
     const session = build(t);
-    const r = await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
+    const r = await compact(session, {
+      ...base,
+      target: 1,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+    });
     expect(r.skipped).toEqual([{ name: 'clear-tool-results', reason: 'nothing clearable' }]);
   });
 
   it('clearToolInputs empties the arguments of the cleared calls only', async () => {
     const { session } = toolSession(6);
     const view0 = activeView(session);
-    await compact(session, { ...base, target: 1, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0, options: { clearing: { keep: 2, clearToolInputs: true } } });
+    await compact(session, {
+      ...base,
+      target: 1,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+      options: { clearing: { keep: 2, clearToolInputs: true } },
+    });
     const view = activeView(session);
     for (const item of toolItems(view)) {
       const id = resultOf(item).callId;
@@ -221,23 +341,44 @@ describe('clear-tool-results alone', () => {
     // The assistant messages whose calls lost their inputs are edits; the entries themselves are untouched.
     const edited = view.filter((v) => v.message.role === 'assistant' && v.edit === 'cleared');
     expect(edited).toHaveLength(4);
-    for (const v of edited) expect(session.entries[v.entry!]!.message!.parts.some((p) => p.type === 'tool-call' && argumentsText(p.arguments) !== '{}')).toBe(true);
+    for (const v of edited)
+      expect(
+        session.entries[v.entry!]!.message!.parts.some(
+          (p) => p.type === 'tool-call' && argumentsText(p.arguments) !== '{}',
+        ),
+      ).toBe(true);
   });
 
   it('the placeholder names the tool and a ref_id the store reads the original back from', async () => {
     const { session, outputs } = toolSession(6);
     const store = new MemoryResultStore();
-    await compact(session, { ...base, target: 1, store, strategies: ['clear-tool-results'], keepLastSteps: 0, minKeepLastSteps: 0 });
+    await compact(session, {
+      ...base,
+      target: 1,
+      store,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+    });
     const cleared = toolItems(activeView(session)).filter((v) => v.edit === 'cleared');
     expect(cleared).toHaveLength(3);
     for (const item of cleared) {
       const part = resultOf(item);
       const text = resultTextOf(item);
-      expect(text).toMatch(new RegExp(`^\\[tool result cleared to save context: ${part.toolName} output of ~\\d+ tokens\\. Read it back with read_result \\{"ref_id": "r_[0-9a-f]{16}"\\} if it is needed again\\.\\]$`));
+      expect(text).toMatch(
+        new RegExp(
+          `^\\[tool result cleared to save context: ${part.toolName} output of ~\\d+ tokens\\. Read it back with read_result \\{"ref_id": "r_[0-9a-f]{16}"\\} if it is needed again\\.\\]$`,
+        ),
+      );
       const ref = text.match(REF)![1]!;
       const back = await store.read(ref, { limit: 2000 });
       expect(back.text).toBe(outputs.get(part.callId));
-      expect(await store.stat(ref)).toMatchObject({ tool: part.toolName, callId: part.callId, entry: item.entry, sessionId: 'sess-test' });
+      expect(await store.stat(ref)).toMatchObject({
+        tool: part.toolName,
+        callId: part.callId,
+        entry: item.entry,
+        sessionId: 'sess-test',
+      });
     }
   });
 });
@@ -266,7 +407,11 @@ describe('offload alone', () => {
     for (const i of [1, 2]) {
       const text = resultTextOf(tools[i]!);
       const original = outputs[i]!;
-      expect(text.startsWith(`[tool result offloaded: grep output, ${Buffer.byteLength(original).toLocaleString('en-US')} bytes, `)).toBe(true);
+      expect(
+        text.startsWith(
+          `[tool result offloaded: grep output, ${Buffer.byteLength(original).toLocaleString('en-US')} bytes, `,
+        ),
+      ).toBe(true);
       expect(text).toContain(`It began:\n${original.slice(0, 200).trimEnd()}…\n`);
       expect(text).not.toContain(original.slice(0, 201));
       const ref = text.match(REF)![1]!;
@@ -302,7 +447,9 @@ describe('head-tail alone', () => {
     const all = big.split('\n');
     expect(out[0]).toBe(all[0]);
     expect(out[out.length - 1]).toBe(all[all.length - 1]);
-    const m = text.match(/\[… lines (\d+)–(\d+) of 2000 elided \(([\d,]+) lines, ([\d,]+) characters\); the whole result: read_result \{"ref_id": "(r_[0-9a-f]{16})", "offset": (\d+)\} …\]/);
+    const m = text.match(
+      /\[… lines (\d+)–(\d+) of 2000 elided \(([\d,]+) lines, ([\d,]+) characters\); the whole result: read_result \{"ref_id": "(r_[0-9a-f]{16})", "offset": (\d+)\} …\]/,
+    );
     expect(m).not.toBeNull();
     const [, from, to, count, , ref, offset] = m!;
     const head = Number(from) - 1;
@@ -325,7 +472,9 @@ describe('head-tail alone', () => {
     const session = build(t);
     await compact(session, { ...base, target: 1, strategies: ['head-tail'] });
     const text = resultTextOf(toolItems(activeView(session))[0]!);
-    expect(text).toMatch(/^x{1600}\n\[… [\d,]+ characters elided; the whole result: read_result \{"ref_id": "r_[0-9a-f]{16}"\} …\]\nx{1600}$/);
+    expect(text).toMatch(
+      /^x{1600}\n\[… [\d,]+ characters elided; the whole result: read_result \{"ref_id": "r_[0-9a-f]{16}"\} …\]\nx{1600}$/,
+    );
   });
 });
 
@@ -335,7 +484,14 @@ describe('summarize alone', () => {
     const view0 = activeView(session);
     const size = await sizeOf(session);
     const summarizer = new RecordingSummarizer();
-    const r = await compact(session, { ...base, target: Math.floor(size * 0.5), strategies: ['summarize'], summarizer, keepLastSteps: 5, minKeepLastSteps: 5 });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor(size * 0.5),
+      strategies: ['summarize'],
+      summarizer,
+      keepLastSteps: 5,
+      minKeepLastSteps: 5,
+    });
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
     expect(r.keptLastSteps).toBe(5);
     const view = activeView(session);
@@ -354,8 +510,12 @@ describe('summarize alone', () => {
     expect(view.indexOf(summary)).toBe(view0.indexOf(archived[0]!));
     // Protected: the first user message (same object), the last 5 steps, the latest thinking.
     expect(view[0]!.message).toBe(view0[0]!.message);
-    const steps = unitsOf(view0).filter((u) => u.kind === 'step').slice(-5);
-    for (const u of steps) for (let i = u.start; i < u.end; i++) expect(view.find((x) => x.entry === view0[i]!.entry)?.message).toBe(view0[i]!.message);
+    const steps = unitsOf(view0)
+      .filter((u) => u.kind === 'step')
+      .slice(-5);
+    for (const u of steps)
+      for (let i = u.start; i < u.end; i++)
+        expect(view.find((x) => x.entry === view0[i]!.entry)?.message).toBe(view0[i]!.message);
     const thinking = [...view0].reverse().find((v) => v.message.parts.some((p) => p.type === 'thinking'))!;
     expect(view.find((x) => x.entry === thinking.entry)?.message).toBe(thinking.message);
     // The evidence of the span is listed: every path and command of its calls, every human instruction in it.
@@ -364,21 +524,37 @@ describe('summarize alone', () => {
     const calls = archived.flatMap((v) => v.message.parts).filter((p): p is ToolCallPart => p.type === 'tool-call');
     const args = (c: ToolCallPart) => c.arguments as Record<string, string>;
     expect(calls.length).toBeGreaterThan(3);
-    expect([...parsed.evidence.filesRead, ...parsed.evidence.filesModified]).toEqual(expect.arrayContaining(calls.filter((c) => args(c).path).map((c) => args(c).path)));
-    expect(parsed.evidence.commands.map((c) => c.command)).toEqual(expect.arrayContaining(calls.filter((c) => args(c).command).map((c) => args(c).command)));
-    expect(parsed.evidence.instructions).toEqual(archived.filter((v) => isHumanUser(v.message)).map((v) => textOf(v.message)));
+    expect([...parsed.evidence.filesRead, ...parsed.evidence.filesModified]).toEqual(
+      expect.arrayContaining(calls.filter((c) => args(c).path).map((c) => args(c).path)),
+    );
+    expect(parsed.evidence.commands.map((c) => c.command)).toEqual(
+      expect.arrayContaining(calls.filter((c) => args(c).command).map((c) => args(c).command)),
+    );
+    expect(parsed.evidence.instructions).toEqual(
+      archived.filter((v) => isHumanUser(v.message)).map((v) => textOf(v.message)),
+    );
     expect(checkInvariants(view)).toEqual([]);
   });
 
   it('keeps the latest thinking even when it is older than the last 5 steps', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    t.step({ thinking: 'The only thinking of the session.', text: 'Reading.', calls: [{ name: 'read', args: { path: 'src/a.ts' }, result: lines(100, 'a') }] });
-    for (let i = 0; i < 10; i++) t.step({ calls: [{ name: 'read', args: { path: `src/b${i}.ts` }, result: lines(100, `b${i}`) }] });
+    t.step({
+      thinking: 'The only thinking of the session.',
+      text: 'Reading.',
+      calls: [{ name: 'read', args: { path: 'src/a.ts' }, result: lines(100, 'a') }],
+    });
+    for (let i = 0; i < 10; i++)
+      t.step({ calls: [{ name: 'read', args: { path: `src/b${i}.ts` }, result: lines(100, `b${i}`) }] });
     const session = build(t);
     const view0 = activeView(session);
     const thinking = view0.find((v) => v.message.parts.some((p) => p.type === 'thinking'))!;
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.4), strategies: ['summarize'], minKeepLastSteps: 5 });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.4),
+      strategies: ['summarize'],
+      minKeepLastSteps: 5,
+    });
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
     expect(activeView(session).find((x) => x.entry === thinking.entry)?.message).toBe(thinking.message);
   });
@@ -387,7 +563,12 @@ describe('summarize alone', () => {
     const session = workSession();
     const size = await sizeOf(session);
     const broken: Summarizer = { name: 'broken', summarize: () => Promise.reject(new Error('model overloaded')) };
-    const r = await compact(session, { ...base, target: Math.floor(size * 0.5), summarizer: broken, strategies: ['summarize', 'truncate'] });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor(size * 0.5),
+      summarizer: broken,
+      strategies: ['summarize', 'truncate'],
+    });
     expect(r.skipped).toEqual([{ name: 'summarize', reason: 'failed: model overloaded' }]);
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['truncate']);
     expect(r.reachedTarget).toBe(true);
@@ -398,8 +579,15 @@ describe('summarize alone', () => {
   it('skips when the summarizer returns nothing', async () => {
     const session = workSession();
     const empty: Summarizer = { name: 'blank', summarize: async () => '\n ' };
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.5), summarizer: empty, strategies: ['summarize'] });
-    expect(r.skipped).toEqual([{ name: 'summarize', reason: expect.stringContaining('the blank summarizer returned nothing') }]);
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.5),
+      summarizer: empty,
+      strategies: ['summarize'],
+    });
+    expect(r.skipped).toEqual([
+      { name: 'summarize', reason: expect.stringContaining('the blank summarizer returned nothing') },
+    ]);
     expect(r.entry).toBeUndefined();
   });
 });
@@ -418,7 +606,9 @@ describe('truncate alone', () => {
     expect(isSummaryItem(summary)).toBe(true);
     const archivedMessages = summary.covers!.toEntry - summary.covers!.fromEntry + 1;
     expect(summary.covers!.fromEntry).toBe(view0[1]!.entry);
-    expect(summaryText(summary.message)).toBe(`[${archivedMessages} more messages were archived without a summary to fit the context; the full history is kept.]`);
+    expect(summaryText(summary.message)).toBe(
+      `[${archivedMessages} more messages were archived without a summary to fit the context; the full history is kept.]`,
+    );
     expect(archivedMessages % 2).toBe(0); // whole steps: a call never loses its result
     expect(view.slice(2).map((v) => v.entry)).toEqual(view0.slice(1 + archivedMessages).map((v) => v.entry));
     expect(r.marker!.archived).toEqual(summary.covers);
@@ -429,10 +619,15 @@ describe('truncate alone', () => {
     t.user(TASK);
     t.synthetic('[hook] ok');
     t.step({ text: 'Sure.' });
-    for (let i = 0; i < 5; i++) t.step({ calls: [{ name: 'read', args: { path: `src/k${i}.ts` }, result: lines(50, `k${i}`) }] });
+    for (let i = 0; i < 5; i++)
+      t.step({ calls: [{ name: 'read', args: { path: `src/k${i}.ts` }, result: lines(50, `k${i}`) }] });
     const session = build(t);
     const view0 = activeView(session);
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.5), strategies: ['truncate'] });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.5),
+      strategies: ['truncate'],
+    });
     expect(r.afterTokens).toBeLessThanOrEqual(r.beforeTokens);
     const view = activeView(session);
     // The first request and the last step stay; the oldest units went first.
@@ -443,13 +638,19 @@ describe('truncate alone', () => {
 
   it('a later truncation counts every message archived without a summary, its own and the earlier ones', async () => {
     const { session } = toolSession(20);
-    const r1 = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.7), strategies: ['truncate'] });
+    const r1 = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.7),
+      strategies: ['truncate'],
+    });
     const r2 = await compact(session, { ...base, target: Math.floor(r1.afterTokens * 0.7), strategies: ['truncate'] });
     expect(r2.strategiesRun.map((s) => s.name)).toEqual(['truncate']);
     const { fromEntry, toEntry } = r2.marker!.archived!;
     expect(fromEntry).toBe(r1.marker!.archived!.fromEntry);
     expect(toEntry).toBeGreaterThan(r1.marker!.archived!.toEntry);
-    expect(r2.marker!.summary).toBe(`[${toEntry - fromEntry + 1} more messages were archived without a summary to fit the context; the full history is kept.]`);
+    expect(r2.marker!.summary).toBe(
+      `[${toEntry - fromEntry + 1} more messages were archived without a summary to fit the context; the full history is kept.]`,
+    );
   });
 });
 
@@ -475,7 +676,13 @@ describe('the chain', () => {
     expect(r.violations).toEqual([]);
     expect(session.entries).toHaveLength(entries + 1);
     expect(r.entry).toBe(session.entries[entries]);
-    expect(r.marker).toMatchObject({ number: 1, source: 'abridge', tokensBefore: size, tokensAfter: r.afterTokens, strategies: ['clear-tool-results'] });
+    expect(r.marker).toMatchObject({
+      number: 1,
+      source: 'abridge',
+      tokensBefore: size,
+      tokensAfter: r.afterTokens,
+      strategies: ['clear-tool-results'],
+    });
   });
 
   it('goes down the chain, cheapest first, until the target is reached', async () => {
@@ -497,7 +704,13 @@ describe('the chain', () => {
     const size = await sizeOf(session);
     const entries = session.entries.length;
     const r = await compact(session, { ...base, target: size + 1 });
-    expect(r).toMatchObject({ beforeTokens: size, afterTokens: size, reachedTarget: true, strategiesRun: [], skipped: [] });
+    expect(r).toMatchObject({
+      beforeTokens: size,
+      afterTokens: size,
+      reachedTarget: true,
+      strategiesRun: [],
+      skipped: [],
+    });
     expect(session.entries).toHaveLength(entries);
   });
 
@@ -518,10 +731,14 @@ describe('the chain', () => {
 
   it('undoes a step that would break an invariant', async () => {
     // A broken strategy: drops every tool result (calls lose their results).
-    vi.spyOn(STRATEGIES.offload, 'apply').mockImplementation(async (view) => view.filter((v) => v.message.role !== 'tool'));
+    vi.spyOn(STRATEGIES.offload, 'apply').mockImplementation(async (view) =>
+      view.filter((v) => v.message.role !== 'tool'),
+    );
     const { session } = toolSession(10);
     const r = await compact(session, { ...base, target: 1, strategies: ['offload'] });
-    expect(r.skipped).toEqual([{ name: 'offload', reason: expect.stringMatching(/^undone: it would break an invariant \(/) }]);
+    expect(r.skipped).toEqual([
+      { name: 'offload', reason: expect.stringMatching(/^undone: it would break an invariant \(/) },
+    ]);
     expect(r.entry).toBeUndefined();
     expect(checkInvariants(activeView(session))).toEqual([]);
   });
@@ -540,29 +757,55 @@ describe('the chain', () => {
     const marker = r.marker!;
     const summary = view.find(isSummaryItem);
     expect(summary && summaryText(summary.message)).toBe(marker.summary);
-    for (const e of marker.edits ?? []) expect(view.find((v) => v.entry === e.entry)).toMatchObject({ message: e.message, edit: e.how });
+    for (const e of marker.edits ?? [])
+      expect(view.find((v) => v.entry === e.entry)).toMatchObject({ message: e.message, edit: e.how });
     expect(checkInvariants(view)).toEqual([]);
     // Every entry that is not in view is under the summary (or hidden by the marker).
     const inView = new Set(view.map((v) => v.entry));
-    for (const v of view0) if (!inView.has(v.entry)) expect(v.entry! >= marker.archived!.fromEntry && v.entry! <= marker.archived!.toEntry).toBe(true);
+    for (const v of view0)
+      if (!inView.has(v.entry))
+        expect(v.entry! >= marker.archived!.fromEntry && v.entry! <= marker.archived!.toEntry).toBe(true);
   });
 
   it('a second compaction summarizes the first summary plus what followed, keeping every item of it', async () => {
     const session0 = workSession();
-    const first = await compact(session0, { ...base, target: Math.floor((await sizeOf(session0)) * 0.5), strategies: ['summarize'] });
+    const first = await compact(session0, {
+      ...base,
+      target: Math.floor((await sizeOf(session0)) * 0.5),
+      strategies: ['summarize'],
+    });
     expect(first.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
     const s1 = parseSummary(first.marker!.summary)!;
     expect(s1).toBeDefined();
     // Write the compacted session, add more work, and read it back (as an agent that goes on would).
     const more = new PiTranscript();
     more.user('Now also handle ECONNRESET in src/net/socket.ts.');
-    more.step({ text: 'Let me grep for it.', calls: [{ name: 'bash', args: { command: 'grep -rn ECONNRESET src/' }, result: lines(80, 'grep') }] });
-    more.step({ calls: [{ name: 'edit', args: { path: 'src/net/socket.ts', oldText: 'a', newText: 'b' }, result: 'Edited src/net/socket.ts' }] });
+    more.step({
+      text: 'Let me grep for it.',
+      calls: [{ name: 'bash', args: { command: 'grep -rn ECONNRESET src/' }, result: lines(80, 'grep') }],
+    });
+    more.step({
+      calls: [
+        {
+          name: 'edit',
+          args: { path: 'src/net/socket.ts', oldText: 'a', newText: 'b' },
+          result: 'Edited src/net/socket.ts',
+        },
+      ],
+    });
     more.user('Good. Run the remaining verifications.');
-    for (let i = 0; i < 6; i++) more.step({ text: `Verifying ${i}.`, calls: [{ name: 'read', args: { path: `src/net/check${i}.ts` }, result: lines(60, `check${i}`) }] });
+    for (let i = 0; i < 6; i++)
+      more.step({
+        text: `Verifying ${i}.`,
+        calls: [{ name: 'read', args: { path: `src/net/check${i}.ts` }, result: lines(60, `check${i}`) }],
+      });
     const session = appendRecords(session0, more);
     const view1 = activeView(session);
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.4), strategies: ['summarize'] });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.4),
+      strategies: ['summarize'],
+    });
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
     expect(r.marker!.number).toBe(2);
     const view = activeView(session);
@@ -570,25 +813,37 @@ describe('the chain', () => {
     const summary = view.find(isSummaryItem)!;
     // It covers the first summary's span and what followed. (Written and read back, the first summary heads the branch
     // the pi writer re-appended: on that branch it stands for its own record.)
-    const firstArchived = session.entries.findLast((e) => e.compaction?.source === 'abridge' && e !== r.entry)!.compaction!.archived!;
+    const firstArchived = session.entries.findLast((e) => e.compaction?.source === 'abridge' && e !== r.entry)!
+      .compaction!.archived!;
     expect(summary.covers.fromEntry).toBeLessThanOrEqual(firstArchived.fromEntry);
     expect(summary.covers.toEntry).toBeGreaterThan(firstArchived.toEntry);
-    expect(view.some((v) => v.entry !== undefined && v.entry > firstArchived.toEntry && v.entry <= summary.covers.toEntry)).toBe(false);
+    expect(
+      view.some((v) => v.entry !== undefined && v.entry > firstArchived.toEntry && v.entry <= summary.covers.toEntry),
+    ).toBe(false);
     expect(view1.find(isSummaryItem)).toBeDefined();
     const s2 = parseSummary(summaryText(summary.message))!;
     expect(s2).toBeDefined();
     const files = (s: typeof s1) => [...s.evidence.filesRead, ...s.evidence.filesModified];
     expect(files(s2)).toEqual(expect.arrayContaining(files(s1)));
-    expect(s2.evidence.commands.map((c) => c.command)).toEqual(expect.arrayContaining(s1.evidence.commands.map((c) => c.command)));
+    expect(s2.evidence.commands.map((c) => c.command)).toEqual(
+      expect.arrayContaining(s1.evidence.commands.map((c) => c.command)),
+    );
     expect(s2.evidence.instructions).toEqual(expect.arrayContaining(s1.evidence.instructions));
     // What the second span archived of the new work is listed too (where the span ends depends on the budget).
     const archivedNow = view1.filter((v) => v.entry !== undefined && !view.some((w) => w.entry === v.entry));
-    const said = (t: string) => archivedNow.some((v) => v.message.role === 'user' && v.message.parts.some((p) => p.type === 'text' && p.text === t));
+    const said = (t: string) =>
+      archivedNow.some(
+        (v) => v.message.role === 'user' && v.message.parts.some((p) => p.type === 'text' && p.text === t),
+      );
     if (said('Now also handle ECONNRESET in src/net/socket.ts.')) {
-      expect(s2.evidence.instructions).toEqual(expect.arrayContaining(['Now also handle ECONNRESET in src/net/socket.ts.']));
+      expect(s2.evidence.instructions).toEqual(
+        expect.arrayContaining(['Now also handle ECONNRESET in src/net/socket.ts.']),
+      );
     }
     for (const v of archivedNow) {
-      for (const p of v.message.parts) if (p.type === 'tool-call' && p.name === 'bash') expect(s2.evidence.commands.map((c) => c.command)).toContain((p.arguments as { command: string }).command);
+      for (const p of v.message.parts)
+        if (p.type === 'tool-call' && p.name === 'bash')
+          expect(s2.evidence.commands.map((c) => c.command)).toContain((p.arguments as { command: string }).command);
     }
     expect(archivedNow.length).toBeGreaterThan(0);
     expect(checkInvariants(view)).toEqual([]);
@@ -597,12 +852,28 @@ describe('the chain', () => {
   it('a second compaction that only edits results leaves the first marker entry as it was', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 6; i++) t.step({ text: `Reading ${i}.`, calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: lines(40, `r${i}`) }] });
-    for (let i = 0; i < 6; i++) t.step({ calls: [{ name: 'bash', args: { command: `cat big${i}.log` }, result: lines(200, `big${i}`) }] });
+    for (let i = 0; i < 6; i++)
+      t.step({
+        text: `Reading ${i}.`,
+        calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: lines(40, `r${i}`) }],
+      });
+    for (let i = 0; i < 6; i++)
+      t.step({ calls: [{ name: 'bash', args: { command: `cat big${i}.log` }, result: lines(200, `big${i}`) }] });
     const session = build(t);
-    await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.8), strategies: ['summarize'], keepLastSteps: 6, minKeepLastSteps: 6 });
+    await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.8),
+      strategies: ['summarize'],
+      keepLastSteps: 6,
+      minKeepLastSteps: 6,
+    });
     const snapshot = structuredClone(session.entries);
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.8), strategies: ['offload'], keepLastSteps: 1 });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.8),
+      strategies: ['offload'],
+      keepLastSteps: 1,
+    });
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['offload']);
     expect(session.entries.slice(0, snapshot.length)).toEqual(snapshot);
     expect(r.entry!.message).not.toBe(snapshot.at(-1)!.message);
@@ -611,19 +882,38 @@ describe('the chain', () => {
   it('compacts a session that pi already compacted (its summary, then a kept user turn, then more work)', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 3; i++) t.step({ calls: [{ name: 'read', args: { path: `src/old${i}.ts` }, result: lines(40, `old${i}`) }] });
+    for (let i = 0; i < 3; i++)
+      t.step({ calls: [{ name: 'read', args: { path: `src/old${i}.ts` }, result: lines(40, `old${i}`) }] });
     t.user('Now port the fix to src/net/socket.ts.');
     const keptId = t.records.at(-1)!.id as string;
-    t.records.push({ type: 'compaction', id: 'pi-compaction', parentId: keptId, timestamp: '2026-01-01T00:00:00.000Z', summary: 'Goal: fix the flaky retry. Done: src/net/retry.ts.', firstKeptEntryId: keptId, tokensBefore: 5000 });
+    t.records.push({
+      type: 'compaction',
+      id: 'pi-compaction',
+      parentId: keptId,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      summary: 'Goal: fix the flaky retry. Done: src/net/retry.ts.',
+      firstKeptEntryId: keptId,
+      tokensBefore: 5000,
+    });
     const records = t.records;
     const more = new PiTranscript();
-    for (let i = 0; i < 14; i++) more.step({ text: `Porting ${i}.`, calls: [{ name: 'bash', args: { command: `npm test -- socket${i}` }, result: lines(60, `socket${i}`) }] });
-    const extra = more.records.slice(1).map((r, i) => ({ ...r, id: `p${i}`, parentId: i === 0 ? 'pi-compaction' : `p${i - 1}` }));
+    for (let i = 0; i < 14; i++)
+      more.step({
+        text: `Porting ${i}.`,
+        calls: [{ name: 'bash', args: { command: `npm test -- socket${i}` }, result: lines(60, `socket${i}`) }],
+      });
+    const extra = more.records
+      .slice(1)
+      .map((r, i) => ({ ...r, id: `p${i}`, parentId: i === 0 ? 'pi-compaction' : `p${i - 1}` }));
     const session = parseSession(`${[...records, ...extra].map((r) => JSON.stringify(r)).join('\n')}\n`);
     const view0 = activeView(session);
     expect(isSummaryItem(view0[0]!)).toBe(true); // pi's summary, then the kept user message
     expect(isHumanUser(view0[1]!.message)).toBe(true);
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.4), strategies: ['summarize', 'truncate'] });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.4),
+      strategies: ['summarize', 'truncate'],
+    });
     expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
     expect(r.reachedTarget).toBe(true);
     expect(r.violations).toEqual([]);
@@ -648,15 +938,29 @@ describe('native records', () => {
   it('pi: a session with an abridge compaction is written and read back to the same view', async () => {
     const session = workSession();
     // A small recent window, so that clearing has work to do beside the summary.
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.22), restoreRecent: false, options: { summarize: { maxTargetShare: 0.9 } } });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.22),
+      restoreRecent: false,
+      options: { summarize: { maxTargetShare: 0.9 } },
+    });
     expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
     expect(r.marker!.edits?.length ?? 0).toBeGreaterThan(0);
     const text = writeSession(session);
-    const records = text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     // Every original record stays; the view follows on a new branch, the summary in its place after the first request.
-    expect(records.slice(0, session.entries.length - 1).map((x) => JSON.stringify(x))).toEqual(session.entries.slice(0, -1).map((e) => JSON.stringify(e.raw)));
+    expect(records.slice(0, session.entries.length - 1).map((x) => JSON.stringify(x))).toEqual(
+      session.entries.slice(0, -1).map((e) => JSON.stringify(e.raw)),
+    );
     const summary = records.find((x) => x.customType === 'abridge.summary')!;
-    expect(summary).toMatchObject({ type: 'custom_message', content: [{ type: 'text', text: r.marker!.summary }], details: { abridge: { source: 'abridge', summary: r.marker!.summary, rebased: true } } });
+    expect(summary).toMatchObject({
+      type: 'custom_message',
+      content: [{ type: 'text', text: r.marker!.summary }],
+      details: { abridge: { source: 'abridge', summary: r.marker!.summary, rebased: true } },
+    });
     const back = parseSession(text);
     expect(back.problems).toEqual([]);
     expect(comparable(activeMessages(back))).toEqual(comparable(activeMessages(session)));
@@ -669,7 +973,10 @@ describe('native records', () => {
     const r = await compact(session, { ...base, target: (await sizeOf(session)) - 200 });
     expect(r.marker!.archived).toBeUndefined();
     const text = writeSession(session);
-    const records = text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records.filter((x) => x.customType === 'abridge.compaction')).toHaveLength(1);
     const back = parseSession(text);
     expect(comparable(activeMessages(back))).toEqual(comparable(activeMessages(session)));
@@ -678,32 +985,49 @@ describe('native records', () => {
   it.each([
     ['edits only', 0.6, false],
     ['a summary', 0.15, true],
-  ])('Claude Code: the written boundary, summary and copies read back as the compacted view (%s)', async (_, fraction, summarized) => {
-    const session = claudeCodeSession(20);
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * fraction) });
-    expect(r.reachedTarget).toBe(true);
-    expect(r.strategiesRun.map((s) => s.name).includes('summarize')).toBe(summarized);
-    const view = activeView(session);
-    const written = writeSession(session);
-    const back = parseSession(written);
-    expect(back.format).toBe('claude-code');
-    expect(back.problems).toEqual([]);
-    const records = written.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    const boundary = records.findIndex((x) => x.subtype === 'compact_boundary');
-    expect(boundary).toBeGreaterThan(0);
-    // Claude Code keeps nothing from before a boundary: the compacted context follows it in order, the original
-    // request first (copied verbatim), the summary as a compact-summary record where it stands.
-    expect(records[boundary + 1]).toMatchObject({ type: 'user', message: { content: [{ type: 'text', text: TASK }] } });
-    if (summarized) expect(records.slice(boundary).find((x) => x.isCompactSummary === true)).toMatchObject({ type: 'user', message: { content: r.marker!.summary } });
-    const backView = activeView(back);
-    expect(normalized(backView)).toBe(normalized(view));
-    expect(checkInvariants(backView)).toEqual([]);
-  });
+  ])(
+    'Claude Code: the written boundary, summary and copies read back as the compacted view (%s)',
+    async (_, fraction, summarized) => {
+      const session = claudeCodeSession(20);
+      const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * fraction) });
+      expect(r.reachedTarget).toBe(true);
+      expect(r.strategiesRun.map((s) => s.name).includes('summarize')).toBe(summarized);
+      const view = activeView(session);
+      const written = writeSession(session);
+      const back = parseSession(written);
+      expect(back.format).toBe('claude-code');
+      expect(back.problems).toEqual([]);
+      const records = written
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const boundary = records.findIndex((x) => x.subtype === 'compact_boundary');
+      expect(boundary).toBeGreaterThan(0);
+      // Claude Code keeps nothing from before a boundary: the compacted context follows it in order, the original
+      // request first (copied verbatim), the summary as a compact-summary record where it stands.
+      expect(records[boundary + 1]).toMatchObject({
+        type: 'user',
+        message: { content: [{ type: 'text', text: TASK }] },
+      });
+      if (summarized)
+        expect(records.slice(boundary).find((x) => x.isCompactSummary === true)).toMatchObject({
+          type: 'user',
+          message: { content: r.marker!.summary },
+        });
+      const backView = activeView(back);
+      expect(normalized(backView)).toBe(normalized(view));
+      expect(checkInvariants(backView)).toEqual([]);
+    },
+  );
 
   it('Claude Code: a protected message between archived units survives the round trip', async () => {
     const session = claudeCodeSession(10, { midSpan: true });
     const view0 = activeView(session);
-    const r = await compact(session, { ...base, target: Math.floor((await sizeOf(session)) * 0.6), strategies: ['summarize'] });
+    const r = await compact(session, {
+      ...base,
+      target: Math.floor((await sizeOf(session)) * 0.6),
+      strategies: ['summarize'],
+    });
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['summarize']);
     const view = activeView(session);
     const at = view.findIndex(isSummaryItem);
@@ -729,7 +1053,9 @@ function appendRecords(session: Session, more: PiTranscript): Session {
   const text = writeSession(session);
   // An agent goes on from the last record of the file (pi resumes there).
   const lastId = parseSession(text).entries.at(-1)!.id!;
-  const records = more.records.slice(1).map((r, i) => ({ ...r, id: `m${i}`, parentId: i === 0 ? lastId : `m${i - 1}` }));
+  const records = more.records
+    .slice(1)
+    .map((r, i) => ({ ...r, id: `m${i}`, parentId: i === 0 ? lastId : `m${i - 1}` }));
   return parseSession(text + records.map((r) => JSON.stringify(r)).join('\n') + '\n');
 }
 
@@ -746,7 +1072,9 @@ function normalized(view: readonly ViewItem[]): string {
     if (i === at) {
       const s = summaryText(v.message);
       const taskText = task ? textOf(task.message).trim() : '';
-      parts.push(s.startsWith('## Original request (verbatim)\n') ? s : `## Original request (verbatim)\n${taskText}\n\n${s}`);
+      parts.push(
+        s.startsWith('## Original request (verbatim)\n') ? s : `## Original request (verbatim)\n${taskText}\n\n${s}`,
+      );
       return;
     }
     parts.push(`${v.message.role}: ${textOf(v.message)}`);
@@ -761,21 +1089,53 @@ function claudeCodeSession(steps: number, opts: { midSpan?: boolean } = {}): Ses
   let n = 0;
   const add = (type: string, rest: Record<string, unknown>) => {
     const uuid = `00000000-0000-4000-8000-${String(n++).padStart(12, '0')}`;
-    records.push({ parentUuid: parent, isSidechain: false, userType: 'external', cwd: '/repo', sessionId: 'cc-session', version: '2.1.0', type, uuid, timestamp: `2026-01-01T00:${String(Math.floor(n / 60)).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}.000Z`, ...rest });
+    records.push({
+      parentUuid: parent,
+      isSidechain: false,
+      userType: 'external',
+      cwd: '/repo',
+      sessionId: 'cc-session',
+      version: '2.1.0',
+      type,
+      uuid,
+      timestamp: `2026-01-01T00:${String(Math.floor(n / 60)).padStart(2, '0')}:${String(n % 60).padStart(2, '0')}.000Z`,
+      ...rest,
+    });
     parent = uuid;
   };
   const assistant = (id: string, content: unknown[]) =>
-    add('assistant', { message: { id, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content, stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 } } });
-  const result = (id: string, text: string, isError = false) => add('user', { message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: text, is_error: isError }] } });
+    add('assistant', {
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content,
+        stop_reason: 'tool_use',
+        stop_sequence: null,
+        usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+      },
+    });
+  const result = (id: string, text: string, isError = false) =>
+    add('user', {
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: text, is_error: isError }] },
+    });
   add('user', { message: { role: 'user', content: TASK } });
   if (opts.midSpan) {
     assistant('msg_early', [{ type: 'text', text: 'Done: the root cause is found in src/net/retry.ts.' }]);
-    add('user', { message: { role: 'user', content: 'Important: always keep the retry budget at 3; never remove the jitter.' } });
+    add('user', {
+      message: { role: 'user', content: 'Important: always keep the retry budget at 3; never remove the jitter.' },
+    });
   }
   for (let i = 0; i < steps; i++) {
     assistant(`msg_${i}`, [
       ...(i === steps - 1 ? [{ type: 'thinking', thinking: 'Final check.', signature: 'SIG' }] : []),
-      { type: 'tool_use', id: `toolu_${i}`, name: i % 2 ? 'Bash' : 'Read', input: i % 2 ? { command: `npm test -- part${i}` } : { file_path: `/repo/src/part${i}.ts` } },
+      {
+        type: 'tool_use',
+        id: `toolu_${i}`,
+        name: i % 2 ? 'Bash' : 'Read',
+        input: i % 2 ? { command: `npm test -- part${i}` } : { file_path: `/repo/src/part${i}.ts` },
+      },
     ]);
     result(`toolu_${i}`, lines(70, `part${i}`), i === 3);
   }

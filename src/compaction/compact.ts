@@ -12,7 +12,17 @@ import { redactingStore, redactingSummarizer } from './redaction.js';
 import { clearToolResults } from './strategies/clear-tool-results.js';
 import { compress, headTail } from './strategies/head-tail.js';
 import { offloadResults } from './strategies/offload.js';
-import { DEFAULT_STRATEGY_OPTIONS, resultText, STRATEGY_NAMES, StrategySkipped, withResults, type Strategy, type StrategyContext, type StrategyName, type StrategyOptions } from './strategies/strategy.js';
+import {
+  DEFAULT_STRATEGY_OPTIONS,
+  resultText,
+  STRATEGY_NAMES,
+  StrategySkipped,
+  withResults,
+  type Strategy,
+  type StrategyContext,
+  type StrategyName,
+  type StrategyOptions,
+} from './strategies/strategy.js';
 import { agentSummary, summarizeSpan, summaryMessage, summaryText } from './strategies/summarize.js';
 import { truncateOldest } from './strategies/truncate.js';
 import { stubInputs } from './strategies/stub-inputs.js';
@@ -20,7 +30,14 @@ import { dropThinking } from './strategies/drop-thinking.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer } from './summarizers/summarizer.js';
 import { isHumanUser, isRequest, unitsOf } from './turns.js';
-import { activeView, isSummaryItem, type AbridgeMarker, type EntryEdit, type SummaryItem, type ViewItem } from '../model/view.js';
+import {
+  activeView,
+  isSummaryItem,
+  type AbridgeMarker,
+  type EntryEdit,
+  type SummaryItem,
+  type ViewItem,
+} from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
 
 /** The built-in strategies by name (internal, frozen): callers pass their own as values in `strategies`. */
@@ -149,9 +166,13 @@ interface Protection {
  */
 export async function compact(session: Session, options: CompactOptions): Promise<CompactionResult> {
   const branch = conversationEntries(session);
-  const tracker = trackerFor(session, branch, { ...(options.exact ? { exact: options.exact } : {}), ...(options.prefixTokens !== undefined ? { prefixTokens: options.prefixTokens } : {}) });
+  const tracker = trackerFor(session, branch, {
+    ...(options.exact ? { exact: options.exact } : {}),
+    ...(options.prefixTokens !== undefined ? { prefixTokens: options.prefixTokens } : {}),
+  });
   followEntries(branch, tracker);
-  const lastModel = [...branch].reverse().find((e) => e.message?.role === 'assistant' && e.message.model)?.message?.model;
+  const lastModel = [...branch].reverse().find((e) => e.message?.role === 'assistant' && e.message.model)
+    ?.message?.model;
   const prediction = tracker.predict(lastModel);
   const counter = tracker.counter;
   const ratio = prediction.ratio;
@@ -161,7 +182,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const counted0 = size(view0);
   // Never below what the messages alone (plus a prefix the caller states) come to: an anchor whose learned prefix is
   // negative, or entries the provider never saw (duplicates), would otherwise make every figure too small.
-  const beforeTokens = Math.max(prediction.predicted, Math.round(ratio * counted0 + Math.max(0, options.prefixTokens ?? 0)));
+  const beforeTokens = Math.max(
+    prediction.predicted,
+    Math.round(ratio * counted0 + Math.max(0, options.prefixTokens ?? 0)),
+  );
   const fixed = beforeTokens - ratio * counted0;
   const tokensOf = (counted: number) => Math.max(0, Math.round(fixed + ratio * counted));
   const target = (options.target - fixed) / ratio;
@@ -184,8 +208,18 @@ export async function compact(session: Session, options: CompactOptions): Promis
     result.keptLastSteps = p.steps;
     result.keptRecentTokens = Math.round(ratio * p.tailCounted);
     // Archiving leaves at the least a note saying so (the model must know that earlier work exists).
-    const note = archivedSome ? [{ what: 'the note of what was archived, at its shortest', counted: counter.message(summaryMessage(shortNote(1))) }] : [];
-    result.protectedParts = [{ what: 'system prompt and tools (not in the transcript)', tokens: Math.round(fixed) }, ...[...p.parts, ...note].map((x) => ({ what: x.what, tokens: Math.round(ratio * x.counted) }))].filter((x) => x.tokens > 0);
+    const note = archivedSome
+      ? [
+          {
+            what: 'the note of what was archived, at its shortest',
+            counted: counter.message(summaryMessage(shortNote(1))),
+          },
+        ]
+      : [];
+    result.protectedParts = [
+      { what: 'system prompt and tools (not in the transcript)', tokens: Math.round(fixed) },
+      ...[...p.parts, ...note].map((x) => ({ what: x.what, tokens: Math.round(ratio * x.counted) })),
+    ].filter((x) => x.tokens > 0);
     result.protectedTokens = result.protectedParts.reduce((n, x) => n + x.tokens, 0);
   };
   if (result.reachedTarget && !options.force) {
@@ -198,7 +232,9 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const redact = options.redact ?? createRedactor();
   const store = redactingStore(options.store ?? new MemoryResultStore(), redact);
   const summarizer = redactingSummarizer(options.summarizer ?? new ExtractiveSummarizer(), redact);
-  const originals = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v.message]));
+  const originals = new Map(
+    view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v.message]),
+  );
   // What each entry showed before this compaction (an earlier compaction's edit included), and what it holds.
   const before = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v]));
   const entryAt = new Map(branch.map((e) => [e.index, e]));
@@ -209,28 +245,39 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // latest instruction) leave: they come off the target whatever happens, and the summary needs room beside the tail.
   const head = protect(view0, { steps: 0, tailCounted: 0, counter });
   const headCounted = [...head.entries.values()].reduce((n, m) => n + counter.message(m), 0);
-  const recent = options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, Math.max(0, (options.target - fixed - ratio * headCounted) / 4));
+  const recent =
+    options.keepRecentTokens ??
+    Math.min(DEFAULT_KEEP_RECENT_TOKENS, Math.max(0, (options.target - fixed - ratio * headCounted) / 4));
   let tail = Math.max(0, recent / ratio);
   let view = view0;
   let protection = protect(view0, { steps: keep, tailCounted: tail, counter });
-  let best: { view: ViewItem[]; run: CompactionResult['strategiesRun']; protection: Protection; notes: string[] } | undefined;
+  let best:
+    | { view: ViewItem[]; run: CompactionResult['strategiesRun']; protection: Protection; notes: string[] }
+    | undefined;
   // Protect the tail; if the target is still out of reach, protect half as much and run the whole chain again from the
   // start (so cheap strategies still come first), down to the last `minKeepLastSteps` steps alone.
   let notes: string[] = [];
   // Counted tokens of the longest stretch at the end of a view that is exactly as it was.
   const verbatimSuffix = (v: readonly ViewItem[]) => {
     let n = 0;
-    for (let i = v.length - 1, j = view0.length - 1; i >= 0 && j >= 0 && v[i]!.message === view0[j]!.message; i--, j--) n += counter.message(v[i]!.message);
+    for (let i = v.length - 1, j = view0.length - 1; i >= 0 && j >= 0 && v[i]!.message === view0[j]!.message; i--, j--)
+      n += counter.message(v[i]!.message);
     return n;
   };
   const windowTokens = (p: Protection) => {
     let n = 0;
-    for (let j = view0.length - 1; j >= 0 && view0[j]!.entry !== undefined && p.window.has(view0[j]!.entry!); j--) n += counter.message(view0[j]!.message);
+    for (let j = view0.length - 1; j >= 0 && view0[j]!.entry !== undefined && p.window.has(view0[j]!.entry!); j--)
+      n += counter.message(view0[j]!.message);
     return n;
   };
   for (let k = keep; ; ) {
     notes = [];
-    protection = protect(view0, { steps: k, tailCounted: tail, windowCounted: target * (1 - opts.summarize.maxTargetShare), counter });
+    protection = protect(view0, {
+      steps: k,
+      tailCounted: tail,
+      windowCounted: target * (1 - opts.summarize.maxTargetShare),
+      counter,
+    });
     view = view0;
     result.strategiesRun = [];
     const ctx: StrategyContext = {
@@ -249,7 +296,9 @@ export async function compact(session: Session, options: CompactOptions): Promis
     const baseline = checkInvariants(view0, { protectedEntries: protection.entries });
     // Cheap edits (clearing, offloading, stubbing) are for old work: when the chain can archive, the recent window
     // stays whole (archiving the oldest units makes the room instead); a chain of cheap edits alone may use it all.
-    const given = new Map((options.strategies ?? []).filter((x): x is Strategy => typeof x !== 'string').map((x) => [x.name, x]));
+    const given = new Map(
+      (options.strategies ?? []).filter((x): x is Strategy => typeof x !== 'string').map((x) => [x.name, x]),
+    );
     const names = (options.strategies ?? STRATEGY_NAMES).map((x) => (typeof x === 'string' ? x : x.name));
     const archives = names.includes('summarize') || names.includes('truncate');
     const cheapCtx: StrategyContext = archives ? { ...ctx, protectedEntries: protection.window } : ctx;
@@ -263,9 +312,15 @@ export async function compact(session: Session, options: CompactOptions): Promis
         const before = size(plan.view);
         let next: ViewItem[];
         try {
-          next = await (given.get(name) ?? STRATEGIES[name]).apply(plan.view, name === 'summarize' || name === 'truncate' ? ctx : cheapCtx);
+          next = await (given.get(name) ?? STRATEGIES[name]).apply(
+            plan.view,
+            name === 'summarize' || name === 'truncate' ? ctx : cheapCtx,
+          );
         } catch (err) {
-          plan.skipped.push({ name, reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}` });
+          plan.skipped.push({
+            name,
+            reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}`,
+          });
           continue;
         }
         if (size(next) >= before) {
@@ -289,8 +344,19 @@ export async function compact(session: Session, options: CompactOptions): Promis
       const archived = plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate');
       // Without archiving, a batch of cleared results stays cleared (one cache break buys the most room); results that
       // were offloaded or cut short for their size get back what fits, newest first.
-      if (options.restoreRecent !== false && (archived || plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))) {
-        plan.view = restoreNewest(plan.view, { items: before, raw: rawOf }, target, size, counter, protection.entries, archived ? undefined : new Set(['offloaded', 'compressed']));
+      if (
+        options.restoreRecent !== false &&
+        (archived || plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))
+      ) {
+        plan.view = restoreNewest(
+          plan.view,
+          { items: before, raw: rawOf },
+          target,
+          size,
+          counter,
+          protection.entries,
+          archived ? undefined : new Set(['offloaded', 'compressed']),
+        );
         // The last step's figure is of the view as it is handed back.
         plan.run[plan.run.length - 1]!.afterTokens = tokensOf(size(plan.view));
       }
@@ -300,9 +366,15 @@ export async function compact(session: Session, options: CompactOptions): Promis
     // Recent work verbatim before cheapest first: when the cheap edits had to cut into the recent window, try archiving
     // the oldest work instead, and keep whichever leaves the longer verbatim recent stretch (the cheaper on a tie).
     const archiveOnly = names.filter((n) => n === 'drop-thinking' || n === 'summarize' || n === 'truncate');
-    if (archives && archiveOnly.length < names.length && size(plan.view) <= target && verbatimSuffix(plan.view) < windowTokens(protection)) {
+    if (
+      archives &&
+      archiveOnly.length < names.length &&
+      size(plan.view) <= target &&
+      verbatimSuffix(plan.view) < windowTokens(protection)
+    ) {
       const alternative = await runChain(archiveOnly);
-      if (size(alternative.view) <= target && verbatimSuffix(alternative.view) > verbatimSuffix(plan.view)) plan = alternative;
+      if (size(alternative.view) <= target && verbatimSuffix(alternative.view) > verbatimSuffix(plan.view))
+        plan = alternative;
     }
     view = plan.view;
     result.strategiesRun = plan.run;
@@ -322,7 +394,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
     notes = best.notes;
   }
   result.summaryNotes = notes;
-  report(protection, view.some((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge'));
+  report(
+    protection,
+    view.some((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge'),
+  );
   // Report a strategy as skipped only if it never ran, once, with its last reason.
   const ran = new Set(result.strategiesRun.map((r) => r.name));
   const lastReason = new Map<StrategyName, string>();
@@ -346,7 +421,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
     result.reachedTarget = shownTokens <= options.target;
     marker.tokensAfter = shownTokens;
   }
-  result.violations = introducedViolations(checkInvariants(view0, { protectedEntries: protection.entries }), checkInvariants(shown, { protectedEntries: protection.entries }));
+  result.violations = introducedViolations(
+    checkInvariants(view0, { protectedEntries: protection.entries }),
+    checkInvariants(shown, { protectedEntries: protection.entries }),
+  );
   return result;
 }
 
@@ -354,7 +432,13 @@ export async function compact(session: Session, options: CompactOptions): Promis
  * The last squeeze: abridge's own extractive summary in the view, rewritten to fit the room the rest leaves (strictly,
  * down to a note of what was archived with the people's words that fit). Any other summary is left as it is.
  */
-async function squeezeSummary(view: ViewItem[], target: number, size: (v: readonly ViewItem[]) => number, counter: TokenCounter, notes: string[]): Promise<ViewItem[]> {
+async function squeezeSummary(
+  view: ViewItem[],
+  target: number,
+  size: (v: readonly ViewItem[]) => number,
+  counter: TokenCounter,
+  notes: string[],
+): Promise<ViewItem[]> {
   const at = view.findIndex((it) => isSummaryItem(it) && markerOf(it.message)?.source === 'abridge');
   if (at === -1) return view;
   const item = view[at] as SummaryItem;
@@ -362,10 +446,18 @@ async function squeezeSummary(view: ViewItem[], target: number, size: (v: readon
   if (!parseSummary(text)) return view;
   const room = Math.floor(target - (size(view) - counter.message(item.message)));
   if (room < 1) return view;
-  let squeezed = await new ExtractiveSummarizer().summarize({ messages: [], previousSummary: text, maxTokens: Math.max(1, room - 20), counter, strict: true });
+  let squeezed = await new ExtractiveSummarizer().summarize({
+    messages: [],
+    previousSummary: text,
+    maxTokens: Math.max(1, room - 20),
+    counter,
+    strict: true,
+  });
   // Not even the shortest summary fits: a one-line note of how many messages were archived.
   if (counter.message(summaryMessage(squeezed)) > room) squeezed = shortNote(parseSummary(text)?.archivedMessages ?? 0);
-  const out = view.map((it, i) => (i === at ? ({ message: summaryMessage(squeezed), covers: item.covers } as SummaryItem) : it));
+  const out = view.map((it, i) =>
+    i === at ? ({ message: summaryMessage(squeezed), covers: item.covers } as SummaryItem) : it,
+  );
   if (size(out) >= size(view)) return view;
   notes.push(`the summary was cut to ${counter.text(squeezed).toLocaleString('en-US')} tokens to fit the budget`);
   return out;
@@ -395,7 +487,13 @@ function restoreNewest(
   const out = view.slice();
   for (let i = out.length - 1; i >= 0; i--) {
     const it = out[i]!;
-    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry) || (only && !only.has(it.edit))) continue;
+    if (
+      it.edit === undefined ||
+      it.entry === undefined ||
+      protectedEntries.has(it.entry) ||
+      (only && !only.has(it.edit))
+    )
+      continue;
     // Back to what it showed before this compaction — an earlier compaction's edit stays an edit.
     const was = originals.items.get(it.entry);
     if (!was || was.message === it.message) continue;
@@ -408,7 +506,13 @@ function restoreNewest(
   // with a pointer to the whole (what a command printed last is the recent work a model continues from).
   for (let i = out.length - 1; i >= 0 && target - total >= PARTIAL_MIN; i--) {
     const it = out[i]!;
-    if (it.edit === undefined || it.entry === undefined || protectedEntries.has(it.entry) || (only && !only.has(it.edit))) continue;
+    if (
+      it.edit === undefined ||
+      it.entry === undefined ||
+      protectedEntries.has(it.entry) ||
+      (only && !only.has(it.edit))
+    )
+      continue;
     const original = originals.raw(it.entry);
     const parts = it.message.parts;
     if (!original || it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;
@@ -421,7 +525,9 @@ function restoreNewest(
     // Lines are counted one by one: the excerpt as a whole may come out a little larger, so aim lower until it fits.
     for (let keep = target - total + size - PARTIAL_MIN / 2; keep >= PARTIAL_MIN / 2; keep *= 0.8) {
       const excerpt = compress(text, Math.floor(keep), ref, { counter });
-      const message = withResults(it.message, (p) => (p.callId === now.callId ? { ...p, content: [{ type: 'text', text: excerpt }] } : p));
+      const message = withResults(it.message, (p) =>
+        p.callId === now.callId ? { ...p, content: [{ type: 'text', text: excerpt }] } : p,
+      );
       const grow = counter.message(message) - size;
       if (grow <= 0) break;
       if (total + grow > target) continue;
@@ -441,7 +547,10 @@ const REF = /read_result \{"ref_id": "([^"]+)"/;
  * Compacts now, whatever the fill: to `target` tokens when given, else to half of the current size (what an agent's
  * `compact_context` tool asks for).
  */
-export async function forceCompact(session: Session, options: Omit<CompactOptions, 'target' | 'force'> & { target?: number } = {}): Promise<CompactionResult> {
+export async function forceCompact(
+  session: Session,
+  options: Omit<CompactOptions, 'target' | 'force'> & { target?: number } = {},
+): Promise<CompactionResult> {
   if (options.target !== undefined) return compact(session, { ...options, target: options.target, force: true });
   const probe = await compact(session, { ...options, target: Number.MAX_SAFE_INTEGER, strategies: [] });
   return compact(session, { ...options, target: Math.floor(probe.beforeTokens / 2), force: true });
@@ -452,7 +561,10 @@ export async function forceCompact(session: Session, options: Omit<CompactOption
  * request, the latest instruction, the recent tail (whole units from the end within `tailCounted` tokens, never fewer
  * than `steps` agent steps), and the step of the latest thinking.
  */
-function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: number; windowCounted?: number; counter: { message(m: Message): number } }): Protection {
+function protect(
+  view: readonly ViewItem[],
+  o: { steps: number; tailCounted: number; windowCounted?: number; counter: { message(m: Message): number } },
+): Protection {
   const entries = new Map<number, Message>();
   const parts: Protection['parts'] = [];
   const add = (it: ViewItem | undefined, what?: string) => {
@@ -471,12 +583,27 @@ function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: num
     if (!agentSummary(it.message)) continue;
     const n = o.counter.message(it.message);
     if (it.entry !== undefined && !entries.has(it.entry)) entries.set(it.entry, it.message);
-    parts.push({ what: `the agent's own summary of earlier work${it.entry !== undefined ? ` (entry ${it.entry})` : ''}`, counted: n });
+    parts.push({
+      what: `the agent's own summary of earlier work${it.entry !== undefined ? ` (entry ${it.entry})` : ''}`,
+      counted: n,
+    });
   }
-  add(view.find((v) => isHumanUser(v.message)), 'first user message');
-  add(view.find((v) => isRequest(v.message)), 'primary request');
-  add([...view].reverse().find((v) => isRequest(v.message)), 'latest instruction');
-  add([...view].reverse().find((v) => isHumanUser(v.message)), 'latest user message');
+  add(
+    view.find((v) => isHumanUser(v.message)),
+    'first user message',
+  );
+  add(
+    view.find((v) => isRequest(v.message)),
+    'primary request',
+  );
+  add(
+    [...view].reverse().find((v) => isRequest(v.message)),
+    'latest instruction',
+  );
+  add(
+    [...view].reverse().find((v) => isHumanUser(v.message)),
+    'latest user message',
+  );
   const units = unitsOf(view);
   let steps = 0;
   let tail = 0;
@@ -517,7 +644,8 @@ function protect(view: readonly ViewItem[], o: { steps: number; tailCounted: num
     room -= n;
     for (let i = u.start; i < u.end; i++) if (view[i]!.entry !== undefined) window.add(view[i]!.entry!);
   }
-  if (minimal > 0) parts.push({ what: `the last ${steps === 1 ? 'step' : `${Math.min(steps, o.steps)} steps`}`, counted: minimal });
+  if (minimal > 0)
+    parts.push({ what: `the last ${steps === 1 ? 'step' : `${Math.min(steps, o.steps)} steps`}`, counted: minimal });
   // The latest assistant thinking of the current turn stays as it was (providers verify the signed thinking of the
   // tool-use loop under way), with its whole step; earlier turns' thinking is not sent back at all.
   let lastHuman = -1;
@@ -558,7 +686,14 @@ function textOf(m: Message): string {
 }
 
 /** Records the compaction: a marker entry after the last entry of the branch, linked into the tree when it is one. */
-function appendMarker(session: Session, branch: readonly Entry[], view: readonly ViewItem[], result: CompactionResult, now: () => Date, redact: Redactor): { entry: Entry; marker: AbridgeMarker } {
+function appendMarker(
+  session: Session,
+  branch: readonly Entry[],
+  view: readonly ViewItem[],
+  result: CompactionResult,
+  now: () => Date,
+  redact: Redactor,
+): { entry: Entry; marker: AbridgeMarker } {
   // The summary this marker stands for: one made by this chain, or abridge's earlier one carried over unchanged.
   // Another agent's summary still in view stays an ordinary message of its own entry.
   const summary = view.find((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge');
@@ -599,7 +734,9 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
     }
     previous = e.index;
   }
-  const edits: EntryEdit[] = view.filter((v) => v.entry !== undefined && v.edit !== undefined).map((v) => ({ entry: v.entry!, message: v.message, how: v.edit! }));
+  const edits: EntryEdit[] = view
+    .filter((v) => v.entry !== undefined && v.edit !== undefined)
+    .map((v) => ({ entry: v.entry!, message: v.message, how: v.edit! }));
   const number = session.entries.filter((e) => e.compaction).length + 1;
   const draftMarker: AbridgeMarker = {
     number,
@@ -619,7 +756,12 @@ function appendMarker(session: Session, branch: readonly Entry[], view: readonly
   const marker = redactMarker(draftMarker, redact);
 
   const last = branch[branch.length - 1];
-  const draft: Omit<Entry, 'index'> = { kind: 'compaction', sourceType: 'abridge', compaction: marker, timestamp: now().getTime() };
+  const draft: Omit<Entry, 'index'> = {
+    kind: 'compaction',
+    sourceType: 'abridge',
+    compaction: marker,
+    timestamp: now().getTime(),
+  };
   // A new message for the marker: the summary item's message may be an earlier entry's, which must not change.
   if (summary) draft.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
   if (last?.id !== undefined && last.parentId !== undefined) {

@@ -9,7 +9,8 @@ import { compact } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 
 const run = corpusAvailable() ? describe : describe.skip;
-if (!corpusAvailable()) console.warn('compaction corpus tests SKIPPED: ../shared/corpus not found (set ABRIDGE_CORPUS)');
+if (!corpusAvailable())
+  console.warn('compaction corpus tests SKIPPED: ../shared/corpus not found (set ABRIDGE_CORPUS)');
 
 const FOLDERS = ['pi', 'claude-code', 'codex', 'swe-agent'];
 const FRACTIONS = [0.5, 0.25, 0.1] as const;
@@ -25,7 +26,15 @@ interface Row {
   format: string;
   fixed: number;
   visible: number;
-  runs: { fraction: number; target: number; before: number; after: number; reached: boolean; strategies: string; ms: number }[];
+  runs: {
+    fraction: number;
+    target: number;
+    before: number;
+    after: number;
+    reached: boolean;
+    strategies: string;
+    ms: number;
+  }[];
 }
 
 const rows: Row[] = [];
@@ -56,13 +65,25 @@ run('compaction of every corpus transcript', () => {
           const t0 = performance.now();
           const r = await compact(session, { target });
           const ms = performance.now() - t0;
-          row.runs.push({ fraction, target, before: r.beforeTokens, after: r.afterTokens, reached: r.reachedTarget, strategies: r.strategiesRun.map((s) => s.name).join(','), ms });
+          row.runs.push({
+            fraction,
+            target,
+            before: r.beforeTokens,
+            after: r.afterTokens,
+            reached: r.reachedTarget,
+            strategies: r.strategiesRun.map((s) => s.name).join(','),
+            ms,
+          });
           expect(r.violations, `${fraction}`).toEqual([]);
-          expect(introducedViolations(checkInvariants(view0), checkInvariants(activeView(session))), `${fraction}`).toEqual([]);
+          expect(
+            introducedViolations(checkInvariants(view0), checkInvariants(activeView(session))),
+            `${fraction}`,
+          ).toEqual([]);
           // Archive, never delete: every original entry is still there, unchanged; at most a marker was appended.
           expect(session.entries.length).toBeGreaterThanOrEqual(original.length);
           expect(session.entries.length).toBeLessThanOrEqual(original.length + 1);
-          for (let i = 0; i < original.length; i++) if (JSON.stringify(session.entries[i]) !== original[i]) expect.fail(`entry ${i} changed at ${fraction}`);
+          for (let i = 0; i < original.length; i++)
+            if (JSON.stringify(session.entries[i]) !== original[i]) expect.fail(`entry ${i} changed at ${fraction}`);
           if (r.reachedTarget) expect(r.afterTokens).toBeLessThanOrEqual(target);
           else expect(r.afterTokens).toBeGreaterThan(target);
           expect(r.afterTokens).toBeLessThanOrEqual(r.beforeTokens);
@@ -81,7 +102,9 @@ run('compaction of every corpus transcript', () => {
   afterAll(() => {
     if (rows.length === 0) return;
     const pad = (s: string | number, n: number) => String(s).padStart(n);
-    const lines = [`${'file'.padEnd(60)} ${pad('fixed', 7)} ${pad('visible', 8)}  ${FRACTIONS.map((f) => `${pad(`${f * 100}%: after/target`, 22)}`).join(' ')}`];
+    const lines = [
+      `${'file'.padEnd(60)} ${pad('fixed', 7)} ${pad('visible', 8)}  ${FRACTIONS.map((f) => `${pad(`${f * 100}%: after/target`, 22)}`).join(' ')}`,
+    ];
     for (const r of rows) {
       const cells = r.runs.map((x) => pad(`${x.reached ? '✓' : '✗'} ${x.after}/${x.target}`, 22));
       lines.push(`${r.file.slice(0, 60).padEnd(60)} ${pad(r.fixed, 7)} ${pad(r.visible, 8)}  ${cells.join(' ')}`);

@@ -12,9 +12,11 @@ import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
 import { isHarnessText, isRequest } from './turns.js';
 
 const NOW = () => new Date(Date.UTC(2026, 0, 2));
-const TASK = 'Port the retry logic in src/net/retry.ts to exponential backoff. Keep the public API of src/net/index.ts.';
+const TASK =
+  'Port the retry logic in src/net/retry.ts to exponential backoff. Keep the public API of src/net/index.ts.';
 const build = (t: PiTranscript): Session => parseSession(t.jsonl());
-const body = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} line ${i}: some output of the tool`).join('\n');
+const body = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => `${tag} line ${i}: some output of the tool`).join('\n');
 
 async function sizeOf(session: Session): Promise<number> {
   return (await compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [], prefixTokens: 0 })).beforeTokens;
@@ -24,9 +26,17 @@ async function sizeOf(session: Session): Promise<number> {
 function longSession(): Session {
   const t = new PiTranscript();
   t.user(TASK);
-  for (let i = 0; i < 20; i++) t.step({ text: `Looking at part ${i}.`, calls: [{ name: 'bash', args: { command: `grep -n retry src/net/part${i}.ts` }, result: body(40, `old${i}`) }] });
+  for (let i = 0; i < 20; i++)
+    t.step({
+      text: `Looking at part ${i}.`,
+      calls: [{ name: 'bash', args: { command: `grep -n retry src/net/part${i}.ts` }, result: body(40, `old${i}`) }],
+    });
   t.user('Also add jitter, at most 100 ms.');
-  for (let i = 0; i < 6; i++) t.step({ text: `Jitter step ${i}.`, calls: [{ name: 'read', args: { path: `src/net/jitter${i}.ts` }, result: body(40, `new${i}`) }] });
+  for (let i = 0; i < 6; i++)
+    t.step({
+      text: `Jitter step ${i}.`,
+      calls: [{ name: 'read', args: { path: `src/net/jitter${i}.ts` }, result: body(40, `new${i}`) }],
+    });
   return build(t);
 }
 
@@ -43,7 +53,12 @@ describe('selection: oldest first, recent verbatim', () => {
   it('archives from the oldest unit forward and keeps the newest work byte-identical', async () => {
     const session = longSession();
     const view0 = activeView(session);
-    const r = await compact(session, { target: Math.floor((await sizeOf(session)) * 0.35), prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    const r = await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.35),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['summarize', 'truncate'],
+    });
     expect(r.reachedTarget).toBe(true);
     const view = activeView(session);
     const summary = view.find(isSummaryItem)!;
@@ -52,9 +67,12 @@ describe('selection: oldest first, recent verbatim', () => {
     // Everything after the summary is the end of the conversation, exactly as it was.
     const after = view.slice(view.indexOf(summary) + 1);
     expect(after.map((v) => v.message)).toEqual(view0.slice(view0.length - after.length).map((v) => v.message));
-    for (let i = 0; i < after.length; i++) expect(after[i]!.message).toBe(view0[view0.length - after.length + i]!.message);
+    for (let i = 0; i < after.length; i++)
+      expect(after[i]!.message).toBe(view0[view0.length - after.length + i]!.message);
     // The latest instruction is among them.
-    expect(after.some((v) => v.message.parts.some((p) => p.type === 'text' && p.text.startsWith('Also add jitter')))).toBe(true);
+    expect(
+      after.some((v) => v.message.parts.some((p) => p.type === 'text' && p.text.startsWith('Also add jitter'))),
+    ).toBe(true);
     expect(r.keptRecentTokens).toBeGreaterThan(0);
   });
 
@@ -72,14 +90,23 @@ describe('the tail is the end of the conversation', () => {
   it('a large newest message outside the tail budget is archived last, not first', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 16; i++) t.step({ text: `Step ${i}.`, calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(30, `p${i}`) }] });
+    for (let i = 0; i < 16; i++)
+      t.step({
+        text: `Step ${i}.`,
+        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(30, `p${i}`) }],
+      });
     // What a person ran with `!` in pi: a synthetic user message holding a large output, the newest message of all.
     t.bash('find .', body(600, 'found'));
     const session = build(t);
     const view0 = activeView(session);
     const last = view0.at(-1)!;
     const size = await sizeOf(session);
-    const r = await compact(session, { target: Math.floor(size * 0.72), prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    const r = await compact(session, {
+      target: Math.floor(size * 0.72),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['summarize', 'truncate'],
+    });
     expect(r.reachedTarget).toBe(true);
     const view = activeView(session);
     // The newest message is still there, byte-identical, and the oldest steps went into the summary.
@@ -90,12 +117,24 @@ describe('the tail is the end of the conversation', () => {
   it('the newest result shortened for its size gets back its first and last lines as far as the budget allows', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 6; i++) t.step({ text: `Step ${i}.`, calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(20, `p${i}`) }] });
-    t.step({ text: 'Running the whole suite.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }] });
+    for (let i = 0; i < 6; i++)
+      t.step({
+        text: `Step ${i}.`,
+        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(20, `p${i}`) }],
+      });
+    t.step({
+      text: 'Running the whole suite.',
+      calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }],
+    });
     t.step({ text: 'Done.' });
     const session = build(t);
     const size = await sizeOf(session);
-    const r = await compact(session, { target: Math.floor(size * 0.3), prefixTokens: 0, now: NOW, strategies: ['offload', 'summarize', 'truncate'] });
+    const r = await compact(session, {
+      target: Math.floor(size * 0.3),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['offload', 'summarize', 'truncate'],
+    });
     expect(r.reachedTarget).toBe(true);
     const view = activeView(session);
     const suite = view.find((v) => v.message.role === 'tool' && JSON.stringify(v.message).includes('suite line 0'));
@@ -115,7 +154,12 @@ describe('honest figures', () => {
     const t = new PiTranscript();
     t.user(TASK);
     // The provider says the whole prompt was 50 tokens: less than the messages alone.
-    for (let i = 0; i < 10; i++) t.step({ text: `Step ${i}.`, calls: [{ name: 'bash', args: { command: `cat f${i}.txt` }, result: body(60, `f${i}`) }], usage: { input: 50, output: 10, cacheRead: 0, cacheWrite: 0 } });
+    for (let i = 0; i < 10; i++)
+      t.step({
+        text: `Step ${i}.`,
+        calls: [{ name: 'bash', args: { command: `cat f${i}.txt` }, result: body(60, `f${i}`) }],
+        usage: { input: 50, output: 10, cacheRead: 0, cacheWrite: 0 },
+      });
     const session = build(t);
     const counter = new TokenCounter({ family: 'claude' });
     const r = await compact(session, { target: 1500, now: NOW, prefixTokens: 0 });
@@ -132,7 +176,12 @@ describe('honest figures', () => {
     const r = await compact(session, { target: 10, prefixTokens: 0, now: NOW });
     expect(r.reachedTarget).toBe(false);
     expect(r.protectedTokens).toBeGreaterThan(10);
-    expect(r.protectedParts.map((p) => p.what)).toEqual(expect.arrayContaining([expect.stringMatching(/^first user message \(entry \d+\)$/), expect.stringMatching(/^latest instruction \(entry \d+\)$/)]));
+    expect(r.protectedParts.map((p) => p.what)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^first user message \(entry \d+\)$/),
+        expect.stringMatching(/^latest instruction \(entry \d+\)$/),
+      ]),
+    );
   });
 });
 
@@ -140,12 +189,31 @@ describe('cheap steps keep the evidence', () => {
   it('a cleared error result keeps its exit status and first error lines', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    t.step({ calls: [{ name: 'bash', args: { command: 'npm test' }, result: `${body(30, 'log')}\nError: expected 3 to be 4\n    at retry.test.ts:12\nProcess exited with code 1`, isError: true }] });
-    for (let i = 0; i < 6; i++) t.step({ calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: body(30, `r${i}`) }] });
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: 'npm test' },
+          result: `${body(30, 'log')}\nError: expected 3 to be 4\n    at retry.test.ts:12\nProcess exited with code 1`,
+          isError: true,
+        },
+      ],
+    });
+    for (let i = 0; i < 6; i++)
+      t.step({ calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: body(30, `r${i}`) }] });
     const session = build(t);
-    await compact(session, { target: Math.floor((await sizeOf(session)) * 0.8), prefixTokens: 0, now: NOW, strategies: ['clear-tool-results'] });
-    const cleared = activeView(session).find((v) => v.edit === 'cleared' && v.message.parts.some((p) => p.type === 'tool-result' && p.isError))!;
-    const text = cleared.message.parts.map((p) => (p.type === 'tool-result' ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : '')).join('');
+    await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.8),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['clear-tool-results'],
+    });
+    const cleared = activeView(session).find(
+      (v) => v.edit === 'cleared' && v.message.parts.some((p) => p.type === 'tool-result' && p.isError),
+    )!;
+    const text = cleared.message.parts
+      .map((p) => (p.type === 'tool-result' ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('') : ''))
+      .join('');
     expect(text).toContain('exit 1');
     expect(text).toContain('Error: expected 3 to be 4');
     expect(text).toMatch(/read_result \{"ref_id": "r_[0-9a-f]{16}"\}/);
@@ -159,9 +227,17 @@ describe('cheap steps keep the evidence', () => {
     for (let i = 0; i < 4; i++) t.step({ calls: [{ name: 'read', args: { path: `src/s${i}.ts` }, result: 'small' }] });
     const session = build(t);
     const store = new MemoryResultStore();
-    const r = await compact(session, { target: Math.floor((await sizeOf(session)) * 0.5), prefixTokens: 0, now: NOW, store, strategies: ['stub-inputs'] });
+    const r = await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.5),
+      prefixTokens: 0,
+      now: NOW,
+      store,
+      strategies: ['stub-inputs'],
+    });
     expect(r.strategiesRun.map((s) => s.name)).toEqual(['stub-inputs']);
-    const call = activeView(session).flatMap((v) => v.message.parts).find((p): p is ToolCallPart => p.type === 'tool-call' && p.name === 'write')!;
+    const call = activeView(session)
+      .flatMap((v) => v.message.parts)
+      .find((p): p is ToolCallPart => p.type === 'tool-call' && p.name === 'write')!;
     const args = call.arguments as Record<string, string>;
     expect(args.path).toBe('src/big.ts');
     expect(args.content).toBeUndefined();
@@ -174,10 +250,21 @@ describe('cheap steps keep the evidence', () => {
     t.user(TASK);
     t.step({ thinking: 'old reasoning '.repeat(300), text: 'Old answer.' });
     t.user('Next.');
-    t.step({ thinking: 'current reasoning', text: 'Working.', calls: [{ name: 'read', args: { path: 'a.ts' }, result: 'x' }] });
+    t.step({
+      thinking: 'current reasoning',
+      text: 'Working.',
+      calls: [{ name: 'read', args: { path: 'a.ts' }, result: 'x' }],
+    });
     const session = build(t);
-    await compact(session, { target: Math.floor((await sizeOf(session)) * 0.5), prefixTokens: 0, now: NOW, strategies: ['drop-thinking'] });
-    const thinking = activeView(session).flatMap((v) => v.message.parts).filter((p) => p.type === 'thinking');
+    await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.5),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['drop-thinking'],
+    });
+    const thinking = activeView(session)
+      .flatMap((v) => v.message.parts)
+      .filter((p) => p.type === 'thinking');
     expect(thinking).toHaveLength(1);
     expect(thinking[0]!.type === 'thinking' && thinking[0]!.text).toBe('current reasoning');
   });
@@ -185,7 +272,13 @@ describe('cheap steps keep the evidence', () => {
 
 describe('summaries as hand-offs', () => {
   it("never takes the harness's messages for the task", () => {
-    for (const text of ['/compact', '<task-notification>done</task-notification>', '[Request interrupted by user for tool use]', '<command-name>/clear</command-name>', 'Caveat: The messages below were generated by the user while running local commands.']) {
+    for (const text of [
+      '/compact',
+      '<task-notification>done</task-notification>',
+      '[Request interrupted by user for tool use]',
+      '<command-name>/clear</command-name>',
+      'Caveat: The messages below were generated by the user while running local commands.',
+    ]) {
       expect(isHarnessText(text)).toBe(true);
       expect(isRequest({ role: 'user', parts: [{ type: 'text', text }] })).toBe(false);
     }
@@ -198,19 +291,43 @@ describe('summaries as hand-offs', () => {
     t.user(TASK);
     const long = `Constraint: ${'never retry a POST; '.repeat(30)}end.`;
     t.user(long);
-    t.step({ text: 'I will run the tests.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'Error: boom\nexit code 1', isError: true }] });
-    t.step({ text: 'The fix is to await the timer.', calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', old_string: 'a', new_string: 'b' }, result: 'ok' }] });
+    t.step({
+      text: 'I will run the tests.',
+      calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'Error: boom\nexit code 1', isError: true }],
+    });
+    t.step({
+      text: 'The fix is to await the timer.',
+      calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', old_string: 'a', new_string: 'b' }, result: 'ok' }],
+    });
     t.step({ calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'all passed, exit code 0' }] });
-    for (let i = 0; i < 8; i++) t.step({ text: `Next, I will check part ${i}.`, calls: [{ name: 'read', args: { path: `src/p${i}.ts` }, result: body(40, `p${i}`) }] });
+    for (let i = 0; i < 8; i++)
+      t.step({
+        text: `Next, I will check part ${i}.`,
+        calls: [{ name: 'read', args: { path: `src/p${i}.ts` }, result: body(40, `p${i}`) }],
+      });
     t.user('Good. Now the docs.');
     t.step({ text: 'On it.' });
     const session = build(t);
     const summarizer = new Recording();
-    const r = await compact(session, { target: Math.floor((await sizeOf(session)) * 0.45), prefixTokens: 0, now: NOW, summarizer, strategies: ['summarize', 'truncate'] });
+    const r = await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.45),
+      prefixTokens: 0,
+      now: NOW,
+      summarizer,
+      strategies: ['summarize', 'truncate'],
+    });
     expect(r.reachedTarget).toBe(true);
     expect(summarizer.requests[0]!.task).toBe(TASK);
     const text = r.marker!.summary;
-    for (const h of ['### Primary request', '### User messages (verbatim)', '### Current state', '### Errors and how they were handled', '### Files modified', '### Commands run']) expect(text).toContain(h);
+    for (const h of [
+      '### Primary request',
+      '### User messages (verbatim)',
+      '### Current state',
+      '### Errors and how they were handled',
+      '### Files modified',
+      '### Commands run',
+    ])
+      expect(text).toContain(h);
     expect(text).toContain(long);
     expect(text).toMatch(/Error: boom\n\s*→ fixed by edit src\/net\/retry\.ts \(ok\); then `npm test` \(exit 0\)/);
     expect(text).toContain('src/net/retry.ts — edit');
@@ -219,19 +336,34 @@ describe('summaries as hand-offs', () => {
   it("keeps an agent's own earlier summary whole instead of archiving it away", async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 4; i++) t.step({ calls: [{ name: 'bash', args: { command: `echo ${i}` }, result: body(20, `e${i}`) }] });
+    for (let i = 0; i < 4; i++)
+      t.step({ calls: [{ name: 'bash', args: { command: `echo ${i}` }, result: body(20, `e${i}`) }] });
     const records = t.records;
     const firstKept = records[records.length - 2]!.id as string;
     const earlier = 'EARLIER-SUMMARY: the retry loop was rewritten; tests pass.';
-    records.push({ type: 'compaction', id: 'c0001', parentId: records[records.length - 1]!.id, timestamp: '2026-01-01T00:00:00.000Z', summary: earlier, firstKeptEntryId: firstKept, tokensBefore: 5000 });
+    records.push({
+      type: 'compaction',
+      id: 'c0001',
+      parentId: records[records.length - 1]!.id,
+      timestamp: '2026-01-01T00:00:00.000Z',
+      summary: earlier,
+      firstKeptEntryId: firstKept,
+      tokensBefore: 5000,
+    });
     // Later records hang off the compaction, as pi writes them.
     (t as unknown as { last: string }).last = 'c0001';
     const session0 = build(t);
     expect(activeView(session0).some(isSummaryItem)).toBe(true);
     const t2 = t;
-    for (let i = 0; i < 10; i++) t2.step({ calls: [{ name: 'bash', args: { command: `ls dir${i}` }, result: body(40, `d${i}`) }] });
+    for (let i = 0; i < 10; i++)
+      t2.step({ calls: [{ name: 'bash', args: { command: `ls dir${i}` }, result: body(40, `d${i}`) }] });
     const session = build(t2);
-    const r = await compact(session, { target: Math.floor((await sizeOf(session)) * 0.4), prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    const r = await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.4),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['summarize', 'truncate'],
+    });
     const view = activeView(session);
     expect(r.reachedTarget).toBe(true);
     expect(view.map((v) => summaryText(v.message)).join('\n')).toContain(earlier);

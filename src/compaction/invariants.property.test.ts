@@ -3,13 +3,29 @@ import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import { activeView } from '../model/view.js';
 import { MemoryResultStore } from './memory-result-store.js';
-import { checkCompactionCase, randomCase, sessionJsonl, sessionSpec, type CompactionLib } from '../../test/support/random-session.js';
+import {
+  checkCompactionCase,
+  randomCase,
+  sessionJsonl,
+  sessionSpec,
+  type CompactionLib,
+} from '../../test/support/random-session.js';
 import { compact } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 import { ExtractiveSummarizer } from './summarizers/extractive.js';
 import { isHumanUser, unitsOf } from './turns.js';
 
-const lib: CompactionLib = { parseSession, compact, activeView, checkInvariants, introducedViolations, unitsOf, isHumanUser, ExtractiveSummarizer, MemoryResultStore };
+const lib: CompactionLib = {
+  parseSession,
+  compact,
+  activeView,
+  checkInvariants,
+  introducedViolations,
+  unitsOf,
+  isHumanUser,
+  ExtractiveSummarizer,
+  MemoryResultStore,
+};
 
 /** Random sessions per property: ABRIDGE_PROPERTY_RUNS (default 300; `npm run bench:compact` runs 10,000). */
 const RUNS = Number(process.env.ABRIDGE_PROPERTY_RUNS ?? 300);
@@ -31,23 +47,32 @@ describe('compaction invariants on random sessions', () => {
         if (v.message.parts.some((p) => p.type === 'tool-result' && p.isError)) seen.errors++;
         if (v.message.parts.some((p) => p.type === 'thinking')) seen.thinking++;
         if (v.message.synthetic) seen.synthetic++;
-        if (v.message.parts.some((p) => p.type === 'tool-result' && p.content.some((c) => c.type === 'text' && c.text.length > 100_000))) seen.huge++;
+        if (
+          v.message.parts.some(
+            (p) => p.type === 'tool-result' && p.content.some((c) => c.type === 'text' && c.text.length > 100_000),
+          )
+        )
+          seen.huge++;
       }
       seen.orphans += checkInvariants(view).filter((x) => x.kind === 'call-without-result').length;
     }
     for (const [k, n] of Object.entries(seen)) expect(n, k).toBeGreaterThan(0);
   });
 
-  it(`every compaction keeps the invariants, the protected messages and the archive (${RUNS} runs)`, async () => {
-    await fc.assert(
-      fc.asyncProperty(randomCase, async (c) => {
-        // Let the test runner's messages through between cases (a long synchronous run starves its worker RPC).
-        await new Promise((resolve) => setImmediate(resolve));
-        const outcome = await checkCompactionCase(lib, c);
-        expect(outcome.problems).toEqual([]);
-        expect(outcome.violations).toBe(0);
-      }),
-      params,
-    );
-  }, Math.max(60_000, RUNS * 250)); // 10,000 runs take minutes on a loaded machine
+  it(
+    `every compaction keeps the invariants, the protected messages and the archive (${RUNS} runs)`,
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(randomCase, async (c) => {
+          // Let the test runner's messages through between cases (a long synchronous run starves its worker RPC).
+          await new Promise((resolve) => setImmediate(resolve));
+          const outcome = await checkCompactionCase(lib, c);
+          expect(outcome.problems).toEqual([]);
+          expect(outcome.violations).toBe(0);
+        }),
+        params,
+      );
+    },
+    Math.max(60_000, RUNS * 250),
+  ); // 10,000 runs take minutes on a loaded machine
 });

@@ -28,7 +28,12 @@ export interface InvariantOptions {
 
 /** A message with nothing in it for the model. */
 export function isEmptyMessage(m: Message): boolean {
-  return m.parts.length === 0 || m.parts.every((p) => (p.type === 'text' ? p.text.trim() === '' : p.type === 'thinking' ? p.text === '' && !p.signature : false));
+  return (
+    m.parts.length === 0 ||
+    m.parts.every((p) =>
+      p.type === 'text' ? p.text.trim() === '' : p.type === 'thinking' ? p.text === '' && !p.signature : false,
+    )
+  );
 }
 
 /**
@@ -51,19 +56,43 @@ export function checkInvariants(view: readonly ViewItem[], options: InvariantOpt
   const answered = new Set<string>();
   const closeOpen = (before: number) => {
     for (const [id, at] of open) {
-      if (!answered.has(id) && at !== lastAssistant) out.push({ kind: 'call-without-result', at, key: id, message: `tool call ${id} (message ${at}) has no result before message ${before}` });
+      if (!answered.has(id) && at !== lastAssistant)
+        out.push({
+          kind: 'call-without-result',
+          at,
+          key: id,
+          message: `tool call ${id} (message ${at}) has no result before message ${before}`,
+        });
     }
     open = new Map();
     openAt = -1;
   };
   view.forEach((item, i) => {
     const m = item.message;
-    if (isEmptyMessage(m)) out.push({ kind: 'empty-message', at: i, key: `entry:${item.entry ?? 'summary'}`, message: `message ${i} (${m.role}) is empty` });
+    if (isEmptyMessage(m))
+      out.push({
+        kind: 'empty-message',
+        at: i,
+        key: `entry:${item.entry ?? 'summary'}`,
+        message: `message ${i} (${m.role}) is empty`,
+      });
     if (m.role === 'tool') {
       for (const p of m.parts) {
         if (p.type !== 'tool-result') continue;
-        if (!open.has(p.callId)) out.push({ kind: 'result-not-after-call', at: i, key: p.callId, message: `tool result ${p.callId} (message ${i}) does not follow the message holding its call` });
-        else if (answered.has(p.callId)) out.push({ kind: 'duplicate-result', at: i, key: p.callId, message: `tool call ${p.callId} has a second result at message ${i}` });
+        if (!open.has(p.callId))
+          out.push({
+            kind: 'result-not-after-call',
+            at: i,
+            key: p.callId,
+            message: `tool result ${p.callId} (message ${i}) does not follow the message holding its call`,
+          });
+        else if (answered.has(p.callId))
+          out.push({
+            kind: 'duplicate-result',
+            at: i,
+            key: p.callId,
+            message: `tool call ${p.callId} has a second result at message ${i}`,
+          });
         answered.add(p.callId);
       }
       return;
@@ -86,14 +115,31 @@ export function checkInvariants(view: readonly ViewItem[], options: InvariantOpt
       const want = options.protectedEntries!.get(item.entry);
       if (!want) return;
       seen.add(item.entry);
-      if (item.message !== want) out.push({ kind: 'protected-changed', at: i, key: `entry:${item.entry}`, message: `message ${i} (entry ${item.entry}) must reach the model verbatim but was changed` });
+      if (item.message !== want)
+        out.push({
+          kind: 'protected-changed',
+          at: i,
+          key: `entry:${item.entry}`,
+          message: `message ${i} (entry ${item.entry}) must reach the model verbatim but was changed`,
+        });
     });
     for (const entry of options.protectedEntries.keys()) {
-      if (!seen.has(entry)) out.push({ kind: 'protected-changed', at: -1, key: `entry:${entry}`, message: `entry ${entry} must reach the model verbatim but is gone` });
+      if (!seen.has(entry))
+        out.push({
+          kind: 'protected-changed',
+          at: -1,
+          key: `entry:${entry}`,
+          message: `entry ${entry} must reach the model verbatim but is gone`,
+        });
     }
   }
   if (options.size !== undefined && options.target !== undefined && options.size > options.target) {
-    out.push({ kind: 'over-target', at: -1, key: 'size', message: `the view is ${options.size} tokens, over the target of ${options.target}` });
+    out.push({
+      kind: 'over-target',
+      at: -1,
+      key: 'size',
+      message: `the view is ${options.size} tokens, over the target of ${options.target}`,
+    });
   }
   return out;
 }

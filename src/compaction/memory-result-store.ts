@@ -46,7 +46,10 @@ export class MemoryResultStore implements KeyedResultStore {
   constructor(options: MemoryResultStoreOptions = {}) {
     const { maxBytes } = options;
     if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)) {
-      throw new AbridgeError('INVALID_INPUT', `Invalid maxBytes ${maxBytes}: expected a positive integer (bytes of stored text).`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `Invalid maxBytes ${maxBytes}: expected a positive integer (bytes of stored text).`,
+      );
     }
     this.maxBytes = maxBytes;
     this.now = options.now ?? (() => new Date());

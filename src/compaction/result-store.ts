@@ -89,7 +89,8 @@ export class SessionResultStore implements ResultStore {
     private readonly base: KeyedResultStore,
     readonly sessionId: string,
   ) {
-    if (typeof sessionId !== 'string' || sessionId === '') throw new AbridgeError('INVALID_INPUT', 'forSession needs a non-empty session id.');
+    if (typeof sessionId !== 'string' || sessionId === '')
+      throw new AbridgeError('INVALID_INPUT', 'forSession needs a non-empty session id.');
   }
 
   put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
@@ -115,8 +116,13 @@ export class SessionResultStore implements ResultStore {
 
 /** A value as an error quotes it: never more than a short prefix of a long string (an oversized input is not echoed). */
 const show = (v: unknown): string => {
-  if (typeof v === 'string' && v.length > 40) return `${JSON.stringify(v.slice(0, 40))}… (${v.length.toLocaleString('en-US')} characters)`;
-  return typeof v === 'number' ? String(v) : v === undefined ? 'undefined' : (JSON.stringify(v) ?? String(v)).slice(0, 200);
+  if (typeof v === 'string' && v.length > 40)
+    return `${JSON.stringify(v.slice(0, 40))}… (${v.length.toLocaleString('en-US')} characters)`;
+  return typeof v === 'number'
+    ? String(v)
+    : v === undefined
+      ? 'undefined'
+      : (JSON.stringify(v) ?? String(v)).slice(0, 200);
 };
 
 /** Throws AbridgeError('INVALID_INPUT') unless `refId` looks like a ref. */
@@ -127,14 +133,23 @@ export function validateRefId(refId: unknown): asserts refId is string {
 }
 
 /** Applies defaults (offset 0, limit 200) and validates; null counts as absent (tool arguments are JSON). */
-export function normalizeRange(range?: { offset?: number | null; limit?: number | null }): { offset: number; limit: number } {
+export function normalizeRange(range?: { offset?: number | null; limit?: number | null }): {
+  offset: number;
+  limit: number;
+} {
   const offset = range?.offset ?? 0;
   const limit = range?.limit ?? DEFAULT_READ_LIMIT;
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
-    throw new AbridgeError('INVALID_INPUT', `Invalid offset ${show(offset)}: expected a non-negative integer (the 0-based line to start reading at).`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `Invalid offset ${show(offset)}: expected a non-negative integer (the 0-based line to start reading at).`,
+    );
   }
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0 || limit > MAX_READ_LIMIT) {
-    throw new AbridgeError('INVALID_INPUT', `Invalid limit ${show(limit)}: expected an integer from 0 to ${MAX_READ_LIMIT} (the number of lines to read; default ${DEFAULT_READ_LIMIT}).`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `Invalid limit ${show(limit)}: expected an integer from 0 to ${MAX_READ_LIMIT} (the number of lines to read; default ${DEFAULT_READ_LIMIT}).`,
+    );
   }
   return { offset, limit };
 }
@@ -164,7 +179,12 @@ export function sliceLines(text: string, offset: number, limit: number): string 
 }
 
 /** The metadata of `text` as a new StoredResult (only the known meta fields are kept). */
-export function describeText(text: string, meta: StoredResultMeta | undefined, createdAt: Date, refId = refIdFor(text)): StoredResult {
+export function describeText(
+  text: string,
+  meta: StoredResultMeta | undefined,
+  createdAt: Date,
+  refId = refIdFor(text),
+): StoredResult {
   const out: StoredResult = {
     refId,
     bytes: Buffer.byteLength(text, 'utf8'),
@@ -201,11 +221,13 @@ export function sliceHeader(slice: ResultSlice): string {
   const tail = nextOffset === null ? 'end' : `next: offset ${n(nextOffset)}`;
   let where: string;
   if (totalLines === 0) where = 'empty result (0 lines)';
-  else if (offset >= totalLines) where = `no lines at offset ${n(offset)}: the result has ${n(totalLines)} line${totalLines === 1 ? '' : 's'} (offsets 0–${n(totalLines - 1)})`;
+  else if (offset >= totalLines)
+    where = `no lines at offset ${n(offset)}: the result has ${n(totalLines)} line${totalLines === 1 ? '' : 's'} (offsets 0–${n(totalLines - 1)})`;
   else if (limit === 0) where = `no lines read (limit 0) at offset ${n(offset)} of ${n(totalLines)}`;
   else {
     const last = Math.min(offset + limit, totalLines) - 1;
-    where = last === offset ? `line ${n(offset)} of ${n(totalLines)}` : `lines ${n(offset)}–${n(last)} of ${n(totalLines)}`;
+    where =
+      last === offset ? `line ${n(offset)} of ${n(totalLines)}` : `lines ${n(offset)}–${n(last)} of ${n(totalLines)}`;
   }
   return `[ref ${refId} · ${where} · ${tail}]`;
 }

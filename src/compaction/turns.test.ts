@@ -4,8 +4,15 @@ import type { ViewItem } from '../model/view.js';
 import { unitsOf } from './turns.js';
 
 const item = (entry: number, message: Message): ViewItem => ({ entry, message });
-const asst = (responseId: string | undefined, text: string): Message => ({ role: 'assistant', parts: [{ type: 'text', text }], ...(responseId ? { responseId } : {}) });
-const result = (callId: string): Message => ({ role: 'tool', parts: [{ type: 'tool-result', callId, content: [], isError: false }] });
+const asst = (responseId: string | undefined, text: string): Message => ({
+  role: 'assistant',
+  parts: [{ type: 'text', text }],
+  ...(responseId ? { responseId } : {}),
+});
+const result = (callId: string): Message => ({
+  role: 'tool',
+  parts: [{ type: 'tool-result', callId, content: [], isError: false }],
+});
 
 describe('unitsOf', () => {
   it('keeps the records of one response in one step, results interleaved or not (Claude Code writes a block per record)', () => {

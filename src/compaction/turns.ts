@@ -56,19 +56,33 @@ export function unitsOf(view: readonly ViewItem[]): Unit[] {
   for (let i = 0; i < view.length; i++) {
     const m = view[i]!.message;
     const last = units[units.length - 1];
-    const sameResponse = m.role === 'assistant' && m.responseId !== undefined && last?.kind === 'step' && view.slice(last.start, last.end).some((v) => v.message.role === 'assistant' && v.message.responseId === m.responseId);
+    const sameResponse =
+      m.role === 'assistant' &&
+      m.responseId !== undefined &&
+      last?.kind === 'step' &&
+      view
+        .slice(last.start, last.end)
+        .some((v) => v.message.role === 'assistant' && v.message.responseId === m.responseId);
     if ((m.role === 'tool' || sameResponse) && last?.kind === 'step') {
       last.end = i + 1;
       continue;
     }
-    const kind: Unit['kind'] = isSummary(m) ? 'summary' : m.role === 'system' ? 'system' : m.role === 'assistant' || m.role === 'tool' ? 'step' : 'user';
+    const kind: Unit['kind'] = isSummary(m)
+      ? 'summary'
+      : m.role === 'system'
+        ? 'system'
+        : m.role === 'assistant' || m.role === 'tool'
+          ? 'step'
+          : 'user';
     units.push({ kind, start: i, end: i + 1 });
   }
   return units;
 }
 
-const INSTRUCTION = /\b(don't|do not|never|always|must|should(n't)? |make sure|instead|only|please|stop|keep|use|avoid|remember|important|constraint|require)/i;
-const CONCLUSION = /\b(done|fixed|found|root cause|the (issue|problem|bug) (is|was)|conclusion|works now|passes|resolved|decided|decision|summary|in short|result)/i;
+const INSTRUCTION =
+  /\b(don't|do not|never|always|must|should(n't)? |make sure|instead|only|please|stop|keep|use|avoid|remember|important|constraint|require)/i;
+const CONCLUSION =
+  /\b(done|fixed|found|root cause|the (issue|problem|bug) (is|was)|conclusion|works now|passes|resolved|decided|decision|summary|in short|result)/i;
 
 function text(m: Message): string {
   return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
@@ -88,10 +102,12 @@ export function scoreUnit(view: readonly ViewItem[], u: Unit, position: number, 
   else if (u.kind === 'system') score = 10;
   else {
     const said = text(first).trim();
-    if (said.length === 0) score = 1; // a pure tool-call chain
+    if (said.length === 0)
+      score = 1; // a pure tool-call chain
     else score = CONCLUSION.test(said) ? 4 : 2;
     // Failing commands and their errors are evidence later steps build on.
-    for (let i = u.start + 1; i < u.end; i++) if (view[i]!.message.parts.some((p) => p.type === 'tool-result' && p.isError)) score += 0.5;
+    for (let i = u.start + 1; i < u.end; i++)
+      if (view[i]!.message.parts.some((p) => p.type === 'tool-result' && p.isError)) score += 0.5;
   }
   return score + (of > 1 ? position / (of - 1) : 0);
 }

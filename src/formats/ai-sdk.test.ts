@@ -1,7 +1,11 @@
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Message, Session, TextPart } from '../model/types.js';
-import { conversationToolCalls, sessionOf as sessionOfFormat, expectInvalidInputs } from '../../test/support/sessions.js';
+import {
+  conversationToolCalls,
+  sessionOf as sessionOfFormat,
+  expectInvalidInputs,
+} from '../../test/support/sessions.js';
 import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { aiSdkFormat, aiSdkMessagesProblems, toAiSdkMessages } from './ai-sdk.js';
 import { anthropicRequestProblems } from './anthropic.js';
@@ -14,7 +18,8 @@ const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/58BAwA
 const PDF = 'JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSVFT0YK';
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
-const read = (doc: unknown, source = 'messages.json') => parseSession(JSON.stringify(doc), { format: 'ai-sdk', source });
+const read = (doc: unknown, source = 'messages.json') =>
+  parseSession(JSON.stringify(doc), { format: 'ai-sdk', source });
 
 const sessionOf = (messages: Message[]): Session => sessionOfFormat('pi', messages);
 
@@ -38,11 +43,29 @@ const V5 = [
       { type: 'tool-call', toolCallId: 'tc1', toolName: 'weather', input: { city: 'Oslo' } },
     ],
   },
-  { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'tc1', toolName: 'weather', output: { type: 'json', value: { temp: 3 } } }] },
+  {
+    role: 'tool',
+    content: [
+      { type: 'tool-result', toolCallId: 'tc1', toolName: 'weather', output: { type: 'json', value: { temp: 3 } } },
+    ],
+  },
   { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'tc2', toolName: 'shot', input: {} }] },
   {
     role: 'tool',
-    content: [{ type: 'tool-result', toolCallId: 'tc2', toolName: 'shot', output: { type: 'content', value: [{ type: 'text', text: 'ok' }, { type: 'media', data: PNG, mediaType: 'image/png' }] } }],
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: 'tc2',
+        toolName: 'shot',
+        output: {
+          type: 'content',
+          value: [
+            { type: 'text', text: 'ok' },
+            { type: 'media', data: PNG, mediaType: 'image/png' },
+          ],
+        },
+      },
+    ],
   },
   { role: 'assistant', content: 'Cold.' },
 ];
@@ -62,7 +85,10 @@ const V4 = {
         { type: 'tool-call', toolCallId: 'a', toolName: 'f', args: { x: 1 } },
       ],
     },
-    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'f', result: { ok: true }, isError: true }] },
+    {
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: 'a', toolName: 'f', result: { ok: true }, isError: true }],
+    },
   ],
 };
 
@@ -71,12 +97,25 @@ describe('AI SDK reader', () => {
     expect(parseSession(JSON.stringify(V5)).format).toBe('ai-sdk');
     expect(parseSession(JSON.stringify(V4)).format).toBe('ai-sdk');
     expect(parseSession(JSON.stringify({ system: 'S', prompt: 'hello' })).format).toBe('ai-sdk');
-    expect(aiSdkFormat.detect({ head: '', document: { model: 'gpt-4o', messages: [{ role: 'tool', tool_call_id: 'x', content: 'y' }] } })).toBeLessThan(0.5);
+    expect(
+      aiSdkFormat.detect({
+        head: '',
+        document: { model: 'gpt-4o', messages: [{ role: 'tool', tool_call_id: 'x', content: 'y' }] },
+      }),
+    ).toBeLessThan(0.5);
   });
 
   it('maps v5 messages', () => {
     const s = read(V5);
-    expect(s.entries.map((e) => e.message?.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(s.entries.map((e) => e.message?.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     const user = s.entries[1]!.message!.parts;
     expect(user[1]).toEqual({ type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 });
     expect(user[2]).toEqual({ type: 'image', mediaType: 'image/png', url: 'https://example.com/a.png' });
@@ -86,8 +125,18 @@ describe('AI SDK reader', () => {
       text('Calling.'),
       { type: 'tool-call', id: 'tc1', name: 'weather', arguments: { city: 'Oslo' } },
     ]);
-    expect(s.entries[3]!.message!.parts).toEqual([{ type: 'tool-result', callId: 'tc1', toolName: 'weather', content: [text('{"temp":3}')], isError: false }]);
-    expect(s.entries[5]!.message!.parts).toEqual([{ type: 'tool-result', callId: 'tc2', toolName: 'shot', content: [text('ok'), { type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 }], isError: false }]);
+    expect(s.entries[3]!.message!.parts).toEqual([
+      { type: 'tool-result', callId: 'tc1', toolName: 'weather', content: [text('{"temp":3}')], isError: false },
+    ]);
+    expect(s.entries[5]!.message!.parts).toEqual([
+      {
+        type: 'tool-result',
+        callId: 'tc2',
+        toolName: 'shot',
+        content: [text('ok'), { type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 }],
+        isError: false,
+      },
+    ]);
     expect(s.entries[6]!.raw).toEqual(V5[6]);
   });
 
@@ -105,7 +154,9 @@ describe('AI SDK reader', () => {
       { type: 'thinking', text: '', signature: 'red', redacted: true },
       { type: 'tool-call', id: 'a', name: 'f', arguments: { x: 1 } },
     ]);
-    expect(s.entries[3]!.message!.parts).toEqual([{ type: 'tool-result', callId: 'a', toolName: 'f', content: [text('{"ok":true}')], isError: true }]);
+    expect(s.entries[3]!.message!.parts).toEqual([
+      { type: 'tool-result', callId: 'a', toolName: 'f', content: [text('{"ok":true}')], isError: true },
+    ]);
     expect(s.extra!.request).toEqual({ model: 'openai:gpt-4o', maxTokens: 100 });
   });
 
@@ -113,10 +164,22 @@ describe('AI SDK reader', () => {
     const cases: [unknown, string][] = [
       ['text', '(document)'],
       [{ system: 'x' }, 'messages: expected an array of ModelMessage (or a prompt)'],
-      [[{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ text: 'no type' }] }], '[1].content[0]: expected a part object'],
-      [{ messages: [{ role: 'bot', content: 'x' }] }, 'messages[0].role: expected "system", "user", "assistant" or "tool", got the string "bot"'],
+      [
+        [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: [{ text: 'no type' }] },
+        ],
+        '[1].content[0]: expected a part object',
+      ],
+      [
+        { messages: [{ role: 'bot', content: 'x' }] },
+        'messages[0].role: expected "system", "user", "assistant" or "tool", got the string "bot"',
+      ],
       [[{ role: 'tool', content: 'x' }], '[0].content: expected an array of tool-result parts'],
-      [[{ role: 'assistant', content: [{ type: 'tool-call', toolName: 'f', input: {} }] }], '[0].content[0].toolCallId: expected a string, got nothing'],
+      [
+        [{ role: 'assistant', content: [{ type: 'tool-call', toolName: 'f', input: {} }] }],
+        '[0].content[0].toolCallId: expected a string, got nothing',
+      ],
       [{ system: 5, messages: [] }, 'system: expected a string or a system message'],
       // A tool result whose output has no value: a clear error, never a TypeError (issue 13).
       ...(['text', 'error-text', 'json', 'error-json', 'content'] as const).map((type): [unknown, string] => [
@@ -134,7 +197,9 @@ describe('AI SDK writer', () => {
       const s = read(doc);
       const written = writeSession(s);
       expect(JSON.parse(written)).toEqual(doc);
-      expect(parseSession(written, { format: 'ai-sdk' }).entries.map((e) => e.message)).toEqual(s.entries.map((e) => e.message));
+      expect(parseSession(written, { format: 'ai-sdk' }).entries.map((e) => e.message)).toEqual(
+        s.entries.map((e) => e.message),
+      );
     }
   });
 
@@ -142,8 +207,25 @@ describe('AI SDK writer', () => {
     const s = sessionOf([
       { role: 'system', parts: [text('Sys')] },
       { role: 'user', parts: [text('Go')] },
-      { role: 'assistant', parts: [{ type: 'thinking', text: 'plan', signature: 'SIG' }, { type: 'tool-call', id: 't1', name: 'shot', arguments: {} }, { type: 'tool-call', id: 't2', name: 'rm', arguments: { f: 'x' } }] },
-      { role: 'tool', parts: [{ type: 'tool-result', callId: 't1', content: [text('ok'), { type: 'image', mediaType: 'image/png', data: PNG }], isError: false }] },
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'thinking', text: 'plan', signature: 'SIG' },
+          { type: 'tool-call', id: 't1', name: 'shot', arguments: {} },
+          { type: 'tool-call', id: 't2', name: 'rm', arguments: { f: 'x' } },
+        ],
+      },
+      {
+        role: 'tool',
+        parts: [
+          {
+            type: 'tool-result',
+            callId: 't1',
+            content: [text('ok'), { type: 'image', mediaType: 'image/png', data: PNG }],
+            isError: false,
+          },
+        ],
+      },
     ]);
     const messages = toAiSdkMessages(s);
     expect(aiSdkMessagesProblems(messages)).toEqual([]);
@@ -161,16 +243,43 @@ describe('AI SDK writer', () => {
       {
         role: 'tool',
         content: [
-          { type: 'tool-result', toolCallId: 't1', toolName: 'shot', output: { type: 'content', value: [{ type: 'text', text: 'ok' }, { type: 'media', data: PNG, mediaType: 'image/png' }] } },
-          { type: 'tool-result', toolCallId: 't2', toolName: 'rm', output: { type: 'error-text', value: '[no result recorded]' } },
+          {
+            type: 'tool-result',
+            toolCallId: 't1',
+            toolName: 'shot',
+            output: {
+              type: 'content',
+              value: [
+                { type: 'text', text: 'ok' },
+                { type: 'media', data: PNG, mediaType: 'image/png' },
+              ],
+            },
+          },
+          {
+            type: 'tool-result',
+            toolCallId: 't2',
+            toolName: 'rm',
+            output: { type: 'error-text', value: '[no result recorded]' },
+          },
         ],
       },
     ]);
   });
 
   it('has validity checks that catch unpaired tool calls', () => {
-    expect(aiSdkMessagesProblems([{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'x', toolName: 'f', input: {} }] }]).join()).toMatch(/has no tool-result/);
-    expect(aiSdkMessagesProblems([{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x', toolName: 'f', output: { type: 'text', value: '' } }] }]).join()).toMatch(/no earlier tool-call/);
+    expect(
+      aiSdkMessagesProblems([
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'x', toolName: 'f', input: {} }] },
+      ]).join(),
+    ).toMatch(/has no tool-result/);
+    expect(
+      aiSdkMessagesProblems([
+        {
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: 'x', toolName: 'f', output: { type: 'text', value: '' } }],
+        },
+      ]).join(),
+    ).toMatch(/no earlier tool-call/);
     expect(aiSdkMessagesProblems([{ role: 'user', content: [] }]).join()).toMatch(/empty/);
   });
 });
@@ -178,11 +287,16 @@ describe('AI SDK writer', () => {
 describe('across formats', () => {
   it('AI SDK messages write as valid API requests of each kind', () => {
     const s = read(V5);
-    const anthropic = JSON.parse(writeSession(s, 'anthropic')) as { system: string; messages: { role: string; content: { type: string }[] }[] };
+    const anthropic = JSON.parse(writeSession(s, 'anthropic')) as {
+      system: string;
+      messages: { role: string; content: { type: string }[] }[];
+    };
     expect(anthropicRequestProblems(anthropic)).toEqual([]);
     expect(anthropic.system).toBe('You are terse.');
     expect(anthropic.messages[1]!.content.map((b) => b.type)).toEqual(['thinking', 'text', 'tool_use']);
-    expect(anthropic.messages[2]!.content).toEqual([{ type: 'tool_result', tool_use_id: 'tc1', content: '{"temp":3}' }]);
+    expect(anthropic.messages[2]!.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'tc1', content: '{"temp":3}' },
+    ]);
     expect(openaiChatRequestProblems(JSON.parse(writeSession(s, 'openai-chat')))).toEqual([]);
     expect(openaiResponsesRequestProblems(JSON.parse(writeSession(s, 'openai-responses')))).toEqual([]);
   });
@@ -199,7 +313,9 @@ run('corpus transcripts written as AI SDK messages', () => {
         const messages = JSON.parse(writeSession(s, 'ai-sdk')) as { role: string; content: unknown }[];
         expect(aiSdkMessagesProblems(messages)).toEqual([]);
         const calls = conversationToolCalls(s);
-        const written = messages.flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string }[]) : [])).filter((p) => p.type === 'tool-call').length;
+        const written = messages
+          .flatMap((m) => (Array.isArray(m.content) ? (m.content as { type: string }[]) : []))
+          .filter((p) => p.type === 'tool-call').length;
         expect(written).toBe(calls);
         expect(parseSession(JSON.stringify(messages)).format).toBe('ai-sdk');
       });

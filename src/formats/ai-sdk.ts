@@ -12,14 +12,37 @@
  */
 import { base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
-import type { EntryDraft, FilePart, ImagePart, Message, Part, ResultContentPart, Session, ThinkingPart, ToolResultPart } from '../model/types.js';
-import { compactedSinceRead, invalidInput, mediaPlaceholder, parseDataUrl, prepareConversation, requestConfidence, segmentMessage, sessionConversation, type ConvTurn } from './request-body.js';
+import type {
+  EntryDraft,
+  FilePart,
+  ImagePart,
+  Message,
+  Part,
+  ResultContentPart,
+  Session,
+  ThinkingPart,
+  ToolResultPart,
+} from '../model/types.js';
+import {
+  compactedSinceRead,
+  invalidInput,
+  mediaPlaceholder,
+  parseDataUrl,
+  prepareConversation,
+  requestConfidence,
+  segmentMessage,
+  sessionConversation,
+  type ConvTurn,
+} from './request-body.js';
 import { asString, isRecord, type DetectInput, type TranscriptFormat } from './format.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Wire types (what the writer produces: AI SDK v5 ModelMessage)
 
-export type AiSdkUserPart = { type: 'text'; text: string } | { type: 'image'; image: string; mediaType?: string } | { type: 'file'; data: string; mediaType: string; filename?: string };
+export type AiSdkUserPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; image: string; mediaType?: string }
+  | { type: 'file'; data: string; mediaType: string; filename?: string };
 export type AiSdkAssistantPart =
   | { type: 'text'; text: string }
   | { type: 'reasoning'; text: string; providerOptions?: { anthropic: { signature?: string; redactedData?: string } } }
@@ -57,26 +80,50 @@ function readAiSdk(doc: unknown, source: string): Session {
     documentKind = 'object';
     const { messages: ms, system, prompt, ...rest } = doc;
     request = rest;
-    if (typeof system === 'string') b.add({ kind: 'message', sourceType: OPTION_SYSTEM, raw: system, message: { role: 'system', parts: [textPart(system)] } });
+    if (typeof system === 'string')
+      b.add({
+        kind: 'message',
+        sourceType: OPTION_SYSTEM,
+        raw: system,
+        message: { role: 'system', parts: [textPart(system)] },
+      });
     else if (system !== undefined && system !== null) {
       // v6 also takes system messages (one or a list) here.
       const list = Array.isArray(system) ? system : [system];
       list.forEach((s, i) => {
         const at = Array.isArray(system) ? `system[${i}]` : 'system';
-        if (!isRecord(s) || s.role !== 'system' || typeof s.content !== 'string') throw invalidInput(source, at, 'a string or a system message {role: "system", content}', s);
-        b.add({ kind: 'message', sourceType: OPTION_SYSTEM, raw: s, message: { role: 'system', parts: [textPart(s.content)] } });
+        if (!isRecord(s) || s.role !== 'system' || typeof s.content !== 'string')
+          throw invalidInput(source, at, 'a string or a system message {role: "system", content}', s);
+        b.add({
+          kind: 'message',
+          sourceType: OPTION_SYSTEM,
+          raw: s,
+          message: { role: 'system', parts: [textPart(s.content)] },
+        });
       });
     }
     if (Array.isArray(ms)) {
       messages = ms;
       prefix = 'messages';
     } else if (ms !== undefined) throw invalidInput(source, 'messages', 'an array of ModelMessage', ms);
-    else if (typeof prompt === 'string') b.add({ kind: 'message', sourceType: OPTION_PROMPT, raw: prompt, message: { role: 'user', parts: [textPart(prompt)] } });
+    else if (typeof prompt === 'string')
+      b.add({
+        kind: 'message',
+        sourceType: OPTION_PROMPT,
+        raw: prompt,
+        message: { role: 'user', parts: [textPart(prompt)] },
+      });
     else if (Array.isArray(prompt)) {
       messages = prompt;
       prefix = 'prompt';
     } else throw invalidInput(source, 'messages', 'an array of ModelMessage (or a prompt)', ms);
-  } else throw invalidInput(source, '(document)', 'an array of AI SDK ModelMessage, or generateText options {system?, messages}', doc);
+  } else
+    throw invalidInput(
+      source,
+      '(document)',
+      'an array of AI SDK ModelMessage, or generateText options {system?, messages}',
+      doc,
+    );
   if (Array.isArray(doc)) messages = doc;
   const toolNames = new Map<string, string>();
   messages.forEach((m, i) => b.add(decodeMessage(m, `${prefix}[${i}]`, source, toolNames)));
@@ -89,21 +136,29 @@ function decodeMessage(m: unknown, path: string, source: string, toolNames: Map<
   const role = m.role;
   const base = { kind: 'message' as const, sourceType: String(role), raw: m };
   const content = m.content;
-  if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool') throw invalidInput(source, `${path}.role`, '"system", "user", "assistant" or "tool"', role);
-  if (role === 'tool' && !Array.isArray(content)) throw invalidInput(source, `${path}.content`, 'an array of tool-result parts', content);
+  if (role !== 'system' && role !== 'user' && role !== 'assistant' && role !== 'tool')
+    throw invalidInput(source, `${path}.role`, '"system", "user", "assistant" or "tool"', role);
+  if (role === 'tool' && !Array.isArray(content))
+    throw invalidInput(source, `${path}.content`, 'an array of tool-result parts', content);
   if (typeof content === 'string') return { ...base, message: { role, parts: [textPart(content)] } };
   if (!Array.isArray(content)) throw invalidInput(source, `${path}.content`, 'a string or an array of parts', content);
   const parts: Part[] = [];
   content.forEach((c, k) => {
     const at = `${path}.content[${k}]`;
-    if (!isRecord(c) || typeof c.type !== 'string') throw invalidInput(source, at, 'a part object with a string "type"', c);
+    if (!isRecord(c) || typeof c.type !== 'string')
+      throw invalidInput(source, at, 'a part object with a string "type"', c);
     const p = decodePart(c, at, source, toolNames);
     if (p) parts.push(p);
   });
   return { ...base, message: { role, parts } };
 }
 
-function decodePart(c: Record<string, unknown>, path: string, source: string, toolNames: Map<string, string>): Part | undefined {
+function decodePart(
+  c: Record<string, unknown>,
+  path: string,
+  source: string,
+  toolNames: Map<string, string>,
+): Part | undefined {
   switch (c.type) {
     case 'text':
       if (typeof c.text !== 'string') throw invalidInput(source, `${path}.text`, 'a string', c.text);
@@ -135,7 +190,12 @@ function decodePart(c: Record<string, unknown>, path: string, source: string, to
       if (typeof c.toolCallId !== 'string') throw invalidInput(source, `${path}.toolCallId`, 'a string', c.toolCallId);
       if (typeof c.toolName !== 'string') throw invalidInput(source, `${path}.toolName`, 'a string', c.toolName);
       toolNames.set(c.toolCallId, c.toolName);
-      return { type: 'tool-call', id: c.toolCallId, name: c.toolName, arguments: 'input' in c ? parseArguments(c.input) : parseArguments(c.args) };
+      return {
+        type: 'tool-call',
+        id: c.toolCallId,
+        name: c.toolName,
+        arguments: 'input' in c ? parseArguments(c.input) : parseArguments(c.args),
+      };
     }
     case 'tool-result': {
       if (typeof c.toolCallId !== 'string') throw invalidInput(source, `${path}.toolCallId`, 'a string', c.toolCallId);
@@ -181,29 +241,40 @@ function media(kind: 'image' | 'file', value: unknown, mediaType: string | undef
   return p;
 }
 
-function toolOutput(c: Record<string, unknown>, path: string, source: string): { content: ResultContentPart[]; isError: boolean } {
+function toolOutput(
+  c: Record<string, unknown>,
+  path: string,
+  source: string,
+): { content: ResultContentPart[]; isError: boolean } {
   const o = c.output;
   if (isRecord(o) && typeof o.type === 'string') {
     const isError = o.type.startsWith('error') || o.type === 'execution-denied';
     switch (o.type) {
       case 'text':
       case 'error-text':
-        if (o.value === undefined) throw invalidInput(source, `${path}.output.value`, `the ${o.type} output (a string)`, o.value);
+        if (o.value === undefined)
+          throw invalidInput(source, `${path}.output.value`, `the ${o.type} output (a string)`, o.value);
         return { content: [textPart(typeof o.value === 'string' ? o.value : JSON.stringify(o.value))], isError };
       case 'json':
       case 'error-json':
-        if (o.value === undefined) throw invalidInput(source, `${path}.output.value`, `the ${o.type} output (a JSON value)`, o.value);
+        if (o.value === undefined)
+          throw invalidInput(source, `${path}.output.value`, `the ${o.type} output (a JSON value)`, o.value);
         return { content: [textPart(JSON.stringify(o.value))], isError };
       case 'execution-denied':
-        return { content: [textPart(`Tool execution denied${typeof o.reason === 'string' ? `: ${o.reason}` : ''}`)], isError };
+        return {
+          content: [textPart(`Tool execution denied${typeof o.reason === 'string' ? `: ${o.reason}` : ''}`)],
+          isError,
+        };
       case 'content':
-        if (!Array.isArray(o.value)) throw invalidInput(source, `${path}.output.value`, 'an array of content parts', o.value);
+        if (!Array.isArray(o.value))
+          throw invalidInput(source, `${path}.output.value`, 'an array of content parts', o.value);
         return { content: o.value.map(contentItem), isError };
       default:
         return { content: [textPart(JSON.stringify(o))], isError };
     }
   }
-  if (Array.isArray(c.experimental_content)) return { content: c.experimental_content.map(contentItem), isError: c.isError === true };
+  if (Array.isArray(c.experimental_content))
+    return { content: c.experimental_content.map(contentItem), isError: c.isError === true };
   const v = 'output' in c ? o : c.result;
   if (v === undefined || v === null) return { content: [], isError: c.isError === true };
   return { content: [textPart(typeof v === 'string' ? v : JSON.stringify(v))], isError: c.isError === true };
@@ -219,7 +290,10 @@ function contentItem(item: unknown): ResultContentPart {
     case 'image':
     case 'image-data':
     case 'file-data': {
-      const kind = item.type === 'file-data' || (item.type === 'media' && mediaType && !mediaType.startsWith('image/')) ? 'file' : 'image';
+      const kind =
+        item.type === 'file-data' || (item.type === 'media' && mediaType && !mediaType.startsWith('image/'))
+          ? 'file'
+          : 'image';
       const p = media(kind, item.data, mediaType);
       const name = asString(item.filename);
       if (name && p.type === 'file') p.name = name;
@@ -244,11 +318,17 @@ function encodeUserPart(p: Part): AiSdkUserPart | undefined {
     case 'compaction':
       return { type: 'text', text: p.marker.summary };
     case 'image':
-      if (p.data) return p.mediaType ? { type: 'image', image: p.data, mediaType: p.mediaType } : { type: 'image', image: p.data };
+      if (p.data)
+        return p.mediaType
+          ? { type: 'image', image: p.data, mediaType: p.mediaType }
+          : { type: 'image', image: p.data };
       if (p.url) return { type: 'image', image: p.url };
       return { type: 'text', text: mediaPlaceholder(p) };
     case 'file':
-      if (p.data && p.mediaType) return p.name ? { type: 'file', data: p.data, mediaType: p.mediaType, filename: p.name } : { type: 'file', data: p.data, mediaType: p.mediaType };
+      if (p.data && p.mediaType)
+        return p.name
+          ? { type: 'file', data: p.data, mediaType: p.mediaType, filename: p.name }
+          : { type: 'file', data: p.data, mediaType: p.mediaType };
       return { type: 'text', text: mediaPlaceholder(p) };
     case 'thinking':
       return p.redacted ? undefined : { type: 'text', text: p.text };
@@ -266,7 +346,8 @@ function encodeAssistantPart(p: Part): AiSdkAssistantPart | undefined {
       return { type: 'text', text: p.marker.summary };
     case 'thinking': {
       const part: AiSdkAssistantPart = { type: 'reasoning', text: p.text };
-      if (p.signature && !p.signature.trimStart().startsWith('{')) part.providerOptions = { anthropic: p.redacted ? { redactedData: p.signature } : { signature: p.signature } };
+      if (p.signature && !p.signature.trimStart().startsWith('{'))
+        part.providerOptions = { anthropic: p.redacted ? { redactedData: p.signature } : { signature: p.signature } };
       return part;
     }
     case 'tool-call':
@@ -285,10 +366,19 @@ function encodeResult(p: ToolResultPart, name: string): AiSdkToolResultPart {
   if (media) {
     output = {
       type: 'content',
-      value: p.content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : c.data && c.mediaType ? { type: 'media' as const, data: c.data, mediaType: c.mediaType } : { type: 'text' as const, text: mediaPlaceholder(c) })),
+      value: p.content.map((c) =>
+        c.type === 'text'
+          ? { type: 'text' as const, text: c.text }
+          : c.data && c.mediaType
+            ? { type: 'media' as const, data: c.data, mediaType: c.mediaType }
+            : { type: 'text' as const, text: mediaPlaceholder(c) },
+      ),
     };
   } else {
-    output = { type: p.isError ? 'error-text' : 'text', value: p.content.map((c) => (c.type === 'text' ? c.text : mediaPlaceholder(c))).join('\n') };
+    output = {
+      type: p.isError ? 'error-text' : 'text',
+      value: p.content.map((c) => (c.type === 'text' ? c.text : mediaPlaceholder(c))).join('\n'),
+    };
   }
   return { type: 'tool-result', toolCallId: p.callId, toolName: p.toolName ?? name, output };
 }
@@ -304,7 +394,9 @@ function encodeTurn(t: ConvTurn, names: Map<string, string>): AiSdkMessage | und
     const content = t.parts.map(encodeAssistantPart).filter((c): c is AiSdkAssistantPart => c !== undefined);
     return content.length ? { role: 'assistant', content } : undefined;
   }
-  const results = t.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map((p) => encodeResult(p, names.get(p.callId) ?? 'unknown_tool'));
+  const results = t.parts
+    .filter((p): p is ToolResultPart => p.type === 'tool-result')
+    .map((p) => encodeResult(p, names.get(p.callId) ?? 'unknown_tool'));
   return results.length ? { role: 'tool', content: results } : undefined;
 }
 
@@ -348,7 +440,13 @@ function writeAiSdk(session: Session): string {
     if (e.sourceType === OPTION_SYSTEM && e.raw !== undefined) system.push(e.raw);
     else if (e.sourceType === OPTION_PROMPT && typeof e.raw === 'string') prompt = e.raw;
     else if (e.raw !== undefined) messages.push(e.raw);
-    else if (e.message.role === 'system') messages.push({ role: 'system', content: e.message.parts.map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : '')).join('\n\n') });
+    else if (e.message.role === 'system')
+      messages.push({
+        role: 'system',
+        content: e.message.parts
+          .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : ''))
+          .join('\n\n'),
+      });
     else {
       for (const t of segmentMessage(e.message)) {
         const m = encodeTurn(t, names);
@@ -361,7 +459,9 @@ function writeAiSdk(session: Session): string {
   if (system.length === 1) body.system = system[0];
   else if (system.length > 1) body.system = system;
   if (prompt !== undefined && messages.length === 0) body.prompt = prompt;
-  else body[session.extra?.messagesKey === 'prompt' ? 'prompt' : 'messages'] = prompt !== undefined ? [{ role: 'user', content: prompt }, ...messages] : messages;
+  else
+    body[session.extra?.messagesKey === 'prompt' ? 'prompt' : 'messages'] =
+      prompt !== undefined ? [{ role: 'user', content: prompt }, ...messages] : messages;
   return `${JSON.stringify(body, null, 2)}\n`;
 }
 
@@ -376,7 +476,11 @@ export function aiSdkMessagesProblems(messages: unknown): string[] {
   if (!Array.isArray(messages)) return ['messages: not an array'];
   const out: string[] = [];
   const pending = new Map<string, string>();
-  const allowed: Record<string, string[]> = { user: ['text', 'image', 'file'], assistant: ['text', 'reasoning', 'tool-call', 'tool-result', 'file'], tool: ['tool-result'] };
+  const allowed: Record<string, string[]> = {
+    user: ['text', 'image', 'file'],
+    assistant: ['text', 'reasoning', 'tool-call', 'tool-result', 'file'],
+    tool: ['tool-result'],
+  };
   messages.forEach((m, i) => {
     const at = `[${i}]`;
     if (!isRecord(m)) return void out.push(`${at}: not an object`);
@@ -390,17 +494,20 @@ export function aiSdkMessagesProblems(messages: unknown): string[] {
       if (role === 'tool') out.push(`${at}.content: tool content must be an array`);
       return;
     }
-    if (!Array.isArray(m.content) || m.content.length === 0) return void out.push(`${at}.content: empty or not an array`);
+    if (!Array.isArray(m.content) || m.content.length === 0)
+      return void out.push(`${at}.content: empty or not an array`);
     m.content.forEach((c: unknown, k: number) => {
       const ct = `${at}.content[${k}]`;
       if (!isRecord(c) || typeof c.type !== 'string') return void out.push(`${ct}: not a typed part`);
       if (!allowed[role]!.includes(c.type)) out.push(`${ct}: ${c.type} is not allowed in a ${role} message`);
       if (c.type === 'tool-call') {
-        if (typeof c.toolCallId !== 'string' || typeof c.toolName !== 'string') out.push(`${ct}: tool-call without toolCallId/toolName`);
+        if (typeof c.toolCallId !== 'string' || typeof c.toolName !== 'string')
+          out.push(`${ct}: tool-call without toolCallId/toolName`);
         else pending.set(c.toolCallId, ct);
       }
       if (c.type === 'tool-result') {
-        if (typeof c.toolCallId !== 'string' || !pending.has(c.toolCallId)) out.push(`${ct}: tool-result for ${String(c.toolCallId)}, which no earlier tool-call made`);
+        if (typeof c.toolCallId !== 'string' || !pending.has(c.toolCallId))
+          out.push(`${ct}: tool-result for ${String(c.toolCallId)}, which no earlier tool-call made`);
         else pending.delete(c.toolCallId);
         if (!isRecord(c.output) || typeof c.output.type !== 'string') out.push(`${ct}.output: not a typed output`);
       }
@@ -416,14 +523,17 @@ export const aiSdkFormat: TranscriptFormat = {
   container: 'json',
   detect({ document }: DetectInput) {
     if (Array.isArray(document)) {
-      if (document.length === 0 || !document.every((m) => isRecord(m) && typeof m.role === 'string' && 'content' in m)) return 0;
+      if (document.length === 0 || !document.every((m) => isRecord(m) && typeof m.role === 'string' && 'content' in m))
+        return 0;
       const c = requestConfidence('aiSdk', document);
       return c > 0 ? Math.max(c, 0.7) : 0.4;
     }
     if (!isRecord(document) || (!Array.isArray(document.messages) && !('prompt' in document))) return 0;
-    return requestConfidence('aiSdk', document) || (typeof document.prompt === 'string' || Array.isArray(document.prompt) ? 0.6 : 0);
+    return (
+      requestConfidence('aiSdk', document) ||
+      (typeof document.prompt === 'string' || Array.isArray(document.prompt) ? 0.6 : 0)
+    );
   },
   readDocument: readAiSdk,
   write: writeAiSdk,
 };
-

@@ -24,14 +24,17 @@ function expectValidAnthropic(body: AnthropicRequest | Record<string, unknown>):
     const uses = Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
     if (uses.length) {
       const next = messages[i + 1]!;
-      const lead = (next.content as Record<string, unknown>[]).slice(0, uses.length).map((b) => (b.type === 'tool_result' ? b.tool_use_id : undefined));
+      const lead = (next.content as Record<string, unknown>[])
+        .slice(0, uses.length)
+        .map((b) => (b.type === 'tool_result' ? b.tool_use_id : undefined));
       expect(lead).toEqual(uses);
     }
   });
 }
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
-const parse = (s: string) => JSON.parse(s) as Record<string, unknown> & { messages: { role: string; content: Record<string, unknown>[] }[] };
+const parse = (s: string) =>
+  JSON.parse(s) as Record<string, unknown> & { messages: { role: string; content: Record<string, unknown>[] }[] };
 const read = (doc: unknown, source = 'req.json') => parseSession(JSON.stringify(doc), { format: 'anthropic', source });
 
 let loopback: Loopback;
@@ -40,12 +43,28 @@ const received: unknown[] = [];
 
 beforeAll(async () => {
   loopback = await startLoopback(({ method, url, body }) => {
-    if (method !== 'POST' || !(url.startsWith('/v1/messages'))) return { status: 404, json: { type: 'error', error: { type: 'not_found_error', message: 'no route' } } };
+    if (method !== 'POST' || !url.startsWith('/v1/messages'))
+      return { status: 404, json: { type: 'error', error: { type: 'not_found_error', message: 'no route' } } };
     const b = body as Record<string, unknown>;
     received.push(b);
     const problems = anthropicRequestProblems(b);
-    if (problems.length) return { status: 400, json: { type: 'error', error: { type: 'invalid_request_error', message: problems.join('; ') } } };
-    return { json: { id: 'msg_loopback', type: 'message', role: 'assistant', model: b.model, content: [{ type: 'text', text: `received ${(b.messages as unknown[]).length} messages` }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } } };
+    if (problems.length)
+      return {
+        status: 400,
+        json: { type: 'error', error: { type: 'invalid_request_error', message: problems.join('; ') } },
+      };
+    return {
+      json: {
+        id: 'msg_loopback',
+        type: 'message',
+        role: 'assistant',
+        model: b.model,
+        content: [{ type: 'text', text: `received ${(b.messages as unknown[]).length} messages` }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      },
+    };
   });
   baseURL = loopback.baseURL;
 });
@@ -68,7 +87,11 @@ const FULL = {
   metadata: { user_id: 'u-1' },
   thinking: { type: 'enabled', budget_tokens: 1024 },
   tools: [
-    { name: 'read_file', description: 'Read a file', input_schema: { type: 'object', properties: { path: { type: 'string' } } } },
+    {
+      name: 'read_file',
+      description: 'Read a file',
+      input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+    },
     { type: 'web_search_20250305', name: 'web_search' },
   ],
   tool_choice: { type: 'auto' },
@@ -101,7 +124,15 @@ const FULL = {
       role: 'user',
       content: [
         { type: 'tool_result', tool_use_id: 'toolu_1', content: 'export const a = 1;' },
-        { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'ENOENT' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }], is_error: true },
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_2',
+          content: [
+            { type: 'text', text: 'ENOENT' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+          ],
+          is_error: true,
+        },
         { type: 'text', text: 'b.ts was deleted, search instead.' },
       ],
     },
@@ -109,7 +140,13 @@ const FULL = {
       role: 'assistant',
       content: [
         { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'b.ts history' } },
-        { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [{ type: 'web_search_result', title: 'History', url: 'https://example.com/h', encrypted_content: 'enc' }] },
+        {
+          type: 'web_search_tool_result',
+          tool_use_id: 'srvtoolu_1',
+          content: [
+            { type: 'web_search_result', title: 'History', url: 'https://example.com/h', encrypted_content: 'enc' },
+          ],
+        },
         { type: 'text', text: 'Found it.' },
       ],
     },
@@ -126,7 +163,18 @@ describe('Anthropic reader', () => {
     expect(parseSession(JSON.stringify(FULL)).format).toBe('anthropic');
     expect(anthropicFormat.detect({ head: '', document: FULL })).toBeGreaterThanOrEqual(0.9);
     // An OpenAI Chat body is not taken for an Anthropic one.
-    expect(anthropicFormat.detect({ head: '', document: { model: 'gpt-4o', messages: [{ role: 'system', content: 'x' }, { role: 'user', content: 'y' }] } })).toBeLessThan(0.5);
+    expect(
+      anthropicFormat.detect({
+        head: '',
+        document: {
+          model: 'gpt-4o',
+          messages: [
+            { role: 'system', content: 'x' },
+            { role: 'user', content: 'y' },
+          ],
+        },
+      }),
+    ).toBeLessThan(0.5);
   });
 
   it('puts the system prompt first and splits tool results into a tool message right after the calls', () => {
@@ -157,15 +205,45 @@ describe('Anthropic reader', () => {
     expect(assistant[1]).toEqual({ type: 'thinking', text: '', signature: 'opaque-redacted', redacted: true });
     expect(assistant[3]).toEqual({ type: 'tool-call', id: 'toolu_1', name: 'read_file', arguments: { path: 'a.ts' } });
     const results = s.entries[3]!.message!.parts;
-    expect(results[0]).toEqual({ type: 'tool-result', callId: 'toolu_1', toolName: 'read_file', content: [text('export const a = 1;')], isError: false });
-    expect(results[1]).toMatchObject({ type: 'tool-result', callId: 'toolu_2', isError: true, content: [text('ENOENT'), { type: 'image', data: PNG }] });
+    expect(results[0]).toEqual({
+      type: 'tool-result',
+      callId: 'toolu_1',
+      toolName: 'read_file',
+      content: [text('export const a = 1;')],
+      isError: false,
+    });
+    expect(results[1]).toMatchObject({
+      type: 'tool-result',
+      callId: 'toolu_2',
+      isError: true,
+      content: [text('ENOENT'), { type: 'image', data: PNG }],
+    });
     const server = s.entries[5]!.message!.parts;
-    expect(server[0]).toEqual({ type: 'tool-call', id: 'srvtoolu_1', name: 'web_search', arguments: { query: 'b.ts history' } });
-    expect(server[1]).toEqual({ type: 'tool-result', callId: 'srvtoolu_1', toolName: 'web_search', content: [text('History — https://example.com/h')], isError: false });
+    expect(server[0]).toEqual({
+      type: 'tool-call',
+      id: 'srvtoolu_1',
+      name: 'web_search',
+      arguments: { query: 'b.ts history' },
+    });
+    expect(server[1]).toEqual({
+      type: 'tool-result',
+      callId: 'srvtoolu_1',
+      toolName: 'web_search',
+      content: [text('History — https://example.com/h')],
+      isError: false,
+    });
   });
 
   it('keeps the other request fields in extra.request and nothing in info', () => {
-    expect(Object.keys(s.extra!.request as object).sort()).toEqual(['max_tokens', 'metadata', 'model', 'stop_sequences', 'thinking', 'tool_choice', 'tools']);
+    expect(Object.keys(s.extra!.request as object).sort()).toEqual([
+      'max_tokens',
+      'metadata',
+      'model',
+      'stop_sequences',
+      'thinking',
+      'tool_choice',
+      'tools',
+    ]);
     expect(s.info).toEqual({});
   });
 
@@ -174,11 +252,28 @@ describe('Anthropic reader', () => {
       [[1, 2], '(document)'],
       [{ model: 'm', max_tokens: 1 }, 'messages: expected an array'],
       [{ messages: ['hi'] }, 'messages[0]: expected a message object'],
-      [{ messages: [{ role: 'bot', content: 'x' }] }, 'messages[0].role: expected "user" or "assistant", got the string "bot"'],
+      [
+        { messages: [{ role: 'bot', content: 'x' }] },
+        'messages[0].role: expected "user" or "assistant", got the string "bot"',
+      ],
       [{ messages: [{ role: 'user', content: 7 }] }, 'messages[0].content: expected a string or an array'],
-      [{ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'text', text: 'ok' }, { text: 'no type' }] }] }, 'messages[1].content[1]: expected a content block object'],
-      [{ messages: [{ role: 'assistant', content: [{ type: 'tool_use', name: 'x', input: {} }] }] }, 'messages[0].content[0].id: expected a string, got nothing'],
-      [{ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 5 }] }] }, 'messages[0].content[0].content: expected a string or an array'],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: [{ type: 'text', text: 'ok' }, { text: 'no type' }] },
+          ],
+        },
+        'messages[1].content[1]: expected a content block object',
+      ],
+      [
+        { messages: [{ role: 'assistant', content: [{ type: 'tool_use', name: 'x', input: {} }] }] },
+        'messages[0].content[0].id: expected a string, got nothing',
+      ],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 5 }] }] },
+        'messages[0].content[0].content: expected a string or an array',
+      ],
       [{ system: [{ type: 'image' }], messages: [] }, 'system[0]: expected a text block'],
     ];
     expectInvalidInputs(read, cases);
@@ -200,7 +295,14 @@ describe('Anthropic writer', () => {
 
   it('keeps a body valid when entries are added after reading', () => {
     const s = read(FULL);
-    s.entries.push({ index: s.entries.length, kind: 'message', message: { role: 'user', parts: [{ type: 'compaction', marker: { number: 1, summary: 'Earlier: read two files.', source: 'abridge' } }] } });
+    s.entries.push({
+      index: s.entries.length,
+      kind: 'message',
+      message: {
+        role: 'user',
+        parts: [{ type: 'compaction', marker: { number: 1, summary: 'Earlier: read two files.', source: 'abridge' } }],
+      },
+    });
     const out = parse(writeSession(s));
     expectValidAnthropic(out);
     expect(out.tools).toEqual(FULL.tools);
@@ -236,10 +338,21 @@ describe('Anthropic writer', () => {
           { type: 'tool-call', id: 'call_c', name: 'read', arguments: { path: 'x' } },
         ],
       },
-      { role: 'tool', parts: [{ type: 'tool-result', callId: 'call_a|fc_1', content: [text('a.txt')], isError: false }] },
+      {
+        role: 'tool',
+        parts: [{ type: 'tool-result', callId: 'call_a|fc_1', content: [text('a.txt')], isError: false }],
+      },
       { role: 'tool', parts: [{ type: 'tool-result', callId: 'call_b', content: [text('oops')], isError: true }] },
-      { role: 'tool', parts: [{ type: 'tool-result', callId: 'call_zzz', toolName: 'ghost', content: [text('stray')], isError: false }] },
-      { role: 'user', parts: [{ type: 'compaction', marker: { number: 1, summary: 'Summary of before.', source: 'pi' } }] },
+      {
+        role: 'tool',
+        parts: [
+          { type: 'tool-result', callId: 'call_zzz', toolName: 'ghost', content: [text('stray')], isError: false },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [{ type: 'compaction', marker: { number: 1, summary: 'Summary of before.', source: 'pi' } }],
+      },
       { role: 'assistant', parts: [text('Done.  \n')], model: 'claude-haiku-4-5' },
     ]);
     const body = toAnthropicRequest(s);
@@ -252,7 +365,10 @@ describe('Anthropic writer', () => {
     expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
     expect(body.messages[0]!.content).toEqual([{ type: 'text', text: '(conversation start)' }]);
     // Blank text dropped; an image without data becomes a placeholder.
-    expect(body.messages[2]!.content).toEqual([{ type: 'text', text: 'Fix it' }, { type: 'text', text: '[image (image/png, 2048 bytes) not included]' }]);
+    expect(body.messages[2]!.content).toEqual([
+      { type: 'text', text: 'Fix it' },
+      { type: 'text', text: '[image (image/png, 2048 bytes) not included]' },
+    ]);
     const calls = body.messages[3]!.content;
     expect(calls.map((b) => b.type)).toEqual(['thinking', 'tool_use', 'tool_use', 'tool_use']);
     expect(calls[0]).toEqual({ type: 'thinking', thinking: 'signed plan', signature: 'SIG' });
@@ -274,7 +390,13 @@ describe('Anthropic writer', () => {
     const msgs: Message[] = [{ role: 'user', parts: [text('hi')] }];
     expect(toAnthropicRequest(sessionOf('pi', msgs)).model).toBe('unknown-model');
     expect(toAnthropicRequest(sessionOf('openai-chat', msgs, { request: { model: 'gpt-4o' } })).model).toBe('gpt-4o');
-    expect(toAnthropicRequest(sessionOf('pi', [...msgs, { role: 'assistant', parts: [text('yo')], model: '<synthetic>' }], { request: { model: 'm2' } })).model).toBe('m2');
+    expect(
+      toAnthropicRequest(
+        sessionOf('pi', [...msgs, { role: 'assistant', parts: [text('yo')], model: '<synthetic>' }], {
+          request: { model: 'm2' },
+        }),
+      ).model,
+    ).toBe('m2');
     // An empty session is still a valid request.
     expectValidAnthropic(toAnthropicRequest(sessionOf('pi', [])));
   });
@@ -283,14 +405,45 @@ describe('Anthropic writer', () => {
     const ok = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
     expect(anthropicRequestProblems(ok)).toEqual([]);
     const bad = (messages: unknown[]) => anthropicRequestProblems({ ...ok, messages });
-    expect(bad([{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }]).join()).toMatch(/alternate/);
+    expect(
+      bad([
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 'b' },
+      ]).join(),
+    ).toMatch(/alternate/);
     expect(bad([{ role: 'assistant', content: 'a' }]).join()).toMatch(/starting with user/);
     expect(bad([{ role: 'user', content: [] }]).join()).toMatch(/content: empty/);
-    expect(bad([{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'x', input: {} }] }, { role: 'user', content: 'no result' }]).join()).toMatch(/no tool_result for tool_use t1/);
-    expect(bad([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'zz', content: 'x' }] }]).join()).toMatch(/did not call/);
-    expect(bad([{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }, { type: 'text', text: 'y' }] }]).join()).toMatch(/without signature/);
-    expect(bad([{ role: 'user', content: 'a' }, { role: 'assistant', content: 'trailing ' }]).join()).toMatch(/whitespace/);
-    expect(anthropicRequestProblems({ messages: [{ role: 'user', content: 'x' }] }).join()).toMatch(/model: missing.*max_tokens/);
+    expect(
+      bad([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'x', input: {} }] },
+        { role: 'user', content: 'no result' },
+      ]).join(),
+    ).toMatch(/no tool_result for tool_use t1/);
+    expect(bad([{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'zz', content: 'x' }] }]).join()).toMatch(
+      /did not call/,
+    );
+    expect(
+      bad([
+        { role: 'user', content: 'a' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'x' },
+            { type: 'text', text: 'y' },
+          ],
+        },
+      ]).join(),
+    ).toMatch(/without signature/);
+    expect(
+      bad([
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: 'trailing ' },
+      ]).join(),
+    ).toMatch(/whitespace/);
+    expect(anthropicRequestProblems({ messages: [{ role: 'user', content: 'x' }] }).join()).toMatch(
+      /model: missing.*max_tokens/,
+    );
   });
 });
 
@@ -299,7 +452,11 @@ describe('Anthropic SDK on a loopback server', () => {
     const converted = toAnthropicRequest(
       sessionOf('pi', [
         { role: 'user', parts: [text('list files')] },
-        { role: 'assistant', model: 'claude-haiku-4-5', parts: [{ type: 'tool-call', id: 'c1', name: 'bash', arguments: { command: 'ls' } }] },
+        {
+          role: 'assistant',
+          model: 'claude-haiku-4-5',
+          parts: [{ type: 'tool-call', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
+        },
         { role: 'tool', parts: [{ type: 'tool-result', callId: 'c1', content: [text('a b')], isError: false }] },
       ]),
     );
@@ -320,7 +477,13 @@ describe('Anthropic SDK on a loopback server', () => {
   });
 
   it.runIf(corpusAvailable())('sends converted corpus transcripts', async () => {
-    for (const file of [corpusFile('pi', 'japer-technology__github-claw__2026-02-20T12-32-37-832Z_fd67ceb3-8afa-47d5-853e-c1ceedcecfb8.jsonl'), corpusFile('claude-code', 'marot__spotter__short.jsonl')]) {
+    for (const file of [
+      corpusFile(
+        'pi',
+        'japer-technology__github-claw__2026-02-20T12-32-37-832Z_fd67ceb3-8afa-47d5-853e-c1ceedcecfb8.jsonl',
+      ),
+      corpusFile('claude-code', 'marot__spotter__short.jsonl'),
+    ]) {
       const s = await readSession(file).catch(() => undefined);
       if (!s) continue;
       const body = parse(writeSession(s, 'anthropic')) as unknown as Anthropic.MessageCreateParamsNonStreaming;
@@ -344,13 +507,17 @@ run('corpus transcripts written as Anthropic requests', () => {
         expectValidAnthropic(body);
         // No tool call is lost: the calls on the conversation's path all come out as tool_use blocks.
         const calls = conversationToolCalls(s);
-        const uses = body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_use').length;
+        const uses = body.messages
+          .flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+          .filter((b) => b.type === 'tool_use').length;
         expect(uses).toBe(calls);
         expect(body.model).not.toBe('');
         // And it reads back as an Anthropic request with the same number of tool calls.
         const again = parseSession(JSON.stringify(body));
         expect(again.format).toBe('anthropic');
-        expect(again.entries.flatMap((e) => e.message?.parts ?? []).filter((p) => p.type === 'tool-call').length).toBe(calls);
+        expect(again.entries.flatMap((e) => e.message?.parts ?? []).filter((p) => p.type === 'tool-call').length).toBe(
+          calls,
+        );
       });
     }
   }

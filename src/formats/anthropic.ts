@@ -24,8 +24,18 @@ import type {
   ToolResultPart,
 } from '../model/types.js';
 import { asString, isRecord, type DetectInput, type TranscriptFormat } from './format.js';
-import { invalidInput, mediaPlaceholder, inlineText, CONVERSATION_START_TEXT, segmentMessage, prepareConversation, requestConfidence, sessionConversation, systemText, writeRequestBody } from './request-body.js';
-
+import {
+  invalidInput,
+  mediaPlaceholder,
+  inlineText,
+  CONVERSATION_START_TEXT,
+  segmentMessage,
+  prepareConversation,
+  requestConfidence,
+  sessionConversation,
+  systemText,
+  writeRequestBody,
+} from './request-body.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Wire types (what the writer produces: a subset of the API's request body)
@@ -41,7 +51,10 @@ export interface AnthropicImageBlock {
 }
 export interface AnthropicDocumentBlock {
   type: 'document';
-  source: { type: 'base64'; media_type: 'application/pdf'; data: string } | { type: 'text'; media_type: 'text/plain'; data: string } | { type: 'url'; url: string };
+  source:
+    | { type: 'base64'; media_type: 'application/pdf'; data: string }
+    | { type: 'text'; media_type: 'text/plain'; data: string }
+    | { type: 'url'; url: string };
   title?: string;
 }
 export interface AnthropicThinkingBlock {
@@ -65,9 +78,19 @@ export interface AnthropicToolResultBlock {
   content?: string | (AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock)[];
   is_error?: boolean;
 }
-export type AnthropicUserBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock | AnthropicToolResultBlock;
-export type AnthropicAssistantBlock = AnthropicTextBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | AnthropicToolUseBlock;
-export type AnthropicMessageParam = { role: 'user'; content: AnthropicUserBlock[] } | { role: 'assistant'; content: AnthropicAssistantBlock[] };
+export type AnthropicUserBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicDocumentBlock
+  | AnthropicToolResultBlock;
+export type AnthropicAssistantBlock =
+  | AnthropicTextBlock
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | AnthropicToolUseBlock;
+export type AnthropicMessageParam =
+  | { role: 'user'; content: AnthropicUserBlock[] }
+  | { role: 'assistant'; content: AnthropicAssistantBlock[] };
 
 export interface AnthropicRequest {
   model: string;
@@ -83,12 +106,24 @@ const IMAGE_TYPES = new Set<string>(['image/jpeg', 'image/png', 'image/gif', 'im
 // Reading
 
 function readAnthropic(doc: unknown, source: string): Session {
-  if (!isRecord(doc)) throw invalidInput(source, '(document)', 'an Anthropic Messages API request object {model, max_tokens, messages}', doc);
+  if (!isRecord(doc))
+    throw invalidInput(
+      source,
+      '(document)',
+      'an Anthropic Messages API request object {model, max_tokens, messages}',
+      doc,
+    );
   const { messages, system, ...request } = doc;
   if (!Array.isArray(messages)) throw invalidInput(source, 'messages', 'an array of messages', messages);
   const b = new SessionBuilder('anthropic');
   if (system === null) request.system = null;
-  else if (system !== undefined) b.add({ kind: 'message', sourceType: 'system', raw: system, message: { role: 'system', parts: systemParts(system, source) } });
+  else if (system !== undefined)
+    b.add({
+      kind: 'message',
+      sourceType: 'system',
+      raw: system,
+      message: { role: 'system', parts: systemParts(system, source) },
+    });
   const toolNames = new Map<string, string>();
   messages.forEach((m, i) => {
     for (const d of decodeMessage(m, `messages[${i}]`, source, toolNames)) b.add(d);
@@ -101,7 +136,8 @@ function systemParts(system: unknown, source: string): Part[] {
   if (typeof system === 'string') return [textPart(system)];
   if (!Array.isArray(system)) throw invalidInput(source, 'system', 'a string or an array of text blocks', system);
   return system.map((b, i) => {
-    if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string') throw invalidInput(source, `system[${i}]`, 'a text block {type: "text", text}', b);
+    if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string')
+      throw invalidInput(source, `system[${i}]`, 'a text block {type: "text", text}', b);
     return textPart(b.text);
   });
 }
@@ -109,10 +145,12 @@ function systemParts(system: unknown, source: string): Part[] {
 function decodeMessage(m: unknown, path: string, source: string, toolNames: Map<string, string>): EntryDraft[] {
   if (!isRecord(m)) throw invalidInput(source, path, 'a message object {role, content}', m);
   const role = m.role;
-  if (role !== 'user' && role !== 'assistant' && role !== 'system') throw invalidInput(source, `${path}.role`, '"user" or "assistant"', role);
+  if (role !== 'user' && role !== 'assistant' && role !== 'system')
+    throw invalidInput(source, `${path}.role`, '"user" or "assistant"', role);
   let parts: Part[];
   if (typeof m.content === 'string') parts = [textPart(m.content)];
-  else if (Array.isArray(m.content)) parts = m.content.map((b, j) => decodeBlock(b, `${path}.content[${j}]`, source, toolNames));
+  else if (Array.isArray(m.content))
+    parts = m.content.map((b, j) => decodeBlock(b, `${path}.content[${j}]`, source, toolNames));
   else throw invalidInput(source, `${path}.content`, 'a string or an array of content blocks', m.content);
 
   const base = { kind: 'message' as const, sourceType: role === 'system' ? 'system-message' : role, raw: m };
@@ -135,7 +173,8 @@ function requireString(b: Record<string, unknown>, key: string, path: string, so
 }
 
 function decodeBlock(b: unknown, path: string, source: string, toolNames: Map<string, string>): Part {
-  if (!isRecord(b) || typeof b.type !== 'string') throw invalidInput(source, path, 'a content block object with a string "type"', b);
+  if (!isRecord(b) || typeof b.type !== 'string')
+    throw invalidInput(source, path, 'a content block object with a string "type"', b);
   switch (b.type) {
     case 'text':
       return textPart(requireString(b, 'text', path, source));
@@ -161,7 +200,12 @@ function decodeBlock(b: unknown, path: string, source: string, toolNames: Map<st
     }
     case 'tool_result': {
       const callId = requireString(b, 'tool_use_id', path, source);
-      const p: ToolResultPart = { type: 'tool-result', callId, content: resultBlocks(b.content, `${path}.content`, source), isError: b.is_error === true };
+      const p: ToolResultPart = {
+        type: 'tool-result',
+        callId,
+        content: resultBlocks(b.content, `${path}.content`, source),
+        isError: b.is_error === true,
+      };
       const name = toolNames.get(callId);
       if (name) p.toolName = name;
       return p;
@@ -171,7 +215,12 @@ function decodeBlock(b: unknown, path: string, source: string, toolNames: Map<st
     default:
       // Results of server-side tools (web search, web fetch, code execution…) sit in the assistant's own message.
       if (b.type.endsWith('_tool_result') && typeof b.tool_use_id === 'string') {
-        const p: ToolResultPart = { type: 'tool-result', callId: b.tool_use_id, content: serverResultContent(b.content), isError: isRecord(b.content) && typeof b.content.error_code === 'string' };
+        const p: ToolResultPart = {
+          type: 'tool-result',
+          callId: b.tool_use_id,
+          content: serverResultContent(b.content),
+          isError: isRecord(b.content) && typeof b.content.error_code === 'string',
+        };
         const name = toolNames.get(b.tool_use_id);
         if (name) p.toolName = name;
         return p;
@@ -214,7 +263,9 @@ function documentPart(b: Record<string, unknown>): FilePart {
 }
 
 function searchResultText(b: Record<string, unknown>): string {
-  const body = Array.isArray(b.content) ? b.content.map((c) => (isRecord(c) && typeof c.text === 'string' ? c.text : '')).join('\n') : '';
+  const body = Array.isArray(b.content)
+    ? b.content.map((c) => (isRecord(c) && typeof c.text === 'string' ? c.text : '')).join('\n')
+    : '';
   return [asString(b.title), asString(b.source), body].filter(Boolean).join('\n');
 }
 
@@ -223,7 +274,8 @@ function resultBlocks(content: unknown, path: string, source: string): ResultCon
   if (typeof content === 'string') return [textPart(content)];
   if (!Array.isArray(content)) throw invalidInput(source, path, 'a string or an array of content blocks', content);
   return content.map((c, k): ResultContentPart => {
-    if (!isRecord(c) || typeof c.type !== 'string') throw invalidInput(source, `${path}[${k}]`, 'a content block object with a string "type"', c);
+    if (!isRecord(c) || typeof c.type !== 'string')
+      throw invalidInput(source, `${path}[${k}]`, 'a content block object with a string "type"', c);
     if (c.type === 'text' && typeof c.text === 'string') return textPart(c.text);
     if (c.type === 'image' && isRecord(c.source)) return imageFrom(c);
     if (c.type === 'document' && isRecord(c.source)) return documentPart(c);
@@ -236,7 +288,11 @@ function serverResultContent(c: unknown): ResultContentPart[] {
   if (c === undefined || c === null) return [];
   if (typeof c === 'string') return [textPart(c)];
   if (Array.isArray(c)) {
-    const lines = c.map((x) => (isRecord(x) && typeof x.url === 'string' ? [asString(x.title), x.url].filter(Boolean).join(' — ') : JSON.stringify(x)));
+    const lines = c.map((x) =>
+      isRecord(x) && typeof x.url === 'string'
+        ? [asString(x.title), x.url].filter(Boolean).join(' — ')
+        : JSON.stringify(x),
+    );
     return [textPart(lines.join('\n'))];
   }
   if (isRecord(c) && typeof c.error_code === 'string') return [textPart(`error: ${c.error_code}`)];
@@ -264,15 +320,22 @@ function toolInput(args: unknown): Record<string, unknown> {
 
 function encodeMedia(p: ImagePart | FilePart): AnthropicTextBlock | AnthropicImageBlock | AnthropicDocumentBlock {
   if (p.type === 'image') {
-    if (p.data && p.mediaType && IMAGE_TYPES.has(p.mediaType)) return { type: 'image', source: { type: 'base64', media_type: p.mediaType as AnthropicImageMediaType, data: p.data } };
+    if (p.data && p.mediaType && IMAGE_TYPES.has(p.mediaType))
+      return {
+        type: 'image',
+        source: { type: 'base64', media_type: p.mediaType as AnthropicImageMediaType, data: p.data },
+      };
     if (p.url && /^https?:/.test(p.url)) return { type: 'image', source: { type: 'url', url: p.url } };
     return { type: 'text', text: mediaPlaceholder(p) };
   }
   const title = p.name ? { title: p.name } : {};
-  if (p.data && p.mediaType === 'application/pdf') return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: p.data }, ...title };
+  if (p.data && p.mediaType === 'application/pdf')
+    return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: p.data }, ...title };
   const text = inlineText(p);
-  if (text !== undefined && text.trim() !== '') return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text }, ...title };
-  if (!p.data && p.url && /^https?:/.test(p.url) && (p.mediaType === undefined || p.mediaType === 'application/pdf')) return { type: 'document', source: { type: 'url', url: p.url }, ...title };
+  if (text !== undefined && text.trim() !== '')
+    return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: text }, ...title };
+  if (!p.data && p.url && /^https?:/.test(p.url) && (p.mediaType === undefined || p.mediaType === 'application/pdf'))
+    return { type: 'document', source: { type: 'url', url: p.url }, ...title };
   return { type: 'text', text: mediaPlaceholder(p) };
 }
 
@@ -303,7 +366,9 @@ function encodeAssistantPart(p: Part): AnthropicAssistantBlock | undefined {
       return { type: 'text', text: p.marker.summary };
     case 'thinking':
       if (!p.signature) return undefined;
-      return p.redacted ? { type: 'redacted_thinking', data: p.signature } : { type: 'thinking', thinking: p.text, signature: p.signature };
+      return p.redacted
+        ? { type: 'redacted_thinking', data: p.signature }
+        : { type: 'thinking', thinking: p.text, signature: p.signature };
     case 'tool-call':
       return { type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments) };
     case 'image':
@@ -319,7 +384,8 @@ function encodeResult(p: ToolResultPart): AnthropicToolResultBlock {
   const block: AnthropicToolResultBlock = { type: 'tool_result', tool_use_id: p.callId };
   const content = p.content.filter((c) => c.type !== 'text' || c.text.trim() !== '');
   if (content.length === 1 && content[0]!.type === 'text') block.content = content[0]!.text;
-  else if (content.length > 0) block.content = content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : encodeMedia(c)));
+  else if (content.length > 0)
+    block.content = content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : encodeMedia(c)));
   if (p.isError) block.is_error = true;
   return block;
 }
@@ -341,8 +407,14 @@ export function anthropicKeeps(p: Part, m: Message): boolean {
  * `prepareConversation` for the pairing rules). Every Anthropic body abridge produces comes from here: the writer, the
  * prompt builder, the prefix-stability analysis (per message, `encodeAnthropicMessage`) and `toRequest`.
  */
-export function encodeAnthropicRequest(input: readonly Message[], options: AnthropicEncodeOptions = {}): AnthropicRequest {
-  const conv = prepareConversation(input, { keep: anthropicKeeps, ...(options.model !== undefined ? { model: options.model } : {}) });
+export function encodeAnthropicRequest(
+  input: readonly Message[],
+  options: AnthropicEncodeOptions = {},
+): AnthropicRequest {
+  const conv = prepareConversation(input, {
+    keep: anthropicKeeps,
+    ...(options.model !== undefined ? { model: options.model } : {}),
+  });
   const messages: AnthropicMessageParam[] = [];
   const push = (role: 'user' | 'assistant', blocks: (AnthropicUserBlock | AnthropicAssistantBlock)[]) => {
     if (blocks.length === 0) return;
@@ -353,12 +425,22 @@ export function encodeAnthropicRequest(input: readonly Message[], options: Anthr
     else messages.push({ role, content: blocks } as AnthropicMessageParam);
   };
   for (const t of conv.turns) {
-    if (t.role === 'assistant') push('assistant', t.parts.map(encodeAssistantPart).filter((b): b is AnthropicAssistantBlock => b !== undefined));
-    else if (t.role === 'tool') push('user', t.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map(encodeResult));
-    else push('user', t.parts.map(encodeUserPart).filter((b): b is AnthropicUserBlock => b !== undefined));
+    if (t.role === 'assistant')
+      push(
+        'assistant',
+        t.parts.map(encodeAssistantPart).filter((b): b is AnthropicAssistantBlock => b !== undefined),
+      );
+    else if (t.role === 'tool')
+      push('user', t.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map(encodeResult));
+    else
+      push(
+        'user',
+        t.parts.map(encodeUserPart).filter((b): b is AnthropicUserBlock => b !== undefined),
+      );
   }
   // The API wants a user message first, and rejects a final (prefill) assistant message ending in whitespace.
-  if (messages[0]?.role !== 'user') messages.unshift({ role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
+  if (messages[0]?.role !== 'user')
+    messages.unshift({ role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
   const last = messages[messages.length - 1]!;
   if (last.role === 'assistant') {
     const tail = last.content[last.content.length - 1];
@@ -384,11 +466,24 @@ export function encodeAnthropicMessage(m: Message): AnthropicMessageParam[] {
   if (m.role === 'system') return out;
   for (const t of segmentMessage(m, anthropicKeeps)) {
     let next: AnthropicMessageParam;
-    if (t.role === 'assistant') next = { role: 'assistant', content: t.parts.map(encodeAssistantPart).filter((b): b is AnthropicAssistantBlock => b !== undefined) };
-    else if (t.role === 'tool') next = { role: 'user', content: t.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map(encodeResult) };
-    else next = { role: 'user', content: t.parts.map(encodeUserPart).filter((b): b is AnthropicUserBlock => b !== undefined) };
+    if (t.role === 'assistant')
+      next = {
+        role: 'assistant',
+        content: t.parts.map(encodeAssistantPart).filter((b): b is AnthropicAssistantBlock => b !== undefined),
+      };
+    else if (t.role === 'tool')
+      next = {
+        role: 'user',
+        content: t.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map(encodeResult),
+      };
+    else
+      next = {
+        role: 'user',
+        content: t.parts.map(encodeUserPart).filter((b): b is AnthropicUserBlock => b !== undefined),
+      };
     const prev = out[out.length - 1];
-    if (prev && prev.role === next.role) (prev.content as (AnthropicUserBlock | AnthropicAssistantBlock)[]).push(...next.content);
+    if (prev && prev.role === next.role)
+      (prev.content as (AnthropicUserBlock | AnthropicAssistantBlock)[]).push(...next.content);
     else out.push(next);
   }
   return out;
@@ -460,12 +555,15 @@ export function anthropicRequestProblems(body: unknown): string[] {
   const out: string[] = [];
   if (!isRecord(body)) return ['body: not an object'];
   if (typeof body.model !== 'string' || body.model === '') out.push('model: missing');
-  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1) out.push('max_tokens: missing or not a positive integer');
+  if (typeof body.max_tokens !== 'number' || !Number.isInteger(body.max_tokens) || body.max_tokens < 1)
+    out.push('max_tokens: missing or not a positive integer');
   if (body.system !== undefined && typeof body.system !== 'string') {
     if (!Array.isArray(body.system)) out.push('system: not a string or array');
-    else body.system.forEach((b, i) => {
-      if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string' || b.text.trim() === '') out.push(`system[${i}]: not a non-empty text block`);
-    });
+    else
+      body.system.forEach((b, i) => {
+        if (!isRecord(b) || b.type !== 'text' || typeof b.text !== 'string' || b.text.trim() === '')
+          out.push(`system[${i}]: not a non-empty text block`);
+      });
   }
   if (!Array.isArray(body.messages) || body.messages.length === 0) return [...out, 'messages: missing or empty'];
   const ids = new Set<string>();
@@ -476,8 +574,16 @@ export function anthropicRequestProblems(body: unknown): string[] {
     if (!isRecord(m)) return void out.push(`${at}: not an object`);
     if (m.role !== 'user' && m.role !== 'assistant') out.push(`${at}.role: ${String(m.role)}`);
     const expected = i % 2 === 0 ? 'user' : 'assistant';
-    if (m.role !== expected) out.push(`${at}: role ${String(m.role)} where ${expected} was expected (roles must alternate, starting with user)`);
-    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : Array.isArray(m.content) ? m.content : undefined;
+    if (m.role !== expected)
+      out.push(
+        `${at}: role ${String(m.role)} where ${expected} was expected (roles must alternate, starting with user)`,
+      );
+    const blocks =
+      typeof m.content === 'string'
+        ? [{ type: 'text', text: m.content }]
+        : Array.isArray(m.content)
+          ? m.content
+          : undefined;
     if (!blocks) return void out.push(`${at}.content: not a string or array`);
     if (blocks.length === 0) out.push(`${at}.content: empty`);
     // Tool results answering the previous message's calls must lead this one.
@@ -493,7 +599,11 @@ export function anthropicRequestProblems(body: unknown): string[] {
           break;
         case 'image':
           if (!isRecord(b.source)) out.push(`${bt}: image without source`);
-          else if (b.source.type === 'base64' && (!IMAGE_TYPES.has(String(b.source.media_type)) || typeof b.source.data !== 'string' || b.source.data === '')) out.push(`${bt}: bad base64 image`);
+          else if (
+            b.source.type === 'base64' &&
+            (!IMAGE_TYPES.has(String(b.source.media_type)) || typeof b.source.data !== 'string' || b.source.data === '')
+          )
+            out.push(`${bt}: bad base64 image`);
           break;
         case 'thinking':
           if (m.role !== 'assistant') out.push(`${bt}: thinking outside an assistant message`);
@@ -504,7 +614,8 @@ export function anthropicRequestProblems(body: unknown): string[] {
           break;
         case 'tool_use':
           if (m.role !== 'assistant') out.push(`${bt}: tool_use outside an assistant message`);
-          if (typeof b.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(b.id)) out.push(`${bt}.id: ${String(b.id)} is not a valid id`);
+          if (typeof b.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(b.id))
+            out.push(`${bt}.id: ${String(b.id)} is not a valid id`);
           else if (ids.has(b.id)) out.push(`${bt}.id: ${b.id} is used twice`);
           else ids.add(b.id);
           if (typeof b.name !== 'string' || b.name === '') out.push(`${bt}.name: missing`);
@@ -513,23 +624,33 @@ export function anthropicRequestProblems(body: unknown): string[] {
         case 'tool_result':
           if (m.role !== 'user') out.push(`${bt}: tool_result outside a user message`);
           if (!leading) out.push(`${bt}: tool_result after other content (results must come first)`);
-          if (typeof b.tool_use_id !== 'string' || !pending.includes(b.tool_use_id)) out.push(`${bt}: tool_result for ${String(b.tool_use_id)}, which the previous message did not call`);
+          if (typeof b.tool_use_id !== 'string' || !pending.includes(b.tool_use_id))
+            out.push(`${bt}: tool_result for ${String(b.tool_use_id)}, which the previous message did not call`);
           else answered.push(b.tool_use_id);
           if (Array.isArray(b.content)) {
             if (b.content.length === 0) out.push(`${bt}.content: empty`);
             b.content.forEach((c: unknown, k: number) => {
               if (!isRecord(c) || typeof c.type !== 'string') out.push(`${bt}.content[${k}]: not a typed block`);
-              else if (c.type === 'text' && (typeof c.text !== 'string' || c.text.trim() === '')) out.push(`${bt}.content[${k}]: blank text`);
+              else if (c.type === 'text' && (typeof c.text !== 'string' || c.text.trim() === ''))
+                out.push(`${bt}.content[${k}]: blank text`);
             });
-          } else if (b.content !== undefined && typeof b.content !== 'string') out.push(`${bt}.content: not a string or array`);
+          } else if (b.content !== undefined && typeof b.content !== 'string')
+            out.push(`${bt}.content: not a string or array`);
           break;
       }
     });
-    for (const id of pending) if (!answered.includes(id)) out.push(`${at}: no tool_result for tool_use ${id} of the previous message`);
-    pending = m.role === 'assistant' ? blocks.filter((b: unknown) => isRecord(b) && b.type === 'tool_use' && typeof b.id === 'string').map((b: Record<string, unknown>) => b.id as string) : [];
+    for (const id of pending)
+      if (!answered.includes(id)) out.push(`${at}: no tool_result for tool_use ${id} of the previous message`);
+    pending =
+      m.role === 'assistant'
+        ? blocks
+            .filter((b: unknown) => isRecord(b) && b.type === 'tool_use' && typeof b.id === 'string')
+            .map((b: Record<string, unknown>) => b.id as string)
+        : [];
     if (i === all.length - 1 && m.role === 'assistant') {
       const tail = blocks[blocks.length - 1];
-      if (isRecord(tail) && tail.type === 'text' && typeof tail.text === 'string' && tail.text !== tail.text.trimEnd()) out.push(`${at}: final assistant content ends with whitespace`);
+      if (isRecord(tail) && tail.type === 'text' && typeof tail.text === 'string' && tail.text !== tail.text.trimEnd())
+        out.push(`${at}: final assistant content ends with whitespace`);
     }
   });
   for (const id of pending) out.push(`messages: tool_use ${id} of the last message has no tool_result`);

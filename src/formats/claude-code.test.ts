@@ -18,21 +18,62 @@ const rec = (type: string, uuid: string, parentUuid: string | null, rest: Record
   ...rest,
 });
 const usage = { input_tokens: 5, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000, output_tokens: 50 };
-const asst = (id: string, content: unknown[]) => ({ message: { id, type: 'message', role: 'assistant', model: 'claude-opus-4-6', content, stop_reason: null, stop_sequence: null, usage } });
+const asst = (id: string, content: unknown[]) => ({
+  message: {
+    id,
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-opus-4-6',
+    content,
+    stop_reason: null,
+    stop_sequence: null,
+    usage,
+  },
+});
 
 const transcript = [
   { type: 'file-history-snapshot', messageId: 'x', snapshot: {}, isSnapshotUpdate: false },
   rec('user', 'u1', null, { message: { role: 'user', content: 'run both checks' } }),
   rec('assistant', 'a1', 'u1', asst('msg_1', [{ type: 'thinking', thinking: 'two tools', signature: 'SIG' }])),
-  rec('assistant', 'a2', 'a1', asst('msg_1', [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'npm test' } }])),
+  rec(
+    'assistant',
+    'a2',
+    'a1',
+    asst('msg_1', [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'npm test' } }]),
+  ),
   rec('progress', 'p1', 'a2', { data: { type: 'bash_progress' }, toolUseID: 't1', parentToolUseID: 't1' }),
-  rec('assistant', 'a3', 'p1', asst('msg_1', [{ type: 'tool_use', id: 't2', name: 'Bash', input: { command: 'npm run lint' } }])),
-  rec('user', 'r1', 'a2', { message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok', is_error: false }] }, toolUseResult: {} }),
-  rec('user', 'r2', 'a3', {
-    message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't2', content: [{ type: 'text', text: '3 errors' }], is_error: true }, { type: 'text', text: '[Request interrupted by user]' }] },
+  rec(
+    'assistant',
+    'a3',
+    'p1',
+    asst('msg_1', [{ type: 'tool_use', id: 't2', name: 'Bash', input: { command: 'npm run lint' } }]),
+  ),
+  rec('user', 'r1', 'a2', {
+    message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok', is_error: false }] },
+    toolUseResult: {},
   }),
-  rec('system', 'cb', null, { logicalParentUuid: 'r2', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false, level: 'info', compactMetadata: { trigger: 'manual', preTokens: 150000 } }),
-  rec('user', 'cs', 'cb', { isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: 'Summary: checks ran; lint has 3 errors.' } }),
+  rec('user', 'r2', 'a3', {
+    message: {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't2', content: [{ type: 'text', text: '3 errors' }], is_error: true },
+        { type: 'text', text: '[Request interrupted by user]' },
+      ],
+    },
+  }),
+  rec('system', 'cb', null, {
+    logicalParentUuid: 'r2',
+    subtype: 'compact_boundary',
+    content: 'Conversation compacted',
+    isMeta: false,
+    level: 'info',
+    compactMetadata: { trigger: 'manual', preTokens: 150000 },
+  }),
+  rec('user', 'cs', 'cb', {
+    isCompactSummary: true,
+    isVisibleInTranscriptOnly: true,
+    message: { role: 'user', content: 'Summary: checks ran; lint has 3 errors.' },
+  }),
   rec('assistant', 'a4', 'cs', { ...asst('msg_2', [{ type: 'text', text: 'Fixing lint.' }]), isSidechain: false }),
   rec('user', 's1', null, { isSidechain: true, message: { role: 'user', content: 'subagent task' } }),
 ];
@@ -51,18 +92,32 @@ describe('Claude Code reader', () => {
     expect(a2.usage).toEqual({ input: 5, output: 50, cacheRead: 2000, cacheWrite: 100 });
     expect(a2.responseId).toBe('msg_1');
     expect(a2.parts).toEqual([{ type: 'tool-call', id: 't1', name: 'Bash', arguments: { command: 'npm test' } }]);
-    expect(s.entries.find((e) => e.id === 'a1')!.message!.parts).toEqual([{ type: 'thinking', text: 'two tools', signature: 'SIG' }]);
+    expect(s.entries.find((e) => e.id === 'a1')!.message!.parts).toEqual([
+      { type: 'thinking', text: 'two tools', signature: 'SIG' },
+    ]);
   });
 
   it('splits a user record holding tool results and text into a tool message then a user message', () => {
     const i = s.entries.findIndex((e) => e.id === 'r2');
-    expect(s.entries[i]!.message).toMatchObject({ role: 'tool', parts: [{ type: 'tool-result', callId: 't2', isError: true, content: [{ type: 'text', text: '3 errors' }] }] });
-    expect(s.entries[i + 1]).toMatchObject({ fromSameRecord: true, message: { role: 'user', parts: [{ type: 'text', text: '[Request interrupted by user]' }] } });
+    expect(s.entries[i]!.message).toMatchObject({
+      role: 'tool',
+      parts: [{ type: 'tool-result', callId: 't2', isError: true, content: [{ type: 'text', text: '3 errors' }] }],
+    });
+    expect(s.entries[i + 1]).toMatchObject({
+      fromSameRecord: true,
+      message: { role: 'user', parts: [{ type: 'text', text: '[Request interrupted by user]' }] },
+    });
   });
 
   it('joins compact_boundary and its summary into one marker', () => {
     const b = s.entries.find((e) => e.kind === 'compaction')!;
-    expect(b.compaction).toMatchObject({ number: 1, summary: 'Summary: checks ran; lint has 3 errors.', tokensBefore: 150000, trigger: 'manual', source: 'claude-code' });
+    expect(b.compaction).toMatchObject({
+      number: 1,
+      summary: 'Summary: checks ran; lint has 3 errors.',
+      tokensBefore: 150000,
+      trigger: 'manual',
+      source: 'claude-code',
+    });
     const r2 = s.entries.find((e) => e.id === 'r2')!;
     expect(b.compaction!.archived).toEqual({ fromEntry: 0, toEntry: r2.index });
   });
@@ -71,8 +126,20 @@ describe('Claude Code reader', () => {
     const roles = activeBranch(s)
       .filter((e) => e.message)
       .map((e) => `${e.id ?? '+'}:${e.message!.role}`);
-    expect(roles).toEqual(['u1:user', 'a1:assistant', 'a2:assistant', 'a3:assistant', 'r1:tool', 'r2:tool', '+:user', 'cs:user', 'a4:assistant']);
-    const after = activeBranch(s, { throughCompactions: false }).filter((e) => e.message).map((e) => e.id);
+    expect(roles).toEqual([
+      'u1:user',
+      'a1:assistant',
+      'a2:assistant',
+      'a3:assistant',
+      'r1:tool',
+      'r2:tool',
+      '+:user',
+      'cs:user',
+      'a4:assistant',
+    ]);
+    const after = activeBranch(s, { throughCompactions: false })
+      .filter((e) => e.message)
+      .map((e) => e.id);
     expect(after).toEqual(['cs', 'a4']);
   });
 
@@ -86,16 +153,38 @@ describe('Claude Code reader', () => {
     const texts = (x: typeof s) =>
       activeBranch(x)
         .filter((e) => e.message && e.message.role !== 'system')
-        .flatMap((e) => e.message!.parts.map((p) => (p.type === 'text' ? p.text : p.type === 'tool-call' ? p.id : p.type === 'tool-result' ? `=${p.callId}` : p.type)));
+        .flatMap((e) =>
+          e.message!.parts.map((p) =>
+            p.type === 'text'
+              ? p.text
+              : p.type === 'tool-call'
+                ? p.id
+                : p.type === 'tool-result'
+                  ? `=${p.callId}`
+                  : p.type,
+          ),
+        );
     expect(texts(pi)).toEqual(texts(s).filter(() => true));
   });
 });
 
 describe('Claude Code reader: local commands', () => {
   it('reads a local command record as the user message Claude Code sends, and writes it back as it was', () => {
-    const source = jsonl([rec('user', 'u0', null, { message: { role: 'user', content: 'hi' } }), rec('system', 'lc', 'u0', { subtype: 'local_command', content: '<command-name>/model</command-name>', level: 'info', isMeta: false })]);
+    const source = jsonl([
+      rec('user', 'u0', null, { message: { role: 'user', content: 'hi' } }),
+      rec('system', 'lc', 'u0', {
+        subtype: 'local_command',
+        content: '<command-name>/model</command-name>',
+        level: 'info',
+        isMeta: false,
+      }),
+    ]);
     const s = parseSession(source);
-    expect(s.entries.find((e) => e.id === 'lc')!.message).toMatchObject({ role: 'user', synthetic: true, parts: [{ type: 'text', text: '<command-name>/model</command-name>' }] });
+    expect(s.entries.find((e) => e.id === 'lc')!.message).toMatchObject({
+      role: 'user',
+      synthetic: true,
+      parts: [{ type: 'text', text: '<command-name>/model</command-name>' }],
+    });
     expect(writeSession(s)).toBe(source);
   });
 });

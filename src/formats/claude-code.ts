@@ -4,7 +4,16 @@
  * `logicalParentUuid`, and the next user record (`isCompactSummary`) carries the summary. One API response is written
  * as several assistant records (one per content block) that share `message.id` and repeat the usage.
  */
-import type { CompactionMarker, Entry, EntryDraft, Message, Part, Session, SessionInfo, Usage } from '../model/types.js';
+import type {
+  CompactionMarker,
+  Entry,
+  EntryDraft,
+  Message,
+  Part,
+  Session,
+  SessionInfo,
+  Usage,
+} from '../model/types.js';
 import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 import { writeJsonl } from './jsonl.js';
@@ -12,7 +21,19 @@ import { stableId } from '../model/ids.js';
 import { activeView, type AbridgeMarker } from '../model/view.js';
 import { toAnthropicRequest } from './anthropic.js';
 
-const RECORD_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'progress', 'file-history-snapshot', 'queue-operation', 'custom-title', 'tag', 'attachment', 'result']);
+const RECORD_TYPES = new Set([
+  'user',
+  'assistant',
+  'system',
+  'summary',
+  'progress',
+  'file-history-snapshot',
+  'queue-operation',
+  'custom-title',
+  'tag',
+  'attachment',
+  'result',
+]);
 
 class ClaudeCodeDecoder implements EntryDecoder {
   private info: SessionInfo = {};
@@ -80,7 +101,10 @@ class ClaudeCodeDecoder implements EntryDecoder {
       default:
         if (!RECORD_TYPES.has(type)) {
           base.kind = 'unknown';
-          ctx.problem({ kind: 'unknown-entry-type', message: `line ${ctx.line}: unknown Claude Code record type "${type}"; kept as is` });
+          ctx.problem({
+            kind: 'unknown-entry-type',
+            message: `line ${ctx.line}: unknown Claude Code record type "${type}"; kept as is`,
+          });
         }
         return [base];
     }
@@ -122,7 +146,12 @@ class ClaudeCodeDecoder implements EntryDecoder {
     }
     const synthetic = r.isMeta === true || r.isCompactSummary === true || r.isVisibleInTranscriptOnly === true;
     if (r.isCompactSummary === true) {
-      const summary = typeof m.content === 'string' ? m.content : contentParts(m.content).map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+      const summary =
+        typeof m.content === 'string'
+          ? m.content
+          : contentParts(m.content)
+              .map((p) => (p.type === 'text' ? p.text : ''))
+              .join('\n');
       const marker = this.pendingSummary ?? { number: this.boundaries.length + 1, summary: '', source: 'claude-code' };
       marker.summary = summary;
       this.pendingSummary = undefined;
@@ -146,7 +175,13 @@ class ClaudeCodeDecoder implements EntryDecoder {
     if (others.length > 0 || results.length === 0) {
       const msg = make('user', others);
       if (drafts.length === 0) drafts.push({ ...base, kind: 'message', message: msg });
-      else drafts.push({ kind: 'message', sourceType: 'user', message: msg, ...(base.sidechain ? { sidechain: true } : {}) });
+      else
+        drafts.push({
+          kind: 'message',
+          sourceType: 'user',
+          message: msg,
+          ...(base.sidechain ? { sidechain: true } : {}),
+        });
     }
     return drafts;
   }
@@ -202,10 +237,20 @@ export function contentParts(content: unknown): Part[] {
         break;
       case 'tool_use':
       case 'server_tool_use':
-        parts.push({ type: 'tool-call', id: asString(b.id) ?? '', name: asString(b.name) ?? '', arguments: b.input ?? {} });
+        parts.push({
+          type: 'tool-call',
+          id: asString(b.id) ?? '',
+          name: asString(b.name) ?? '',
+          arguments: b.input ?? {},
+        });
         break;
       case 'tool_result':
-        parts.push({ type: 'tool-result', callId: asString(b.tool_use_id) ?? '', content: resultContent(b.content), isError: b.is_error === true });
+        parts.push({
+          type: 'tool-result',
+          callId: asString(b.tool_use_id) ?? '',
+          content: resultContent(b.content),
+          isError: b.is_error === true,
+        });
         break;
       case 'image':
         parts.push(imageFrom(b));
@@ -249,7 +294,12 @@ function encodeBlocks(parts: Part[]): unknown[] {
         out.push({ type: 'tool_use', id: p.id, name: p.name, input: p.arguments });
         break;
       case 'tool-result':
-        out.push({ type: 'tool_result', tool_use_id: p.callId, content: encodeBlocks(p.content), ...(p.isError ? { is_error: true } : {}) });
+        out.push({
+          type: 'tool_result',
+          tool_use_id: p.callId,
+          content: encodeBlocks(p.content),
+          ...(p.isError ? { is_error: true } : {}),
+        });
         break;
       case 'image':
         out.push(
@@ -299,32 +349,76 @@ function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordCon
   let parent: string | null = null;
   const push = (fields: Record<string, unknown>) => {
     const uuid = uuidFrom(`abridge-copy:${seed}:${out.length}`);
-    out.push({ parentUuid: parent, isSidechain: false, userType: 'external', cwd: ctx.cwd, sessionId: ctx.sessionId, version: 'abridge', uuid, timestamp: iso, ...fields });
+    out.push({
+      parentUuid: parent,
+      isSidechain: false,
+      userType: 'external',
+      cwd: ctx.cwd,
+      sessionId: ctx.sessionId,
+      version: 'abridge',
+      uuid,
+      timestamp: iso,
+      ...fields,
+    });
     parent = uuid;
   };
-  push({ logicalParentUuid: ctx.parent, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false, level: 'info', compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 } });
+  push({
+    logicalParentUuid: ctx.parent,
+    type: 'system',
+    subtype: 'compact_boundary',
+    content: 'Conversation compacted',
+    isMeta: false,
+    level: 'info',
+    compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 },
+  });
   const view = activeView({ ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) });
-  const request = toAnthropicRequest({ format: 'anthropic', info: {}, entries: view.map((v, index) => ({ index, kind: 'message' as const, message: v.message })), problems: [] });
+  const request = toAnthropicRequest({
+    format: 'anthropic',
+    info: {},
+    entries: view.map((v, index) => ({ index, kind: 'message' as const, message: v.message })),
+    problems: [],
+  });
   const summary = view.find((v) => v.covers !== undefined && v.message.parts.some((p) => p.type === 'compaction'));
-  const summaryText = summary ? summary.message.parts.map((p) => (p.type === 'compaction' ? p.marker.summary : '')).join('') : undefined;
+  const summaryText = summary
+    ? summary.message.parts.map((p) => (p.type === 'compaction' ? p.marker.summary : '')).join('')
+    : undefined;
   // A system prompt (a session from another format) is not part of a Claude Code transcript: kept as a meta record.
-  if (request.system) push({ type: 'user', isMeta: true, message: { role: 'user', content: [{ type: 'text', text: request.system }] } });
+  if (request.system)
+    push({ type: 'user', isMeta: true, message: { role: 'user', content: [{ type: 'text', text: request.system }] } });
   let summaryPlaced = false;
   for (const m of request.messages) {
     if (m.role === 'assistant') {
       const id = `msg_abridge_${stableId(`${seed}:${out.length}`, 24)}`;
       const usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 };
-      push({ type: 'assistant', message: { id, type: 'message', role: 'assistant', model: request.model, content: m.content, stop_reason: null, stop_sequence: null, usage } });
+      push({
+        type: 'assistant',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model: request.model,
+          content: m.content,
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      });
       continue;
     }
-    const at = summaryPlaced || !summaryText ? -1 : m.content.findIndex((b) => b.type === 'text' && b.text === summaryText);
+    const at =
+      summaryPlaced || !summaryText ? -1 : m.content.findIndex((b) => b.type === 'text' && b.text === summaryText);
     if (at === -1) {
       push({ type: 'user', message: { role: 'user', content: m.content } });
       continue;
     }
     summaryPlaced = true;
     if (at > 0) push({ type: 'user', message: { role: 'user', content: m.content.slice(0, at) } });
-    push({ type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: summaryText } });
+    push({
+      type: 'user',
+      isCompactSummary: true,
+      isVisibleInTranscriptOnly: true,
+      message: { role: 'user', content: summaryText },
+    });
     if (at < m.content.length - 1) push({ type: 'user', message: { role: 'user', content: m.content.slice(at + 1) } });
   }
   return out;
@@ -340,26 +434,71 @@ function assistantMessage(m: Message, id: string): Record<string, unknown> {
     content: encodeBlocks(m.parts),
     stop_reason: m.stopReason ?? null,
     stop_sequence: null,
-    usage: { input_tokens: u?.input ?? 0, cache_creation_input_tokens: u?.cacheWrite ?? 0, cache_read_input_tokens: u?.cacheRead ?? 0, output_tokens: u?.output ?? 0 },
+    usage: {
+      input_tokens: u?.input ?? 0,
+      cache_creation_input_tokens: u?.cacheWrite ?? 0,
+      cache_read_input_tokens: u?.cacheRead ?? 0,
+      output_tokens: u?.output ?? 0,
+    },
   };
 }
 
 function encodeRecords(e: Entry, ctx: RecordContext): Record<string, unknown>[] {
   if (e.compaction?.source === 'abridge') return encodeAbridgeCompaction(e, e.compaction as AbridgeMarker, ctx);
   const iso = new Date(e.timestamp ?? e.message?.timestamp ?? 0).toISOString();
-  const common = (uuid: string) => ({ parentUuid: ctx.parent, isSidechain: e.sidechain === true, userType: 'external', cwd: ctx.cwd, sessionId: ctx.sessionId, version: 'abridge', uuid, timestamp: iso });
+  const common = (uuid: string) => ({
+    parentUuid: ctx.parent,
+    isSidechain: e.sidechain === true,
+    userType: 'external',
+    cwd: ctx.cwd,
+    sessionId: ctx.sessionId,
+    version: 'abridge',
+    uuid,
+    timestamp: iso,
+  });
   const uuid = uuidFrom(`${ctx.sessionId}:${ctx.n}`);
   if (e.compaction && !e.message) {
-    return [{ ...common(uuid), parentUuid: null, logicalParentUuid: ctx.parent, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', isMeta: false, level: 'info', compactMetadata: { trigger: e.compaction.trigger ?? 'auto', preTokens: e.compaction.tokensBefore ?? 0 } }];
+    return [
+      {
+        ...common(uuid),
+        parentUuid: null,
+        logicalParentUuid: ctx.parent,
+        type: 'system',
+        subtype: 'compact_boundary',
+        content: 'Conversation compacted',
+        isMeta: false,
+        level: 'info',
+        compactMetadata: { trigger: e.compaction.trigger ?? 'auto', preTokens: e.compaction.tokensBefore ?? 0 },
+      },
+    ];
   }
   const m = e.message;
   if (!m) return [];
-  if (m.role === 'assistant') return [{ ...common(uuid), type: 'assistant', message: assistantMessage(m, m.responseId ?? `msg_${stableId(uuid, 24)}`) }];
+  if (m.role === 'assistant')
+    return [
+      { ...common(uuid), type: 'assistant', message: assistantMessage(m, m.responseId ?? `msg_${stableId(uuid, 24)}`) },
+    ];
   const compaction = m.parts.find((p) => p.type === 'compaction');
-  if (compaction) return [{ ...common(uuid), type: 'user', isCompactSummary: true, isVisibleInTranscriptOnly: true, message: { role: 'user', content: compaction.marker.summary } }];
+  if (compaction)
+    return [
+      {
+        ...common(uuid),
+        type: 'user',
+        isCompactSummary: true,
+        isVisibleInTranscriptOnly: true,
+        message: { role: 'user', content: compaction.marker.summary },
+      },
+    ];
   // System prompts are not part of Claude Code transcripts: keep one as a meta user record rather than lose it.
   const meta = m.role === 'system' || m.synthetic === true;
-  return [{ ...common(uuid), type: 'user', ...(meta ? { isMeta: true } : {}), message: { role: 'user', content: encodeBlocks(m.parts) } }];
+  return [
+    {
+      ...common(uuid),
+      type: 'user',
+      ...(meta ? { isMeta: true } : {}),
+      message: { role: 'user', content: encodeBlocks(m.parts) },
+    },
+  ];
 }
 
 function uuidFrom(seed: string): string {
@@ -378,7 +517,11 @@ function writeClaudeCode(session: Session, options: { redact?: (text: string) =>
   for (const e of session.entries) {
     if (same && e.fromSameRecord) continue;
     if (same && (e.raw !== undefined || e.rawText !== undefined)) {
-      items.push({ text: e.rawText ?? JSON.stringify(e.raw), sameLineAsPrevious: e.sameLineAsPrevious, blankLinesBefore: e.blankLinesBefore });
+      items.push({
+        text: e.rawText ?? JSON.stringify(e.raw),
+        sameLineAsPrevious: e.sameLineAsPrevious,
+        blankLinesBefore: e.blankLinesBefore,
+      });
       if (e.id !== undefined && !e.sidechain) parent = e.id;
       if (e.id !== undefined && e.sidechain) lastSidechain = e.id;
       continue;

@@ -22,8 +22,18 @@ function parse(records: unknown[]): Session {
   return parseSession(jsonl(records), { format: 'codex', source: 'fixture.jsonl' });
 }
 function tokenCount(input: number, cached: number, output: number, reasoning: number, window = 200_000) {
-  const last = { input_tokens: input, cached_input_tokens: cached, output_tokens: output, reasoning_output_tokens: reasoning, total_tokens: input + output };
-  return rec('event_msg', { type: 'token_count', info: { total_token_usage: last, last_token_usage: last, model_context_window: window }, rate_limits: null });
+  const last = {
+    input_tokens: input,
+    cached_input_tokens: cached,
+    output_tokens: output,
+    reasoning_output_tokens: reasoning,
+    total_tokens: input + output,
+  };
+  return rec('event_msg', {
+    type: 'token_count',
+    info: { total_token_usage: last, last_token_usage: last, model_context_window: window },
+    rate_limits: null,
+  });
 }
 const meta = () =>
   rec('session_meta', {
@@ -35,8 +45,10 @@ const meta = () =>
     model_provider: 'openai',
     base_instructions: { text: 'You are a test agent.' },
   });
-const turn = (model: string) => rec('turn_context', { cwd: '/work/demo', approval_policy: 'never', model, effort: 'low', summary: 'auto' });
-const msg = (role: string, type: string, text: string) => rec('response_item', { type: 'message', role, content: [{ type, text }] });
+const turn = (model: string) =>
+  rec('turn_context', { cwd: '/work/demo', approval_policy: 'never', model, effort: 'low', summary: 'auto' });
+const msg = (role: string, type: string, text: string) =>
+  rec('response_item', { type: 'message', role, content: [{ type, text }] });
 
 function messages(s: Session): Message[] {
   return s.entries.flatMap((e) => (e.message ? [e.message] : []));
@@ -94,8 +106,15 @@ describe('codex reader: record types', () => {
       { type: 'text', text: 'what is in this picture?' },
       { type: 'image', mediaType: 'image/png', byteSize: 8 },
     ]);
-    expect(ms[4]).toMatchObject({ role: 'assistant', model: 'model-a', provider: 'openai', parts: [{ type: 'text', text: 'A small square.' }] });
-    const echoes = s.entries.filter((e) => e.sourceType === 'event_msg/user_message' || e.sourceType === 'event_msg/agent_message');
+    expect(ms[4]).toMatchObject({
+      role: 'assistant',
+      model: 'model-a',
+      provider: 'openai',
+      parts: [{ type: 'text', text: 'A small square.' }],
+    });
+    const echoes = s.entries.filter(
+      (e) => e.sourceType === 'event_msg/user_message' || e.sourceType === 'event_msg/agent_message',
+    );
     expect(echoes.map((e) => [e.kind, e.message])).toEqual([
       ['event', undefined],
       ['event', undefined],
@@ -106,7 +125,14 @@ describe('codex reader: record types', () => {
     const s = parse([
       meta(),
       turn('model-a'),
-      rec('response_item', { type: 'reasoning', summary: [{ type: 'summary_text', text: 'First.' }, { type: 'summary_text', text: 'Second.' }], encrypted_content: 'gAAA-opaque' }),
+      rec('response_item', {
+        type: 'reasoning',
+        summary: [
+          { type: 'summary_text', text: 'First.' },
+          { type: 'summary_text', text: 'Second.' },
+        ],
+        encrypted_content: 'gAAA-opaque',
+      }),
       rec('response_item', { type: 'reasoning', summary: [], encrypted_content: 'gAAB-opaque' }),
       rec('response_item', { type: 'reasoning', summary: [] }),
     ]);
@@ -122,38 +148,94 @@ describe('codex reader: record types', () => {
     const s = parse([
       meta(),
       turn('model-a'),
-      rec('response_item', { type: 'function_call', id: 'fc_1', name: 'exec_command', arguments: '{"cmd":"false"}', call_id: 'call_1' }),
+      rec('response_item', {
+        type: 'function_call',
+        id: 'fc_1',
+        name: 'exec_command',
+        arguments: '{"cmd":"false"}',
+        call_id: 'call_1',
+      }),
       rec('response_item', {
         type: 'function_call_output',
         call_id: 'call_1',
-        output: 'Chunk ID: ab12cd\nWall time: 0.01 seconds\nProcess exited with code 2\nOriginal token count: 1\nOutput:\nboom\n',
+        output:
+          'Chunk ID: ab12cd\nWall time: 0.01 seconds\nProcess exited with code 2\nOriginal token count: 1\nOutput:\nboom\n',
       }),
-      rec('response_item', { type: 'custom_tool_call', call_id: 'call_2', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch' }),
-      rec('response_item', { type: 'custom_tool_call_output', call_id: 'call_2', output: JSON.stringify({ output: 'Done!', metadata: { exit_code: 0, duration_seconds: 0 } }) }),
+      rec('response_item', {
+        type: 'custom_tool_call',
+        call_id: 'call_2',
+        name: 'apply_patch',
+        input: '*** Begin Patch\n*** End Patch',
+      }),
+      rec('response_item', {
+        type: 'custom_tool_call_output',
+        call_id: 'call_2',
+        output: JSON.stringify({ output: 'Done!', metadata: { exit_code: 0, duration_seconds: 0 } }),
+      }),
       rec('response_item', { type: 'function_call', name: 'shell', arguments: 'not json', call_id: 'call_3' }),
-      rec('response_item', { type: 'function_call_output', call_id: 'call_3', output: JSON.stringify({ output: 'nope', metadata: { exit_code: 127 } }) }),
+      rec('response_item', {
+        type: 'function_call_output',
+        call_id: 'call_3',
+        output: JSON.stringify({ output: 'nope', metadata: { exit_code: 127 } }),
+      }),
       rec('response_item', { type: 'function_call', name: 'view', arguments: '', call_id: 'call_4' }),
-      rec('response_item', { type: 'function_call_output', call_id: 'call_4', output: { content: 'denied', success: false } }),
-      rec('response_item', { type: 'function_call_output', call_id: 'call_5', output: 'Exit code: 0\nWall time: 0 seconds\nOutput:\nProcess exited with code 9\n' }),
-      rec('response_item', { type: 'web_search_call', status: 'completed', action: { type: 'search', query: 'weather' } }),
+      rec('response_item', {
+        type: 'function_call_output',
+        call_id: 'call_4',
+        output: { content: 'denied', success: false },
+      }),
+      rec('response_item', {
+        type: 'function_call_output',
+        call_id: 'call_5',
+        output: 'Exit code: 0\nWall time: 0 seconds\nOutput:\nProcess exited with code 9\n',
+      }),
+      rec('response_item', {
+        type: 'web_search_call',
+        status: 'completed',
+        action: { type: 'search', query: 'weather' },
+      }),
     ]);
     expect(parts(s, 'tool-call')).toEqual([
       { type: 'tool-call', id: 'call_1', name: 'exec_command', arguments: { cmd: 'false' } },
       { type: 'tool-call', id: 'call_2', name: 'apply_patch', arguments: '*** Begin Patch\n*** End Patch' },
       { type: 'tool-call', id: 'call_3', name: 'shell', arguments: 'not json' },
       { type: 'tool-call', id: 'call_4', name: 'view', arguments: {} },
-      { type: 'tool-call', id: 'codex-web-search-11', name: 'web_search', arguments: { type: 'search', query: 'weather' } },
+      {
+        type: 'tool-call',
+        id: 'codex-web-search-11',
+        name: 'web_search',
+        arguments: { type: 'search', query: 'weather' },
+      },
     ]);
     const results = parts(s, 'tool-result');
     expect(results.map((r) => [r.callId, r.toolName, r.isError, r.content])).toEqual([
-      ['call_1', 'exec_command', true, [{ type: 'text', text: 'Chunk ID: ab12cd\nWall time: 0.01 seconds\nProcess exited with code 2\nOriginal token count: 1\nOutput:\nboom\n' }]],
+      [
+        'call_1',
+        'exec_command',
+        true,
+        [
+          {
+            type: 'text',
+            text: 'Chunk ID: ab12cd\nWall time: 0.01 seconds\nProcess exited with code 2\nOriginal token count: 1\nOutput:\nboom\n',
+          },
+        ],
+      ],
       ['call_2', 'apply_patch', false, [{ type: 'text', text: 'Done!' }]],
       ['call_3', 'shell', true, [{ type: 'text', text: 'nope' }]],
       ['call_4', 'view', true, [{ type: 'text', text: 'denied' }]],
       // The exit code in the command's own output is not the header's.
-      ['call_5', undefined, false, [{ type: 'text', text: 'Exit code: 0\nWall time: 0 seconds\nOutput:\nProcess exited with code 9\n' }]],
+      [
+        'call_5',
+        undefined,
+        false,
+        [{ type: 'text', text: 'Exit code: 0\nWall time: 0 seconds\nOutput:\nProcess exited with code 9\n' }],
+      ],
     ]);
-    expect(messages(s).filter((m) => m.role === 'tool').every((m) => m.parts.length === 1)).toBe(true);
+    expect(
+      messages(s)
+        .filter((m) => m.role === 'tool')
+        .every((m) => m.parts.length === 1),
+    ).toBe(true);
   });
 
   it('normalizes token_count usage and puts it on the latest assistant message since the previous report', () => {
@@ -214,14 +296,30 @@ describe('codex reader: record types', () => {
       tokensBefore: 1000,
       archived: { fromEntry: 1, toEntry: 4 },
     });
-    expect(b).toMatchObject({ number: 2, summary: 'The user asked for two tasks.', source: 'codex', archived: { fromEntry: 5, toEntry: 7 } });
-    expect(compactions[0]!.message).toEqual({ role: 'user', parts: [{ type: 'compaction', marker: a }], synthetic: true, timestamp: compactions[0]!.timestamp });
+    expect(b).toMatchObject({
+      number: 2,
+      summary: 'The user asked for two tasks.',
+      source: 'codex',
+      archived: { fromEntry: 5, toEntry: 7 },
+    });
+    expect(compactions[0]!.message).toEqual({
+      role: 'user',
+      parts: [{ type: 'compaction', marker: a }],
+      synthetic: true,
+      timestamp: compactions[0]!.timestamp,
+    });
     expect(s.entries[6]).toMatchObject({ kind: 'event', sourceType: 'event_msg/context_compacted' });
     expect(s.entries[6]!.message).toBeUndefined();
   });
 
   it('keeps unknown record and item types with a problem, and every record as raw with its timestamp', () => {
-    const records = [meta(), turn('model-a'), rec('future_record', { x: 1 }), rec('response_item', { type: 'hologram', data: 1 }), { type: 'event_msg', payload: 'not an object' }];
+    const records = [
+      meta(),
+      turn('model-a'),
+      rec('future_record', { x: 1 }),
+      rec('response_item', { type: 'hologram', data: 1 }),
+      { type: 'event_msg', payload: 'not an object' },
+    ];
     const s = parse(records);
     expect(s.entries.map((e) => e.kind)).toEqual(['header', 'model-change', 'unknown', 'unknown', 'unknown']);
     expect(s.problems.map((p) => [p.line, p.kind])).toEqual([
@@ -232,14 +330,26 @@ describe('codex reader: record types', () => {
     expect(s.problems[0]!.message).toContain('future_record');
     expect(s.entries.map((e) => e.raw)).toEqual(records);
     expect(s.entries.map((e) => e.line)).toEqual([1, 2, 3, 4, 5]);
-    expect(s.entries.slice(0, 4).every((e, i) => e.timestamp === Date.parse((records[i] as { timestamp: string }).timestamp))).toBe(true);
+    expect(
+      s.entries
+        .slice(0, 4)
+        .every((e, i) => e.timestamp === Date.parse((records[i] as { timestamp: string }).timestamp)),
+    ).toBe(true);
   });
 });
 
 describe('codex detection', () => {
   it('claims rollout records with high confidence and nothing else', () => {
     expect(codexFormat.detect({ head: '', records: [meta(), turn('m'), msg('user', 'input_text', 'x')] })).toBe(0.95);
-    expect(codexFormat.detect({ head: '', records: [{ type: 'session', id: 'x', timestamp: 't', cwd: '/' }, { type: 'message', message: { role: 'user' } }] })).toBe(0);
+    expect(
+      codexFormat.detect({
+        head: '',
+        records: [
+          { type: 'session', id: 'x', timestamp: 't', cwd: '/' },
+          { type: 'message', message: { role: 'user' } },
+        ],
+      }),
+    ).toBe(0);
     expect(codexFormat.detect({ head: '', records: [{ type: 'response_item', payload: 'text' }] })).toBe(0);
     expect(codexFormat.detect({ head: '{}', document: { history: [] } })).toBe(0);
     const text = jsonl([meta(), turn('m'), msg('user', 'input_text', 'x')]);
@@ -263,7 +373,13 @@ function rawRecords(file: string): RawRecord[] {
     .map((l) => JSON.parse(l) as RawRecord);
 }
 
-const ASSISTANT_ITEMS = new Set(['reasoning', 'function_call', 'custom_tool_call', 'web_search_call', 'local_shell_call']);
+const ASSISTANT_ITEMS = new Set([
+  'reasoning',
+  'function_call',
+  'custom_tool_call',
+  'web_search_call',
+  'local_shell_call',
+]);
 function isAssistantItem(r: RawRecord): boolean {
   const p = r.payload;
   if (r.type !== 'response_item' || !p) return false;
@@ -287,7 +403,8 @@ function expectations(records: RawRecord[]) {
       assistantSince = true;
       models.push(model);
     }
-    if (r.type === 'response_item' && (p.type === 'function_call' || p.type === 'custom_tool_call')) calls.add(p.call_id as string);
+    if (r.type === 'response_item' && (p.type === 'function_call' || p.type === 'custom_tool_call'))
+      calls.add(p.call_id as string);
     if (r.type === 'response_item' && (p.type === 'function_call_output' || p.type === 'custom_tool_call_output')) {
       results++;
       if (!calls.has(p.call_id as string)) orphans++;
@@ -331,76 +448,92 @@ function orphanResults(s: Session): ToolResultPart[] {
 
 const codexFiles = corpusFiles('codex');
 
-describe.skipIf(!corpusAvailable())(corpusAvailable() ? 'codex corpus' : `codex corpus (skipped: no corpus at ${CORPUS_DIR})`, () => {
-  it('has files to read', () => {
-    expect(codexFiles.length).toBeGreaterThan(0);
-  });
+describe.skipIf(!corpusAvailable())(
+  corpusAvailable() ? 'codex corpus' : `codex corpus (skipped: no corpus at ${CORPUS_DIR})`,
+  () => {
+    it('has files to read', () => {
+      expect(codexFiles.length).toBeGreaterThan(0);
+    });
 
-  it.each(codexFiles.map((f) => [basename(f), f]))('%s', async (_name, file) => {
-    const raw = rawRecords(file);
-    const s = await readSession(file);
-    expect(s.format).toBe('codex');
-    expect(s.problems).toEqual([]);
-    expect(s.entries).toHaveLength(raw.length);
-    expect(s.entries.every((e: Entry, i) => e.raw !== undefined && e.line === i + 1)).toBe(true);
+    it.each(codexFiles.map((f) => [basename(f), f]))('%s', async (_name, file) => {
+      const raw = rawRecords(file);
+      const s = await readSession(file);
+      expect(s.format).toBe('codex');
+      expect(s.problems).toEqual([]);
+      expect(s.entries).toHaveLength(raw.length);
+      expect(s.entries.every((e: Entry, i) => e.raw !== undefined && e.line === i + 1)).toBe(true);
 
-    const meta = raw.find((r) => r.type === 'session_meta')!.payload!;
-    expect(s.info.id).toBe(meta.id);
-    expect(s.info.cwd).toBe(meta.cwd);
-    expect(s.entries[0]!.message?.role).toBe('system');
+      const meta = raw.find((r) => r.type === 'session_meta')!.payload!;
+      expect(s.info.id).toBe(meta.id);
+      expect(s.info.cwd).toBe(meta.cwd);
+      expect(s.entries[0]!.message?.role).toBe('system');
 
-    const want = expectations(raw);
-    const assistants = messages(s).filter((m) => m.role === 'assistant');
-    // Usage: one assistant message per token report that followed assistant output, with the report's numbers.
-    expect(assistants.filter((m) => m.usage).map((m) => m.usage)).toEqual(want.usages);
-    expect(assistants.map((m) => m.model)).toEqual(want.models);
+      const want = expectations(raw);
+      const assistants = messages(s).filter((m) => m.role === 'assistant');
+      // Usage: one assistant message per token report that followed assistant output, with the report's numbers.
+      expect(assistants.filter((m) => m.usage).map((m) => m.usage)).toEqual(want.usages);
+      expect(assistants.map((m) => m.model)).toEqual(want.models);
 
-    // Tool results: one per output record, each paired with an earlier call unless the raw file says otherwise.
-    const results = parts(s, 'tool-result');
-    expect(results).toHaveLength(want.results);
-    expect(orphanResults(s)).toHaveLength(want.orphans);
-    expect(results.filter((r) => r.isError)).toHaveLength(want.errors);
+      // Tool results: one per output record, each paired with an earlier call unless the raw file says otherwise.
+      const results = parts(s, 'tool-result');
+      expect(results).toHaveLength(want.results);
+      expect(orphanResults(s)).toHaveLength(want.orphans);
+      expect(results.filter((r) => r.isError)).toHaveLength(want.errors);
 
-    // user_message / agent_message events never double the response items.
-    const rawUsers = raw.filter((r) => r.type === 'response_item' && r.payload?.type === 'message' && r.payload.role === 'user').length;
-    expect(messages(s).filter((m) => m.role === 'user' && !m.parts.some((p) => p.type === 'compaction'))).toHaveLength(rawUsers);
+      // user_message / agent_message events never double the response items.
+      const rawUsers = raw.filter(
+        (r) => r.type === 'response_item' && r.payload?.type === 'message' && r.payload.role === 'user',
+      ).length;
+      expect(
+        messages(s).filter((m) => m.role === 'user' && !m.parts.some((p) => p.type === 'compaction')),
+      ).toHaveLength(rawUsers);
 
-    const markers = s.entries.filter((e) => e.compaction).map((e) => e.compaction!);
-    expect(markers.map((m) => m.number)).toEqual(Array.from({ length: want.compacted }, (_, i) => i + 1));
-    for (const m of markers) {
-      expect(m.source).toBe('codex');
-      expect(m.summary.length).toBeGreaterThan(0);
-      expect(m.archived).toBeDefined();
-    }
-  });
+      const markers = s.entries.filter((e) => e.compaction).map((e) => e.compaction!);
+      expect(markers.map((m) => m.number)).toEqual(Array.from({ length: want.compacted }, (_, i) => i + 1));
+      for (const m of markers) {
+        expect(m.source).toBe('codex');
+        expect(m.summary.length).toBeGreaterThan(0);
+        expect(m.archived).toBeDefined();
+      }
+    });
 
-  it('finds what the corpus is known to hold', async () => {
-    let usages = 0;
-    let orphans = 0;
-    let errors = 0;
-    let compactions = 0;
-    for (const f of codexFiles) {
-      const s = await readSession(f);
-      usages += messages(s).filter((m) => m.usage).length;
-      orphans += orphanResults(s).length;
-      errors += parts(s, 'tool-result').filter((r) => r.isError).length;
-      compactions += s.entries.filter((e) => e.kind === 'compaction').length;
-    }
-    // Guards against expectations that are trivially met (e.g. a reader that finds no usage and a raw scan that agrees).
-    expect(usages).toBeGreaterThan(100);
-    expect(errors).toBeGreaterThan(0);
-    expect(compactions).toBeGreaterThan(0);
-    expect(orphans).toBe(0);
-  });
-});
+    it('finds what the corpus is known to hold', async () => {
+      let usages = 0;
+      let orphans = 0;
+      let errors = 0;
+      let compactions = 0;
+      for (const f of codexFiles) {
+        const s = await readSession(f);
+        usages += messages(s).filter((m) => m.usage).length;
+        orphans += orphanResults(s).length;
+        errors += parts(s, 'tool-result').filter((r) => r.isError).length;
+        compactions += s.entries.filter((e) => e.kind === 'compaction').length;
+      }
+      // Guards against expectations that are trivially met (e.g. a reader that finds no usage and a raw scan that agrees).
+      expect(usages).toBeGreaterThan(100);
+      expect(errors).toBeGreaterThan(0);
+      expect(compactions).toBeGreaterThan(0);
+      expect(orphans).toBe(0);
+    });
+  },
+);
 
 describe('older Codex rollouts (no envelope)', () => {
   const lines = [
-    { id: '0a1b2c3d-0000-4000-8000-000000000001', timestamp: '2025-05-20T10:00:00.000Z', instructions: 'You are Codex.', git: { branch: 'main' } },
+    {
+      id: '0a1b2c3d-0000-4000-8000-000000000001',
+      timestamp: '2025-05-20T10:00:00.000Z',
+      instructions: 'You are Codex.',
+      git: { branch: 'main' },
+    },
     { record_type: 'state' },
     { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'List the files in src.' }] },
     { type: 'function_call', name: 'shell', arguments: '{"command":["ls","src"]}', call_id: 'call_1' },
-    { type: 'function_call_output', call_id: 'call_1', output: '{"output":"a.ts\\nb.ts\\n","metadata":{"exit_code":1}}' },
+    {
+      type: 'function_call_output',
+      call_id: 'call_1',
+      output: '{"output":"a.ts\\nb.ts\\n","metadata":{"exit_code":1}}',
+    },
     { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'src has a.ts and b.ts.' }] },
   ];
   const s = parseSession(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
@@ -408,9 +541,24 @@ describe('older Codex rollouts (no envelope)', () => {
   it('are detected and read like the enveloped ones', () => {
     expect(s.format).toBe('codex');
     expect(s.problems).toEqual([]);
-    expect(s.info).toMatchObject({ id: '0a1b2c3d-0000-4000-8000-000000000001', startedAt: Date.parse('2025-05-20T10:00:00.000Z') });
-    expect(s.entries.map((e) => e.message?.role ?? e.kind)).toEqual(['system', 'event', 'user', 'assistant', 'tool', 'assistant']);
-    expect(s.entries[3]!.message!.parts[0]).toMatchObject({ type: 'tool-call', id: 'call_1', name: 'shell', arguments: { command: ['ls', 'src'] } });
+    expect(s.info).toMatchObject({
+      id: '0a1b2c3d-0000-4000-8000-000000000001',
+      startedAt: Date.parse('2025-05-20T10:00:00.000Z'),
+    });
+    expect(s.entries.map((e) => e.message?.role ?? e.kind)).toEqual([
+      'system',
+      'event',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(s.entries[3]!.message!.parts[0]).toMatchObject({
+      type: 'tool-call',
+      id: 'call_1',
+      name: 'shell',
+      arguments: { command: ['ls', 'src'] },
+    });
     expect(s.entries[4]!.message!.parts[0]).toMatchObject({ type: 'tool-result', callId: 'call_1', isError: true });
   });
 
@@ -447,12 +595,14 @@ describe('Codex truncation of tool outputs in the history it sends', () => {
   });
 
   it('takes the policy a rollout records in turn_context, else the one of the model', () => {
-    const withPolicy = parse([meta(), rec('turn_context', { cwd: '/w', model: 'gpt-5.3-codex', truncation_policy: { mode: 'bytes', limit: 2000 } })]);
+    const withPolicy = parse([
+      meta(),
+      rec('turn_context', { cwd: '/w', model: 'gpt-5.3-codex', truncation_policy: { mode: 'bytes', limit: 2000 } }),
+    ]);
     expect(withPolicy.extra).toMatchObject({ cliVersion: '0.0.1', truncationPolicy: { mode: 'bytes', limit: 2000 } });
     expect(codexTruncationPolicy(withPolicy, 'gpt-5.4')).toEqual({ mode: 'bytes', limit: 2000 });
     const without = parse([meta(), turn('gpt-5.4')]);
     expect(codexTruncationPolicy(without, 'gpt-5.4')).toEqual({ mode: 'tokens', limit: 10_000 });
     expect(codexTruncationPolicy(without, 'some-local-model')).toEqual({ mode: 'bytes', limit: 10_000 });
   });
-
 });

@@ -6,7 +6,16 @@
  * UI events (they repeat the user and agent messages, so they never become messages here) and carry `token_count`
  * usage; `compacted` records replace the history with a summary.
  */
-import type { CompactionMarker, EntryDraft, Message, Part, ResultContentPart, Role, SessionInfo, Usage } from '../model/types.js';
+import type {
+  CompactionMarker,
+  EntryDraft,
+  Message,
+  Part,
+  ResultContentPart,
+  Role,
+  SessionInfo,
+  Usage,
+} from '../model/types.js';
 import { imageFrom, num, parseArguments, resultContent, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 
@@ -16,7 +25,17 @@ const RECORD_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'tur
  * Response items as older Codex rollouts wrote them, one a line without the `{type, payload}` envelope (after a first
  * line `{id, timestamp, instructions?}`; the oldest also hold `{record_type: "state"}` lines).
  */
-const DIRECT_ITEMS = new Set(['message', 'reasoning', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'local_shell_call', 'local_shell_call_output', 'web_search_call']);
+const DIRECT_ITEMS = new Set([
+  'message',
+  'reasoning',
+  'function_call',
+  'function_call_output',
+  'custom_tool_call',
+  'custom_tool_call_output',
+  'local_shell_call',
+  'local_shell_call_output',
+  'web_search_call',
+]);
 
 function isDirectItem(r: Record<string, unknown>): boolean {
   return typeof r.type === 'string' && DIRECT_ITEMS.has(r.type) && !('payload' in r);
@@ -58,7 +77,8 @@ class CodexDecoder implements EntryDecoder {
   private decodeRecord(r: Record<string, unknown>, ctx: DecodeContext, ordinal: number): EntryDraft {
     // Older rollouts: the same records without the envelope.
     if (isDirectItem(r)) return this.unwrapped(r, 'response_item', ctx, ordinal, r);
-    if (isDirectMeta(r)) return this.unwrapped({ ...r, base_instructions: r.instructions }, 'session_meta', ctx, ordinal, r);
+    if (isDirectMeta(r))
+      return this.unwrapped({ ...r, base_instructions: r.instructions }, 'session_meta', ctx, ordinal, r);
     if (r.record_type === 'state') {
       const base: EntryDraft = { kind: 'event', sourceType: 'state', raw: r };
       return base;
@@ -69,12 +89,18 @@ class CodexDecoder implements EntryDecoder {
     if (ts !== undefined) base.timestamp = ts;
 
     if (!RECORD_TYPES.has(type)) {
-      ctx.problem({ kind: 'unknown-entry-type', message: `line ${ctx.line}: unknown Codex record type "${type}"; kept as is` });
+      ctx.problem({
+        kind: 'unknown-entry-type',
+        message: `line ${ctx.line}: unknown Codex record type "${type}"; kept as is`,
+      });
       return base;
     }
     const p = r.payload;
     if (!isRecord(p)) {
-      ctx.problem({ kind: 'invalid-entry', message: `line ${ctx.line}: Codex "${type}" record has no payload object; kept as is` });
+      ctx.problem({
+        kind: 'invalid-entry',
+        message: `line ${ctx.line}: Codex "${type}" record has no payload object; kept as is`,
+      });
       return base;
     }
 
@@ -83,7 +109,8 @@ class CodexDecoder implements EntryDecoder {
         return this.sessionMeta(p, base, ts);
       case 'turn_context': {
         const policy = isRecord(p.truncation_policy) ? p.truncation_policy : undefined;
-        if (policy && (policy.mode === 'tokens' || policy.mode === 'bytes') && typeof policy.limit === 'number') this.truncation = { mode: policy.mode, limit: policy.limit };
+        if (policy && (policy.mode === 'tokens' || policy.mode === 'bytes') && typeof policy.limit === 'number')
+          this.truncation = { mode: policy.mode, limit: policy.limit };
         const model = asString(p.model);
         if (model && model !== this.model) {
           this.model = model;
@@ -102,7 +129,13 @@ class CodexDecoder implements EntryDecoder {
   }
 
   /** An envelope-less record, decoded as its envelope would have been (the raw record stays the original). */
-  private unwrapped(payload: Record<string, unknown>, type: 'response_item' | 'session_meta', ctx: DecodeContext, ordinal: number, raw: Record<string, unknown>): EntryDraft {
+  private unwrapped(
+    payload: Record<string, unknown>,
+    type: 'response_item' | 'session_meta',
+    ctx: DecodeContext,
+    ordinal: number,
+    raw: Record<string, unknown>,
+  ): EntryDraft {
     const draft = this.decodeRecord({ type, timestamp: payload.timestamp, payload }, ctx, ordinal);
     draft.raw = raw;
     return draft;
@@ -123,7 +156,12 @@ class CodexDecoder implements EntryDecoder {
     if (provider) this.provider = provider;
     const version = asString(p.cli_version);
     if (version && this.cliVersion === undefined) this.cliVersion = version;
-    const instructions = typeof p.base_instructions === 'string' ? p.base_instructions : isRecord(p.base_instructions) ? asString(p.base_instructions.text) : undefined;
+    const instructions =
+      typeof p.base_instructions === 'string'
+        ? p.base_instructions
+        : isRecord(p.base_instructions)
+          ? asString(p.base_instructions.text)
+          : undefined;
     if (instructions) {
       base.message = { role: 'system', parts: [textPart(instructions)] };
       if (ts !== undefined) base.message.timestamp = ts;
@@ -142,7 +180,10 @@ class CodexDecoder implements EntryDecoder {
       case 'message': {
         const role = ROLES[asString(p.role) ?? ''];
         if (!role) {
-          ctx.problem({ kind: 'unknown-entry-type', message: `line ${ctx.line}: Codex message with unknown role "${String(p.role)}"; kept as is` });
+          ctx.problem({
+            kind: 'unknown-entry-type',
+            message: `line ${ctx.line}: Codex message with unknown role "${String(p.role)}"; kept as is`,
+          });
           return base;
         }
         const parts = contentParts(p.content);
@@ -158,7 +199,12 @@ class CodexDecoder implements EntryDecoder {
       case 'local_shell_call': {
         const id = asString(p.call_id) ?? itemId ?? '';
         const name = asString(p.name) ?? (itemType === 'local_shell_call' ? 'local_shell' : '');
-        const args = itemType === 'function_call' ? parseArguments(p.arguments) : itemType === 'custom_tool_call' ? (p.input ?? '') : (p.action ?? {});
+        const args =
+          itemType === 'function_call'
+            ? parseArguments(p.arguments)
+            : itemType === 'custom_tool_call'
+              ? (p.input ?? '')
+              : (p.action ?? {});
         if (id) this.toolNames.set(id, name);
         message = this.assistant([{ type: 'tool-call', id, name, arguments: args }]);
         break;
@@ -185,7 +231,10 @@ class CodexDecoder implements EntryDecoder {
           base.kind = 'event';
           return base;
         }
-        ctx.problem({ kind: 'unknown-entry-type', message: `line ${ctx.line}: unknown Codex response item type "${itemType}"; kept as is` });
+        ctx.problem({
+          kind: 'unknown-entry-type',
+          message: `line ${ctx.line}: unknown Codex response item type "${itemType}"; kept as is`,
+        });
         return base;
     }
     if (base.timestamp !== undefined) message.timestamp = base.timestamp;
@@ -266,10 +315,15 @@ export interface CodexTruncationPolicy {
  * do not): Codex's model catalog (codex-rs/models-manager/models.json) gives its GPT-5 models 10,000 tokens; a model it
  * does not know gets its fallback, 10,000 bytes.
  */
-export function codexTruncationPolicy(session: { extra?: Record<string, unknown> }, model: string | undefined): CodexTruncationPolicy {
+export function codexTruncationPolicy(
+  session: { extra?: Record<string, unknown> },
+  model: string | undefined,
+): CodexTruncationPolicy {
   const recorded = session.extra?.truncationPolicy as CodexTruncationPolicy | undefined;
   if (recorded) return recorded;
-  return model === undefined || /^(gpt-5|codex-)/.test(model) ? { mode: 'tokens', limit: 10_000 } : { mode: 'bytes', limit: 10_000 };
+  return model === undefined || /^(gpt-5|codex-)/.test(model)
+    ? { mode: 'tokens', limit: 10_000 }
+    : { mode: 'bytes', limit: 10_000 };
 }
 
 /** Codex's approximate token count: 4 bytes a token, rounded up (codex_utils_string::approx_token_count). */
@@ -299,7 +353,10 @@ export function codexSentOutput(texts: readonly string[], policy: CodexTruncatio
     const head = atCharBoundary(buf, Math.floor(kept / 2), 'end');
     const tail = atCharBoundary(buf, buf.length - (kept - Math.floor(kept / 2)), 'start');
     const removed = buf.subarray(head.length, buf.length - tail.length);
-    const marker = policy.mode === 'tokens' ? `…${approxTokens(removed.length)} tokens truncated…` : `…${removed.toString('utf8').length} chars truncated…`;
+    const marker =
+      policy.mode === 'tokens'
+        ? `…${approxTokens(removed.length)} tokens truncated…`
+        : `…${removed.toString('utf8').length} chars truncated…`;
     return `${head.toString('utf8')}${marker}${tail.toString('utf8')}`;
   });
 }
@@ -323,7 +380,8 @@ function contentParts(content: unknown): Part[] {
   for (const c of content) {
     if (typeof c === 'string') parts.push(textPart(c));
     else if (!isRecord(c)) continue;
-    else if (c.type === 'input_text' || c.type === 'output_text' || c.type === 'text') parts.push(textPart(asString(c.text) ?? ''));
+    else if (c.type === 'input_text' || c.type === 'output_text' || c.type === 'text')
+      parts.push(textPart(asString(c.text) ?? ''));
     else if (c.type === 'input_image') parts.push(imageFrom(c));
     else if (c.type === 'refusal') parts.push(textPart(asString(c.refusal) ?? ''));
     else parts.push(textPart(JSON.stringify(c)));
@@ -332,12 +390,17 @@ function contentParts(content: unknown): Part[] {
 }
 
 function isHarnessText(parts: Part[]): boolean {
-  return parts.length > 0 && parts.every((p) => p.type === 'text' && HARNESS_PREFIXES.some((prefix) => p.text.trimStart().startsWith(prefix)));
+  return (
+    parts.length > 0 &&
+    parts.every((p) => p.type === 'text' && HARNESS_PREFIXES.some((prefix) => p.text.trimStart().startsWith(prefix)))
+  );
 }
 
 function reasoningPart(p: Record<string, unknown>): Part {
   const texts = (list: unknown): string[] =>
-    Array.isArray(list) ? list.flatMap((s) => (isRecord(s) && typeof s.text === 'string' ? [s.text] : typeof s === 'string' ? [s] : [])) : [];
+    Array.isArray(list)
+      ? list.flatMap((s) => (isRecord(s) && typeof s.text === 'string' ? [s.text] : typeof s === 'string' ? [s] : []))
+      : [];
   let text = texts(p.summary).join('\n\n');
   // Newer rollouts may carry the raw reasoning text as `content` when there is no summary.
   if (text === '') text = texts(p.content).join('\n\n');
@@ -394,7 +457,10 @@ export function decodeOutput(output: unknown): { content: ResultContentPart[]; i
   if (isRecord(output)) {
     const body = 'content' in output ? output.content : 'output' in output ? output.output : output;
     const exit = isRecord(output.metadata) ? output.metadata.exit_code : undefined;
-    return { content: resultContent(body), isError: output.success === false || (typeof exit === 'number' && exit !== 0) };
+    return {
+      content: resultContent(body),
+      isError: output.success === false || (typeof exit === 'number' && exit !== 0),
+    };
   }
   return { content: resultContent(output), isError: false };
 }

@@ -57,19 +57,37 @@ function viewTexts(messages: readonly Message[]): string[] {
   const out: string[] = [];
   for (const m of messages) {
     if (m.role === 'system') continue;
-    for (const p of m.parts) if (p.type === 'text' && p.text.trim() !== '') out.push(JSON.stringify(p.text.trim()).slice(1, -1));
+    for (const p of m.parts)
+      if (p.type === 'text' && p.text.trim() !== '') out.push(JSON.stringify(p.text.trim()).slice(1, -1));
   }
   return out;
 }
 
 /** Compacts a fresh read of `file` to a tenth of its size; returns the session and its written bodies before. */
-async function compactedTenth(folder: string, name: string): Promise<{ session: Session; before: Record<RequestFormat, string>; beforeTokens: number; afterTokens: number; summary: string; edits: EntryEdit[] }> {
+async function compactedTenth(
+  folder: string,
+  name: string,
+): Promise<{
+  session: Session;
+  before: Record<RequestFormat, string>;
+  beforeTokens: number;
+  afterTokens: number;
+  summary: string;
+  edits: EntryEdit[];
+}> {
   const session = await readSession(corpusFile(folder, name));
   const before = Object.fromEntries(FORMATS.map((f) => [f, writeSession(session, f)])) as Record<RequestFormat, string>;
   const probe = await compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [] });
   const r = await compact(session, { target: Math.round(probe.beforeTokens / 10) });
   expect(r.entry, 'the compaction appended a marker').toBeDefined();
-  return { session, before, beforeTokens: r.beforeTokens, afterTokens: r.afterTokens, summary: r.marker?.summary ?? '', edits: r.marker?.edits ?? [] };
+  return {
+    session,
+    before,
+    beforeTokens: r.beforeTokens,
+    afterTokens: r.afterTokens,
+    summary: r.marker?.summary ?? '',
+    edits: r.marker?.edits ?? [],
+  };
 }
 
 run('writers of a compacted session write its compacted view', () => {
@@ -78,8 +96,17 @@ run('writers of a compacted session write its compacted view', () => {
       const { session, before, beforeTokens, afterTokens, summary, edits } = await compactedTenth(folder, name);
       // (Oldest-first compaction may archive everything old at a tenth instead of editing: edits are checked when made.)
       // Edited results: the edit is written, the original output is not.
-      const resultText = (m: Message) => m.parts.flatMap((p) => (p.type === 'tool-result' ? p.content : [])).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
-      const editChecks = edits.map((e) => ({ edited: resultText(e.message).trim(), original: resultText(session.entries[e.entry]!.message!).trim() })).filter((x) => x.original.length > 200 && !x.original.includes(x.edited));
+      const resultText = (m: Message) =>
+        m.parts
+          .flatMap((p) => (p.type === 'tool-result' ? p.content : []))
+          .map((c) => (c.type === 'text' ? c.text : ''))
+          .join('\n');
+      const editChecks = edits
+        .map((e) => ({
+          edited: resultText(e.message).trim(),
+          original: resultText(session.entries[e.entry]!.message!).trim(),
+        }))
+        .filter((x) => x.original.length > 200 && !x.original.includes(x.edited));
 
       const view = activeMessages(session);
       const share = afterTokens / beforeTokens;
@@ -93,13 +120,20 @@ run('writers of a compacted session write its compacted view', () => {
         for (const t of viewTexts(view)) expect(text.includes(t), `${format}: ${t.slice(0, 60)}`).toBe(true);
         for (const x of editChecks) {
           expect(text.includes(JSON.stringify(x.edited).slice(1, -1)), `${format}: the edit`).toBe(true);
-          expect(text.includes(JSON.stringify(x.original.slice(0, 200)).slice(1, -1)), `${format}: the original result`).toBe(false);
+          expect(
+            text.includes(JSON.stringify(x.original.slice(0, 200)).slice(1, -1)),
+            `${format}: the original result`,
+          ).toBe(false);
         }
-        if (summary.trim() !== '') expect(text.includes(JSON.stringify(summary.trim()).slice(1, 200)), `${format}: summary`).toBe(true);
+        if (summary.trim() !== '')
+          expect(text.includes(JSON.stringify(summary.trim()).slice(1, 200)), `${format}: summary`).toBe(true);
         const calls = (text.match(/"(tool_use|tool-call|function_call)"|"type": "function"/g) ?? []).length;
         expect(calls, `${format}: tool calls`).toBe(toolCalls(view));
         // The body shrank with the context (not the original history in silence): at most twice the token share.
-        expect(text.length / before[format].length, `${format}: ${text.length} bytes after, ${before[format].length} before`).toBeLessThan(Math.max(2 * share, 0.25));
+        expect(
+          text.length / before[format].length,
+          `${format}: ${text.length} bytes after, ${before[format].length} before`,
+        ).toBeLessThan(Math.max(2 * share, 0.25));
       }
     });
   }
@@ -119,7 +153,8 @@ run('writers of a compacted session write its compacted view', () => {
       const body = JSON.parse(text) as Record<string, unknown>;
       expect(messagesOf(format, body), format).toEqual(encodeView(format, activeMessages(session)));
       expect(body.model, format).toBe((JSON.parse(written) as Record<string, unknown>).model);
-      if (format === 'anthropic') expect(body.max_tokens).toBe((JSON.parse(written) as Record<string, unknown>).max_tokens);
+      if (format === 'anthropic')
+        expect(body.max_tokens).toBe((JSON.parse(written) as Record<string, unknown>).max_tokens);
       expect(text.length, format).toBeLessThan(written.length / 2);
       expect(problems(format, body), format).toEqual([]);
     }

@@ -10,7 +10,12 @@ import { writeSession } from './write.js';
 const run = corpusAvailable() ? describe : describe.skip;
 if (!corpusAvailable()) console.warn('corpus tests skipped: ../shared/corpus not found (set ABRIDGE_CORPUS)');
 
-const SUPPORTED: Record<string, string> = { pi: 'pi', 'claude-code': 'claude-code', codex: 'codex', 'swe-agent': 'swe-agent' };
+const SUPPORTED: Record<string, string> = {
+  pi: 'pi',
+  'claude-code': 'claude-code',
+  codex: 'codex',
+  'swe-agent': 'swe-agent',
+};
 
 run('every corpus transcript', () => {
   for (const folder of Object.keys(SUPPORTED)) {
@@ -35,7 +40,13 @@ run('every corpus transcript', () => {
         );
         expect(err).toBeInstanceOf(AbridgeError);
         expect((err as AbridgeError).code).toBe('UNSUPPORTED_FORMAT');
-        const expected = file.endsWith('.md') ? /Aider/ : folder === 'openhands' ? /OpenHands/ : /deepseek/i.test(file) ? /DeepSeek/ : /Copilot/;
+        const expected = file.endsWith('.md')
+          ? /Aider/
+          : folder === 'openhands'
+            ? /OpenHands/
+            : /deepseek/i.test(file)
+              ? /DeepSeek/
+              : /Copilot/;
         expect((err as AbridgeError).message).toMatch(expected);
         expect((err as AbridgeError).message).toContain(basename(file));
       });
@@ -60,7 +71,14 @@ run('byte-identical round trips', () => {
 run('known quirks of real transcripts', () => {
   it('pi-mono compact.jsonl: two objects on line 1013, both recovered', async () => {
     const s = await readSession(corpusFile('pi', 'badlogic__pi-mono__compact.jsonl'));
-    expect(s.problems).toEqual([{ line: 1013, kind: 'multiple-objects', message: 'line 1013 holds 2 JSON values on one line; its 2 objects were read as separate records; writing the session back reproduces the line byte for byte' }]);
+    expect(s.problems).toEqual([
+      {
+        line: 1013,
+        kind: 'multiple-objects',
+        message:
+          'line 1013 holds 2 JSON values on one line; its 2 objects were read as separate records; writing the session back reproduces the line byte for byte',
+      },
+    ]);
     const onLine = s.entries.filter((e) => e.line === 1013);
     expect(onLine).toHaveLength(2);
     expect(onLine.map((e) => e.sameLineAsPrevious ?? false)).toEqual([false, true]);
@@ -70,7 +88,14 @@ run('known quirks of real transcripts', () => {
 
   it('pi-mono session.jsonl: two objects on line 440, both recovered', async () => {
     const s = await readSession(corpusFile('pi', 'badlogic__pi-mono__session.jsonl'));
-    expect(s.problems).toEqual([{ line: 440, kind: 'multiple-objects', message: 'line 440 holds 2 JSON values on one line; its 2 objects were read as separate records; writing the session back reproduces the line byte for byte' }]);
+    expect(s.problems).toEqual([
+      {
+        line: 440,
+        kind: 'multiple-objects',
+        message:
+          'line 440 holds 2 JSON values on one line; its 2 objects were read as separate records; writing the session back reproduces the line byte for byte',
+      },
+    ]);
     expect(s.entries.filter((e) => e.line === 440)).toHaveLength(2);
   });
 
@@ -86,7 +111,9 @@ run('known quirks of real transcripts', () => {
   });
 
   it('Claude Code compact_boundary + isCompactSummary become one marker with its summary', async () => {
-    const s = await readSession(corpusFile('claude-code', 'marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl'));
+    const s = await readSession(
+      corpusFile('claude-code', 'marot__spotter__258c7280-ae70-4798-800f-63464d01a85d.jsonl'),
+    );
     const boundary = s.entries.filter((e) => e.kind === 'compaction');
     expect(boundary).toHaveLength(1);
     const marker = boundary[0]!.compaction!;
@@ -125,7 +152,9 @@ run('known quirks of real transcripts', () => {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { type: string; message?: { id?: string; usage?: Record<string, number> } })
       .filter((r) => r.type === 'assistant');
-    expect(withUsage.map((e) => e.message!.usage!.cacheRead)).toEqual(raw.map((r) => r.message!.usage!.cache_read_input_tokens));
+    expect(withUsage.map((e) => e.message!.usage!.cacheRead)).toEqual(
+      raw.map((r) => r.message!.usage!.cache_read_input_tokens),
+    );
     expect(new Set(withUsage.map((e) => e.message!.responseId)).size).toBe(new Set(raw.map((r) => r.message!.id)).size);
   });
 });

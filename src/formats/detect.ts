@@ -65,7 +65,9 @@ export function detectFormat(input: DetectInput): Detection {
   }
   if (best && best.confidence >= MIN_CONFIDENCE) return { kind: 'supported', ...best };
   const what = input.records
-    ? `JSONL whose records match no known transcript format (first record keys: ${Object.keys(input.records[0] ?? {}).slice(0, 8).join(', ')})`
+    ? `JSONL whose records match no known transcript format (first record keys: ${Object.keys(input.records[0] ?? {})
+        .slice(0, 8)
+        .join(', ')})`
     : input.document !== undefined
       ? `a JSON ${Array.isArray(input.document) ? 'array' : isRecord(input.document) ? `object (keys: ${Object.keys(input.document).slice(0, 8).join(', ')})` : 'value'} that matches no known format`
       : 'neither JSON nor JSONL, and no known text transcript format';

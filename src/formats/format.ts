@@ -57,7 +57,10 @@ export function asString(v: unknown): string | undefined {
 }
 
 /** Share of records for which `test` holds, 0 when there are none. */
-export function share(records: readonly Record<string, unknown>[] | undefined, test: (r: Record<string, unknown>) => boolean): number {
+export function share(
+  records: readonly Record<string, unknown>[] | undefined,
+  test: (r: Record<string, unknown>) => boolean,
+): number {
   if (!records || records.length === 0) return 0;
   let n = 0;
   for (const r of records) if (test(r)) n++;

@@ -24,16 +24,20 @@ export async function inspectTranscript(path: string, options: InspectOptions = 
   const stats = new SessionStats();
   let bytes = 0;
   const { onEntry } = options;
-  const result = await streamSession(path, (e) => {
-    stats.add(e);
-    onEntry?.(e);
-  }, {
-    ...options,
-    onProgress: (read, total) => {
-      bytes = total;
-      options.onProgress?.(read, total);
+  const result = await streamSession(
+    path,
+    (e) => {
+      stats.add(e);
+      onEntry?.(e);
     },
-  });
+    {
+      ...options,
+      onProgress: (read, total) => {
+        bytes = total;
+        options.onProgress?.(read, total);
+      },
+    },
+  );
   return buildReport(path, bytes, result.format, result.info, stats, result.problems);
 }
 
@@ -44,7 +48,14 @@ export function inspectSession(session: Session, path: string, bytes: number): I
   return buildReport(path, bytes, session.format, session.info, stats, session.problems);
 }
 
-function buildReport(path: string, bytes: number, format: FormatId, info: SessionInfo, stats: SessionStats, problems: Problem[]): InspectReport {
+function buildReport(
+  path: string,
+  bytes: number,
+  format: FormatId,
+  info: SessionInfo,
+  stats: SessionStats,
+  problems: Problem[],
+): InspectReport {
   const s = stats.result();
   const session: InspectReport['session'] = {};
   if (info.id !== undefined) session.id = info.id;

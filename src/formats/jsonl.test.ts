@@ -36,7 +36,9 @@ describe('JSONL reader', () => {
       const { items, problems } = read(`{"x":0}\n${line}\n{"y":1}\n`);
       const records = items.filter((i) => i.kind === 'record');
       expect(records.length).toBe(2 + objects);
-      const rebuilt = writeJsonl(records.map((r) => ({ text: r.text ?? JSON.stringify(r.value), sameLineAsPrevious: r.sameLineAsPrevious })));
+      const rebuilt = writeJsonl(
+        records.map((r) => ({ text: r.text ?? JSON.stringify(r.value), sameLineAsPrevious: r.sameLineAsPrevious })),
+      );
       expect(rebuilt).toBe(`{"x":0}\n${line}\n{"y":1}\n`);
       expect(problems).toEqual([
         {
@@ -52,7 +54,15 @@ describe('JSONL reader', () => {
     const source = '\ufeff{"a":1}\n{ "a" : 1 }\n{"s":"\\u0041"}\n{"k":1,"k":2}\n{"n":1.0}\n{"c":1}\r\n{"plain":true}\n';
     const { items } = read(source);
     const records = items.filter((i) => i.kind === 'record');
-    expect(records.map((r) => r.text)).toEqual(['\ufeff{"a":1}', '{ "a" : 1 }', '{"s":"\\u0041"}', '{"k":1,"k":2}', '{"n":1.0}', '{"c":1}\r', undefined]);
+    expect(records.map((r) => r.text)).toEqual([
+      '\ufeff{"a":1}',
+      '{ "a" : 1 }',
+      '{"s":"\\u0041"}',
+      '{"k":1,"k":2}',
+      '{"n":1.0}',
+      '{"c":1}\r',
+      undefined,
+    ]);
     expect(writeJsonl(records.map((r) => ({ text: r.text ?? JSON.stringify(r.value) })))).toBe(source);
   });
 
@@ -97,7 +107,11 @@ describe('JSONL reader', () => {
     const text = '{"a":1}\n\n{"b":2}{"c":3}\n';
     const { items, layout } = read(text);
     const out = writeJsonl(
-      items.map((i) => ({ text: i.kind === 'record' ? JSON.stringify(i.value) : i.text, sameLineAsPrevious: i.kind === 'record' && i.sameLineAsPrevious, blankLinesBefore: i.blankLinesBefore })),
+      items.map((i) => ({
+        text: i.kind === 'record' ? JSON.stringify(i.value) : i.text,
+        sameLineAsPrevious: i.kind === 'record' && i.sameLineAsPrevious,
+        blankLinesBefore: i.blankLinesBefore,
+      })),
       layout,
     );
     expect(out).toBe(text);
@@ -106,7 +120,12 @@ describe('JSONL reader', () => {
 
 describe('splitConcatenated', () => {
   it('ignores braces inside strings and escaped quotes', () => {
-    expect(splitConcatenated('{"a":"x\\"}{"}{"b":1}')).toMatchObject({ values: [{ a: 'x"}{' }, { b: 1 }], starts: [0, 13], ends: [13, 20], complete: true });
+    expect(splitConcatenated('{"a":"x\\"}{"}{"b":1}')).toMatchObject({
+      values: [{ a: 'x"}{' }, { b: 1 }],
+      starts: [0, 13],
+      ends: [13, 20],
+      complete: true,
+    });
   });
   it('says when the text ends inside a value', () => {
     expect(splitConcatenated('{"a":{"b":1}').complete).toBe(false);

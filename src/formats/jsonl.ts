@@ -127,11 +127,31 @@ export class JsonlParser {
     const blanks = this.blanks;
     this.blanks = 0;
     this.trailingBlankLines = 0;
-    parseLine(text, lineNo, unterminated, bom ? '\ufeff' : '', cr ? '\r' : '', blanks > 0 ? { item: (it) => this.sink.item(it.kind === 'record' && it.sameLineAsPrevious ? it : { ...it, blankLinesBefore: blanks }), problem: (p) => this.sink.problem(p) } : this.sink);
+    parseLine(
+      text,
+      lineNo,
+      unterminated,
+      bom ? '\ufeff' : '',
+      cr ? '\r' : '',
+      blanks > 0
+        ? {
+            item: (it) =>
+              this.sink.item(it.kind === 'record' && it.sameLineAsPrevious ? it : { ...it, blankLinesBefore: blanks }),
+            problem: (p) => this.sink.problem(p),
+          }
+        : this.sink,
+    );
   }
 }
 
-function parseLine(text: string, lineNo: number, unterminated: boolean, before: string, after: string, sink: JsonlSink): void {
+function parseLine(
+  text: string,
+  lineNo: number,
+  unterminated: boolean,
+  before: string,
+  after: string,
+  sink: JsonlSink,
+): void {
   const source = `${before}${text}${after}`;
   let value: unknown;
   try {
@@ -177,14 +197,22 @@ function parseLine(text: string, lineNo: number, unterminated: boolean, before: 
       });
     } else {
       const reason = err instanceof Error ? err.message : String(err);
-      sink.problem({ line: lineNo, kind: 'invalid-json', message: `line ${lineNo} is not valid JSON (${reason}); it was skipped` });
+      sink.problem({
+        line: lineNo,
+        kind: 'invalid-json',
+        message: `line ${lineNo} is not valid JSON (${reason}); it was skipped`,
+      });
     }
     sink.item({ kind: 'bad', line: lineNo, text: source });
     return;
   }
   if (!isObject(value)) {
     const what = Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
-    sink.problem({ line: lineNo, kind: 'not-an-object', message: `line ${lineNo} is ${what}, not a JSON object; it was skipped` });
+    sink.problem({
+      line: lineNo,
+      kind: 'not-an-object',
+      message: `line ${lineNo} is ${what}, not a JSON object; it was skipped`,
+    });
     sink.item({ kind: 'bad', line: lineNo, text: source });
     return;
   }
@@ -202,7 +230,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Splits text holding several top-level JSON values written back to back (`{…}{…}`), the way a crashed or racing
  * writer leaves them. `complete` is false when the text ends inside an unfinished value.
  */
-export function splitConcatenated(text: string): { values: unknown[]; starts: number[]; ends: number[]; complete: boolean } {
+export function splitConcatenated(text: string): {
+  values: unknown[];
+  starts: number[];
+  ends: number[];
+  complete: boolean;
+} {
   const values: unknown[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
@@ -260,7 +293,10 @@ export async function readJsonlStream(
 }
 
 /** The same, over bytes or text already in memory. */
-export function readJsonlBuffer(data: Buffer | string, sink: JsonlSink): { finalNewline: boolean; trailingBlankLines: number } {
+export function readJsonlBuffer(
+  data: Buffer | string,
+  sink: JsonlSink,
+): { finalNewline: boolean; trailingBlankLines: number } {
   const parser = new JsonlParser(sink);
   parser.push(typeof data === 'string' ? Buffer.from(data) : data);
   parser.end();

@@ -12,7 +12,12 @@ import { writeSession } from './write.js';
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers: structural validity, sessions built from canonical messages, a loopback Chat Completions API
 
-type AnyMessage = { role: string; content?: unknown; tool_calls?: { id: string; function: { name: string; arguments: string } }[]; tool_call_id?: string };
+type AnyMessage = {
+  role: string;
+  content?: unknown;
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+};
 
 /** Runtime structural checks beyond `openaiChatRequestProblems`: pairing and no empty content, spelled out. */
 function expectValidChat(body: ChatRequest | Record<string, unknown>): void {
@@ -23,7 +28,9 @@ function expectValidChat(body: ChatRequest | Record<string, unknown>): void {
     if (Array.isArray(m.content)) expect(m.content.length).toBeGreaterThan(0);
     if (m.role === 'assistant' && m.tool_calls) {
       // Tool messages answering exactly these calls follow right away.
-      const answers = messages.slice(i + 1, i + 1 + m.tool_calls.length).map((t) => (t.role === 'tool' ? t.tool_call_id : undefined));
+      const answers = messages
+        .slice(i + 1, i + 1 + m.tool_calls.length)
+        .map((t) => (t.role === 'tool' ? t.tool_call_id : undefined));
       expect(answers.sort()).toEqual(m.tool_calls.map((c) => c.id).sort());
       for (const c of m.tool_calls) expect(c.id.length).toBeLessThanOrEqual(40);
     }
@@ -32,7 +39,8 @@ function expectValidChat(body: ChatRequest | Record<string, unknown>): void {
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
 const parse = (s: string) => JSON.parse(s) as Record<string, unknown> & { messages: AnyMessage[] };
-const read = (doc: unknown, source = 'chat.json') => parseSession(JSON.stringify(doc), { format: 'openai-chat', source });
+const read = (doc: unknown, source = 'chat.json') =>
+  parseSession(JSON.stringify(doc), { format: 'openai-chat', source });
 
 let loopback: Loopback;
 let baseURL = '';
@@ -40,12 +48,37 @@ const received: unknown[] = [];
 
 beforeAll(async () => {
   loopback = await startLoopback(({ method, url, body }) => {
-    if (method !== 'POST' || !(url === '/v1/chat/completions')) return { status: 404, json: { error: { message: 'no route' } } };
+    if (method !== 'POST' || !(url === '/v1/chat/completions'))
+      return { status: 404, json: { error: { message: 'no route' } } };
     const b = body as Record<string, unknown>;
     received.push(b);
     const problems = openaiChatRequestProblems(b);
-    if (problems.length) return { status: 400, json: { error: { message: problems.join('; '), type: 'invalid_request_error', param: 'messages', code: null } } };
-    return { json: { id: 'chatcmpl-loopback', object: 'chat.completion', created: 1, model: b.model, choices: [{ index: 0, message: { role: 'assistant', content: `received ${(b.messages as unknown[]).length} messages`, refusal: null }, finish_reason: 'stop', logprobs: null }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } };
+    if (problems.length)
+      return {
+        status: 400,
+        json: { error: { message: problems.join('; '), type: 'invalid_request_error', param: 'messages', code: null } },
+      };
+    return {
+      json: {
+        id: 'chatcmpl-loopback',
+        object: 'chat.completion',
+        created: 1,
+        model: b.model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: `received ${(b.messages as unknown[]).length} messages`,
+              refusal: null,
+            },
+            finish_reason: 'stop',
+            logprobs: null,
+          },
+        ],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      },
+    };
   });
   baseURL = `${loopback.baseURL}/v1`;
 });
@@ -63,7 +96,12 @@ const PDF = 'JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PD4+CmVuZG9iagp0cmFpbGVyCjw8Pj4KJSV
 const CHAT = {
   model: 'gpt-4o',
   temperature: 0,
-  tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+  tools: [
+    {
+      type: 'function',
+      function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+    },
+  ],
   tool_choice: 'auto',
   messages: [
     { role: 'system', content: 'You are helpful.' },
@@ -98,7 +136,12 @@ const EXTENDED = {
   model: 'deepseek-reasoner',
   messages: [
     { role: 'user', content: 'What is 2+2?' },
-    { role: 'assistant', reasoning_content: 'Simple arithmetic.', content: null, function_call: { name: 'calc', arguments: '{"expr":"2+2"}' } },
+    {
+      role: 'assistant',
+      reasoning_content: 'Simple arithmetic.',
+      content: null,
+      function_call: { name: 'calc', arguments: '{"expr":"2+2"}' },
+    },
     { role: 'function', name: 'calc', content: '4' },
     { role: 'assistant', content: 'It is 4.' },
   ],
@@ -112,7 +155,17 @@ describe('OpenAI Chat reader', () => {
   it('is detected from its content', () => {
     expect(parseSession(JSON.stringify(CHAT)).format).toBe('openai-chat');
     expect(parseSession(JSON.stringify(EXTENDED)).format).toBe('openai-chat');
-    expect(openaiChatFormat.detect({ head: '', document: { model: 'claude', max_tokens: 5, system: [{ type: 'text', text: 'x' }], messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a' }] }] } })).toBeLessThan(0.5);
+    expect(
+      openaiChatFormat.detect({
+        head: '',
+        document: {
+          model: 'claude',
+          max_tokens: 5,
+          system: [{ type: 'text', text: 'x' }],
+          messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'a' }] }],
+        },
+      }),
+    ).toBeLessThan(0.5);
   });
 
   it('maps roles and parts', () => {
@@ -136,7 +189,9 @@ describe('OpenAI Chat reader', () => {
       { type: 'tool-call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } },
       { type: 'tool-call', id: 'call_2', name: 'get_weather', arguments: { city: 'Lyon' } },
     ]);
-    expect(s.entries[5]!.message!.parts).toEqual([{ type: 'tool-result', callId: 'call_2', toolName: 'get_weather', content: [text('21C')], isError: false }]);
+    expect(s.entries[5]!.message!.parts).toEqual([
+      { type: 'tool-result', callId: 'call_2', toolName: 'get_weather', content: [text('21C')], isError: false },
+    ]);
     expect(s.entries[0]!.raw).toEqual(CHAT.messages[0]);
     expect(Object.keys(s.extra!.request as object).sort()).toEqual(['model', 'temperature', 'tool_choice', 'tools']);
   });
@@ -145,18 +200,45 @@ describe('OpenAI Chat reader', () => {
     const e = read(EXTENDED);
     const assistant = e.entries[1]!.message!.parts;
     expect(assistant[0]).toEqual({ type: 'thinking', text: 'Simple arithmetic.' });
-    expect(assistant[1]).toEqual({ type: 'tool-call', id: 'function_call_1', name: 'calc', arguments: { expr: '2+2' } });
-    expect(e.entries[2]!.message).toEqual({ role: 'tool', parts: [{ type: 'tool-result', callId: 'function_call_1', toolName: 'calc', content: [text('4')], isError: false }] });
+    expect(assistant[1]).toEqual({
+      type: 'tool-call',
+      id: 'function_call_1',
+      name: 'calc',
+      arguments: { expr: '2+2' },
+    });
+    expect(e.entries[2]!.message).toEqual({
+      role: 'tool',
+      parts: [
+        { type: 'tool-result', callId: 'function_call_1', toolName: 'calc', content: [text('4')], isError: false },
+      ],
+    });
   });
 
   it('names the source and the JSON path of bad input', () => {
     const cases: [unknown, string][] = [
       ['just text', '(document)'],
       [{ model: 'm' }, 'messages: expected an array'],
-      [{ messages: [{ role: 'robot', content: 'x' }] }, 'messages[0].role: expected "system", "developer", "user", "assistant", "tool" or "function", got the string "robot"'],
-      [{ messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { text: 'b' }] }] }, 'messages[0].content[1]: expected a content part object'],
-      [{ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] }, 'messages[0].content[0].image_url.url: expected a string'],
-      [{ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function' }] }] }, 'messages[1].tool_calls[0].function: expected an object'],
+      [
+        { messages: [{ role: 'robot', content: 'x' }] },
+        'messages[0].role: expected "system", "developer", "user", "assistant", "tool" or "function", got the string "robot"',
+      ],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { text: 'b' }] }] },
+        'messages[0].content[1]: expected a content part object',
+      ],
+      [
+        { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: {} }] }] },
+        'messages[0].content[0].image_url.url: expected a string',
+      ],
+      [
+        {
+          messages: [
+            { role: 'user', content: 'x' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function' }] },
+          ],
+        },
+        'messages[1].tool_calls[0].function: expected an object',
+      ],
       [{ messages: [{ role: 'tool', content: 'x' }] }, 'messages[0].tool_call_id: expected a string, got nothing'],
       [{ messages: [{ role: 'user', content: 42 }] }, 'messages[0].content: expected a string or an array'],
     ];
@@ -170,13 +252,22 @@ describe('OpenAI Chat writer', () => {
       const s = read(doc);
       const written = writeSession(s);
       expect(JSON.parse(written)).toEqual(doc);
-      expect(parseSession(written, { format: 'openai-chat' }).entries.map((e) => e.message)).toEqual(s.entries.map((e) => e.message));
+      expect(parseSession(written, { format: 'openai-chat' }).entries.map((e) => e.message)).toEqual(
+        s.entries.map((e) => e.message),
+      );
     }
   });
 
   it('keeps a body valid when entries are added or removed after reading', () => {
     const s = read(CHAT);
-    s.entries.push({ index: s.entries.length, kind: 'message', message: { role: 'user', parts: [{ type: 'compaction', marker: { number: 1, summary: 'Summary so far.', source: 'abridge' } }] } });
+    s.entries.push({
+      index: s.entries.length,
+      kind: 'message',
+      message: {
+        role: 'user',
+        parts: [{ type: 'compaction', marker: { number: 1, summary: 'Summary so far.', source: 'abridge' } }],
+      },
+    });
     const added = parse(writeSession(s));
     expectValidChat(added);
     expect(added.messages[added.messages.length - 1]).toEqual({ role: 'user', content: 'Summary so far.' });
@@ -197,13 +288,41 @@ describe('OpenAI Chat writer', () => {
       {
         role: 'assistant',
         model: 'claude-opus-4-6',
-        parts: [{ type: 'thinking', text: 'hmm', signature: 'S' }, text('Taking a screenshot.'), { type: 'tool-call', id: 'call_a|fc_b', name: 'screenshot', arguments: {} }],
+        parts: [
+          { type: 'thinking', text: 'hmm', signature: 'S' },
+          text('Taking a screenshot.'),
+          { type: 'tool-call', id: 'call_a|fc_b', name: 'screenshot', arguments: {} },
+        ],
       },
-      { role: 'assistant', model: 'claude-opus-4-6', parts: [{ type: 'tool-call', id: longId, name: 'bash', arguments: { command: 'ls' } }] },
-      { role: 'tool', parts: [{ type: 'tool-result', callId: 'call_a|fc_b', content: [text('captured'), { type: 'image', mediaType: 'image/png', data: PNG }], isError: false }] },
+      {
+        role: 'assistant',
+        model: 'claude-opus-4-6',
+        parts: [{ type: 'tool-call', id: longId, name: 'bash', arguments: { command: 'ls' } }],
+      },
+      {
+        role: 'tool',
+        parts: [
+          {
+            type: 'tool-result',
+            callId: 'call_a|fc_b',
+            content: [text('captured'), { type: 'image', mediaType: 'image/png', data: PNG }],
+            isError: false,
+          },
+        ],
+      },
       { role: 'system', parts: [text('Late system note.')] },
       { role: 'assistant', model: 'claude-opus-4-6', parts: [{ type: 'thinking', text: 'only thinking' }] },
-      { role: 'user', parts: [{ type: 'file', name: 'notes.txt', mediaType: 'text/plain', data: Buffer.from('hello notes').toString('base64') }] },
+      {
+        role: 'user',
+        parts: [
+          {
+            type: 'file',
+            name: 'notes.txt',
+            mediaType: 'text/plain',
+            data: Buffer.from('hello notes').toString('base64'),
+          },
+        ],
+      },
     ]);
     const body = toOpenaiChatRequest(s);
     // Type-level proof: the converted body is a Chat Completions request as the official SDK types it.
@@ -216,10 +335,20 @@ describe('OpenAI Chat writer', () => {
     expect(body.messages[2]).toMatchObject({ role: 'assistant', content: 'Taking a screenshot.' });
     expect(calls.map((c) => c.id)).toEqual(['call_a', expect.stringMatching(/^call_[0-9a-f]{24}$/)]);
     expect(calls[1]!.function).toEqual({ name: 'bash', arguments: '{"command":"ls"}' });
-    expect(body.messages[3]).toEqual({ role: 'tool', tool_call_id: 'call_a', content: 'captured\n[image (image/png) in the next user message]' });
+    expect(body.messages[3]).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_a',
+      content: 'captured\n[image (image/png) in the next user message]',
+    });
     expect(body.messages[4]).toEqual({ role: 'tool', tool_call_id: calls[1]!.id, content: '[no result recorded]' });
     // Tool messages take text only: the screenshot follows as a user message.
-    expect(body.messages[5]).toEqual({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } }] });
+    expect(body.messages[5]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Images returned by the tool calls above:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG}` } },
+      ],
+    });
     expect(body.messages[6]).toEqual({ role: 'user', content: 'notes.txt:\nhello notes' });
   });
 
@@ -227,9 +356,20 @@ describe('OpenAI Chat writer', () => {
     const ok = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
     expect(openaiChatRequestProblems(ok)).toEqual([]);
     const bad = (messages: unknown[]) => openaiChatRequestProblems({ ...ok, messages }).join();
-    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] };
-    expect(bad([{ role: 'user', content: 'x' }, call, { role: 'user', content: 'y' }])).toMatch(/not answered by tool messages right after/);
-    expect(bad([{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'c1', content: 'r' }])).toMatch(/not right after an assistant message/);
+    const call = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    };
+    expect(bad([{ role: 'user', content: 'x' }, call, { role: 'user', content: 'y' }])).toMatch(
+      /not answered by tool messages right after/,
+    );
+    expect(
+      bad([
+        { role: 'user', content: 'x' },
+        { role: 'tool', tool_call_id: 'c1', content: 'r' },
+      ]),
+    ).toMatch(/not right after an assistant message/);
     expect(bad([{ role: 'user', content: 'x' }, call])).toMatch(/not answered/);
     expect(bad([{ role: 'user', content: [] }])).toMatch(/empty array/);
     expect(bad([{ role: 'assistant', content: null }])).toMatch(/neither content nor tool_calls/);
@@ -242,7 +382,11 @@ describe('OpenAI SDK on a loopback server (chat completions)', () => {
     const converted = toOpenaiChatRequest(
       sessionOf('pi', [
         { role: 'user', parts: [text('list files')] },
-        { role: 'assistant', model: 'gpt-4.1', parts: [{ type: 'tool-call', id: 'c1', name: 'bash', arguments: { command: 'ls' } }] },
+        {
+          role: 'assistant',
+          model: 'gpt-4.1',
+          parts: [{ type: 'tool-call', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
+        },
         { role: 'tool', parts: [{ type: 'tool-result', callId: 'c1', content: [text('a b')], isError: false }] },
       ]),
     );
@@ -258,11 +402,19 @@ describe('OpenAI SDK on a loopback server (chat completions)', () => {
   });
 
   it('is refused by the server when the body is invalid', async () => {
-    await expect(client().chat.completions.create({ model: 'm', messages: [{ role: 'tool', tool_call_id: 'x', content: 'orphan' }] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(
+      client().chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'tool', tool_call_id: 'x', content: 'orphan' }],
+      }),
+    ).rejects.toBeInstanceOf(OpenAI.BadRequestError);
   });
 
   it.runIf(corpusAvailable())('sends converted corpus transcripts', async () => {
-    for (const file of [corpusFile('pi', 'japer-technology__forgejo-society__issue-5.jsonl'), corpusFile('claude-code', 'marot__spotter__tool_heavy.jsonl')]) {
+    for (const file of [
+      corpusFile('pi', 'japer-technology__forgejo-society__issue-5.jsonl'),
+      corpusFile('claude-code', 'marot__spotter__tool_heavy.jsonl'),
+    ]) {
       const s = await readSession(file).catch(() => undefined);
       if (!s) continue;
       const body = parse(writeSession(s, 'openai-chat')) as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming;
@@ -280,8 +432,20 @@ describe('across formats', () => {
       system: 'Be kind.',
       messages: [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'look', input: { q: 1 } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'seen' }, { type: 'text', text: 'and?' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Checking.' },
+            { type: 'tool_use', id: 'toolu_1', name: 'look', input: { q: 1 } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: 'seen' },
+            { type: 'text', text: 'and?' },
+          ],
+        },
       ],
     };
     const s = parseSession(JSON.stringify(anthropic), { format: 'anthropic' });
@@ -290,8 +454,14 @@ describe('across formats', () => {
     expect(back.entries.map((e) => e.message)).toEqual([
       { role: 'system', parts: [text('Be kind.')] },
       { role: 'user', parts: [text('hi')] },
-      { role: 'assistant', parts: [text('Checking.'), { type: 'tool-call', id: 'toolu_1', name: 'look', arguments: { q: 1 } }] },
-      { role: 'tool', parts: [{ type: 'tool-result', callId: 'toolu_1', toolName: 'look', content: [text('seen')], isError: false }] },
+      {
+        role: 'assistant',
+        parts: [text('Checking.'), { type: 'tool-call', id: 'toolu_1', name: 'look', arguments: { q: 1 } }],
+      },
+      {
+        role: 'tool',
+        parts: [{ type: 'tool-result', callId: 'toolu_1', toolName: 'look', content: [text('seen')], isError: false }],
+      },
       { role: 'user', parts: [text('and?')] },
     ]);
     expect((JSON.parse(writeSession(s, 'openai-chat')) as { model: string }).model).toBe('claude-sonnet-4-5');

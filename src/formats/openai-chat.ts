@@ -10,7 +10,16 @@
  */
 import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
-import type { EntryDraft, FilePart, ImagePart, Message, Part, ResultContentPart, Session, ToolResultPart } from '../model/types.js';
+import type {
+  EntryDraft,
+  FilePart,
+  ImagePart,
+  Message,
+  Part,
+  ResultContentPart,
+  Session,
+  ToolResultPart,
+} from '../model/types.js';
 import {
   dataUrl,
   imageFromUrl,
@@ -69,7 +78,8 @@ export const CHAT_MAX_ID_LENGTH = 40;
 // Reading
 
 function readChat(doc: unknown, source: string): Session {
-  if (!isRecord(doc)) throw invalidInput(source, '(document)', 'an OpenAI Chat Completions request object {model, messages}', doc);
+  if (!isRecord(doc))
+    throw invalidInput(source, '(document)', 'an OpenAI Chat Completions request object {model, messages}', doc);
   const { messages, ...request } = doc;
   if (!Array.isArray(messages)) throw invalidInput(source, 'messages', 'an array of messages', messages);
   const b = new SessionBuilder('openai-chat');
@@ -101,10 +111,12 @@ function decodeMessage(m: unknown, i: number, source: string, state: DecodeState
         const r = m[key];
         if (typeof r === 'string' && r !== '') parts.push({ type: 'thinking', text: r });
       }
-      if (m.content !== null && m.content !== undefined) parts.push(...textContent(m.content, `${path}.content`, source));
+      if (m.content !== null && m.content !== undefined)
+        parts.push(...textContent(m.content, `${path}.content`, source));
       if (typeof m.refusal === 'string' && m.refusal !== '') parts.push(textPart(m.refusal));
       if (m.tool_calls !== undefined && m.tool_calls !== null) {
-        if (!Array.isArray(m.tool_calls)) throw invalidInput(source, `${path}.tool_calls`, 'an array of tool calls', m.tool_calls);
+        if (!Array.isArray(m.tool_calls))
+          throw invalidInput(source, `${path}.tool_calls`, 'an array of tool calls', m.tool_calls);
         m.tool_calls.forEach((c, k) => {
           const at = `${path}.tool_calls[${k}]`;
           if (!isRecord(c)) throw invalidInput(source, at, 'a tool call object {id, type, function}', c);
@@ -116,15 +128,23 @@ function decodeMessage(m: unknown, i: number, source: string, state: DecodeState
             state.toolNames.set(c.id, name);
             return;
           }
-          if (!isRecord(c.function)) throw invalidInput(source, `${at}.function`, 'an object {name, arguments}', c.function);
-          if (typeof c.function.name !== 'string') throw invalidInput(source, `${at}.function.name`, 'a string', c.function.name);
-          parts.push({ type: 'tool-call', id: c.id, name: c.function.name, arguments: parseArguments(c.function.arguments) });
+          if (!isRecord(c.function))
+            throw invalidInput(source, `${at}.function`, 'an object {name, arguments}', c.function);
+          if (typeof c.function.name !== 'string')
+            throw invalidInput(source, `${at}.function.name`, 'a string', c.function.name);
+          parts.push({
+            type: 'tool-call',
+            id: c.id,
+            name: c.function.name,
+            arguments: parseArguments(c.function.arguments),
+          });
           state.toolNames.set(c.id, c.function.name);
         });
       }
       if (isRecord(m.function_call)) {
         const name = asString(m.function_call.name);
-        if (name === undefined) throw invalidInput(source, `${path}.function_call.name`, 'a string', m.function_call.name);
+        if (name === undefined)
+          throw invalidInput(source, `${path}.function_call.name`, 'a string', m.function_call.name);
         const id = `function_call_${i}`;
         parts.push({ type: 'tool-call', id, name, arguments: parseArguments(m.function_call.arguments) });
         state.functionCalls.push({ id, name });
@@ -132,8 +152,14 @@ function decodeMessage(m: unknown, i: number, source: string, state: DecodeState
       return { ...base, message: { role: 'assistant', parts } };
     }
     case 'tool': {
-      if (typeof m.tool_call_id !== 'string') throw invalidInput(source, `${path}.tool_call_id`, 'a string', m.tool_call_id);
-      const result: ToolResultPart = { type: 'tool-result', callId: m.tool_call_id, content: textContent(m.content, `${path}.content`, source) as ResultContentPart[], isError: false };
+      if (typeof m.tool_call_id !== 'string')
+        throw invalidInput(source, `${path}.tool_call_id`, 'a string', m.tool_call_id);
+      const result: ToolResultPart = {
+        type: 'tool-result',
+        callId: m.tool_call_id,
+        content: textContent(m.content, `${path}.content`, source) as ResultContentPart[],
+        isError: false,
+      };
       const name = state.toolNames.get(m.tool_call_id);
       if (name) result.toolName = name;
       return { ...base, message: { role: 'tool', parts: [result] } };
@@ -143,10 +169,18 @@ function decodeMessage(m: unknown, i: number, source: string, state: DecodeState
       const k = state.functionCalls.findIndex((c) => c.name === m.name);
       const callId = k >= 0 ? state.functionCalls.splice(k, 1)[0]!.id : `function_${i}`;
       const content = typeof m.content === 'string' ? [textPart(m.content)] : [];
-      return { ...base, message: { role: 'tool', parts: [{ type: 'tool-result', callId, toolName: m.name, content, isError: false }] } };
+      return {
+        ...base,
+        message: { role: 'tool', parts: [{ type: 'tool-result', callId, toolName: m.name, content, isError: false }] },
+      };
     }
     default:
-      throw invalidInput(source, `${path}.role`, '"system", "developer", "user", "assistant", "tool" or "function"', role);
+      throw invalidInput(
+        source,
+        `${path}.role`,
+        '"system", "developer", "user", "assistant", "tool" or "function"',
+        role,
+      );
   }
 }
 
@@ -163,7 +197,8 @@ function textContent(content: unknown, path: string, source: string): Part[] {
   if (content === null || content === undefined) return [];
   if (!Array.isArray(content)) throw invalidInput(source, path, 'a string or an array of content parts', content);
   return content.map((c, k) => {
-    if (!isRecord(c) || typeof c.type !== 'string') throw invalidInput(source, `${path}[${k}]`, 'a content part object with a string "type"', c);
+    if (!isRecord(c) || typeof c.type !== 'string')
+      throw invalidInput(source, `${path}[${k}]`, 'a content part object with a string "type"', c);
     if (c.type === 'text') {
       if (typeof c.text !== 'string') throw invalidInput(source, `${path}[${k}].text`, 'a string', c.text);
       return textPart(c.text);
@@ -177,7 +212,8 @@ function userContent(content: unknown, path: string, source: string): Part[] {
   if (typeof content === 'string') return [textPart(content)];
   if (!Array.isArray(content)) throw invalidInput(source, path, 'a string or an array of content parts', content);
   return content.map((c, k) => {
-    if (!isRecord(c) || typeof c.type !== 'string') throw invalidInput(source, `${path}[${k}]`, 'a content part object with a string "type"', c);
+    if (!isRecord(c) || typeof c.type !== 'string')
+      throw invalidInput(source, `${path}[${k}]`, 'a content part object with a string "type"', c);
     return decodeUserPart(c, `${path}[${k}]`, source);
   });
 }
@@ -190,15 +226,28 @@ function decodeUserPart(c: Record<string, unknown>, path: string, source: string
     case 'refusal':
       return textPart(asString(c.refusal) ?? '');
     case 'image_url': {
-      const url = typeof c.image_url === 'string' ? c.image_url : isRecord(c.image_url) ? asString(c.image_url.url) : undefined;
-      if (url === undefined) throw invalidInput(source, `${path}.image_url.url`, 'a string', isRecord(c.image_url) ? c.image_url.url : c.image_url);
+      const url =
+        typeof c.image_url === 'string' ? c.image_url : isRecord(c.image_url) ? asString(c.image_url.url) : undefined;
+      if (url === undefined)
+        throw invalidInput(
+          source,
+          `${path}.image_url.url`,
+          'a string',
+          isRecord(c.image_url) ? c.image_url.url : c.image_url,
+        );
       return imageFromUrl(url);
     }
     case 'input_audio': {
       const a = isRecord(c.input_audio) ? c.input_audio : undefined;
-      if (!a || typeof a.data !== 'string') throw invalidInput(source, `${path}.input_audio.data`, 'a base64 string', a?.data);
+      if (!a || typeof a.data !== 'string')
+        throw invalidInput(source, `${path}.input_audio.data`, 'a base64 string', a?.data);
       const format = asString(a.format) ?? 'wav';
-      return { type: 'file', mediaType: format === 'mp3' ? 'audio/mpeg' : `audio/${format}`, data: a.data, byteSize: base64ByteSize(a.data) };
+      return {
+        type: 'file',
+        mediaType: format === 'mp3' ? 'audio/mpeg' : `audio/${format}`,
+        data: a.data,
+        byteSize: base64ByteSize(a.data),
+      };
     }
     case 'file': {
       const f = isRecord(c.file) ? c.file : undefined;
@@ -238,7 +287,8 @@ function encodeMedia(p: ImagePart | FilePart): ChatUserPart {
   }
   const audio = audioFormat(p.mediaType);
   if (p.data && audio) return { type: 'input_audio', input_audio: { data: p.data, format: audio } };
-  if (p.data && p.mediaType === 'application/pdf') return { type: 'file', file: { file_data: dataUrl(p.mediaType, p.data), filename: p.name ?? 'document.pdf' } };
+  if (p.data && p.mediaType === 'application/pdf')
+    return { type: 'file', file: { file_data: dataUrl(p.mediaType, p.data), filename: p.name ?? 'document.pdf' } };
   const text = inlineText(p);
   if (text !== undefined) return { type: 'text', text: p.name ? `${p.name}:\n${text}` : text };
   return { type: 'text', text: mediaPlaceholder(p) };
@@ -286,7 +336,13 @@ function encodeTurn(t: ConvTurn): ChatMessage[] {
   if (t.role === 'user') return [encodeUser(t.parts)];
   if (t.role === 'assistant') {
     const calls: ChatToolCall[] = [];
-    for (const p of t.parts) if (p.type === 'tool-call') calls.push({ id: p.id, type: 'function', function: { name: p.name, arguments: argumentsText(p.arguments) || '{}' } });
+    for (const p of t.parts)
+      if (p.type === 'tool-call')
+        calls.push({
+          id: p.id,
+          type: 'function',
+          function: { name: p.name, arguments: argumentsText(p.arguments) || '{}' },
+        });
     const text = plainText(t.parts.filter((p) => p.type !== 'tool-call' && p.type !== 'thinking'));
     const msg: ChatMessage = { role: 'assistant', content: text === '' ? null : text };
     if (calls.length) msg.tool_calls = calls;
@@ -296,12 +352,22 @@ function encodeTurn(t: ConvTurn): ChatMessage[] {
   const media: ChatUserPart[] = [];
   for (const p of t.parts) {
     if (p.type !== 'tool-result') continue;
-    const forwarded = (c: ResultContentPart) => c.type === 'image' && (c.data !== undefined || /^https?:/.test(c.url ?? ''));
-    const text = p.content.map((c) => (c.type === 'text' ? c.text : forwarded(c) ? `[image${c.mediaType ? ` (${c.mediaType})` : ''} in the next user message]` : mediaPlaceholder(c))).join('\n');
+    const forwarded = (c: ResultContentPart) =>
+      c.type === 'image' && (c.data !== undefined || /^https?:/.test(c.url ?? ''));
+    const text = p.content
+      .map((c) =>
+        c.type === 'text'
+          ? c.text
+          : forwarded(c)
+            ? `[image${c.mediaType ? ` (${c.mediaType})` : ''} in the next user message]`
+            : mediaPlaceholder(c),
+      )
+      .join('\n');
     out.push({ role: 'tool', tool_call_id: p.callId, content: p.isError && text === '' ? 'error' : text });
     for (const c of p.content) if (c.type === 'image' && forwarded(c)) media.push(encodeMedia(c));
   }
-  if (media.length) out.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...media] });
+  if (media.length)
+    out.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...media] });
   return out;
 }
 
@@ -325,7 +391,11 @@ export interface OpenaiChatEncodeOptions {
  */
 export function encodeOpenaiChatRequest(input: readonly Message[], options: OpenaiChatEncodeOptions = {}): ChatRequest {
   // Chat Completions has no field for reasoning given back: thinking is dropped.
-  const conv = prepareConversation(input, { keep: (p) => p.type !== 'thinking', maxIdLength: CHAT_MAX_ID_LENGTH, ...(options.model !== undefined ? { model: options.model } : {}) });
+  const conv = prepareConversation(input, {
+    keep: (p) => p.type !== 'thinking',
+    maxIdLength: CHAT_MAX_ID_LENGTH,
+    ...(options.model !== undefined ? { model: options.model } : {}),
+  });
   const messages: ChatMessage[] = [];
   const system = conv.system.join('\n\n');
   if (system) messages.push({ role: 'system', content: system });
@@ -387,7 +457,9 @@ export function openaiChatRequestProblems(body: unknown): string[] {
     const role = String(m.role);
     if (!ROLES.has(role)) out.push(`${at}.role: ${role}`);
     if (role !== 'tool' && pending.length) {
-      out.push(`${at}: tool calls ${pending.join(', ')} are not answered by tool messages right after the assistant message`);
+      out.push(
+        `${at}: tool calls ${pending.join(', ')} are not answered by tool messages right after the assistant message`,
+      );
       pending = [];
     }
     if (role !== 'tool') inToolRun = false;
@@ -397,12 +469,31 @@ export function openaiChatRequestProblems(body: unknown): string[] {
       content.forEach((c, k) => {
         const ct = `${at}.content[${k}]`;
         if (!isRecord(c) || typeof c.type !== 'string') return void out.push(`${ct}: not a typed part`);
-        const allowed = role === 'user' ? ['text', 'image_url', 'input_audio', 'file'] : role === 'assistant' ? ['text', 'refusal'] : ['text'];
+        const allowed =
+          role === 'user'
+            ? ['text', 'image_url', 'input_audio', 'file']
+            : role === 'assistant'
+              ? ['text', 'refusal']
+              : ['text'];
         if (!allowed.includes(c.type)) out.push(`${ct}: type ${c.type} is not allowed in a ${role} message`);
         if (c.type === 'text' && typeof c.text !== 'string') out.push(`${ct}.text: not a string`);
-        if (c.type === 'image_url' && (!isRecord(c.image_url) || typeof c.image_url.url !== 'string' || c.image_url.url === '')) out.push(`${ct}.image_url.url: missing`);
-        if (c.type === 'input_audio' && (!isRecord(c.input_audio) || typeof c.input_audio.data !== 'string' || !['wav', 'mp3'].includes(String(c.input_audio.format)))) out.push(`${ct}.input_audio: bad`);
-        if (c.type === 'file' && (!isRecord(c.file) || (typeof c.file.file_data !== 'string' && typeof c.file.file_id !== 'string'))) out.push(`${ct}.file: no file_data or file_id`);
+        if (
+          c.type === 'image_url' &&
+          (!isRecord(c.image_url) || typeof c.image_url.url !== 'string' || c.image_url.url === '')
+        )
+          out.push(`${ct}.image_url.url: missing`);
+        if (
+          c.type === 'input_audio' &&
+          (!isRecord(c.input_audio) ||
+            typeof c.input_audio.data !== 'string' ||
+            !['wav', 'mp3'].includes(String(c.input_audio.format)))
+        )
+          out.push(`${ct}.input_audio: bad`);
+        if (
+          c.type === 'file' &&
+          (!isRecord(c.file) || (typeof c.file.file_data !== 'string' && typeof c.file.file_id !== 'string'))
+        )
+          out.push(`${ct}.file: no file_data or file_id`);
       });
     } else if (typeof content !== 'string' && !(role === 'assistant' && (content === null || content === undefined))) {
       out.push(`${at}.content: not a string or array`);
@@ -419,22 +510,28 @@ export function openaiChatRequestProblems(body: unknown): string[] {
             if (ids.has(c.id)) out.push(`${ct}.id: ${c.id} is used twice`);
             ids.add(c.id);
             if (c.type !== 'function' || !isRecord(c.function)) return void out.push(`${ct}: not a function call`);
-            if (typeof c.function.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(c.function.name)) out.push(`${ct}.function.name: ${String(c.function.name)} is not a valid name`);
+            if (typeof c.function.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(c.function.name))
+              out.push(`${ct}.function.name: ${String(c.function.name)} is not a valid name`);
             if (typeof c.function.arguments !== 'string') out.push(`${ct}.function.arguments: not a string`);
             pending.push(c.id);
           });
           inToolRun = true;
         }
-      } else if (content === null || content === undefined) out.push(`${at}: assistant message with neither content nor tool_calls`);
+      } else if (content === null || content === undefined)
+        out.push(`${at}: assistant message with neither content nor tool_calls`);
     }
     if (role === 'tool') {
       const id = m.tool_call_id;
       if (!inToolRun) out.push(`${at}: tool message not right after an assistant message with tool_calls`);
-      else if (typeof id !== 'string' || !pending.includes(id)) out.push(`${at}: tool message for ${String(id)}, which the assistant message did not call (or was answered already)`);
+      else if (typeof id !== 'string' || !pending.includes(id))
+        out.push(
+          `${at}: tool message for ${String(id)}, which the assistant message did not call (or was answered already)`,
+        );
       else pending = pending.filter((p) => p !== id);
     }
   });
-  if (pending.length) out.push(`messages: tool calls ${pending.join(', ')} of the last assistant message are not answered`);
+  if (pending.length)
+    out.push(`messages: tool calls ${pending.join(', ')} of the last assistant message are not answered`);
   return out;
 }
 

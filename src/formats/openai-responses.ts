@@ -14,7 +14,16 @@
  */
 import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
-import type { EntryDraft, FilePart, Message, Part, ResultContentPart, Session, ThinkingPart, ToolResultPart } from '../model/types.js';
+import type {
+  EntryDraft,
+  FilePart,
+  Message,
+  Part,
+  ResultContentPart,
+  Session,
+  ThinkingPart,
+  ToolResultPart,
+} from '../model/types.js';
 import {
   dataUrl,
   imageFromUrl,
@@ -64,10 +73,17 @@ const MAX_ID_LENGTH = 64;
 // Reading
 
 function readResponses(doc: unknown, source: string): Session {
-  if (!isRecord(doc)) throw invalidInput(source, '(document)', 'an OpenAI Responses API request object {model, input}', doc);
+  if (!isRecord(doc))
+    throw invalidInput(source, '(document)', 'an OpenAI Responses API request object {model, input}', doc);
   const { input, instructions, ...request } = doc;
   const b = new SessionBuilder('openai-responses');
-  if (typeof instructions === 'string') b.add({ kind: 'message', sourceType: 'instructions', raw: instructions, message: { role: 'system', parts: [textPart(instructions)] } });
+  if (typeof instructions === 'string')
+    b.add({
+      kind: 'message',
+      sourceType: 'instructions',
+      raw: instructions,
+      message: { role: 'system', parts: [textPart(instructions)] },
+    });
   else if (instructions === null) request.instructions = null;
   else if (instructions !== undefined) throw invalidInput(source, 'instructions', 'a string', instructions);
 
@@ -80,10 +96,16 @@ function readResponses(doc: unknown, source: string): Session {
     const state: DecodeState = { toolNames: new Map(), compactions: 0 };
     input.forEach((item, i) => {
       const draft = decodeItem(item, `input[${i}]`, source, state);
-      if (draft.kind === 'unknown') b.problems.push({ line: 0, kind: 'unknown-entry-type', message: `${source}: input[${i}]: unknown item type "${String(draft.sourceType)}"; kept as is` });
+      if (draft.kind === 'unknown')
+        b.problems.push({
+          line: 0,
+          kind: 'unknown-entry-type',
+          message: `${source}: input[${i}]: unknown item type "${String(draft.sourceType)}"; kept as is`,
+        });
       b.add(draft);
     });
-  } else if (input !== undefined && input !== null) throw invalidInput(source, 'input', 'a string or an array of input items', input);
+  } else if (input !== undefined && input !== null)
+    throw invalidInput(source, 'input', 'a string or an array of input items', input);
   else if (input === null) request.input = null;
   b.extra = { request, inputKind, messageCount: Array.isArray(input) ? input.length : inputKind === 'string' ? 1 : 0 };
   return b.build();
@@ -95,9 +117,25 @@ interface DecodeState {
 }
 
 /** Items of hosted tools that carry their call and its outcome in one item. */
-const HOSTED = new Set(['web_search_call', 'file_search_call', 'code_interpreter_call', 'image_generation_call', 'mcp_call', 'tool_search_call']);
+const HOSTED = new Set([
+  'web_search_call',
+  'file_search_call',
+  'code_interpreter_call',
+  'image_generation_call',
+  'mcp_call',
+  'tool_search_call',
+]);
 /** Items that are no message: kept as they are. */
-const EVENTS = new Set(['item_reference', 'mcp_list_tools', 'mcp_approval_request', 'mcp_approval_response', 'additional_tools', 'compaction_trigger', 'program', 'program_output']);
+const EVENTS = new Set([
+  'item_reference',
+  'mcp_list_tools',
+  'mcp_approval_request',
+  'mcp_approval_response',
+  'additional_tools',
+  'compaction_trigger',
+  'program',
+  'program_output',
+]);
 
 function requireString(item: Record<string, unknown>, key: string, path: string, source: string): string {
   const v = item[key];
@@ -108,7 +146,8 @@ function requireString(item: Record<string, unknown>, key: string, path: string,
 function decodeItem(item: unknown, path: string, source: string, state: DecodeState): EntryDraft {
   if (!isRecord(item)) throw invalidInput(source, path, 'an input item object', item);
   const type = typeof item.type === 'string' ? item.type : typeof item.role === 'string' ? 'message' : undefined;
-  if (type === undefined) throw invalidInput(source, path, 'an input item with a string "type" or a message "role"', item);
+  if (type === undefined)
+    throw invalidInput(source, path, 'an input item with a string "type" or a message "role"', item);
   const base = { kind: 'message' as const, sourceType: type, raw: item };
   const toolResult = (callId: string, content: ResultContentPart[], isError = false): ToolResultPart => {
     const p: ToolResultPart = { type: 'tool-result', callId, content, isError };
@@ -119,7 +158,8 @@ function decodeItem(item: unknown, path: string, source: string, state: DecodeSt
   switch (type) {
     case 'message': {
       const role = item.role;
-      if (role !== 'user' && role !== 'assistant' && role !== 'system' && role !== 'developer') throw invalidInput(source, `${path}.role`, '"user", "assistant", "system" or "developer"', role);
+      if (role !== 'user' && role !== 'assistant' && role !== 'system' && role !== 'developer')
+        throw invalidInput(source, `${path}.role`, '"user", "assistant", "system" or "developer"', role);
       const parts = messageContent(item.content, `${path}.content`, source);
       return { ...base, message: { role: role === 'developer' ? 'system' : role, parts } };
     }
@@ -129,16 +169,26 @@ function decodeItem(item: unknown, path: string, source: string, state: DecodeSt
       const name = requireString(item, 'name', path, source);
       state.toolNames.set(callId, name);
       const args = type === 'function_call' ? parseArguments(item.arguments) : (item.input ?? '');
-      return { ...base, message: { role: 'assistant', parts: [{ type: 'tool-call', id: callId, name, arguments: args }] } };
+      return {
+        ...base,
+        message: { role: 'assistant', parts: [{ type: 'tool-call', id: callId, name, arguments: args }] },
+      };
     }
     case 'function_call_output':
     case 'custom_tool_call_output': {
       const callId = requireString(item, 'call_id', path, source);
-      return { ...base, message: { role: 'tool', parts: [toolResult(callId, outputContent(item.output, `${path}.output`, source))] } };
+      return {
+        ...base,
+        message: { role: 'tool', parts: [toolResult(callId, outputContent(item.output, `${path}.output`, source))] },
+      };
     }
     case 'reasoning': {
-      const texts = (list: unknown) => (Array.isArray(list) ? list.map((s) => (isRecord(s) && typeof s.text === 'string' ? s.text : '')).filter((t) => t !== '') : []);
-      if (item.summary !== undefined && !Array.isArray(item.summary)) throw invalidInput(source, `${path}.summary`, 'an array of summary parts', item.summary);
+      const texts = (list: unknown) =>
+        Array.isArray(list)
+          ? list.map((s) => (isRecord(s) && typeof s.text === 'string' ? s.text : '')).filter((t) => t !== '')
+          : [];
+      if (item.summary !== undefined && !Array.isArray(item.summary))
+        throw invalidInput(source, `${path}.summary`, 'an array of summary parts', item.summary);
       let text = texts(item.summary).join('\n\n');
       if (text === '') text = texts(item.content).join('\n\n');
       const p: ThinkingPart = { type: 'thinking', text };
@@ -151,7 +201,12 @@ function decodeItem(item: unknown, path: string, source: string, state: DecodeSt
     case 'compaction':
       // OpenAI's own compaction: an opaque (encrypted) summary of the history before it.
       state.compactions++;
-      return { kind: 'compaction', sourceType: type, raw: item, compaction: { number: state.compactions, summary: '', source: 'openai' } };
+      return {
+        kind: 'compaction',
+        sourceType: type,
+        raw: item,
+        compaction: { number: state.compactions, summary: '', source: 'openai' },
+      };
     default:
       break;
   }
@@ -161,25 +216,49 @@ function decodeItem(item: unknown, path: string, source: string, state: DecodeSt
     const { id: _id, type: _type, status: _status, output, results, outputs, result, error, ...args } = item;
     const callArgs = type === 'mcp_call' ? parseArguments(item.arguments) : args;
     const content: ResultContentPart[] = [];
-    if (type === 'image_generation_call' && typeof result === 'string' && result !== '') content.push({ type: 'image', mediaType: 'image/png', data: result, byteSize: base64ByteSize(result) });
-    else for (const v of [output, results, outputs, result]) if (v !== undefined && v !== null) content.push(textPart(typeof v === 'string' ? v : JSON.stringify(v)));
+    if (type === 'image_generation_call' && typeof result === 'string' && result !== '')
+      content.push({ type: 'image', mediaType: 'image/png', data: result, byteSize: base64ByteSize(result) });
+    else
+      for (const v of [output, results, outputs, result])
+        if (v !== undefined && v !== null) content.push(textPart(typeof v === 'string' ? v : JSON.stringify(v)));
     if (typeof error === 'string' && error !== '') content.push(textPart(error));
     return {
       ...base,
-      message: { role: 'assistant', parts: [{ type: 'tool-call', id, name, arguments: callArgs }, { type: 'tool-result', callId: id, toolName: name, content, isError: typeof error === 'string' && error !== '' }] },
+      message: {
+        role: 'assistant',
+        parts: [
+          { type: 'tool-call', id, name, arguments: callArgs },
+          {
+            type: 'tool-result',
+            callId: id,
+            toolName: name,
+            content,
+            isError: typeof error === 'string' && error !== '',
+          },
+        ],
+      },
     };
   }
   if (type.endsWith('_call_output')) {
     // computer_call_output, local_shell_call_output (which names the call by `id`), shell_call_output, apply_patch…
     const callId = asString(item.call_id) ?? asString(item.id) ?? '';
-    return { ...base, message: { role: 'tool', parts: [toolResult(callId, outputContent(item.output, `${path}.output`, source), item.status === 'failed')] } };
+    return {
+      ...base,
+      message: {
+        role: 'tool',
+        parts: [toolResult(callId, outputContent(item.output, `${path}.output`, source), item.status === 'failed')],
+      },
+    };
   }
   if (type.endsWith('_call')) {
     const callId = asString(item.call_id) ?? asString(item.id) ?? '';
     const name = type.replace(/_call$/, '');
     state.toolNames.set(callId, name);
     const { id: _id, call_id: _callId, type: _type, status: _status, ...args } = item;
-    return { ...base, message: { role: 'assistant', parts: [{ type: 'tool-call', id: callId, name, arguments: args }] } };
+    return {
+      ...base,
+      message: { role: 'assistant', parts: [{ type: 'tool-call', id: callId, name, arguments: args }] },
+    };
   }
   if (EVENTS.has(type)) return { kind: 'event', sourceType: type, raw: item };
   return { kind: 'unknown', sourceType: type, raw: item };
@@ -203,7 +282,8 @@ function messageContent(content: unknown, path: string, source: string): Part[] 
   if (typeof content === 'string') return [textPart(content)];
   if (!Array.isArray(content)) throw invalidInput(source, path, 'a string or an array of content parts', content);
   return content.map((c, k) => {
-    if (!isRecord(c) || typeof c.type !== 'string') throw invalidInput(source, `${path}[${k}]`, 'a content part object with a string "type"', c);
+    if (!isRecord(c) || typeof c.type !== 'string')
+      throw invalidInput(source, `${path}[${k}]`, 'a content part object with a string "type"', c);
     return decodeContentPart(c, `${path}[${k}]`, source);
   });
 }
@@ -280,11 +360,13 @@ function encodeContent(p: Part): ResponsesInputContent | undefined {
     case 'compaction':
       return { type: 'input_text', text: p.marker.summary };
     case 'image':
-      if (p.data) return { type: 'input_image', detail: 'auto', image_url: dataUrl(p.mediaType ?? 'image/png', p.data) };
+      if (p.data)
+        return { type: 'input_image', detail: 'auto', image_url: dataUrl(p.mediaType ?? 'image/png', p.data) };
       if (p.url && /^https?:/.test(p.url)) return { type: 'input_image', detail: 'auto', image_url: p.url };
       return { type: 'input_text', text: mediaPlaceholder(p) };
     case 'file': {
-      if (p.data && p.mediaType === 'application/pdf') return { type: 'input_file', file_data: dataUrl(p.mediaType, p.data), filename: p.name ?? 'document.pdf' };
+      if (p.data && p.mediaType === 'application/pdf')
+        return { type: 'input_file', file_data: dataUrl(p.mediaType, p.data), filename: p.name ?? 'document.pdf' };
       const text = inlineText(p);
       if (text !== undefined) return { type: 'input_text', text: p.name ? `${p.name}:\n${text}` : text };
       return { type: 'input_text', text: mediaPlaceholder(p) };
@@ -337,7 +419,12 @@ function encodeTurn(t: ConvTurn): ResponsesItem[] {
   for (const p of t.parts) {
     if (p.type !== 'tool-result') continue;
     const content = p.content.map(encodeContent).filter((c): c is ResponsesInputContent => c !== undefined);
-    const output = content.length === 0 ? '' : content.every((c) => c.type === 'input_text') ? content.map((c) => (c as { text: string }).text).join('\n') : content;
+    const output =
+      content.length === 0
+        ? ''
+        : content.every((c) => c.type === 'input_text')
+          ? content.map((c) => (c as { text: string }).text).join('\n')
+          : content;
     out.push({ type: 'function_call_output', call_id: p.callId, output });
   }
   return out;
@@ -357,9 +444,15 @@ export function reasoningItem(p: ThinkingPart): ResponsesReasoningItem | undefin
     return undefined;
   }
   if (!isRecord(v) || v.type !== 'reasoning' || typeof v.id !== 'string' || v.id === '') return undefined;
-  const summary = Array.isArray(v.summary) ? v.summary.filter((x): x is { type: 'summary_text'; text: string } => isRecord(x) && x.type === 'summary_text' && typeof x.text === 'string') : [];
+  const summary = Array.isArray(v.summary)
+    ? v.summary.filter(
+        (x): x is { type: 'summary_text'; text: string } =>
+          isRecord(x) && x.type === 'summary_text' && typeof x.text === 'string',
+      )
+    : [];
   const item: ResponsesReasoningItem = { type: 'reasoning', id: v.id, summary };
-  if (typeof v.encrypted_content === 'string' && v.encrypted_content !== '') item.encrypted_content = v.encrypted_content;
+  if (typeof v.encrypted_content === 'string' && v.encrypted_content !== '')
+    item.encrypted_content = v.encrypted_content;
   return item;
 }
 
@@ -373,7 +466,10 @@ export interface OpenaiResponsesEncodeOptions {
  * input}` (see `prepareConversation` for the pairing rules). System messages become `instructions`. Reasoning goes back
  * only as the items the API produced (`reasoningItem`), each before the item that followed it; other thinking is dropped.
  */
-export function encodeOpenaiResponsesRequest(messages: readonly Message[], options: OpenaiResponsesEncodeOptions = {}): ResponsesRequest {
+export function encodeOpenaiResponsesRequest(
+  messages: readonly Message[],
+  options: OpenaiResponsesEncodeOptions = {},
+): ResponsesRequest {
   const conv = prepareConversation(messages, {
     keep: (p, m) => p.type !== 'thinking' || (m.role === 'assistant' && reasoningItem(p) !== undefined),
     maxIdLength: MAX_ID_LENGTH,
@@ -419,7 +515,9 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
     if (!e.message) continue;
     edited = true;
     if (e.message.role === 'system') {
-      const text = e.message.parts.map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : '')).join('\n\n');
+      const text = e.message.parts
+        .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : ''))
+        .join('\n\n');
       items.push({ type: 'message', role: 'system', content: text });
     } else for (const t of segmentMessage(e.message, (p) => p.type !== 'thinking')) items.push(...encodeTurn(t));
   }
@@ -451,14 +549,20 @@ export function openaiResponsesRequestProblems(body: unknown): string[] {
   const out: string[] = [];
   if (!isRecord(body)) return ['body: not an object'];
   if (typeof body.model !== 'string' || body.model === '') out.push('model: missing');
-  if (body.instructions !== undefined && body.instructions !== null && typeof body.instructions !== 'string') out.push('instructions: not a string');
+  if (body.instructions !== undefined && body.instructions !== null && typeof body.instructions !== 'string')
+    out.push('instructions: not a string');
   if (typeof body.input === 'string') return out;
   if (!Array.isArray(body.input) || body.input.length === 0) return [...out, 'input: missing or empty'];
   const calls = new Map<string, { at: string; kind: string; answered: boolean }>();
   body.input.forEach((item, i) => {
     const at = `input[${i}]`;
     if (!isRecord(item)) return void out.push(`${at}: not an object`);
-    const type: string | undefined = typeof item.type === 'string' ? item.type : typeof item.role === 'string' && item.type === undefined ? 'message' : undefined;
+    const type: string | undefined =
+      typeof item.type === 'string'
+        ? item.type
+        : typeof item.role === 'string' && item.type === undefined
+          ? 'message'
+          : undefined;
     switch (type) {
       case 'message': {
         const role = String(item.role);
@@ -471,9 +575,17 @@ export function openaiResponsesRequestProblems(body: unknown): string[] {
           const ct = `${at}.content[${k}]`;
           if (!isRecord(c) || typeof c.type !== 'string') return void out.push(`${ct}: not a typed part`);
           if (!allowed.includes(c.type)) out.push(`${ct}: type ${c.type} is not allowed in a ${role} message`);
-          if ((c.type === 'input_text' || c.type === 'output_text') && typeof c.text !== 'string') out.push(`${ct}.text: not a string`);
-          if (c.type === 'input_image' && typeof c.image_url !== 'string' && typeof c.file_id !== 'string') out.push(`${ct}: input_image without image_url or file_id`);
-          if (c.type === 'input_file' && typeof c.file_data !== 'string' && typeof c.file_id !== 'string' && typeof c.file_url !== 'string') out.push(`${ct}: input_file without data, id or url`);
+          if ((c.type === 'input_text' || c.type === 'output_text') && typeof c.text !== 'string')
+            out.push(`${ct}.text: not a string`);
+          if (c.type === 'input_image' && typeof c.image_url !== 'string' && typeof c.file_id !== 'string')
+            out.push(`${ct}: input_image without image_url or file_id`);
+          if (
+            c.type === 'input_file' &&
+            typeof c.file_data !== 'string' &&
+            typeof c.file_id !== 'string' &&
+            typeof c.file_url !== 'string'
+          )
+            out.push(`${ct}: input_file without data, id or url`);
         });
         break;
       }
@@ -483,7 +595,8 @@ export function openaiResponsesRequestProblems(body: unknown): string[] {
         if (typeof id !== 'string' || id === '') return void out.push(`${at}.call_id: missing`);
         if (calls.has(id)) out.push(`${at}.call_id: ${id} is used twice`);
         calls.set(id, { at, kind: type, answered: false });
-        if (typeof item.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(item.name)) out.push(`${at}.name: ${String(item.name)} is not a valid name`);
+        if (typeof item.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(item.name))
+          out.push(`${at}.name: ${String(item.name)} is not a valid name`);
         if (type === 'function_call' && typeof item.arguments !== 'string') out.push(`${at}.arguments: not a string`);
         if (type === 'custom_tool_call' && typeof item.input !== 'string') out.push(`${at}.input: not a string`);
         break;
@@ -492,7 +605,8 @@ export function openaiResponsesRequestProblems(body: unknown): string[] {
       case 'custom_tool_call_output': {
         const id = item.call_id;
         const call = typeof id === 'string' ? calls.get(id) : undefined;
-        if (!call || call.kind !== type.replace(/_output$/, '')) out.push(`${at}: output for ${String(id)}, which no earlier ${type.replace(/_output$/, '')} made`);
+        if (!call || call.kind !== type.replace(/_output$/, ''))
+          out.push(`${at}: output for ${String(id)}, which no earlier ${type.replace(/_output$/, '')} made`);
         else if (call.answered) out.push(`${at}: second output for ${String(id)}`);
         else call.answered = true;
         if (Array.isArray(item.output)) {
@@ -501,7 +615,8 @@ export function openaiResponsesRequestProblems(body: unknown): string[] {
         break;
       }
       case 'reasoning':
-        if (i === (body.input as unknown[]).length - 1) out.push(`${at}: reasoning item without the item that followed it`);
+        if (i === (body.input as unknown[]).length - 1)
+          out.push(`${at}: reasoning item without the item that followed it`);
         if (!Array.isArray(item.summary)) out.push(`${at}.summary: not an array`);
         break;
       case undefined:
@@ -520,7 +635,10 @@ export const openaiResponsesFormat: TranscriptFormat = {
   detect({ document }: DetectInput) {
     if (!isRecord(document) || 'messages' in document) return 0;
     if (!('input' in document) && typeof document.instructions !== 'string') return 0;
-    return Math.max(requestConfidence('responses', document), Array.isArray(document.input) || typeof document.input === 'string' ? 0.85 : 0.5);
+    return Math.max(
+      requestConfidence('responses', document),
+      Array.isArray(document.input) || typeof document.input === 'string' ? 0.85 : 0.5,
+    );
   },
   readDocument: readResponses,
   write: writeResponses,

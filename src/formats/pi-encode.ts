@@ -55,7 +55,9 @@ export function encodeUsage(u: Usage): Record<string, unknown> {
  * The usage a rewritten copy of an assistant message carries: none billed. The original entry keeps what was billed
  * (so pi's cost totals count it once), and a copy must not anchor a token count on a context that is gone.
  */
-export const ZERO_USAGE: Readonly<Record<string, unknown>> = Object.freeze(encodeUsage({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }));
+export const ZERO_USAGE: Readonly<Record<string, unknown>> = Object.freeze(
+  encodeUsage({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }),
+);
 
 /**
  * An abridge compaction that is not the one a written session resumes from (an earlier one, made in memory and
@@ -80,21 +82,44 @@ export function encodeEntry(e: Entry, iso: string, written: Set<CompactionMarker
   if (carried) {
     if (written.has(carried)) return [];
     written.add(carried);
-    const r: Record<string, unknown> = { type: 'compaction', timestamp: iso, summary: carried.summary, tokensBefore: carried.tokensBefore ?? 0 };
+    const r: Record<string, unknown> = {
+      type: 'compaction',
+      timestamp: iso,
+      summary: carried.summary,
+      tokensBefore: carried.tokensBefore ?? 0,
+    };
     if (carried.firstKeptEntryId) r.firstKeptEntryId = carried.firstKeptEntryId;
     return [r];
   }
   if (e.sidechain) {
     // A subagent's messages are not part of the main conversation: keep them outside the model's context.
-    return [{ type: 'custom', timestamp: iso, customType: 'abridge.sidechain', data: { message: e.message, raw: e.raw } }];
+    return [
+      { type: 'custom', timestamp: iso, customType: 'abridge.sidechain', data: { message: e.message, raw: e.raw } },
+    ];
   }
-  if (e.kind === 'model-change' && e.model) return [{ type: 'model_change', timestamp: iso, provider: e.model.provider ?? 'unknown', modelId: e.model.id }];
+  if (e.kind === 'model-change' && e.model)
+    return [{ type: 'model_change', timestamp: iso, provider: e.model.provider ?? 'unknown', modelId: e.model.id }];
   const m = e.message;
-  if (!m) return [{ type: 'custom', timestamp: iso, customType: 'abridge.entry', data: { kind: e.kind, sourceType: e.sourceType, raw: e.raw } }];
+  if (!m)
+    return [
+      {
+        type: 'custom',
+        timestamp: iso,
+        customType: 'abridge.entry',
+        data: { kind: e.kind, sourceType: e.sourceType, raw: e.raw },
+      },
+    ];
   const ts = m.timestamp ?? e.timestamp ?? Date.parse(iso);
   if (m.role === 'system') {
     // pi keeps no system prompt in its sessions: preserve it as extension data, outside the model's context.
-    return [{ type: 'custom', timestamp: iso, customType: 'abridge.system', data: { text: m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n') } }];
+    return [
+      {
+        type: 'custom',
+        timestamp: iso,
+        customType: 'abridge.system',
+        data: { text: m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n') },
+      },
+    ];
   }
   return encodeMessage(m, ts).map((message) => ({ type: 'message', timestamp: iso, message }));
 }
@@ -106,7 +131,13 @@ export function encodeMessage(m: Message, ts: number = m.timestamp ?? 0): Record
     case 'user':
       return [{ role: 'user', content: encodeParts(m.parts), timestamp: ts }];
     case 'assistant': {
-      const msg: Record<string, unknown> = { role: 'assistant', content: encodeParts(m.parts), api: apiFor(m.provider), provider: m.provider ?? 'unknown', model: m.model ?? 'unknown' };
+      const msg: Record<string, unknown> = {
+        role: 'assistant',
+        content: encodeParts(m.parts),
+        api: apiFor(m.provider),
+        provider: m.provider ?? 'unknown',
+        model: m.model ?? 'unknown',
+      };
       msg.usage = encodeUsage(m.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
       msg.stopReason = m.stopReason ?? (m.parts.some((p) => p.type === 'tool-call') ? 'toolUse' : 'stop');
       msg.timestamp = ts;
@@ -116,7 +147,14 @@ export function encodeMessage(m: Message, ts: number = m.timestamp ?? 0): Record
       const out: Record<string, unknown>[] = [];
       for (const p of m.parts) {
         if (p.type !== 'tool-result') continue;
-        out.push({ role: 'toolResult', toolCallId: p.callId, toolName: p.toolName ?? '', content: encodeParts(p.content), isError: p.isError, timestamp: ts });
+        out.push({
+          role: 'toolResult',
+          toolCallId: p.callId,
+          toolName: p.toolName ?? '',
+          content: encodeParts(p.content),
+          isError: p.isError,
+          timestamp: ts,
+        });
       }
       return out;
     }

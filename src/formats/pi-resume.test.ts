@@ -53,7 +53,9 @@ function expectSame(label: string, pi: readonly Message[], view: readonly Messag
   if (at !== -1) {
     const a = comparable(pi);
     const b = comparable(view);
-    expect.soft({ label, at, pi: a.length, abridge: b.length, piMessage: a[at], abridgeMessage: b[at] }).toBeUndefined();
+    expect
+      .soft({ label, at, pi: a.length, abridge: b.length, piMessage: a[at], abridgeMessage: b[at] })
+      .toBeUndefined();
   }
   expect(at, label).toBe(-1);
 }
@@ -84,7 +86,9 @@ run('pi resumes exactly the view abridge reported', () => {
         rows.push(row);
         expectSame(`${fraction}: pi`, pi, view);
         // Within 2% — or, for a view of a few hundred tokens, within the tokens of pi's wrapper around a summary.
-        expect(Math.abs(row.piTokens - row.abridgeTokens)).toBeLessThanOrEqual(Math.max(0.02 * row.abridgeTokens, WRAPPER_TOKENS));
+        expect(Math.abs(row.piTokens - row.abridgeTokens)).toBeLessThanOrEqual(
+          Math.max(0.02 * row.abridgeTokens, WRAPPER_TOKENS),
+        );
 
         // abridge reads its own file back to the same view, and can compact it again.
         const back = parseSession(text);
@@ -109,26 +113,63 @@ run('pi resumes exactly the view abridge reported', () => {
   }
 });
 
-const output = (tag: string, n: number) => Array.from({ length: n }, (_, k) => `${tag} line ${k}: npm ERR! at retry (src/net/retry.ts:${k})`).join('\n');
+const output = (tag: string, n: number) =>
+  Array.from({ length: n }, (_, k) => `${tag} line ${k}: npm ERR! at retry (src/net/retry.ts:${k})`).join('\n');
 
 /** A pi tree: an abandoned branch, a branch summary, harness and bash messages on the active one. */
 function branchedSession(): string {
   const t = new PiTranscript('branched');
   t.user('Fix the flaky retry in src/net/retry.ts.');
   const u1 = t.records.at(-1)!.id as string;
-  for (let i = 0; i < 3; i++) t.step({ text: `Trying ${i}.`, calls: [{ name: 'bash', args: { command: `try ${i}` }, result: output(`try${i}`, 150) }] });
+  for (let i = 0; i < 3; i++)
+    t.step({
+      text: `Trying ${i}.`,
+      calls: [{ name: 'bash', args: { command: `try ${i}` }, result: output(`try${i}`, 150) }],
+    });
   const abandoned = t.records.at(-1)!.id as string;
   const branchStart = t.records.length;
   t.synthetic('Remember: keep the backoff under 250 ms.');
-  for (let i = 0; i < 8; i++) t.step({ text: `Step ${i}.`, calls: [{ name: i % 2 ? 'read' : 'bash', args: { path: `src/f${i}.ts` }, result: output(`step${i}`, 120) }] });
+  for (let i = 0; i < 8; i++)
+    t.step({
+      text: `Step ${i}.`,
+      calls: [{ name: i % 2 ? 'read' : 'bash', args: { path: `src/f${i}.ts` }, result: output(`step${i}`, 120) }],
+    });
   t.user('Now run the tests.');
   const records = t.records;
   // The second branch starts again from the first request, after pi's summary of the abandoned one.
-  records.splice(branchStart, 0, { type: 'branch_summary', id: 'bs', parentId: u1, timestamp: records[1]!.timestamp, fromId: abandoned, summary: 'Tried three retries; none fixed it.' });
+  records.splice(branchStart, 0, {
+    type: 'branch_summary',
+    id: 'bs',
+    parentId: u1,
+    timestamp: records[1]!.timestamp,
+    fromId: abandoned,
+    summary: 'Tried three retries; none fixed it.',
+  });
   records[branchStart + 1]!.parentId = 'bs';
   const last = records.at(-1)!.id as string;
-  records.push({ type: 'message', id: 'bx', parentId: last, timestamp: records[1]!.timestamp, message: { role: 'bashExecution', command: 'npm test', output: output('test', 80), exitCode: 1, cancelled: false, truncated: false, timestamp: 99 } });
-  for (let i = 0; i < 3; i++) records.push({ type: 'message', id: `z${i}`, parentId: i ? `z${i - 1}` : 'bx', timestamp: records[1]!.timestamp, message: { role: 'user', content: `More ${i}.`, timestamp: 100 + i } });
+  records.push({
+    type: 'message',
+    id: 'bx',
+    parentId: last,
+    timestamp: records[1]!.timestamp,
+    message: {
+      role: 'bashExecution',
+      command: 'npm test',
+      output: output('test', 80),
+      exitCode: 1,
+      cancelled: false,
+      truncated: false,
+      timestamp: 99,
+    },
+  });
+  for (let i = 0; i < 3; i++)
+    records.push({
+      type: 'message',
+      id: `z${i}`,
+      parentId: i ? `z${i - 1}` : 'bx',
+      timestamp: records[1]!.timestamp,
+      message: { role: 'user', content: `More ${i}.`, timestamp: 100 + i },
+    });
   return `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
 }
 
@@ -162,7 +203,10 @@ afterAll(() => {
   const eq = (rs: Row[]) => rs.filter((r) => r.equal).length;
   const lines = [
     `pi resume: ${eq(rows)}/${rows.length} (sessions × budgets) equal; compacted ${compacted.length}, of which equal ${eq(compacted)}, read back ${compacted.filter((r) => r.readBack).length}, second compaction ${compacted.filter((r) => r.second).length}`,
-    ...rows.map((r) => `  ${r.fraction * 100}% ${r.equal ? '=' : '≠'} ${r.compacted ? r.strategies.padEnd(40) : '(not compacted)'.padEnd(40)} msgs ${r.pi}/${r.abridge} tokens ${r.piTokens}/${r.abridgeTokens} ${r.file}`),
+    ...rows.map(
+      (r) =>
+        `  ${r.fraction * 100}% ${r.equal ? '=' : '≠'} ${r.compacted ? r.strategies.padEnd(40) : '(not compacted)'.padEnd(40)} msgs ${r.pi}/${r.abridge} tokens ${r.piTokens}/${r.abridgeTokens} ${r.file}`,
+    ),
   ];
   console.log(lines.join('\n'));
 });

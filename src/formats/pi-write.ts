@@ -57,7 +57,11 @@ function writeAsRead(session: Session, redact: (text: string) => string): string
   for (const e of session.entries) {
     if (e.fromSameRecord) continue;
     if (e.raw !== undefined || e.rawText !== undefined) {
-      lines.push({ text: e.rawText ?? JSON.stringify(e.raw), sameLineAsPrevious: e.sameLineAsPrevious, blankLinesBefore: e.blankLinesBefore });
+      lines.push({
+        text: e.rawText ?? JSON.stringify(e.raw),
+        sameLineAsPrevious: e.sameLineAsPrevious,
+        blankLinesBefore: e.blankLinesBefore,
+      });
       if (e.id !== undefined) lastId = e.id;
       continue;
     }
@@ -138,7 +142,8 @@ class Originals {
    */
   migrateLinear(entries: readonly Entry[]): void {
     const sid = this.session.info.id ?? '';
-    for (const e of entries) if (e.kind !== 'header' && isRecord(e.raw)) this.idOf.set(e.index, this.newId(`pi-v1:${sid}:${e.index}`));
+    for (const e of entries)
+      if (e.kind !== 'header' && isRecord(e.raw)) this.idOf.set(e.index, this.newId(`pi-v1:${sid}:${e.index}`));
     let lastId: string | null = null;
     for (const e of entries) {
       if (e.fromSameRecord) continue;
@@ -152,7 +157,12 @@ class Originals {
         continue;
       }
       const { firstKeptEntryIndex: _i, ...raw } = e.raw;
-      const r: Record<string, unknown> = { type: raw.type, id: this.idOf.get(e.index), parentId: lastId, ...withoutType(raw) };
+      const r: Record<string, unknown> = {
+        type: raw.type,
+        id: this.idOf.get(e.index),
+        parentId: lastId,
+        ...withoutType(raw),
+      };
       if (e.compaction?.firstKeptEntry !== undefined) {
         const kept = this.idOf.get(e.compaction.firstKeptEntry);
         if (kept) r.firstKeptEntryId = kept;
@@ -168,7 +178,13 @@ class Originals {
     const s = this.session;
     const start = entries.find((e) => e.timestamp !== undefined)?.timestamp ?? 0;
     this.lines.push({
-      text: JSON.stringify({ type: 'session', version: 3, id: s.info.id ?? stableId(`${s.format}:${s.entries.length}`, 36), timestamp: new Date(s.info.startedAt ?? start).toISOString(), cwd: s.info.cwd ?? '' }),
+      text: JSON.stringify({
+        type: 'session',
+        version: 3,
+        id: s.info.id ?? stableId(`${s.format}:${s.entries.length}`, 36),
+        timestamp: new Date(s.info.startedAt ?? start).toISOString(),
+        cwd: s.info.cwd ?? '',
+      }),
     });
     let lastId: string | null = null;
     for (const e of entries) if (e.kind !== 'header') lastId = this.appendEncoded(e, lastId);
@@ -179,7 +195,8 @@ class Originals {
     let first = true;
     for (const r of encodeEntry(e, isoOf(e), this.written)) {
       // An entry added to a pi session in memory may already have its id (a marker linked into the tree): keep it.
-      const own = first && this.session.format === 'pi' && e.id !== undefined && !this.idOf.has(e.index) ? e.id : undefined;
+      const own =
+        first && this.session.format === 'pi' && e.id !== undefined && !this.idOf.has(e.index) ? e.id : undefined;
       const id = own ?? this.newId(`entry:${e.index}:${this.lines.length}`);
       this.ids.add(id);
       this.lines.push({ text: JSON.stringify({ type: r.type, id, parentId: lastId, ...withoutType(r) }) });
@@ -196,7 +213,12 @@ const SHOWN_AS_IS = new Set(['message', 'custom_message', 'branch_summary']);
 /** Records that set what pi resumes with besides messages (model, thinking level, extension state). */
 const SETTINGS = new Set(['model_change', 'thinking_level_change', 'custom']);
 
-function writeCompacted(session: Session, branch: readonly Entry[], markerEntry: Entry, redact: (text: string) => string): string {
+function writeCompacted(
+  session: Session,
+  branch: readonly Entry[],
+  markerEntry: Entry,
+  redact: (text: string) => string,
+): string {
   const marker = markerEntry.compaction as AbridgeMarker;
   const originals = new Originals(session);
   const before = session.entries.filter((e) => e.index < markerEntry.index);
@@ -260,7 +282,11 @@ function writeCompacted(session: Session, branch: readonly Entry[], markerEntry:
     for (; next < onBranch.length && onBranch[next]!.index < index; next++) {
       const e = onBranch[next]!;
       if (e.message || !isRecord(e.raw) || !fromPi) continue;
-      if (SETTINGS.has(String(e.raw.type)) && !(e.raw.type === 'custom' && String(e.raw.customType).startsWith('abridge.'))) append(copyOf(e.raw));
+      if (
+        SETTINGS.has(String(e.raw.type)) &&
+        !(e.raw.type === 'custom' && String(e.raw.customType).startsWith('abridge.'))
+      )
+        append(copyOf(e.raw));
     }
   };
 
@@ -270,11 +296,25 @@ function writeCompacted(session: Session, branch: readonly Entry[], markerEntry:
       settingsUpTo(it.covers.fromEntry);
       if (!messagesOnPath) {
         // Nothing before it: pi's own compaction record says it (its summary is the first thing pi shows).
-        const rec = append({ type: 'compaction', timestamp: iso, summary: marker.summary, firstKeptEntryId: '', tokensBefore: marker.tokensBefore ?? 0, details });
+        const rec = append({
+          type: 'compaction',
+          timestamp: iso,
+          summary: marker.summary,
+          firstKeptEntryId: '',
+          tokensBefore: marker.tokensBefore ?? 0,
+          details,
+        });
         rec.firstKeptEntryId = rec.id;
         keptBy = rec;
       } else {
-        append({ type: 'custom_message', timestamp: iso, customType: PI_SUMMARY_TYPE, content: [{ type: 'text', text: marker.summary }], display: true, details });
+        append({
+          type: 'custom_message',
+          timestamp: iso,
+          customType: PI_SUMMARY_TYPE,
+          content: [{ type: 'text', text: marker.summary }],
+          display: true,
+          details,
+        });
       }
       messagesOnPath = true;
       continue;
@@ -329,7 +369,8 @@ function copiesOf(e: Entry, it: ViewItem, fromPi: boolean, iso: string): Record<
         if (!result || result.type !== 'tool-result') return [customMessage(m, e, iso)];
         msg.content = encodeParts(result.content);
         msg.isError = result.isError;
-      } else if (role === 'user' || role === 'assistant' || role === 'custom' || role === 'hookMessage') msg.content = encodeParts(m.parts);
+      } else if (role === 'user' || role === 'assistant' || role === 'custom' || role === 'hookMessage')
+        msg.content = encodeParts(m.parts);
       else return [customMessage(m, e, iso)];
     }
     return [{ ...copyOf(raw), message: msg }];
@@ -343,5 +384,12 @@ function copiesOf(e: Entry, it: ViewItem, fromPi: boolean, iso: string): Record<
 
 function customMessage(m: Message, e: Entry, iso: string): Record<string, unknown> {
   const parts: Part[] = m.parts.flatMap((p) => (p.type === 'tool-result' ? p.content : [p]));
-  return { type: 'custom_message', timestamp: e.timestamp !== undefined ? new Date(e.timestamp).toISOString() : iso, customType: PI_MESSAGE_TYPE, content: encodeParts(parts), display: true, details: { entry: e.id ?? e.index } };
+  return {
+    type: 'custom_message',
+    timestamp: e.timestamp !== undefined ? new Date(e.timestamp).toISOString() : iso,
+    customType: PI_MESSAGE_TYPE,
+    content: encodeParts(parts),
+    display: true,
+    details: { entry: e.id ?? e.index },
+  };
 }

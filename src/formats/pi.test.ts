@@ -5,7 +5,13 @@ import { writeSession } from './write.js';
 
 const jsonl = (records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
 const ts = '2026-01-01T00:00:00.000Z';
-const e = (type: string, id: string, parentId: string | null, rest: Record<string, unknown>) => ({ type, id, parentId, timestamp: ts, ...rest });
+const e = (type: string, id: string, parentId: string | null, rest: Record<string, unknown>) => ({
+  type,
+  id,
+  parentId,
+  timestamp: ts,
+  ...rest,
+});
 
 const v3 = [
   { type: 'session', version: 3, id: 'sess', timestamp: ts, cwd: '/repo' },
@@ -29,13 +35,35 @@ const v3 = [
     },
   }),
   e('message', 'r1', 'a1', {
-    message: { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'code' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }], isError: false, timestamp: 3 },
+    message: {
+      role: 'toolResult',
+      toolCallId: 'c1',
+      toolName: 'read',
+      content: [
+        { type: 'text', text: 'code' },
+        { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+      ],
+      isError: false,
+      timestamp: 3,
+    },
   }),
   // A branch: the user went back to u1 and asked something else.
   e('branch_summary', 'b1', 'u1', { fromId: 'r1', summary: 'Tried reading src/a.ts.' }),
-  e('message', 'u2', 'b1', { message: { role: 'user', content: [{ type: 'text', text: 'use grep instead' }], timestamp: 4 } }),
+  e('message', 'u2', 'b1', {
+    message: { role: 'user', content: [{ type: 'text', text: 'use grep instead' }], timestamp: 4 },
+  }),
   e('custom_message', 'cm', 'u2', { customType: 'ext', content: 'injected', display: true }),
-  e('message', 'x1', 'cm', { message: { role: 'bashExecution', command: 'npm test', output: '1 failed', exitCode: 1, cancelled: false, truncated: false, timestamp: 5 } }),
+  e('message', 'x1', 'cm', {
+    message: {
+      role: 'bashExecution',
+      command: 'npm test',
+      output: '1 failed',
+      exitCode: 1,
+      cancelled: false,
+      truncated: false,
+      timestamp: 5,
+    },
+  }),
   e('compaction', 'k1', 'x1', { summary: 'Goal: fix the bug.', firstKeptEntryId: 'u2', tokensBefore: 50000 }),
   e('custom', 'cu', 'k1', { customType: 'ext', data: { n: 1 } }),
   e('label', 'l1', 'cu', { targetId: 'u2', label: 'here' }),
@@ -79,12 +107,25 @@ describe('pi reader', () => {
       callId: 'c1',
       toolName: 'read',
       isError: false,
-      content: [{ type: 'text', text: 'code' }, { type: 'image', mediaType: 'image/png', byteSize: 3, data: 'AAAA' }],
+      content: [
+        { type: 'text', text: 'code' },
+        { type: 'image', mediaType: 'image/png', byteSize: 3, data: 'AAAA' },
+      ],
     });
     // As pi sends it (its bashExecutionToText).
-    expect(s.entries[9]!.message!.parts[0]).toEqual({ type: 'text', text: 'Ran `npm test`\n```\n1 failed\n```\n\nCommand exited with code 1' });
+    expect(s.entries[9]!.message!.parts[0]).toEqual({
+      type: 'text',
+      text: 'Ran `npm test`\n```\n1 failed\n```\n\nCommand exited with code 1',
+    });
     const marker = s.entries[10]!.compaction!;
-    expect(marker).toMatchObject({ number: 1, summary: 'Goal: fix the bug.', tokensBefore: 50000, firstKeptEntryId: 'u2', firstKeptEntry: 7, source: 'pi' });
+    expect(marker).toMatchObject({
+      number: 1,
+      summary: 'Goal: fix the bug.',
+      tokensBefore: 50000,
+      firstKeptEntryId: 'u2',
+      firstKeptEntry: 7,
+      source: 'pi',
+    });
     expect(marker.archived).toEqual({ fromEntry: 1, toEntry: 6 });
   });
 
@@ -92,13 +133,32 @@ describe('pi reader', () => {
     const s = parseSession(jsonl(v3));
     const ids = activeBranch(s).map((x) => x.id ?? 'header');
     expect(ids).toEqual(['header', 'm0', 't0', 'u1', 'b1', 'u2', 'cm', 'x1', 'k1', 'cu', 'l1', 'si']);
-    expect(activeBranch(s, { leafId: 'r1' }).map((x) => x.id ?? 'header')).toEqual(['header', 'm0', 't0', 'u1', 'a1', 'r1']);
+    expect(activeBranch(s, { leafId: 'r1' }).map((x) => x.id ?? 'header')).toEqual([
+      'header',
+      'm0',
+      't0',
+      'u1',
+      'a1',
+      'r1',
+    ]);
   });
 
   it('reads the older header without version as a linear session', () => {
     const old = [
-      { type: 'session', id: 'o', timestamp: ts, cwd: '/r', provider: 'anthropic', modelId: 'claude-opus-4-5', thinkingLevel: 'off' },
-      { type: 'message', timestamp: ts, message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 1 } },
+      {
+        type: 'session',
+        id: 'o',
+        timestamp: ts,
+        cwd: '/r',
+        provider: 'anthropic',
+        modelId: 'claude-opus-4-5',
+        thinkingLevel: 'off',
+      },
+      {
+        type: 'message',
+        timestamp: ts,
+        message: { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: 1 },
+      },
       { type: 'compaction', timestamp: ts, summary: 'S', firstKeptEntryIndex: 1, tokensBefore: 9 },
     ];
     const s = parseSession(jsonl(old));
@@ -111,7 +171,9 @@ describe('pi reader', () => {
   it('keeps an unknown entry type with a problem, and writes it back', () => {
     const text = jsonl([v3[0], { type: 'future_thing', id: 'f', parentId: null, timestamp: ts, x: 1 }]);
     const s = parseSession(text);
-    expect(s.problems).toEqual([{ line: 2, kind: 'unknown-entry-type', message: 'line 2: unknown pi entry type "future_thing"; kept as is' }]);
+    expect(s.problems).toEqual([
+      { line: 2, kind: 'unknown-entry-type', message: 'line 2: unknown pi entry type "future_thing"; kept as is' },
+    ]);
     expect(writeSession(s)).toBe(text);
   });
 
@@ -119,10 +181,19 @@ describe('pi reader', () => {
     const text = jsonl(v3);
     const s = parseSession(text);
     expect(writeSession(s)).toBe(text);
-    s.entries.push({ index: s.entries.length, kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: 'more' }] }, timestamp: 10 });
+    s.entries.push({
+      index: s.entries.length,
+      kind: 'message',
+      message: { role: 'user', parts: [{ type: 'text', text: 'more' }] },
+      timestamp: 10,
+    });
     const out = writeSession(s);
     const last = JSON.parse(out.trim().split('\n').at(-1)!);
-    expect(last).toMatchObject({ type: 'message', parentId: 'si', message: { role: 'user', content: [{ type: 'text', text: 'more' }] } });
+    expect(last).toMatchObject({
+      type: 'message',
+      parentId: 'si',
+      message: { role: 'user', content: [{ type: 'text', text: 'more' }] },
+    });
     const again = parseSession(out);
     expect(activeBranch(again).at(-1)!.message!.parts).toEqual([{ type: 'text', text: 'more' }]);
   });

@@ -3,14 +3,7 @@
  * v2+ entries link as a tree by id/parentId; the older format is linear and its compactions name the first kept entry
  * by index.
  */
-import type {
-  CompactionMarker,
-  EntryDraft,
-  Message,
-  Part,
-  SessionInfo,
-  Usage,
-} from '../model/types.js';
+import type { CompactionMarker, EntryDraft, Message, Part, SessionInfo, Usage } from '../model/types.js';
 import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 import type { AbridgeMarker } from '../model/view.js';
@@ -31,7 +24,16 @@ const ENTRY_TYPES = new Set([
   'ephemeral',
 ]);
 
-const MESSAGE_ROLES = new Set(['user', 'assistant', 'toolResult', 'bashExecution', 'custom', 'hookMessage', 'branchSummary', 'compactionSummary']);
+const MESSAGE_ROLES = new Set([
+  'user',
+  'assistant',
+  'toolResult',
+  'bashExecution',
+  'custom',
+  'hookMessage',
+  'branchSummary',
+  'compactionSummary',
+]);
 
 class PiDecoder implements EntryDecoder {
   private info: SessionInfo = {};
@@ -74,7 +76,10 @@ class PiDecoder implements EntryDecoder {
         }
         const message = decodeMessage(r.message);
         if (!message) {
-          ctx.problem({ kind: 'unknown-entry-type', message: `line ${ctx.line}: unknown pi message role "${String(r.message.role)}"; kept as is` });
+          ctx.problem({
+            kind: 'unknown-entry-type',
+            message: `line ${ctx.line}: unknown pi message role "${String(r.message.role)}"; kept as is`,
+          });
           return base;
         }
         base.kind = 'message';
@@ -116,7 +121,10 @@ class PiDecoder implements EntryDecoder {
         base.kind = 'compaction';
         base.compaction = marker;
         base.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
-        this.compactions.push({ entry: base, keptOrdinal: typeof r.firstKeptEntryIndex === 'number' ? r.firstKeptEntryIndex : undefined });
+        this.compactions.push({
+          entry: base,
+          keptOrdinal: typeof r.firstKeptEntryIndex === 'number' ? r.firstKeptEntryIndex : undefined,
+        });
         return base;
       }
       case 'branch_summary':
@@ -163,7 +171,10 @@ class PiDecoder implements EntryDecoder {
         base.kind = 'event';
         return base;
       default:
-        ctx.problem({ kind: 'unknown-entry-type', message: `line ${ctx.line}: unknown pi entry type "${type}"; kept as is` });
+        ctx.problem({
+          kind: 'unknown-entry-type',
+          message: `line ${ctx.line}: unknown pi entry type "${type}"; kept as is`,
+        });
         void ordinal;
         return base;
     }
@@ -183,7 +194,12 @@ class PiDecoder implements EntryDecoder {
         if (end !== undefined) m.viewEndsAt = end;
         continue;
       }
-      const keptIndex = marker.firstKeptEntryId !== undefined ? this.indexById.get(marker.firstKeptEntryId) : keptOrdinal !== undefined ? this.indexByOrdinal[keptOrdinal] : undefined;
+      const keptIndex =
+        marker.firstKeptEntryId !== undefined
+          ? this.indexById.get(marker.firstKeptEntryId)
+          : keptOrdinal !== undefined
+            ? this.indexByOrdinal[keptOrdinal]
+            : undefined;
       if (keptIndex !== undefined) {
         marker.firstKeptEntry = keptIndex;
         if (keptIndex - 1 >= from) marker.archived = { fromEntry: from, toEntry: keptIndex - 1 };
@@ -209,7 +225,12 @@ function contentParts(content: unknown): Part[] {
       if (c.redacted === true) p.redacted = true;
       parts.push(p);
     } else if (c.type === 'toolCall') {
-      parts.push({ type: 'tool-call', id: asString(c.id) ?? '', name: asString(c.name) ?? '', arguments: c.arguments ?? {} });
+      parts.push({
+        type: 'tool-call',
+        id: asString(c.id) ?? '',
+        name: asString(c.name) ?? '',
+        arguments: c.arguments ?? {},
+      });
     } else parts.push(textPart(JSON.stringify(c)));
   }
   return parts;
@@ -217,11 +238,17 @@ function contentParts(content: unknown): Part[] {
 
 export function decodeUsage(u: unknown): Usage | undefined {
   if (!isRecord(u)) return undefined;
-  const usage: Usage = { input: num(u.input), output: num(u.output), cacheRead: num(u.cacheRead), cacheWrite: num(u.cacheWrite) };
+  const usage: Usage = {
+    input: num(u.input),
+    output: num(u.output),
+    cacheRead: num(u.cacheRead),
+    cacheWrite: num(u.cacheWrite),
+  };
   // Some pi versions (seen with Google models) store the provider's prompt count, cached tokens included, as `input`;
   // their `totalTokens` is then input + output. Normalize so that input + cacheRead + cacheWrite is the prompt.
   const total = num(u.totalTokens);
-  if (usage.cacheRead > 0 && total === usage.input + usage.output && usage.input >= usage.cacheRead) usage.input -= usage.cacheRead;
+  if (usage.cacheRead > 0 && total === usage.input + usage.output && usage.input >= usage.cacheRead)
+    usage.input -= usage.cacheRead;
   if (typeof u.reasoning === 'number') usage.reasoning = u.reasoning;
   return usage;
 }
@@ -302,7 +329,11 @@ function decodeMessage(m: Record<string, unknown>): Message | undefined {
  * left behind, so on this branch it stands for its own place only (where its summary goes, which a later compaction
  * covers or carries).
  */
-function restoreMarker(saved: Omit<AbridgeMarker, 'number'> & { rebased?: boolean }, number: number, index: number): CompactionMarker {
+function restoreMarker(
+  saved: Omit<AbridgeMarker, 'number'> & { rebased?: boolean },
+  number: number,
+  index: number,
+): CompactionMarker {
   const { rebased, ...rest } = saved;
   const marker = { ...rest, number } as AbridgeMarker;
   if (rebased) {
@@ -324,7 +355,6 @@ function abridgeDetails(details: unknown): Omit<AbridgeMarker, 'number'> | undef
 // ---------------------------------------------------------------------------------------------------------------------
 // Writing
 
-
 export const piFormat: TranscriptFormat = {
   id: 'pi',
   label: 'pi session JSONL',
@@ -332,9 +362,16 @@ export const piFormat: TranscriptFormat = {
   detect({ records }) {
     if (!records || records.length === 0) return 0;
     const first = records[0]!;
-    const header = first.type === 'session' && typeof first.timestamp === 'string' && ('cwd' in first || 'version' in first) && !('seq' in first);
+    const header =
+      first.type === 'session' &&
+      typeof first.timestamp === 'string' &&
+      ('cwd' in first || 'version' in first) &&
+      !('seq' in first);
     const known = share(records, (r) => typeof r.type === 'string' && ENTRY_TYPES.has(r.type));
-    const messages = share(records, (r) => r.type === 'message' && isRecord(r.message) && typeof r.message.role === 'string');
+    const messages = share(
+      records,
+      (r) => r.type === 'message' && isRecord(r.message) && typeof r.message.role === 'string',
+    );
     if (header && known > 0.8) return 0.95;
     if (header && known >= 0.5) return 0.8;
     if (known > 0.9 && messages > 0.3) return 0.7;

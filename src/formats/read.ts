@@ -35,11 +35,18 @@ export async function readSession(path: string, options: ReadOptions = {}): Prom
 export function parseSession(data: string | Buffer, options: ReadOptions & { source?: string } = {}): Session {
   const source = options.source ?? '<input>';
   const text = typeof data === 'string' ? data : data.toString('utf8');
-  const format = chooseFormat(options.format, () => sampleSource(text.slice(0, HEAD_BYTES), text.length <= HEAD_BYTES, () => text), source);
+  const format = chooseFormat(
+    options.format,
+    () => sampleSource(text.slice(0, HEAD_BYTES), text.length <= HEAD_BYTES, () => text),
+    source,
+  );
   if (format.container === 'json') return readDocumentText(format, text, source);
   const builder = new SessionBuilder(format.id);
   const decoder = format.createDecoder!();
-  const layout = readJsonlBuffer(typeof data === 'string' ? Buffer.from(data) : data, jsonlSink(builder, decoder, (e) => builder.add(e)));
+  const layout = readJsonlBuffer(
+    typeof data === 'string' ? Buffer.from(data) : data,
+    jsonlSink(builder, decoder, (e) => builder.add(e)),
+  );
   finishJsonl(builder, decoder.finish(), layout);
   return builder.build();
 }
@@ -56,30 +63,54 @@ export interface StreamResult {
  * Reads a transcript entry by entry without keeping the entries: `onEntry` sees each one once, in order. Memory stays
  * bounded by the longest line for JSONL formats (JSON-document formats are parsed whole).
  */
-export async function streamSession(path: string, onEntry: (entry: Entry) => void, options: ReadOptions = {}): Promise<StreamResult> {
+export async function streamSession(
+  path: string,
+  onEntry: (entry: Entry) => void,
+  options: ReadOptions = {},
+): Promise<StreamResult> {
   const streamed = await readStreamSource(path, options.inputTimeoutMs);
   if (streamed) {
     const session = parseStreamed(streamed, path, options);
     for (const e of session.entries) onEntry(e);
-    return { format: session.format, info: session.info, problems: session.problems, entries: session.entries.length, finalNewline: session.finalNewline ?? true };
+    return {
+      format: session.format,
+      info: session.info,
+      problems: session.problems,
+      entries: session.entries.length,
+      finalNewline: session.finalNewline ?? true,
+    };
   }
   let count = 0;
   const builder = await readInto(path, options, (entry) => {
     count++;
     onEntry(entry);
   });
-  return { format: builder.format, info: builder.info, problems: builder.problems, entries: count, finalNewline: builder.finalNewline ?? true };
+  return {
+    format: builder.format,
+    info: builder.info,
+    problems: builder.problems,
+    entries: count,
+    finalNewline: builder.finalNewline ?? true,
+  };
 }
 
 /** Standard input or a FIFO, read whole: detected and parsed like a file's content. */
 function parseStreamed(data: Buffer, path: string, options: ReadOptions): Session {
   options.onProgress?.(data.length, data.length);
   const source = path === '-' ? '<stdin>' : path;
-  if (data.length === 0) throw new AbridgeError('INVALID_INPUT', `${source}: the input is empty (0 bytes came before it ended); expected a transcript`);
+  if (data.length === 0)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${source}: the input is empty (0 bytes came before it ended); expected a transcript`,
+    );
   return parseSession(data, { ...(options.format ? { format: options.format } : {}), source });
 }
 
-async function readInto(path: string, options: ReadOptions, mode: 'keep' | ((e: Entry) => void)): Promise<SessionBuilder> {
+async function readInto(
+  path: string,
+  options: ReadOptions,
+  mode: 'keep' | ((e: Entry) => void),
+): Promise<SessionBuilder> {
   const size = await fileSize(path);
   const head = await readHead(path, Math.min(size, HEAD_BYTES));
   const complete = size <= HEAD_BYTES;
@@ -155,7 +186,10 @@ function jsonlSink(
       try {
         drafts = decoder.decode(item.value, ctx);
       } catch (err) {
-        ctx.problem({ kind: 'invalid-entry', message: `line ${item.line}: ${err instanceof Error ? err.message : String(err)}; kept as is` });
+        ctx.problem({
+          kind: 'invalid-entry',
+          message: `line ${item.line}: ${err instanceof Error ? err.message : String(err)}; kept as is`,
+        });
         drafts = [{ kind: 'unknown' as const, raw: item.value }];
       }
       // A record whose text JSON.stringify would not reproduce keeps its text: writers of its format write that.
@@ -187,15 +221,25 @@ function finishJsonl(
   builder.problems.sort((a, b) => a.line - b.line);
 }
 
-function chooseFormat(requested: string | TranscriptFormat | undefined, sample: () => ReturnType<typeof sampleSource>, source: string): TranscriptFormat {
+function chooseFormat(
+  requested: string | TranscriptFormat | undefined,
+  sample: () => ReturnType<typeof sampleSource>,
+  source: string,
+): TranscriptFormat {
   if (typeof requested === 'object') return requested;
   if (requested) return getFormat(requested);
   const detection = detectFormat(sample());
   if (detection.kind === 'supported') return detection.format;
   if (detection.kind === 'unsupported') {
-    throw new AbridgeError('UNSUPPORTED_FORMAT', `${source}: recognized as ${detection.name}, a format abridge has no reader for yet`);
+    throw new AbridgeError(
+      'UNSUPPORTED_FORMAT',
+      `${source}: recognized as ${detection.name}, a format abridge has no reader for yet`,
+    );
   }
-  throw new AbridgeError('UNRECOGNIZED_FORMAT', `${source}: unrecognized transcript format: ${detection.reason} (use --format to name one)`);
+  throw new AbridgeError(
+    'UNRECOGNIZED_FORMAT',
+    `${source}: unrecognized transcript format: ${detection.reason} (use --format to name one)`,
+  );
 }
 
 function readDocumentText(format: TranscriptFormat, text: string, source: string): Session {
@@ -203,7 +247,10 @@ function readDocumentText(format: TranscriptFormat, text: string, source: string
   try {
     document = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (err) {
-    throw new AbridgeError('INVALID_INPUT', `${source}: not valid JSON for the ${format.label} format (${err instanceof Error ? err.message : String(err)})`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${source}: not valid JSON for the ${format.label} format (${err instanceof Error ? err.message : String(err)})`,
+    );
   }
   return format.readDocument!(document, source);
 }
@@ -211,7 +258,8 @@ function readDocumentText(format: TranscriptFormat, text: string, source: string
 async function fileSize(path: string): Promise<number> {
   try {
     const s = await stat(path);
-    if (s.isDirectory()) throw new AbridgeError('FILE_UNREADABLE', `${path}: is a directory, expected a transcript file`);
+    if (s.isDirectory())
+      throw new AbridgeError('FILE_UNREADABLE', `${path}: is a directory, expected a transcript file`);
     return s.size;
   } catch (err) {
     if (err instanceof AbridgeError) throw err;

@@ -17,7 +17,13 @@ describe('the format registry', () => {
   });
 
   it('takes a format as a value where it takes its id', () => {
-    const line = JSON.stringify({ type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' });
+    const line = JSON.stringify({
+      type: 'session',
+      version: 3,
+      id: 's1',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      cwd: '/w',
+    });
     const byValue = parseSession(`${line}\n`, { format: piFormat });
     expect(byValue.format).toBe('pi');
     expect(byValue).toEqual(parseSession(`${line}\n`, { format: 'pi' }));

@@ -6,7 +6,16 @@
 import { AbridgeError } from '../errors.js';
 import { base64ByteSize, textPart } from '../model/parts.js';
 import { activeMessages } from '../model/view.js';
-import type { FilePart, ImagePart, Message, Part, ResultContentPart, Session, ToolCallPart, ToolResultPart } from '../model/types.js';
+import type {
+  FilePart,
+  ImagePart,
+  Message,
+  Part,
+  ResultContentPart,
+  Session,
+  ToolCallPart,
+  ToolResultPart,
+} from '../model/types.js';
 import { isRecord } from './format.js';
 /** An `INVALID_INPUT` error naming the source, the JSON path and what was expected there. */
 export function invalidInput(source: string, path: string, expected: string, got: unknown): AbridgeError {
@@ -58,7 +67,11 @@ export function imageFromUrl(url: string, mediaType?: string): ImagePart {
 /** Text in place of media a target API cannot take, so that the model still sees that something was there. */
 export function mediaPlaceholder(p: ImagePart | FilePart): string {
   const what = p.type === 'image' ? 'image' : `file${p.name ? ` ${p.name}` : ''}`;
-  const facts = [p.mediaType, p.byteSize !== undefined ? `${p.byteSize} bytes` : undefined, p.url && !p.url.startsWith('data:') ? p.url : undefined].filter(Boolean);
+  const facts = [
+    p.mediaType,
+    p.byteSize !== undefined ? `${p.byteSize} bytes` : undefined,
+    p.url && !p.url.startsWith('data:') ? p.url : undefined,
+  ].filter(Boolean);
   return `[${what}${facts.length ? ` (${facts.join(', ')})` : ''} not included]`;
 }
 
@@ -110,7 +123,10 @@ function meaningful(part: Part): boolean {
  * Splits one message into turns: tool results of a user or tool message come first (they answer the turn before),
  * then its other parts; an assistant message holding results of server-side tools is split around them.
  */
-export function segmentMessage(message: Message, keep: (part: Part, message: Message) => boolean = () => true): ConvTurn[] {
+export function segmentMessage(
+  message: Message,
+  keep: (part: Part, message: Message) => boolean = () => true,
+): ConvTurn[] {
   const parts = message.parts.filter((p) => meaningful(p) && keep(p, message));
   if (message.role === 'assistant') {
     const turns: ConvTurn[] = [];
@@ -203,7 +219,8 @@ export function prepareConversation(messages: readonly Message[], options: Conve
   const safeId = (id: string): string => {
     let base = id.split('|')[0] ?? '';
     base = base.replace(/[^A-Za-z0-9_-]/g, '_');
-    if (base === '' || base.length > maxId) base = `call_${hashId(id || String(used.size)).slice(0, Math.min(24, maxId - 5))}`;
+    if (base === '' || base.length > maxId)
+      base = `call_${hashId(id || String(used.size)).slice(0, Math.min(24, maxId - 5))}`;
     let out = base;
     for (let n = 2; used.has(out); n++) out = `${base.slice(0, maxId - String(n).length - 1)}_${n}`;
     used.add(out);
@@ -244,14 +261,28 @@ export function prepareConversation(messages: readonly Message[], options: Conve
         }
         const slot = waiting.get(p.callId)?.shift();
         if (slot !== undefined) answers[slot] = { ...p, callId: calls[slot]!.id };
-        else userParts.push(textPart(`[result of tool call ${p.callId}${p.toolName ? ` (${p.toolName})` : ''}${p.isError ? ', an error' : ''}]\n${resultText(p.content)}`));
+        else
+          userParts.push(
+            textPart(
+              `[result of tool call ${p.callId}${p.toolName ? ` (${p.toolName})` : ''}${p.isError ? ', an error' : ''}]\n${resultText(p.content)}`,
+            ),
+          );
       }
     }
     if (isAssistant) turns.push({ role: 'assistant', parts: assistantParts });
     if (calls.length) {
       turns.push({
         role: 'tool',
-        parts: calls.map((c, k) => answers[k] ?? { type: 'tool-result', callId: c.id, toolName: c.name, content: [textPart(NO_RESULT_TEXT)], isError: true }),
+        parts: calls.map(
+          (c, k) =>
+            answers[k] ?? {
+              type: 'tool-result',
+              callId: c.id,
+              toolName: c.name,
+              content: [textPart(NO_RESULT_TEXT)],
+              isError: true,
+            },
+        ),
       });
     }
     if (userParts.length) turns.push({ role: 'user', parts: userParts });
@@ -286,9 +317,28 @@ export interface RequestSignals {
   aiSdk: number;
 }
 
-const ANTHROPIC_BLOCKS = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'document', 'server_tool_use', 'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result', 'search_result', 'container_upload']);
+const ANTHROPIC_BLOCKS = new Set([
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+  'document',
+  'server_tool_use',
+  'web_search_tool_result',
+  'web_fetch_tool_result',
+  'code_execution_tool_result',
+  'search_result',
+  'container_upload',
+]);
 const CHAT_PARTS = new Set(['image_url', 'input_audio', 'refusal']);
-const AI_SDK_PARTS = new Set(['tool-call', 'tool-result', 'reasoning', 'redacted-reasoning', 'tool-approval-request', 'tool-approval-response']);
+const AI_SDK_PARTS = new Set([
+  'tool-call',
+  'tool-result',
+  'reasoning',
+  'redacted-reasoning',
+  'tool-approval-request',
+  'tool-approval-response',
+]);
 const RESPONSES_PARTS = new Set(['input_text', 'output_text', 'input_image', 'input_file']);
 
 export function requestSignals(doc: unknown): RequestSignals {
@@ -300,12 +350,35 @@ export function requestSignals(doc: unknown): RequestSignals {
   } else if (isRecord(doc)) {
     if (Array.isArray(doc.messages)) messages = doc.messages;
     if ('input' in doc && (typeof doc.input === 'string' || Array.isArray(doc.input))) s.responses += 4;
-    if (typeof doc.instructions === 'string' || 'previous_response_id' in doc || 'max_output_tokens' in doc) s.responses += 2;
+    if (typeof doc.instructions === 'string' || 'previous_response_id' in doc || 'max_output_tokens' in doc)
+      s.responses += 2;
     if (typeof doc.max_tokens === 'number') s.anthropic += 1;
     if (Array.isArray(doc.system)) s.anthropic += 2;
-    if ('anthropic_version' in doc || 'stop_sequences' in doc || (isRecord(doc.thinking) && typeof doc.thinking.type === 'string')) s.anthropic += 2;
-    if ('max_completion_tokens' in doc || 'response_format' in doc || 'n' in doc || 'logprobs' in doc || 'stream_options' in doc || 'reasoning_effort' in doc || 'frequency_penalty' in doc) s.chat += 2;
-    if ('maxOutputTokens' in doc || 'maxTokens' in doc || 'providerOptions' in doc || 'prompt' in doc || 'maxSteps' in doc || 'stopWhen' in doc) s.aiSdk += 2;
+    if (
+      'anthropic_version' in doc ||
+      'stop_sequences' in doc ||
+      (isRecord(doc.thinking) && typeof doc.thinking.type === 'string')
+    )
+      s.anthropic += 2;
+    if (
+      'max_completion_tokens' in doc ||
+      'response_format' in doc ||
+      'n' in doc ||
+      'logprobs' in doc ||
+      'stream_options' in doc ||
+      'reasoning_effort' in doc ||
+      'frequency_penalty' in doc
+    )
+      s.chat += 2;
+    if (
+      'maxOutputTokens' in doc ||
+      'maxTokens' in doc ||
+      'providerOptions' in doc ||
+      'prompt' in doc ||
+      'maxSteps' in doc ||
+      'stopWhen' in doc
+    )
+      s.aiSdk += 2;
     if (Array.isArray(doc.tools)) {
       for (const t of doc.tools) {
         if (!isRecord(t)) continue;
@@ -324,15 +397,28 @@ export function requestSignals(doc: unknown): RequestSignals {
       s.chat += 1;
       s.aiSdk += 1;
     }
-    if ('tool_calls' in m || 'tool_call_id' in m || 'function_call' in m || 'reasoning_content' in m || m.content === null) s.chat += 2;
+    if (
+      'tool_calls' in m ||
+      'tool_call_id' in m ||
+      'function_call' in m ||
+      'reasoning_content' in m ||
+      m.content === null
+    )
+      s.chat += 2;
     if (m.role === 'tool' && typeof m.content === 'string') s.chat += 2;
     if ('providerOptions' in m || 'experimental_providerMetadata' in m) s.aiSdk += 2;
     if (!Array.isArray(m.content)) continue;
     for (const b of m.content.slice(0, 50)) {
       if (!isRecord(b) || typeof b.type !== 'string') continue;
-      if (ANTHROPIC_BLOCKS.has(b.type) || (b.type === 'image' && isRecord(b.source)) || 'cache_control' in b) s.anthropic += 2;
+      if (ANTHROPIC_BLOCKS.has(b.type) || (b.type === 'image' && isRecord(b.source)) || 'cache_control' in b)
+        s.anthropic += 2;
       else if (CHAT_PARTS.has(b.type) || (b.type === 'file' && isRecord(b.file))) s.chat += 2;
-      else if (AI_SDK_PARTS.has(b.type) || (b.type === 'image' && 'image' in b) || (b.type === 'file' && ('mediaType' in b || 'mimeType' in b))) s.aiSdk += 2;
+      else if (
+        AI_SDK_PARTS.has(b.type) ||
+        (b.type === 'image' && 'image' in b) ||
+        (b.type === 'file' && ('mediaType' in b || 'mimeType' in b))
+      )
+        s.aiSdk += 2;
       else if (RESPONSES_PARTS.has(b.type)) s.responses += 2;
     }
   }
@@ -357,7 +443,6 @@ export function requestConfidence(kind: keyof RequestSignals, doc: unknown): num
   }
   return 0;
 }
-
 
 /**
  * Writes a request body. A session read from this format and not compacted since is written from its own records when

@@ -70,7 +70,11 @@ describe('the CLI reading standard input, /dev/stdin and FIFOs', () => {
     const env = { ...process.env, NO_COLOR: '1', ...options.env };
     const r = options.shell
       ? spawnSync('bash', ['-c', options.shell, 'bash', process.execPath, BIN, ...args], { encoding: 'utf8', env })
-      : spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env, ...(options.input !== undefined ? { input: options.input } : {}) });
+      : spawnSync(process.execPath, [BIN, ...args], {
+          encoding: 'utf8',
+          env,
+          ...(options.input !== undefined ? { input: options.input } : {}),
+        });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
   const entriesOf = (stdout: string) => (JSON.parse(stdout) as { entries: { total: number } }).entries.total;
@@ -85,27 +89,43 @@ describe('the CLI reading standard input, /dev/stdin and FIFOs', () => {
       expect(entriesOf(r.stdout)).toBe(expected);
       expect((JSON.parse(r.stdout) as { bytes: number }).bytes).toBe(Buffer.byteLength(ORIGINAL));
     }
-    const piped = run(['compact', '-', '--json', '--budget', '20000'], { shell: `cat "${EXAMPLE_TRANSCRIPT}" | "$1" "$2" "\${@:3}"` });
+    const piped = run(['compact', '-', '--json', '--budget', '20000'], {
+      shell: `cat "${EXAMPLE_TRANSCRIPT}" | "$1" "$2" "\${@:3}"`,
+    });
     expect(piped.code).toBe(0);
     expect((JSON.parse(piped.stdout) as { format: string }).format).toBe('pi');
     expect(run(['replay', '-'], { input: ORIGINAL }).code).toBe(0);
   });
 
   it('empty standard input is exit 2 with a message; --in-place on standard input is refused', () => {
-    expect(run(['inspect', '-'], { input: '' })).toMatchObject({ code: 2, stderr: 'abridge: <stdin>: the input is empty (0 bytes came before it ended); expected a transcript\n' });
-    expect(run(['compact', '-', '--in-place'], { input: ORIGINAL })).toMatchObject({ code: 2, stderr: 'abridge: --in-place: the input is standard input, which cannot be replaced; use --out <file>\n' });
+    expect(run(['inspect', '-'], { input: '' })).toMatchObject({
+      code: 2,
+      stderr: 'abridge: <stdin>: the input is empty (0 bytes came before it ended); expected a transcript\n',
+    });
+    expect(run(['compact', '-', '--in-place'], { input: ORIGINAL })).toMatchObject({
+      code: 2,
+      stderr: 'abridge: --in-place: the input is standard input, which cannot be replaced; use --out <file>\n',
+    });
   });
 
   it('a FIFO with a writer is read; without one, exit 2 after ABRIDGE_INPUT_TIMEOUT', () => {
     const withWriter = fifo();
-    const r = run(['inspect', withWriter, '--json'], { shell: `cat "${EXAMPLE_TRANSCRIPT}" > "${withWriter}" & "$1" "$2" "\${@:3}"` });
+    const r = run(['inspect', withWriter, '--json'], {
+      shell: `cat "${EXAMPLE_TRANSCRIPT}" > "${withWriter}" & "$1" "$2" "\${@:3}"`,
+    });
     expect(r.stderr).toBe('');
     expect(entriesOf(r.stdout)).toBe(fileEntries());
     const lonely = fifo();
     for (const cmd of ['inspect', 'compact', 'replay']) {
       const t = run([cmd, lonely], { env: { ABRIDGE_INPUT_TIMEOUT: '0.5' } });
-      expect([t.code, t.stderr]).toEqual([2, `abridge: ${lonely}: no writer opened the FIFO within 0.5 s; nothing was read (start the writer first, or raise the wait with ABRIDGE_INPUT_TIMEOUT)\n`]);
+      expect([t.code, t.stderr]).toEqual([
+        2,
+        `abridge: ${lonely}: no writer opened the FIFO within 0.5 s; nothing was read (start the writer first, or raise the wait with ABRIDGE_INPUT_TIMEOUT)\n`,
+      ]);
     }
-    expect(run(['inspect', lonely], { env: { ABRIDGE_INPUT_TIMEOUT: 'soon' } })).toMatchObject({ code: 2, stderr: 'abridge: ABRIDGE_INPUT_TIMEOUT: expected a number of seconds > 0, got "soon"\n' });
+    expect(run(['inspect', lonely], { env: { ABRIDGE_INPUT_TIMEOUT: 'soon' } })).toMatchObject({
+      code: 2,
+      stderr: 'abridge: ABRIDGE_INPUT_TIMEOUT: expected a number of seconds > 0, got "soon"\n',
+    });
   });
 });

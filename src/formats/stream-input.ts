@@ -17,9 +17,16 @@ export function isStdinPath(path: string): boolean {
  * undefined for anything else (regular files are read by size, in chunks). A FIFO without a writer, or a source that
  * sends nothing for `timeoutMs`, is AbridgeError('INPUT_TIMEOUT') instead of a wait that never ends.
  */
-export async function readStreamSource(path: string, timeoutMs = DEFAULT_INPUT_TIMEOUT_MS): Promise<Buffer | undefined> {
+export async function readStreamSource(
+  path: string,
+  timeoutMs = DEFAULT_INPUT_TIMEOUT_MS,
+): Promise<Buffer | undefined> {
   if (isStdinPath(path)) {
-    if (process.stdin.isTTY) throw new AbridgeError('INVALID_INPUT', `${path}: standard input is a terminal; pipe a transcript into abridge (… | abridge inspect -) or name a file`);
+    if (process.stdin.isTTY)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `${path}: standard input is a terminal; pipe a transcript into abridge (… | abridge inspect -) or name a file`,
+      );
     return collect(process.stdin, path, timeoutMs, 'standard input');
   }
   let isFifo = false;
@@ -47,7 +54,10 @@ async function openFifo(path: string, timeoutMs: number): Promise<number> {
   });
   const first = await Promise.race([opening, timedOut]).catch((err: unknown) => {
     clearTimeout(timer);
-    throw new AbridgeError('FILE_UNREADABLE', `${path}: cannot open the FIFO (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new AbridgeError(
+      'FILE_UNREADABLE',
+      `${path}: cannot open the FIFO (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   });
   clearTimeout(timer);
   if (first !== 'timeout') return first;
@@ -59,7 +69,10 @@ async function openFifo(path: string, timeoutMs: number): Promise<number> {
     // A writer arrived meanwhile (or the FIFO went away): the open returns either way.
   }
   await opening.then((fd) => close(fd, () => undefined)).catch(() => undefined);
-  throw new AbridgeError('INPUT_TIMEOUT', `${path}: no writer opened the FIFO within ${seconds(timeoutMs)}; nothing was read (start the writer first, or raise the wait with ABRIDGE_INPUT_TIMEOUT)`);
+  throw new AbridgeError(
+    'INPUT_TIMEOUT',
+    `${path}: no writer opened the FIFO within ${seconds(timeoutMs)}; nothing was read (start the writer first, or raise the wait with ABRIDGE_INPUT_TIMEOUT)`,
+  );
 }
 
 function collect(stream: Readable, path: string, timeoutMs: number, what: string): Promise<Buffer> {
@@ -97,7 +110,8 @@ function collect(stream: Readable, path: string, timeoutMs: number, what: string
       arm();
     };
     const onEnd = () => done();
-    const onError = (err: NodeJS.ErrnoException) => done(new AbridgeError('FILE_UNREADABLE', `${path}: cannot read ${what} (${err.code ?? err.message})`));
+    const onError = (err: NodeJS.ErrnoException) =>
+      done(new AbridgeError('FILE_UNREADABLE', `${path}: cannot read ${what} (${err.code ?? err.message})`));
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onError);

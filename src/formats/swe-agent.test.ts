@@ -25,7 +25,10 @@ const functionCalling = {
   environment: 'main',
   trajectory: [{ action: 'ls', observation: 'a.py', thought: '', response: '', state: '{}' }],
   info: { exit_status: 'submitted', submission: 'diff', model_stats: stats },
-  replay_config: JSON.stringify({ agent: { model: { name: 'model-x' } }, problem_statement: { id: 'demo__repo-42', text: 'Fix it' } }),
+  replay_config: JSON.stringify({
+    agent: { model: { name: 'model-x' } },
+    problem_statement: { id: 'demo__repo-42', text: 'Fix it' },
+  }),
   history: [
     { role: 'system', content: 'You are an agent.', agent: 'main', message_type: 'system_prompt' },
     { role: 'user', content: [{ type: 'text', text: 'Fix the bug.' }], agent: 'main', message_type: 'observation' },
@@ -47,7 +50,13 @@ const functionCalling = {
       message_type: 'action',
       tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'submit', arguments: '{}' } }],
     },
-    { role: 'tool', content: [{ type: 'text', text: 'diff' }], agent: 'main', message_type: 'observation', tool_call_ids: ['call_b'] },
+    {
+      role: 'tool',
+      content: [{ type: 'text', text: 'diff' }],
+      agent: 'main',
+      message_type: 'observation',
+      tool_call_ids: ['call_b'],
+    },
   ],
 };
 
@@ -60,7 +69,13 @@ const actionBased = {
     { role: 'system', content: 'SETTING: a shell.', agent: 'primary' },
     { role: 'user', content: 'Here is a demonstration...', agent: 'primary', is_demo: true },
     { role: 'user', content: 'Solve the task.', agent: 'primary' },
-    { role: 'assistant', content: 'List files.\n```\nls -la\n```', thought: 'List files.', action: 'ls -la\n', agent: 'primary' },
+    {
+      role: 'assistant',
+      content: 'List files.\n```\nls -la\n```',
+      thought: 'List files.',
+      action: 'ls -la\n',
+      agent: 'primary',
+    },
     { role: 'user', content: 'total 0', agent: 'primary' },
     { role: 'assistant', content: 'Done.\n```\nsubmit\n```', thought: 'Done.', action: 'submit\n', agent: 'primary' },
   ],
@@ -85,11 +100,30 @@ describe('swe-agent reader', () => {
     // Empty content gives no text part.
     expect(messages(s)[4]!.parts).toEqual([{ type: 'tool-call', id: 'call_b', name: 'submit', arguments: {} }]);
     expect(allParts(s).filter((p) => p.type === 'tool-result')).toEqual([
-      { type: 'tool-result', callId: 'call_a', toolName: 'bash', content: [{ type: 'text', text: 'a.py' }], isError: false },
-      { type: 'tool-result', callId: 'call_b', toolName: 'submit', content: [{ type: 'text', text: 'diff' }], isError: false },
+      {
+        type: 'tool-result',
+        callId: 'call_a',
+        toolName: 'bash',
+        content: [{ type: 'text', text: 'a.py' }],
+        isError: false,
+      },
+      {
+        type: 'tool-result',
+        callId: 'call_b',
+        toolName: 'submit',
+        content: [{ type: 'text', text: 'diff' }],
+        isError: false,
+      },
     ]);
     expect(messages(s)[1]!.parts).toEqual([{ type: 'text', text: 'Fix the bug.' }]);
-    expect(s.entries.map((e) => e.sourceType)).toEqual(['system_prompt', 'observation', 'action', 'observation', 'action', 'observation']);
+    expect(s.entries.map((e) => e.sourceType)).toEqual([
+      'system_prompt',
+      'observation',
+      'action',
+      'observation',
+      'action',
+      'observation',
+    ]);
     expect(s.entries.map((e) => e.raw)).toEqual(functionCalling.history);
     expect(messages(s).every((m) => m.usage === undefined)).toBe(true);
   });
@@ -106,7 +140,15 @@ describe('swe-agent reader', () => {
       { type: 'text', text: 'List files.\n```\nls -la\n```' },
       { type: 'tool-call', id: 'swe-3', name: 'bash', arguments: { command: 'ls -la\n' } },
     ]);
-    expect(ms[4]!.parts).toEqual([{ type: 'tool-result', callId: 'swe-3', toolName: 'bash', content: [{ type: 'text', text: 'total 0' }], isError: false }]);
+    expect(ms[4]!.parts).toEqual([
+      {
+        type: 'tool-result',
+        callId: 'swe-3',
+        toolName: 'bash',
+        content: [{ type: 'text', text: 'total 0' }],
+        isError: false,
+      },
+    ]);
     // The last action has no observation: it stays text, so no call is left without its result.
     expect(ms[5]!.parts).toEqual([{ type: 'text', text: 'Done.\n```\nsubmit\n```' }]);
     expect(ms[3]!.model).toBeUndefined();
@@ -133,9 +175,18 @@ describe('swe-agent reader', () => {
   });
 
   it('keeps history items that are not objects or have an unknown role, with problems', () => {
-    const s = parse({ info: {}, trajectory: [], history: [{ role: 'user', content: 'hi' }, 'stray text', 42, { role: 'narrator', content: 'x' }] });
+    const s = parse({
+      info: {},
+      trajectory: [],
+      history: [{ role: 'user', content: 'hi' }, 'stray text', 42, { role: 'narrator', content: 'x' }],
+    });
     expect(s.entries.map((e) => e.kind)).toEqual(['message', 'unknown', 'unknown', 'unknown']);
-    expect(s.entries.map((e) => e.raw)).toEqual([{ role: 'user', content: 'hi' }, 'stray text', 42, { role: 'narrator', content: 'x' }]);
+    expect(s.entries.map((e) => e.raw)).toEqual([
+      { role: 'user', content: 'hi' },
+      'stray text',
+      42,
+      { role: 'narrator', content: 'x' },
+    ]);
     expect(s.problems.map((p) => [p.line, p.kind])).toEqual([
       [2, 'not-an-object'],
       [3, 'not-an-object'],
@@ -199,51 +250,54 @@ function expectations(history: RawItem[]) {
 
 const sweFiles = corpusFiles('swe-agent');
 
-describe.skipIf(!corpusAvailable())(corpusAvailable() ? 'swe-agent corpus' : `swe-agent corpus (skipped: no corpus at ${CORPUS_DIR})`, () => {
-  it('has files to read', () => {
-    expect(sweFiles.length).toBeGreaterThan(0);
-  });
+describe.skipIf(!corpusAvailable())(
+  corpusAvailable() ? 'swe-agent corpus' : `swe-agent corpus (skipped: no corpus at ${CORPUS_DIR})`,
+  () => {
+    it('has files to read', () => {
+      expect(sweFiles.length).toBeGreaterThan(0);
+    });
 
-  it.each(sweFiles.map((f) => [basename(f), f]))('%s', async (_name, file) => {
-    const raw = JSON.parse(readFileSync(file, 'utf8')) as { history: RawItem[]; info: { model_stats: unknown } };
-    const s = await readSession(file);
-    expect(s.format).toBe('swe-agent');
-    expect(s.problems).toEqual([]);
-    expect(s.entries).toHaveLength(raw.history.length);
-    expect(s.entries.map((e) => e.raw)).toEqual(raw.history);
-    expect(s.extra?.modelStats).toEqual(raw.info.model_stats);
+    it.each(sweFiles.map((f) => [basename(f), f]))('%s', async (_name, file) => {
+      const raw = JSON.parse(readFileSync(file, 'utf8')) as { history: RawItem[]; info: { model_stats: unknown } };
+      const s = await readSession(file);
+      expect(s.format).toBe('swe-agent');
+      expect(s.problems).toEqual([]);
+      expect(s.entries).toHaveLength(raw.history.length);
+      expect(s.entries.map((e) => e.raw)).toEqual(raw.history);
+      expect(s.extra?.modelStats).toEqual(raw.info.model_stats);
 
-    const want = expectations(raw.history);
-    const parts = allParts(s);
-    expect(parts.filter((p) => p.type === 'tool-call')).toHaveLength(want.calls);
-    expect(parts.filter((p) => p.type === 'tool-result')).toHaveLength(want.results);
-
-    // Every result names a call made before it (ids may repeat in replayed runs, so the check is "seen before").
-    const seen = new Set<string>();
-    let orphans = 0;
-    for (const p of parts) {
-      if (p.type === 'tool-call') seen.add(p.id);
-      if (p.type === 'tool-result' && !seen.has(p.callId)) orphans++;
-    }
-    expect(orphans).toBe(want.orphans);
-
-    // The demonstration is the only synthetic message.
-    expect(messages(s).filter((m) => m.synthetic)).toHaveLength(raw.history.filter((h) => h.is_demo).length);
-  });
-
-  it('reads the ids and pairs the corpus is known to hold', async () => {
-    let results = 0;
-    let orphans = 0;
-    for (const f of sweFiles) {
-      const s = await readSession(f);
+      const want = expectations(raw.history);
       const parts = allParts(s);
-      results += parts.filter((p) => p.type === 'tool-result').length;
-      const calls = new Set(parts.flatMap((p) => (p.type === 'tool-call' ? [p.id] : [])));
-      orphans += parts.filter((p) => p.type === 'tool-result' && !calls.has(p.callId)).length;
-    }
-    expect(results).toBeGreaterThan(40);
-    expect(orphans).toBe(0);
-    const withId = sweFiles.find((f) => f.includes('marshmallow-1867'));
-    if (withId) expect((await readSession(withId)).info.id).toBe('marshmallow-code__marshmallow-1867');
-  });
-});
+      expect(parts.filter((p) => p.type === 'tool-call')).toHaveLength(want.calls);
+      expect(parts.filter((p) => p.type === 'tool-result')).toHaveLength(want.results);
+
+      // Every result names a call made before it (ids may repeat in replayed runs, so the check is "seen before").
+      const seen = new Set<string>();
+      let orphans = 0;
+      for (const p of parts) {
+        if (p.type === 'tool-call') seen.add(p.id);
+        if (p.type === 'tool-result' && !seen.has(p.callId)) orphans++;
+      }
+      expect(orphans).toBe(want.orphans);
+
+      // The demonstration is the only synthetic message.
+      expect(messages(s).filter((m) => m.synthetic)).toHaveLength(raw.history.filter((h) => h.is_demo).length);
+    });
+
+    it('reads the ids and pairs the corpus is known to hold', async () => {
+      let results = 0;
+      let orphans = 0;
+      for (const f of sweFiles) {
+        const s = await readSession(f);
+        const parts = allParts(s);
+        results += parts.filter((p) => p.type === 'tool-result').length;
+        const calls = new Set(parts.flatMap((p) => (p.type === 'tool-call' ? [p.id] : [])));
+        orphans += parts.filter((p) => p.type === 'tool-result' && !calls.has(p.callId)).length;
+      }
+      expect(results).toBeGreaterThan(40);
+      expect(orphans).toBe(0);
+      const withId = sweFiles.find((f) => f.includes('marshmallow-1867'));
+      if (withId) expect((await readSession(withId)).info.id).toBe('marshmallow-code__marshmallow-1867');
+    });
+  },
+);

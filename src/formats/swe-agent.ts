@@ -18,7 +18,10 @@ const ACTION_TOOL = 'bash';
 
 function readTrajectory(document: unknown, source: string): Session {
   if (!isRecord(document) || !Array.isArray(document.history)) {
-    throw new AbridgeError('INVALID_INPUT', `${source}: not a SWE-agent trajectory: expected a JSON object with a "history" array`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${source}: not a SWE-agent trajectory: expected a JSON object with a "history" array`,
+    );
   }
   const builder = new SessionBuilder('swe-agent');
   const history: unknown[] = document.history;
@@ -42,7 +45,11 @@ function readTrajectory(document: unknown, source: string): Session {
   history.forEach((item, i) => {
     const draft: EntryDraft = { kind: 'unknown', raw: item };
     if (!isRecord(item)) {
-      builder.problems.push({ line: i + 1, kind: 'not-an-object', message: `${source}: history[${i}] is not an object; kept as is` });
+      builder.problems.push({
+        line: i + 1,
+        kind: 'not-an-object',
+        message: `${source}: history[${i}] is not an object; kept as is`,
+      });
       builder.add(draft);
       return;
     }
@@ -56,7 +63,18 @@ function readTrajectory(document: unknown, source: string): Session {
       case 'user': {
         const callId = observationFor.get(i);
         if (callId !== undefined) {
-          message = { role: 'tool', parts: [{ type: 'tool-result', callId, toolName: toolNames.get(callId), content: resultContent(item.content), isError: false }] };
+          message = {
+            role: 'tool',
+            parts: [
+              {
+                type: 'tool-result',
+                callId,
+                toolName: toolNames.get(callId),
+                content: resultContent(item.content),
+                isError: false,
+              },
+            ],
+          };
           unanswered = unanswered.filter((id) => id !== callId);
         } else {
           message = { role: 'user', parts: contentParts(item.content) };
@@ -94,7 +112,9 @@ function readTrajectory(document: unknown, source: string): Session {
         break;
       }
       case 'tool': {
-        const named = Array.isArray(item.tool_call_ids) ? item.tool_call_ids.filter((x): x is string => typeof x === 'string') : [];
+        const named = Array.isArray(item.tool_call_ids)
+          ? item.tool_call_ids.filter((x): x is string => typeof x === 'string')
+          : [];
         const ids = named.length > 0 ? named : unanswered.slice(0, 1);
         const content = resultContent(item.content);
         const parts: Part[] = (ids.length > 0 ? ids : ['']).map((callId, k) => ({
@@ -110,11 +130,16 @@ function readTrajectory(document: unknown, source: string): Session {
         break;
       }
       default:
-        builder.problems.push({ line: i + 1, kind: 'unknown-entry-type', message: `${source}: history[${i}] has unknown role "${role}"; kept as is` });
+        builder.problems.push({
+          line: i + 1,
+          kind: 'unknown-entry-type',
+          message: `${source}: history[${i}] has unknown role "${role}"; kept as is`,
+        });
         builder.add(draft);
         return;
     }
-    for (const part of message.parts) if (part.type === 'tool-result' && part.toolName === undefined) delete part.toolName;
+    for (const part of message.parts)
+      if (part.type === 'tool-result' && part.toolName === undefined) delete part.toolName;
     draft.kind = 'message';
     draft.message = message;
     builder.add(draft);

@@ -31,18 +31,45 @@ function jsonl(records: unknown[]): string {
 const inputs: Record<string, DetectInput> = {
   [OPENHANDS]: sample(
     jsonl([
-      { instance_id: 'org__repo-1', instruction: 'Fix it', history: [], metrics: { accumulated_cost: 0 }, test_result: { git_patch: '' }, error: null },
+      {
+        instance_id: 'org__repo-1',
+        instruction: 'Fix it',
+        history: [],
+        metrics: { accumulated_cost: 0 },
+        test_result: { git_patch: '' },
+        error: null,
+      },
       { instance_id: 'org__repo-2', instruction: 'Fix it', history: [], metrics: {}, test_result: {}, error: null },
     ]),
   ),
   [COPILOT]: sample(
     jsonl([
-      { type: 'session.start', data: { sessionId: 's1', version: 1, producer: 'copilot-agent' }, id: 'e1', timestamp: '2030-01-01T00:00:00.000Z', parentId: null },
-      { type: 'user.message', data: { content: 'hi' }, id: 'e2', timestamp: '2030-01-01T00:00:01.000Z', parentId: 'e1' },
-      { type: 'assistant.message', data: { content: 'hello' }, id: 'e3', timestamp: '2030-01-01T00:00:02.000Z', parentId: 'e2' },
+      {
+        type: 'session.start',
+        data: { sessionId: 's1', version: 1, producer: 'copilot-agent' },
+        id: 'e1',
+        timestamp: '2030-01-01T00:00:00.000Z',
+        parentId: null,
+      },
+      {
+        type: 'user.message',
+        data: { content: 'hi' },
+        id: 'e2',
+        timestamp: '2030-01-01T00:00:01.000Z',
+        parentId: 'e1',
+      },
+      {
+        type: 'assistant.message',
+        data: { content: 'hello' },
+        id: 'e3',
+        timestamp: '2030-01-01T00:00:02.000Z',
+        parentId: 'e2',
+      },
     ]),
   ),
-  [AIDER]: sample('\n# aider chat started at 2030-01-01 10:00:00\n\n> aider --model some-model\n\n#### fix the tests\n\nSure.\n'),
+  [AIDER]: sample(
+    '\n# aider chat started at 2030-01-01 10:00:00\n\n> aider --model some-model\n\n#### fix the tests\n\nSure.\n',
+  ),
   [DEEPSEEK]: sample(
     jsonl([
       { type: 'session', version: 0, id: 'd1', createdAt: 1900000000000, cwd: '/w', delegationDepth: 0 },
@@ -56,7 +83,13 @@ const inputs: Record<string, DetectInput> = {
 const piLike = sample(
   jsonl([
     { type: 'session', version: 3, id: 'p1', timestamp: '2030-01-01T00:00:00.000Z', cwd: '/w' },
-    { type: 'message', id: 'a', parentId: null, timestamp: '2030-01-01T00:00:01.000Z', message: { role: 'user', content: 'hi', timestamp: 1 } },
+    {
+      type: 'message',
+      id: 'a',
+      parentId: null,
+      timestamp: '2030-01-01T00:00:01.000Z',
+      message: { role: 'user', content: 'hi', timestamp: 1 },
+    },
   ]),
 );
 
@@ -82,8 +115,22 @@ describe('unsupported format detectors', () => {
     // A pi header with extra fields (an ISO timestamp, pi-style entries after it) stays pi.
     const piWithExtras = sample(
       jsonl([
-        { type: 'session', version: 3, id: 'p2', timestamp: '2030-01-01T00:00:00.000Z', cwd: '/w', createdAt: 1900000000000, delegationDepth: 0 },
-        { type: 'message', id: 'a', parentId: null, timestamp: '2030-01-01T00:00:01.000Z', message: { role: 'user', content: 'hi', timestamp: 1 } },
+        {
+          type: 'session',
+          version: 3,
+          id: 'p2',
+          timestamp: '2030-01-01T00:00:00.000Z',
+          cwd: '/w',
+          createdAt: 1900000000000,
+          delegationDepth: 0,
+        },
+        {
+          type: 'message',
+          id: 'a',
+          parentId: null,
+          timestamp: '2030-01-01T00:00:01.000Z',
+          message: { role: 'user', content: 'hi', timestamp: 1 },
+        },
       ]),
     );
     expect(detector(DEEPSEEK).detect(piWithExtras)).toBe(0);
@@ -101,7 +148,8 @@ describe('unsupported format detectors', () => {
   });
 
   it('recognizes an OpenHands record too long for the sampled head by its first keys', () => {
-    const head = '{"instance_id": "org__repo-1", "test_result": {"git_patch": "diff --git a/x b/x\\n+' + 'x'.repeat(5000);
+    const head =
+      '{"instance_id": "org__repo-1", "test_result": {"git_patch": "diff --git a/x b/x\\n+' + 'x'.repeat(5000);
     expect(detector(OPENHANDS).detect({ head: head.slice(0, 4096) })).toBe(0.9);
     expect(detector(OPENHANDS).detect({ head: '{"type": "session", "id": "x"' })).toBe(0);
   });
@@ -139,29 +187,35 @@ function detectFile(file: string) {
   return detectFormat(sampleSource(text.slice(0, HEAD_BYTES), text.length <= HEAD_BYTES, () => text));
 }
 
-describe.skipIf(!corpusAvailable())(corpusAvailable() ? 'unsupported corpus' : `unsupported corpus (skipped: no corpus at ${CORPUS_DIR})`, () => {
-  it('has files to refuse', () => {
-    expect(refused.length).toBeGreaterThan(0);
-    expect(new Set(refused.map(([, , name]) => name))).toEqual(new Set([OPENHANDS, COPILOT, AIDER, DEEPSEEK]));
-  });
+describe.skipIf(!corpusAvailable())(
+  corpusAvailable() ? 'unsupported corpus' : `unsupported corpus (skipped: no corpus at ${CORPUS_DIR})`,
+  () => {
+    it('has files to refuse', () => {
+      expect(refused.length).toBeGreaterThan(0);
+      expect(new Set(refused.map(([, , name]) => name))).toEqual(new Set([OPENHANDS, COPILOT, AIDER, DEEPSEEK]));
+    });
 
-  it.each(refused)('%s is refused', async (_label, file, name) => {
-    const error = await readSession(file).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(error).toBeInstanceOf(AbridgeError);
-    expect((error as AbridgeError).code).toBe('UNSUPPORTED_FORMAT');
-    expect((error as AbridgeError).message).toContain(`recognized as ${name}, a format abridge has no reader for yet`);
-    expect((error as AbridgeError).message).toContain(file);
-  });
+    it.each(refused)('%s is refused', async (_label, file, name) => {
+      const error = await readSession(file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AbridgeError);
+      expect((error as AbridgeError).code).toBe('UNSUPPORTED_FORMAT');
+      expect((error as AbridgeError).message).toContain(
+        `recognized as ${name}, a format abridge has no reader for yet`,
+      );
+      expect((error as AbridgeError).message).toContain(file);
+    });
 
-  // The readers' detectors and these must not claim each other's files.
-  it.each(['pi', 'claude-code', 'codex', 'swe-agent'].flatMap((folder) => corpusFiles(folder).map((f) => [`${folder}/${basename(f)}`, f, folder] as const)))(
-    '%s is detected as its own format',
-    (_label, file, folder) => {
+    // The readers' detectors and these must not claim each other's files.
+    it.each(
+      ['pi', 'claude-code', 'codex', 'swe-agent'].flatMap((folder) =>
+        corpusFiles(folder).map((f) => [`${folder}/${basename(f)}`, f, folder] as const),
+      ),
+    )('%s is detected as its own format', (_label, file, folder) => {
       const detection = detectFile(file);
       expect(detection.kind === 'supported' ? detection.format.id : detection).toBe(folder);
-    },
-  );
-});
+    });
+  },
+);

@@ -18,19 +18,34 @@ const openHands: UnsupportedFormat = {
   detect(input) {
     const records = recordsOf(input);
     if (records.length > 0) {
-      const matched = share(records, (r) => ('instance_id' in r || 'instance' in r) && ('history' in r || 'metrics' in r || 'test_result' in r));
+      const matched = share(
+        records,
+        (r) => ('instance_id' in r || 'instance' in r) && ('history' in r || 'metrics' in r || 'test_result' in r),
+      );
       return matched > 0.5 ? 0.96 : 0;
     }
     // A first record longer than the sampled head: judge by its first keys.
     const head = input.head.trimStart();
-    if (head.startsWith('{') && /^\{\s*"(?:instance_id|id|instance)"\s*:/.test(head) && /"(?:instance_id|instance)"\s*:/.test(head) && /"(?:test_result|history|metrics|instruction)"\s*:/.test(head)) {
+    if (
+      head.startsWith('{') &&
+      /^\{\s*"(?:instance_id|id|instance)"\s*:/.test(head) &&
+      /"(?:instance_id|instance)"\s*:/.test(head) &&
+      /"(?:test_result|history|metrics|instruction)"\s*:/.test(head)
+    ) {
       return 0.9;
     }
     return 0;
   },
 };
 
-const COPILOT_MARKERS = new Set(['session.start', 'session.resume', 'user.message', 'assistant.message', 'assistant.turn_start', 'tool.execution_start']);
+const COPILOT_MARKERS = new Set([
+  'session.start',
+  'session.resume',
+  'user.message',
+  'assistant.message',
+  'assistant.turn_start',
+  'tool.execution_start',
+]);
 
 /** GitHub Copilot CLI `session-state/<id>/events.jsonl`: dotted event types with a `data` object. */
 const copilotCli: UnsupportedFormat = {
@@ -38,7 +53,10 @@ const copilotCli: UnsupportedFormat = {
   detect(input) {
     const records = input.records;
     if (!records || records.length === 0) return 0;
-    const dotted = share(records, (r) => typeof r.type === 'string' && /^[a-z_]+(?:\.[a-z_]+)+$/.test(r.type) && isRecord(r.data));
+    const dotted = share(
+      records,
+      (r) => typeof r.type === 'string' && /^[a-z_]+(?:\.[a-z_]+)+$/.test(r.type) && isRecord(r.data),
+    );
     const marked = records.some((r) => typeof r.type === 'string' && COPILOT_MARKERS.has(r.type));
     return dotted > 0.8 && marked ? 0.95 : 0;
   },
@@ -64,10 +82,17 @@ const deepSeek: UnsupportedFormat = {
   detect({ records }) {
     if (!records || records.length === 0) return 0;
     const [first, ...rest] = records;
-    const header = first!.type === 'session' && ('createdAt' in first! || 'delegationDepth' in first!) && typeof first!.timestamp !== 'string';
+    const header =
+      first!.type === 'session' &&
+      ('createdAt' in first! || 'delegationDepth' in first!) &&
+      typeof first!.timestamp !== 'string';
     if (!header) return 0;
     if (rest.length === 0) return 'delegationDepth' in first! ? 0.9 : 0;
-    const events = share(rest, (r) => typeof r.type === 'string' && r.type.includes('/') && typeof r.seq === 'number' && typeof r.time === 'number');
+    const events = share(
+      rest,
+      (r) =>
+        typeof r.type === 'string' && r.type.includes('/') && typeof r.seq === 'number' && typeof r.time === 'number',
+    );
     return events > 0.8 ? 0.95 : 0;
   },
 };

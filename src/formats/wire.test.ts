@@ -14,7 +14,13 @@ const text = (t: string): TextPart => ({ type: 'text', text: t });
 /** A conversation with everything: system, image, signed and redacted thinking, parallel calls, an image result. */
 const CONVERSATION: Message[] = [
   { role: 'system', parts: [text('Project rules: run the tests before you commit.')] },
-  { role: 'user', parts: [text('Fix the failing parser test. Screenshot attached.'), { type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 }] },
+  {
+    role: 'user',
+    parts: [
+      text('Fix the failing parser test. Screenshot attached.'),
+      { type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 },
+    ],
+  },
   {
     role: 'assistant',
     provider: 'anthropic',
@@ -29,11 +35,28 @@ const CONVERSATION: Message[] = [
   {
     role: 'tool',
     parts: [
-      { type: 'tool-result', callId: 'toolu_01A', toolName: 'read', content: [text('export function parse() {}')], isError: false },
-      { type: 'tool-result', callId: 'toolu_01B', toolName: 'read', content: [text('test("parse")'), { type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 }], isError: false },
+      {
+        type: 'tool-result',
+        callId: 'toolu_01A',
+        toolName: 'read',
+        content: [text('export function parse() {}')],
+        isError: false,
+      },
+      {
+        type: 'tool-result',
+        callId: 'toolu_01B',
+        toolName: 'read',
+        content: [text('test("parse")'), { type: 'image', mediaType: 'image/png', data: PNG, byteSize: 70 }],
+        isError: false,
+      },
     ],
   },
-  { role: 'assistant', provider: 'anthropic', model: 'claude-sonnet-4-5', parts: [text('The parser returns nothing; fixing it.')] },
+  {
+    role: 'assistant',
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    parts: [text('The parser returns nothing; fixing it.')],
+  },
   { role: 'user', parts: [text('Go ahead.')] },
 ];
 
@@ -42,7 +65,11 @@ const OPTIONS: RequestOptions = {
   maxOutputTokens: 8192,
   system: [{ text: 'You are a coding agent.', cache: true }, { text: 'Context: 41% full.' }],
   tools: [
-    { name: 'read', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+    {
+      name: 'read',
+      description: 'Read a file',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
     { name: 'grep', inputSchema: { type: 'object', properties: { pattern: { type: 'string' } } }, deferred: true },
   ],
   cacheTools: true,
@@ -64,11 +91,23 @@ describe('toRequest: anthropic', () => {
     ]);
     // The breakpoint goes on the last tool in the prompt: the deferred one is not.
     expect(body.tools).toEqual([
-      { name: 'read', description: 'Read a file', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, cache_control: { type: 'ephemeral' } },
-      { name: 'grep', input_schema: { type: 'object', properties: { pattern: { type: 'string' } } }, defer_loading: true },
+      {
+        name: 'read',
+        description: 'Read a file',
+        input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        cache_control: { type: 'ephemeral' },
+      },
+      {
+        name: 'grep',
+        input_schema: { type: 'object', properties: { pattern: { type: 'string' } } },
+        defer_loading: true,
+      },
     ]);
     expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
-    expect(body.messages[0]!.content[1]).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } });
+    expect(body.messages[0]!.content[1]).toEqual({
+      type: 'image',
+      source: { type: 'base64', media_type: 'image/png', data: PNG },
+    });
     expect(body.messages[1]!.content).toEqual([
       { type: 'thinking', thinking: 'Read the test and the parser.', signature: 'EqQBCkYIBxgCKkB' },
       { type: 'redacted_thinking', data: 'RWRhY3RlZA==' },
@@ -77,19 +116,40 @@ describe('toRequest: anthropic', () => {
     ]);
     expect(body.messages[2]!.content).toEqual([
       { type: 'tool_result', tool_use_id: 'toolu_01A', content: 'export function parse() {}' },
-      { type: 'tool_result', tool_use_id: 'toolu_01B', content: [{ type: 'text', text: 'test("parse")' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] },
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_01B',
+        content: [
+          { type: 'text', text: 'test("parse")' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } },
+        ],
+      },
     ]);
-    expect(body.messages[4]!.content).toEqual([{ type: 'text', text: 'Go ahead.', cache_control: { type: 'ephemeral' } }]);
+    expect(body.messages[4]!.content).toEqual([
+      { type: 'text', text: 'Go ahead.', cache_control: { type: 'ephemeral' } },
+    ]);
   });
 
   it('refuses more than 4 breakpoints, extra fields it sets itself, and bad options', () => {
     const system = [1, 2, 3, 4].map((n) => ({ text: `block ${n}`, cache: true }));
-    expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, system })).toThrow(/6 Anthropic cache breakpoints.*at most 4/);
-    expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, extra: { messages: [] } })).toThrow(/options\.extra\.messages/);
+    expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, system })).toThrow(
+      /6 Anthropic cache breakpoints.*at most 4/,
+    );
+    expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, extra: { messages: [] } })).toThrow(
+      /options\.extra\.messages/,
+    );
     expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, maxOutputTokens: 0 })).toThrow(AbridgeError);
     expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, model: '' })).toThrow(/options\.model/);
     expect(() => toRequest(CONVERSATION, 'nope' as 'anthropic', OPTIONS)).toThrow(/provider "nope"/);
-    expect(() => toRequest(CONVERSATION, 'anthropic', { ...OPTIONS, tools: [{ name: 'web.search', inputSchema: {} }, { name: 'web_search', inputSchema: {} }] })).toThrow(/options\.tools\[1\]\.name: "web_search" is sent as "web_search", like options\.tools\[0\]/);
+    expect(() =>
+      toRequest(CONVERSATION, 'anthropic', {
+        ...OPTIONS,
+        tools: [
+          { name: 'web.search', inputSchema: {} },
+          { name: 'web_search', inputSchema: {} },
+        ],
+      }),
+    ).toThrow(/options\.tools\[1\]\.name: "web_search" is sent as "web_search", like options\.tools\[0\]/);
   });
 
   it('an unanswered call gets an error result; a result without its call becomes text (pairing as prepareConversation)', () => {
@@ -102,7 +162,12 @@ describe('toRequest: anthropic', () => {
     const body = toRequest(messages, 'anthropic', { model: 'm', maxOutputTokens: 100 });
     expect(anthropicRequestProblems(body)).toEqual([]);
     expect(JSON.stringify(body.messages[0])).toContain('[result of tool call gone]');
-    expect(body.messages[2]!.content[0]).toEqual({ type: 'tool_result', tool_use_id: 'c1', content: '[no result recorded]', is_error: true });
+    expect(body.messages[2]!.content[0]).toEqual({
+      type: 'tool_result',
+      tool_use_id: 'c1',
+      content: '[no result recorded]',
+      is_error: true,
+    });
   });
 });
 
@@ -116,7 +181,14 @@ describe('toRequest with a PromptBuilder result', () => {
     ]);
     const words = { encoding: 'words', count: (t: string) => t.split(/\s+/).filter(Boolean).length };
     const tools = [{ name: 'read', description: long(1200), input_schema: { type: 'object' } }];
-    const built = builder.build({ provider: 'anthropic', model: 'claude-sonnet-4-5', tools, messages: CONVERSATION.slice(1), counter: new TokenCounter({ family: 'claude', exact: words }), ratio: 1 });
+    const built = builder.build({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      tools,
+      messages: CONVERSATION.slice(1),
+      counter: new TokenCounter({ family: 'claude', exact: words }),
+      ratio: 1,
+    });
     expect(built.breakpoints.map((b) => b.at)).toEqual(['tools', 'system', 'messages']);
     const body = toRequest(CONVERSATION.slice(1), 'anthropic', {
       model: 'claude-sonnet-4-5',
@@ -128,15 +200,34 @@ describe('toRequest with a PromptBuilder result', () => {
     expect(body.tools).toEqual(built.anthropic!.tools);
     expect(body.messages).toEqual(built.anthropic!.messages);
     // Dynamic sections after the conversation: the same messages as the builder's, the note after the breakpoint.
-    const after = builder.build({ provider: 'anthropic', model: 'claude-sonnet-4-5', tools, messages: CONVERSATION.slice(1), dynamicPlacement: 'after-conversation', counter: new TokenCounter({ family: 'claude', exact: words }), ratio: 1 });
-    const afterBody = toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'claude-sonnet-4-5', maxOutputTokens: 1000, tools: [{ name: 'read', description: long(1200), inputSchema: { type: 'object' } }], ...promptRequestOptions(after) });
+    const after = builder.build({
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      tools,
+      messages: CONVERSATION.slice(1),
+      dynamicPlacement: 'after-conversation',
+      counter: new TokenCounter({ family: 'claude', exact: words }),
+      ratio: 1,
+    });
+    const afterBody = toRequest(CONVERSATION.slice(1), 'anthropic', {
+      model: 'claude-sonnet-4-5',
+      maxOutputTokens: 1000,
+      tools: [{ name: 'read', description: long(1200), inputSchema: { type: 'object' } }],
+      ...promptRequestOptions(after),
+    });
     expect(afterBody.system).toEqual(after.anthropic!.system);
     expect(afterBody.messages).toEqual(after.anthropic!.messages);
     expect(afterBody.messages.at(-1)!.content.at(-1)).toEqual({ type: 'text', text: 'Context: 41% full.' });
-    const chat = toRequest(CONVERSATION.slice(1), 'openai-chat', { model: 'gpt-5', maxOutputTokens: 1000, ...promptRequestOptions(after) });
+    const chat = toRequest(CONVERSATION.slice(1), 'openai-chat', {
+      model: 'gpt-5',
+      maxOutputTokens: 1000,
+      ...promptRequestOptions(after),
+    });
     expect(chat.messages.at(-1)).toEqual({ role: 'user', content: 'Context: 41% full.' });
     // PromptBlock objects pass as they are, their cache_control read as cache.
-    expect(toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'm', maxOutputTokens: 10, system: built.blocks }).system).toEqual(built.anthropic!.system);
+    expect(
+      toRequest(CONVERSATION.slice(1), 'anthropic', { model: 'm', maxOutputTokens: 10, system: built.blocks }).system,
+    ).toEqual(built.anthropic!.system);
   });
 });
 
@@ -149,11 +240,17 @@ describe('tool names', () => {
     ];
     const o = { model: 'm', maxOutputTokens: 10, tools: [{ name: 'web.search', inputSchema: { type: 'object' } }] };
     const a = toRequest(messages, 'anthropic', o);
-    expect([a.tools![0]!.name, (a.messages[1]!.content[0] as { name: string }).name]).toEqual(['web_search', 'web_search']);
+    expect([a.tools![0]!.name, (a.messages[1]!.content[0] as { name: string }).name]).toEqual([
+      'web_search',
+      'web_search',
+    ]);
     const c = toRequest(messages, 'openai-chat', o);
     expect((c.tools![0] as { function: { name: string } }).function.name).toBe('web_search');
     const r = toRequest(messages, 'openai-responses', o);
-    expect([(r.tools![0] as { name: string }).name, (r.input[1] as { name: string }).name]).toEqual(['web_search', 'web_search']);
+    expect([(r.tools![0] as { name: string }).name, (r.input[1] as { name: string }).name]).toEqual([
+      'web_search',
+      'web_search',
+    ]);
   });
 });
 
@@ -163,8 +260,20 @@ describe('toRequest: openai', () => {
     expect(openaiChatRequestProblems(body)).toEqual([]);
     expect(body.max_completion_tokens).toBe(8192);
     expect(body.max_tokens).toBeUndefined();
-    expect(body.messages[0]).toEqual({ role: 'system', content: 'You are a coding agent.\n\nContext: 41% full.\n\nProject rules: run the tests before you commit.' });
-    expect(body.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool', 'user', 'assistant', 'user']);
+    expect(body.messages[0]).toEqual({
+      role: 'system',
+      content: 'You are a coding agent.\n\nContext: 41% full.\n\nProject rules: run the tests before you commit.',
+    });
+    expect(body.messages.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'user',
+      'assistant',
+      'user',
+    ]);
     expect(body.messages[2]).toEqual({
       role: 'assistant',
       content: null,
@@ -173,34 +282,87 @@ describe('toRequest: openai', () => {
         { id: 'toolu_01B', type: 'function', function: { name: 'read', arguments: '{"path":"src/parser.test.ts"}' } },
       ],
     });
-    expect(body.tools).toEqual([{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } }]);
-    expect(toRequest(CONVERSATION, 'openai-chat', { ...OPTIONS, maxTokensParameter: 'max_tokens' }).max_tokens).toBe(8192);
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        function: {
+          name: 'read',
+          description: 'Read a file',
+          parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        },
+      },
+    ]);
+    expect(toRequest(CONVERSATION, 'openai-chat', { ...OPTIONS, maxTokensParameter: 'max_tokens' }).max_tokens).toBe(
+      8192,
+    );
   });
 
   it('responses: instructions, function_call / function_call_output items, strict false by default, deferred tools marked', () => {
     const body = toRequest(CONVERSATION, 'openai-responses', { ...OPTIONS, model: 'gpt-5' });
     expect(openaiResponsesRequestProblems(body)).toEqual([]);
     expect(body.max_output_tokens).toBe(8192);
-    expect(body.instructions).toBe('You are a coding agent.\n\nContext: 41% full.\n\nProject rules: run the tests before you commit.');
-    expect(body.input.map((i) => i.type)).toEqual(['message', 'function_call', 'function_call', 'function_call_output', 'function_call_output', 'message', 'message']);
+    expect(body.instructions).toBe(
+      'You are a coding agent.\n\nContext: 41% full.\n\nProject rules: run the tests before you commit.',
+    );
+    expect(body.input.map((i) => i.type)).toEqual([
+      'message',
+      'function_call',
+      'function_call',
+      'function_call_output',
+      'function_call_output',
+      'message',
+      'message',
+    ]);
     expect(body.tools).toEqual([
-      { type: 'function', name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] }, strict: false },
-      { type: 'function', name: 'grep', parameters: { type: 'object', properties: { pattern: { type: 'string' } } }, strict: false, defer_loading: true },
+      {
+        type: 'function',
+        name: 'read',
+        description: 'Read a file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        strict: false,
+      },
+      {
+        type: 'function',
+        name: 'grep',
+        parameters: { type: 'object', properties: { pattern: { type: 'string' } } },
+        strict: false,
+        defer_loading: true,
+      },
     ]);
   });
 
   it('responses: reasoning items read from a response go back before the item that followed them', () => {
     const { message } = fromResponse('openai-responses', RESPONSES_RESPONSE);
-    const body = toRequest([{ role: 'user', parts: [text('List the files.')] }, message, { role: 'tool', parts: [{ type: 'tool-result', callId: 'call_9x', content: [text('a.ts\nb.ts')], isError: false }] }], 'openai-responses', { model: 'gpt-5', maxOutputTokens: 1000 });
+    const body = toRequest(
+      [
+        { role: 'user', parts: [text('List the files.')] },
+        message,
+        {
+          role: 'tool',
+          parts: [{ type: 'tool-result', callId: 'call_9x', content: [text('a.ts\nb.ts')], isError: false }],
+        },
+      ],
+      'openai-responses',
+      { model: 'gpt-5', maxOutputTokens: 1000 },
+    );
     expect(openaiResponsesRequestProblems(body)).toEqual([]);
     expect(body.input.slice(1, 4)).toEqual([
-      { type: 'reasoning', id: 'rs_0a1b', summary: [{ type: 'summary_text', text: 'The user wants a listing; call ls.' }], encrypted_content: 'gAAAAABoEncrypted' },
+      {
+        type: 'reasoning',
+        id: 'rs_0a1b',
+        summary: [{ type: 'summary_text', text: 'The user wants a listing; call ls.' }],
+        encrypted_content: 'gAAAAABoEncrypted',
+      },
       { type: 'message', role: 'assistant', content: 'Listing the files.' },
       { type: 'function_call', call_id: 'call_9x', name: 'ls', arguments: '{"path":"."}' },
     ]);
     // Other providers never get it: Anthropic refuses foreign signatures, Chat has no field for reasoning.
-    expect(JSON.stringify(toRequest([message], 'anthropic', { model: 'm', maxOutputTokens: 10 }))).not.toContain('rs_0a1b');
-    expect(JSON.stringify(toRequest([message], 'openai-chat', { model: 'm', maxOutputTokens: 10 }))).not.toContain('rs_0a1b');
+    expect(JSON.stringify(toRequest([message], 'anthropic', { model: 'm', maxOutputTokens: 10 }))).not.toContain(
+      'rs_0a1b',
+    );
+    expect(JSON.stringify(toRequest([message], 'openai-chat', { model: 'm', maxOutputTokens: 10 }))).not.toContain(
+      'rs_0a1b',
+    );
   });
 });
 
@@ -210,12 +372,22 @@ describe('fromResponse', () => {
     expect(r.usage).toEqual({ input: 12, output: 318, cacheRead: 48_210, cacheWrite: 1_953 });
     expect(r.stopReason).toBe('tool_use');
     expect(r.finish).toBe('tool-calls');
-    expect(r.message).toMatchObject({ role: 'assistant', model: 'claude-sonnet-4-5-20250929', provider: 'anthropic', responseId: 'msg_01XFDUDYJgAACzvnptvVoYEL' });
+    expect(r.message).toMatchObject({
+      role: 'assistant',
+      model: 'claude-sonnet-4-5-20250929',
+      provider: 'anthropic',
+      responseId: 'msg_01XFDUDYJgAACzvnptvVoYEL',
+    });
     expect(r.message.parts).toEqual([
       { type: 'thinking', text: 'The test expects an array.', signature: 'EuYBCkQYAiJAk' },
       { type: 'text', text: 'Reading both files.' },
       { type: 'tool-call', id: 'toolu_01T1x1fJ34qAmk2tNTrN7Up6', name: 'read', arguments: { path: 'src/parser.ts' } },
-      { type: 'tool-call', id: 'toolu_01VQx2LpPzm3cX8fN4Kc8Z1a', name: 'read', arguments: { path: 'src/parser.test.ts' } },
+      {
+        type: 'tool-call',
+        id: 'toolu_01VQx2LpPzm3cX8fN4Kc8Z1a',
+        name: 'read',
+        arguments: { path: 'src/parser.test.ts' },
+      },
     ]);
   });
 
@@ -248,21 +420,45 @@ describe('fromResponse', () => {
 
 describe('contextOverflow', () => {
   it('recognizes the providers’ overflow bodies and extracts the numbers', () => {
-    expect(contextOverflow({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' } } })).toEqual({
+    expect(
+      contextOverflow({
+        status: 400,
+        error: {
+          type: 'error',
+          error: { type: 'invalid_request_error', message: 'prompt is too long: 215000 tokens > 200000 maximum' },
+        },
+      }),
+    ).toEqual({
       provider: 'anthropic',
       status: 400,
       message: 'prompt is too long: 215000 tokens > 200000 maximum',
       promptTokens: 215_000,
       limit: 200_000,
     });
-    expect(contextOverflow({ type: 'error', error: { type: 'invalid_request_error', message: 'input length and `max_tokens` exceed context limit: 187254 + 21333 > 200000, decrease input length or `max_tokens` and try again' } })).toMatchObject({
+    expect(
+      contextOverflow({
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          message:
+            'input length and `max_tokens` exceed context limit: 187254 + 21333 > 200000, decrease input length or `max_tokens` and try again',
+        },
+      }),
+    ).toMatchObject({
       provider: 'anthropic',
       promptTokens: 187_254,
       maxTokens: 21_333,
       limit: 200_000,
     });
-    const chat = "This model's maximum context length is 128000 tokens. However, you requested 140012 tokens (131820 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.";
-    expect(contextOverflow({ status: 400, error: { message: chat, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' }, code: 'context_length_exceeded' })).toEqual({
+    const chat =
+      "This model's maximum context length is 128000 tokens. However, you requested 140012 tokens (131820 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.";
+    expect(
+      contextOverflow({
+        status: 400,
+        error: { message: chat, type: 'invalid_request_error', param: 'messages', code: 'context_length_exceeded' },
+        code: 'context_length_exceeded',
+      }),
+    ).toEqual({
       provider: 'openai',
       status: 400,
       message: chat,
@@ -270,8 +466,26 @@ describe('contextOverflow', () => {
       promptTokens: 131_820,
       maxTokens: 8_192,
     });
-    expect(contextOverflow({ error: { message: "This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens. Please reduce the length of the messages.", code: 'context_length_exceeded' } })).toMatchObject({ limit: 4096, promptTokens: 5000 });
-    expect(contextOverflow({ status: 400, error: { message: 'Your input exceeds the context window of this model. Please adjust your input and try again.', type: 'invalid_request_error', param: 'input', code: 'context_length_exceeded' } })).toEqual({
+    expect(
+      contextOverflow({
+        error: {
+          message:
+            "This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens. Please reduce the length of the messages.",
+          code: 'context_length_exceeded',
+        },
+      }),
+    ).toMatchObject({ limit: 4096, promptTokens: 5000 });
+    expect(
+      contextOverflow({
+        status: 400,
+        error: {
+          message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
+          type: 'invalid_request_error',
+          param: 'input',
+          code: 'context_length_exceeded',
+        },
+      }),
+    ).toEqual({
       provider: 'openai',
       status: 400,
       message: 'Your input exceeds the context window of this model. Please adjust your input and try again.',
@@ -279,32 +493,104 @@ describe('contextOverflow', () => {
   });
 
   it('OpenAI-compatible servers and gateways say it in their own words', () => {
-    expect(contextOverflow({ status: 400, error: { message: 'Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 301234 tokens. Please reduce the length of the messages.', type: 'invalid_request_error', code: 'context_length_exceeded' } })).toMatchObject({
+    expect(
+      contextOverflow({
+        status: 400,
+        error: {
+          message:
+            'Input tokens exceed the configured limit of 272000 tokens. Your messages resulted in 301234 tokens. Please reduce the length of the messages.',
+          type: 'invalid_request_error',
+          code: 'context_length_exceeded',
+        },
+      }),
+    ).toMatchObject({
       provider: 'openai',
       limit: 272_000,
       promptTokens: 301_234,
     });
-    expect(contextOverflow({ error: { message: "This endpoint's maximum context length is 131072 tokens. However, you requested about 140000 tokens (131000 of text input, 9000 in the output). Please reduce the length of either one.", code: 400 } })).toMatchObject({ limit: 131_072, promptTokens: 140_000 });
-    expect(contextOverflow(new Error('Input is too long for requested model.'))).toEqual({ message: 'Input is too long for requested model.' });
-    expect(contextOverflow({ error: { code: 400, message: 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } })).toMatchObject({ provider: 'gemini', promptTokens: 1_200_000, limit: 1_048_576 });
+    expect(
+      contextOverflow({
+        error: {
+          message:
+            "This endpoint's maximum context length is 131072 tokens. However, you requested about 140000 tokens (131000 of text input, 9000 in the output). Please reduce the length of either one.",
+          code: 400,
+        },
+      }),
+    ).toMatchObject({ limit: 131_072, promptTokens: 140_000 });
+    expect(contextOverflow(new Error('Input is too long for requested model.'))).toEqual({
+      message: 'Input is too long for requested model.',
+    });
+    expect(
+      contextOverflow({
+        error: {
+          code: 400,
+          message: 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).',
+          status: 'INVALID_ARGUMENT',
+        },
+      }),
+    ).toMatchObject({ provider: 'gemini', promptTokens: 1_200_000, limit: 1_048_576 });
   });
 
   it('looks inside the AI SDK’s APICallError (responseBody text) and RetryError (lastError), and causes', () => {
     const apiCall = Object.assign(new Error('prompt is too long: 201234 tokens > 200000 maximum'), {
       name: 'AI_APICallError',
       statusCode: 400,
-      responseBody: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 201234 tokens > 200000 maximum' } }),
+      responseBody: JSON.stringify({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'prompt is too long: 201234 tokens > 200000 maximum' },
+      }),
     });
-    const retry = Object.assign(new Error('Failed after 3 attempts.'), { name: 'AI_RetryError', errors: [apiCall], lastError: apiCall });
-    expect(contextOverflow(retry)).toMatchObject({ provider: 'anthropic', status: 400, promptTokens: 201_234, limit: 200_000 });
+    const retry = Object.assign(new Error('Failed after 3 attempts.'), {
+      name: 'AI_RetryError',
+      errors: [apiCall],
+      lastError: apiCall,
+    });
+    expect(contextOverflow(retry)).toMatchObject({
+      provider: 'anthropic',
+      status: 400,
+      promptTokens: 201_234,
+      limit: 200_000,
+    });
     expect(contextOverflow(new Error('request failed', { cause: apiCall }))).toMatchObject({ promptTokens: 201_234 });
   });
 
   it('is undefined for other errors', () => {
     expect(contextOverflow(undefined)).toBeUndefined();
     expect(contextOverflow(new Error('ECONNRESET'))).toBeUndefined();
-    expect(contextOverflow({ status: 429, error: { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } } })).toBeUndefined();
-    expect(contextOverflow({ status: 400, error: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5' } } })).toBeUndefined();
-    expect(contextOverflow({ status: 400, error: { message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", code: null } })).toBeUndefined();
+    expect(
+      contextOverflow({
+        status: 429,
+        error: {
+          type: 'error',
+          error: {
+            type: 'rate_limit_error',
+            message: 'Number of request tokens has exceeded your per-minute rate limit',
+          },
+        },
+      }),
+    ).toBeUndefined();
+    expect(
+      contextOverflow({
+        status: 400,
+        error: {
+          type: 'error',
+          error: {
+            type: 'invalid_request_error',
+            message:
+              'max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-5',
+          },
+        },
+      }),
+    ).toBeUndefined();
+    expect(
+      contextOverflow({
+        status: 400,
+        error: {
+          message:
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          code: null,
+        },
+      }),
+    ).toBeUndefined();
   });
 });

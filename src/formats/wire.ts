@@ -156,11 +156,31 @@ const EPHEMERAL: AnthropicCacheControl = { type: 'ephemeral' };
  * The request body of `provider`'s API for these messages (a view: pass `activeMessages(session)` or the view the
  * context manager prepared). System messages among them go to the system prompt after `options.system`.
  */
-export function toRequest(messages: readonly Message[], provider: 'anthropic', options: RequestOptions): AnthropicRequestBody;
-export function toRequest(messages: readonly Message[], provider: 'openai-chat', options: RequestOptions): ChatRequestBody;
-export function toRequest(messages: readonly Message[], provider: 'openai-responses', options: RequestOptions): ResponsesRequestBody;
-export function toRequest(messages: readonly Message[], provider: RequestProvider, options: RequestOptions): RequestBody;
-export function toRequest(messages: readonly Message[], provider: RequestProvider, options: RequestOptions): RequestBody {
+export function toRequest(
+  messages: readonly Message[],
+  provider: 'anthropic',
+  options: RequestOptions,
+): AnthropicRequestBody;
+export function toRequest(
+  messages: readonly Message[],
+  provider: 'openai-chat',
+  options: RequestOptions,
+): ChatRequestBody;
+export function toRequest(
+  messages: readonly Message[],
+  provider: 'openai-responses',
+  options: RequestOptions,
+): ResponsesRequestBody;
+export function toRequest(
+  messages: readonly Message[],
+  provider: RequestProvider,
+  options: RequestOptions,
+): RequestBody;
+export function toRequest(
+  messages: readonly Message[],
+  provider: RequestProvider,
+  options: RequestOptions,
+): RequestBody {
   checkOptions(options);
   switch (provider) {
     case 'anthropic':
@@ -170,7 +190,10 @@ export function toRequest(messages: readonly Message[], provider: RequestProvide
     case 'openai-responses':
       return responsesRequest(messages, options);
     default:
-      throw new AbridgeError('INVALID_INPUT', `toRequest: provider ${JSON.stringify(provider)} is not one of ${REQUEST_PROVIDERS.join(', ')}`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `toRequest: provider ${JSON.stringify(provider)} is not one of ${REQUEST_PROVIDERS.join(', ')}`,
+      );
   }
 }
 
@@ -181,15 +204,35 @@ const SET_BY_TO_REQUEST: Record<RequestProvider, readonly string[]> = {
 };
 
 function checkOptions(o: RequestOptions): void {
-  if (typeof o?.model !== 'string' || o.model === '') throw new AbridgeError('INVALID_INPUT', `toRequest: options.model: expected a model id, got ${JSON.stringify(o?.model)}`);
-  if (!Number.isInteger(o.maxOutputTokens) || o.maxOutputTokens < 1) throw new AbridgeError('INVALID_INPUT', `toRequest: options.maxOutputTokens: expected a positive integer, got ${JSON.stringify(o.maxOutputTokens)}`);
+  if (typeof o?.model !== 'string' || o.model === '')
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `toRequest: options.model: expected a model id, got ${JSON.stringify(o?.model)}`,
+    );
+  if (!Number.isInteger(o.maxOutputTokens) || o.maxOutputTokens < 1)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `toRequest: options.maxOutputTokens: expected a positive integer, got ${JSON.stringify(o.maxOutputTokens)}`,
+    );
   const names = new Map<string, number>();
   for (const [i, t] of (o.tools ?? []).entries()) {
-    if (typeof t?.name !== 'string' || t.name === '') throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].name: expected a tool name, got ${JSON.stringify(t?.name)}`);
-    if (typeof t.inputSchema !== 'object' || t.inputSchema === null || Array.isArray(t.inputSchema)) throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].inputSchema (${t.name}): expected a JSON Schema object`);
+    if (typeof t?.name !== 'string' || t.name === '')
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `toRequest: options.tools[${i}].name: expected a tool name, got ${JSON.stringify(t?.name)}`,
+      );
+    if (typeof t.inputSchema !== 'object' || t.inputSchema === null || Array.isArray(t.inputSchema))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `toRequest: options.tools[${i}].inputSchema (${t.name}): expected a JSON Schema object`,
+      );
     const wire = safeName(t.name);
     const before = names.get(wire);
-    if (before !== undefined) throw new AbridgeError('INVALID_INPUT', `toRequest: options.tools[${i}].name: "${t.name}" is sent as "${wire}", like options.tools[${before}]; the APIs refuse two tools of one name`);
+    if (before !== undefined)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `toRequest: options.tools[${i}].name: "${t.name}" is sent as "${wire}", like options.tools[${before}]; the APIs refuse two tools of one name`,
+      );
     names.set(wire, i);
   }
 }
@@ -198,7 +241,10 @@ function extraFields(o: RequestOptions, provider: RequestProvider): Record<strin
   const extra = o.extra ?? {};
   const taken = Object.keys(extra).filter((k) => SET_BY_TO_REQUEST[provider].includes(k));
   if (taken.length > 0) {
-    throw new AbridgeError('INVALID_INPUT', `toRequest: options.extra.${taken[0]}: ${provider} requests get ${taken.join(', ')} from toRequest itself; pass them through model, maxOutputTokens, system, tools or the messages`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `toRequest: options.extra.${taken[0]}: ${provider} requests get ${taken.join(', ')} from toRequest itself; pass them through model, maxOutputTokens, system, tools or the messages`,
+    );
   }
   return extra;
 }
@@ -300,11 +346,22 @@ function chatRequest(messages: readonly Message[], o: RequestOptions): ChatReque
 function responsesRequest(messages: readonly Message[], o: RequestOptions): ResponsesRequestBody {
   const extra = extraFields(o, 'openai-responses');
   const encoded = encodeOpenaiResponsesRequest(withSystem(messages, o.system), { model: o.model });
-  const body: ResponsesRequestBody = { ...extra, model: o.model, max_output_tokens: o.maxOutputTokens, input: encoded.input };
-  for (const text of o.tail ?? []) if (text.trim() !== '') body.input.push({ type: 'message', role: 'user', content: text });
+  const body: ResponsesRequestBody = {
+    ...extra,
+    model: o.model,
+    max_output_tokens: o.maxOutputTokens,
+    input: encoded.input,
+  };
+  for (const text of o.tail ?? [])
+    if (text.trim() !== '') body.input.push({ type: 'message', role: 'user', content: text });
   if (encoded.instructions !== undefined) body.instructions = encoded.instructions;
   const tools: (ResponsesFunctionTool | Record<string, unknown>)[] = (o.tools ?? []).map((t) => {
-    const tool: ResponsesFunctionTool = { type: 'function', name: safeName(t.name), parameters: inputSchema(t.inputSchema), strict: t.strict ?? false };
+    const tool: ResponsesFunctionTool = {
+      type: 'function',
+      name: safeName(t.name),
+      parameters: inputSchema(t.inputSchema),
+      strict: t.strict ?? false,
+    };
     if (t.description !== undefined) tool.description = t.description;
     if (t.deferred) tool.defer_loading = true;
     return tool;
@@ -319,13 +376,18 @@ function responsesRequest(messages: readonly Message[], o: RequestOptions): Resp
  * sections it meant for after the conversation (`tail`), and the tools / conversation breakpoints it decided on (it counts them against Anthropic's 4 and skips prefixes under the
  * model's minimum cacheable length). Give `toRequest` the same tools and messages the prompt was built with.
  */
-export function promptRequestOptions(built: { blocks: readonly { text: string; cache_control?: unknown }[]; breakpoints: readonly { at: string }[]; afterConversation?: readonly { text: string }[] }): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation' | 'tail'> {
+export function promptRequestOptions(built: {
+  blocks: readonly { text: string; cache_control?: unknown }[];
+  breakpoints: readonly { at: string }[];
+  afterConversation?: readonly { text: string }[];
+}): Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation' | 'tail'> {
   const out: Pick<RequestOptions, 'system' | 'cacheTools' | 'cacheConversation' | 'tail'> = {
     system: built.blocks.map((b) => (b.cache_control ? { text: b.text, cache: true } : { text: b.text })),
     cacheTools: built.breakpoints.some((b) => b.at === 'tools'),
     cacheConversation: built.breakpoints.some((b) => b.at === 'messages'),
   };
-  if (built.afterConversation && built.afterConversation.length > 0) out.tail = built.afterConversation.map((b) => b.text);
+  if (built.afterConversation && built.afterConversation.length > 0)
+    out.tail = built.afterConversation.map((b) => b.text);
   return out;
 }
 
@@ -358,7 +420,10 @@ export function fromResponse(provider: RequestProvider, response: unknown): Resp
     case 'openai-responses':
       return fromResponses(response);
     default:
-      throw new AbridgeError('INVALID_INPUT', `fromResponse: provider ${JSON.stringify(provider)} is not one of ${REQUEST_PROVIDERS.join(', ')}`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `fromResponse: provider ${JSON.stringify(provider)} is not one of ${REQUEST_PROVIDERS.join(', ')}`,
+      );
   }
 }
 
@@ -371,11 +436,23 @@ function count(v: unknown): number {
 }
 
 function notA(what: string, source: string, got: unknown): AbridgeError {
-  const keys = isObject(got) ? `an object with keys ${Object.keys(got).slice(0, 6).join(', ') || '(none)'}` : got === null ? 'null' : Array.isArray(got) ? 'an array' : `a ${typeof got}`;
+  const keys = isObject(got)
+    ? `an object with keys ${Object.keys(got).slice(0, 6).join(', ') || '(none)'}`
+    : got === null
+      ? 'null'
+      : Array.isArray(got)
+        ? 'an array'
+        : `a ${typeof got}`;
   return new AbridgeError('INVALID_INPUT', `fromResponse(${source}): expected ${what}, got ${keys}`);
 }
 
-function assistant(parts: Part[], r: Record<string, unknown>, provider: string, usage: Usage | undefined, stopReason: string | undefined): Message {
+function assistant(
+  parts: Part[],
+  r: Record<string, unknown>,
+  provider: string,
+  usage: Usage | undefined,
+  stopReason: string | undefined,
+): Message {
   const m: Message = { role: 'assistant', parts, provider };
   if (typeof r.model === 'string') m.model = r.model;
   if (typeof r.id === 'string') m.responseId = r.id;
@@ -394,14 +471,24 @@ function result(message: Message, finish: FinishReason): ResponseResult {
 /** Anthropic `usage` → Usage: `input_tokens` already excludes cache reads and writes. */
 export function anthropicUsage(u: unknown): Usage | undefined {
   if (!isObject(u)) return undefined;
-  return { input: count(u.input_tokens), output: count(u.output_tokens), cacheRead: count(u.cache_read_input_tokens), cacheWrite: count(u.cache_creation_input_tokens) };
+  return {
+    input: count(u.input_tokens),
+    output: count(u.output_tokens),
+    cacheRead: count(u.cache_read_input_tokens),
+    cacheWrite: count(u.cache_creation_input_tokens),
+  };
 }
 
 /** Chat Completions `usage` → Usage: `prompt_tokens` includes the cached ones, which move to cacheRead. */
 export function chatUsage(u: unknown): Usage | undefined {
   if (!isObject(u)) return undefined;
   const cached = isObject(u.prompt_tokens_details) ? count(u.prompt_tokens_details.cached_tokens) : 0;
-  const usage: Usage = { input: Math.max(0, count(u.prompt_tokens) - cached), output: count(u.completion_tokens), cacheRead: cached, cacheWrite: 0 };
+  const usage: Usage = {
+    input: Math.max(0, count(u.prompt_tokens) - cached),
+    output: count(u.completion_tokens),
+    cacheRead: cached,
+    cacheWrite: 0,
+  };
   const reasoning = isObject(u.completion_tokens_details) ? count(u.completion_tokens_details.reasoning_tokens) : 0;
   if (reasoning > 0) usage.reasoning = reasoning;
   return usage;
@@ -411,56 +498,113 @@ export function chatUsage(u: unknown): Usage | undefined {
 export function responsesUsage(u: unknown): Usage | undefined {
   if (!isObject(u)) return undefined;
   const cached = isObject(u.input_tokens_details) ? count(u.input_tokens_details.cached_tokens) : 0;
-  const usage: Usage = { input: Math.max(0, count(u.input_tokens) - cached), output: count(u.output_tokens), cacheRead: cached, cacheWrite: 0 };
+  const usage: Usage = {
+    input: Math.max(0, count(u.input_tokens) - cached),
+    output: count(u.output_tokens),
+    cacheRead: cached,
+    cacheWrite: 0,
+  };
   const reasoning = isObject(u.output_tokens_details) ? count(u.output_tokens_details.reasoning_tokens) : 0;
   if (reasoning > 0) usage.reasoning = reasoning;
   return usage;
 }
 
 function fromAnthropic(r: unknown): ResponseResult {
-  if (!isObject(r) || !Array.isArray(r.content)) throw notA('an Anthropic Message {id, type: "message", content: [...], usage}', 'anthropic', r);
+  if (!isObject(r) || !Array.isArray(r.content))
+    throw notA('an Anthropic Message {id, type: "message", content: [...], usage}', 'anthropic', r);
   const parts = decodeAnthropicContent(r.content, 'content', 'anthropic response');
   const stop = typeof r.stop_reason === 'string' ? r.stop_reason : undefined;
   const message = assistant(parts, r, 'anthropic', anthropicUsage(r.usage), stop);
   const finish: FinishReason =
-    stop === 'end_turn' || stop === 'stop_sequence' ? 'stop' : stop === 'tool_use' ? 'tool-calls' : stop === 'max_tokens' || stop === 'model_context_window_exceeded' ? 'length' : stop === 'refusal' ? 'refusal' : 'other';
+    stop === 'end_turn' || stop === 'stop_sequence'
+      ? 'stop'
+      : stop === 'tool_use'
+        ? 'tool-calls'
+        : stop === 'max_tokens' || stop === 'model_context_window_exceeded'
+          ? 'length'
+          : stop === 'refusal'
+            ? 'refusal'
+            : 'other';
   return result(message, finish);
 }
 
 function fromChat(r: unknown): ResponseResult {
-  if (!isObject(r) || !Array.isArray(r.choices)) throw notA('a ChatCompletion {id, choices: [...], usage}', 'openai-chat', r);
+  if (!isObject(r) || !Array.isArray(r.choices))
+    throw notA('a ChatCompletion {id, choices: [...], usage}', 'openai-chat', r);
   const choice = r.choices[0];
-  if (!isObject(choice) || !isObject(choice.message)) throw notA('a ChatCompletion whose choices[0] has a message', 'openai-chat', choice);
-  const decoded = decodeChatMessage({ ...choice.message, role: choice.message.role ?? 'assistant' }, 'choices[0].message', 'openai-chat response');
+  if (!isObject(choice) || !isObject(choice.message))
+    throw notA('a ChatCompletion whose choices[0] has a message', 'openai-chat', choice);
+  const decoded = decodeChatMessage(
+    { ...choice.message, role: choice.message.role ?? 'assistant' },
+    'choices[0].message',
+    'openai-chat response',
+  );
   const stop = typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
   const message = assistant(decoded.parts, r, 'openai', chatUsage(r.usage), stop);
   const finish: FinishReason =
-    stop === 'stop' ? 'stop' : stop === 'tool_calls' || stop === 'function_call' ? 'tool-calls' : stop === 'length' ? 'length' : stop === 'content_filter' ? 'refusal' : 'other';
+    stop === 'stop'
+      ? 'stop'
+      : stop === 'tool_calls' || stop === 'function_call'
+        ? 'tool-calls'
+        : stop === 'length'
+          ? 'length'
+          : stop === 'content_filter'
+            ? 'refusal'
+            : 'other';
   return result(message, finish);
 }
 
 function fromResponses(r: unknown): ResponseResult {
-  if (!isObject(r) || !Array.isArray(r.output)) throw notA('a Response {id, object: "response", output: [...], usage}', 'openai-responses', r);
+  if (!isObject(r) || !Array.isArray(r.output))
+    throw notA('a Response {id, object: "response", output: [...], usage}', 'openai-responses', r);
   const parts: Part[] = [];
   r.output.forEach((item, i) => {
     // Reasoning keeps the whole item (id, encrypted content) as its signature, so that it can be given back.
     if (isObject(item) && item.type === 'reasoning') {
-      const summary = Array.isArray(item.summary) ? item.summary.filter((s): s is { type: 'summary_text'; text: string } => isObject(s) && s.type === 'summary_text' && typeof s.text === 'string') : [];
+      const summary = Array.isArray(item.summary)
+        ? item.summary.filter(
+            (s): s is { type: 'summary_text'; text: string } =>
+              isObject(s) && s.type === 'summary_text' && typeof s.text === 'string',
+          )
+        : [];
       const text = summary.map((s) => s.text).join('\n\n');
       const kept: Record<string, unknown> = { type: 'reasoning', id: item.id, summary };
       if (typeof item.encrypted_content === 'string') kept.encrypted_content = item.encrypted_content;
-      parts.push(text === '' ? { type: 'thinking', text, signature: JSON.stringify(kept), redacted: true } : { type: 'thinking', text, signature: JSON.stringify(kept) });
+      parts.push(
+        text === ''
+          ? { type: 'thinking', text, signature: JSON.stringify(kept), redacted: true }
+          : { type: 'thinking', text, signature: JSON.stringify(kept) },
+      );
       return;
     }
     parts.push(...decodeResponsesOutput([item], `openai-responses response output[${i}]`));
   });
-  const incomplete = isObject(r.incomplete_details) && typeof r.incomplete_details.reason === 'string' ? r.incomplete_details.reason : undefined;
+  const incomplete =
+    isObject(r.incomplete_details) && typeof r.incomplete_details.reason === 'string'
+      ? r.incomplete_details.reason
+      : undefined;
   const stop = incomplete ?? (typeof r.status === 'string' ? r.status : undefined);
   const message = assistant(parts, r, 'openai', responsesUsage(r.usage), stop);
-  const refused = r.output.some((item) => isObject(item) && item.type === 'message' && Array.isArray(item.content) && item.content.some((c) => isObject(c) && c.type === 'refusal'));
-  const calls = r.output.some((item) => isObject(item) && typeof item.type === 'string' && /^(function|custom_tool)_call$/.test(item.type));
+  const refused = r.output.some(
+    (item) =>
+      isObject(item) &&
+      item.type === 'message' &&
+      Array.isArray(item.content) &&
+      item.content.some((c) => isObject(c) && c.type === 'refusal'),
+  );
+  const calls = r.output.some(
+    (item) => isObject(item) && typeof item.type === 'string' && /^(function|custom_tool)_call$/.test(item.type),
+  );
   const finish: FinishReason =
-    incomplete === 'max_output_tokens' ? 'length' : incomplete === 'content_filter' || refused ? 'refusal' : r.status === 'completed' ? (calls ? 'tool-calls' : 'stop') : 'other';
+    incomplete === 'max_output_tokens'
+      ? 'length'
+      : incomplete === 'content_filter' || refused
+        ? 'refusal'
+        : r.status === 'completed'
+          ? calls
+            ? 'tool-calls'
+            : 'stop'
+          : 'other';
   return result(message, finish);
 }
 
@@ -522,10 +666,16 @@ function candidates(error: unknown): Candidate[] {
     }
     if (!isObject(e) && !(e instanceof Error)) return;
     const o = e as Record<string, unknown>;
-    const status = typeof o.status === 'number' ? o.status : typeof o.statusCode === 'number' ? o.statusCode : undefined;
+    const status =
+      typeof o.status === 'number' ? o.status : typeof o.statusCode === 'number' ? o.statusCode : undefined;
     // Anthropic SDK: `error` is the whole body; OpenAI SDK: the body's `error` object; AI SDK: `data` parsed, `responseBody` text.
-    const body = o.error ?? o.data ?? (typeof o.responseBody === 'string' ? parseJson(o.responseBody) : undefined) ?? (o.type === 'error' || 'code' in o ? o : undefined);
-    const message = typeof o.message === 'string' ? o.message : typeof o.responseBody === 'string' ? o.responseBody : '';
+    const body =
+      o.error ??
+      o.data ??
+      (typeof o.responseBody === 'string' ? parseJson(o.responseBody) : undefined) ??
+      (o.type === 'error' || 'code' in o ? o : undefined);
+    const message =
+      typeof o.message === 'string' ? o.message : typeof o.responseBody === 'string' ? o.responseBody : '';
     const c: Candidate = { message, body };
     if (status !== undefined) c.status = status;
     out.push(c);
@@ -560,7 +710,8 @@ function bodyFacts(body: unknown): { message?: string; code?: string; type?: str
   return facts;
 }
 
-const int = (s: string | undefined): number | undefined => (s === undefined ? undefined : Number(s.replace(/[,_]/g, '')));
+const int = (s: string | undefined): number | undefined =>
+  s === undefined ? undefined : Number(s.replace(/[,_]/g, ''));
 const N = '([\\d,_]+)';
 
 function recognize(c: Candidate): ContextOverflow | undefined {
@@ -571,32 +722,55 @@ function recognize(c: Candidate): ContextOverflow | undefined {
     const o: ContextOverflow = { message: message || c.message };
     if (provider) o.provider = provider;
     if (c.status !== undefined) o.status = c.status;
-    for (const [k, v] of Object.entries(fields)) if (v !== undefined && !Number.isNaN(v)) (o as unknown as Record<string, unknown>)[k] = v;
+    for (const [k, v] of Object.entries(fields))
+      if (v !== undefined && !Number.isNaN(v)) (o as unknown as Record<string, unknown>)[k] = v;
     return o;
   };
   let m = new RegExp(`prompt is too long:\\s*${N}\\s*tokens\\s*>\\s*${N}\\s*maximum`, 'i').exec(text);
   if (m) return out('anthropic', { promptTokens: int(m[1]), limit: int(m[2]) });
-  m = new RegExp(`input length and \`?max_tokens\`? exceed context limit:\\s*${N}\\s*\\+\\s*${N}\\s*>\\s*${N}`, 'i').exec(text);
+  m = new RegExp(
+    `input length and \`?max_tokens\`? exceed context limit:\\s*${N}\\s*\\+\\s*${N}\\s*>\\s*${N}`,
+    'i',
+  ).exec(text);
   if (m) return out('anthropic', { promptTokens: int(m[1]), maxTokens: int(m[2]), limit: int(m[3]) });
   const openaiCode = facts.code === 'context_length_exceeded' || /context_length_exceeded/.test(text);
   m = new RegExp(`maximum context length is ${N} tokens`, 'i').exec(text);
   if (m) {
     const limit = int(m[1]);
-    const parts = new RegExp(`\\(${N} in the messages(?:, ${N} in the functions)?, ${N} in the completion\\)`, 'i').exec(text);
+    const parts = new RegExp(
+      `\\(${N} in the messages(?:, ${N} in the functions)?, ${N} in the completion\\)`,
+      'i',
+    ).exec(text);
     const requested = new RegExp(`(?:you requested(?: about)?|resulted in) ${N} tokens`, 'i').exec(text);
-    const promptTokens = parts ? (int(parts[1]) ?? 0) + (int(parts[2]) ?? 0) : requested ? int(requested[1]) : undefined;
+    const promptTokens = parts
+      ? (int(parts[1]) ?? 0) + (int(parts[2]) ?? 0)
+      : requested
+        ? int(requested[1])
+        : undefined;
     const maxTokens = parts ? int(parts[3]) : undefined;
     return out(openaiCode ? 'openai' : undefined, { limit, promptTokens, maxTokens });
   }
   m = new RegExp(`exceeds? the configured limit of ${N} tokens`, 'i').exec(text);
   if (m) {
     const resulted = new RegExp(`resulted in ${N} tokens`, 'i').exec(text);
-    return out(openaiCode || facts.type === 'invalid_request_error' ? 'openai' : undefined, { limit: int(m[1]), promptTokens: int(resulted?.[1]) });
+    return out(openaiCode || facts.type === 'invalid_request_error' ? 'openai' : undefined, {
+      limit: int(m[1]),
+      promptTokens: int(resulted?.[1]),
+    });
   }
-  if (/exceeds the context window/i.test(text)) return out(openaiCode || /your input exceeds/i.test(text) ? 'openai' : undefined, {});
+  if (/exceeds the context window/i.test(text))
+    return out(openaiCode || /your input exceeds/i.test(text) ? 'openai' : undefined, {});
   if (openaiCode) return out('openai', {});
-  m = new RegExp(`input token count \\(?${N}\\)? exceeds the maximum number of tokens allowed \\(?${N}\\)?`, 'i').exec(text);
+  m = new RegExp(`input token count \\(?${N}\\)? exceeds the maximum number of tokens allowed \\(?${N}\\)?`, 'i').exec(
+    text,
+  );
   if (m) return out('gemini', { promptTokens: int(m[1]), limit: int(m[2]) });
-  if (/prompt is too long|input is too long for requested model|context window exceeded|context length exceeded|too many tokens in the prompt/i.test(text) && (c.status === undefined || c.status === 400 || c.status === 413)) return out(undefined, {});
+  if (
+    /prompt is too long|input is too long for requested model|context window exceeded|context length exceeded|too many tokens in the prompt/i.test(
+      text,
+    ) &&
+    (c.status === undefined || c.status === 400 || c.status === 413)
+  )
+    return out(undefined, {});
   return undefined;
 }

@@ -16,9 +16,17 @@ export interface WriteOptions {
  * records abridge added — compaction summaries and edits — were redacted when they were made); anything else is a new
  * document abridge makes (a request body, a conversion), and recognized secrets are redacted from all of it.
  */
-export function writeSession(session: Session, format: FormatId | string = session.format, options: WriteOptions = {}): string {
+export function writeSession(
+  session: Session,
+  format: FormatId | string = session.format,
+  options: WriteOptions = {},
+): string {
   const f = getFormat(format);
-  if (!f.write) throw new AbridgeError('NOT_WRITABLE_FORMAT', `abridge cannot write the ${f.label} format (writable: pi, claude-code, anthropic, openai-chat, openai-responses)`);
+  if (!f.write)
+    throw new AbridgeError(
+      'NOT_WRITABLE_FORMAT',
+      `abridge cannot write the ${f.label} format (writable: pi, claude-code, anthropic, openai-chat, openai-responses)`,
+    );
   const redact = options.redact ?? createRedactor();
   // The user's own transcript: its records as they were, the records abridge added redacted by the writer.
   if (f.id === session.format && TRANSCRIPT_FORMATS.includes(f.id)) return f.write(session, { redact });

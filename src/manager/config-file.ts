@@ -26,7 +26,8 @@ export async function loadConfig(options: { path?: string; cwd?: string } = {}):
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new AbridgeError('FILE_NOT_FOUND', `${source}: no such configuration file`);
-    if (code === 'EISDIR') throw new AbridgeError('FILE_UNREADABLE', `${source}: is a directory, expected a configuration file`);
+    if (code === 'EISDIR')
+      throw new AbridgeError('FILE_UNREADABLE', `${source}: is a directory, expected a configuration file`);
     throw new AbridgeError('FILE_UNREADABLE', `${source}: cannot read the configuration file (${code ?? String(err)})`);
   }
   const config = parseConfigText(text, source);
@@ -76,7 +77,9 @@ export function jsonErrorOffset(text: string): number {
     while (i < text.length && ' \t\n\r'.includes(text[i]!)) i++;
   };
   const word = (w: string) => {
-    for (const ch of w) if (text[i] === ch) i++; else fail(); // prettier-ignore
+    for (const ch of w)
+      if (text[i] === ch) i++;
+      else fail(); // prettier-ignore
   };
   const string = () => {
     i++;
@@ -87,7 +90,7 @@ export function jsonErrorOffset(text: string): number {
       if (c !== 0x5c) i++;
       else if (text[i + 1] === 'u' && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) i += 6;
       else if ('"\\/bfnrt'.includes(text[i + 1] ?? 'x')) i += 2;
-      else (i++, fail());
+      else i++, fail();
     }
     fail();
   };

@@ -5,7 +5,14 @@
  */
 import { z } from 'zod';
 import { DEFAULT_BUDGET_SETTINGS, DEFAULT_THRESHOLDS, SEED_ALLOCATIONS } from '../budget/defaults.js';
-import { COMPONENT_IDS, type AllocationKey, type Amount, type BudgetSettings, type ModelOverride, type Thresholds } from '../budget/types.js';
+import {
+  COMPONENT_IDS,
+  type AllocationKey,
+  type Amount,
+  type BudgetSettings,
+  type ModelOverride,
+  type Thresholds,
+} from '../budget/types.js';
 import { AbridgeError } from '../errors.js';
 import { DEFAULT_REDACTION, type RedactionSettings } from '../redact/redact.js';
 import { SECRET_KINDS } from '../redact/rules.js';
@@ -82,14 +89,20 @@ const amount = () => z.union([z.int().min(0), z.string().regex(PERCENT_UP_TO_100
 const THRESHOLD_DESCRIPTIONS: Record<keyof Thresholds, string> = {
   warn: 'Fill level (share of the effective window: window − reserved response) at which abridge warns. Default "80%".',
   compact: 'Fill level at which abridge compacts (archives older history behind a summary). Default "90%".',
-  block: 'Fill level at which the context counts as blocked: another request would risk overflowing the window. Default "98%".',
+  block:
+    'Fill level at which the context counts as blocked: another request would risk overflowing the window. Default "98%".',
   target: 'Fill level compaction aims for, below warn, so it does not re-trigger every turn. Default "60%".',
 };
 const THRESHOLD_ORDER = 'target < warn ≤ compact ≤ block';
 
 function thresholdsSchema(description: string) {
-  const t = (k: keyof Thresholds) => field(share(), SHARE_EXPECTED, `${THRESHOLD_DESCRIPTIONS[k]} A share like "80%" or a number in (0, 1].`);
-  return field(z.strictObject({ warn: t('warn'), compact: t('compact'), block: t('block'), target: t('target') }), `an object with any of ${THRESHOLD_KEYS.join(', ')}`, description);
+  const t = (k: keyof Thresholds) =>
+    field(share(), SHARE_EXPECTED, `${THRESHOLD_DESCRIPTIONS[k]} A share like "80%" or a number in (0, 1].`);
+  return field(
+    z.strictObject({ warn: t('warn'), compact: t('compact'), block: t('block'), target: t('target') }),
+    `an object with any of ${THRESHOLD_KEYS.join(', ')}`,
+    description,
+  );
 }
 
 const ALLOCATION_DESCRIPTIONS: Record<AllocationKey, string> = {
@@ -105,7 +118,12 @@ const ALLOCATION_DESCRIPTIONS: Record<AllocationKey, string> = {
   response: 'the response, reserved out of the window',
 };
 
-const a = (k: AllocationKey) => field(amount(), AMOUNT_EXPECTED, `Budget for ${ALLOCATION_DESCRIPTIONS[k]}: a number of tokens, or a share of the window like "10%".`);
+const a = (k: AllocationKey) =>
+  field(
+    amount(),
+    AMOUNT_EXPECTED,
+    `Budget for ${ALLOCATION_DESCRIPTIONS[k]}: a number of tokens, or a share of the window like "10%".`,
+  );
 const allocationShape = {
   system: a('system'),
   memory: a('memory'),
@@ -123,7 +141,11 @@ const ModelSchema = z
   .strictObject({
     contextWindow: field(z.int().min(1), POSITIVE_TOKENS, "The model's context window in tokens."),
     maxOutputTokens: field(z.int().min(1), POSITIVE_TOKENS, 'The most tokens the model writes in one response.'),
-    family: field(z.enum(PROVIDER_FAMILIES), `one of ${PROVIDER_FAMILIES.map((f) => JSON.stringify(f)).join(', ')}`, 'Provider family, for tokenizer and request framing: claude, gpt, gemini or other.'),
+    family: field(
+      z.enum(PROVIDER_FAMILIES),
+      `one of ${PROVIDER_FAMILIES.map((f) => JSON.stringify(f)).join(', ')}`,
+      'Provider family, for tokenizer and request framing: claude, gpt, gemini or other.',
+    ),
     aliases: field(
       z.array(leaf(z.string().min(1), MODEL_ID, 'Another id of this model.')),
       'an array of model ids',
@@ -137,13 +159,33 @@ EXPECTED.set(ModelSchema, 'an object with any of contextWindow, maxOutputTokens,
 /** The schema of `abridge.config.json`, as written in the file (percent strings and all). */
 export const ConfigFileSchema = z
   .strictObject({
-    $schema: field(z.string(), 'a string (the JSON Schema of this file)', 'The JSON Schema of this file, for editors; ignored by abridge.'),
+    $schema: field(
+      z.string(),
+      'a string (the JSON Schema of this file)',
+      'The JSON Schema of this file, for editors; ignored by abridge.',
+    ),
     model: field(z.string().min(1), MODEL_ID, 'Model assumed when a session does not name one.'),
     contextWindow: field(z.int().min(1), POSITIVE_TOKENS, "Context window in tokens; overrides every model's window."),
-    reserveTokens: field(z.int().min(0), TOKENS, "Tokens kept free for the response (at most half the window). Default: the response allocation if set, else the model's maximum output up to 32000."),
-    defaultContextWindow: field(z.int().min(1), POSITIVE_TOKENS, 'Context window assumed for a model abridge does not know (reported as such). Default 128000.'),
-    defaultMaxOutputTokens: field(z.int().min(1), POSITIVE_TOKENS, 'Maximum output assumed for a model abridge does not know. Default 32000.'),
-    prefixTokens: field(z.int().min(0), TOKENS, "Tokens of the system prompt and tool definitions an agent sends but its transcript does not record. Default: the agent's known size."),
+    reserveTokens: field(
+      z.int().min(0),
+      TOKENS,
+      "Tokens kept free for the response (at most half the window). Default: the response allocation if set, else the model's maximum output up to 32000.",
+    ),
+    defaultContextWindow: field(
+      z.int().min(1),
+      POSITIVE_TOKENS,
+      'Context window assumed for a model abridge does not know (reported as such). Default 128000.',
+    ),
+    defaultMaxOutputTokens: field(
+      z.int().min(1),
+      POSITIVE_TOKENS,
+      'Maximum output assumed for a model abridge does not know. Default 32000.',
+    ),
+    prefixTokens: field(
+      z.int().min(0),
+      TOKENS,
+      "Tokens of the system prompt and tool definitions an agent sends but its transcript does not record. Default: the agent's known size.",
+    ),
     catalog: field(
       z.string().min(1),
       'a non-empty path to a JSON file',
@@ -154,21 +196,45 @@ export const ConfigFileSchema = z
       'an object mapping non-empty model ids to their settings',
       'Per-model settings, by model id: window, output limit, family, aliases, thresholds. Unknown models can be added here.',
     ),
-    thresholds: thresholdsSchema(`Fill levels of the effective window (window − reserved response), each a share like "80%" or a number in (0, 1], ordered ${THRESHOLD_ORDER}.`),
+    thresholds: thresholdsSchema(
+      `Fill levels of the effective window (window − reserved response), each a share like "80%" or a number in (0, 1], ordered ${THRESHOLD_ORDER}.`,
+    ),
     redaction: field(
       z.strictObject({
-        enabled: field(z.boolean(), 'true or false', 'Redact recognized secrets (API keys, tokens, private keys, passwords in URLs and assignments) before text reaches a summary, an LLM summarizer, a result store, an export or a report. Default true.'),
+        enabled: field(
+          z.boolean(),
+          'true or false',
+          'Redact recognized secrets (API keys, tokens, private keys, passwords in URLs and assignments) before text reaches a summary, an LLM summarizer, a result store, an export or a report. Default true.',
+        ),
         disable: field(
-          z.array(leaf(z.enum(SECRET_KINDS as [string, ...string[]]), `one of ${SECRET_KINDS.join(', ')}`, 'A built-in kind of secret not to redact.')),
+          z.array(
+            leaf(
+              z.enum(SECRET_KINDS as [string, ...string[]]),
+              `one of ${SECRET_KINDS.join(', ')}`,
+              'A built-in kind of secret not to redact.',
+            ),
+          ),
           'an array of built-in kinds',
           `Built-in kinds not to redact: any of ${SECRET_KINDS.join(', ')}.`,
         ),
         patterns: field(
           z.array(
             z.strictObject({
-              id: leaf(z.string().regex(/^[a-z0-9][a-z0-9-]*$/), 'lowercase letters, digits and "-"', 'The kind shown in the redaction marker: [REDACTED:<id>].'),
-              pattern: leaf(z.string().min(1).refine(validRegExp), 'a valid JavaScript regular expression', 'A regular expression matching exactly the secret.'),
-              flags: field(z.string().regex(/^[imsuy]*$/), 'regular expression flags among i, m, s, u, y', 'Flags of the expression (g is always added).'),
+              id: leaf(
+                z.string().regex(/^[a-z0-9][a-z0-9-]*$/),
+                'lowercase letters, digits and "-"',
+                'The kind shown in the redaction marker: [REDACTED:<id>].',
+              ),
+              pattern: leaf(
+                z.string().min(1).refine(validRegExp),
+                'a valid JavaScript regular expression',
+                'A regular expression matching exactly the secret.',
+              ),
+              flags: field(
+                z.string().regex(/^[imsuy]*$/),
+                'regular expression flags among i, m, s, u, y',
+                'Flags of the expression (g is always added).',
+              ),
             }),
           ),
           'an array of {id, pattern, flags?}',
@@ -180,18 +246,36 @@ export const ConfigFileSchema = z
     ),
     allocations: field(
       z.union([
-        z.literal('seed').describe('The seed plan: system 5%, skills 3%, knowledgeBase 3%, crossIssue 2%, summary 10%, recent 30%, prompt 2%, response 45%.'),
-        z.strictObject(allocationShape).describe('Budgets per component: a number of tokens, or a share of the window like "10%". Shares add up to at most 100%.'),
+        z
+          .literal('seed')
+          .describe(
+            'The seed plan: system 5%, skills 3%, knowledgeBase 3%, crossIssue 2%, summary 10%, recent 30%, prompt 2%, response 45%.',
+          ),
+        z
+          .strictObject(allocationShape)
+          .describe(
+            'Budgets per component: a number of tokens, or a share of the window like "10%". Shares add up to at most 100%.',
+          ),
       ]),
       '"seed" or an object of budgets per component (a number of tokens or a share like "10%")',
       'Budgets per component of the context: "seed" for the seed plan, or an object of token counts and shares of the window. None by default.',
     ),
   })
-  .meta({ title: 'abridge configuration', description: 'Configuration of abridge (context-window management for LLM agents): abridge.config.json.' });
+  .meta({
+    title: 'abridge configuration',
+    description: 'Configuration of abridge (context-window management for LLM agents): abridge.config.json.',
+  });
 
 export type ConfigFile = z.input<typeof ConfigFileSchema>;
 
-const OverridesSchema = ConfigFileSchema.pick({ model: true, contextWindow: true, reserveTokens: true, thresholds: true, prefixTokens: true, catalog: true });
+const OverridesSchema = ConfigFileSchema.pick({
+  model: true,
+  contextWindow: true,
+  reserveTokens: true,
+  thresholds: true,
+  prefixTokens: true,
+  catalog: true,
+});
 
 /** The published JSON Schema of `abridge.config.json` (draft 2020-12; `schema/abridge.config.schema.json`). */
 export function configJsonSchema(): Record<string, unknown> {
@@ -226,7 +310,11 @@ function buildRedaction(raw: ConfigFile): RedactionSettings {
   return {
     enabled: r.enabled ?? DEFAULT_REDACTION.enabled,
     disable: [...(r.disable ?? DEFAULT_REDACTION.disable)],
-    patterns: (r.patterns ?? []).map((p) => ({ id: p.id, pattern: p.pattern, ...(p.flags !== undefined ? { flags: p.flags } : {}) })),
+    patterns: (r.patterns ?? []).map((p) => ({
+      id: p.id,
+      pattern: p.pattern,
+      ...(p.flags !== undefined ? { flags: p.flags } : {}),
+    })),
   };
 }
 
@@ -244,8 +332,12 @@ export function parseConfig(value: unknown, source: string): AbridgeConfig {
 }
 
 /** Like parseConfig, without throwing: the configuration, or every problem (one message each). */
-export function validateConfig(value: unknown, source: string): { config: AbridgeConfig; problems?: undefined } | { config?: undefined; problems: string[] } {
-  if (!isPlainObject(value)) return { problems: [`${source}: expected a JSON object at top level, got ${render(value)}`] };
+export function validateConfig(
+  value: unknown,
+  source: string,
+): { config: AbridgeConfig; problems?: undefined } | { config?: undefined; problems: string[] } {
+  if (!isPlainObject(value))
+    return { problems: [`${source}: expected a JSON object at top level, got ${render(value)}`] };
   const at = (path: Path) => (path.length ? `${source}: ${pathText(path)}` : source);
   const { problems, dirty } = schemaProblems(ConfigFileSchema, value, at, source);
   const raw = value as ConfigFile;
@@ -256,7 +348,14 @@ export function validateConfig(value: unknown, source: string): { config: Abridg
       const set = raw.thresholds?.[k];
       global[k] =
         set === undefined
-          ? { value: DEFAULT_THRESHOLDS[k], raw: DEFAULT_THRESHOLDS[k], name: `thresholds.${k}`, where: at(['thresholds', k]), rank: 0, isDefault: true }
+          ? {
+              value: DEFAULT_THRESHOLDS[k],
+              raw: DEFAULT_THRESHOLDS[k],
+              name: `thresholds.${k}`,
+              where: at(['thresholds', k]),
+              rank: 0,
+              isDefault: true,
+            }
           : { value: toShare(set), raw: set, name: `thresholds.${k}`, where: at(['thresholds', k]), rank: 1 };
     }
     problems.push(...orderProblems(global));
@@ -267,7 +366,8 @@ export function validateConfig(value: unknown, source: string): { config: Abridg
         for (const k of THRESHOLD_KEYS) {
           const set = model.thresholds[k];
           const path = ['models', id, 'thresholds', k];
-          if (set !== undefined) slots[k] = { value: toShare(set), raw: set, name: pathText(path), where: at(path), rank: 2 };
+          if (set !== undefined)
+            slots[k] = { value: toShare(set), raw: set, name: pathText(path), where: at(path), rank: 2 };
         }
         problems.push(...orderProblems(slots, 2));
       }
@@ -279,12 +379,20 @@ export function validateConfig(value: unknown, source: string): { config: Abridg
     const total = shares.reduce((sum, [, v]) => sum + Number(v.slice(0, -1)), 0);
     if (total > 100 + 1e-9) {
       const list = shares.map(([k, v]) => `${k} ${JSON.stringify(v)}`).join(', ');
-      problems.push(`${at(['allocations'])}: expected shares adding up to at most 100% of the window, got ${Math.round(total * 1000) / 1000}% (${list})`);
+      problems.push(
+        `${at(['allocations'])}: expected shares adding up to at most 100% of the window, got ${Math.round(total * 1000) / 1000}% (${list})`,
+      );
     }
   }
 
   if (problems.length) return { problems };
-  return { config: { budget: buildBudget(raw), ...(raw.redaction !== undefined ? { redaction: buildRedaction(raw) } : {}), source } };
+  return {
+    config: {
+      budget: buildBudget(raw),
+      ...(raw.redaction !== undefined ? { redaction: buildRedaction(raw) } : {}),
+      source,
+    },
+  };
 }
 
 /**
@@ -295,7 +403,8 @@ export function mergeConfig(base: AbridgeConfig, overrides: ConfigOverrides): Ab
   const raw: Record<string, unknown> = {};
   if (overrides.model !== undefined) raw.model = overrides.model;
   if (overrides.catalog !== undefined) raw.catalog = overrides.catalog;
-  for (const k of ['contextWindow', 'reserveTokens', 'prefixTokens'] as const) if (overrides[k] !== undefined) raw[k] = numeric(overrides[k]);
+  for (const k of ['contextWindow', 'reserveTokens', 'prefixTokens'] as const)
+    if (overrides[k] !== undefined) raw[k] = numeric(overrides[k]);
   const flagged: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(overrides.thresholds ?? {})) if (v !== undefined) flagged[k] = numeric(v);
   if (Object.keys(flagged).length) raw.thresholds = flagged;
@@ -312,7 +421,13 @@ export function mergeConfig(base: AbridgeConfig, overrides: ConfigOverrides): Ab
       global[k] =
         set === undefined
           ? { value: v, raw: v, name: `thresholds.${k}`, where: `${baseName}: thresholds.${k}`, rank: 1 }
-          : { value: toShare(set), raw: set, name: OVERRIDE_FLAGS[`thresholds.${k}`]!, where: OVERRIDE_FLAGS[`thresholds.${k}`]!, rank: 3 };
+          : {
+              value: toShare(set),
+              raw: set,
+              name: OVERRIDE_FLAGS[`thresholds.${k}`]!,
+              where: OVERRIDE_FLAGS[`thresholds.${k}`]!,
+              rank: 3,
+            };
     }
     problems.push(...orderProblems(global));
     for (const [id, model] of Object.entries(base.budget.models)) {
@@ -374,11 +489,15 @@ function schemaProblems(schema: z.ZodType, value: unknown, at: (path: Path) => s
       for (const key of issue.keys) {
         const near = suggest(key, allowed);
         const place = path.length ? `in ${pathText(path)}` : 'at top level';
-        problems.push(`${source}: unknown key ${JSON.stringify(key)} ${place}; ${near ? `did you mean ${JSON.stringify(near)}?` : `expected one of ${allowed.join(', ')}`}`);
+        problems.push(
+          `${source}: unknown key ${JSON.stringify(key)} ${place}; ${near ? `did you mean ${JSON.stringify(near)}?` : `expected one of ${allowed.join(', ')}`}`,
+        );
       }
     } else if (issue.code === 'invalid_key') {
       const parent = path.slice(0, -1);
-      problems.push(`${at(parent)}: expected ${expectedAt(schema, parent)}, got the key ${render(path[path.length - 1])}`);
+      problems.push(
+        `${at(parent)}: expected ${expectedAt(schema, parent)}, got the key ${render(path[path.length - 1])}`,
+      );
     } else {
       const key = pathText(path);
       if (seen.has(key)) continue;
@@ -399,7 +518,9 @@ type Issue = z.core.$ZodIssue;
 function flatten(issues: readonly Issue[]): Issue[] {
   return issues.flatMap((issue) => {
     if (issue.code !== 'invalid_union') return [issue];
-    const fitting = issue.errors.filter((option) => !option.some((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value')));
+    const fitting = issue.errors.filter(
+      (option) => !option.some((i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value')),
+    );
     if (fitting.length !== 1) return [issue];
     return flatten(fitting[0]!.map((i) => ({ ...i, path: [...issue.path, ...i.path] })));
   });
@@ -438,7 +559,9 @@ function orderProblems(slots: Slots, needRank?: number): string[] {
     const blameLeft = a.rank >= b.rank;
     const [bad, other] = blameLeft ? [a, b] : [b, a];
     const relation = blameLeft ? (strict ? 'is not below' : 'is above') : strict ? 'is not above' : 'is below';
-    out.push(`${bad.where}: ${render(bad.raw)} ${relation} ${other.name} (${render(other.raw)}${other.isDefault ? ', the default' : ''}); expected ${THRESHOLD_ORDER}`);
+    out.push(
+      `${bad.where}: ${render(bad.raw)} ${relation} ${other.name} (${render(other.raw)}${other.isDefault ? ', the default' : ''}); expected ${THRESHOLD_ORDER}`,
+    );
   }
   return out;
 }
@@ -480,7 +603,9 @@ function buildBudget(raw: ConfigFile): BudgetSettings {
     allocations:
       raw.allocations === 'seed'
         ? Object.fromEntries(Object.entries(SEED_ALLOCATIONS).map(([k, a]) => [k, { ...a }]))
-        : Object.fromEntries(Object.entries(raw.allocations ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, toAmount(v)]]))),
+        : Object.fromEntries(
+            Object.entries(raw.allocations ?? {}).flatMap(([k, v]) => (v === undefined ? [] : [[k, toAmount(v)]])),
+          ),
   };
   if (raw.model !== undefined) budget.model = raw.model;
   if (raw.contextWindow !== undefined) budget.contextWindow = raw.contextWindow;
@@ -498,7 +623,8 @@ export function pathText(path: Path): string {
   let out = '';
   path.forEach((seg, i) => {
     if (typeof seg === 'number') out += `[${seg}]`;
-    else if ((path[0] === 'models' && i === 1) || !/^[A-Za-z_$][\w$]*$/.test(String(seg))) out += `[${JSON.stringify(String(seg))}]`;
+    else if ((path[0] === 'models' && i === 1) || !/^[A-Za-z_$][\w$]*$/.test(String(seg)))
+      out += `[${JSON.stringify(String(seg))}]`;
     else out += (out ? '.' : '') + String(seg);
   });
   return out;
@@ -522,7 +648,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 function valueAt(root: unknown, path: Path): unknown {
   let v = root;
-  for (const seg of path) v = isPlainObject(v) || Array.isArray(v) ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
+  for (const seg of path)
+    v = isPlainObject(v) || Array.isArray(v) ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
   return v;
 }
 
@@ -533,10 +660,15 @@ function unwrap(s: z.ZodType): z.ZodType {
 
 function child(s: z.ZodType, seg: PropertyKey): z.ZodType | undefined {
   s = unwrap(s);
-  if (s instanceof z.ZodObject) return Object.hasOwn(s.shape, seg) ? (s.shape as Record<PropertyKey, z.ZodType>)[seg] : undefined;
+  if (s instanceof z.ZodObject)
+    return Object.hasOwn(s.shape, seg) ? (s.shape as Record<PropertyKey, z.ZodType>)[seg] : undefined;
   if (s instanceof z.ZodRecord) return s.valueType as z.ZodType;
   if (s instanceof z.ZodArray) return s.element as z.ZodType;
-  if (s instanceof z.ZodUnion) for (const o of s.options as z.ZodType[]) { const c = child(o, seg); if (c) return c; } // prettier-ignore
+  if (s instanceof z.ZodUnion)
+    for (const o of s.options as z.ZodType[]) {
+      const c = child(o, seg);
+      if (c) return c;
+    } // prettier-ignore
   return undefined;
 }
 
@@ -560,13 +692,16 @@ function objectKeysAt(root: z.ZodType, path: Path): string[] {
 
 /** Optimal-string-alignment distance: Levenshtein plus transposition of neighbours (`wran` → `warn` is 1). */
 export function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const row = d[i]!;
       const prev = d[i - 1]!;
       row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
     }
   }
   return d[a.length]![b.length]!;

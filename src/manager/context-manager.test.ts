@@ -13,7 +13,11 @@ import { ContextOverflowError } from './overflow.js';
 import { contextOverflow } from '../formats/wire.js';
 
 const TASK = 'Find every use of value in src/ and list the modules. Never edit tests.';
-const output = (i: number, lines = 120) => Array.from({ length: lines }, (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k}, "step ${i}");`).join('\n');
+const output = (i: number, lines = 120) =>
+  Array.from(
+    { length: lines },
+    (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k}, "step ${i}");`,
+  ).join('\n');
 
 /**
  * A bill computed independently of abridge's counting: o200k tokens of the whole request body as JSON (which
@@ -24,17 +28,41 @@ function bill(request: unknown): number {
 }
 
 async function turn(cm: ContextManager, i: number, billed: number, lines = 120): Promise<void> {
-  const call: Message = { role: 'assistant', parts: [{ type: 'text', text: `Step ${i}: reading module ${i}.` }, { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i}` } }] };
+  const call: Message = {
+    role: 'assistant',
+    parts: [
+      { type: 'text', text: `Step ${i}: reading module ${i}.` },
+      { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i}` } },
+    ],
+  };
   const usage: Usage = { input: 3, output: 40, cacheRead: Math.max(0, billed - 200), cacheWrite: 197 };
   await cm.recordResponse(call, usage);
-  await cm.append({ role: 'tool', parts: [{ type: 'tool-result', callId: `call_${i}`, toolName: 'bash', isError: i % 7 === 0, content: [{ type: 'text', text: output(i, lines) }] }] });
+  await cm.append({
+    role: 'tool',
+    parts: [
+      {
+        type: 'tool-result',
+        callId: `call_${i}`,
+        toolName: 'bash',
+        isError: i % 7 === 0,
+        content: [{ type: 'text', text: output(i, lines) }],
+      },
+    ],
+  });
 }
 
 describe('ContextManager', () => {
   it('compacts at the compact level, never returns a request over window − max output, and keeps the whole history', async () => {
     const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 40_000 });
     const store = new MemorySessionStore();
-    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config, store, system: `You are a coding agent. Task: ${TASK}`, now: () => new Date(0) });
+    const cm = new ContextManager({
+      model: 'claude-sonnet-4-5',
+      provider: 'anthropic',
+      config,
+      store,
+      system: `You are a coding agent. Task: ${TASK}`,
+      now: () => new Date(0),
+    });
     const events: string[] = [];
     cm.on('context-warning', () => events.push('warning'));
     cm.on('auto-compacting', () => events.push('auto-compacting'));
@@ -64,7 +92,9 @@ describe('ContextManager', () => {
     const stored = await loadSession(store, cm.sessionId);
     expect(stored.entries.filter((e) => e.kind === 'message')).toHaveLength(81);
     // The store's log shows the model the same messages as the manager.
-    expect(activeMessages(stored).map((m) => JSON.stringify(m))).toEqual(activeMessages(cm.session).map((m) => JSON.stringify(m)));
+    expect(activeMessages(stored).map((m) => JSON.stringify(m))).toEqual(
+      activeMessages(cm.session).map((m) => JSON.stringify(m)),
+    );
     // Written as a pi transcript and read back: the same view.
     const back = parseSession(writeSession(cm.session));
     expect(activeView(back).map((v) => v.message.role)).toEqual(activeView(cm.session).map((v) => v.message.role));
@@ -112,7 +142,11 @@ describe('ContextManager', () => {
     const text = JSON.stringify(p.request.messages);
     const ref = /read_result \{\\"ref_id\\": \\"(r_[0-9a-f]{16})\\"/.exec(text)?.[1];
     expect(ref).toBeDefined();
-    const answer = await cm.runTool({ id: 't1', name: 'read_result', arguments: { ref_id: ref, offset: 2990, limit: 5 } });
+    const answer = await cm.runTool({
+      id: 't1',
+      name: 'read_result',
+      arguments: { ref_id: ref, offset: 2990, limit: 5 },
+    });
     expect(answer?.content[0]).toMatchObject({ type: 'text' });
     expect(JSON.stringify(answer)).toContain('src/mod1/file2990.ts');
   });
@@ -125,7 +159,9 @@ describe('ContextManager', () => {
     expect(err).toBeInstanceOf(ContextOverflowError);
     expect((err as ContextOverflowError).code).toBe('CONTEXT_OVERFLOW');
     expect((err as Error).message).toMatch(/system prompt \+ tools ≈ \d+K leave no room/);
-    const tooBig = await new ContextManager({ model: 'claude-sonnet-4-5', config }).prepare({ maxOutputTokens: 20_000 }).catch((e: unknown) => e);
+    const tooBig = await new ContextManager({ model: 'claude-sonnet-4-5', config })
+      .prepare({ maxOutputTokens: 20_000 })
+      .catch((e: unknown) => e);
     expect((tooBig as Error).message).toMatch(/max output tokens alone reach the window/);
   });
 
@@ -142,7 +178,9 @@ describe('ContextManager', () => {
     }
     expect(compactions).toBeGreaterThan(0);
     const b = await ContextManager.resume(store, 's1', { model: 'claude-sonnet-4-5', config, system: TASK });
-    expect(activeMessages(b.session).map((m) => JSON.stringify(m))).toEqual(activeMessages(a.session).map((m) => JSON.stringify(m)));
+    expect(activeMessages(b.session).map((m) => JSON.stringify(m))).toEqual(
+      activeMessages(a.session).map((m) => JSON.stringify(m)),
+    );
     // The resumed session starts from the snapshot: it holds fewer entries than the whole history.
     expect(b.session.entries.length).toBeLessThan(a.session.entries.length);
     for (let i = 20; i < 40; i++) {
@@ -154,14 +192,37 @@ describe('ContextManager', () => {
     expect(compactions).toBeGreaterThan(1);
     const all = await loadSession(store, 's1');
     expect(all.entries.filter((e) => e.kind === 'message')).toHaveLength(81);
-    expect(activeMessages(all).map((m) => JSON.stringify(m))).toEqual(activeMessages(b.session).map((m) => JSON.stringify(m)));
-    await expect(ContextManager.resume(store, 'nope', { model: 'claude-sonnet-4-5' })).rejects.toThrow(/no session "nope"/);
+    expect(activeMessages(all).map((m) => JSON.stringify(m))).toEqual(
+      activeMessages(b.session).map((m) => JSON.stringify(m)),
+    );
+    await expect(ContextManager.resume(store, 'nope', { model: 'claude-sonnet-4-5' })).rejects.toThrow(
+      /no session "nope"/,
+    );
   });
 
   it('offers read_result, compact_context, tool_search (when tools are deferred) and memory, and defers MCP tools', async () => {
     const config = mergeConfig(DEFAULT_CONFIG, { contextWindow: 20_000 });
-    const mcp = Array.from({ length: 30 }, (_, i) => ({ name: `jira_${i}`, description: `Jira operation ${i}: ${'does things with issues and boards. '.repeat(8)}`, inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, kind: 'mcp' as const, server: 'jira' }));
-    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config, tools: [{ name: 'bash', description: 'run a command', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } }, ...mcp], memory: { root: '/tmp/abridge-memory-test' } });
+    const mcp = Array.from({ length: 30 }, (_, i) => ({
+      name: `jira_${i}`,
+      description: `Jira operation ${i}: ${'does things with issues and boards. '.repeat(8)}`,
+      inputSchema: { type: 'object', properties: { key: { type: 'string' } } },
+      kind: 'mcp' as const,
+      server: 'jira',
+    }));
+    const cm = new ContextManager({
+      model: 'claude-sonnet-4-5',
+      provider: 'anthropic',
+      config,
+      tools: [
+        {
+          name: 'bash',
+          description: 'run a command',
+          inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
+        },
+        ...mcp,
+      ],
+      memory: { root: '/tmp/abridge-memory-test' },
+    });
     expect((await cm.tools()).map((t) => t.name)).toEqual(['read_result', 'compact_context', 'tool_search', 'memory']);
     await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
     const p = await cm.prepare({ maxOutputTokens: 2000 });
@@ -183,10 +244,18 @@ describe('ContextManager', () => {
       await turn(cm, i, bill(p.request));
     }
     // What the Anthropic SDK throws for a 400 "prompt is too long" (a provider that counted more than predicted).
-    const refusal = Object.assign(new Error('400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 61234 tokens > 60000 maximum"}}'), {
-      status: 400,
-      error: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 61234 tokens > 60000 maximum' } },
-    });
+    const refusal = Object.assign(
+      new Error(
+        '400 {"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 61234 tokens > 60000 maximum"}}',
+      ),
+      {
+        status: 400,
+        error: {
+          type: 'error',
+          error: { type: 'invalid_request_error', message: 'prompt is too long: 61234 tokens > 60000 maximum' },
+        },
+      },
+    );
     const overflow = contextOverflow(refusal);
     expect(overflow).toMatchObject({ provider: 'anthropic', promptTokens: 61234, limit: 60000 });
     const events: { recovered: boolean }[] = [];
@@ -203,7 +272,10 @@ describe('ContextManager', () => {
     const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic' });
     await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
     expect((await cm.prepare({ maxOutputTokens: 8000 })).pressure.window).toBe(200_000);
-    await cm.recordResponse({ role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, { input: 3, output: 5, cacheRead: 303_112, cacheWrite: 0 });
+    await cm.recordResponse(
+      { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] },
+      { input: 3, output: 5, cacheRead: 303_112, cacheWrite: 0 },
+    );
     await cm.append({ role: 'user', parts: [{ type: 'text', text: 'go on' }] });
     const p = await cm.prepare({ maxOutputTokens: 8000 });
     expect(p.pressure.window).toBe(1_000_000);
@@ -237,6 +309,8 @@ describe('ContextManager: a shared result store', () => {
     const readA = (await a.tools()).find((t) => t.name === 'read_result')!;
     const readB = (await b.tools()).find((t) => t.name === 'read_result')!;
     expect(await readA.run({ ref_id: refId })).toBe(`[ref ${refId} · line 0 of 1 · end]\ntool output of session A\n`);
-    expect(await readB.run({ ref_id: refId })).toMatch(/^Error: No stored result with ref_id "r_[0-9a-f]{16}" in this session's stored results\./);
+    expect(await readB.run({ ref_id: refId })).toMatch(
+      /^Error: No stored result with ref_id "r_[0-9a-f]{16}" in this session's stored results\./,
+    );
   });
 });

@@ -171,7 +171,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
     const config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
-    this.config = options.contextWindow !== undefined ? { ...config, budget: { ...config.budget, contextWindow: options.contextWindow } } : config;
+    this.config =
+      options.contextWindow !== undefined
+        ? { ...config, budget: { ...config.budget, contextWindow: options.contextWindow } }
+        : config;
     this.catalog = options.catalog ?? new ModelCatalog(this.config.budget);
     this.model = options.model;
     this.info = this.catalog.lookup(this.model);
@@ -182,12 +185,21 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // A shared store is seen through this session's view: refs of other sessions cannot be read by this agent.
     const results = options.results ?? new MemoryResultStore();
     this.results = isKeyed(results) ? results.forSession(this.sessionId) : results;
-    this.prompt = options.system instanceof PromptBuilder ? options.system : new PromptBuilder(typeof options.system === 'string' ? [{ name: 'system', content: options.system, cacheable: true }] : (options.system ?? []));
+    this.prompt =
+      options.system instanceof PromptBuilder
+        ? options.system
+        : new PromptBuilder(
+            typeof options.system === 'string'
+              ? [{ name: 'system', content: options.system, cacheable: true }]
+              : (options.system ?? []),
+          );
     this.counter = new TokenCounter({ family: this.info.family });
     this.tracker = new PromptTracker({ counter: this.counter, prefixTokens: 0 });
     this.monitor = new BudgetMonitor(this.budget());
     for (const event of ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'] as const) {
-      this.monitor.on(event, (...args: unknown[]) => (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args));
+      this.monitor.on(event, (...args: unknown[]) =>
+        (this.emit as (e: string, ...a: unknown[]) => boolean)(event, ...args),
+      );
     }
     this.agentTools = [];
     this.setTools(options.tools ?? []);
@@ -198,9 +210,17 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * Continues a stored session from its latest compaction snapshot (not the whole history): the snapshot's messages,
    * then the entries appended after it.
    */
-  static async resume<P extends RequestProvider = RequestProvider>(store: SessionStore, sessionId: string, options: Omit<ContextManagerOptions<P>, 'store' | 'sessionId'>): Promise<ContextManager<P>> {
+  static async resume<P extends RequestProvider = RequestProvider>(
+    store: SessionStore,
+    sessionId: string,
+    options: Omit<ContextManagerOptions<P>, 'store' | 'sessionId'>,
+  ): Promise<ContextManager<P>> {
     const stored = await store.getSession(sessionId);
-    if (!stored) throw new AbridgeError('SESSION_NOT_FOUND', `no session "${sessionId}" in this store: start it with new ContextManager({store, sessionId})`);
+    if (!stored)
+      throw new AbridgeError(
+        'SESSION_NOT_FOUND',
+        `no session "${sessionId}" in this store: start it with new ContextManager({store, sessionId})`,
+      );
     const snapshot = await store.latestSnapshot(sessionId);
     const after = await store.entries(sessionId, { from: snapshot?.atVersion ?? 0 });
     const cm = new ContextManager<P>({ ...options, store, sessionId } as ContextManagerOptions<P>);
@@ -209,7 +229,12 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // The working session is one chain: the snapshot's messages, then what came after, linked in order.
     const add = (draft: Omit<Entry, 'index'>) => {
       const parentId = entries.length > 0 ? entries[entries.length - 1]!.id! : null;
-      const entry = { ...draft, id: draft.id ?? `snapshot-${entries.length}`, parentId, index: entries.length } as Entry;
+      const entry = {
+        ...draft,
+        id: draft.id ?? `snapshot-${entries.length}`,
+        parentId,
+        index: entries.length,
+      } as Entry;
       entries.push(entry);
       cm.tracker.push(entry);
     };
@@ -219,7 +244,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       add(draft);
     }
     cm.view = activeMessages(cm.session);
-    const lastModel = [...cm.session.entries].reverse().find((e) => e.kind === 'model-change' || (e.message?.role === 'assistant' && e.message.model));
+    const lastModel = [...cm.session.entries]
+      .reverse()
+      .find((e) => e.kind === 'model-change' || (e.message?.role === 'assistant' && e.message.model));
     const model = lastModel?.model?.id ?? lastModel?.message?.model;
     if (model && model !== cm.model && !options.model) cm.switchModel(model);
     return cm;
@@ -231,8 +258,19 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    */
   setTools(tools: readonly ManagedTool[]): void {
     this.agentTools = tools;
-    const deferrable = tools.map((t): DeferrableTool => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema, kind: t.kind ?? 'builtin', ...(t.server ? { server: t.server } : {}) }));
-    this.deferral = deferrable.length > 0 ? new DeferralManager({ tools: deferrable, counter: this.counter, effectiveWindow: this.budget().effective }) : undefined;
+    const deferrable = tools.map(
+      (t): DeferrableTool => ({
+        name: t.name,
+        description: t.description ?? '',
+        inputSchema: t.inputSchema,
+        kind: t.kind ?? 'builtin',
+        ...(t.server ? { server: t.server } : {}),
+      }),
+    );
+    this.deferral =
+      deferrable.length > 0
+        ? new DeferralManager({ tools: deferrable, counter: this.counter, effectiveWindow: this.budget().effective })
+        : undefined;
     this.agentToolList = undefined;
   }
 
@@ -278,7 +316,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       this.deferral.nextTurn();
     }
     await this.appendEntries([{ kind: 'message', message: m }], (entry) => {
-      if (usage && promptTokens(usage) > 0) this.tracker.observe(usage, m.model!, entry.index, pending?.counted ?? this.tracker.contextTokens);
+      if (usage && promptTokens(usage) > 0)
+        this.tracker.observe(usage, m.model!, entry.index, pending?.counted ?? this.tracker.contextTokens);
     });
     // A prompt billed above the assumed window is evidence of a larger one (a 1M-context variant).
     const billed = usage ? promptTokens(usage) : 0;
@@ -310,14 +349,23 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.lastMaxOutput = maxOutput;
     const tools = await this.requestTools();
     // The system prompt and tools as they will be sent: rendered once, counted, then placed in the request.
-    const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools, counter: this.counter, ratio: this.tracker.ratioOf(this.model) });
+    const built = renderPrompt(this.provider, {
+      model: this.model,
+      prompt: this.prompt,
+      tools,
+      counter: this.counter,
+      ratio: this.tracker.ratioOf(this.model),
+    });
     this.countOverhead(tools, built);
     const ceiling = this.info.contextWindow - maxOutput;
     const budget = this.budget(maxOutput);
     let prediction = this.tracker.predict(this.model);
     const auto = this.options.autoCompact !== false;
     this.monitor.setBudget(budget);
-    const level = this.monitor.update(prediction.predicted, { compacting: auto && (budget.level(prediction.predicted) === 'compact' || budget.level(prediction.predicted) === 'block') });
+    const level = this.monitor.update(prediction.predicted, {
+      compacting:
+        auto && (budget.level(prediction.predicted) === 'compact' || budget.level(prediction.predicted) === 'block'),
+    });
     const hardLimit = () => ceiling - this.margin(prediction.anchored);
     let compaction: CompactionResult | undefined;
     if (auto && (level === 'compact' || level === 'block')) {
@@ -329,10 +377,23 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       const result = await this.compactTo(Math.min(budget.marks.target, hardLimit()));
       compaction = result.entry ? result : (compaction ?? result);
       prediction = this.tracker.predict(this.model);
-      if (prediction.predicted > hardLimit()) throw new ContextOverflowError(this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored)));
+      if (prediction.predicted > hardLimit())
+        throw new ContextOverflowError(
+          this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored)),
+        );
     }
     this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
-    const request = this.encoder.build(this.provider, { model: this.model, maxOutputTokens: maxOutput, prompt: this.prompt, tools, messages: this.view, counter: this.counter, built, promptTokens: prediction.predicted, ...(options.extra ? { extra: options.extra } : {}) });
+    const request = this.encoder.build(this.provider, {
+      model: this.model,
+      maxOutputTokens: maxOutput,
+      prompt: this.prompt,
+      tools,
+      messages: this.view,
+      counter: this.counter,
+      built,
+      promptTokens: prediction.predicted,
+      ...(options.extra ? { extra: options.extra } : {}),
+    });
     const pressure: Pressure = {
       predicted: prediction.predicted,
       anchored: prediction.anchored,
@@ -343,7 +404,13 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       level: budget.level(prediction.predicted),
       marks: budget.marks,
     };
-    const out: PreparedTurn<P> = { provider: this.provider, request, messages: this.view.slice(), pressure, snapshot: () => this.snapshot() };
+    const out: PreparedTurn<P> = {
+      provider: this.provider,
+      request,
+      messages: this.view.slice(),
+      pressure,
+      snapshot: () => this.snapshot(),
+    };
     if (compaction?.entry) out.compaction = compaction;
     return out;
   }
@@ -359,17 +426,34 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const ceiling = this.info.contextWindow - maxOutput;
     const before = this.tracker.predict(this.model);
     // How much more the provider counted than predicted (at least the share that made it refuse).
-    const factor = Math.max(1.05, info.promptTokens && before.predicted > 0 ? info.promptTokens / before.predicted : ceiling / Math.max(1, before.predicted), MANAGER_DEFAULTS.overflowFactor);
-    const target = Math.floor(Math.min(this.budget(maxOutput).marks.target, (ceiling * (1 - MANAGER_DEFAULTS.anchoredMargin)) / factor));
+    const factor = Math.max(
+      1.05,
+      info.promptTokens && before.predicted > 0
+        ? info.promptTokens / before.predicted
+        : ceiling / Math.max(1, before.predicted),
+      MANAGER_DEFAULTS.overflowFactor,
+    );
+    const target = Math.floor(
+      Math.min(this.budget(maxOutput).marks.target, (ceiling * (1 - MANAGER_DEFAULTS.anchoredMargin)) / factor),
+    );
     const result = await this.compactTo(target);
     const recovered = result.entry !== undefined;
-    this.emit('overflow', { message: info.message ?? 'the provider refused the request as too long', predicted: before.predicted, ceiling, recovered });
+    this.emit('overflow', {
+      message: info.message ?? 'the provider refused the request as too long',
+      predicted: before.predicted,
+      ceiling,
+      recovered,
+    });
     return recovered;
   }
 
   /** How full the window is now, and where the tokens go (walks the whole working session). */
   snapshot(): ContextSnapshot {
-    const settings = { ...this.config.budget, model: this.model, prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)) };
+    const settings = {
+      ...this.config.budget,
+      model: this.model,
+      prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
+    };
     if (this.lastMaxOutput !== undefined) settings.reserveTokens = this.lastMaxOutput;
     return contextSnapshot(this.session, { settings, catalog: this.catalog });
   }
@@ -388,8 +472,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   async tools(): Promise<AgentTool[]> {
     if (this.options.agentTools === false) return [];
     this.agentToolList ??= (async () => {
-      const [{ readResultTool }, { compactContextTool }] = await Promise.all([import('../tools/read-result.js'), import('../tools/compact-context.js')]);
-      const list: AgentTool[] = [readResultTool(this.results) as AgentTool, compactContextTool({ compact: () => this.compactNow() }) as AgentTool];
+      const [{ readResultTool }, { compactContextTool }] = await Promise.all([
+        import('../tools/read-result.js'),
+        import('../tools/compact-context.js'),
+      ]);
+      const list: AgentTool[] = [
+        readResultTool(this.results) as AgentTool,
+        compactContextTool({ compact: () => this.compactNow() }) as AgentTool,
+      ];
       if (this.deferral && this.deferral.deferredTools().length > 0) {
         const { toolSearchTool } = await import('../tools/tool-search.js');
         list.push(toolSearchTool(this.deferral) as AgentTool);
@@ -408,7 +498,13 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const tool = (await this.tools()).find((t) => t.name === call.name);
     if (!tool) return undefined;
     const text = await tool.run(call.arguments);
-    return { type: 'tool-result', callId: call.id, toolName: call.name, content: [{ type: 'text', text }], isError: text.startsWith('Error:') };
+    return {
+      type: 'tool-result',
+      callId: call.id,
+      toolName: call.name,
+      content: [{ type: 'text', text }],
+      isError: text.startsWith('Error:'),
+    };
   }
 
   /** Whether a tool name is one of abridge's own (answered by `runTool`). */
@@ -444,33 +540,50 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private async ensureCreated(): Promise<void> {
     this.created ??= (async () => {
       const existing = await this.store.getSession(this.sessionId);
-      if (existing) throw new AbridgeError('SESSION_EXISTS', `session "${this.sessionId}" already exists in the store: continue it with ContextManager.resume(store, "${this.sessionId}", options)`);
+      if (existing)
+        throw new AbridgeError(
+          'SESSION_EXISTS',
+          `session "${this.sessionId}" already exists in the store: continue it with ContextManager.resume(store, "${this.sessionId}", options)`,
+        );
       await this.store.createSession({ id: this.sessionId, format: 'pi', info: this.session.info });
     })();
     await this.created;
   }
 
   /** Appends entries to the working session, the tracker and the view, then to the store. */
-  private async appendEntries(drafts: Omit<Entry, 'index' | 'id' | 'parentId' | 'timestamp'>[], onEntry?: (entry: Entry) => void): Promise<void> {
+  private async appendEntries(
+    drafts: Omit<Entry, 'index' | 'id' | 'parentId' | 'timestamp'>[],
+    onEntry?: (entry: Entry) => void,
+  ): Promise<void> {
     await this.ensureCreated();
     const added: Entry[] = [];
     for (const draft of drafts) {
       const entries = this.session.entries;
       const parent = entries.length > 0 ? (entries[entries.length - 1]!.id ?? null) : null;
       const index = entries.length;
-      const entry = { ...draft, index, id: stableId(`${this.sessionId}:${index}:${Math.random()}`, 8), parentId: parent, timestamp: this.now().getTime() } as Entry;
+      const entry = {
+        ...draft,
+        index,
+        id: stableId(`${this.sessionId}:${index}:${Math.random()}`, 8),
+        parentId: parent,
+        timestamp: this.now().getTime(),
+      } as Entry;
       entries.push(entry);
       onEntry?.(entry);
       this.tracker.push(entry);
       if (entry.message) this.view.push(entry.message);
       added.push(entry);
     }
-    await this.store.append(this.sessionId, added.map(({ index: _index, ...rest }) => rest));
+    await this.store.append(
+      this.sessionId,
+      added.map(({ index: _index, ...rest }) => rest),
+    );
   }
 
   private async offloadLarge(m: Message): Promise<Message> {
     if (m.role !== 'tool' && m.role !== 'user') return m;
-    const limit = this.options.offloadResultsOver ?? Math.floor(MANAGER_DEFAULTS.offloadShare * this.budget().effective);
+    const limit =
+      this.options.offloadResultsOver ?? Math.floor(MANAGER_DEFAULTS.offloadShare * this.budget().effective);
     let changed = false;
     const parts: Part[] = [];
     for (const p of m.parts) {
@@ -479,9 +592,16 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         continue;
       }
       const text = resultText(p);
-      const stored = await this.results.put(text, { ...(p.toolName ? { tool: p.toolName } : {}), callId: p.callId, sessionId: this.sessionId });
+      const stored = await this.results.put(text, {
+        ...(p.toolName ? { tool: p.toolName } : {}),
+        callId: p.callId,
+        sessionId: this.sessionId,
+      });
       const keep = Math.max(200, Math.floor(limit / 2));
-      parts.push({ ...p, content: [{ type: 'text', text: compress(text, keep, stored.refId, { counter: this.counter }) }] });
+      parts.push({
+        ...p,
+        content: [{ type: 'text', text: compress(text, keep, stored.refId, { counter: this.counter }) }],
+      });
       changed = true;
     }
     return changed ? { ...m, parts } : m;
@@ -495,7 +615,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       for (const t of this.deferral.activeTools()) out.push(toolSpec(byName.get(t.name) ?? t));
       this.syncDeferralNote();
     } else out.push(...this.agentTools.map(toolSpec));
-    for (const t of await this.tools()) out.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+    for (const t of await this.tools())
+      out.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
     return out;
   }
 
@@ -536,7 +657,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const marker = result.entry;
     this.view = activeMessages(this.session);
     // The tracker counts exactly the messages the next request holds: the view itself, as a checkpoint.
-    this.tracker.push({ ...marker, compaction: { ...(marker.compaction as AbridgeMarker), view: this.view } as AbridgeMarker });
+    this.tracker.push({
+      ...marker,
+      compaction: { ...(marker.compaction as AbridgeMarker), view: this.view } as AbridgeMarker,
+    });
     const after = this.tracker.predict(this.model);
     // What the manager reports comes from its own tracker over the final view, not from the chain's estimate.
     result.beforeTokens = before.predicted;
@@ -545,8 +669,16 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // The store gets a checkpoint (the view itself), which holds whatever numbering a resumed session has.
     const checkpoint: AbridgeMarker = { ...(marker.compaction as AbridgeMarker), view: this.view.slice() };
     const { index: _index, ...draft } = marker;
-    await this.store.recordCompaction(this.sessionId, [{ ...draft, compaction: checkpoint }], { messages: this.view.slice(), marker: checkpoint, tokens: after.predicted });
-    this.monitor.compactionComplete({ before: before.predicted, after: after.predicted, strategies: result.strategiesRun.map((s) => s.name) });
+    await this.store.recordCompaction(this.sessionId, [{ ...draft, compaction: checkpoint }], {
+      messages: this.view.slice(),
+      marker: checkpoint,
+      tokens: after.predicted,
+    });
+    this.monitor.compactionComplete({
+      before: before.predicted,
+      after: after.predicted,
+      strategies: result.strategiesRun.map((s) => s.name),
+    });
     return result;
   }
 
@@ -570,7 +702,17 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     if (first) add(view.indexOf(first));
     if (last) add(view.indexOf(last));
     if (lastStep) for (let i = lastStep.start; i < lastStep.end; i++) add(i);
-    return { model: this.model, window: this.info.contextWindow, maxOutputTokens: maxOutput, ceiling: this.info.contextWindow - maxOutput, predicted, system, tools, protected: Math.round(protectedCounted * ratio), margin };
+    return {
+      model: this.model,
+      window: this.info.contextWindow,
+      maxOutputTokens: maxOutput,
+      ceiling: this.info.contextWindow - maxOutput,
+      predicted,
+      system,
+      tools,
+      protected: Math.round(protectedCounted * ratio),
+      margin,
+    };
   }
 }
 
@@ -582,6 +724,8 @@ function toolSpec(t: ManagedTool | DeferrableTool): ToolSpec {
 }
 
 function isKeyed(store: ResultStore): store is KeyedResultStore {
-  return typeof (store as Partial<KeyedResultStore>).forSession === 'function' && typeof (store as Partial<KeyedResultStore>).putWithRef === 'function';
+  return (
+    typeof (store as Partial<KeyedResultStore>).forSession === 'function' &&
+    typeof (store as Partial<KeyedResultStore>).putWithRef === 'function'
+  );
 }
-

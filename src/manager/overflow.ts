@@ -36,7 +36,9 @@ export function describeOverflow(d: OverflowDetails): string {
   const room = d.ceiling - d.margin - fixed;
   const head = `the request for ${d.model} cannot fit its ${k(d.window)}-token window with max output ${k(d.maxOutputTokens)} (the prompt may hold ${k(d.ceiling)})`;
   if (d.maxOutputTokens >= d.window) return `${head}: max output tokens alone reach the window; lower maxOutputTokens`;
-  if (room <= 0) return `${head}: system prompt + tools ≈ ${k(fixed)} leave no room for the conversation; shorten them, defer tools, or lower maxOutputTokens`;
-  if (d.protected > room) return `${head}: system prompt + tools ≈ ${k(fixed)} leave ${k(room)}; the protected messages (first request, latest instruction, last step) need ${k(d.protected)}; lower maxOutputTokens or split the last step's output`;
+  if (room <= 0)
+    return `${head}: system prompt + tools ≈ ${k(fixed)} leave no room for the conversation; shorten them, defer tools, or lower maxOutputTokens`;
+  if (d.protected > room)
+    return `${head}: system prompt + tools ≈ ${k(fixed)} leave ${k(room)}; the protected messages (first request, latest instruction, last step) need ${k(d.protected)}; lower maxOutputTokens or split the last step's output`;
   return `${head}: after compaction the prompt is still ≈ ${k(d.predicted)} (system prompt + tools ≈ ${k(fixed)}, protected messages ≈ ${k(d.protected)})`;
 }

@@ -15,12 +15,18 @@ const strip = (body: unknown) => JSON.parse(JSON.stringify(body, (k, v) => (k ==
 function expectSameAsWhole(encoder: RequestEncoder, provider: RequestProvider, view: readonly Message[]): void {
   const prompt = new PromptBuilder([{ name: 'base', content: 'You are a coding agent.', cacheable: true }]);
   const body = strip(encoder.build(provider, { model: 'm', maxOutputTokens: 1000, prompt, tools: [], messages: view }));
-  const whole = strip(toRequest(view, provider, { model: 'm', maxOutputTokens: 1000, system: [{ text: 'You are a coding agent.' }] }));
+  const whole = strip(
+    toRequest(view, provider, { model: 'm', maxOutputTokens: 1000, system: [{ text: 'You are a coding agent.' }] }),
+  );
   expect(body).toEqual(whole);
 }
 
 describe.skipIf(!corpusAvailable())('RequestEncoder on real transcripts', () => {
-  const files = [...corpusFiles('pi').slice(0, 6), ...corpusFiles('claude-code').slice(0, 4), ...corpusFiles('codex').slice(0, 2)];
+  const files = [
+    ...corpusFiles('pi').slice(0, 6),
+    ...corpusFiles('claude-code').slice(0, 4),
+    ...corpusFiles('codex').slice(0, 2),
+  ];
   it.each(files)('grown message by message, then compacted: equal to encoding the whole view (%s)', async (file) => {
     const session = await readSession(file);
     const view = activeMessages(session);

@@ -9,7 +9,16 @@
  * and a group is encoded again only when it changed.
  */
 import { CONVERSATION_START_TEXT } from '../formats/request-body.js';
-import { toRequest, type AnthropicRequestBody, type ChatRequestBody, type RequestBody, type RequestOptions, type RequestProvider, type ResponsesRequestBody, type ToolSpec } from '../formats/wire.js';
+import {
+  toRequest,
+  type AnthropicRequestBody,
+  type ChatRequestBody,
+  type RequestBody,
+  type RequestOptions,
+  type RequestProvider,
+  type ResponsesRequestBody,
+  type ToolSpec,
+} from '../formats/wire.js';
 import type { Message } from '../model/types.js';
 import type { BuiltPrompt, PromptBuilder } from '../prompt/builder.js';
 import type { TokenCounter } from '../tokens/counter.js';
@@ -39,7 +48,10 @@ export interface RequestParts {
 }
 
 /** The system prompt and tools as they will be sent, with the prompt's cache plan (Anthropic breakpoints). */
-export function renderPrompt(provider: RequestProvider, parts: Pick<RequestParts, 'model' | 'prompt' | 'tools' | 'counter' | 'ratio'>): BuiltPrompt {
+export function renderPrompt(
+  provider: RequestProvider,
+  parts: Pick<RequestParts, 'model' | 'prompt' | 'tools' | 'counter' | 'ratio'>,
+): BuiltPrompt {
   return parts.prompt.build({
     provider: provider === 'anthropic' ? 'anthropic' : 'openai',
     model: parts.model,
@@ -49,7 +61,11 @@ export function renderPrompt(provider: RequestProvider, parts: Pick<RequestParts
   });
 }
 
-export function anthropicTool(t: ToolSpec): { name: string; description: string; input_schema: Record<string, unknown> } {
+export function anthropicTool(t: ToolSpec): {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+} {
   return { name: t.name, description: t.description ?? '', input_schema: t.inputSchema };
 }
 
@@ -98,17 +114,37 @@ export class RequestEncoder {
     // The view's own system messages (a harness prompt, a summary placed as system) follow as one block, as the
     // encoders place them.
     const viewText = [...state.systemTexts, ...tail.systemTexts].filter((t) => t !== '').join('\n\n');
-    const system = [...built.blocks.map((b) => (b.cache_control ? { text: b.text, cache: true } : { text: b.text })), ...(viewText ? [{ text: viewText }] : [])];
-    const options: RequestOptions = { model: parts.model, maxOutputTokens: parts.maxOutputTokens, system, tools: parts.tools, cacheTools: built.breakpoints.some((b) => b.at === 'tools'), ...(parts.extra ? { extra: parts.extra } : {}) };
+    const system = [
+      ...built.blocks.map((b) => (b.cache_control ? { text: b.text, cache: true } : { text: b.text })),
+      ...(viewText ? [{ text: viewText }] : []),
+    ];
+    const options: RequestOptions = {
+      model: parts.model,
+      maxOutputTokens: parts.maxOutputTokens,
+      system,
+      tools: parts.tools,
+      cacheTools: built.breakpoints.some((b) => b.at === 'tools'),
+      ...(parts.extra ? { extra: parts.extra } : {}),
+    };
     if (tail.duplicateIds) {
       // Tool-call ids repeat across groups: only a whole-view encoding makes them unique.
       this.frozen = undefined;
-      return withConversationBreakpoint(toRequest(view.filter((m) => m.role !== 'system'), provider, options) as unknown as Record<string, unknown>, provider, built, parts) as unknown as ProviderRequestBody[P];
+      return withConversationBreakpoint(
+        toRequest(
+          view.filter((m) => m.role !== 'system'),
+          provider,
+          options,
+        ) as unknown as Record<string, unknown>,
+        provider,
+        built,
+        parts,
+      ) as unknown as ProviderRequestBody[P];
     }
     const body = toRequest([], provider, options) as unknown as Record<string, unknown>;
     const wire = finish(state.wire, tail.wire, provider);
     if (provider === 'anthropic') body.messages = wire;
-    else if (provider === 'openai-chat') body.messages = [...(body.messages as { role: string }[]).filter((m) => m.role === 'system'), ...wire];
+    else if (provider === 'openai-chat')
+      body.messages = [...(body.messages as { role: string }[]).filter((m) => m.role === 'system'), ...wire];
     else body.input = wire;
     return withConversationBreakpoint(body, provider, built, parts) as unknown as ProviderRequestBody[P];
   }
@@ -117,7 +153,12 @@ export class RequestEncoder {
    * Encodes the view from `state.tailStart` on, group by group (a group starts at an assistant message), freezing
    * every complete group into `state` and returning the last one's wire apart (it may still grow).
    */
-  private scan(state: Frozen, provider: RequestProvider, model: string, cache: ReadonlyMap<Message, Group>): { wire: unknown[]; systemTexts: string[]; duplicateIds: boolean } {
+  private scan(
+    state: Frozen,
+    provider: RequestProvider,
+    model: string,
+    cache: ReadonlyMap<Message, Group>,
+  ): { wire: unknown[]; systemTexts: string[]; duplicateIds: boolean } {
     const view = state.view;
     const starts: number[] = [];
     let prevRole: string | undefined;
@@ -184,16 +225,28 @@ function encodeGroup(provider: RequestProvider, group: readonly Message[], model
   if (provider === 'openai-chat') {
     const wire = (body.messages as { role: string; content?: unknown }[]).filter((m) => m.role !== 'system');
     const tail = wire[wire.length - 1];
-    if (!group.some((m) => m.role === 'user') && tail?.role === 'user' && tail.content === CONVERSATION_START_TEXT) wire.pop();
+    if (!group.some((m) => m.role === 'user') && tail?.role === 'user' && tail.content === CONVERSATION_START_TEXT)
+      wire.pop();
     return wire;
   }
   const wire = body.input as { type?: string; role?: string; content?: unknown }[];
-  if (wire.length === 1 && wire[0]!.role === 'user' && wire[0]!.content === CONVERSATION_START_TEXT && !group.some((m) => m.role === 'user')) return [];
+  if (
+    wire.length === 1 &&
+    wire[0]!.role === 'user' &&
+    wire[0]!.content === CONVERSATION_START_TEXT &&
+    !group.some((m) => m.role === 'user')
+  )
+    return [];
   return wire;
 }
 
 function isStartFiller(m: { role: string; content: { type: string; text?: string }[] } | undefined): boolean {
-  return m?.role === 'user' && m.content.length === 1 && m.content[0]!.type === 'text' && m.content[0]!.text === CONVERSATION_START_TEXT;
+  return (
+    m?.role === 'user' &&
+    m.content.length === 1 &&
+    m.content[0]!.type === 'text' &&
+    m.content[0]!.text === CONVERSATION_START_TEXT
+  );
 }
 
 /** Appends a group's wire messages; on Anthropic, a message of the same role as the one before joins it (copied). */
@@ -201,7 +254,14 @@ function append(out: unknown[], wire: readonly unknown[], provider: RequestProvi
   for (const m of wire) {
     const prev = out[out.length - 1] as { role?: string; content?: unknown[] } | undefined;
     const cur = m as { role?: string; content?: unknown[] };
-    if (provider === 'anthropic' && prev && prev.role === cur.role && Array.isArray(prev.content) && Array.isArray(cur.content)) out[out.length - 1] = { ...prev, content: [...prev.content, ...cur.content] };
+    if (
+      provider === 'anthropic' &&
+      prev &&
+      prev.role === cur.role &&
+      Array.isArray(prev.content) &&
+      Array.isArray(cur.content)
+    )
+      out[out.length - 1] = { ...prev, content: [...prev.content, ...cur.content] };
     else out.push(m);
   }
 }
@@ -214,7 +274,8 @@ function finish(frozen: readonly unknown[], tail: readonly unknown[], provider: 
   const out = frozen.slice();
   append(out, tail, provider);
   if (provider === 'anthropic') {
-    if ((out[0] as { role?: string } | undefined)?.role !== 'user') out.unshift({ role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
+    if ((out[0] as { role?: string } | undefined)?.role !== 'user')
+      out.unshift({ role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
     const last = out[out.length - 1] as { role: string; content: { type: string; text?: string }[] };
     if (last.role === 'assistant') {
       const content = [...last.content];
@@ -228,7 +289,8 @@ function finish(frozen: readonly unknown[], tail: readonly unknown[], provider: 
       else out[out.length - 1] = { ...last, content };
     }
   } else if (provider === 'openai-chat') {
-    if (!out.some((m) => (m as { role?: string }).role === 'user')) out.push({ role: 'user', content: CONVERSATION_START_TEXT });
+    if (!out.some((m) => (m as { role?: string }).role === 'user'))
+      out.push({ role: 'user', content: CONVERSATION_START_TEXT });
   } else if (out.length === 0) out.push({ type: 'message', role: 'user', content: CONVERSATION_START_TEXT });
   return out;
 }
@@ -243,7 +305,8 @@ function addIds(seen: Set<string>, wire: readonly unknown[], provider: RequestPr
   };
   for (const m of wire as Record<string, unknown>[]) {
     if (provider === 'anthropic') {
-      if (m.role === 'assistant' && Array.isArray(m.content)) for (const b of m.content as Record<string, unknown>[]) if (b.type === 'tool_use') add(b.id);
+      if (m.role === 'assistant' && Array.isArray(m.content))
+        for (const b of m.content as Record<string, unknown>[]) if (b.type === 'tool_use') add(b.id);
     } else if (provider === 'openai-chat') {
       if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls as Record<string, unknown>[]) add(c.id);
     } else if (m.type === 'function_call') add(m.call_id);
@@ -255,7 +318,12 @@ function addIds(seen: Set<string>, wire: readonly unknown[], provider: RequestPr
  * Anthropic: a cache breakpoint on the last block that can carry one, when the prompt is long enough to be cached and
  * the four breakpoints are not used up. The block is copied: encoded groups are reused by later turns.
  */
-function withConversationBreakpoint(body: Record<string, unknown>, provider: RequestProvider, built: BuiltPrompt, parts: RequestParts): Record<string, unknown> {
+function withConversationBreakpoint(
+  body: Record<string, unknown>,
+  provider: RequestProvider,
+  built: BuiltPrompt,
+  parts: RequestParts,
+): Record<string, unknown> {
   if (provider !== 'anthropic') return body;
   const used = built.breakpoints.length;
   if (used >= 4 || (parts.promptTokens ?? 0) < (built.minCacheableTokens ?? 1024)) return body;
@@ -274,7 +342,10 @@ function withConversationBreakpoint(body: Record<string, unknown>, provider: Req
 }
 
 function systemText(m: Message): string {
-  return m.parts.map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : '')).filter((t) => t.trim() !== '').join('\n\n');
+  return m.parts
+    .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : ''))
+    .filter((t) => t.trim() !== '')
+    .join('\n\n');
 }
 
 export type { RequestBody, RequestProvider, ToolSpec };

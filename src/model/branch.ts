@@ -64,7 +64,8 @@ export function activeBranch(session: Session, options: BranchOptions = {}): Ent
   const sidechainLeaf = leafSidechain(entries, leafId);
   for (const e of entries) {
     const rid = e.message?.responseId;
-    if (!onPath.has(e.index) && rid !== undefined && responses.has(rid) && (e.sidechain === true) === sidechainLeaf) onPath.add(e.index);
+    if (!onPath.has(e.index) && rid !== undefined && responses.has(rid) && (e.sidechain === true) === sidechainLeaf)
+      onPath.add(e.index);
     if (onPath.has(e.index)) for (const p of e.message?.parts ?? []) if (p.type === 'tool-call') callsOnPath.add(p.id);
   }
   for (const e of entries) {
@@ -99,7 +100,10 @@ export function messagesOf(entries: readonly Entry[]): NonNullable<Entry['messag
  */
 export function conversationEntries(session: Session, options: BranchOptions = {}): Entry[] {
   const unread = unparsableByAgent(session.entries);
-  const branch = activeBranch(unread.size ? { ...session, entries: session.entries.filter((e) => !unread.has(e)) } : session, options);
+  const branch = activeBranch(
+    unread.size ? { ...session, entries: session.entries.filter((e) => !unread.has(e)) } : session,
+    options,
+  );
   const main = branch.filter((e) => !e.sidechain);
   return main.some((e) => e.message) ? main : branch;
 }

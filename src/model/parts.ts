@@ -84,8 +84,7 @@ export function imageFrom(b: Record<string, unknown>): ResultContentPart {
     const base64 = data.replace(/^data:[^,]*,/, '');
     part.byteSize = base64ByteSize(base64);
     part.data = base64;
-  }
-  else if (url?.startsWith('data:')) part.byteSize = base64ByteSize(url.replace(/^data:[^,]*,/, ''));
+  } else if (url?.startsWith('data:')) part.byteSize = base64ByteSize(url.replace(/^data:[^,]*,/, ''));
   if (url && !url.startsWith('data:')) part.url = url;
   return part;
 }

@@ -7,7 +7,16 @@
  */
 
 /** Every format abridge reads, in detection order: the one list (formats/registry.ts holds a reader for each). */
-export const FORMAT_IDS = ['pi', 'claude-code', 'codex', 'swe-agent', 'anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'] as const;
+export const FORMAT_IDS = [
+  'pi',
+  'claude-code',
+  'codex',
+  'swe-agent',
+  'anthropic',
+  'openai-chat',
+  'openai-responses',
+  'ai-sdk',
+] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
 

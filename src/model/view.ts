@@ -80,7 +80,19 @@ export function viewOf(branch: readonly Entry[]): ViewItem[] {
   const isHidden = (index: number) => hidden.some((h) => index >= h.fromEntry && index <= h.toEntry);
   // Another agent's summary under abridge's marker stands for what that agent archived, where that agent showed it:
   // before the first entry it kept.
-  const earlier = marker.source === 'abridge' ? branch.slice(0, last).filter((e) => e.compaction && e.compaction.source !== 'abridge' && e.message && !isHidden(e.index) && !(e.index >= archived.fromEntry && e.index <= archived.toEntry)) : [];
+  const earlier =
+    marker.source === 'abridge'
+      ? branch
+          .slice(0, last)
+          .filter(
+            (e) =>
+              e.compaction &&
+              e.compaction.source !== 'abridge' &&
+              e.message &&
+              !isHidden(e.index) &&
+              !(e.index >= archived.fromEntry && e.index <= archived.toEntry),
+          )
+      : [];
   const placed = new Set<Entry>();
   for (let i = 0; i < last; i++) {
     const e = branch[i]!;
@@ -88,7 +100,10 @@ export function viewOf(branch: readonly Entry[]): ViewItem[] {
     // it, and pi shows no earlier compaction's summary — but for another agent's summary still in view (above).
     for (const k of earlier) {
       const from = k.compaction!.firstKeptEntry;
-      if (!placed.has(k) && (k === e || (from !== undefined && e.index >= from && e.index < k.index && !isHidden(e.index)))) {
+      if (
+        !placed.has(k) &&
+        (k === e || (from !== undefined && e.index >= from && e.index < k.index && !isHidden(e.index)))
+      ) {
         placed.add(k);
         out.push({ entry: k.index, message: k.message! });
       }
@@ -118,7 +133,10 @@ export function viewOf(branch: readonly Entry[]): ViewItem[] {
  */
 function archivedRange(marker: CompactionMarker, markerEntry: Entry): { fromEntry: number; toEntry: number } {
   if (marker.source === 'abridge' && marker.archived) return marker.archived;
-  const end = marker.firstKeptEntry !== undefined && marker.firstKeptEntry <= markerEntry.index ? marker.firstKeptEntry : markerEntry.index;
+  const end =
+    marker.firstKeptEntry !== undefined && marker.firstKeptEntry <= markerEntry.index
+      ? marker.firstKeptEntry
+      : markerEntry.index;
   return { fromEntry: 0, toEntry: end - 1 };
 }
 

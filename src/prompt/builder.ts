@@ -54,7 +54,10 @@ export interface AnthropicSystemBlock {
 export type ToolDefinitionLike = Record<string, unknown>;
 
 /** Anthropic message params as the builder renders them: any block may carry `cache_control`. */
-export type CachedMessageParam = { role: 'user' | 'assistant'; content: (AnthropicMessageParam['content'][number] & { cache_control?: CacheControl })[] };
+export type CachedMessageParam = {
+  role: 'user' | 'assistant';
+  content: (AnthropicMessageParam['content'][number] & { cache_control?: CacheControl })[];
+};
 
 export interface BuildOptions {
   provider: PromptProvider;
@@ -180,8 +183,16 @@ export class PromptBuilder {
    * non-cacheable one, and always when the name is taken.
    */
   add(section: PromptSection): this {
-    if (section.name === CONTEXT_NOTE_SECTION) throw new AbridgeError('INVALID_INPUT', `section name "${CONTEXT_NOTE_SECTION}" is the context note's: set it with contextStatus()`);
-    if (this.list.some((s) => s.name === section.name)) throw new AbridgeError('INVALID_INPUT', `section "${section.name}" is already in the prompt: use set() to change its content`);
+    if (section.name === CONTEXT_NOTE_SECTION)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `section name "${CONTEXT_NOTE_SECTION}" is the context note's: set it with contextStatus()`,
+      );
+    if (this.list.some((s) => s.name === section.name))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `section "${section.name}" is already in the prompt: use set() to change its content`,
+      );
     if (section.cacheable && this.order === 'error') {
       const dynamic = this.list.find((s) => !s.cacheable);
       if (dynamic) {
@@ -198,7 +209,11 @@ export class PromptBuilder {
   /** Replaces a section's content (a scratchpad that changed), keeping its place. */
   set(name: string, content: string): this {
     const s = this.list.find((x) => x.name === name);
-    if (!s) throw new AbridgeError('INVALID_INPUT', `no section "${name}" in the prompt (sections: ${this.list.map((x) => x.name).join(', ') || 'none'})`);
+    if (!s)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `no section "${name}" in the prompt (sections: ${this.list.map((x) => x.name).join(', ') || 'none'})`,
+      );
     s.content = content;
     return this;
   }
@@ -220,7 +235,11 @@ export class PromptBuilder {
 
   build(options: BuildOptions): BuiltPrompt {
     const provider = options.provider;
-    if (provider !== 'anthropic' && provider !== 'openai' && provider !== 'gemini') throw new AbridgeError('INVALID_INPUT', `provider: expected "anthropic", "openai" or "gemini", got ${JSON.stringify(provider)}`);
+    if (provider !== 'anthropic' && provider !== 'openai' && provider !== 'gemini')
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `provider: expected "anthropic", "openai" or "gemini", got ${JSON.stringify(provider)}`,
+      );
     const family = FAMILY[provider];
     const counter = options.counter ?? new TokenCounter({ family });
     const ratio = options.ratio ?? FAMILY_RATIO[family];
@@ -233,9 +252,17 @@ export class PromptBuilder {
     const dynamic = all.filter((s) => !s.cacheable);
     const firstDynamic = all.findIndex((s) => !s.cacheable);
     const moved = firstDynamic < 0 ? [] : all.slice(firstDynamic).filter((s) => s.cacheable);
-    if (moved.length > 0) warnings.push(`moved cacheable section${moved.length > 1 ? 's' : ''} ${moved.map((s) => `"${s.name}"`).join(', ')} ahead of non-cacheable "${all[firstDynamic]!.name}", so that the cached prefix does not include changing text`);
+    if (moved.length > 0)
+      warnings.push(
+        `moved cacheable section${moved.length > 1 ? 's' : ''} ${moved.map((s) => `"${s.name}"`).join(', ')} ahead of non-cacheable "${all[firstDynamic]!.name}", so that the cached prefix does not include changing text`,
+      );
 
-    const block = (s: PromptSection): PromptBlock => ({ name: s.name, text: s.content, cacheable: s.cacheable, tokens: tokens(counter.text(s.content)) });
+    const block = (s: PromptSection): PromptBlock => ({
+      name: s.name,
+      text: s.content,
+      cacheable: s.cacheable,
+      tokens: tokens(counter.text(s.content)),
+    });
     const stableBlocks = stable.map(block);
     const dynamicBlocks = dynamic.map(block);
     const after = options.dynamicPlacement === 'after-conversation';
@@ -270,10 +297,14 @@ export class PromptBuilder {
     out.minCacheableTokens = min;
     const model = options.model ?? 'this model';
     let budget = MAX_CACHE_BREAKPOINTS - (options.reservedBreakpoints ?? 0);
-    const tooShort = (what: string, n: number) => `${what} is ${int(n)} tokens, under the ${int(min)}-token minimum cacheable length of ${model}: Anthropic would not cache it`;
+    const tooShort = (what: string, n: number) =>
+      `${what} is ${int(n)} tokens, under the ${int(min)}-token minimum cacheable length of ${model}: Anthropic would not cache it`;
     const place = (at: BreakpointSite, index: number, prefixTokens: number, section?: string): boolean => {
       if (budget <= 0) {
-        out.skipped.push({ at, reason: `no breakpoint left (at most ${MAX_CACHE_BREAKPOINTS} per request, ${options.reservedBreakpoints ?? 0} reserved by the caller)` });
+        out.skipped.push({
+          at,
+          reason: `no breakpoint left (at most ${MAX_CACHE_BREAKPOINTS} per request, ${options.reservedBreakpoints ?? 0} reserved by the caller)`,
+        });
         return false;
       }
       budget--;
@@ -285,21 +316,44 @@ export class PromptBuilder {
 
     // Decide in priority order (system, conversation, tools), so that a short budget keeps the most useful ones.
     let systemAt: number | undefined;
-    if (stableBlocks.length === 0) out.skipped.push({ at: 'system', reason: 'no cacheable section: nothing in the system prompt is stable' });
-    else if (toolTokens + stableTokens < min) out.skipped.push({ at: 'system', reason: tooShort(toolTokens > 0 ? 'the cacheable prefix (tools and cacheable sections)' : 'the cacheable prefix (cacheable sections)', toolTokens + stableTokens) });
-    else if (place('system', stableBlocks.length - 1, toolTokens + stableTokens, stableBlocks[stableBlocks.length - 1]!.name)) systemAt = stableBlocks.length - 1;
+    if (stableBlocks.length === 0)
+      out.skipped.push({ at: 'system', reason: 'no cacheable section: nothing in the system prompt is stable' });
+    else if (toolTokens + stableTokens < min)
+      out.skipped.push({
+        at: 'system',
+        reason: tooShort(
+          toolTokens > 0
+            ? 'the cacheable prefix (tools and cacheable sections)'
+            : 'the cacheable prefix (cacheable sections)',
+          toolTokens + stableTokens,
+        ),
+      });
+    else if (
+      place('system', stableBlocks.length - 1, toolTokens + stableTokens, stableBlocks[stableBlocks.length - 1]!.name)
+    )
+      systemAt = stableBlocks.length - 1;
 
     let rendered: CachedMessageParam[] | undefined;
     let tailInMessages = false;
     if (options.messages && options.messages.length > 0) {
       rendered = renderAnthropicMessages(options.messages, options.model, warnings);
-      const messageTokens = tokens(options.messages.reduce((n, m) => n + (m.role === 'system' ? 0 : counter.message(m)), 0));
+      const messageTokens = tokens(
+        options.messages.reduce((n, m) => n + (m.role === 'system' ? 0 : counter.message(m)), 0),
+      );
       const prefix = toolTokens + sum(blocks) + messageTokens;
       const last = rendered[rendered.length - 1];
       const target = last ? lastCacheableBlock(last) : -1;
       if (options.cacheConversation === false) out.skipped.push({ at: 'messages', reason: 'cacheConversation: false' });
-      else if (target < 0) out.skipped.push({ at: 'messages', reason: 'the last message has no block that can carry cache_control (thinking blocks cannot)' });
-      else if (prefix < min) out.skipped.push({ at: 'messages', reason: tooShort('the conversation prefix (tools, system and messages)', prefix) });
+      else if (target < 0)
+        out.skipped.push({
+          at: 'messages',
+          reason: 'the last message has no block that can carry cache_control (thinking blocks cannot)',
+        });
+      else if (prefix < min)
+        out.skipped.push({
+          at: 'messages',
+          reason: tooShort('the conversation prefix (tools, system and messages)', prefix),
+        });
       else if (place('messages', rendered.length - 1, prefix)) {
         last!.content[target] = { ...last!.content[target]!, cache_control: EPHEMERAL };
         if (!after && dynamicBlocks.length > 0) {
@@ -313,7 +367,10 @@ export class PromptBuilder {
         if (lastMessage?.role === 'user') {
           for (const b of tail) lastMessage.content.push({ type: 'text', text: b.text });
           tailInMessages = true;
-        } else warnings.push('the conversation ends with an assistant message: the non-cacheable sections are returned in `tail`, not added to it');
+        } else
+          warnings.push(
+            'the conversation ends with an assistant message: the non-cacheable sections are returned in `tail`, not added to it',
+          );
       }
     } else if (options.cacheConversation === true) out.skipped.push({ at: 'messages', reason: 'no messages given' });
 
@@ -321,8 +378,10 @@ export class PromptBuilder {
     if (tools.length > 0) {
       toolsOut = tools.map((t) => ({ ...t }));
       if (options.cacheTools === false) out.skipped.push({ at: 'tools', reason: 'cacheTools: false' });
-      else if (loaded.length === 0) out.skipped.push({ at: 'tools', reason: 'every tool is deferred (defer_loading): none is in the prompt' });
-      else if (toolTokens < min) out.skipped.push({ at: 'tools', reason: tooShort('the tool definitions', toolTokens) });
+      else if (loaded.length === 0)
+        out.skipped.push({ at: 'tools', reason: 'every tool is deferred (defer_loading): none is in the prompt' });
+      else if (toolTokens < min)
+        out.skipped.push({ at: 'tools', reason: tooShort('the tool definitions', toolTokens) });
       else {
         const i = loaded[loaded.length - 1]!.i;
         if (place('tools', i, toolTokens)) toolsOut[i] = { ...toolsOut[i]!, cache_control: EPHEMERAL };
@@ -332,7 +391,11 @@ export class PromptBuilder {
     if (systemAt !== undefined) blocks[systemAt]!.cache_control = EPHEMERAL;
     const order: Record<BreakpointSite, number> = { tools: 0, system: 1, messages: 2 };
     out.breakpoints.sort((a, b) => order[a.at] - order[b.at]);
-    out.anthropic = { system: blocks.map((b) => (b.cache_control ? { type: 'text', text: b.text, cache_control: EPHEMERAL } : { type: 'text', text: b.text })) };
+    out.anthropic = {
+      system: blocks.map((b) =>
+        b.cache_control ? { type: 'text', text: b.text, cache_control: EPHEMERAL } : { type: 'text', text: b.text },
+      ),
+    };
     if (toolsOut) out.anthropic.tools = toolsOut;
     if (rendered) out.anthropic.messages = rendered;
     if (tailInMessages) out.tail = [];
@@ -341,8 +404,13 @@ export class PromptBuilder {
 }
 
 /** Canonical messages as Anthropic message params: the one Anthropic encoder's (paired tool calls, alternating roles). */
-function renderAnthropicMessages(messages: readonly Message[], model: string | undefined, warnings: string[]): CachedMessageParam[] {
-  if (messages.some((m) => m.role === 'system')) warnings.push('system messages among `messages` are left out: put their text in a section');
+function renderAnthropicMessages(
+  messages: readonly Message[],
+  model: string | undefined,
+  warnings: string[],
+): CachedMessageParam[] {
+  if (messages.some((m) => m.role === 'system'))
+    warnings.push('system messages among `messages` are left out: put their text in a section');
   const body = encodeAnthropicRequest(
     messages.filter((m) => m.role !== 'system'),
     model ? { model } : {},

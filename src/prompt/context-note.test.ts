@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { contextNote, contextNoteSection, percentUsed } from './context-note.js';
 
-const note = (pct: number) => `[Context: ${pct}% used. You can call compact_context to free space before continuing with large operations.]`;
+const note = (pct: number) =>
+  `[Context: ${pct}% used. You can call compact_context to free space before continuing with large operations.]`;
 
 describe('contextNote', () => {
   it('says nothing at 79%', () => {
@@ -16,7 +17,9 @@ describe('contextNote', () => {
   });
 
   it('at 83% says exactly what the brief asks', () => {
-    expect(contextNote(0.83)).toBe('[Context: 83% used. You can call compact_context to free space before continuing with large operations.]');
+    expect(contextNote(0.83)).toBe(
+      '[Context: 83% used. You can call compact_context to free space before continuing with large operations.]',
+    );
     expect(contextNote({ used: 138_000, effective: 166_000 })).toBe(note(83));
     expect(contextNote({ fill: 0.835 })).toBe(note(83));
   });
@@ -32,7 +35,9 @@ describe('contextNote', () => {
   });
 
   it('takes another threshold and tool name', () => {
-    expect(contextNote(0.75, { threshold: 0.7, toolName: 'shrink' })).toBe('[Context: 75% used. You can call shrink to free space before continuing with large operations.]');
+    expect(contextNote(0.75, { threshold: 0.7, toolName: 'shrink' })).toBe(
+      '[Context: 75% used. You can call shrink to free space before continuing with large operations.]',
+    );
     expect(contextNote(0.69, { threshold: 0.7 })).toBeUndefined();
   });
 });

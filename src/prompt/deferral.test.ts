@@ -47,7 +47,15 @@ describe('DeferralManager: what is deferred, in which order', () => {
     const m = new DeferralManager({ tools: fixture(), counter: words, effectiveWindow: 10_000 });
     expect(m.limit).toBe(1_000);
     expect(m.deferredTools()).toEqual([]);
-    expect(names(m.activeTools())).toEqual(['Read', 'mcp__a__one', 'skill_x', 'mcp__a__two', 'Bash', 'mcp__b__three', 'skill_y']);
+    expect(names(m.activeTools())).toEqual([
+      'Read',
+      'mcp__a__one',
+      'skill_x',
+      'mcp__a__two',
+      'Bash',
+      'mcp__b__three',
+      'skill_y',
+    ]);
     expect(m.note()).toBe('');
   });
 
@@ -133,19 +141,33 @@ describe('DeferralManager: the threshold boundary', () => {
   });
 
   it('share × window float noise does not move the boundary (0.29 × 100 is 28.999999999999996)', () => {
-    const m = new DeferralManager({ tools: [tool('mcp__s__t', 'mcp', 29, 's')], counter: words, effectiveWindow: 100, threshold: 0.29 });
+    const m = new DeferralManager({
+      tools: [tool('mcp__s__t', 'mcp', 29, 's')],
+      counter: words,
+      effectiveWindow: 100,
+      threshold: 0.29,
+    });
     expect(m.limit).toBe(29);
     expect(m.deferredTools()).toEqual([]);
   });
 
   it('takes the effective window from a ContextBudget (window less the response reserve)', () => {
-    const model: ModelInfo = { id: 'm', contextWindow: 200_000, maxOutputTokens: 32_000, family: 'other', source: 'config' };
+    const model: ModelInfo = {
+      id: 'm',
+      contextWindow: 200_000,
+      maxOutputTokens: 32_000,
+      family: 'other',
+      source: 'config',
+    };
     const budget = new ContextBudget(model, DEFAULT_BUDGET_SETTINGS);
     expect(budget.effective).toBe(168_000);
     const m = new DeferralManager({ tools: fixture(), counter: words, budget });
     expect(m.effectiveWindow).toBe(168_000);
     expect(m.limit).toBe(16_800);
-    const small = new ContextBudget({ ...model, contextWindow: 8_000, maxOutputTokens: 1_000 }, DEFAULT_BUDGET_SETTINGS);
+    const small = new ContextBudget(
+      { ...model, contextWindow: 8_000, maxOutputTokens: 1_000 },
+      DEFAULT_BUDGET_SETTINGS,
+    );
     m.setBudget(small); // effective 7_000: limit 700, all fits
     expect(m.limit).toBe(700);
     expect(m.deferredTools()).toEqual([]);
@@ -155,15 +177,32 @@ describe('DeferralManager: the threshold boundary', () => {
 
   it('rejects a bad threshold or window', () => {
     expect(() => new DeferralManager({ tools: [], counter: words, effectiveWindow: -1 })).toThrow(/effective window/);
-    expect(() => new DeferralManager({ tools: [], counter: words, effectiveWindow: 100, threshold: Number.NaN })).toThrow(/threshold/);
-    expect(() => new DeferralManager({ tools: [tool('x', 'mcp', 1), tool('x', 'mcp', 1)], counter: words, effectiveWindow: 100 })).toThrow(/duplicate/);
+    expect(
+      () => new DeferralManager({ tools: [], counter: words, effectiveWindow: 100, threshold: Number.NaN }),
+    ).toThrow(/threshold/);
+    expect(
+      () =>
+        new DeferralManager({
+          tools: [tool('x', 'mcp', 1), tool('x', 'mcp', 1)],
+          counter: words,
+          effectiveWindow: 100,
+        }),
+    ).toThrow(/duplicate/);
   });
 
   it('prices a definition as its Anthropic-style JSON with the real counter', () => {
     const real = new TokenCounter();
-    const t: DeferrableTool = { name: 'mcp__github__create_issue', kind: 'mcp', server: 'github', description: 'Create a new issue.', inputSchema: { type: 'object', properties: { owner: { type: 'string' } } } };
+    const t: DeferrableTool = {
+      name: 'mcp__github__create_issue',
+      kind: 'mcp',
+      server: 'github',
+      description: 'Create a new issue.',
+      inputSchema: { type: 'object', properties: { owner: { type: 'string' } } },
+    };
     const m = new DeferralManager({ tools: [t], counter: real, effectiveWindow: 100_000 });
-    const expected = real.text(JSON.stringify({ name: t.name, description: t.description, input_schema: t.inputSchema }));
+    const expected = real.text(
+      JSON.stringify({ name: t.name, description: t.description, input_schema: t.inputSchema }),
+    );
     expect(expected).toBeGreaterThan(10);
     expect(m.tokensOf(t.name)).toBe(expected);
     expect(definitionTokens(t, real)).toBe(expected);
@@ -208,7 +247,11 @@ describe('DeferralManager: note, promotion, recompute, report', () => {
   it('recomputes when an MCP server connects and disconnects', () => {
     const m = new DeferralManager({ tools: fixture(), counter: words, effectiveWindow: 10_000 }); // limit 1000, 700 used
     const rev = m.revision;
-    m.addTools([tool('mcp__c__x', 'mcp', 150, 'c'), tool('mcp__c__y', 'mcp', 150, 'c'), tool('mcp__c__z', 'mcp', 150, 'c')]); // 1150
+    m.addTools([
+      tool('mcp__c__x', 'mcp', 150, 'c'),
+      tool('mcp__c__y', 'mcp', 150, 'c'),
+      tool('mcp__c__z', 'mcp', 150, 'c'),
+    ]); // 1150
     expect(m.revision).toBeGreaterThan(rev);
     expect(names(m.deferredTools())).toEqual(['mcp__a__one', 'mcp__a__two']); // 1150 − 200 = 950
     expect(m.note()).toBe('[2 tools deferred to save context. Use tool_search to find them.]');
@@ -256,16 +299,56 @@ describe('DeferralManager: note, promotion, recompute, report', () => {
 // ---- tool_search over a realistic catalogue ----
 
 const SERVERS: Record<string, { title: string; resources: string[]; common: Record<string, unknown> }> = {
-  github: { title: 'GitHub', resources: ['issue', 'pull_request', 'branch', 'release'], common: { owner: { type: 'string' }, repo: { type: 'string' } } },
-  gitlab: { title: 'GitLab', resources: ['issue', 'merge_request', 'pipeline', 'project'], common: { project_id: { type: 'integer' } } },
-  jira: { title: 'Jira', resources: ['ticket', 'sprint', 'board', 'comment'], common: { project_key: { type: 'string' } } },
-  slack: { title: 'Slack', resources: ['message', 'channel', 'reaction', 'reminder'], common: { workspace: { type: 'string' } } },
-  linear: { title: 'Linear', resources: ['issue', 'project', 'cycle', 'team'], common: { team_id: { type: 'string' } } },
-  notion: { title: 'Notion', resources: ['page', 'database', 'block', 'comment'], common: { workspace_id: { type: 'string' } } },
-  postgres: { title: 'Postgres', resources: ['table', 'row', 'index', 'view'], common: { database: { type: 'string' } } },
-  sentry: { title: 'Sentry', resources: ['event', 'alert', 'project', 'release'], common: { organization_slug: { type: 'string' } } },
-  stripe: { title: 'Stripe', resources: ['customer', 'invoice', 'payment', 'refund'], common: { livemode: { type: 'boolean' } } },
-  calendar: { title: 'Calendar', resources: ['event', 'calendar', 'attendee', 'booking'], common: { calendar_id: { type: 'string' } } },
+  github: {
+    title: 'GitHub',
+    resources: ['issue', 'pull_request', 'branch', 'release'],
+    common: { owner: { type: 'string' }, repo: { type: 'string' } },
+  },
+  gitlab: {
+    title: 'GitLab',
+    resources: ['issue', 'merge_request', 'pipeline', 'project'],
+    common: { project_id: { type: 'integer' } },
+  },
+  jira: {
+    title: 'Jira',
+    resources: ['ticket', 'sprint', 'board', 'comment'],
+    common: { project_key: { type: 'string' } },
+  },
+  slack: {
+    title: 'Slack',
+    resources: ['message', 'channel', 'reaction', 'reminder'],
+    common: { workspace: { type: 'string' } },
+  },
+  linear: {
+    title: 'Linear',
+    resources: ['issue', 'project', 'cycle', 'team'],
+    common: { team_id: { type: 'string' } },
+  },
+  notion: {
+    title: 'Notion',
+    resources: ['page', 'database', 'block', 'comment'],
+    common: { workspace_id: { type: 'string' } },
+  },
+  postgres: {
+    title: 'Postgres',
+    resources: ['table', 'row', 'index', 'view'],
+    common: { database: { type: 'string' } },
+  },
+  sentry: {
+    title: 'Sentry',
+    resources: ['event', 'alert', 'project', 'release'],
+    common: { organization_slug: { type: 'string' } },
+  },
+  stripe: {
+    title: 'Stripe',
+    resources: ['customer', 'invoice', 'payment', 'refund'],
+    common: { livemode: { type: 'boolean' } },
+  },
+  calendar: {
+    title: 'Calendar',
+    resources: ['event', 'calendar', 'attendee', 'booking'],
+    common: { calendar_id: { type: 'string' } },
+  },
 };
 
 function catalogue(): DeferrableTool[] {
@@ -277,13 +360,30 @@ function catalogue(): DeferrableTool[] {
       const actions: [string, string, Record<string, unknown>][] = [
         ['create', `Create a new ${words} in ${title}.`, { title: { type: 'string' }, body: { type: 'string' } }],
         ['get', `Fetch one ${words} from ${title} by its id.`, id],
-        ['list', `List ${words}s in ${title}, optionally filtered.`, { filter: { type: 'object', properties: { status: { type: 'string' }, assignee: { type: 'string' } } }, page: { type: 'integer' } }],
+        [
+          'list',
+          `List ${words}s in ${title}, optionally filtered.`,
+          {
+            filter: { type: 'object', properties: { status: { type: 'string' }, assignee: { type: 'string' } } },
+            page: { type: 'integer' },
+          },
+        ],
         ['update', `Change fields of an existing ${words} in ${title}.`, { ...id, fields: { type: 'object' } }],
         ['delete', `Delete a ${words} from ${title}. Cannot be undone.`, id],
       ];
       for (const [verb, description, props] of actions) {
-        const properties = { ...common, ...props, ...(server === 'jira' && res === 'comment' ? { ticket_key: { type: 'string' } } : {}) };
-        out.push({ name: `mcp__${server}__${verb}_${res}`, kind: 'mcp', server, description, inputSchema: { type: 'object', properties, required: Object.keys(properties).slice(0, 1) } });
+        const properties = {
+          ...common,
+          ...props,
+          ...(server === 'jira' && res === 'comment' ? { ticket_key: { type: 'string' } } : {}),
+        };
+        out.push({
+          name: `mcp__${server}__${verb}_${res}`,
+          kind: 'mcp',
+          server,
+          description,
+          inputSchema: { type: 'object', properties, required: Object.keys(properties).slice(0, 1) },
+        });
       }
     }
   }
@@ -299,18 +399,43 @@ const TRIGGER_BUILD: DeferrableTool = {
   inputSchema: {
     type: 'object',
     properties: {
-      target: { type: 'object', properties: { source: { anyOf: [{ type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' } } }, { type: 'string' }] } } },
+      target: {
+        type: 'object',
+        properties: {
+          source: {
+            anyOf: [
+              { type: 'object', properties: { owner: { type: 'string' }, repo: { type: 'string' } } },
+              { type: 'string' },
+            ],
+          },
+        },
+      },
       wait: { type: 'boolean' },
     },
   },
 };
 
 const BUILTINS: DeferrableTool[] = [
-  { name: 'Read', kind: 'builtin', description: 'Read a file from disk.', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } },
-  { name: 'Bash', kind: 'builtin', description: 'Run a shell command.', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } },
+  {
+    name: 'Read',
+    kind: 'builtin',
+    description: 'Read a file from disk.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+  },
+  {
+    name: 'Bash',
+    kind: 'builtin',
+    description: 'Run a shell command.',
+    inputSchema: { type: 'object', properties: { command: { type: 'string' } } },
+  },
 ];
 const SKILLS: DeferrableTool[] = [
-  { name: 'skill__pdf_extract', kind: 'skill', description: 'Extract text and tables from PDF documents.', inputSchema: { type: 'object', properties: { file: { type: 'string' } } } },
+  {
+    name: 'skill__pdf_extract',
+    kind: 'skill',
+    description: 'Extract text and tables from PDF documents.',
+    inputSchema: { type: 'object', properties: { file: { type: 'string' } } },
+  },
 ];
 
 function searchSetup() {
@@ -323,7 +448,11 @@ function searchSetup() {
 function results(answer: string): { name: string; description: string; input_schema: Record<string, unknown> }[] {
   const nl = answer.indexOf('\n');
   expect(nl).toBeGreaterThan(0);
-  return JSON.parse(answer.slice(nl + 1)) as { name: string; description: string; input_schema: Record<string, unknown> }[];
+  return JSON.parse(answer.slice(nl + 1)) as {
+    name: string;
+    description: string;
+    input_schema: Record<string, unknown>;
+  }[];
 }
 
 describe('tool_search', () => {
@@ -339,15 +468,26 @@ describe('tool_search', () => {
   it('ranks mcp__github__create_issue first for "create github issue", and returns its full definition', async () => {
     const { manager, search } = searchSetup();
     const answer = await search.run({ query: 'create github issue' });
-    expect(answer.split('\n')[0]).toBe('5 tools match "create github issue", best first; they are available to call this turn:');
+    expect(answer.split('\n')[0]).toBe(
+      '5 tools match "create github issue", best first; they are available to call this turn:',
+    );
     const found = results(answer);
     expect(found).toHaveLength(5);
     expect(found[0]!.name).toBe('mcp__github__create_issue');
     const def = manager.tool('mcp__github__create_issue')!;
-    expect(found[0]).toEqual({ name: def.name, description: 'Create a new issue in GitHub.', input_schema: def.inputSchema });
+    expect(found[0]).toEqual({
+      name: def.name,
+      description: 'Create a new issue in GitHub.',
+      input_schema: def.inputSchema,
+    });
     expect(found[0]!.input_schema).toEqual({
       type: 'object',
-      properties: { owner: { type: 'string' }, repo: { type: 'string' }, title: { type: 'string' }, body: { type: 'string' } },
+      properties: {
+        owner: { type: 'string' },
+        repo: { type: 'string' },
+        title: { type: 'string' },
+        body: { type: 'string' },
+      },
       required: ['owner'],
     });
   });
@@ -370,7 +510,9 @@ describe('tool_search', () => {
     const twenty = results(await search.run({ query: 'list', limit: 20 }));
     expect(twenty).toHaveLength(20);
     expect(twenty.slice(0, 5).every((t) => /^mcp__\w+__list_/.test(t.name))).toBe(true);
-    expect((await search.run({ query: 'list', limit: 1 })).split('\n')[0]).toBe('1 tool matches "list", best first; it is available to call this turn:');
+    expect((await search.run({ query: 'list', limit: 1 })).split('\n')[0]).toBe(
+      '1 tool matches "list", best first; it is available to call this turn:',
+    );
   });
 
   it('matches parameter names, nested ones included: "repository owner" finds the owner/repo tools', async () => {
@@ -386,21 +528,39 @@ describe('tool_search', () => {
     const { search } = searchSetup();
     const found = results(await search.run({ query: 'jira tikcet' }));
     expect(found.map((f) => f.name)).toEqual(
-      expect.arrayContaining(['mcp__jira__create_ticket', 'mcp__jira__get_ticket', 'mcp__jira__list_ticket', 'mcp__jira__update_ticket', 'mcp__jira__delete_ticket']),
+      expect.arrayContaining([
+        'mcp__jira__create_ticket',
+        'mcp__jira__get_ticket',
+        'mcp__jira__list_ticket',
+        'mcp__jira__update_ticket',
+        'mcp__jira__delete_ticket',
+      ]),
     );
   });
 
   it('matches prefixes and camelCase / snake_case pieces', async () => {
     const { search } = searchSetup();
     expect(results(await search.run({ query: 'refu' }))[0]!.name).toMatch(/^mcp__stripe__\w+_refund$/);
-    expect(results(await search.run({ query: 'mergeRequest', limit: 5 })).every((f) => f.name.endsWith('_merge_request'))).toBe(true);
+    expect(
+      results(await search.run({ query: 'mergeRequest', limit: 5 })).every((f) => f.name.endsWith('_merge_request')),
+    ).toBe(true);
     expect(results(await search.run({ query: 'pdf' }))[0]!.name).toBe('skill__pdf_extract');
-    expect(searchTerms('mcp__github__createIssue HTTPServer x2')).toEqual(['mcp', 'github', 'create', 'Issue', 'HTTP', 'Server', 'x2']);
+    expect(searchTerms('mcp__github__createIssue HTTPServer x2')).toEqual([
+      'mcp',
+      'github',
+      'create',
+      'Issue',
+      'HTTP',
+      'Server',
+      'x2',
+    ]);
   });
 
   it('an exact tool name comes first', async () => {
     const { manager } = searchSetup();
-    expect(searchDeferredTools(manager, 'mcp__slack__delete_reaction', 3)[0]!.tool.name).toBe('mcp__slack__delete_reaction');
+    expect(searchDeferredTools(manager, 'mcp__slack__delete_reaction', 3)[0]!.tool.name).toBe(
+      'mcp__slack__delete_reaction',
+    );
   });
 
   it('no match: a helpful line naming a few deferred tools across servers, nothing promoted', async () => {
@@ -414,12 +574,25 @@ describe('tool_search', () => {
 
   it('with nothing deferred, says so', async () => {
     const manager = new DeferralManager({ tools: BUILTINS, counter: new TokenCounter(), effectiveWindow: 200_000 });
-    expect(await toolSearchTool(manager).run({ query: 'anything' })).toBe('No tools are deferred: all 2 tools are already available.');
+    expect(await toolSearchTool(manager).run({ query: 'anything' })).toBe(
+      'No tools are deferred: all 2 tools are already available.',
+    );
   });
 
   it('answers invalid input with "Error: …"', async () => {
     const { search } = searchSetup();
-    for (const bad of [undefined, {}, { query: '' }, { query: '   ' }, { query: 'x'.repeat(501) }, { query: 42 }, { query: 'issue', limit: 0 }, { query: 'issue', limit: 21 }, { query: 'issue', limit: 2.5 }, { query: 'issue', limit: '3' }]) {
+    for (const bad of [
+      undefined,
+      {},
+      { query: '' },
+      { query: '   ' },
+      { query: 'x'.repeat(501) },
+      { query: 42 },
+      { query: 'issue', limit: 0 },
+      { query: 'issue', limit: 21 },
+      { query: 'issue', limit: 2.5 },
+      { query: 'issue', limit: '3' },
+    ]) {
       const answer = await search.run(bad);
       expect(answer).toMatch(/^Error: invalid input for tool_search: /);
     }
@@ -429,7 +602,15 @@ describe('tool_search', () => {
 
   it('follows the deferred set: a connected server is searchable, a disconnected one is gone', async () => {
     const { manager, search } = searchSetup();
-    manager.addTools([{ name: 'mcp__figma__export_frame', kind: 'mcp', server: 'figma', description: 'Export a frame as PNG.', inputSchema: { type: 'object', properties: { frame_id: { type: 'string' } } } }]);
+    manager.addTools([
+      {
+        name: 'mcp__figma__export_frame',
+        kind: 'mcp',
+        server: 'figma',
+        description: 'Export a frame as PNG.',
+        inputSchema: { type: 'object', properties: { frame_id: { type: 'string' } } },
+      },
+    ]);
     expect(results(await search.run({ query: 'figma frame' }))[0]!.name).toBe('mcp__figma__export_frame');
     manager.removeServer('figma');
     expect(await search.run({ query: 'figma' })).toMatch(/^No deferred tool matches "figma"/);
@@ -455,7 +636,13 @@ describe('tool_search', () => {
 
 describe('tool_search: capped answers', () => {
   it('shows whole definitions, best first, while they fit, and says how many more matched; only those shown are promoted', async () => {
-    const many = Array.from({ length: 20 }, (_, i) => ({ name: `mcp__s__report_${i}`, kind: 'mcp' as const, server: 's', description: `report ${text(400, 'r')}`, inputSchema: EMPTY_SCHEMA }));
+    const many = Array.from({ length: 20 }, (_, i) => ({
+      name: `mcp__s__report_${i}`,
+      kind: 'mcp' as const,
+      server: 's',
+      description: `report ${text(400, 'r')}`,
+      inputSchema: EMPTY_SCHEMA,
+    }));
     const m = new DeferralManager({ tools: many, counter: words, effectiveWindow: 100, threshold: 0.01 });
     const search = toolSearchTool(m, { limits: { maxBytes: 8192 } });
     const out = await search.run({ query: 'report', limit: 20 });
@@ -463,7 +650,9 @@ describe('tool_search: capped answers', () => {
     const shown = Number(/^(\d+) tools? match/.exec(out)![1]);
     expect(shown).toBeGreaterThan(0);
     expect(shown).toBeLessThan(20);
-    expect(out.split('\n').at(-1)).toBe(`[answer capped at 8,192 bytes / 8,000 tokens: ${20 - shown} more matching tools not shown; search again with narrower keywords or a tool's name]`);
+    expect(out.split('\n').at(-1)).toBe(
+      `[answer capped at 8,192 bytes / 8,000 tokens: ${20 - shown} more matching tools not shown; search again with narrower keywords or a tool's name]`,
+    );
     expect(JSON.parse(out.slice(out.indexOf('\n') + 1, out.lastIndexOf('\n'))).length).toBe(shown);
     expect(m.promoted().length).toBe(shown);
   });

@@ -143,7 +143,11 @@ export class DeferralManager {
 
   /** Removes every tool of an MCP server (it disconnected). Returns how many were removed. */
   removeServer(server: string): number {
-    return this.removeTools([...this.entries.values()].filter((e) => e.tool.kind === 'mcp' && e.tool.server === server).map((e) => e.tool.name));
+    return this.removeTools(
+      [...this.entries.values()]
+        .filter((e) => e.tool.kind === 'mcp' && e.tool.server === server)
+        .map((e) => e.tool.name),
+    );
   }
 
   /** Takes the effective window from a budget (the model changed, or its settings). */
@@ -177,7 +181,9 @@ export class DeferralManager {
     const next = new Set<string>();
     if (total > limit) {
       for (const kind of DEFER_ORDER) {
-        const candidates = [...this.entries.values()].filter((e) => e.tool.kind === kind).sort((a, b) => a.lastUsed - b.lastUsed || a.order - b.order);
+        const candidates = [...this.entries.values()]
+          .filter((e) => e.tool.kind === kind)
+          .sort((a, b) => a.lastUsed - b.lastUsed || a.order - b.order);
         for (const c of candidates) {
           if (total <= limit) break;
           next.add(c.tool.name);
@@ -257,7 +263,9 @@ export class DeferralManager {
   }
 
   report(): DeferralReport {
-    const byKind = Object.fromEntries(KINDS.map((k) => [k, { tools: 0, deferred: 0, tokens: 0, deferredTokens: 0 }])) as Record<ToolKind, KindReport>;
+    const byKind = Object.fromEntries(
+      KINDS.map((k) => [k, { tools: 0, deferred: 0, tokens: 0, deferredTokens: 0 }]),
+    ) as Record<ToolKind, KindReport>;
     let before = 0;
     let deferredTokens = 0;
     let promotedTokens = 0;
@@ -314,7 +322,11 @@ export class DeferralManager {
 }
 
 /** The definition as a provider receives it (Anthropic shape): what the model reads, and what tool_search returns. */
-export function definitionJson(tool: DeferrableTool): { name: string; description: string; input_schema: Record<string, unknown> } {
+export function definitionJson(tool: DeferrableTool): {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+} {
   return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
 }
 
@@ -326,15 +338,18 @@ export function definitionTokens(tool: DeferrableTool, counter: TokenCounter): n
 function checkTool(tool: DeferrableTool): void {
   if (typeof tool.name !== 'string' || tool.name === '') throw new Error('a tool needs a name');
   if (!KINDS.includes(tool.kind)) throw new Error(`tool ${tool.name}: unknown kind ${String(tool.kind)}`);
-  if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null || Array.isArray(tool.inputSchema)) throw new Error(`tool ${tool.name}: inputSchema must be a JSON Schema object`);
+  if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null || Array.isArray(tool.inputSchema))
+    throw new Error(`tool ${tool.name}: inputSchema must be a JSON Schema object`);
 }
 
 function checkThreshold(t: number): number {
-  if (!Number.isFinite(t) || t < 0) throw new Error(`deferral threshold must be a non-negative share of the window, got ${t}`);
+  if (!Number.isFinite(t) || t < 0)
+    throw new Error(`deferral threshold must be a non-negative share of the window, got ${t}`);
   return t;
 }
 
 function checkWindow(w: number | undefined): number {
-  if (w === undefined || !Number.isFinite(w) || w < 0) throw new Error(`effective window must be a non-negative number of tokens, got ${String(w)}`);
+  if (w === undefined || !Number.isFinite(w) || w < 0)
+    throw new Error(`effective window must be a non-negative number of tokens, got ${String(w)}`);
   return w;
 }

@@ -18,7 +18,11 @@ export interface RedactionSettings {
   patterns: readonly { id: string; pattern: string; flags?: string }[];
 }
 
-export const DEFAULT_REDACTION: RedactionSettings = Object.freeze({ enabled: true, disable: Object.freeze([]) as readonly string[], patterns: Object.freeze([]) as RedactionSettings['patterns'] });
+export const DEFAULT_REDACTION: RedactionSettings = Object.freeze({
+  enabled: true,
+  disable: Object.freeze([]) as readonly string[],
+  patterns: Object.freeze([]) as RedactionSettings['patterns'],
+});
 
 /** Text in, text with the recognized secrets replaced out. */
 export type Redactor = (text: string) => string;
@@ -36,7 +40,11 @@ export const redactionMarker = (kind: string): string => `[REDACTED:${kind}]`;
 export function redactionRules(settings: Partial<RedactionSettings> = {}): SecretRule[] {
   const disable = new Set(settings.disable ?? []);
   for (const k of disable) {
-    if (!SECRET_KINDS.includes(k)) throw new AbridgeError('INVALID_CONFIG', `redaction.disable: unknown kind ${JSON.stringify(k)}; expected some of ${SECRET_KINDS.join(', ')}`);
+    if (!SECRET_KINDS.includes(k))
+      throw new AbridgeError(
+        'INVALID_CONFIG',
+        `redaction.disable: unknown kind ${JSON.stringify(k)}; expected some of ${SECRET_KINDS.join(', ')}`,
+      );
   }
   const out = SECRET_RULES.filter((r) => !disable.has(r.id));
   for (const [i, p] of (settings.patterns ?? []).entries()) {
@@ -44,9 +52,16 @@ export function redactionRules(settings: Partial<RedactionSettings> = {}): Secre
     try {
       pattern = new RegExp(p.pattern, `${(p.flags ?? '').replace(/g/g, '')}g`);
     } catch (err) {
-      throw new AbridgeError('INVALID_CONFIG', `redaction.patterns[${i}].pattern: not a valid regular expression (${(err as Error).message})`);
+      throw new AbridgeError(
+        'INVALID_CONFIG',
+        `redaction.patterns[${i}].pattern: not a valid regular expression (${(err as Error).message})`,
+      );
     }
-    if (!/^[a-z0-9][a-z0-9-]*$/.test(p.id)) throw new AbridgeError('INVALID_CONFIG', `redaction.patterns[${i}].id: expected lowercase letters, digits and "-", got ${JSON.stringify(p.id)}`);
+    if (!/^[a-z0-9][a-z0-9-]*$/.test(p.id))
+      throw new AbridgeError(
+        'INVALID_CONFIG',
+        `redaction.patterns[${i}].id: expected lowercase letters, digits and "-", got ${JSON.stringify(p.id)}`,
+      );
     out.push({ id: p.id, description: `custom pattern ${p.pattern}`, pattern });
   }
   return out;
@@ -60,7 +75,8 @@ export function findSecrets(text: string, rules: readonly SecretRule[] = SECRET_
     rule.pattern.lastIndex = 0;
     for (const m of text.matchAll(rule.pattern)) {
       if (!boundaryOk(text, m.index, rule.notAfter)) continue;
-      const range: readonly [number, number] | undefined = rule.group === undefined ? [m.index, m.index + m[0].length] : m.indices?.[rule.group];
+      const range: readonly [number, number] | undefined =
+        rule.group === undefined ? [m.index, m.index + m[0].length] : m.indices?.[rule.group];
       if (!range || range[1] <= range[0]) continue;
       const [start, end] = range;
       if (rule.accept && !rule.accept(text.slice(start, end))) continue;

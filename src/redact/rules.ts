@@ -52,7 +52,11 @@ export function entropy(s: string): number {
 
 /** Values that stand for a secret rather than being one: `${VAR}`, `$VAR`, `<password>`, `****`, `process.env.X`, `{{ x }}`. */
 function isPlaceholder(v: string): boolean {
-  return /^(?:\$|%|<|\{|\*+$|x+$|X+$|\.\.\.|…)/.test(v) || /^(?:process\.env|os\.environ|env\.|getenv|secrets\.|vars\.)/i.test(v) || /^(?:null|none|undefined|true|false|pass|passwd|password|secret|changeme|example|redacted|placeholder)$/i.test(v);
+  return (
+    /^(?:\$|%|<|\{|\*+$|x+$|X+$|\.\.\.|…)/.test(v) ||
+    /^(?:process\.env|os\.environ|env\.|getenv|secrets\.|vars\.)/i.test(v) ||
+    /^(?:null|none|undefined|true|false|pass|passwd|password|secret|changeme|example|redacted|placeholder)$/i.test(v)
+  );
 }
 
 /** A random-looking credential value: long enough, mixed characters, high entropy, not a placeholder nor a plain identifier. */
@@ -74,7 +78,8 @@ const Q = String.raw`(?:\\*["'\x60])?`;
 const rules: SecretRule[] = [
   {
     id: 'private-key',
-    description: 'PEM private key block (RSA, EC, DSA, OPENSSH, PGP, encrypted): from BEGIN to END, or to where the text stops',
+    description:
+      'PEM private key block (RSA, EC, DSA, OPENSSH, PGP, encrypted): from BEGIN to END, or to where the text stops',
     pattern: new RegExp(
       String.raw`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:(?:[A-Za-z0-9+/=:,.\s-]|\\+[nrt]){0,20000}?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?:[A-Za-z0-9+/=:,.\s]|\\+[nrt]){0,20000})`,
       'g',
@@ -90,7 +95,8 @@ const rules: SecretRule[] = [
   {
     id: 'openai-api-key',
     description: 'OpenAI key: sk-proj-…, sk-svcacct-…, sk-admin-…, legacy sk-… (48 characters, with T3BlbkFJ)',
-    pattern: /sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))/g,
+    pattern:
+      /sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|[A-Za-z0-9]{32,}(?![A-Za-z0-9_-]))/g,
     notAfter: /[A-Za-z0-9_-]/,
     hint: 'sk-',
   },
@@ -134,8 +140,12 @@ const rules: SecretRule[] = [
   },
   {
     id: 'aws-secret-access-key',
-    description: 'AWS secret access key (40 characters) after a name saying so: aws_secret_access_key=…, "SecretAccessKey": …',
-    pattern: new RegExp(String.raw`secret[_\-. ]?(?:access[_\-. ]?)?key${Q}\s*(?::=|=>|[:=])\s*${Q}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`, 'gid'),
+    description:
+      'AWS secret access key (40 characters) after a name saying so: aws_secret_access_key=…, "SecretAccessKey": …',
+    pattern: new RegExp(
+      String.raw`secret[_\-. ]?(?:access[_\-. ]?)?key${Q}\s*(?::=|=>|[:=])\s*${Q}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
+      'gid',
+    ),
     group: 1,
     accept: (v) => entropy(v) >= 3.5,
   },
@@ -164,7 +174,8 @@ const rules: SecretRule[] = [
   },
   {
     id: 'generic-secret',
-    description: 'A high-entropy value assigned to a name like password, secret, token, api_key, access_key, client_secret',
+    description:
+      'A high-entropy value assigned to a name like password, secret, token, api_key, access_key, client_secret',
     pattern: new RegExp(
       String.raw`(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth[_-]?key|private[_-]?key|client[_-]?secret|credentials?)${Q}\s*(?::=|=>|[:=])\s*${Q}(${VALUE}{8,256})(?!${VALUE})`,
       'gid',

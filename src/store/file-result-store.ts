@@ -121,7 +121,9 @@ export class FileResultStore implements KeyedResultStore {
       if (stored) out.push(stored);
     }
     // createdAt has millisecond resolution; the refId makes the order of same-millisecond results stable.
-    return out.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.refId < b.refId ? -1 : 1));
+    return out.sort((a, b) =>
+      a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.refId < b.refId ? -1 : 1,
+    );
   }
 
   /** The stored metadata if both files are present and sound; undefined means (re)write them. */
@@ -157,15 +159,26 @@ export class FileResultStore implements KeyedResultStore {
       fh = await open(join(this.dir, name), constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     } catch (err) {
       if (isCode(err, 'ENOENT') || isCode(err, 'ENOTDIR')) return undefined;
-      if (isCode(err, 'ELOOP') || isCode(err, 'EMLINK')) throw new AbridgeError('STORE_ERROR', `${name} in ${this.where()} is a symbolic link; the result store does not follow links. Remove it.`);
+      if (isCode(err, 'ELOOP') || isCode(err, 'EMLINK'))
+        throw new AbridgeError(
+          'STORE_ERROR',
+          `${name} in ${this.where()} is a symbolic link; the result store does not follow links. Remove it.`,
+        );
       throw err;
     }
     try {
       const st = await fh.stat();
-      if (!st.isFile()) throw new AbridgeError('STORE_ERROR', `${name} in ${this.where()} is not a regular file; the result store reads only its own files. Remove it.`);
+      if (!st.isFile())
+        throw new AbridgeError(
+          'STORE_ERROR',
+          `${name} in ${this.where()} is not a regular file; the result store reads only its own files. Remove it.`,
+        );
       const uid = process.getuid?.();
       if (uid !== undefined && st.uid !== uid) {
-        throw new AbridgeError('STORE_ERROR', `${name} in ${this.where()} belongs to another user (uid ${st.uid}); the result store reads only files it wrote. Remove it.`);
+        throw new AbridgeError(
+          'STORE_ERROR',
+          `${name} in ${this.where()} belongs to another user (uid ${st.uid}); the result store reads only files it wrote. Remove it.`,
+        );
       }
       return fh;
     } catch (err) {
@@ -198,11 +211,17 @@ export class FileResultStore implements KeyedResultStore {
       value = JSON.parse(raw);
     } catch {
       // The parser's message would quote the file: say where, not what.
-      throw new AbridgeError('STORE_ERROR', `Corrupt result metadata ${file}: not valid JSON. Delete it (and ${refId}.txt) or put the result again to rewrite it.`);
+      throw new AbridgeError(
+        'STORE_ERROR',
+        `Corrupt result metadata ${file}: not valid JSON. Delete it (and ${refId}.txt) or put the result again to rewrite it.`,
+      );
     }
     const problem = metaProblem(value, refId);
     if (problem) {
-      throw new AbridgeError('STORE_ERROR', `Corrupt result metadata ${file}: ${problem}. Delete it (and ${refId}.txt) or put the result again to rewrite it.`);
+      throw new AbridgeError(
+        'STORE_ERROR',
+        `Corrupt result metadata ${file}: ${problem}. Delete it (and ${refId}.txt) or put the result again to rewrite it.`,
+      );
     }
     return pickStored(value as StoredResult);
   }
@@ -215,9 +234,13 @@ export class FileResultStore implements KeyedResultStore {
     let fh: FileHandle | undefined;
     try {
       fh = await this.openOwn(`${refId}.txt`);
-      if (!fh) throw Object.assign(new Error(`ENOENT: no such file, open '${this.textPath(refId)}'`), { code: 'ENOENT' });
+      if (!fh)
+        throw Object.assign(new Error(`ENOENT: no such file, open '${this.textPath(refId)}'`), { code: 'ENOENT' });
       // The stream reads the handle opened (and checked) above; the path only names it.
-      for await (const chunk of createReadStream(this.textPath(refId), { fd: fh, autoClose: false }) as AsyncIterable<Buffer>) {
+      for await (const chunk of createReadStream(this.textPath(refId), {
+        fd: fh,
+        autoClose: false,
+      }) as AsyncIterable<Buffer>) {
         let pos = 0;
         while (line < offset) {
           const nl = chunk.indexOf(10, pos);
@@ -274,7 +297,15 @@ async function writeAtomic(dir: string, name: string, data: string): Promise<voi
   } catch (err) {
     await unlink(tmp).catch(() => undefined);
     // Windows refuses to rename over a file another process has open; that file is a complete, identical copy.
-    if (process.platform === 'win32' && (isCode(err, 'EPERM') || isCode(err, 'EACCES') || isCode(err, 'EEXIST')) && (await stat(final).then(() => true, () => false))) return;
+    if (
+      process.platform === 'win32' &&
+      (isCode(err, 'EPERM') || isCode(err, 'EACCES') || isCode(err, 'EEXIST')) &&
+      (await stat(final).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
     throw err;
   }
 }
@@ -299,13 +330,17 @@ function metaProblem(v: unknown, refId: string): string | undefined {
   if (o.refId !== refId) return `refId is ${JSON.stringify(o.refId)}, expected "${refId}"`;
   for (const key of ['bytes', 'chars', 'lines'] as const) {
     const x = o[key];
-    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0) return `${key} is ${JSON.stringify(x)}, expected a non-negative integer`;
+    if (typeof x !== 'number' || !Number.isSafeInteger(x) || x < 0)
+      return `${key} is ${JSON.stringify(x)}, expected a non-negative integer`;
   }
-  if (typeof o.createdAt !== 'string' || Number.isNaN(Date.parse(o.createdAt))) return `createdAt is ${JSON.stringify(o.createdAt)}, expected an ISO timestamp`;
+  if (typeof o.createdAt !== 'string' || Number.isNaN(Date.parse(o.createdAt)))
+    return `createdAt is ${JSON.stringify(o.createdAt)}, expected an ISO timestamp`;
   for (const key of ['tool', 'callId', 'sessionId'] as const) {
-    if (o[key] !== undefined && typeof o[key] !== 'string') return `${key} is ${JSON.stringify(o[key])}, expected a string`;
+    if (o[key] !== undefined && typeof o[key] !== 'string')
+      return `${key} is ${JSON.stringify(o[key])}, expected a string`;
   }
-  if (o.entry !== undefined && typeof o.entry !== 'number') return `entry is ${JSON.stringify(o.entry)}, expected a number`;
+  if (o.entry !== undefined && typeof o.entry !== 'number')
+    return `entry is ${JSON.stringify(o.entry)}, expected a number`;
   return undefined;
 }
 

@@ -28,7 +28,9 @@ describe('MemorySessionStore', () => {
 
   it('an invalid session id is INVALID_INPUT', async () => {
     const store = new MemorySessionStore();
-    await expect(store.createSession({ id: '', format: 'pi', info: {} })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(store.createSession({ id: '', format: 'pi', info: {} })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
   });
 
   it('refuses use after close', async () => {

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { AbridgeError } from '../errors.js';
 import type { Entry, Message } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
-import { loadSession, type NewSession, type ResumedSession, type SessionSnapshot, type SessionStore, type StoredSession } from './session-store.js';
+import {
+  loadSession,
+  type NewSession,
+  type ResumedSession,
+  type SessionSnapshot,
+  type SessionStore,
+  type StoredSession,
+} from './session-store.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers shared by the SessionStore implementations (memory, SQLite, PostgreSQL), so that they fail alike.
@@ -29,22 +36,34 @@ export function versionConflict(id: string, expected: number, actual: number): A
 export function checkExpectedVersion(expected: unknown): asserts expected is number | undefined {
   if (expected === undefined) return;
   if (typeof expected !== 'number' || !Number.isSafeInteger(expected) || expected < 0) {
-    throw new AbridgeError('INVALID_INPUT', `Invalid expectedVersion ${String(expected)}: expected a non-negative integer (the session's version, its number of entries)`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `Invalid expectedVersion ${String(expected)}: expected a non-negative integer (the session's version, its number of entries)`,
+    );
   }
 }
 
 /** Throws AbridgeError('INVALID_INPUT') unless `id` is a usable session id (a non-empty string of at most 200 characters). */
 export function checkSessionId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id === '' || id.length > 200) {
-    throw new AbridgeError('INVALID_INPUT', `Invalid session id ${JSON.stringify(id) ?? String(id)}: expected a non-empty string of at most 200 characters`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `Invalid session id ${JSON.stringify(id) ?? String(id)}: expected a non-empty string of at most 200 characters`,
+    );
   }
 }
 
 /** Resolves an entries() range to [from, to) within [0, version]; invalid bounds are AbridgeError('INVALID_INPUT'). */
-export function resolveRange(range: { from?: number; to?: number } | undefined, version: number): { from: number; to: number } {
+export function resolveRange(
+  range: { from?: number; to?: number } | undefined,
+  version: number,
+): { from: number; to: number } {
   const check = (name: string, v: unknown) => {
     if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) {
-      throw new AbridgeError('INVALID_INPUT', `Invalid range.${name} ${String(v)}: expected a non-negative integer (an entry index)`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `Invalid range.${name} ${String(v)}: expected a non-negative integer (an entry index)`,
+      );
     }
   };
   check('from', range?.from);
@@ -62,7 +81,8 @@ export function resolveRange(range: { from?: number; to?: number } | undefined, 
 export function encodeEntries(entries: readonly Omit<Entry, 'index'>[]): string[] {
   if (!Array.isArray(entries)) throw new AbridgeError('INVALID_INPUT', 'entries: expected an array of entries');
   return entries.map((e, i) => {
-    if (e === null || typeof e !== 'object' || Array.isArray(e)) throw new AbridgeError('INVALID_INPUT', `entry ${i} of the batch is not an object; nothing was stored`);
+    if (e === null || typeof e !== 'object' || Array.isArray(e))
+      throw new AbridgeError('INVALID_INPUT', `entry ${i} of the batch is not an object; nothing was stored`);
     const { index: _index, ...rest } = e as Entry;
     return encodeJson(rest, `entry ${i} of the batch`);
   });
@@ -74,9 +94,13 @@ export function encodeJson(value: unknown, what: string): string {
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new AbridgeError('INVALID_INPUT', `${what} cannot be stored: ${err instanceof Error ? err.message : String(err)} (stored data must be JSON-serializable); nothing was stored`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${what} cannot be stored: ${err instanceof Error ? err.message : String(err)} (stored data must be JSON-serializable); nothing was stored`,
+    );
   }
-  if (text === undefined) throw new AbridgeError('INVALID_INPUT', `${what} cannot be stored: it has no JSON form; nothing was stored`);
+  if (text === undefined)
+    throw new AbridgeError('INVALID_INPUT', `${what} cannot be stored: it has no JSON form; nothing was stored`);
   return text;
 }
 
@@ -88,7 +112,11 @@ export function decodeEntry(text: string, index: number): Entry {
 }
 
 /** The snapshot fields a compaction record stores, validated and encoded (messages must be an array). */
-export function encodeSnapshot(snapshot: Omit<SessionSnapshot, 'sessionId' | 'atVersion' | 'createdAt'>): { messages: string; marker: string | null; tokens: number | null } {
+export function encodeSnapshot(snapshot: Omit<SessionSnapshot, 'sessionId' | 'atVersion' | 'createdAt'>): {
+  messages: string;
+  marker: string | null;
+  tokens: number | null;
+} {
   if (snapshot === null || typeof snapshot !== 'object' || !Array.isArray(snapshot.messages)) {
     throw new AbridgeError('INVALID_INPUT', 'snapshot: expected { messages: Message[], marker?, tokens? }');
   }
@@ -120,9 +148,21 @@ export async function buildResumed(
     const withMessage = after.filter((e) => e.message);
     const main = withMessage.filter((e) => !e.sidechain);
     const tail = (main.length > 0 ? main : withMessage).map((e) => e.message!);
-    return { messages: [...snapshot.messages, ...tail], fromSnapshot: true, snapshotAt: snapshot.atVersion, appended: after.length, version };
+    return {
+      messages: [...snapshot.messages, ...tail],
+      fromSnapshot: true,
+      snapshotAt: snapshot.atVersion,
+      appended: after.length,
+      version,
+    };
   }
-  return { messages: await fullView(), fromSnapshot: false, appended: snapshot ? after.length : version, version, ...(snapshot ? { snapshotAt: snapshot.atVersion } : {}) };
+  return {
+    messages: await fullView(),
+    fromSnapshot: false,
+    appended: snapshot ? after.length : version,
+    version,
+    ...(snapshot ? { snapshotAt: snapshot.atVersion } : {}),
+  };
 }
 
 /** The messages of a stored session's active view (the whole history read back, compaction markers applied). */
@@ -165,7 +205,14 @@ export class MemorySessionStore implements SessionStore {
     if (this.sessions.has(id)) throw sessionExists(id);
     const encoded = encodeEntries(entries);
     const at = this.now().toISOString();
-    const session: StoredSession = { id, format: init.format, info: copy(init.info ?? {}, 'info'), version: 0, createdAt: at, updatedAt: at };
+    const session: StoredSession = {
+      id,
+      format: init.format,
+      info: copy(init.info ?? {}, 'info'),
+      version: 0,
+      createdAt: at,
+      updatedAt: at,
+    };
     if (init.extra !== undefined) session.extra = copy(init.extra, 'extra');
     if (init.layout !== undefined) session.layout = copy(init.layout, 'layout');
     const held: Held = { session, entries: [...encoded], snapshots: [] };
@@ -185,7 +232,11 @@ export class MemorySessionStore implements SessionStore {
     return [...this.sessions.values()].map((h) => structuredClone(h.session));
   }
 
-  async append(sessionId: string, entries: readonly Omit<Entry, 'index'>[], options?: { expectedVersion?: number }): Promise<{ version: number }> {
+  async append(
+    sessionId: string,
+    entries: readonly Omit<Entry, 'index'>[],
+    options?: { expectedVersion?: number },
+  ): Promise<{ version: number }> {
     this.open();
     const held = this.held(sessionId);
     checkExpectedVersion(options?.expectedVersion);
@@ -226,7 +277,12 @@ export class MemorySessionStore implements SessionStore {
     const held = this.held(sessionId);
     const s = held.snapshots[held.snapshots.length - 1];
     if (!s) return undefined;
-    const out: SessionSnapshot = { sessionId, atVersion: s.atVersion, messages: JSON.parse(s.messages) as Message[], createdAt: s.createdAt };
+    const out: SessionSnapshot = {
+      sessionId,
+      atVersion: s.atVersion,
+      messages: JSON.parse(s.messages) as Message[],
+      createdAt: s.createdAt,
+    };
     if (s.marker !== null) out.marker = JSON.parse(s.marker) as SessionSnapshot['marker'];
     if (s.tokens !== null) out.tokens = s.tokens;
     return out;
@@ -255,7 +311,8 @@ export class MemorySessionStore implements SessionStore {
   }
 
   private checkVersion(held: Held, expected: number | undefined): void {
-    if (expected !== undefined && expected !== held.session.version) throw versionConflict(held.session.id, expected, held.session.version);
+    if (expected !== undefined && expected !== held.session.version)
+      throw versionConflict(held.session.id, expected, held.session.version);
   }
 
   private push(held: Held, encoded: string[]): void {

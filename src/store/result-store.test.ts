@@ -71,7 +71,9 @@ describe('refIdFor', () => {
     // sha256("") = e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
     expect(refIdFor('')).toBe('r_e3b0c44298fc1c14');
     const text = 'naïve 😀\r\n';
-    expect(refIdFor(text)).toBe(`r_${createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex').slice(0, 16)}`);
+    expect(refIdFor(text)).toBe(
+      `r_${createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex').slice(0, 16)}`,
+    );
     expect(refIdFor('a\n')).not.toBe(refIdFor('a\r\n'));
   });
 });
@@ -105,7 +107,15 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
       sessionId: 's1',
       entry: 7,
     });
-    expect(await store.read(stored.refId)).toEqual({ refId: stored.refId, text, offset: 0, limit: 200, totalChars: 17, totalLines: 3, nextOffset: null });
+    expect(await store.read(stored.refId)).toEqual({
+      refId: stored.refId,
+      text,
+      offset: 0,
+      limit: 200,
+      totalChars: 17,
+      totalLines: 3,
+      nextOffset: null,
+    });
     expect(await store.stat(stored.refId)).toEqual(stored);
     expect(await store.stat(UNKNOWN)).toBeUndefined();
   });
@@ -113,7 +123,14 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
   it('keeps only the known meta fields, and counts bytes (UTF-8) apart from chars (UTF-16 units)', async () => {
     const store = make({ now: fakeClock() });
     const stored = await store.put('é😀\n', { tool: 'read', extra: 'dropped' } as never);
-    expect(stored).toEqual({ refId: refIdFor('é😀\n'), bytes: 7, chars: 4, lines: 1, createdAt: '2026-01-01T00:00:00.000Z', tool: 'read' });
+    expect(stored).toEqual({
+      refId: refIdFor('é😀\n'),
+      bytes: 7,
+      chars: 4,
+      lines: 1,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      tool: 'read',
+    });
     expect((await store.read(stored.refId)).text).toBe('é😀\n');
   });
 
@@ -136,7 +153,11 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
     await store.read(refs[0]!);
     const list = await store.list();
     expect(list.map((r) => r.refId)).toEqual(refs);
-    expect(list.map((r) => r.createdAt)).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z', '2026-01-01T00:00:02.000Z']);
+    expect(list.map((r) => r.createdAt)).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:01.000Z',
+      '2026-01-01T00:00:02.000Z',
+    ]);
   });
 
   it('returns copies: changing a returned record does not change the store', async () => {
@@ -165,7 +186,15 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
     ])('%s (offset %i, limit %i)', async (_label, offset, limit, text, nextOffset) => {
       const store = make();
       const { refId } = await store.put(ten);
-      expect(await store.read(refId, { offset, limit })).toEqual({ refId, text, offset, limit, totalChars: 30, totalLines: 10, nextOffset });
+      expect(await store.read(refId, { offset, limit })).toEqual({
+        refId,
+        text,
+        offset,
+        limit,
+        totalChars: 30,
+        totalLines: 10,
+        nextOffset,
+      });
     });
 
     it('defaults to 200 lines, allows 2000, and nextOffset walks to the end', async () => {
@@ -183,13 +212,19 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
       const d = await store.read(refId, { offset: c.nextOffset!, limit: 2000 });
       expect(linesOf(d.text)).toEqual(Array.from({ length: 50 }, (_, i) => `l${2400 + i}\n`));
       expect(d.nextOffset).toBeNull();
-      expect(a.text + (await store.read(refId, { offset: 200, limit: 2000 })).text).toBe(text.slice(0, text.indexOf('l2200\n')));
+      expect(a.text + (await store.read(refId, { offset: 200, limit: 2000 })).text).toBe(
+        text.slice(0, text.indexOf('l2200\n')),
+      );
     });
 
     it('null offset or limit means the default (tool arguments are JSON)', async () => {
       const store = make();
       const { refId } = await store.put(ten);
-      expect(await store.read(refId, { offset: null, limit: null } as never)).toMatchObject({ offset: 0, limit: 200, text: ten });
+      expect(await store.read(refId, { offset: null, limit: null } as never)).toMatchObject({
+        offset: 0,
+        limit: 200,
+        text: ten,
+      });
     });
 
     it('text without a final newline: the tail is the last line', async () => {
@@ -197,7 +232,11 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
       const { refId, lines } = await store.put('a\nb\nc');
       expect(lines).toBe(3);
       expect((await store.read(refId, { offset: 1, limit: 1 })).text).toBe('b\n');
-      expect(await store.read(refId, { offset: 2, limit: 1 })).toMatchObject({ text: 'c', nextOffset: null, totalLines: 3 });
+      expect(await store.read(refId, { offset: 2, limit: 1 })).toMatchObject({
+        text: 'c',
+        nextOffset: null,
+        totalLines: 3,
+      });
       expect(await store.read(refId, { offset: 1 })).toMatchObject({ text: 'b\nc', nextOffset: null });
     });
 
@@ -215,7 +254,15 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
       const store = make();
       const empty = await store.put('');
       expect(empty).toMatchObject({ refId: 'r_e3b0c44298fc1c14', bytes: 0, chars: 0, lines: 0 });
-      expect(await store.read(empty.refId)).toEqual({ refId: empty.refId, text: '', offset: 0, limit: 200, totalChars: 0, totalLines: 0, nextOffset: null });
+      expect(await store.read(empty.refId)).toEqual({
+        refId: empty.refId,
+        text: '',
+        offset: 0,
+        limit: 200,
+        totalChars: 0,
+        totalLines: 0,
+        nextOffset: null,
+      });
       expect((await store.put('\n')).lines).toBe(1);
       const blanks = await store.put('\n\n\nx');
       expect(blanks.lines).toBe(4);
@@ -226,21 +273,27 @@ describe.each(stores)('%s: the ResultStore contract', (_name, make, where) => {
       const store = make();
       const piece = fc.constantFrom('a', 'bc', 'é', '😀', '日本', ' ', '\n', '\r\n', '\r');
       await fc.assert(
-        fc.asyncProperty(fc.array(piece, { maxLength: 60 }).map((p) => p.join('')), fc.nat(70), fc.nat(70), fc.integer({ min: 1, max: 7 }), async (text, offset, limit, page) => {
-          const { refId, lines } = await store.put(text);
-          const all = linesOf(text);
-          expect(lines).toBe(all.length);
-          const slice = await store.read(refId, { offset, limit });
-          expect(slice.text).toBe(all.slice(offset, offset + limit).join(''));
-          expect(slice.nextOffset).toBe(offset + limit < all.length ? offset + limit : null);
-          let joined = '';
-          for (let at: number | null = 0; at !== null; ) {
-            const s: Awaited<ReturnType<ResultStore['read']>> = await store.read(refId, { offset: at, limit: page });
-            joined += s.text;
-            at = s.nextOffset;
-          }
-          expect(joined).toBe(text);
-        }),
+        fc.asyncProperty(
+          fc.array(piece, { maxLength: 60 }).map((p) => p.join('')),
+          fc.nat(70),
+          fc.nat(70),
+          fc.integer({ min: 1, max: 7 }),
+          async (text, offset, limit, page) => {
+            const { refId, lines } = await store.put(text);
+            const all = linesOf(text);
+            expect(lines).toBe(all.length);
+            const slice = await store.read(refId, { offset, limit });
+            expect(slice.text).toBe(all.slice(offset, offset + limit).join(''));
+            expect(slice.nextOffset).toBe(offset + limit < all.length ? offset + limit : null);
+            let joined = '';
+            for (let at: number | null = 0; at !== null; ) {
+              const s: Awaited<ReturnType<ResultStore['read']>> = await store.read(refId, { offset: at, limit: page });
+              joined += s.text;
+              at = s.nextOffset;
+            }
+            expect(joined).toBe(text);
+          },
+        ),
         { numRuns: store instanceof FileResultStore ? 40 : 200 },
       );
     });
@@ -309,16 +362,28 @@ describe('formatSlice', () => {
 
   it('ends with "· end" on the last slice', async () => {
     const slice = await store.read(ref, { offset: 1200 });
-    expect(formatSlice(slice)).toBe(`[ref ${ref} · lines 1,200–1,233 of 1,234 · end]\n${numbered(1234).slice(text.indexOf('l1200\n'))}`);
+    expect(formatSlice(slice)).toBe(
+      `[ref ${ref} · lines 1,200–1,233 of 1,234 · end]\n${numbered(1234).slice(text.indexOf('l1200\n'))}`,
+    );
   });
 
   it('a single line, past the end, limit 0, empty result', async () => {
-    expect(formatSlice(await store.read(ref, { offset: 7, limit: 1 }))).toBe(`[ref ${ref} · line 7 of 1,234 · next: offset 8]\nl7\n`);
-    expect(formatSlice(await store.read(ref, { offset: 1233 }))).toBe(`[ref ${ref} · line 1,233 of 1,234 · end]\nl1233\n`);
-    expect(formatSlice(await store.read(ref, { offset: 5000 }))).toBe(`[ref ${ref} · no lines at offset 5,000: the result has 1,234 lines (offsets 0–1,233) · end]`);
-    expect(formatSlice(await store.read(ref, { offset: 10, limit: 0 }))).toBe(`[ref ${ref} · no lines read (limit 0) at offset 10 of 1,234 · next: offset 10]`);
+    expect(formatSlice(await store.read(ref, { offset: 7, limit: 1 }))).toBe(
+      `[ref ${ref} · line 7 of 1,234 · next: offset 8]\nl7\n`,
+    );
+    expect(formatSlice(await store.read(ref, { offset: 1233 }))).toBe(
+      `[ref ${ref} · line 1,233 of 1,234 · end]\nl1233\n`,
+    );
+    expect(formatSlice(await store.read(ref, { offset: 5000 }))).toBe(
+      `[ref ${ref} · no lines at offset 5,000: the result has 1,234 lines (offsets 0–1,233) · end]`,
+    );
+    expect(formatSlice(await store.read(ref, { offset: 10, limit: 0 }))).toBe(
+      `[ref ${ref} · no lines read (limit 0) at offset 10 of 1,234 · next: offset 10]`,
+    );
     const one = (await store.put('only')).refId;
-    expect(formatSlice(await store.read(one, { offset: 1 }))).toBe(`[ref ${one} · no lines at offset 1: the result has 1 line (offsets 0–0) · end]`);
+    expect(formatSlice(await store.read(one, { offset: 1 }))).toBe(
+      `[ref ${one} · no lines at offset 1: the result has 1 line (offsets 0–0) · end]`,
+    );
     const empty = (await store.put('')).refId;
     expect(formatSlice(await store.read(empty))).toBe(`[ref ${empty} · empty result (0 lines) · end]`);
   });
@@ -384,7 +449,12 @@ describe('MemoryResultStore: maxBytes and LRU eviction', () => {
   });
 
   it.each([0, -1, 1.5, Number.NaN])('maxBytes %s is INVALID_INPUT', (maxBytes) => {
-    expect(() => new MemoryResultStore({ maxBytes })).toThrow(new AbridgeError('INVALID_INPUT', `Invalid maxBytes ${maxBytes}: expected a positive integer (bytes of stored text).`));
+    expect(() => new MemoryResultStore({ maxBytes })).toThrow(
+      new AbridgeError(
+        'INVALID_INPUT',
+        `Invalid maxBytes ${maxBytes}: expected a positive integer (bytes of stored text).`,
+      ),
+    );
   });
 });
 
@@ -402,7 +472,15 @@ describe('FileResultStore: files on disk', () => {
     expect(resultFiles(dir)).toEqual([`${stored.refId}.json`, `${stored.refId}.txt`]);
     expect(fs.readFileSync(join(dir, `${stored.refId}.txt`))).toEqual(Buffer.from(text, 'utf8'));
     expect(JSON.parse(fs.readFileSync(join(dir, `${stored.refId}.json`), 'utf8'))).toEqual(stored);
-    expect(stored).toEqual({ refId: refIdFor(text), bytes: 13, chars: 12, lines: 2, createdAt: '2026-01-01T00:00:00.000Z', tool: 'bash', entry: 3 });
+    expect(stored).toEqual({
+      refId: refIdFor(text),
+      bytes: 13,
+      chars: 12,
+      lines: 2,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      tool: 'bash',
+      entry: 3,
+    });
   });
 
   it('creates the directory (mkdir -p) on the first put, not before; a missing directory is an empty store', async () => {
@@ -429,7 +507,15 @@ describe('FileResultStore: files on disk', () => {
     const again = new FileResultStore(dir);
     expect(await again.list()).toEqual([a, b]);
     expect(await again.stat(a.refId)).toEqual(a);
-    expect(await again.read(a.refId, { offset: 499 })).toEqual({ refId: a.refId, text: 'l499\n', offset: 499, limit: 200, totalChars: a.chars, totalLines: 500, nextOffset: null });
+    expect(await again.read(a.refId, { offset: 499 })).toEqual({
+      refId: a.refId,
+      text: 'l499\n',
+      offset: 499,
+      limit: 200,
+      totalChars: a.chars,
+      totalLines: 500,
+      nextOffset: null,
+    });
     expect(await again.put('second\n')).toEqual(b);
   });
 
@@ -441,7 +527,9 @@ describe('FileResultStore: files on disk', () => {
     renameSpy.mockClear();
     expect(await new FileResultStore(dir, { now: fakeClock() }).put('idempotent\n', { tool: 'two' })).toEqual(a);
     expect(renameSpy).not.toHaveBeenCalled();
-    expect(resultFiles(dir).map((f) => [f, fs.statSync(join(dir, f)).mtimeMs, fs.statSync(join(dir, f)).ino])).toEqual(before);
+    expect(resultFiles(dir).map((f) => [f, fs.statSync(join(dir, f)).mtimeMs, fs.statSync(join(dir, f)).ino])).toEqual(
+      before,
+    );
   });
 
   it('leaves no temp files behind', async () => {
@@ -461,11 +549,16 @@ describe('FileResultStore: files on disk', () => {
     renameSpy.mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' }));
     const ref = refIdFor('lost\n');
     const err = await caught(store.put('lost\n'));
-    expect([err.code, err.message]).toEqual(['STORE_ERROR', `Cannot store result ${ref} in ${dir}: EIO: i/o error, rename`]);
+    expect([err.code, err.message]).toEqual([
+      'STORE_ERROR',
+      `Cannot store result ${ref} in ${dir}: EIO: i/o error, rename`,
+    ]);
     expect(resultFiles(dir)).toEqual([`${refIdFor('kept\n')}.json`, `${refIdFor('kept\n')}.txt`]);
     expect(await store.stat(ref)).toBeUndefined();
     // the .txt landed but the .json (which makes the result exist) did not: still not a result, and put completes it
-    renameSpy.mockImplementationOnce(renameSpy.getMockImplementation()!).mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' }));
+    renameSpy
+      .mockImplementationOnce(renameSpy.getMockImplementation()!)
+      .mockRejectedValueOnce(Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' }));
     await caught(store.put('lost\n'));
     expect(resultFiles(dir)).toContain(`${ref}.txt`);
     expect(resultFiles(dir)).not.toContain(`${ref}.json`);
@@ -502,13 +595,29 @@ describe('FileResultStore: files on disk', () => {
     for (const call of [() => store.read(refId), () => store.stat(refId), () => store.list()]) {
       const err = await caught(call());
       expect(err.code).toBe('STORE_ERROR');
-      expect(err.message).toMatch(new RegExp(`^Corrupt result metadata ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .+\\. Delete it \\(and ${refId}\\.txt\\) or put the result again to rewrite it\\.$`));
+      expect(err.message).toMatch(
+        new RegExp(
+          `^Corrupt result metadata ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .+\\. Delete it \\(and ${refId}\\.txt\\) or put the result again to rewrite it\\.$`,
+        ),
+      );
     }
-    fs.writeFileSync(file, JSON.stringify({ refId: 'r_1111111111111111', bytes: 5, chars: 5, lines: 1, createdAt: '2026-01-01T00:00:00.000Z' }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        refId: 'r_1111111111111111',
+        bytes: 5,
+        chars: 5,
+        lines: 1,
+        createdAt: '2026-01-01T00:00:00.000Z',
+      }),
+    );
     expect((await caught(store.stat(refId))).message).toBe(
       `Corrupt result metadata ${file}: refId is "r_1111111111111111", expected "${refId}". Delete it (and ${refId}.txt) or put the result again to rewrite it.`,
     );
-    fs.writeFileSync(file, JSON.stringify({ refId, bytes: 5, chars: 5, lines: -1, createdAt: '2026-01-01T00:00:00.000Z' }));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ refId, bytes: 5, chars: 5, lines: -1, createdAt: '2026-01-01T00:00:00.000Z' }),
+    );
     expect((await caught(store.stat(refId))).message).toBe(
       `Corrupt result metadata ${file}: lines is -1, expected a non-negative integer. Delete it (and ${refId}.txt) or put the result again to rewrite it.`,
     );
@@ -567,16 +676,19 @@ describe('FileResultStore: files on disk', () => {
       [100_000, 200],
       [199_990, 200],
       [200_000, 1],
-    ])('the slice at offset %i, limit %i is right, and read streams the file instead of reading it whole', async (offset, limit) => {
-      const slice = await store.read(refId, { offset, limit });
-      expect(slice.text).toBe(lines.slice(offset, offset + limit).join(''));
-      expect(slice.totalLines).toBe(200_001);
-      expect(slice.nextOffset).toBe(offset + limit < 200_001 ? offset + limit : null);
-      const txt = join(dir, `${refId}.txt`);
-      // The metadata is read through a checked handle; the text is streamed, never read whole.
-      expect(readFileSpy.mock.calls.map((c) => String(c[0]))).not.toContain(txt);
-      expect(createReadStreamSpy.mock.calls.map((c) => String(c[0]))).toEqual([txt]);
-    });
+    ])(
+      'the slice at offset %i, limit %i is right, and read streams the file instead of reading it whole',
+      async (offset, limit) => {
+        const slice = await store.read(refId, { offset, limit });
+        expect(slice.text).toBe(lines.slice(offset, offset + limit).join(''));
+        expect(slice.totalLines).toBe(200_001);
+        expect(slice.nextOffset).toBe(offset + limit < 200_001 ? offset + limit : null);
+        const txt = join(dir, `${refId}.txt`);
+        // The metadata is read through a checked handle; the text is streamed, never read whole.
+        expect(readFileSpy.mock.calls.map((c) => String(c[0]))).not.toContain(txt);
+        expect(createReadStreamSpy.mock.calls.map((c) => String(c[0]))).toEqual([txt]);
+      },
+    );
 
     it('stops reading after the last requested line', async () => {
       await store.read(refId, { offset: 0, limit: 100 });
@@ -588,7 +700,11 @@ describe('FileResultStore: files on disk', () => {
     });
 
     it('past the end: an empty slice without reading the text', async () => {
-      expect(await store.read(refId, { offset: 200_001 })).toMatchObject({ text: '', nextOffset: null, totalLines: 200_001 });
+      expect(await store.read(refId, { offset: 200_001 })).toMatchObject({
+        text: '',
+        nextOffset: null,
+        totalLines: 200_001,
+      });
       expect(createReadStreamSpy).not.toHaveBeenCalled();
     });
   });
@@ -651,7 +767,11 @@ describe('FileResultStore: two processes putting the same content at once', () =
     const big = Array.from({ length: 100000 }, (_, i) => `big line ${i}\n`).join('');
     expect(refs[0]).toBe(refIdFor(big));
     expect(fs.readFileSync(join(dir, `${refs[0]}.txt`), 'utf8')).toBe(big);
-    expect(await store.read(refs[0]!, { offset: 99_999 })).toMatchObject({ text: 'big line 99999\n', totalLines: 100_000, nextOffset: null });
+    expect(await store.read(refs[0]!, { offset: 99_999 })).toMatchObject({
+      text: 'big line 99999\n',
+      totalLines: 100_000,
+      nextOffset: null,
+    });
     const listed: StoredResult[] = await store.list();
     expect(listed.map((r) => r.refId).sort()).toEqual([...refs].sort());
     expect(listed.every((r) => /^child-\d+$/.test(r.tool ?? ''))).toBe(true);
@@ -675,7 +795,16 @@ describe.runIf(process.platform !== 'win32')('FileResultStore: links and files p
     const store = new FileResultStore(dir);
     const ref = refIdFor(OUTSIDE);
     // A well-formed metadata file and text outside, linked in under the ref's names.
-    fs.writeFileSync(join(outside, 'meta.json'), JSON.stringify({ refId: ref, bytes: OUTSIDE.length, chars: OUTSIDE.length, lines: 1, createdAt: '2026-01-01T00:00:00.000Z' }));
+    fs.writeFileSync(
+      join(outside, 'meta.json'),
+      JSON.stringify({
+        refId: ref,
+        bytes: OUTSIDE.length,
+        chars: OUTSIDE.length,
+        lines: 1,
+        createdAt: '2026-01-01T00:00:00.000Z',
+      }),
+    );
     fs.writeFileSync(join(outside, 'text.txt'), OUTSIDE);
     fs.symlinkSync(join(outside, 'meta.json'), join(dir, `${ref}.json`));
     fs.symlinkSync(join(outside, 'text.txt'), join(dir, `${ref}.txt`));

@@ -65,14 +65,23 @@ export interface SessionStore {
   getSession(id: string): Promise<StoredSession | undefined>;
   listSessions(): Promise<StoredSession[]>;
   /** Appends entries in order; their `index` is set to their position. Returns the new version. */
-  append(sessionId: string, entries: readonly Omit<Entry, 'index'>[], options?: { expectedVersion?: number }): Promise<{ version: number }>;
+  append(
+    sessionId: string,
+    entries: readonly Omit<Entry, 'index'>[],
+    options?: { expectedVersion?: number },
+  ): Promise<{ version: number }>;
   /** Entries by position, [from, to) (default: all). */
   entries(sessionId: string, range?: { from?: number; to?: number }): Promise<Entry[]>;
   /**
    * Records a compaction in one transaction: appends its marker entry (and any entries before it) and saves the
    * snapshot. A process killed in the middle leaves either both or neither.
    */
-  recordCompaction(sessionId: string, entries: readonly Omit<Entry, 'index'>[], snapshot: Omit<SessionSnapshot, 'sessionId' | 'atVersion' | 'createdAt'>, options?: { expectedVersion?: number }): Promise<{ version: number }>;
+  recordCompaction(
+    sessionId: string,
+    entries: readonly Omit<Entry, 'index'>[],
+    snapshot: Omit<SessionSnapshot, 'sessionId' | 'atVersion' | 'createdAt'>,
+    options?: { expectedVersion?: number },
+  ): Promise<{ version: number }>;
   latestSnapshot(sessionId: string): Promise<SessionSnapshot | undefined>;
   resume(sessionId: string): Promise<ResumedSession>;
   close(): Promise<void>;

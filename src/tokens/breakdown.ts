@@ -16,7 +16,10 @@ export interface TokenBreakdownResult {
 export class TokenBreakdown {
   private readonly r: TokenBreakdownResult;
 
-  constructor(private readonly counter: TokenCounter, method = counter.exact ? 'exact' : 'estimate') {
+  constructor(
+    private readonly counter: TokenCounter,
+    method = counter.exact ? 'exact' : 'estimate',
+  ) {
     this.r = { method, total: 0, byRole: {}, byPartType: {}, sidechain: 0 };
   }
 

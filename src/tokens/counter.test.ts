@@ -21,8 +21,19 @@ function fakeTokenizer() {
 }
 
 const text = (t: string): TextPart => ({ type: 'text', text: t });
-const call = (id: string, name: string, args: unknown): ToolCallPart => ({ type: 'tool-call', id, name, arguments: args });
-const result = (callId: string, content: ToolResultPart['content'], toolName = 'read_file_tool'): ToolResultPart => ({ type: 'tool-result', callId, toolName, content, isError: false });
+const call = (id: string, name: string, args: unknown): ToolCallPart => ({
+  type: 'tool-call',
+  id,
+  name,
+  arguments: args,
+});
+const result = (callId: string, content: ToolResultPart['content'], toolName = 'read_file_tool'): ToolResultPart => ({
+  type: 'tool-result',
+  callId,
+  toolName,
+  content,
+  isError: false,
+});
 
 /** A short session's messages; 'README.md' contents are read twice (equal text, different part objects). */
 function sessionMessages(): Message[] {
@@ -40,7 +51,13 @@ function sessionMessages(): Message[] {
     { role: 'tool', parts: [result('toolu_01', [text(readme)])] },
     { role: 'assistant', parts: [call('toolu_02', 'read', { path: 'README.md' })] },
     { role: 'tool', parts: [result('toolu_02', [text(readme)])] },
-    { role: 'assistant', parts: [text('It manages context windows.'), { type: 'thinking', text: 'gAAAAABo-redacted-blob', redacted: true }] },
+    {
+      role: 'assistant',
+      parts: [
+        text('It manages context windows.'),
+        { type: 'thinking', text: 'gAAAAABo-redacted-blob', redacted: true },
+      ],
+    },
   ];
 }
 
@@ -100,7 +117,9 @@ describe('TokenCounter caching', () => {
     expect(estimateTokens(p.text)).toBeGreaterThan(before);
     // A new part object with the same text is counted afresh, and a counter with a tokenizer shares nothing.
     expect(new TokenCounter().part({ type: 'text', text: p.text })).toBe(estimateTokens(p.text));
-    expect(new TokenCounter({ exact: { encoding: 'test', count: (t: string) => t.length } }).part(p)).toBe(p.text.length);
+    expect(new TokenCounter({ exact: { encoding: 'test', count: (t: string) => t.length } }).part(p)).toBe(
+      p.text.length,
+    );
   });
 
   it('tool-result content parts are cached too', () => {
@@ -138,7 +157,9 @@ describe('TokenCounter rules', () => {
     const { tokenizer, count } = fakeTokenizer();
     const counter = new TokenCounter({ exact: tokenizer });
     const signature = 'Sig'.repeat(10_000);
-    expect(counter.part({ type: 'thinking', text: 'plan the change', signature })).toBe(Math.ceil('plan the change'.length / 3));
+    expect(counter.part({ type: 'thinking', text: 'plan the change', signature })).toBe(
+      Math.ceil('plan the change'.length / 3),
+    );
     expect(counter.part({ type: 'thinking', text: 'x'.repeat(9_000), signature, redacted: true })).toBe(0);
     expect(count.mock.calls.map((c) => c[0])).toEqual(['plan the change']);
     // Estimate mode alike.
@@ -153,10 +174,14 @@ describe('TokenCounter rules', () => {
     const args = { command: 'git log --oneline -n 5', timeout: 30_000 };
     const json = JSON.stringify(args);
     const n = counter.part(call('call_abc123XYZ', 'bash', args));
-    expect(n).toBe(TOOL_CALL_OVERHEAD + Math.ceil('call_abc123XYZ'.length / 3) + Math.ceil(4 / 3) + Math.ceil(json.length / 3));
+    expect(n).toBe(
+      TOOL_CALL_OVERHEAD + Math.ceil('call_abc123XYZ'.length / 3) + Math.ceil(4 / 3) + Math.ceil(json.length / 3),
+    );
     expect(count.mock.calls.map((c) => c[0]).sort()).toEqual(['bash', 'call_abc123XYZ', json].sort());
     // Raw (unparsed) argument text is counted as is.
-    expect(counter.part(call('c9', 'edit', '{"path": "a.ts", broken'))).toBe(TOOL_CALL_OVERHEAD + 1 + 2 + Math.ceil('{"path": "a.ts", broken'.length / 3));
+    expect(counter.part(call('c9', 'edit', '{"path": "a.ts", broken'))).toBe(
+      TOOL_CALL_OVERHEAD + 1 + 2 + Math.ceil('{"path": "a.ts", broken'.length / 3),
+    );
     // No arguments at all.
     expect(counter.part(call('c8', 'now', undefined))).toBe(TOOL_CALL_OVERHEAD + 1 + 1);
   });
@@ -165,7 +190,13 @@ describe('TokenCounter rules', () => {
     const { tokenizer, count } = fakeTokenizer();
     const counter = new TokenCounter({ exact: tokenizer, family: 'claude' });
     const image: ImagePart = { type: 'image', width: 1000, height: 1000 };
-    const n = counter.part(result('call_77', [text('line one\nline two'), image, { type: 'file', byteSize: 2048, name: 'a.pdf' }], 'a_tool_name_not_counted'));
+    const n = counter.part(
+      result(
+        'call_77',
+        [text('line one\nline two'), image, { type: 'file', byteSize: 2048, name: 'a.pdf' }],
+        'a_tool_name_not_counted',
+      ),
+    );
     expect(n).toBe(TOOL_RESULT_OVERHEAD + Math.ceil(7 / 3) + Math.ceil(17 / 3) + 1334 + 80);
     expect(count.mock.calls.map((c) => c[0])).not.toContain('a_tool_name_not_counted');
     expect(counter.part(result('call_78', []))).toBe(TOOL_RESULT_OVERHEAD + Math.ceil(7 / 3));
@@ -188,13 +219,17 @@ describe('TokenCounter rules', () => {
     expect(counter.part({ type: 'file', byteSize: 100 })).toBe(4);
     expect(counter.part({ type: 'file' })).toBe(0);
     const summary = 'Goal: make the counter exact. Done: estimator, images. Next: predictor.';
-    expect(counter.part({ type: 'compaction', marker: { number: 1, summary, source: 'pi' } })).toBe(estimateTokens(summary));
+    expect(counter.part({ type: 'compaction', marker: { number: 1, summary, source: 'pi' } })).toBe(
+      estimateTokens(summary),
+    );
   });
 
   it('a message is its overhead plus its parts', () => {
     const counter = new TokenCounter();
     const parts: Part[] = [text('hello there'), call('c1', 'ls', { dir: '.' })];
-    expect(counter.message({ role: 'assistant', parts })).toBe(MESSAGE_OVERHEAD + counter.part(parts[0]!) + counter.part(parts[1]!));
+    expect(counter.message({ role: 'assistant', parts })).toBe(
+      MESSAGE_OVERHEAD + counter.part(parts[0]!) + counter.part(parts[1]!),
+    );
     expect(counter.message({ role: 'user', parts: [] })).toBe(MESSAGE_OVERHEAD);
   });
 });
@@ -240,10 +275,24 @@ describe('importing abridge loads no encoding', () => {
     const tmp = mkdtempSync(join(tmpdir(), 'abridge-import-'));
     try {
       // Build the library into a scratch folder (not the repo's dist), beside a link to the repo's node_modules.
-      const tsc = spawnSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json'), '--outDir', join(tmp, 'dist'), '--declaration', 'false', '--sourceMap', 'false'], {
-        cwd: repo,
-        encoding: 'utf8',
-      });
+      const tsc = spawnSync(
+        process.execPath,
+        [
+          join(repo, 'node_modules/typescript/bin/tsc'),
+          '-p',
+          join(repo, 'tsconfig.build.json'),
+          '--outDir',
+          join(tmp, 'dist'),
+          '--declaration',
+          'false',
+          '--sourceMap',
+          'false',
+        ],
+        {
+          cwd: repo,
+          encoding: 'utf8',
+        },
+      );
       // Type errors in files being edited elsewhere still emit JavaScript; only a missing entry point is fatal here.
       expect(existsSync(join(tmp, 'dist/index.js')), tsc.stdout + tsc.stderr).toBe(true);
       writeFileSync(join(tmp, 'package.json'), '{"type":"module"}\n');
@@ -273,7 +322,14 @@ console.log(JSON.stringify({ importMs, loadMs, count, exports: Object.keys(abrid
 `;
       const child = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: tmp, encoding: 'utf8' });
       expect(child.status, child.stderr).toBe(0);
-      const out = JSON.parse(child.stdout.trim().split('\n').pop()!) as { importMs: number; loadMs: number; count: number; exports: number; afterImport: string[]; afterLoad: string[] };
+      const out = JSON.parse(child.stdout.trim().split('\n').pop()!) as {
+        importMs: number;
+        loadMs: number;
+        count: number;
+        exports: number;
+        afterImport: string[];
+        afterLoad: string[];
+      };
       const tokenizerModules = (urls: string[]) => urls.filter((u) => u.includes('/gpt-tokenizer/'));
       console.log(
         `import dist/index.js: ${out.importMs.toFixed(0)} ms, ${out.afterImport.length} modules, ${tokenizerModules(out.afterImport).length} from gpt-tokenizer; ` +

@@ -62,7 +62,17 @@ export async function loadSessions(paths: string[], options: LoadOptions = {}): 
       model: 'claude-sonnet-4-5',
       messages: [
         { role: 'user', content: [{ type: 'text', text: 'List the files in src/tokens and explain each one.' }] },
-        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01A2B3C4D5', name: 'bash', input: { command: 'ls -la src/tokens', timeout: 120000 } }] },
+        {
+          role: 'assistant',
+          content: [
+            {
+              type: 'tool_use',
+              id: 'toolu_01A2B3C4D5',
+              name: 'bash',
+              input: { command: 'ls -la src/tokens', timeout: 120000 },
+            },
+          ],
+        },
       ],
       usage: { input_tokens: 1532, output_tokens: 87, cache_read_input_tokens: 20480, cache_creation_input_tokens: 0 },
       stop_reason: 'tool_use',
@@ -94,14 +104,19 @@ npm ERR! Exit status 1
 `,
   gitLog: Array.from(
     { length: 12 },
-    (_, i) => `commit ${sha1(`c${i}`)}\nAuthor: Dev ${i} <dev${i}@example.com>\nDate:   Mon Mar ${i + 1} 10:${10 + i}:00 2026 +0100\n\n    Fix token count for case ${i}\n`,
+    (_, i) =>
+      `commit ${sha1(`c${i}`)}\nAuthor: Dev ${i} <dev${i}@example.com>\nDate:   Mon Mar ${i + 1} 10:${10 + i}:00 2026 +0100\n\n    Fix token count for case ${i}\n`,
   ).join('\n'),
   hashes: Array.from({ length: 40 }, (_, i) => sha1(`h${i}`)).join('\n'),
   base64: bytes(3000, 42).toString('base64'),
   cjk: '自然言語処理の分野では、文章を単語やサブワードに分割する処理をトークン化と呼びます。トークン化の方法によって、モデルが扱う語彙の大きさや計算量が変わります。中文的分词问题也很重要，因为中文句子里没有空格。한국어 문장도 형태소 단위로 나누는 경우가 많습니다。',
-  emoji: 'Release day 🎉🚀! Tests ✅ passing, coverage 📈 up, bugs 🐛 squashed. Thanks team 🙏❤️ — see you at the party 🥳🍕🍻 tonight! 😀😃😄😁😆',
+  emoji:
+    'Release day 🎉🚀! Tests ✅ passing, coverage 📈 up, bugs 🐛 squashed. Thanks team 🙏❤️ — see you at the party 🥳🍕🍻 tonight! 😀😃😄😁😆',
   indentation:
-    Array.from({ length: 30 }, (_, i) => `${' '.repeat(4 * (i % 6))}${i % 3 === 0 ? '}' : `value_${i} = compute(${i});`}`).join('\n') + '\n\n\n\t\t\tend\n\n\n\n        \n',
+    Array.from(
+      { length: 30 },
+      (_, i) => `${' '.repeat(4 * (i % 6))}${i % 3 === 0 ? '}' : `value_${i} = compute(${i});`}`,
+    ).join('\n') + '\n\n\n\t\t\tend\n\n\n\n        \n',
 };
 const CYRILLIC =
   'Вчера вечером мы долго обсуждали новый проект. Команда решила, что сначала нужно переписать модуль подсчёта токенов, а затем заняться сжатием истории. Все согласились, что тесты должны проверять реальные значения, а не только отсутствие ошибок.';
@@ -115,12 +130,23 @@ describe('estimateTokens against exact o200k on synthetic texts', () => {
     const rows = Object.entries(TEXTS).map(([name, text]) => {
       const exact = o200k.count(text);
       const estimate = estimateTokens(text);
-      return { name, chars: text.length, exact, estimate, err: `${(relErr(estimate, exact) * 100).toFixed(1)}%`, charsOver4: charsOver4(text), tokenx: estimateTokenCount(text) };
+      return {
+        name,
+        chars: text.length,
+        exact,
+        estimate,
+        err: `${(relErr(estimate, exact) * 100).toFixed(1)}%`,
+        charsOver4: charsOver4(text),
+        tokenx: estimateTokenCount(text),
+      };
     });
     console.table(rows);
     for (const r of rows) {
       expect(r.exact, r.name).toBeGreaterThan(20);
-      expect(Math.abs(relErr(r.estimate, r.exact)), `${r.name}: estimate ${r.estimate} vs exact ${r.exact}`).toBeLessThanOrEqual(TOLERANCE);
+      expect(
+        Math.abs(relErr(r.estimate, r.exact)),
+        `${r.name}: estimate ${r.estimate} vs exact ${r.exact}`,
+      ).toBeLessThanOrEqual(TOLERANCE);
     }
   });
 
@@ -164,7 +190,8 @@ describe('estimateTokens edge cases', () => {
     expect(o200k.count('⎯'.repeat(10))).toBe(30);
     expect(estimateTokens('⎯'.repeat(10))).toBe(30);
     expect(estimateTokens('─'.repeat(10))).toBeLessThanOrEqual(3);
-    for (const ch of ['a', 'Z', '7', ' ', '\n', '\t', '{', '日', 'Ж', '€']) expect(estimateTokens(ch), JSON.stringify(ch)).toBe(1);
+    for (const ch of ['a', 'Z', '7', ' ', '\n', '\t', '{', '日', 'Ж', '€'])
+      expect(estimateTokens(ch), JSON.stringify(ch)).toBe(1);
   });
 
   it('huge strings do not throw and scale linearly', () => {
@@ -187,7 +214,10 @@ describe('estimateTokens edge cases', () => {
 
 describe('estimateTokens properties', () => {
   // Any UTF-16 sequence, lone surrogates included.
-  const utf16 = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 200 });
+  const utf16 = fc.string({
+    unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+    maxLength: 200,
+  });
 
   it('is a non-negative finite integer for any string', () => {
     for (const arb of [utf16, fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ maxLength: 200 })]) {
@@ -212,10 +242,49 @@ describe('estimateTokens properties', () => {
 
   it('is additive within ±2 for documents of words and separators (how message parts meet)', () => {
     const word = fc.oneof(
-      fc.constantFrom('the', 'quick', 'brown', 'fox', 'function', 'return', 'value', 'index', 'Session', 'Error', 'TokenCounter', 'getValue', 'HTTP', '42', '2026', '3.14', '日本語', '🎉', 'café'),
+      fc.constantFrom(
+        'the',
+        'quick',
+        'brown',
+        'fox',
+        'function',
+        'return',
+        'value',
+        'index',
+        'Session',
+        'Error',
+        'TokenCounter',
+        'getValue',
+        'HTTP',
+        '42',
+        '2026',
+        '3.14',
+        '日本語',
+        '🎉',
+        'café',
+      ),
       fc.string({ unit: fc.constantFrom('a', 'e', 'r', 't', 's', 'n'), minLength: 1, maxLength: 8 }),
     );
-    const sep = fc.constantFrom(' ', '\n', '\n\n', '  ', '\t', '. ', ', ', '(', ')', '{', '}', ';\n', ' = ', '/', ': ', '"', ' // ', '\n    ');
+    const sep = fc.constantFrom(
+      ' ',
+      '\n',
+      '\n\n',
+      '  ',
+      '\t',
+      '. ',
+      ', ',
+      '(',
+      ')',
+      '{',
+      '}',
+      ';\n',
+      ' = ',
+      '/',
+      ': ',
+      '"',
+      ' // ',
+      '\n    ',
+    );
     const doc = fc.array(fc.tuple(word, sep), { maxLength: 20 }).map((a) => a.map(([w, s]) => w + s).join(''));
     fc.assert(
       fc.property(doc, doc, (a, b) => Math.abs(estimateTokens(a + b) - estimateTokens(a) - estimateTokens(b)) <= 2),
@@ -232,11 +301,15 @@ describe('estimateTokens properties', () => {
     ['xoP3MINK', 'onfn'],
   ] as const;
   it('o200k itself is additive within ±2 on the mixed-case pairs', () => {
-    for (const [a, b] of MIXED_CASE_PAIRS) expect(Math.abs(o200k.count(a + b) - o200k.count(a) - o200k.count(b))).toBeLessThanOrEqual(2);
+    for (const [a, b] of MIXED_CASE_PAIRS)
+      expect(Math.abs(o200k.count(a + b) - o200k.count(a) - o200k.count(b))).toBeLessThanOrEqual(2);
   });
   it('is additive within ±2 for ASCII mixed-case joins', () => {
     for (const [a, b] of MIXED_CASE_PAIRS) {
-      expect(Math.abs(estimateTokens(a + b) - estimateTokens(a) - estimateTokens(b)), `${a} + ${b}`).toBeLessThanOrEqual(2);
+      expect(
+        Math.abs(estimateTokens(a + b) - estimateTokens(a) - estimateTokens(b)),
+        `${a} + ${b}`,
+      ).toBeLessThanOrEqual(2);
     }
   });
 });
@@ -246,7 +319,8 @@ if (!corpusAvailable()) console.warn('estimate corpus tests skipped: ../shared/c
 
 run('estimateTokens over the corpus', () => {
   it('weighted absolute error over all text parts is < 8% and below tokenx', async () => {
-    const rows: Record<string, { parts: number; exact: number; estimate: string; tokenx: string; charsOver4: string }> = {};
+    const rows: Record<string, { parts: number; exact: number; estimate: string; tokenx: string; charsOver4: string }> =
+      {};
     let exactAll = 0;
     let errAll = 0;
     let errTokenxAll = 0;
@@ -294,7 +368,13 @@ run('estimateTokens over the corpus', () => {
     }
     const wae = errAll / exactAll;
     const waeTokenx = errTokenxAll / exactAll;
-    rows.all = { parts: partsAll, exact: exactAll, estimate: `${(wae * 100).toFixed(2)}%`, tokenx: `${(waeTokenx * 100).toFixed(2)}%`, charsOver4: '' };
+    rows.all = {
+      parts: partsAll,
+      exact: exactAll,
+      estimate: `${(wae * 100).toFixed(2)}%`,
+      tokenx: `${(waeTokenx * 100).toFixed(2)}%`,
+      charsOver4: '',
+    };
     console.log('weighted absolute error vs o200k (Σ|est − exact| / Σ exact):');
     console.table(rows);
     expect(partsAll).toBeGreaterThan(1000);

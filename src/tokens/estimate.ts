@@ -29,19 +29,41 @@ function price(t: Table, len: number): number {
 // word: nothing, one space, or one symbol (`.ts`, `_id`, `/src`).
 const LOWER = table([1, 1, 1.11, 1.05, 1.08, 1.12, 1.17, 1.13, 1.46, 2.06, 1.4, 2.5, 2.6, 2.8, 3, 3.2], 0.2);
 const LOWER_SPACE = table([1, 1, 1, 1.01, 1.02, 1.02, 1.02, 1.04, 1.06, 1.08, 1.18, 1.13, 1.13, 1.16, 1.16, 1.5], 0.12);
-const LOWER_SYMBOL = table([1, 1.01, 1.13, 1.31, 1.26, 1.42, 1.6, 1.61, 1.72, 1.86, 2.14, 2.13, 3.1, 2.8, 3.1, 3.2], 0.2);
+const LOWER_SYMBOL = table(
+  [1, 1.01, 1.13, 1.31, 1.26, 1.42, 1.6, 1.61, 1.72, 1.86, 2.14, 2.13, 3.1, 2.8, 3.1, 3.2],
+  0.2,
+);
 const CAP = table([1, 1.04, 1.04, 1.07, 1.02, 1.04, 1.02, 1.04, 1.2, 1.52, 1.22, 1.2, 1.47, 1.48, 1.6, 1.8], 0.15);
 const CAP_SPACE = table([1, 1, 1, 1.01, 1.02, 1.05, 1.05, 1.12, 1.18, 1.25, 1.65, 1.4, 1.42, 1.46, 1.4, 1.8], 0.15);
-const CAP_SYMBOL = table([1.5, 1.6, 1.77, 1.73, 1.72, 1.89, 1.94, 1.84, 1.97, 2.03, 2.55, 2.23, 2.28, 2.7, 2.5, 3], 0.2);
+const CAP_SYMBOL = table(
+  [1.5, 1.6, 1.77, 1.73, 1.72, 1.89, 1.94, 1.84, 1.97, 2.03, 2.55, 2.23, 2.28, 2.7, 2.5, 3],
+  0.2,
+);
 const UPPER = table([1, 1.04, 1.29, 1.43, 1.95, 1.82, 2.5, 2.9, 3.05, 3.5, 3.6, 3.7, 3.8, 3.9, 4, 4.2], 0.3);
 const UPPER_SPACE = table([1, 1, 1, 1.2, 1.13, 1.73, 1.43, 2.35, 1.85, 2.47, 2.17, 2.39, 2.4, 2.6, 2.8, 3], 0.25);
-const UPPER_SYMBOL = table([1.2, 1.46, 1.68, 1.29, 1.73, 2.47, 1.96, 3.5, 2.44, 3, 3.54, 3.85, 4.1, 4.2, 4.3, 4.5], 0.3);
+const UPPER_SYMBOL = table(
+  [1.2, 1.46, 1.68, 1.29, 1.73, 2.47, 1.96, 3.5, 2.44, 3, 3.54, 3.85, 4.1, 4.2, 4.3, 4.5],
+  0.3,
+);
 // Mixed pieces (an acronym run into a word: `HTTPServer`, `TSConfig`) are rare and noisy; a smooth rise by length.
 const MIXED = table([1.5, 1.6, 1.8, 2, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 3, 3.1, 3.2], 0.15);
 const MIXED_SPACE = table([1.2, 1.3, 1.4, 1.5, 1.4, 1.3, 1.5, 1.8, 2, 2.2, 2.3, 2.5, 2.7, 2.9, 3, 3.1], 0.15);
 const MIXED_SYMBOL = table([2, 2.2, 2.4, 2.6, 2.6, 2.5, 2.8, 3, 3.1, 3.2, 3.3, 3.5, 3.7, 3.9, 4.1, 4.3], 0.15);
 /** The word tables by shape × 3 + prefix (shape: 0 lower, 1 Capitalized, 2 UPPER, 3 MIXed; prefix: 0 none, 1 space, 2 symbol). */
-const WORD_TABLES: readonly Table[] = [LOWER, LOWER_SPACE, LOWER_SYMBOL, CAP, CAP_SPACE, CAP_SYMBOL, UPPER, UPPER_SPACE, UPPER_SYMBOL, MIXED, MIXED_SPACE, MIXED_SYMBOL];
+const WORD_TABLES: readonly Table[] = [
+  LOWER,
+  LOWER_SPACE,
+  LOWER_SYMBOL,
+  CAP,
+  CAP_SPACE,
+  CAP_SYMBOL,
+  UPPER,
+  UPPER_SPACE,
+  UPPER_SYMBOL,
+  MIXED,
+  MIXED_SPACE,
+  MIXED_SYMBOL,
+];
 // Punctuation runs, alone or with one leading space; whitespace runs that hold a newline.
 const SYMBOLS = table([1, 1.01, 1.19, 1.6, 2.1, 2.6, 3, 3.4, 3.8, 4.2, 4.6, 5, 5.4, 5.8, 6.1, 6.4], 0.3);
 const SPACE_SYMBOLS = table([1, 1, 1.05, 1.4, 1.9, 2.4, 2.9, 3.3, 3.4, 3.5, 3.6, 3.8, 4.2, 4.6, 5, 5.4], 0.3);
@@ -86,7 +108,14 @@ function classTable(): Uint8Array {
   t.fill(C_LOWER, 0x100, 0x250);
   t.fill(C_OTHER_LETTER, 0x250, 0x2000);
   t.fill(C_UNICODE_SYMBOL, 0x2000);
-  for (const [from, to] of [[0x3040, 0x30ff], [0x3400, 0x9fff], [0xac00, 0xd7af], [0xf900, 0xfaff], [0xff00, 0xffef]] as const) t.fill(C_CJK, from, to + 1);
+  for (const [from, to] of [
+    [0x3040, 0x30ff],
+    [0x3400, 0x9fff],
+    [0xac00, 0xd7af],
+    [0xf900, 0xfaff],
+    [0xff00, 0xffef],
+  ] as const)
+    t.fill(C_CJK, from, to + 1);
   t.fill(C_ASTRAL, 0xd800, 0xdc00); // high surrogates: the first half of a character beyond the BMP
   classes = t;
   return t;
@@ -184,7 +213,8 @@ export function estimateTokens(text: string): number {
         while (e < n && CLASS[text.charCodeAt(e)]! === C_OTHER_LETTER) e++;
         // Words of alphabetic scripts (Cyrillic, Greek, Arabic…) are often whole tokens; long unspaced runs (Thai) are not.
         const len = e - i;
-        tokens += 0.4 + Math.min(len, 8) * OTHER_SCRIPT_PER_CHAR + Math.max(0, len - 8) * OTHER_SCRIPT_LONG_RUN_PER_CHAR;
+        tokens +=
+          0.4 + Math.min(len, 8) * OTHER_SCRIPT_PER_CHAR + Math.max(0, len - 8) * OTHER_SCRIPT_LONG_RUN_PER_CHAR;
         i = e;
         continue;
       }

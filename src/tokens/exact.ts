@@ -16,7 +16,11 @@ const loaded = new Map<EncodingName, Promise<ExactTokenizer>>();
 export function loadExactTokenizer(encoding: EncodingName = 'o200k_base'): Promise<ExactTokenizer> {
   let p = loaded.get(encoding);
   if (!p) {
-    p = (encoding === 'o200k_base' ? import('gpt-tokenizer/encoding/o200k_base') : import('gpt-tokenizer/encoding/cl100k_base')).then((m) => ({
+    p = (
+      encoding === 'o200k_base'
+        ? import('gpt-tokenizer/encoding/o200k_base')
+        : import('gpt-tokenizer/encoding/cl100k_base')
+    ).then((m) => ({
       encoding,
       // Special-token text in transcripts (`<|endoftext|>` quoted in a file) is plain text to us, never a control token.
       count: (text: string) => m.countTokens(text, { disallowedSpecial: new Set() }),

@@ -7,8 +7,16 @@ export const PROVIDER_FAMILIES: readonly ProviderFamily[] = ['claude', 'gpt', 'g
 export function familyOf(model: string | undefined, provider?: string): ProviderFamily {
   const m = (model ?? '').toLowerCase();
   const p = (provider ?? '').toLowerCase();
-  if (m.includes('claude') || p === 'anthropic' || p.includes('bedrock') && m.includes('anthropic')) return 'claude';
-  if (/(^|[/:])(gpt|o[1-9]|chatgpt|codex|text-davinci)/.test(m) || m.includes('gpt-') || p === 'openai' || p === 'azure' || p === 'openai-codex') return 'gpt';
-  if (m.includes('gemini') || m.includes('gemma') || p === 'google' || p === 'google-vertex' || p === 'gemini') return 'gemini';
+  if (m.includes('claude') || p === 'anthropic' || (p.includes('bedrock') && m.includes('anthropic'))) return 'claude';
+  if (
+    /(^|[/:])(gpt|o[1-9]|chatgpt|codex|text-davinci)/.test(m) ||
+    m.includes('gpt-') ||
+    p === 'openai' ||
+    p === 'azure' ||
+    p === 'openai-codex'
+  )
+    return 'gpt';
+  if (m.includes('gemini') || m.includes('gemma') || p === 'google' || p === 'google-vertex' || p === 'gemini')
+    return 'gemini';
   return 'other';
 }

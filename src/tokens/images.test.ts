@@ -74,9 +74,19 @@ function segment(marker: number, payload: Buffer): Buffer {
   return Buffer.concat([head, payload]);
 }
 
-const APP0 = segment(0xe0, Buffer.from([0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00])); // JFIF 1.1
+const APP0 = segment(
+  0xe0,
+  Buffer.from([0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]),
+); // JFIF 1.1
 const DQT = segment(0xdb, Buffer.concat([Buffer.from([0x00]), Buffer.alloc(64, 1)]));
-const DHT = segment(0xc4, Buffer.concat([Buffer.from([0x00]), Buffer.from([0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]), Buffer.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])]));
+const DHT = segment(
+  0xc4,
+  Buffer.concat([
+    Buffer.from([0x00]),
+    Buffer.from([0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0]),
+    Buffer.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]),
+  ]),
+);
 
 function sof(marker: number, width: number, height: number): Buffer {
   const p = Buffer.alloc(15);
@@ -177,7 +187,9 @@ describe('imageDimensions from real headers', () => {
     expect(imageDimensions(b64(Buffer.from('%PDF-1.7\n%âãÏÓ\n1 0 obj << /Type /Catalog >> endobj')))).toBeUndefined();
     expect(imageDimensions(b64(png(640, 480)).slice(0, 16))).toBeUndefined();
     // RIFF that is not WebP (a WAV file).
-    expect(imageDimensions(b64(Buffer.concat([Buffer.from('RIFF\x24\0\0\0WAVEfmt ', 'latin1'), Buffer.alloc(24)])))).toBeUndefined();
+    expect(
+      imageDimensions(b64(Buffer.concat([Buffer.from('RIFF\x24\0\0\0WAVEfmt ', 'latin1'), Buffer.alloc(24)]))),
+    ).toBeUndefined();
   });
 });
 
@@ -202,7 +214,12 @@ describe('image token rules', () => {
     // Only the edge rule applies to a long strip: 5000×500 → 1568×156.8.
     expect(imageTokens(img({ width: 5000, height: 500 }), 'claude')).toBe(Math.ceil((1568 * 156.8) / 750));
     // Nothing exceeds the 1.15 MP budget.
-    for (const [w, h] of [[8000, 8000], [1568, 1568], [1200, 1000], [10_000, 7]] as const) {
+    for (const [w, h] of [
+      [8000, 8000],
+      [1568, 1568],
+      [1200, 1000],
+      [10_000, 7],
+    ] as const) {
       expect(imageTokens(img({ width: w, height: h }), 'claude')).toBeLessThanOrEqual(1534);
     }
   });
@@ -226,7 +243,9 @@ describe('image token rules', () => {
   it('other providers: priced like Anthropic, downscaling included', () => {
     expect(imageTokens(img({ width: 1000, height: 1000 }), 'other')).toBe(1334);
     expect(imageTokens(img({ width: 30, height: 25 }), 'other')).toBe(1);
-    expect(imageTokens(img({ width: 4000, height: 3000 }), 'other')).toBe(imageTokens(img({ width: 4000, height: 3000 }), 'claude'));
+    expect(imageTokens(img({ width: 4000, height: 3000 }), 'other')).toBe(
+      imageTokens(img({ width: 4000, height: 3000 }), 'claude'),
+    );
   });
 
   it('reads dimensions from the data when the part does not give them', () => {
@@ -246,7 +265,9 @@ describe('image token rules', () => {
     expect(DEFAULT_IMAGE_TOKENS).toEqual({ claude: 1600, gpt: 765, gemini: 258, other: 1000 });
     for (const family of PROVIDER_FAMILIES) {
       expect(imageTokens(img(), family)).toBe(DEFAULT_IMAGE_TOKENS[family]);
-      expect(imageTokens(img({ url: 'https://example.com/a.png', mediaType: 'image/png' }), family)).toBe(DEFAULT_IMAGE_TOKENS[family]);
+      expect(imageTokens(img({ url: 'https://example.com/a.png', mediaType: 'image/png' }), family)).toBe(
+        DEFAULT_IMAGE_TOKENS[family],
+      );
       expect(imageTokens(img({ data: 'AAAA', byteSize: 3 }), family)).toBe(DEFAULT_IMAGE_TOKENS[family]);
       expect(imageTokens(img({ width: 500 }), family)).toBe(DEFAULT_IMAGE_TOKENS[family]);
       expect(imageTokens(img({ width: 0, height: 0 }), family)).toBe(DEFAULT_IMAGE_TOKENS[family]);

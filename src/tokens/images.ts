@@ -55,7 +55,11 @@ export function imageDimensions(base64: string): { width: number; height: number
   // 64 KB of base64 reaches the size header of practically every JPEG (it follows EXIF data).
   const body = base64.startsWith('data:') ? base64.slice(base64.indexOf(',') + 1) : base64;
   // Standard or URL-safe alphabet; line breaks and padding ignored.
-  const clean = body.slice(0, 65536).replace(/-/g, '+').replace(/_/g, '/').replace(/[^A-Za-z0-9+/]/g, '');
+  const clean = body
+    .slice(0, 65536)
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .replace(/[^A-Za-z0-9+/]/g, '');
   const head = Buffer.from(clean, 'base64');
   if (head.length < 24) return undefined;
   // PNG: IHDR holds width and height at bytes 16..23.
@@ -63,12 +67,15 @@ export function imageDimensions(base64: string): { width: number; height: number
     return { width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
   }
   // GIF: logical screen size, little-endian, at bytes 6..9.
-  if (head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46) return { width: head.readUInt16LE(6), height: head.readUInt16LE(8) };
+  if (head[0] === 0x47 && head[1] === 0x49 && head[2] === 0x46)
+    return { width: head.readUInt16LE(6), height: head.readUInt16LE(8) };
   // WebP: RIFF....WEBP then a VP8 / VP8L / VP8X chunk.
   if (head.toString('ascii', 0, 4) === 'RIFF' && head.toString('ascii', 8, 12) === 'WEBP') {
     const chunk = head.toString('ascii', 12, 16);
-    if (chunk === 'VP8X' && head.length >= 30) return { width: 1 + head.readUIntLE(24, 3), height: 1 + head.readUIntLE(27, 3) };
-    if (chunk === 'VP8 ' && head.length >= 30) return { width: head.readUInt16LE(26) & 0x3fff, height: head.readUInt16LE(28) & 0x3fff };
+    if (chunk === 'VP8X' && head.length >= 30)
+      return { width: 1 + head.readUIntLE(24, 3), height: 1 + head.readUIntLE(27, 3) };
+    if (chunk === 'VP8 ' && head.length >= 30)
+      return { width: head.readUInt16LE(26) & 0x3fff, height: head.readUInt16LE(28) & 0x3fff };
     if (chunk === 'VP8L' && head.length >= 25) {
       const b = head.readUInt32LE(21);
       return { width: 1 + (b & 0x3fff), height: 1 + ((b >> 14) & 0x3fff) };

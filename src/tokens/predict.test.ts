@@ -13,7 +13,28 @@ const CLAUDE = 'claude-sonnet-4-5';
 const GPT = 'gpt-5';
 
 // Deterministic filler text of roughly `words` words.
-const VOCAB = ['the', 'session', 'context', 'window', 'grows', 'with', 'every', 'tool', 'result', 'and', 'compaction', 'keeps', 'it', 'small', 'src/tokens/predict.ts', '42', 'readFile(path)', '{"ok":true}', 'Error:', 'function'];
+const VOCAB = [
+  'the',
+  'session',
+  'context',
+  'window',
+  'grows',
+  'with',
+  'every',
+  'tool',
+  'result',
+  'and',
+  'compaction',
+  'keeps',
+  'it',
+  'small',
+  'src/tokens/predict.ts',
+  '42',
+  'readFile(path)',
+  '{"ok":true}',
+  'Error:',
+  'function',
+];
 function filler(words: number, seed: number): string {
   let s = seed >>> 0;
   const out: string[] = [];
@@ -34,15 +55,26 @@ const assistant = (text: string, model: string, reported?: number, extra: Partia
   ...(reported !== undefined ? { usage: usage(reported) } : {}),
   ...extra,
 });
-const toolResult = (callId: string, text: string): Message => ({ role: 'tool', parts: [{ type: 'tool-result', callId, content: [{ type: 'text', text }], isError: false }] });
+const toolResult = (callId: string, text: string): Message => ({
+  role: 'tool',
+  parts: [{ type: 'tool-result', callId, content: [{ type: 'text', text }], isError: false }],
+});
 
 /** A linear session from messages and markers, indexed in order. */
-function session(items: (Message | { compaction: Omit<CompactionMarker, 'number' | 'source'> })[], format: Session['format'] = 'pi'): Session {
+function session(
+  items: (Message | { compaction: Omit<CompactionMarker, 'number' | 'source'> })[],
+  format: Session['format'] = 'pi',
+): Session {
   let n = 0;
   const entries: Entry[] = items.map((item, index) => {
     if ('compaction' in item) {
       const marker: CompactionMarker = { number: ++n, source: 'pi', ...item.compaction };
-      return { index, kind: 'compaction', compaction: marker, message: { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true } };
+      return {
+        index,
+        kind: 'compaction',
+        compaction: marker,
+        message: { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true },
+      };
     }
     return { index, kind: 'message', message: item };
   });
@@ -98,21 +130,40 @@ describe('PromptTracker anchoring', () => {
     const s = session([u1, a1, r1, a2]);
     const out = replaySession(s, { prefixTokens: 3000 });
     expect(out.map((r) => r.index)).toEqual([1, 3]);
-    expect(out[0]).toMatchObject({ model: CLAUDE, family: 'claude', reported: 7000, anchored: false, predicted: Math.round(3000 + FAMILY_RATIO.claude * count(u1)) });
-    expect(out[1]).toMatchObject({ reported: 7900, anchored: true, predicted: Math.round(7000 + FAMILY_RATIO.claude * (count(a1) + count(r1))) });
+    expect(out[0]).toMatchObject({
+      model: CLAUDE,
+      family: 'claude',
+      reported: 7000,
+      anchored: false,
+      predicted: Math.round(3000 + FAMILY_RATIO.claude * count(u1)),
+    });
+    expect(out[1]).toMatchObject({
+      reported: 7900,
+      anchored: true,
+      predicted: Math.round(7000 + FAMILY_RATIO.claude * (count(a1) + count(r1))),
+    });
     expect(out[1]!.estimateOnly).toBe(Math.round(3000 + FAMILY_RATIO.claude * (count(u1) + count(a1) + count(r1))));
   });
 
   it('never uses the usage of the request being predicted', () => {
     const build = (second: number, third: number) =>
-      session([user(filler(300, 9)), assistant('ok', CLAUDE, 6000), toolResult('c1', filler(200, 10)), assistant('done', CLAUDE, second), user('thanks'), assistant('bye', CLAUDE, third)]);
+      session([
+        user(filler(300, 9)),
+        assistant('ok', CLAUDE, 6000),
+        toolResult('c1', filler(200, 10)),
+        assistant('done', CLAUDE, second),
+        user('thanks'),
+        assistant('bye', CLAUDE, third),
+      ]);
     const sane = replaySession(build(6400, 6500), { prefixTokens: 0 });
     const absurd = replaySession(build(50_000_000, 6500), { prefixTokens: 0 });
     expect(absurd[1]!.reported).toBe(50_000_000);
     expect(absurd[1]!.predicted).toBe(sane[1]!.predicted);
     expect(absurd[1]!.predicted).toBeLessThan(8000);
     // The first request too: its own (absurd) report does not leak into its prediction.
-    const first = replaySession(session([user(filler(300, 9)), assistant('ok', CLAUDE, 99_999_999)]), { prefixTokens: 0 });
+    const first = replaySession(session([user(filler(300, 9)), assistant('ok', CLAUDE, 99_999_999)]), {
+      prefixTokens: 0,
+    });
     expect(first[0]!.predicted).toBe(Math.round(FAMILY_RATIO.claude * count(user(filler(300, 9)))));
     // The next request does anchor on it (that is the point of anchoring).
     expect(absurd[2]!.predicted).toBeGreaterThan(50_000_000);
@@ -124,7 +175,16 @@ describe('stale anchors', () => {
     const u1 = user(filler(400, 11));
     const a1 = assistant(filler(50, 12), CLAUDE, 9000);
     const u2 = user(filler(100, 13));
-    const items = [u1, a1, u2, { compaction: { summary: 'Goal: ship it. Done: parts 1–3.', firstKeptEntry: 2 } }, user('continue'), assistant('on it', CLAUDE, 4000), user('and then?'), assistant('done', CLAUDE, 4100)];
+    const items = [
+      u1,
+      a1,
+      u2,
+      { compaction: { summary: 'Goal: ship it. Done: parts 1–3.', firstKeptEntry: 2 } },
+      user('continue'),
+      assistant('on it', CLAUDE, 4000),
+      user('and then?'),
+      assistant('done', CLAUDE, 4100),
+    ];
     const out = replaySession(session(items), { prefixTokens: 0 });
     expect(out.map((r) => r.index)).toEqual([1, 5, 7]);
     expect(out[1]!.anchored).toBe(false);
@@ -142,25 +202,51 @@ describe('stale anchors', () => {
 
   it('PromptTracker: the context after a compaction is what it keeps plus the summary', () => {
     const tracker = new PromptTracker();
-    const msgs = [user(filler(300, 14)), assistant(filler(30, 15), CLAUDE), user(filler(50, 16)), assistant(filler(30, 17), CLAUDE)];
+    const msgs = [
+      user(filler(300, 14)),
+      assistant(filler(30, 15), CLAUDE),
+      user(filler(50, 16)),
+      assistant(filler(30, 17), CLAUDE),
+    ];
     msgs.forEach((m, index) => tracker.push({ index, kind: 'message', message: m }));
     tracker.observe(usage(8000), CLAUDE, 3, tracker.contextTokens);
-    const marker: CompactionMarker = { number: 1, summary: 'Summary of the first turns.', firstKeptEntry: 2, source: 'pi' };
+    const marker: CompactionMarker = {
+      number: 1,
+      summary: 'Summary of the first turns.',
+      firstKeptEntry: 2,
+      source: 'pi',
+    };
     const compactionMessage: Message = { role: 'user', parts: [{ type: 'compaction', marker }] };
     tracker.push({ index: 4, kind: 'compaction', compaction: marker, message: compactionMessage });
     expect(tracker.contextTokens).toBe(count(msgs[2]!) + count(msgs[3]!) + count(compactionMessage));
     expect(tracker.predict(CLAUDE).anchored).toBe(false);
     // A marker that keeps nothing (no first kept entry) leaves only the summary.
-    tracker.push({ index: 5, kind: 'compaction', compaction: { ...marker, number: 2, firstKeptEntry: undefined }, message: compactionMessage });
+    tracker.push({
+      index: 5,
+      kind: 'compaction',
+      compaction: { ...marker, number: 2, firstKeptEntry: undefined },
+      message: compactionMessage,
+    });
     expect(tracker.contextTokens).toBe(count(compactionMessage));
   });
 
   it('PromptTracker: an abridge marker keeps what lies outside its archived span, with its edits', () => {
     const tracker = new PromptTracker();
-    const msgs = [user(filler(300, 20)), assistant(filler(30, 21), CLAUDE), user(filler(50, 22)), assistant(filler(300, 23), CLAUDE)];
+    const msgs = [
+      user(filler(300, 20)),
+      assistant(filler(30, 21), CLAUDE),
+      user(filler(50, 22)),
+      assistant(filler(300, 23), CLAUDE),
+    ];
     msgs.forEach((m, index) => tracker.push({ index, kind: 'message', message: m }));
     const edited: Message = { role: 'assistant', parts: [{ type: 'text', text: 'short' }] };
-    const marker = { number: 1, summary: 'S', source: 'abridge', archived: { fromEntry: 1, toEntry: 2 }, edits: [{ entry: 3, message: edited, how: 'cleared' }] } as CompactionMarker;
+    const marker = {
+      number: 1,
+      summary: 'S',
+      source: 'abridge',
+      archived: { fromEntry: 1, toEntry: 2 },
+      edits: [{ entry: 3, message: edited, how: 'cleared' }],
+    } as CompactionMarker;
     const summary: Message = { role: 'user', parts: [{ type: 'compaction', marker }] };
     tracker.push({ index: 4, kind: 'compaction', compaction: marker, message: summary });
     expect(tracker.contextTokens).toBe(count(msgs[0]!) + count(edited) + count(summary));
@@ -168,7 +254,14 @@ describe('stale anchors', () => {
 
   it('a model change unanchors: the report of another model does not describe this one', () => {
     const u1 = user(filler(300, 18));
-    const items = [u1, assistant('a', CLAUDE, 8000), user(filler(50, 19)), assistant('b', GPT, 7000), user('more'), assistant('c', GPT, 7100)];
+    const items = [
+      u1,
+      assistant('a', CLAUDE, 8000),
+      user(filler(50, 19)),
+      assistant('b', GPT, 7000),
+      user('more'),
+      assistant('c', GPT, 7100),
+    ];
     const out = replaySession(session(items), { prefixTokens: 500 });
     expect(out.map((r) => [r.model, r.family, r.anchored])).toEqual([
       [CLAUDE, 'claude', false],
@@ -189,7 +282,13 @@ describe('stale anchors', () => {
 
   it('an abandoned branch neither appears in the replay nor anchors the active branch (pi v3 tree)', () => {
     const ts = '2026-01-01T00:00:00.000Z';
-    const rec = (id: string, parentId: string | null, message: Record<string, unknown>) => ({ type: 'message', id, parentId, timestamp: ts, message });
+    const rec = (id: string, parentId: string | null, message: Record<string, unknown>) => ({
+      type: 'message',
+      id,
+      parentId,
+      timestamp: ts,
+      message,
+    });
     const piAssistant = (text: string, input: number) => ({
       role: 'assistant',
       content: [{ type: 'text', text }],
@@ -201,7 +300,10 @@ describe('stale anchors', () => {
       timestamp: 2,
     });
     const header = { type: 'session', version: 3, id: 'sess', timestamp: ts, cwd: '/repo' };
-    const trunk = [rec('u1', null, { role: 'user', content: filler(300, 20), timestamp: 1 }), rec('a1', 'u1', piAssistant('first answer', 6000))];
+    const trunk = [
+      rec('u1', null, { role: 'user', content: filler(300, 20), timestamp: 1 }),
+      rec('a1', 'u1', piAssistant('first answer', 6000)),
+    ];
     const abandoned = [
       rec('u2a', 'a1', { role: 'user', content: filler(2000, 21), timestamp: 3 }),
       rec('a2a', 'u2a', piAssistant('abandoned answer', 999_999)),
@@ -250,7 +352,11 @@ describe('calibration', () => {
       errors.push(Math.abs(predicted - reported) / reported);
       tracker.observe(usage(reported), CLAUDE, index, start);
       ratios.push(tracker.ratioOf(CLAUDE));
-      tracker.push({ index: index++, kind: 'message', message: assistant(filler(20 + ((t * 11) % 90), 900 + t), CLAUDE) });
+      tracker.push({
+        index: index++,
+        kind: 'message',
+        message: assistant(filler(20 + ((t * 11) % 90), 900 + t), CLAUDE),
+      });
     }
     return { tracker, errors, ratios };
   }
@@ -290,7 +396,11 @@ describe('calibration', () => {
 });
 
 describe('startsResponse', () => {
-  const m = (extra: Partial<Message>): Message => ({ role: 'assistant', parts: [{ type: 'text', text: 'x' }], ...extra });
+  const m = (extra: Partial<Message>): Message => ({
+    role: 'assistant',
+    parts: [{ type: 'text', text: 'x' }],
+    ...extra,
+  });
 
   it('Claude Code blocks sharing a responseId are one response; a new id starts one', () => {
     const first = m({ responseId: 'msg_1', usage: usage(100) });
@@ -307,7 +417,13 @@ describe('startsResponse', () => {
   it('replaySession reports a multi-block Claude Code response once, predicted before its first block', () => {
     const u1 = user(filler(300, 40));
     const b1 = assistant(filler(40, 41), CLAUDE, 5000, { responseId: 'msg_A' });
-    const b2: Message = { role: 'assistant', parts: [{ type: 'tool-call', id: 'toolu_1', name: 'read', arguments: { path: 'a.ts' } }], model: CLAUDE, usage: usage(5000), responseId: 'msg_A' };
+    const b2: Message = {
+      role: 'assistant',
+      parts: [{ type: 'tool-call', id: 'toolu_1', name: 'read', arguments: { path: 'a.ts' } }],
+      model: CLAUDE,
+      usage: usage(5000),
+      responseId: 'msg_A',
+    };
     const r1 = toolResult('toolu_1', filler(300, 42));
     const c1 = assistant('done', CLAUDE, 5800, { responseId: 'msg_B' });
     const s = session([u1, b1, b2, r1, c1], 'claude-code');
@@ -323,7 +439,10 @@ if (!corpusAvailable()) console.warn('predict corpus tests skipped: ../shared/co
 
 run('replaySession over the corpus', () => {
   it('per family with ≥ 50 requests: median error ≤ 2%, p90 ≤ 5%; every prediction finite and positive', async () => {
-    const byFamily = new Map<string, { errors: number[]; estimateOnly: number[]; anchored: number; files: Set<string> }>();
+    const byFamily = new Map<
+      string,
+      { errors: number[]; estimateOnly: number[]; anchored: number; files: Set<string> }
+    >();
     const bad: string[] = [];
     let total = 0;
     for (const folder of ['pi', 'claude-code', 'codex']) {
@@ -331,8 +450,10 @@ run('replaySession over the corpus', () => {
         const s = await readSession(file);
         for (const r of replaySession(s)) {
           total++;
-          if (!Number.isFinite(r.predicted) || r.predicted <= 0) bad.push(`${folder}/${basename(file)} entry ${r.index}: predicted ${r.predicted}`);
-          if (!Number.isFinite(r.estimateOnly) || r.estimateOnly <= 0) bad.push(`${folder}/${basename(file)} entry ${r.index}: estimateOnly ${r.estimateOnly}`);
+          if (!Number.isFinite(r.predicted) || r.predicted <= 0)
+            bad.push(`${folder}/${basename(file)} entry ${r.index}: predicted ${r.predicted}`);
+          if (!Number.isFinite(r.estimateOnly) || r.estimateOnly <= 0)
+            bad.push(`${folder}/${basename(file)} entry ${r.index}: estimateOnly ${r.estimateOnly}`);
           let f = byFamily.get(r.family);
           if (!f) byFamily.set(r.family, (f = { errors: [], estimateOnly: [], anchored: 0, files: new Set() }));
           f.errors.push(Math.abs(r.predicted - r.reported) / r.reported);
@@ -374,9 +495,15 @@ run('replaySession over the corpus', () => {
   });
 });
 
-describe('PromptTracker: reasoning dropped at a person\'s turn (Responses API)', () => {
+describe("PromptTracker: reasoning dropped at a person's turn (Responses API)", () => {
   const at = (index: number, message: Message): Entry => ({ index, kind: 'message', message });
-  const reasoned = (prompt: number, reasoning: number): Usage => ({ input: prompt, output: 100 + reasoning, cacheRead: 0, cacheWrite: 0, reasoning });
+  const reasoned = (prompt: number, reasoning: number): Usage => ({
+    input: prompt,
+    output: 100 + reasoning,
+    cacheRead: 0,
+    cacheWrite: 0,
+    reasoning,
+  });
   function run(drops: boolean): number {
     const t = new PromptTracker({ reasoningDroppedAtUserTurn: drops });
     t.push(at(0, user('start')));
@@ -388,7 +515,7 @@ describe('PromptTracker: reasoning dropped at a person\'s turn (Responses API)',
     t.push(at(3, user('next question')));
     return t.predict(GPT).predicted;
   }
-  it('takes the reasoning the last prompt carried out of the next turn\'s prediction', () => {
+  it("takes the reasoning the last prompt carried out of the next turn's prediction", () => {
     expect(run(false) - run(true)).toBe(3000);
   });
   it('keeps it within a turn', () => {

@@ -62,7 +62,9 @@ export class PromptTracker {
   private counted = 0;
   /** Counted tokens of what a request carries besides the messages (system prompt, tool definitions), when known. */
   private overhead = 0;
-  private anchor: { prompt: number; counted: number; model: string; entry: number; reasoningCarried: number } | undefined;
+  private anchor:
+    | { prompt: number; counted: number; model: string; entry: number; reasoningCarried: number }
+    | undefined;
   private readonly dropsReasoning: boolean;
   /** Reasoning tokens of the responses of the current turn so far (see `reasoningDroppedAtUserTurn`). */
   private turnReasoning = 0;
@@ -97,16 +99,25 @@ export class PromptTracker {
   /** Adds an entry to what the model sees. Compaction markers replace the context with what they keep. */
   push(entry: Entry): void {
     if (entry.compaction) {
-      const marker = entry.compaction as CompactionMarker & { edits?: { entry: number; message: Message }[]; hidden?: { fromEntry: number; toEntry: number }[]; view?: Message[] };
+      const marker = entry.compaction as CompactionMarker & {
+        edits?: { entry: number; message: Message }[];
+        hidden?: { fromEntry: number; toEntry: number }[];
+        view?: Message[];
+      };
       let kept: ContextItem[];
       if (marker.source === 'abridge' && marker.view) {
         // A checkpoint holds the messages themselves.
         kept = marker.view.map((m) => ({ index: -1, tokens: this.counter.message(m) }));
       } else if (marker.source === 'abridge') {
         // abridge's marker says exactly what stays: everything outside its archived and hidden spans, as edited.
-        const out = (i: number) => [marker.archived, ...(marker.hidden ?? [])].some((r) => r !== undefined && i >= r.fromEntry && i <= r.toEntry);
+        const out = (i: number) =>
+          [marker.archived, ...(marker.hidden ?? [])].some(
+            (r) => r !== undefined && i >= r.fromEntry && i <= r.toEntry,
+          );
         const edits = new Map((marker.edits ?? []).map((e) => [e.entry, e.message]));
-        kept = this.context.filter((c) => !out(c.index)).map((c) => (edits.has(c.index) ? { index: c.index, tokens: this.counter.message(edits.get(c.index)!) } : c));
+        kept = this.context
+          .filter((c) => !out(c.index))
+          .map((c) => (edits.has(c.index) ? { index: c.index, tokens: this.counter.message(edits.get(c.index)!) } : c));
       } else {
         const keepFrom = marker.firstKeptEntry;
         kept = keepFrom !== undefined && keepFrom <= entry.index ? this.context.filter((c) => c.index >= keepFrom) : [];
@@ -118,7 +129,10 @@ export class PromptTracker {
       // A compacted view re-appended by a writer is, where it ends, of the size the compaction reported (itself built
       // on the last bill before it): anchor there.
       const end = (marker as { viewEndsAt?: number }).viewEndsAt;
-      this.viewEnd = marker.source === 'abridge' && end !== undefined && marker.tokensAfter !== undefined ? { entry: end, tokens: marker.tokensAfter } : undefined;
+      this.viewEnd =
+        marker.source === 'abridge' && end !== undefined && marker.tokensAfter !== undefined
+          ? { entry: end, tokens: marker.tokensAfter }
+          : undefined;
     }
     if (entry.message) {
       if (entry.message.role === 'user' && !entry.message.synthetic) {
@@ -132,7 +146,13 @@ export class PromptTracker {
     }
     if (this.viewEnd && this.viewEnd.entry === entry.index) {
       // (A view with no assistant message left has no model to go by: any model then reads this anchor.)
-      this.anchor = { prompt: this.viewEnd.tokens, counted: this.counted, model: this.lastModel ?? '', entry: entry.index, reasoningCarried: 0 };
+      this.anchor = {
+        prompt: this.viewEnd.tokens,
+        counted: this.counted,
+        model: this.lastModel ?? '',
+        entry: entry.index,
+        reasoningCarried: 0,
+      };
       this.viewEnd = undefined;
     }
   }
@@ -172,12 +192,25 @@ export class PromptTracker {
     if (a && model !== undefined && (a.model === model || a.model === '')) {
       // A person spoke since: the reasoning the reported prompt carried is gone from the next one.
       const dropped = this.dropsReasoning && this.userTurnSinceAnchor ? a.reasoningCarried : 0;
-      return { predicted: Math.round(a.prompt - dropped + ratio * (this.counted - a.counted)), estimateOnly, anchored: true, anchorEntry: a.entry, ratio, counted: this.counted };
+      return {
+        predicted: Math.round(a.prompt - dropped + ratio * (this.counted - a.counted)),
+        estimateOnly,
+        anchored: true,
+        anchorEntry: a.entry,
+        ratio,
+        counted: this.counted,
+      };
     }
     // No usable report: count, with the prefix this session showed for this model when it has one.
     const learned = model ? this.calibration.get(model)?.prefix : undefined;
     const prefix = learned !== undefined && learned >= 0 ? learned : this.prefix;
-    return { predicted: Math.round(prefix + ratio * this.counted), estimateOnly, anchored: false, ratio, counted: this.counted };
+    return {
+      predicted: Math.round(prefix + ratio * this.counted),
+      estimateOnly,
+      anchored: false,
+      ratio,
+      counted: this.counted,
+    };
   }
 
   private cal(model: string): Calibration {
@@ -201,7 +234,8 @@ export class PromptTracker {
 /** Whether an assistant message begins a new provider response, given the assistant message before it (if adjacent). */
 export function startsResponse(message: Message, previousAssistant: Message | undefined): boolean {
   if (!previousAssistant) return true;
-  if (message.responseId !== undefined && previousAssistant.responseId !== undefined) return message.responseId !== previousAssistant.responseId;
+  if (message.responseId !== undefined && previousAssistant.responseId !== undefined)
+    return message.responseId !== previousAssistant.responseId;
   // Formats that give each response one message with its own usage (pi) start a response with every message.
   return previousAssistant.usage !== undefined;
 }

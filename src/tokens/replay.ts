@@ -32,31 +32,61 @@ export function trackerFor(session: Session, branch: readonly Entry[], options: 
   const counter = new TokenCounter(options.exact ? { family, exact: options.exact } : { family });
   // The harness' own prompt (what transcripts do not record) plus tool definitions a request body carries, in provider
   // tokens. `prefixTokens` replaces the first only.
-  const tools = Math.round(requestPrefixTokens(session, counter) * (options.familyRatio?.[family] ?? FAMILY_RATIO[family]));
+  const tools = Math.round(
+    requestPrefixTokens(session, counter) * (options.familyRatio?.[family] ?? FAMILY_RATIO[family]),
+  );
   // Codex's tools depend on its version.
-  const harness = session.format === 'codex' ? codexPrefixTokens(typeof session.extra?.cliVersion === 'string' ? session.extra.cliVersion : undefined) : HARNESS_PREFIX_TOKENS[session.format];
+  const harness =
+    session.format === 'codex'
+      ? codexPrefixTokens(typeof session.extra?.cliVersion === 'string' ? session.extra.cliVersion : undefined)
+      : HARNESS_PREFIX_TOKENS[session.format];
   const prefixTokens = (options.prefixTokens ?? harness) + tools;
   // Codex talks to the Responses API, which drops the reasoning of earlier turns.
-  return new PromptTracker({ ...options, counter, prefixTokens, ...(session.format === 'codex' ? { reasoningDroppedAtUserTurn: true } : {}) });
+  return new PromptTracker({
+    ...options,
+    counter,
+    prefixTokens,
+    ...(session.format === 'codex' ? { reasoningDroppedAtUserTurn: true } : {}),
+  });
 }
 
 /**
  * Feeds entries to a tracker in order, predicting each provider request just before it starts and then observing
  * what the provider reported for it. `onRequest` sees each request that reported usage, once.
  */
-export function followEntries(entries: Iterable<Entry>, tracker: PromptTracker, onRequest?: (r: ReplayRequest) => void): void {
+export function followEntries(
+  entries: Iterable<Entry>,
+  tracker: PromptTracker,
+  onRequest?: (r: ReplayRequest) => void,
+): void {
   let previousAssistant: Message | undefined;
-  let pending: { counted: number; predicted: number; estimateOnly: number; anchored: boolean; reported: boolean } | undefined;
+  let pending:
+    | { counted: number; predicted: number; estimateOnly: number; anchored: boolean; reported: boolean }
+    | undefined;
   for (const e of entries) {
     const m = e.message;
     if (m?.role === 'assistant') {
       if (startsResponse(m, previousAssistant)) {
         const p = tracker.predict(m.model);
-        pending = { counted: tracker.contextTokens, predicted: p.predicted, estimateOnly: p.estimateOnly, anchored: p.anchored, reported: false };
+        pending = {
+          counted: tracker.contextTokens,
+          predicted: p.predicted,
+          estimateOnly: p.estimateOnly,
+          anchored: p.anchored,
+          reported: false,
+        };
       }
       if (m.usage && pending && !pending.reported && promptTokens(m.usage) > 0) {
         const model = m.model ?? 'unknown';
-        const r: ReplayRequest = { index: e.index, model, family: familyOf(model, m.provider), reported: promptTokens(m.usage), predicted: pending.predicted, estimateOnly: pending.estimateOnly, anchored: pending.anchored };
+        const r: ReplayRequest = {
+          index: e.index,
+          model,
+          family: familyOf(model, m.provider),
+          reported: promptTokens(m.usage),
+          predicted: pending.predicted,
+          estimateOnly: pending.estimateOnly,
+          anchored: pending.anchored,
+        };
         if (e.line !== undefined) r.line = e.line;
         onRequest?.(r);
         tracker.observe(m.usage, model, e.index, pending.counted);
@@ -73,5 +103,11 @@ function requestPrefixTokens(session: Session, counter: TokenCounter): number {
   const request = session.extra?.request as Record<string, unknown> | undefined;
   if (!request || !Array.isArray(request.tools)) return 0;
   // Deferred tools (Anthropic `defer_loading`) are not in the prompt until searched for.
-  return counter.text(argumentsText(request.tools.filter((t) => !(t && typeof t === 'object' && (t as { defer_loading?: unknown }).defer_loading === true))));
+  return counter.text(
+    argumentsText(
+      request.tools.filter(
+        (t) => !(t && typeof t === 'object' && (t as { defer_loading?: unknown }).defer_loading === true),
+      ),
+    ),
+  );
 }

@@ -26,7 +26,8 @@ export function answerLimits(limits: Partial<AnswerLimits> = {}): AnswerLimits {
   const out = { ...DEFAULT_ANSWER_LIMITS, ...limits };
   for (const key of ['maxBytes', 'maxTokens', 'maxLineChars'] as const) {
     const v = out[key];
-    if (!Number.isSafeInteger(v) || v < 64) throw new AbridgeError('INVALID_CONFIG', `Invalid limits.${key} ${String(v)}: expected an integer ≥ 64.`);
+    if (!Number.isSafeInteger(v) || v < 64)
+      throw new AbridgeError('INVALID_CONFIG', `Invalid limits.${key} ${String(v)}: expected an integer ≥ 64.`);
   }
   return out;
 }
@@ -110,7 +111,12 @@ export function takeLines(lines: readonly string[], limits: AnswerLimits, used =
         bytes += pb;
         tokens += pt;
       }
-      return { text: cut.endsWith('\n') ? cut : `${cut}\n`, whole: 0, cutChars: chars, split: pieces.length > 1 ? 1 : 0 };
+      return {
+        text: cut.endsWith('\n') ? cut : `${cut}\n`,
+        whole: 0,
+        cutChars: chars,
+        split: pieces.length > 1 ? 1 : 0,
+      };
     }
     bytes += b;
     tokens += t;

@@ -19,14 +19,22 @@ describe('compact_context', () => {
   });
 
   it('answers one line with tokens, the saving and messages', async () => {
-    const tool = fixed({ beforeTokens: 158_213, afterTokens: 54_833, beforeMessages: 292, afterMessages: 187, skipped: [] });
+    const tool = fixed({
+      beforeTokens: 158_213,
+      afterTokens: 54_833,
+      beforeMessages: 292,
+      afterMessages: 187,
+      skipped: [],
+    });
     expect(await tool.run({})).toBe(LINE);
     expect(await tool.run(undefined)).toBe(LINE);
     expect(await tool.run(null)).toBe(LINE);
   });
 
   it('rounds the saving, showing <1% rather than 0%', () => {
-    expect(describeCompaction({ beforeTokens: 100_000, afterTokens: 99_800, beforeMessages: 10, afterMessages: 10 })).toBe(
+    expect(
+      describeCompaction({ beforeTokens: 100_000, afterTokens: 99_800, beforeMessages: 10, afterMessages: 10 }),
+    ).toBe(
       'Compacted the context: 100,000 → 99,800 tokens (−<1%); 10 → 10 messages. Earlier turns are summarized; use read_result to read cleared tool output.',
     );
     expect(describeCompaction({ beforeTokens: 1_000, afterTokens: 5, beforeMessages: 3, afterMessages: 1 })).toBe(
@@ -55,8 +63,12 @@ describe('compact_context', () => {
 
   it('rejects unknown keys', async () => {
     const tool = fixed({ beforeTokens: 1, afterTokens: 1, beforeMessages: 1, afterMessages: 1 });
-    expect(await tool.run({ target: 1000 })).toBe('Error: invalid input for compact_context: input: Unrecognized key: "target"');
-    expect(await tool.run('now')).toBe('Error: invalid input for compact_context: input: Invalid input: expected object, received string');
+    expect(await tool.run({ target: 1000 })).toBe(
+      'Error: invalid input for compact_context: input: Unrecognized key: "target"',
+    );
+    expect(await tool.run('now')).toBe(
+      'Error: invalid input for compact_context: input: Invalid input: expected object, received string',
+    );
   });
 
   it('a failing compaction is an error, not a throw', async () => {
@@ -72,7 +84,10 @@ describe('compact_context', () => {
     const t = new PiTranscript();
     t.user('Refactor the parser. Keep the public API.');
     for (let i = 0; i < 14; i++) {
-      const out = Array.from({ length: 80 }, (_, k) => `file${i} line ${k}: some content to keep the result long enough`).join('\n');
+      const out = Array.from(
+        { length: 80 },
+        (_, k) => `file${i} line ${k}: some content to keep the result long enough`,
+      ).join('\n');
       t.step({ text: `Reading file ${i}.`, calls: [{ name: 'read', args: { path: `src/file${i}.ts` }, result: out }] });
     }
     const session = parseSession(t.jsonl());
@@ -87,6 +102,8 @@ describe('compact_context', () => {
     const stored = await store.list();
     expect(stored.length).toBeGreaterThan(0);
     const read = await readResultTool(store).run({ ref_id: stored[0]!.refId, limit: 2 });
-    expect(read).toMatch(new RegExp(`^\\[ref ${stored[0]!.refId} · lines 0–1 of 80 · next: offset 2\\]\\nfile\\d+ line 0: `));
+    expect(read).toMatch(
+      new RegExp(`^\\[ref ${stored[0]!.refId} · lines 0–1 of 80 · next: offset 2\\]\\nfile\\d+ line 0: `),
+    );
   });
 });

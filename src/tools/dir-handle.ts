@@ -52,7 +52,8 @@ export class DirHandle {
   /** The path of `name` inside this directory, resolved through the descriptor. */
   at(name: string): string {
     if (this.closed) throw new Error(`internal: directory handle for ${this.label} used after close`);
-    if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0')) throw new Error(`internal: not a single name: ${JSON.stringify(name)}`);
+    if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0'))
+      throw new Error(`internal: not a single name: ${JSON.stringify(name)}`);
     return `${FD_DIR}/${this.fh.fd}/${name}`;
   }
 

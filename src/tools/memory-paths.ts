@@ -44,7 +44,11 @@ function invalid(p: string, reason: string): AbridgeError {
  * One trailing "/" is allowed. Symlinks and other filesystem checks are the caller's: this is the textual gate.
  */
 export function parseMemoryPath(p: unknown): MemoryPath {
-  if (typeof p !== 'string') throw new AbridgeError('INVALID_INPUT', `Invalid path ${JSON.stringify(p) ?? String(p)}: expected a string such as /memories/notes.md.`);
+  if (typeof p !== 'string')
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `Invalid path ${JSON.stringify(p) ?? String(p)}: expected a string such as /memories/notes.md.`,
+    );
   if (p === '') throw invalid(p, 'it is empty; memory paths look like /memories/notes.md');
   if (p.includes('\0')) throw invalid(p, 'it contains a NUL byte');
   const control = /\p{Cc}/u.exec(p);
@@ -52,8 +56,13 @@ export function parseMemoryPath(p: unknown): MemoryPath {
   const bytes = utf8(p);
   if (bytes > MAX_PATH_BYTES) throw invalid(p, `it is ${fmt(bytes)} bytes long; the limit is ${fmt(MAX_PATH_BYTES)}`);
   if (p.includes('\\')) throw invalid(p, 'it contains a backslash; separate segments with "/"');
-  if (p.includes('%')) throw invalid(p, 'it contains "%"; paths are taken literally (percent-encoding such as %2e is not decoded) and "%" is not allowed');
-  if (!p.startsWith('/')) throw invalid(p, `it is not absolute; memory paths start with ${MEMORY_ROOT}, e.g. ${MEMORY_ROOT}/notes.md`);
+  if (p.includes('%'))
+    throw invalid(
+      p,
+      'it contains "%"; paths are taken literally (percent-encoding such as %2e is not decoded) and "%" is not allowed',
+    );
+  if (!p.startsWith('/'))
+    throw invalid(p, `it is not absolute; memory paths start with ${MEMORY_ROOT}, e.g. ${MEMORY_ROOT}/notes.md`);
   const q = p.endsWith('/') ? p.slice(0, -1) : p;
   if (q !== MEMORY_ROOT && !q.startsWith(`${MEMORY_ROOT}/`)) {
     throw invalid(p, `it is outside ${MEMORY_ROOT}; the memory tool only reaches paths under ${MEMORY_ROOT}/`);
@@ -70,14 +79,20 @@ export function parseMemoryPath(p: unknown): MemoryPath {
         `the segment ${showPath(seg)} changes under Unicode normalization (NFKC: ${showPath(nfkc)}); fullwidth, ligature and other compatibility characters, and decomposed accents, are not allowed`,
       );
     }
-    if (seg.startsWith('.')) throw invalid(p, `the segment ${showPath(seg)} starts with "."; hidden names are reserved`);
-    if (seg.endsWith('.') || seg.endsWith(' ') || seg.startsWith(' ')) throw invalid(p, `the segment ${showPath(seg)} starts or ends with a space or ends with "."`);
+    if (seg.startsWith('.'))
+      throw invalid(p, `the segment ${showPath(seg)} starts with "."; hidden names are reserved`);
+    if (seg.endsWith('.') || seg.endsWith(' ') || seg.startsWith(' '))
+      throw invalid(p, `the segment ${showPath(seg)} starts or ends with a space or ends with "."`);
     if (!SAFE_SEGMENT.test(seg)) {
       const bad = [...seg].find((ch) => !SAFE_CHAR.test(ch))!;
-      throw invalid(p, `the segment ${showPath(seg)} contains ${showPath(bad)} (${codePoint(bad)}); names may use letters, digits, spaces and ${SEGMENT_PUNCTUATION}`);
+      throw invalid(
+        p,
+        `the segment ${showPath(seg)} contains ${showPath(bad)} (${codePoint(bad)}); names may use letters, digits, spaces and ${SEGMENT_PUNCTUATION}`,
+      );
     }
     const segBytes = utf8(seg);
-    if (segBytes > MAX_SEGMENT_BYTES) throw invalid(p, `a segment is ${fmt(segBytes)} bytes long; the limit is ${MAX_SEGMENT_BYTES}`);
+    if (segBytes > MAX_SEGMENT_BYTES)
+      throw invalid(p, `a segment is ${fmt(segBytes)} bytes long; the limit is ${MAX_SEGMENT_BYTES}`);
   }
   if (segments.length > MAX_DEPTH) throw invalid(p, `it is ${segments.length} levels deep; the limit is ${MAX_DEPTH}`);
   return { virtual: segments.length === 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${segments.join('/')}`, segments };

@@ -60,7 +60,9 @@ function snapshot(dir: string, skip?: string): Record<string, string> {
       else if (st.isDirectory()) {
         out[key] = `dir mtime=${st.mtimeMs}`;
         walk(p);
-      } else out[key] = `file ${st.size} mtime=${st.mtimeMs} sha=${createHash('sha256').update(fs.readFileSync(p)).digest('hex')}`;
+      } else
+        out[key] =
+          `file ${st.size} mtime=${st.mtimeMs} sha=${createHash('sha256').update(fs.readFileSync(p)).digest('hex')}`;
     }
   };
   walk(dir);
@@ -69,7 +71,22 @@ function snapshot(dir: string, skip?: string): Record<string, string> {
 
 // Building blocks of paths: the root and look-alikes, separators, traversal (plain, encoded, Unicode), NUL and other
 // control characters, backslashes, over-long segments, and the names of the links planted inside the root.
-const NAMES = ['notes.md', 'dir', 'real.md', 'new.md', 'x', 'secret.txt', 'sub', 'deep.txt', 'canary', 'hard.md', 'memories', 'memories-evil', '~', 'node_modules'];
+const NAMES = [
+  'notes.md',
+  'dir',
+  'real.md',
+  'new.md',
+  'x',
+  'secret.txt',
+  'sub',
+  'deep.txt',
+  'canary',
+  'hard.md',
+  'memories',
+  'memories-evil',
+  '~',
+  'node_modules',
+];
 const BLOCKS = [
   '/memories',
   '/memories/',
@@ -127,14 +144,29 @@ const SEGMENTS = ['..', '.', '', '%2e%2e', '．．', '\u2024\u2024', '\\..', '\0
 const rawPath = fc.array(fc.constantFrom(...BLOCKS), { maxLength: 10 }).map((xs) => xs.join(''));
 /** A root-ish prefix and segments, some of them hostile. */
 const segmentPath = fc
-  .tuple(fc.constantFrom('/memories', '/memories/', '/memories-evil', 'memories', '/memoriesx', ''), fc.array(fc.constantFrom(...SEGMENTS), { maxLength: 18 }), fc.boolean())
+  .tuple(
+    fc.constantFrom('/memories', '/memories/', '/memories-evil', 'memories', '/memoriesx', ''),
+    fc.array(fc.constantFrom(...SEGMENTS), { maxLength: 18 }),
+    fc.boolean(),
+  )
   .map(([prefix, segs, slash]) => `${prefix}/${segs.join('/')}${slash ? '/' : ''}`);
 /** Well-formed paths through the planted links and real directories, so the on-disk checks (not just the parser) are hit. */
 const wellFormed = fc
   .array(fc.constantFrom(...LINKS, ...NAMES, 'a', 'b'), { minLength: 0, maxLength: 4 })
   .map((segs) => `/memories${segs.length ? '/' : ''}${segs.join('/')}`);
 /** Paths that exist or get created often, so edits, renames and deletes also succeed. */
-const known = fc.constantFrom('/memories', '/memories/', '/memories/notes.md', '/memories/dir', '/memories/dir/real.md', '/memories/x', '/memories/new.md', '/memories/a/b.md', '/memories/a', '/memories/b');
+const known = fc.constantFrom(
+  '/memories',
+  '/memories/',
+  '/memories/notes.md',
+  '/memories/dir',
+  '/memories/dir/real.md',
+  '/memories/x',
+  '/memories/new.md',
+  '/memories/a/b.md',
+  '/memories/a',
+  '/memories/b',
+);
 const anyString = fc.string({ unit: 'binary', maxLength: 40 });
 const path = fc.oneof(
   { weight: 3, arbitrary: known },
@@ -145,9 +177,20 @@ const path = fc.oneof(
 );
 const text = fc.constantFrom('', 'x', 'pwned\n', 'hello\nworld\n', 'CANARY');
 const command = fc.oneof(
-  fc.record({ command: fc.constant('view'), path, view_range: fc.option(fc.tuple(fc.integer({ min: -2, max: 4 }), fc.integer({ min: -2, max: 4 })), { nil: undefined }) }),
+  fc.record({
+    command: fc.constant('view'),
+    path,
+    view_range: fc.option(fc.tuple(fc.integer({ min: -2, max: 4 }), fc.integer({ min: -2, max: 4 })), {
+      nil: undefined,
+    }),
+  }),
   fc.record({ command: fc.constant('create'), path, file_text: text }),
-  fc.record({ command: fc.constant('str_replace'), path, old_str: fc.constantFrom('CANARY', 'SECRET', 'notes', 'more notes', 'real', 'x', 'pwned', 'hello', ''), new_str: text }),
+  fc.record({
+    command: fc.constant('str_replace'),
+    path,
+    old_str: fc.constantFrom('CANARY', 'SECRET', 'notes', 'more notes', 'real', 'x', 'pwned', 'hello', ''),
+    new_str: text,
+  }),
   fc.record({ command: fc.constant('insert'), path, insert_line: fc.nat(3), insert_text: text }),
   fc.record({ command: fc.constant('delete'), path }),
   fc.record({ command: fc.constant('rename'), old_path: path, new_path: path }),
@@ -192,11 +235,19 @@ describe('memory tool fuzz: nothing escapes the root', () => {
       { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}), endOnFailure: true },
     );
 
-    console.log(`memory fuzz: ${runs.toLocaleString('en-US')} runs; ${Object.entries(tally).map(([c, t]) => `${c} ${t.ok} ok / ${t.error} refused`).join(', ')}`);
+    console.log(
+      `memory fuzz: ${runs.toLocaleString('en-US')} runs; ${Object.entries(tally)
+        .map(([c, t]) => `${c} ${t.ok} ok / ${t.error} refused`)
+        .join(', ')}`,
+    );
     expect(snapshot(base, root)).toEqual(outsideBefore);
     expect(LINKS.map((l) => fs.readlinkSync(join(root, l)))).toEqual(linksBefore);
     const hardAfter = fs.lstatSync(join(root, 'hard.md'));
-    expect([hardAfter.ino, hardAfter.nlink, hardAfter.mtimeMs]).toEqual([hardBefore.ino, hardBefore.nlink, hardBefore.mtimeMs]);
+    expect([hardAfter.ino, hardAfter.nlink, hardAfter.mtimeMs]).toEqual([
+      hardBefore.ino,
+      hardBefore.nlink,
+      hardBefore.mtimeMs,
+    ]);
     expect(fs.readFileSync(join(canary, 'secret.txt'), 'utf8')).toBe(SECRET);
     const leftovers = Object.keys(snapshot(root)).filter((p) => /abridge-(tmp|deleting)/.test(p));
     expect(leftovers).toEqual([]);

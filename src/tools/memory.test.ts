@@ -26,7 +26,10 @@ vi.mock('node:fs/promises', async (importOriginal) => {
       return fh;
     },
     stat: async (...args: Parameters<typeof actual.stat>) => {
-      if (hooks.noProc && String(args[0]).startsWith('/proc/self/fd')) throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${String(args[0])}'`), { code: 'ENOENT' });
+      if (hooks.noProc && String(args[0]).startsWith('/proc/self/fd'))
+        throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${String(args[0])}'`), {
+          code: 'ENOENT',
+        });
       return actual.stat(...args);
     },
     rename: async (from: fs.PathLike, to: fs.PathLike) => {
@@ -90,7 +93,8 @@ function listAll(dir: string): string[] {
   return out;
 }
 
-const HEADER = (p: string) => `Here're the files and directories up to 2 levels deep in ${p}, excluding hidden items and node_modules:`;
+const HEADER = (p: string) =>
+  `Here're the files and directories up to 2 levels deep in ${p}, excluding hidden items and node_modules:`;
 const CONTENT = (p: string) => `Here's the content of ${p} with line numbers:`;
 const NOT_FOUND = (p: string) => `Error: ${p} does not exist. View /memories to see what is there.`;
 const LINK = (p: string) => `Error: ${p} is a symbolic link; the memory tool does not follow or change links.`;
@@ -108,12 +112,18 @@ describe('memory tool: the commands', () => {
 
   it('create writes a new file (and its directories)', async () => {
     const { run, read } = setup();
-    expect(await run({ command: 'create', path: '/memories/notes.md', file_text: 'alpha\nbeta\n' })).toBe('File created successfully at: /memories/notes.md');
+    expect(await run({ command: 'create', path: '/memories/notes.md', file_text: 'alpha\nbeta\n' })).toBe(
+      'File created successfully at: /memories/notes.md',
+    );
     expect(read('notes.md')).toBe('alpha\nbeta\n');
-    expect(await run({ command: 'create', path: '/memories/a/b/c.md', file_text: '' })).toBe('File created successfully at: /memories/a/b/c.md');
+    expect(await run({ command: 'create', path: '/memories/a/b/c.md', file_text: '' })).toBe(
+      'File created successfully at: /memories/a/b/c.md',
+    );
     expect(read('a/b/c.md')).toBe('');
     // Unicode letters and spaces are fine.
-    expect(await run({ command: 'create', path: '/memories/café 日本.md', file_text: 'x' })).toBe('File created successfully at: /memories/café 日本.md');
+    expect(await run({ command: 'create', path: '/memories/café 日本.md', file_text: 'x' })).toBe(
+      'File created successfully at: /memories/café 日本.md',
+    );
   });
 
   it('create refuses an existing file, a directory and the root', async () => {
@@ -124,9 +134,15 @@ describe('memory tool: the commands', () => {
     );
     expect(read('notes.md')).toBe('old');
     write('dir/x.md', 'x');
-    expect(await run({ command: 'create', path: '/memories/dir', file_text: 'new' })).toBe('Error: /memories/dir already exists as a directory.');
-    expect(await run({ command: 'create', path: '/memories', file_text: 'new' })).toBe('Error: Cannot create /memories itself: give a file path such as /memories/notes.md.');
-    expect(await run({ command: 'create', path: '/memories/notes.md/x', file_text: 'new' })).toBe('Error: /memories/notes.md is not a directory, so /memories/notes.md/x cannot exist.');
+    expect(await run({ command: 'create', path: '/memories/dir', file_text: 'new' })).toBe(
+      'Error: /memories/dir already exists as a directory.',
+    );
+    expect(await run({ command: 'create', path: '/memories', file_text: 'new' })).toBe(
+      'Error: Cannot create /memories itself: give a file path such as /memories/notes.md.',
+    );
+    expect(await run({ command: 'create', path: '/memories/notes.md/x', file_text: 'new' })).toBe(
+      'Error: /memories/notes.md is not a directory, so /memories/notes.md/x cannot exist.',
+    );
   });
 
   it('view lists 2 levels with sizes, leaving out hidden items and node_modules', async () => {
@@ -137,10 +153,23 @@ describe('memory tool: the commands', () => {
     write('.hidden', 'hidden');
     write('projects/node_modules/pkg/index.js', 'y'.repeat(5000));
     expect(await run({ command: 'view', path: '/memories' })).toBe(
-      [HEADER('/memories'), '2.0K\t/memories/', '11B\t/memories/notes.md', '2.0K\t/memories/projects/', '2.0K\t/memories/projects/abridge/', '3B\t/memories/projects/readme.md'].join('\n'),
+      [
+        HEADER('/memories'),
+        '2.0K\t/memories/',
+        '11B\t/memories/notes.md',
+        '2.0K\t/memories/projects/',
+        '2.0K\t/memories/projects/abridge/',
+        '3B\t/memories/projects/readme.md',
+      ].join('\n'),
     );
     expect(await run({ command: 'view', path: '/memories/projects/' })).toBe(
-      [HEADER('/memories/projects'), '2.0K\t/memories/projects/', '2.0K\t/memories/projects/abridge/', '2.0K\t/memories/projects/abridge/todo.md', '3B\t/memories/projects/readme.md'].join('\n'),
+      [
+        HEADER('/memories/projects'),
+        '2.0K\t/memories/projects/',
+        '2.0K\t/memories/projects/abridge/',
+        '2.0K\t/memories/projects/abridge/todo.md',
+        '3B\t/memories/projects/readme.md',
+      ].join('\n'),
     );
   });
 
@@ -150,22 +179,47 @@ describe('memory tool: the commands', () => {
     write('bad:name', 'b');
     write('line\nbreak', 'c');
     expect(await run({ command: 'view', path: '/memories' })).toBe(
-      [HEADER('/memories'), '1B\t/memories/', '1B\t/memories/ok.md', '(2 entries with names the memory tool cannot address not shown)'].join('\n'),
+      [
+        HEADER('/memories'),
+        '1B\t/memories/',
+        '1B\t/memories/ok.md',
+        '(2 entries with names the memory tool cannot address not shown)',
+      ].join('\n'),
     );
   });
 
   it('view shows a file with line numbers, whole or a range', async () => {
     const { run, write } = setup();
     write('n.md', 'one\ntwo\nthree\nfour');
-    expect(await run({ command: 'view', path: '/memories/n.md' })).toBe(`${CONTENT('/memories/n.md')}\n     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour`);
-    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [2, 3] })).toBe(`${CONTENT('/memories/n.md')}\n     2\ttwo\n     3\tthree`);
-    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [3, -1] })).toBe(`${CONTENT('/memories/n.md')}\n     3\tthree\n     4\tfour`);
-    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [4, 99] })).toBe(`${CONTENT('/memories/n.md')}\n     4\tfour`);
-    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [0, 2] })).toBe('Error: Invalid view_range [0, 2]: the first line must be from 1 to 4 (/memories/n.md has 4 lines).');
-    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [5, 6] })).toBe('Error: Invalid view_range [5, 6]: the first line must be from 1 to 4 (/memories/n.md has 4 lines).');
-    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [3, 2] })).toBe('Error: Invalid view_range [3, 2]: the last line must be -1 (the end) or at least the first line (3).');
-    expect(await run({ command: 'view', path: '/memories', view_range: [1, 2] })).toBe('Error: view_range applies to files; /memories is a directory.');
-    expect((await run({ command: 'view', path: '/memories/n.md', view_range: [1] })).startsWith('Error: invalid input for memory: view_range:')).toBe(true);
+    expect(await run({ command: 'view', path: '/memories/n.md' })).toBe(
+      `${CONTENT('/memories/n.md')}\n     1\tone\n     2\ttwo\n     3\tthree\n     4\tfour`,
+    );
+    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [2, 3] })).toBe(
+      `${CONTENT('/memories/n.md')}\n     2\ttwo\n     3\tthree`,
+    );
+    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [3, -1] })).toBe(
+      `${CONTENT('/memories/n.md')}\n     3\tthree\n     4\tfour`,
+    );
+    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [4, 99] })).toBe(
+      `${CONTENT('/memories/n.md')}\n     4\tfour`,
+    );
+    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [0, 2] })).toBe(
+      'Error: Invalid view_range [0, 2]: the first line must be from 1 to 4 (/memories/n.md has 4 lines).',
+    );
+    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [5, 6] })).toBe(
+      'Error: Invalid view_range [5, 6]: the first line must be from 1 to 4 (/memories/n.md has 4 lines).',
+    );
+    expect(await run({ command: 'view', path: '/memories/n.md', view_range: [3, 2] })).toBe(
+      'Error: Invalid view_range [3, 2]: the last line must be -1 (the end) or at least the first line (3).',
+    );
+    expect(await run({ command: 'view', path: '/memories', view_range: [1, 2] })).toBe(
+      'Error: view_range applies to files; /memories is a directory.',
+    );
+    expect(
+      (await run({ command: 'view', path: '/memories/n.md', view_range: [1] })).startsWith(
+        'Error: invalid input for memory: view_range:',
+      ),
+    ).toBe(true);
     write('empty.md', '');
     expect(await run({ command: 'view', path: '/memories/empty.md' })).toBe('/memories/empty.md is empty (0 lines).');
   });
@@ -187,7 +241,9 @@ describe('memory tool: the commands', () => {
       `The memory file /memories/n.md has been edited. Lines 1–3 now read:\n     1\tthree\n     2\tFOUR $& $1\n     3\tfive`,
     );
     write('one.md', 'x');
-    expect(await run({ command: 'str_replace', path: '/memories/one.md', old_str: 'x', new_str: '' })).toBe('The memory file /memories/one.md has been edited; it is now empty.');
+    expect(await run({ command: 'str_replace', path: '/memories/one.md', old_str: 'x', new_str: '' })).toBe(
+      'The memory file /memories/one.md has been edited; it is now empty.',
+    );
   });
 
   it('str_replace refuses 0 or several occurrences, saying how many and where', async () => {
@@ -202,11 +258,19 @@ describe('memory tool: the commands', () => {
     expect(await run({ command: 'str_replace', path: '/memories/n.md', old_str: 'a cat\n', new_str: 'x' })).toBe(
       'Error: No replacement was performed: old_str occurs 2 times in /memories/n.md (on lines 1, 3); it must occur exactly once, so include more of the surrounding text.',
     );
-    expect(await run({ command: 'str_replace', path: '/memories/n.md', old_str: '', new_str: 'x' })).toBe('Error: old_str is empty; give the exact text to replace (it must occur exactly once).');
+    expect(await run({ command: 'str_replace', path: '/memories/n.md', old_str: '', new_str: 'x' })).toBe(
+      'Error: old_str is empty; give the exact text to replace (it must occur exactly once).',
+    );
     expect(read('n.md')).toBe('a cat\nno\na cat and a cat\n');
-    expect(await run({ command: 'str_replace', path: '/memories/none.md', old_str: 'a', new_str: 'b' })).toBe(NOT_FOUND('/memories/none.md'));
-    expect(await run({ command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'b' })).toBe('Error: /memories is a directory, not a file.');
-    expect(await run({ command: 'str_replace', path: '/memories/n.md', old_str: 'a' })).toBe('Error: invalid input for memory: new_str: required by the str_replace command');
+    expect(await run({ command: 'str_replace', path: '/memories/none.md', old_str: 'a', new_str: 'b' })).toBe(
+      NOT_FOUND('/memories/none.md'),
+    );
+    expect(await run({ command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'b' })).toBe(
+      'Error: /memories is a directory, not a file.',
+    );
+    expect(await run({ command: 'str_replace', path: '/memories/n.md', old_str: 'a' })).toBe(
+      'Error: invalid input for memory: new_str: required by the str_replace command',
+    );
   });
 
   it('insert adds lines after insert_line', async () => {
@@ -227,8 +291,14 @@ describe('memory tool: the commands', () => {
     expect(await run({ command: 'insert', path: '/memories/n.md', insert_line: 7, insert_text: 'x' })).toBe(
       'Error: Invalid insert_line 7: /memories/n.md has 6 lines; use 0 (before the first line) to 6 (after the last).',
     );
-    expect(await run({ command: 'insert', path: '/memories/n.md', insert_line: 1, insert_text: '' })).toBe('Error: insert_text is empty; there is nothing to insert.');
-    expect((await run({ command: 'insert', path: '/memories/n.md', insert_line: -1, insert_text: 'x' })).startsWith('Error: invalid input for memory: insert_line:')).toBe(true);
+    expect(await run({ command: 'insert', path: '/memories/n.md', insert_line: 1, insert_text: '' })).toBe(
+      'Error: insert_text is empty; there is nothing to insert.',
+    );
+    expect(
+      (await run({ command: 'insert', path: '/memories/n.md', insert_line: -1, insert_text: 'x' })).startsWith(
+        'Error: invalid input for memory: insert_line:',
+      ),
+    ).toBe(true);
     write('empty.md', '');
     expect(await run({ command: 'insert', path: '/memories/empty.md', insert_line: 0, insert_text: 'first' })).toBe(
       'The memory file /memories/empty.md has been edited: inserted 1 line at the start; it now has 1 line.',
@@ -243,11 +313,17 @@ describe('memory tool: the commands', () => {
     write('d/e/y.md', 'y');
     expect(await run({ command: 'delete', path: '/memories/a.md' })).toBe('Deleted /memories/a.md.');
     expect(fs.existsSync(file('a.md'))).toBe(false);
-    expect(await run({ command: 'delete', path: '/memories/d' })).toBe('Deleted the directory /memories/d and everything in it (2 files, 1 subdirectory).');
+    expect(await run({ command: 'delete', path: '/memories/d' })).toBe(
+      'Deleted the directory /memories/d and everything in it (2 files, 1 subdirectory).',
+    );
     expect(fs.readdirSync(root)).toEqual([]);
     expect(await run({ command: 'delete', path: '/memories/d' })).toBe(NOT_FOUND('/memories/d'));
-    expect(await run({ command: 'delete', path: '/memories' })).toBe('Error: Cannot delete /memories itself (the memory root); delete the files in it instead.');
-    expect(await run({ command: 'delete', path: '/memories/' })).toBe('Error: Cannot delete /memories itself (the memory root); delete the files in it instead.');
+    expect(await run({ command: 'delete', path: '/memories' })).toBe(
+      'Error: Cannot delete /memories itself (the memory root); delete the files in it instead.',
+    );
+    expect(await run({ command: 'delete', path: '/memories/' })).toBe(
+      'Error: Cannot delete /memories itself (the memory root); delete the files in it instead.',
+    );
     expect(fs.existsSync(root)).toBe(true);
   });
 
@@ -256,10 +332,14 @@ describe('memory tool: the commands', () => {
     write('a.md', 'A');
     write('b.md', 'B');
     write('d/x.md', 'X');
-    expect(await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/archive/2026/a.md' })).toBe('Renamed /memories/a.md to /memories/archive/2026/a.md.');
+    expect(await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/archive/2026/a.md' })).toBe(
+      'Renamed /memories/a.md to /memories/archive/2026/a.md.',
+    );
     expect(read('archive/2026/a.md')).toBe('A');
     expect(fs.existsSync(file('a.md'))).toBe(false);
-    expect(await run({ command: 'rename', old_path: '/memories/d', new_path: '/memories/e' })).toBe('Renamed /memories/d to /memories/e.');
+    expect(await run({ command: 'rename', old_path: '/memories/d', new_path: '/memories/e' })).toBe(
+      'Renamed /memories/d to /memories/e.',
+    );
     expect(read('e/x.md')).toBe('X');
     expect(await run({ command: 'rename', old_path: '/memories/b.md', new_path: '/memories/e/x.md' })).toBe(
       'Error: Cannot rename /memories/b.md to /memories/e/x.md: /memories/e/x.md already exists; delete it first or choose another name.',
@@ -269,11 +349,21 @@ describe('memory tool: the commands', () => {
     );
     expect(read('b.md')).toBe('B');
     expect(read('e/x.md')).toBe('X');
-    expect(await run({ command: 'rename', old_path: '/memories/e', new_path: '/memories/e/f' })).toBe('Error: Cannot move /memories/e into itself (/memories/e/f).');
-    expect(await run({ command: 'rename', old_path: '/memories/zz.md', new_path: '/memories/y.md' })).toBe(NOT_FOUND('/memories/zz.md'));
-    expect(await run({ command: 'rename', old_path: '/memories', new_path: '/memories/y' })).toBe('Error: Cannot rename /memories itself (the memory root).');
-    expect(await run({ command: 'rename', old_path: '/memories/b.md', new_path: '/memories/' })).toBe('Error: Cannot rename /memories/b.md to /memories: that is the memory root.');
-    expect(await run({ command: 'rename', old_path: '/memories/b.md', new_path: '/memories/b.md/' })).toBe('Error: old_path and new_path are the same (/memories/b.md).');
+    expect(await run({ command: 'rename', old_path: '/memories/e', new_path: '/memories/e/f' })).toBe(
+      'Error: Cannot move /memories/e into itself (/memories/e/f).',
+    );
+    expect(await run({ command: 'rename', old_path: '/memories/zz.md', new_path: '/memories/y.md' })).toBe(
+      NOT_FOUND('/memories/zz.md'),
+    );
+    expect(await run({ command: 'rename', old_path: '/memories', new_path: '/memories/y' })).toBe(
+      'Error: Cannot rename /memories itself (the memory root).',
+    );
+    expect(await run({ command: 'rename', old_path: '/memories/b.md', new_path: '/memories/' })).toBe(
+      'Error: Cannot rename /memories/b.md to /memories: that is the memory root.',
+    );
+    expect(await run({ command: 'rename', old_path: '/memories/b.md', new_path: '/memories/b.md/' })).toBe(
+      'Error: old_path and new_path are the same (/memories/b.md).',
+    );
     expect(await run({ command: 'rename', old_path: '/memories/b.md', new_path: '/etc/b.md' })).toBe(
       'Error: Invalid path "/etc/b.md": it is outside /memories; the memory tool only reaches paths under /memories/.',
     );
@@ -289,9 +379,15 @@ describe('memory tool: the commands', () => {
 
   it('input errors name the fields a command needs', async () => {
     const { run } = setup();
-    expect(await run({ command: 'create', path: '/memories/x' })).toBe('Error: invalid input for memory: file_text: required by the create command');
-    expect(await run({ command: 'rename', old_path: '/memories/x' })).toBe('Error: invalid input for memory: new_path: required by the rename command');
-    expect((await run({ command: 'shred', path: '/memories/x' })).startsWith('Error: invalid input for memory: command:')).toBe(true);
+    expect(await run({ command: 'create', path: '/memories/x' })).toBe(
+      'Error: invalid input for memory: file_text: required by the create command',
+    );
+    expect(await run({ command: 'rename', old_path: '/memories/x' })).toBe(
+      'Error: invalid input for memory: new_path: required by the rename command',
+    );
+    expect(
+      (await run({ command: 'shred', path: '/memories/x' })).startsWith('Error: invalid input for memory: command:'),
+    ).toBe(true);
     expect((await run(undefined)).startsWith('Error: invalid input for memory: command:')).toBe(true);
   });
 });
@@ -299,23 +395,59 @@ describe('memory tool: the commands', () => {
 describe('memory tool: path validation', () => {
   const cases: [string, string][] = [
     ['', 'Invalid path "": it is empty; memory paths look like /memories/notes.md.'],
-    ['notes.md', 'Invalid path "notes.md": it is not absolute; memory paths start with /memories, e.g. /memories/notes.md.'],
-    ['memories/notes.md', 'Invalid path "memories/notes.md": it is not absolute; memory paths start with /memories, e.g. /memories/notes.md.'],
-    ['./memories/x', 'Invalid path "./memories/x": it is not absolute; memory paths start with /memories, e.g. /memories/notes.md.'],
-    ['/etc/passwd', 'Invalid path "/etc/passwd": it is outside /memories; the memory tool only reaches paths under /memories/.'],
-    ['/memories-evil/x', 'Invalid path "/memories-evil/x": it is outside /memories; the memory tool only reaches paths under /memories/.'],
-    ['/memoriesx', 'Invalid path "/memoriesx": it is outside /memories; the memory tool only reaches paths under /memories/.'],
-    ['/Memories/x', 'Invalid path "/Memories/x": it is outside /memories; the memory tool only reaches paths under /memories/.'],
-    ['//memories/x', 'Invalid path "//memories/x": it is outside /memories; the memory tool only reaches paths under /memories/.'],
+    [
+      'notes.md',
+      'Invalid path "notes.md": it is not absolute; memory paths start with /memories, e.g. /memories/notes.md.',
+    ],
+    [
+      'memories/notes.md',
+      'Invalid path "memories/notes.md": it is not absolute; memory paths start with /memories, e.g. /memories/notes.md.',
+    ],
+    [
+      './memories/x',
+      'Invalid path "./memories/x": it is not absolute; memory paths start with /memories, e.g. /memories/notes.md.',
+    ],
+    [
+      '/etc/passwd',
+      'Invalid path "/etc/passwd": it is outside /memories; the memory tool only reaches paths under /memories/.',
+    ],
+    [
+      '/memories-evil/x',
+      'Invalid path "/memories-evil/x": it is outside /memories; the memory tool only reaches paths under /memories/.',
+    ],
+    [
+      '/memoriesx',
+      'Invalid path "/memoriesx": it is outside /memories; the memory tool only reaches paths under /memories/.',
+    ],
+    [
+      '/Memories/x',
+      'Invalid path "/Memories/x": it is outside /memories; the memory tool only reaches paths under /memories/.',
+    ],
+    [
+      '//memories/x',
+      'Invalid path "//memories/x": it is outside /memories; the memory tool only reaches paths under /memories/.',
+    ],
     ['/memories/../x', 'Invalid path "/memories/../x": it contains a ".." segment; paths may not leave /memories.'],
-    ['/memories/a/../../outside/secret.txt', 'Invalid path "/memories/a/../../outside/secret.txt": it contains a ".." segment; paths may not leave /memories.'],
+    [
+      '/memories/a/../../outside/secret.txt',
+      'Invalid path "/memories/a/../../outside/secret.txt": it contains a ".." segment; paths may not leave /memories.',
+    ],
     ['/memories/x/..', 'Invalid path "/memories/x/..": it contains a ".." segment; paths may not leave /memories.'],
     ['/memories/./x', 'Invalid path "/memories/./x": it contains a "." segment; write the path without it.'],
     ['/memories//x', 'Invalid path "/memories//x": it contains an empty segment ("//").'],
     ['/memories//', 'Invalid path "/memories//": it contains an empty segment ("//").'],
-    ['/memories/%2e%2e/x', 'Invalid path "/memories/%2e%2e/x": it contains "%"; paths are taken literally (percent-encoding such as %2e is not decoded) and "%" is not allowed.'],
-    ['/memories/..%2fx', 'Invalid path "/memories/..%2fx": it contains "%"; paths are taken literally (percent-encoding such as %2e is not decoded) and "%" is not allowed.'],
-    ['/memories/a\\..\\..\\x', 'Invalid path "/memories/a\\\\..\\\\..\\\\x": it contains a backslash; separate segments with "/".'],
+    [
+      '/memories/%2e%2e/x',
+      'Invalid path "/memories/%2e%2e/x": it contains "%"; paths are taken literally (percent-encoding such as %2e is not decoded) and "%" is not allowed.',
+    ],
+    [
+      '/memories/..%2fx',
+      'Invalid path "/memories/..%2fx": it contains "%"; paths are taken literally (percent-encoding such as %2e is not decoded) and "%" is not allowed.',
+    ],
+    [
+      '/memories/a\\..\\..\\x',
+      'Invalid path "/memories/a\\\\..\\\\..\\\\x": it contains a backslash; separate segments with "/".',
+    ],
     ['/memories/a\0.md', 'Invalid path "/memories/a\\u0000.md": it contains a NUL byte.'],
     ['/memories/a\x1b[31m.md', 'Invalid path "/memories/a\\u001b[31m.md": it contains the control character U+001B.'],
     ['/memories/a\nb', 'Invalid path "/memories/a\\nb": it contains the control character U+000A.'],
@@ -342,19 +474,43 @@ describe('memory tool: path validation', () => {
     ],
     ['/memories/.env', 'Invalid path "/memories/.env": the segment ".env" starts with "."; hidden names are reserved.'],
     ['/memories/...', 'Invalid path "/memories/...": the segment "..." starts with "."; hidden names are reserved.'],
-    ['/memories/notes.', 'Invalid path "/memories/notes.": the segment "notes." starts or ends with a space or ends with ".".'],
-    ['/memories/notes ', 'Invalid path "/memories/notes ": the segment "notes " starts or ends with a space or ends with ".".'],
-    ['/memories/a:b', 'Invalid path "/memories/a:b": the segment "a:b" contains ":" (U+003A); names may use letters, digits, spaces and  . _ - + @ , = ( ) # ~.'],
-    ['/memories/\u202Egnp.exe', 'Invalid path "/memories/\u202Egnp.exe": the segment "\u202Egnp.exe" contains "\u202E" (U+202E); names may use letters, digits, spaces and  . _ - + @ , = ( ) # ~.'],
-    ['/memories/a\u200Bb', 'Invalid path "/memories/a\u200Bb": the segment "a\u200Bb" contains "\u200B" (U+200B); names may use letters, digits, spaces and  . _ - + @ , = ( ) # ~.'],
+    [
+      '/memories/notes.',
+      'Invalid path "/memories/notes.": the segment "notes." starts or ends with a space or ends with ".".',
+    ],
+    [
+      '/memories/notes ',
+      'Invalid path "/memories/notes ": the segment "notes " starts or ends with a space or ends with ".".',
+    ],
+    [
+      '/memories/a:b',
+      'Invalid path "/memories/a:b": the segment "a:b" contains ":" (U+003A); names may use letters, digits, spaces and  . _ - + @ , = ( ) # ~.',
+    ],
+    [
+      '/memories/\u202Egnp.exe',
+      'Invalid path "/memories/\u202Egnp.exe": the segment "\u202Egnp.exe" contains "\u202E" (U+202E); names may use letters, digits, spaces and  . _ - + @ , = ( ) # ~.',
+    ],
+    [
+      '/memories/a\u200Bb',
+      'Invalid path "/memories/a\u200Bb": the segment "a\u200Bb" contains "\u200B" (U+200B); names may use letters, digits, spaces and  . _ - + @ , = ( ) # ~.',
+    ],
   ];
   const longSeg = 'a'.repeat(256);
   const deep = `/memories/${Array.from({ length: 17 }, () => 'd').join('/')}`;
   const long = `/memories/${Array.from({ length: 5 }, () => 'b'.repeat(250)).join('/')}`;
   cases.push(
-    [`/memories/${longSeg}`, `Invalid path ${JSON.stringify(`/memories/${'a'.repeat(70)}…`)}: a segment is 256 bytes long; the limit is 255.`],
-    [`/memories/${'é'.repeat(128)}`, `Invalid path ${JSON.stringify(`/memories/${'é'.repeat(70)}…`)}: a segment is 256 bytes long; the limit is 255.`],
-    [long, `Invalid path ${JSON.stringify(`/memories/${'b'.repeat(70)}…`)}: it is 1,264 bytes long; the limit is 1,024.`],
+    [
+      `/memories/${longSeg}`,
+      `Invalid path ${JSON.stringify(`/memories/${'a'.repeat(70)}…`)}: a segment is 256 bytes long; the limit is 255.`,
+    ],
+    [
+      `/memories/${'é'.repeat(128)}`,
+      `Invalid path ${JSON.stringify(`/memories/${'é'.repeat(70)}…`)}: a segment is 256 bytes long; the limit is 255.`,
+    ],
+    [
+      long,
+      `Invalid path ${JSON.stringify(`/memories/${'b'.repeat(70)}…`)}: it is 1,264 bytes long; the limit is 1,024.`,
+    ],
     [deep, `Invalid path ${JSON.stringify(deep)}: it is 17 levels deep; the limit is 16.`],
   );
 
@@ -380,7 +536,10 @@ describe('memory tool: path validation', () => {
     expect(parseMemoryPath('/memories')).toEqual({ virtual: '/memories', segments: [] });
     expect(parseMemoryPath('/memories/')).toEqual({ virtual: '/memories', segments: [] });
     expect(parseMemoryPath('/memories/notes.md')).toEqual({ virtual: '/memories/notes.md', segments: ['notes.md'] });
-    expect(parseMemoryPath('/memories/a b/c_d-e+f@g,h=(i)#j~k.md/')).toEqual({ virtual: '/memories/a b/c_d-e+f@g,h=(i)#j~k.md', segments: ['a b', 'c_d-e+f@g,h=(i)#j~k.md'] });
+    expect(parseMemoryPath('/memories/a b/c_d-e+f@g,h=(i)#j~k.md/')).toEqual({
+      virtual: '/memories/a b/c_d-e+f@g,h=(i)#j~k.md',
+      segments: ['a b', 'c_d-e+f@g,h=(i)#j~k.md'],
+    });
     expect(parseMemoryPath('/memories/~').segments).toEqual(['~']);
     expect(parseMemoryPath('/memories/café/日本語.md').segments).toEqual(['café', '日本語.md']);
     expect(parseMemoryPath('/memories/a..b').segments).toEqual(['a..b']);
@@ -393,16 +552,28 @@ describe('memory tool: path validation', () => {
 describe('memory tool: limits', () => {
   it('refuses files over maxFileBytes, for create, str_replace, insert and view', async () => {
     const { run, write, read, file } = setup({ maxFileBytes: 10 });
-    expect(await run({ command: 'create', path: '/memories/big.md', file_text: 'x'.repeat(11) })).toBe('Error: file_text is 11 bytes; a memory file may hold at most 10 bytes (10B).');
-    expect(await run({ command: 'create', path: '/memories/big.md', file_text: 'é'.repeat(6) })).toBe('Error: file_text is 12 bytes; a memory file may hold at most 10 bytes (10B).');
-    expect(await run({ command: 'create', path: '/memories/ok.md', file_text: 'x'.repeat(10) })).toBe('File created successfully at: /memories/ok.md');
-    expect(await run({ command: 'str_replace', path: '/memories/ok.md', old_str: 'xxxxxxxxxx', new_str: 'y'.repeat(11) })).toBe(
+    expect(await run({ command: 'create', path: '/memories/big.md', file_text: 'x'.repeat(11) })).toBe(
+      'Error: file_text is 11 bytes; a memory file may hold at most 10 bytes (10B).',
+    );
+    expect(await run({ command: 'create', path: '/memories/big.md', file_text: 'é'.repeat(6) })).toBe(
+      'Error: file_text is 12 bytes; a memory file may hold at most 10 bytes (10B).',
+    );
+    expect(await run({ command: 'create', path: '/memories/ok.md', file_text: 'x'.repeat(10) })).toBe(
+      'File created successfully at: /memories/ok.md',
+    );
+    expect(
+      await run({ command: 'str_replace', path: '/memories/ok.md', old_str: 'xxxxxxxxxx', new_str: 'y'.repeat(11) }),
+    ).toBe(
       'Error: No replacement was performed: the result would be 11 bytes; a memory file may hold at most 10 bytes (10B).',
     );
-    expect(await run({ command: 'insert', path: '/memories/ok.md', insert_line: 0, insert_text: 'z' })).toBe('Error: Nothing was inserted: the result would be 12 bytes; a memory file may hold at most 10 bytes (10B).');
+    expect(await run({ command: 'insert', path: '/memories/ok.md', insert_line: 0, insert_text: 'z' })).toBe(
+      'Error: Nothing was inserted: the result would be 12 bytes; a memory file may hold at most 10 bytes (10B).',
+    );
     expect(read('ok.md')).toBe('x'.repeat(10));
     write('planted.md', 'p'.repeat(11));
-    expect(await run({ command: 'view', path: '/memories/planted.md' })).toBe('Error: /memories/planted.md is 11 bytes, over the 10-byte limit for memory files; the memory tool will not read it.');
+    expect(await run({ command: 'view', path: '/memories/planted.md' })).toBe(
+      'Error: /memories/planted.md is 11 bytes, over the 10-byte limit for memory files; the memory tool will not read it.',
+    );
     expect(fs.existsSync(file('big.md'))).toBe(false);
   });
 
@@ -411,22 +582,32 @@ describe('memory tool: limits', () => {
     expect(await run({ command: 'create', path: '/memories/big.md', file_text: 'x'.repeat(256 * 1024 + 1) })).toBe(
       'Error: file_text is 262,145 bytes; a memory file may hold at most 262,144 bytes (256.0K).',
     );
-    expect(await run({ command: 'create', path: '/memories/max.md', file_text: 'x'.repeat(256 * 1024) })).toBe('File created successfully at: /memories/max.md');
+    expect(await run({ command: 'create', path: '/memories/max.md', file_text: 'x'.repeat(256 * 1024) })).toBe(
+      'File created successfully at: /memories/max.md',
+    );
   });
 
   it('refuses more than maxFiles files and directories', async () => {
     const { run } = setup({ maxFiles: 3 });
-    expect(await run({ command: 'create', path: '/memories/a.md', file_text: 'a' })).toBe('File created successfully at: /memories/a.md');
-    expect(await run({ command: 'create', path: '/memories/d/b.md', file_text: 'b' })).toBe('File created successfully at: /memories/d/b.md');
+    expect(await run({ command: 'create', path: '/memories/a.md', file_text: 'a' })).toBe(
+      'File created successfully at: /memories/a.md',
+    );
+    expect(await run({ command: 'create', path: '/memories/d/b.md', file_text: 'b' })).toBe(
+      'File created successfully at: /memories/d/b.md',
+    );
     expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).toBe(
       'Error: /memories already holds 3 files and directories and this would add 1; the limit is 3. Delete something first.',
     );
     expect(await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/e/a.md' })).toBe(
       'Error: /memories already holds 3 files and directories and this would add 1; the limit is 3. Delete something first.',
     );
-    expect(await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/d/a.md' })).toBe('Renamed /memories/a.md to /memories/d/a.md.');
+    expect(await run({ command: 'rename', old_path: '/memories/a.md', new_path: '/memories/d/a.md' })).toBe(
+      'Renamed /memories/a.md to /memories/d/a.md.',
+    );
     expect(await run({ command: 'delete', path: '/memories/d/a.md' })).toBe('Deleted /memories/d/a.md.');
-    expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).toBe('File created successfully at: /memories/c.md');
+    expect(await run({ command: 'create', path: '/memories/c.md', file_text: 'c' })).toBe(
+      'File created successfully at: /memories/c.md',
+    );
   });
 
   it('the default file limit is 1,000', async () => {
@@ -457,9 +638,13 @@ describe('memory tool: atomic writes', () => {
       throw Object.assign(new Error(`EIO: i/o error, rename '${from}' -> '${to}'`), { code: 'EIO' });
     };
     const out = await run({ command: 'str_replace', path: '/memories/n.md', old_str: 'old', new_str: 'new' });
-    expect(out).toMatch(/^Error: EIO: i\/o error, rename '\/memories\/\.abridge-tmp-[0-9a-f]{16}' -> '\/memories\/n\.md'$/);
+    expect(out).toMatch(
+      /^Error: EIO: i\/o error, rename '\/memories\/\.abridge-tmp-[0-9a-f]{16}' -> '\/memories\/n\.md'$/,
+    );
     expect(read('n.md')).toBe('old\n');
-    expect(await run({ command: 'insert', path: '/memories/n.md', insert_line: 0, insert_text: 'x' })).toMatch(/^Error: EIO/);
+    expect(await run({ command: 'insert', path: '/memories/n.md', insert_line: 0, insert_text: 'x' })).toMatch(
+      /^Error: EIO/,
+    );
     expect(read('n.md')).toBe('old\n');
     expect(await run({ command: 'create', path: '/memories/new.md', file_text: 'x' })).toMatch(/^Error: EIO/);
     expect(fs.existsSync(file('new.md'))).toBe(false);
@@ -470,7 +655,9 @@ describe('memory tool: atomic writes', () => {
     const { run, write, read, leftovers } = setup();
     write('n.md', 'old\n');
     hooks.failSync = Object.assign(new Error('ENOSPC: no space left on device, fsync'), { code: 'ENOSPC' });
-    expect(await run({ command: 'str_replace', path: '/memories/n.md', old_str: 'old', new_str: 'new' })).toBe('Error: ENOSPC: no space left on device, fsync');
+    expect(await run({ command: 'str_replace', path: '/memories/n.md', old_str: 'old', new_str: 'new' })).toBe(
+      'Error: ENOSPC: no space left on device, fsync',
+    );
     expect(read('n.md')).toBe('old\n');
     expect(leftovers()).toEqual([]);
   });
@@ -551,12 +738,15 @@ describe('memory tool: links never lead outside the root', () => {
     expect(await p.run({ command: 'rename', old_path: '/memories/dir', new_path: '/memories/elsewhere/dir' })).toBe(
       'Error: Cannot rename /memories/dir: it contains /memories/dir/inner, a symbolic link; the memory tool does not follow, move or delete links.',
     );
-    const hard = 'Error: /memories/hard.md has 2 hard links; the memory tool refuses hard-linked files (a link could be a file outside /memories).';
+    const hard =
+      'Error: /memories/hard.md has 2 hard links; the memory tool refuses hard-linked files (a link could be a file outside /memories).';
     expect(await p.run({ command: 'str_replace', path: '/memories/hard.md', old_str: 'TOP', new_str: 'x' })).toBe(hard);
     expect(await p.run({ command: 'insert', path: '/memories/hard.md', insert_line: 0, insert_text: 'x' })).toBe(hard);
     expect(await p.run({ command: 'delete', path: '/memories/hard.md' })).toBe(hard);
     expect(await p.run({ command: 'rename', old_path: '/memories/hard.md', new_path: '/memories/h.md' })).toBe(hard);
-    expect(await p.run({ command: 'delete', path: '/memories' })).toBe('Error: Cannot delete /memories itself (the memory root); delete the files in it instead.');
+    expect(await p.run({ command: 'delete', path: '/memories' })).toBe(
+      'Error: Cannot delete /memories itself (the memory root); delete the files in it instead.',
+    );
     expect(p.snapshot()).toEqual(p.before);
     expect(p.links()).toEqual(p.beforeLinks);
     expect(p.read('notes.md')).toBe('notes\n');
@@ -587,9 +777,9 @@ describe('memory tool: links never lead outside the root', () => {
         fs.symlinkSync(join(p.outside, 'secret.txt'), target);
       }
     };
-    expect(await p.run({ command: 'str_replace', path: '/memories/notes.md', old_str: 'notes', new_str: 'edited' })).toBe(
-      'The memory file /memories/notes.md has been edited. Line 1 now reads:\n     1\tedited',
-    );
+    expect(
+      await p.run({ command: 'str_replace', path: '/memories/notes.md', old_str: 'notes', new_str: 'edited' }),
+    ).toBe('The memory file /memories/notes.md has been edited. Line 1 now reads:\n     1\tedited');
     expect(fs.lstatSync(target).isFile()).toBe(true);
     expect(p.read('notes.md')).toBe('edited\n');
     expect(p.snapshot()).toEqual(p.before);
@@ -601,7 +791,9 @@ describe('memory tool: links never lead outside the root', () => {
     const alias = join(s.base, 'alias');
     fs.symlinkSync(s.root, alias);
     const tool = memoryTool({ root: alias });
-    expect(await tool.run({ command: 'create', path: '/memories/x.md', file_text: 'x' })).toBe('File created successfully at: /memories/x.md');
+    expect(await tool.run({ command: 'create', path: '/memories/x.md', file_text: 'x' })).toBe(
+      'File created successfully at: /memories/x.md',
+    );
     expect(s.read('x.md')).toBe('x');
   });
 
@@ -613,7 +805,9 @@ describe('memory tool: links never lead outside the root', () => {
     } catch {
       return;
     }
-    expect(await s.run({ command: 'view', path: '/memories/pipe' })).toBe('Error: /memories/pipe is not a regular file; the memory tool only handles files and directories.');
+    expect(await s.run({ command: 'view', path: '/memories/pipe' })).toBe(
+      'Error: /memories/pipe is not a regular file; the memory tool only handles files and directories.',
+    );
     expect(await s.run({ command: 'str_replace', path: '/memories/pipe', old_str: 'a', new_str: 'b' })).toBe(
       'Error: /memories/pipe is not a regular file; the memory tool only handles files and directories.',
     );
@@ -628,7 +822,9 @@ describe('memory tool: capped answers', () => {
     expect(Buffer.byteLength(out)).toBeLessThanOrEqual(4096);
     const [head, note, first] = out.split('\n');
     expect(head).toBe(CONTENT('/memories/big.md'));
-    expect(note).toMatch(/^\[answer capped at 4,096 bytes \/ 8,000 tokens: lines 1–(\d+) of 500 shown; read on with view_range \[(\d+), -1\]\]$/);
+    expect(note).toMatch(
+      /^\[answer capped at 4,096 bytes \/ 8,000 tokens: lines 1–(\d+) of 500 shown; read on with view_range \[(\d+), -1\]\]$/,
+    );
     const [, last, next] = /lines 1–(\d+) of 500 shown; read on with view_range \[(\d+), -1\]/.exec(note!)!;
     expect(Number(next)).toBe(Number(last) + 1);
     expect(first).toBe(`     1\tline 1 ${'w'.repeat(40)}`);
@@ -642,11 +838,14 @@ describe('memory tool: capped answers', () => {
     fs.mkdirSync(root, { recursive: true });
     for (let d = 0; d < 40; d++) {
       fs.mkdirSync(join(root, `dir-${d}-${'n'.repeat(60)}`));
-      for (let f = 0; f < 40; f++) fs.writeFileSync(join(root, `dir-${d}-${'n'.repeat(60)}`, `file-${f}-${'m'.repeat(60)}.md`), 'x');
+      for (let f = 0; f < 40; f++)
+        fs.writeFileSync(join(root, `dir-${d}-${'n'.repeat(60)}`, `file-${f}-${'m'.repeat(60)}.md`), 'x');
     }
     const out = await run({ command: 'view', path: '/memories' });
     expect(Buffer.byteLength(out)).toBeLessThanOrEqual(32 * 1024);
-    expect(out.split('\n').at(-1)).toMatch(/^\(answer capped at 32,768 bytes \/ 8,000 tokens: [\d,]+ more entries not shown; view a subdirectory to see what is in it\)$/);
+    expect(out.split('\n').at(-1)).toMatch(
+      /^\(answer capped at 32,768 bytes \/ 8,000 tokens: [\d,]+ more entries not shown; view a subdirectory to see what is in it\)$/,
+    );
   });
 
   it('a 1 MB path is refused without being echoed', async () => {
@@ -667,7 +866,9 @@ describe('memory tool: fails closed without /proc/self/fd', () => {
       { command: 'create', path: '/memories/new.md', file_text: 'x' },
       { command: 'delete', path: '/memories/n.md' },
     ]) {
-      expect(await run(input)).toMatch(/^Error: The memory tool acts only through open directory handles, resolved via \/proc\/self\/fd \(Linux\); it is not available on this system/);
+      expect(await run(input)).toMatch(
+        /^Error: The memory tool acts only through open directory handles, resolved via \/proc\/self\/fd \(Linux\); it is not available on this system/,
+      );
     }
     hooks.noProc = false;
     expect(read('n.md')).toBe('kept\n');

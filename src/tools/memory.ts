@@ -5,9 +5,23 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES } from '../defaults.js';
 import { AbridgeError } from '../errors.js';
-import { answerLimits, describeLimits, fitsAnswer, linesWithEnds, takeLines, type AnswerLimits } from './answer-limits.js';
+import {
+  answerLimits,
+  describeLimits,
+  fitsAnswer,
+  linesWithEnds,
+  takeLines,
+  type AnswerLimits,
+} from './answer-limits.js';
 import { DirHandle, labelFdPaths } from './dir-handle.js';
-import { isAddressableName, MAX_DEPTH, MAX_PATH_BYTES, MEMORY_ROOT, parseMemoryPath, type MemoryPath } from './memory-paths.js';
+import {
+  isAddressableName,
+  MAX_DEPTH,
+  MAX_PATH_BYTES,
+  MEMORY_ROOT,
+  parseMemoryPath,
+  type MemoryPath,
+} from './memory-paths.js';
 import { defineTool, type AgentTool } from './tool.js';
 
 /** Anthropic's tool type for the memory tool this implements (`{ type: 'memory_20250818', name: 'memory' }`). */
@@ -49,14 +63,23 @@ export const memoryInput = z
     file_text: z.string().optional().describe('create: the content of the new file.'),
     old_str: z.string().optional().describe('str_replace: the exact text to replace; it must occur exactly once.'),
     new_str: z.string().optional().describe('str_replace: the text to put in its place (may be empty).'),
-    insert_line: z.number().int().min(0).optional().describe('insert: the line after which to insert (0 = at the start).'),
-    insert_text: z.string().optional().describe('insert: the text to insert (a line break is added at its end when missing).'),
+    insert_line: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('insert: the line after which to insert (0 = at the start).'),
+    insert_text: z
+      .string()
+      .optional()
+      .describe('insert: the text to insert (a line break is added at its end when missing).'),
     old_path: z.string().optional().describe('rename: the file or directory to move.'),
     new_path: z.string().optional().describe('rename: where to move it (must not exist yet).'),
   })
   .superRefine((v, ctx) => {
     for (const key of REQUIRED[v.command]) {
-      if ((v as Record<string, unknown>)[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: `required by the ${v.command} command` });
+      if ((v as Record<string, unknown>)[key] === undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: `required by the ${v.command} command` });
     }
   });
 
@@ -65,7 +88,8 @@ export type MemoryInput = z.infer<typeof memoryInput>;
 const fmt = (x: number) => x.toLocaleString('en-US');
 const plural = (k: number, one: string, many = `${one}s`) => `${fmt(k)} ${k === 1 ? one : many}`;
 const errno = (err: unknown) => (err as NodeJS.ErrnoException | undefined)?.code;
-const virtualOf = (segments: readonly string[]) => (segments.length === 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${segments.join('/')}`);
+const virtualOf = (segments: readonly string[]) =>
+  segments.length === 0 ? MEMORY_ROOT : `${MEMORY_ROOT}/${segments.join('/')}`;
 
 /** `du -h`-like sizes: 512B, 1.5K, 2.0M. */
 export function formatSize(bytes: number): string {
@@ -96,10 +120,15 @@ function lineAt(text: string, index: number): number {
   return line;
 }
 
-const linkError = (v: string) => new AbridgeError('INVALID_INPUT', `${v} is a symbolic link; the memory tool does not follow or change links.`);
-const notFound = (v: string) => new AbridgeError('FILE_NOT_FOUND', `${v} does not exist. View ${MEMORY_ROOT} to see what is there.`);
+const linkError = (v: string) =>
+  new AbridgeError('INVALID_INPUT', `${v} is a symbolic link; the memory tool does not follow or change links.`);
+const notFound = (v: string) =>
+  new AbridgeError('FILE_NOT_FOUND', `${v} does not exist. View ${MEMORY_ROOT} to see what is there.`);
 const changedError = (v: string) =>
-  new AbridgeError('CONFLICT', `${v} changed while the memory tool was using it (another process renamed or replaced it); nothing was done. Try again.`);
+  new AbridgeError(
+    'CONFLICT',
+    `${v} changed while the memory tool was using it (another process renamed or replaced it); nothing was done. Try again.`,
+  );
 
 interface Located {
   path: MemoryPath;
@@ -232,7 +261,13 @@ class MemoryDirectory {
   }
 
   /** Opens segment `i` in `dir`, or undefined when it does not exist. */
-  private async openExisting(s: Scope, dir: DirHandle, segs: readonly string[], i: number, whole: string): Promise<DirHandle | undefined> {
+  private async openExisting(
+    s: Scope,
+    dir: DirHandle,
+    segs: readonly string[],
+    i: number,
+    whole: string,
+  ): Promise<DirHandle | undefined> {
     try {
       return await s.openDir(dir, segs[i]!, virtualOf(segs.slice(0, i + 1)), whole);
     } catch (err) {
@@ -245,9 +280,16 @@ class MemoryDirectory {
   private checkFile(v: string, st: Stats): void {
     if (st.isSymbolicLink()) throw linkError(v);
     if (st.isDirectory()) throw new AbridgeError('INVALID_INPUT', `${v} is a directory, not a file.`);
-    if (!st.isFile()) throw new AbridgeError('INVALID_INPUT', `${v} is not a regular file; the memory tool only handles files and directories.`);
+    if (!st.isFile())
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `${v} is not a regular file; the memory tool only handles files and directories.`,
+      );
     if (st.nlink > 1) {
-      throw new AbridgeError('INVALID_INPUT', `${v} has ${fmt(st.nlink)} hard links; the memory tool refuses hard-linked files (a link could be a file outside ${MEMORY_ROOT}).`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `${v} has ${fmt(st.nlink)} hard links; the memory tool refuses hard-linked files (a link could be a file outside ${MEMORY_ROOT}).`,
+      );
     }
   }
 
@@ -270,7 +312,10 @@ class MemoryDirectory {
       this.checkFile(v, st);
       if (st.ino !== loc.stat.ino || st.dev !== loc.stat.dev) throw changedError(v);
       if (st.size > this.maxFileBytes) {
-        throw new AbridgeError('INVALID_INPUT', `${v} is ${fmt(st.size)} bytes, over the ${fmt(this.maxFileBytes)}-byte limit for memory files; the memory tool will not read it.`);
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          `${v} is ${fmt(st.size)} bytes, over the ${fmt(this.maxFileBytes)}-byte limit for memory files; the memory tool will not read it.`,
+        );
       }
       const text = (await fh.readFile()).toString('utf8');
       return { text, stat: st };
@@ -319,7 +364,10 @@ class MemoryDirectory {
 
   private checkSize(bytes: number, what: string): void {
     if (bytes > this.maxFileBytes) {
-      throw new AbridgeError('INVALID_INPUT', `${what} ${fmt(bytes)} bytes; a memory file may hold at most ${fmt(this.maxFileBytes)} bytes (${formatSize(this.maxFileBytes)}).`);
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `${what} ${fmt(bytes)} bytes; a memory file may hold at most ${fmt(this.maxFileBytes)} bytes (${formatSize(this.maxFileBytes)}).`,
+      );
     }
   }
 
@@ -420,7 +468,10 @@ class MemoryDirectory {
 
   private foreignError(what: string, e: TreeEntry): AbridgeError {
     const kind = e.kind === 'link' ? 'a symbolic link' : 'a hard-linked or special file';
-    return new AbridgeError('INVALID_INPUT', `${what}: it contains ${e.virtual}, ${kind}; the memory tool does not follow, move or delete links.`);
+    return new AbridgeError(
+      'INVALID_INPUT',
+      `${what}: it contains ${e.virtual}, ${kind}; the memory tool does not follow, move or delete links.`,
+    );
   }
 
   /** The open directory `loc` names (the root, or a directory in its parent). */
@@ -449,9 +500,16 @@ class MemoryDirectory {
         const [a, b] = range as [number, number];
         const shown = `[${a}, ${b}]`;
         if (a < 1 || a > n) {
-          throw new AbridgeError('INVALID_INPUT', `Invalid view_range ${shown}: the first line must be from 1 to ${fmt(n)} (${v} has ${plural(n, 'line')}).`);
+          throw new AbridgeError(
+            'INVALID_INPUT',
+            `Invalid view_range ${shown}: the first line must be from 1 to ${fmt(n)} (${v} has ${plural(n, 'line')}).`,
+          );
         }
-        if (b !== -1 && b < a) throw new AbridgeError('INVALID_INPUT', `Invalid view_range ${shown}: the last line must be -1 (the end) or at least the first line (${fmt(a)}).`);
+        if (b !== -1 && b < a)
+          throw new AbridgeError(
+            'INVALID_INPUT',
+            `Invalid view_range ${shown}: the last line must be -1 (the end) or at least the first line (${fmt(a)}).`,
+          );
         from = a;
         to = b === -1 ? n : Math.min(b, n);
       }
@@ -459,12 +517,20 @@ class MemoryDirectory {
       const all = `${head}\n${numbered(lines, from, to)}`;
       if (fitsAnswer(all, this.limits)) return all;
       // Too big for one answer: the numbered lines that fit, and how to read on.
-      const taken = takeLines(linesWithEnds(`${numbered(lines, from, to)}\n`), this.limits, { bytes: 300, tokens: 100 });
+      const taken = takeLines(linesWithEnds(`${numbered(lines, from, to)}\n`), this.limits, {
+        bytes: 300,
+        tokens: 100,
+      });
       const shown = Math.max(taken.whole, 1);
       const last = from + shown - 1;
-      const notes = [`answer capped at ${describeLimits(this.limits)}: lines ${fmt(from)}–${fmt(last)} of ${fmt(n)} shown`];
+      const notes = [
+        `answer capped at ${describeLimits(this.limits)}: lines ${fmt(from)}–${fmt(last)} of ${fmt(n)} shown`,
+      ];
       if (last < to) notes.push(`read on with view_range [${last + 1}, ${to === n ? -1 : to}]`);
-      if (taken.cutChars !== undefined) notes.push(`line ${fmt(from)} is too long for one answer: only its first ${fmt(taken.cutChars)} characters are shown`);
+      if (taken.cutChars !== undefined)
+        notes.push(
+          `line ${fmt(from)} is too long for one answer: only its first ${fmt(taken.cutChars)} characters are shown`,
+        );
       if (taken.split > 0) notes.push(`lines over ${fmt(this.limits.maxLineChars)} characters are shown in pieces`);
       return `${head}\n[${notes.join('; ')}]\n${taken.text.replace(/\n$/, '')}`;
     });
@@ -486,8 +552,12 @@ class MemoryDirectory {
       }
       visible.push(e);
     }
-    const sizeUnder = (d: string) => visible.reduce((n, e) => n + (e.kind === 'file' && e.virtual.startsWith(`${d}/`) ? e.bytes : 0), 0);
-    const out = [`Here're the files and directories up to 2 levels deep in ${v}, excluding hidden items and node_modules:`, `${formatSize(sizeUnder(v))}\t${v}/`];
+    const sizeUnder = (d: string) =>
+      visible.reduce((n, e) => n + (e.kind === 'file' && e.virtual.startsWith(`${d}/`) ? e.bytes : 0), 0);
+    const out = [
+      `Here're the files and directories up to 2 levels deep in ${v}, excluding hidden items and node_modules:`,
+      `${formatSize(sizeUnder(v))}\t${v}/`,
+    ];
     for (const e of visible) {
       if (e.depth > 2) continue;
       if (e.kind === 'dir') out.push(`${formatSize(sizeUnder(e.virtual))}\t${e.virtual}/`);
@@ -495,11 +565,15 @@ class MemoryDirectory {
       else if (e.kind === 'link') out.push(`-\t${e.virtual} (symbolic link: not followed)`);
       else out.push(`-\t${e.virtual} (hard-linked or special file: not read)`);
     }
-    if (omitted > 0) out.push(`(${plural(omitted, 'entry', 'entries')} with names the memory tool cannot address not shown)`);
+    if (omitted > 0)
+      out.push(`(${plural(omitted, 'entry', 'entries')} with names the memory tool cannot address not shown)`);
     const text = out.join('\n');
     if (fitsAnswer(text, this.limits)) return text;
     // A root filled by someone else can hold far more than one answer: the entries that fit, and how to see the rest.
-    const taken = takeLines(linesWithEnds(`${out.slice(2).join('\n')}\n`), this.limits, { bytes: Buffer.byteLength(out[0]! + out[1]!) + 300, tokens: 200 });
+    const taken = takeLines(linesWithEnds(`${out.slice(2).join('\n')}\n`), this.limits, {
+      bytes: Buffer.byteLength(out[0]! + out[1]!) + 300,
+      tokens: 200,
+    });
     const rest = out.length - 2 - taken.whole;
     return `${out[0]}\n${out[1]}\n${taken.text}(answer capped at ${describeLimits(this.limits)}: ${plural(rest, 'more entry', 'more entries')} not shown; view a subdirectory to see what is in it)`;
   }
@@ -507,13 +581,20 @@ class MemoryDirectory {
   create(rawPath: string, fileText: string): Promise<string> {
     const path = parseMemoryPath(rawPath);
     const v = path.virtual;
-    if (path.segments.length === 0) throw new AbridgeError('INVALID_INPUT', `Cannot create ${MEMORY_ROOT} itself: give a file path such as ${MEMORY_ROOT}/notes.md.`);
+    if (path.segments.length === 0)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `Cannot create ${MEMORY_ROOT} itself: give a file path such as ${MEMORY_ROOT}/notes.md.`,
+      );
     this.checkSize(Buffer.byteLength(fileText, 'utf8'), 'file_text is');
     return this.scoped(async (s) => {
       const loc = await this.locate(s, path);
       if (loc.stat) {
         if (loc.stat.isDirectory()) throw new AbridgeError('CONFLICT', `${v} already exists as a directory.`);
-        throw new AbridgeError('CONFLICT', `${v} already exists; edit it with str_replace or insert, or delete it first.`);
+        throw new AbridgeError(
+          'CONFLICT',
+          `${v} already exists; edit it with str_replace or insert, or delete it first.`,
+        );
       }
       await this.checkRoom(s, path.segments.length - loc.existing);
       await this.writeAtomic(s, path, fileText, undefined);
@@ -527,11 +608,18 @@ class MemoryDirectory {
     return this.scoped(async (s) => {
       const loc = await this.locate(s, path);
       const { text, stat } = await this.readFile(loc);
-      if (oldStr === '') throw new AbridgeError('INVALID_INPUT', 'old_str is empty; give the exact text to replace (it must occur exactly once).');
+      if (oldStr === '')
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          'old_str is empty; give the exact text to replace (it must occur exactly once).',
+        );
       const at: number[] = [];
       for (let i = text.indexOf(oldStr); i !== -1; i = text.indexOf(oldStr, i + oldStr.length)) at.push(i);
       if (at.length === 0) {
-        throw new AbridgeError('INVALID_INPUT', `No replacement was performed: old_str does not occur in ${v}; it must match exactly, whitespace and line breaks included.`);
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          `No replacement was performed: old_str does not occur in ${v}; it must match exactly, whitespace and line breaks included.`,
+        );
       }
       if (at.length > 1) {
         const lines = [...new Set(at.map((i) => lineAt(text, i)))];
@@ -559,10 +647,14 @@ class MemoryDirectory {
     return this.scoped(async (s) => {
       const loc = await this.locate(s, path);
       const { text, stat } = await this.readFile(loc);
-      if (insertText === '') throw new AbridgeError('INVALID_INPUT', 'insert_text is empty; there is nothing to insert.');
+      if (insertText === '')
+        throw new AbridgeError('INVALID_INPUT', 'insert_text is empty; there is nothing to insert.');
       const n = linesOf(text).length;
       if (insertLine > n) {
-        throw new AbridgeError('INVALID_INPUT', `Invalid insert_line ${fmt(insertLine)}: ${v} has ${plural(n, 'line')}; use 0 (before the first line) to ${fmt(n)} (after the last).`);
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          `Invalid insert_line ${fmt(insertLine)}: ${v} has ${plural(n, 'line')}; use 0 (before the first line) to ${fmt(n)} (after the last).`,
+        );
       }
       let offset = 0;
       for (let k = 0; k < insertLine; k++) {
@@ -583,7 +675,11 @@ class MemoryDirectory {
   delete(rawPath: string): Promise<string> {
     const path = parseMemoryPath(rawPath);
     const v = path.virtual;
-    if (path.segments.length === 0) throw new AbridgeError('INVALID_INPUT', `Cannot delete ${MEMORY_ROOT} itself (the memory root); delete the files in it instead.`);
+    if (path.segments.length === 0)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `Cannot delete ${MEMORY_ROOT} itself (the memory root); delete the files in it instead.`,
+      );
     return this.scoped(async (s) => {
       const loc = await this.locate(s, path);
       if (!loc.stat || !loc.parent) throw notFound(v);
@@ -651,15 +747,23 @@ class MemoryDirectory {
   rename(rawOld: string, rawNew: string): Promise<string> {
     const from = parseMemoryPath(rawOld);
     const to = parseMemoryPath(rawNew);
-    if (from.segments.length === 0) throw new AbridgeError('INVALID_INPUT', `Cannot rename ${MEMORY_ROOT} itself (the memory root).`);
-    if (to.segments.length === 0) throw new AbridgeError('CONFLICT', `Cannot rename ${from.virtual} to ${MEMORY_ROOT}: that is the memory root.`);
-    if (from.virtual === to.virtual) throw new AbridgeError('INVALID_INPUT', `old_path and new_path are the same (${from.virtual}).`);
-    if (to.virtual.startsWith(`${from.virtual}/`)) throw new AbridgeError('INVALID_INPUT', `Cannot move ${from.virtual} into itself (${to.virtual}).`);
+    if (from.segments.length === 0)
+      throw new AbridgeError('INVALID_INPUT', `Cannot rename ${MEMORY_ROOT} itself (the memory root).`);
+    if (to.segments.length === 0)
+      throw new AbridgeError('CONFLICT', `Cannot rename ${from.virtual} to ${MEMORY_ROOT}: that is the memory root.`);
+    if (from.virtual === to.virtual)
+      throw new AbridgeError('INVALID_INPUT', `old_path and new_path are the same (${from.virtual}).`);
+    if (to.virtual.startsWith(`${from.virtual}/`))
+      throw new AbridgeError('INVALID_INPUT', `Cannot move ${from.virtual} into itself (${to.virtual}).`);
     return this.scoped(async (s) => {
       const src = await this.locate(s, from);
       if (!src.stat || !src.parent) throw notFound(from.virtual);
       const dst = await this.locate(s, to);
-      const exists = () => new AbridgeError('CONFLICT', `Cannot rename ${from.virtual} to ${to.virtual}: ${to.virtual} already exists; delete it first or choose another name.`);
+      const exists = () =>
+        new AbridgeError(
+          'CONFLICT',
+          `Cannot rename ${from.virtual} to ${to.virtual}: ${to.virtual} already exists; delete it first or choose another name.`,
+        );
       if (dst.stat) throw exists();
       const isDir = src.stat.isDirectory();
       if (isDir) {
@@ -667,12 +771,21 @@ class MemoryDirectory {
         const foreign = this.foreignIn(tree);
         if (foreign) throw this.foreignError(`Cannot rename ${from.virtual}`, foreign);
         const deepest = tree.reduce((d, e) => Math.max(d, e.depth), 0);
-        const longest = tree.reduce((n, e) => Math.max(n, Buffer.byteLength(e.virtual.slice(from.virtual.length), 'utf8')), 0);
+        const longest = tree.reduce(
+          (n, e) => Math.max(n, Buffer.byteLength(e.virtual.slice(from.virtual.length), 'utf8')),
+          0,
+        );
         if (to.segments.length + deepest > MAX_DEPTH) {
-          throw new AbridgeError('INVALID_INPUT', `Cannot move ${from.virtual} to ${to.virtual}: its contents would be ${to.segments.length + deepest} levels deep; the limit is ${MAX_DEPTH}.`);
+          throw new AbridgeError(
+            'INVALID_INPUT',
+            `Cannot move ${from.virtual} to ${to.virtual}: its contents would be ${to.segments.length + deepest} levels deep; the limit is ${MAX_DEPTH}.`,
+          );
         }
         if (Buffer.byteLength(to.virtual, 'utf8') + longest > MAX_PATH_BYTES) {
-          throw new AbridgeError('INVALID_INPUT', `Cannot move ${from.virtual} to ${to.virtual}: a path inside it would be longer than ${fmt(MAX_PATH_BYTES)} bytes.`);
+          throw new AbridgeError(
+            'INVALID_INPUT',
+            `Cannot move ${from.virtual} to ${to.virtual}: a path inside it would be longer than ${fmt(MAX_PATH_BYTES)} bytes.`,
+          );
         }
       } else {
         this.checkFile(from.virtual, src.stat);
@@ -707,7 +820,13 @@ class MemoryDirectory {
     });
   }
 
-  private async renameChecked(from: DirHandle, name: string, to: DirHandle, toName: string, exists: () => AbridgeError): Promise<void> {
+  private async renameChecked(
+    from: DirHandle,
+    name: string,
+    to: DirHandle,
+    toName: string,
+    exists: () => AbridgeError,
+  ): Promise<void> {
     try {
       await to.lstat(toName);
       throw exists();
@@ -742,9 +861,12 @@ Paths look like ${MEMORY_ROOT}/notes.md or ${MEMORY_ROOT}/project/todo.md: names
 export function memoryTool(options: MemoryToolOptions): AgentTool<MemoryInput> {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxFiles = options.maxFiles ?? DEFAULT_MAX_FILES;
-  if (typeof options.root !== 'string' || options.root === '') throw new AbridgeError('INVALID_CONFIG', 'memoryTool needs root: the directory /memories maps to.');
-  if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes <= 0) throw new AbridgeError('INVALID_CONFIG', `Invalid maxFileBytes ${maxFileBytes}: expected a positive integer.`);
-  if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0) throw new AbridgeError('INVALID_CONFIG', `Invalid maxFiles ${maxFiles}: expected a positive integer.`);
+  if (typeof options.root !== 'string' || options.root === '')
+    throw new AbridgeError('INVALID_CONFIG', 'memoryTool needs root: the directory /memories maps to.');
+  if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes <= 0)
+    throw new AbridgeError('INVALID_CONFIG', `Invalid maxFileBytes ${maxFileBytes}: expected a positive integer.`);
+  if (!Number.isSafeInteger(maxFiles) || maxFiles <= 0)
+    throw new AbridgeError('INVALID_CONFIG', `Invalid maxFiles ${maxFiles}: expected a positive integer.`);
   const dir = new MemoryDirectory(options.root, maxFileBytes, maxFiles, answerLimits(options.limits));
   return defineTool({
     name: 'memory',

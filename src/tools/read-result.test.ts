@@ -40,11 +40,21 @@ describe('read_result', () => {
     const store = new MemoryResultStore();
     const { refId } = await store.put(lines(450));
     const tool = readResultTool(store);
-    expect(await tool.run({ ref_id: refId, offset: 440, limit: 5 })).toBe(`[ref ${refId} · lines 440–444 of 450 · next: offset 445]\n${range(440, 445)}`);
-    expect(await tool.run({ ref_id: refId, offset: 445, limit: 100 })).toBe(`[ref ${refId} · lines 445–449 of 450 · end]\n${range(445, 450)}`);
-    expect(await tool.run({ ref_id: refId, offset: 449, limit: 1 })).toBe(`[ref ${refId} · line 449 of 450 · end]\nline 449\n`);
-    expect(await tool.run({ ref_id: refId, offset: 500 })).toBe(`[ref ${refId} · no lines at offset 500: the result has 450 lines (offsets 0–449) · end]`);
-    expect(await tool.run({ ref_id: refId, limit: 2000 })).toBe(`[ref ${refId} · lines 0–449 of 450 · end]\n${range(0, 450)}`);
+    expect(await tool.run({ ref_id: refId, offset: 440, limit: 5 })).toBe(
+      `[ref ${refId} · lines 440–444 of 450 · next: offset 445]\n${range(440, 445)}`,
+    );
+    expect(await tool.run({ ref_id: refId, offset: 445, limit: 100 })).toBe(
+      `[ref ${refId} · lines 445–449 of 450 · end]\n${range(445, 450)}`,
+    );
+    expect(await tool.run({ ref_id: refId, offset: 449, limit: 1 })).toBe(
+      `[ref ${refId} · line 449 of 450 · end]\nline 449\n`,
+    );
+    expect(await tool.run({ ref_id: refId, offset: 500 })).toBe(
+      `[ref ${refId} · no lines at offset 500: the result has 450 lines (offsets 0–449) · end]`,
+    );
+    expect(await tool.run({ ref_id: refId, limit: 2000 })).toBe(
+      `[ref ${refId} · lines 0–449 of 450 · end]\n${range(0, 450)}`,
+    );
   });
 
   it('reading slice after slice by the header reproduces the result exactly', async () => {
@@ -69,7 +79,9 @@ describe('read_result', () => {
     expect(await tool.run({ ref_id: 'r_0000000000000000' })).toBe(
       'Error: No stored result with ref_id "r_0000000000000000" in the in-memory result store. A ref_id is "r_" followed by 16 lowercase hex digits, e.g. "r_0123456789abcdef"; use one exactly as given where the result was offloaded.',
     );
-    expect(await tool.run({ ref_id: 'abc' })).toBe('Error: Invalid ref_id "abc": expected "r_" followed by 16 lowercase hex digits, e.g. "r_0123456789abcdef".');
+    expect(await tool.run({ ref_id: 'abc' })).toBe(
+      'Error: Invalid ref_id "abc": expected "r_" followed by 16 lowercase hex digits, e.g. "r_0123456789abcdef".',
+    );
   });
 
   it('works over a file store too', async () => {
@@ -77,8 +89,12 @@ describe('read_result', () => {
     dirs.push(dir);
     const store = new FileResultStore(dir);
     const { refId } = await store.put('a\nb\nc');
-    expect(await readResultTool(store).run({ ref_id: refId, offset: 1 })).toBe(`[ref ${refId} · lines 1–2 of 3 · end]\nb\nc`);
-    expect(await readResultTool(store).run({ ref_id: 'r_0000000000000000' })).toMatch(/^Error: No stored result with ref_id "r_0000000000000000" in the result store at /);
+    expect(await readResultTool(store).run({ ref_id: refId, offset: 1 })).toBe(
+      `[ref ${refId} · lines 1–2 of 3 · end]\nb\nc`,
+    );
+    expect(await readResultTool(store).run({ ref_id: 'r_0000000000000000' })).toMatch(
+      /^Error: No stored result with ref_id "r_0000000000000000" in the result store at /,
+    );
   });
 
   it('rejects bad input with an error naming the field', async () => {
@@ -123,7 +139,10 @@ describe('read_result: capped answers', () => {
       const out = await whole.run({ ref_id: refId, offset, limit: 2000 });
       expect(Buffer.byteLength(out)).toBeLessThanOrEqual(32 * 1024);
       const next = /next: offset ([\d,]+)/.exec(out.split('\n')[0]!)?.[1];
-      seen += out.split('\n').slice(out.split('\n')[1]!.startsWith('[answer capped') ? 2 : 1).join('\n');
+      seen += out
+        .split('\n')
+        .slice(out.split('\n')[1]!.startsWith('[answer capped') ? 2 : 1)
+        .join('\n');
       offset = next === undefined ? -1 : Number(next.replace(/,/g, ''));
     }
     expect(seen).toBe(text);
@@ -139,13 +158,17 @@ describe('read_result: capped answers', () => {
     expect(out).toContain('lines over 2,000 characters are shown in pieces');
     const small = readResultTool(store, { limits: { maxLineChars: 100, maxBytes: 100_000, maxTokens: 100_000 } });
     const { refId: r2 } = await store.put(`${'z'.repeat(250)}\nend\n`);
-    expect(await small.run({ ref_id: r2 })).toBe(`[ref ${r2} · lines 0–1 of 2 · end]\n[lines over 100 characters are shown in pieces, each piece on a line of its own]\n${'z'.repeat(100)}\n${'z'.repeat(100)}\n${'z'.repeat(50)}\nend\n`);
+    expect(await small.run({ ref_id: r2 })).toBe(
+      `[ref ${r2} · lines 0–1 of 2 · end]\n[lines over 100 characters are shown in pieces, each piece on a line of its own]\n${'z'.repeat(100)}\n${'z'.repeat(100)}\n${'z'.repeat(50)}\nend\n`,
+    );
   });
 
   it('a 1 MB ref_id is refused without being echoed', async () => {
     const huge = `r_${'a'.repeat(1_000_000)}`;
     const out = await readResultTool(new MemoryResultStore()).run({ ref_id: huge });
     expect(out.length).toBeLessThan(300);
-    expect(out).toBe(`Error: Invalid ref_id "r_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"… (1,000,002 characters): expected "r_" followed by 16 lowercase hex digits, e.g. "r_0123456789abcdef".`);
+    expect(out).toBe(
+      `Error: Invalid ref_id "r_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"… (1,000,002 characters): expected "r_" followed by 16 lowercase hex digits, e.g. "r_0123456789abcdef".`,
+    );
   });
 });

@@ -1,8 +1,23 @@
 import { z } from 'zod';
 import { AbridgeError } from '../errors.js';
-import { formatSlice, MAX_READ_LIMIT, REF_ID_SHAPE, sliceHeader, type ResultSlice, type ResultStore } from '../compaction/result-store.js';
+import {
+  formatSlice,
+  MAX_READ_LIMIT,
+  REF_ID_SHAPE,
+  sliceHeader,
+  type ResultSlice,
+  type ResultStore,
+} from '../compaction/result-store.js';
 import { estimateTokens } from '../tokens/estimate.js';
-import { answerLimits, describeLimits, linesWithEnds, quoteInput, splitLine, takeLines, type AnswerLimits } from './answer-limits.js';
+import {
+  answerLimits,
+  describeLimits,
+  linesWithEnds,
+  quoteInput,
+  splitLine,
+  takeLines,
+  type AnswerLimits,
+} from './answer-limits.js';
 import { defineTool, type AgentTool } from './tool.js';
 
 export interface ReadResultToolOptions {
@@ -11,9 +26,26 @@ export interface ReadResultToolOptions {
 }
 
 export const readResultInput = z.object({
-  ref_id: z.string().describe('The ref_id of a stored result, exactly as given where the result was cleared or offloaded (e.g. "r_0123456789abcdef").'),
-  offset: z.number().int().min(0).optional().describe('The 0-based line to start reading at (default 0). The header of each slice says the offset to read next.'),
-  limit: z.number().int().min(1).max(MAX_READ_LIMIT).optional().describe(`How many lines to read (default 200, at most ${MAX_READ_LIMIT}).`),
+  ref_id: z
+    .string()
+    .describe(
+      'The ref_id of a stored result, exactly as given where the result was cleared or offloaded (e.g. "r_0123456789abcdef").',
+    ),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'The 0-based line to start reading at (default 0). The header of each slice says the offset to read next.',
+    ),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_READ_LIMIT)
+    .optional()
+    .describe(`How many lines to read (default 200, at most ${MAX_READ_LIMIT}).`),
 });
 
 export type ReadResultInput = z.infer<typeof readResultInput>;
@@ -34,7 +66,8 @@ export function readResultTool(store: ResultStore, options: ReadResultToolOption
     input: readResultInput,
     async run({ ref_id, offset, limit }) {
       // Refused before anything echoes it: a ref is 18 characters, an oversized one is quoted as a short prefix.
-      if (ref_id.length > 64) throw new AbridgeError('INVALID_INPUT', `Invalid ref_id ${quoteInput(ref_id)}: expected ${REF_ID_SHAPE}.`);
+      if (ref_id.length > 64)
+        throw new AbridgeError('INVALID_INPUT', `Invalid ref_id ${quoteInput(ref_id)}: expected ${REF_ID_SHAPE}.`);
       const range: { offset?: number; limit?: number } = {};
       if (offset !== undefined) range.offset = offset;
       if (limit !== undefined) range.limit = limit;
@@ -58,11 +91,19 @@ export function capSlice(slice: ResultSlice, limits: AnswerLimits): string {
   const next = slice.offset + shown;
   const header = sliceHeader({ ...slice, limit: shown, nextOffset: next < slice.totalLines ? next : null });
   const notes: string[] = [];
-  if (taken.whole < lines.length) notes.push(`answer capped at ${describeLimits(limits)}: ${shown.toLocaleString('en-US')} of the ${lines.length.toLocaleString('en-US')} lines asked for are shown${next < slice.totalLines ? `; read on with offset ${next.toLocaleString('en-US')}` : ''}`);
+  if (taken.whole < lines.length)
+    notes.push(
+      `answer capped at ${describeLimits(limits)}: ${shown.toLocaleString('en-US')} of the ${lines.length.toLocaleString('en-US')} lines asked for are shown${next < slice.totalLines ? `; read on with offset ${next.toLocaleString('en-US')}` : ''}`,
+    );
   if (taken.cutChars !== undefined) {
     const total = lines[0]!.length;
-    notes.push(`line ${slice.offset.toLocaleString('en-US')} is ${total.toLocaleString('en-US')} characters long: only its first ${taken.cutChars.toLocaleString('en-US')} fit in one answer, the rest is not shown`);
+    notes.push(
+      `line ${slice.offset.toLocaleString('en-US')} is ${total.toLocaleString('en-US')} characters long: only its first ${taken.cutChars.toLocaleString('en-US')} fit in one answer, the rest is not shown`,
+    );
   }
-  if (taken.split > 0) notes.push(`lines over ${limits.maxLineChars.toLocaleString('en-US')} characters are shown in pieces, each piece on a line of its own`);
+  if (taken.split > 0)
+    notes.push(
+      `lines over ${limits.maxLineChars.toLocaleString('en-US')} characters are shown in pieces, each piece on a line of its own`,
+    );
   return `${header}\n[${notes.join('; ')}]\n${taken.text}`;
 }

@@ -10,7 +10,32 @@ const MAX_LIMIT = 20;
 /** Deferred tool names listed when nothing matches. */
 const SUGGESTIONS = 8;
 
-const STOP_WORDS = new Set(['a', 'an', 'and', 'are', 'as', 'at', 'be', 'by', 'for', 'from', 'in', 'into', 'is', 'it', 'of', 'on', 'or', 'that', 'the', 'this', 'to', 'with', 'tool', 'tools']);
+const STOP_WORDS = new Set([
+  'a',
+  'an',
+  'and',
+  'are',
+  'as',
+  'at',
+  'be',
+  'by',
+  'for',
+  'from',
+  'in',
+  'into',
+  'is',
+  'it',
+  'of',
+  'on',
+  'or',
+  'that',
+  'the',
+  'this',
+  'to',
+  'with',
+  'tool',
+  'tools',
+]);
 
 /** Splits on anything not a letter or digit, and camelCase / PascalCase words (`repoOwner` → repo, owner). */
 export function searchTerms(text: string): string[] {
@@ -49,7 +74,21 @@ export function parameterNames(schema: unknown): string[] {
         walk(sub, depth + 1);
       }
     }
-    for (const key of ['items', 'prefixItems', 'additionalProperties', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'anyOf', 'oneOf', 'allOf'] as const) walk(s[key], depth + 1);
+    for (const key of [
+      'items',
+      'prefixItems',
+      'additionalProperties',
+      'additionalItems',
+      'contains',
+      'not',
+      'if',
+      'then',
+      'else',
+      'anyOf',
+      'oneOf',
+      'allOf',
+    ] as const)
+      walk(s[key], depth + 1);
   };
   walk(schema, 0);
   return [...new Set(out)];
@@ -87,7 +126,15 @@ function indexFor(manager: DeferralManager): { tools: DeferrableTool[]; index: M
       combineWith: 'OR',
     },
   });
-  index.addAll(tools.map((t, id) => ({ id, name: t.name, description: t.description, parameters: parameterNames(t.inputSchema).join(' '), server: t.server ?? '' })));
+  index.addAll(
+    tools.map((t, id) => ({
+      id,
+      name: t.name,
+      description: t.description,
+      parameters: parameterNames(t.inputSchema).join(' '),
+      server: t.server ?? '',
+    })),
+  );
   const built = { revision: manager.revision, tools, index };
   indexes.set(manager, built);
   return built;
@@ -110,24 +157,39 @@ export function searchDeferredTools(manager: DeferralManager, query: string, lim
 }
 
 const input = z.object({
-  query: z.string().trim().min(1).max(500).describe('Keywords: what the tool does, its service, or its parameters (e.g. "create github issue").'),
-  limit: z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT).describe(`How many tools to return (1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
+  query: z
+    .string()
+    .trim()
+    .min(1)
+    .max(500)
+    .describe('Keywords: what the tool does, its service, or its parameters (e.g. "create github issue").'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_LIMIT)
+    .default(DEFAULT_LIMIT)
+    .describe(`How many tools to return (1–${MAX_LIMIT}, default ${DEFAULT_LIMIT}).`),
 });
 
 /**
  * `tool_search`: finds deferred tools by keywords, answers with their full definitions (name, description, input
  * schema as JSON) and promotes them so they can be called this turn.
  */
-export function toolSearchTool(manager: DeferralManager, options: { limits?: Partial<AnswerLimits> } = {}): AgentTool<z.output<typeof input>> {
+export function toolSearchTool(
+  manager: DeferralManager,
+  options: { limits?: Partial<AnswerLimits> } = {},
+): AgentTool<z.output<typeof input>> {
   const limits = answerLimits(options.limits);
   return defineTool({
     name: TOOL_SEARCH_NAME,
     description:
-      'Search the tools deferred to save context (see the note in the system prompt) by keywords: what the tool does, the service it belongs to, or its parameter names. Returns the matching tools\' full definitions; they can be called in this turn.',
+      "Search the tools deferred to save context (see the note in the system prompt) by keywords: what the tool does, the service it belongs to, or its parameter names. Returns the matching tools' full definitions; they can be called in this turn.",
     input,
     async run({ query, limit }) {
       const deferred = manager.deferredTools();
-      if (deferred.length === 0) return `No tools are deferred: all ${manager.tools().length} tools are already available.`;
+      if (deferred.length === 0)
+        return `No tools are deferred: all ${manager.tools().length} tools are already available.`;
       const hits = searchDeferredTools(manager, query, limit);
       if (hits.length === 0) return noMatch(query, deferred);
       // Whole definitions, best first, as many as fit one answer; only the tools shown are promoted.
@@ -144,7 +206,10 @@ export function toolSearchTool(manager: DeferralManager, options: { limits?: Par
       manager.promote(shownHits.map((h) => h.tool.name));
       const n = defs.length;
       const more = hits.length - n;
-      const capped = more > 0 ? `\n[answer capped at ${describeLimits(limits)}: ${more} more matching ${more === 1 ? 'tool' : 'tools'} not shown; search again with narrower keywords or a tool's name]` : '';
+      const capped =
+        more > 0
+          ? `\n[answer capped at ${describeLimits(limits)}: ${more} more matching ${more === 1 ? 'tool' : 'tools'} not shown; search again with narrower keywords or a tool's name]`
+          : '';
       return `${n} ${n === 1 ? 'tool matches' : 'tools match'} "${query}", best first; ${n === 1 ? 'it is' : 'they are'} available to call this turn:\n${JSON.stringify(defs, null, 2)}${capped}`;
     },
   });

@@ -32,7 +32,9 @@ export function defineTool<I>(def: ToolDefinition<I>): AgentTool<I> {
     async run(raw: unknown): Promise<string> {
       const parsed = def.input.safeParse(raw ?? {});
       if (!parsed.success) {
-        const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'input'}: ${i.message}`).join('; ');
+        const problems = parsed.error.issues
+          .map((i) => `${i.path.length ? i.path.join('.') : 'input'}: ${i.message}`)
+          .join('; ');
         return `Error: invalid input for ${def.name}: ${problems}`;
       }
       try {
@@ -45,6 +47,8 @@ export function defineTool<I>(def: ToolDefinition<I>): AgentTool<I> {
 }
 
 /** Anthropic-style tool definitions for a list of tools. */
-export function toolDefinitions(tools: readonly AgentTool[]): { name: string; description: string; input_schema: Record<string, unknown> }[] {
+export function toolDefinitions(
+  tools: readonly AgentTool[],
+): { name: string; description: string; input_schema: Record<string, unknown> }[] {
   return tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema }));
 }

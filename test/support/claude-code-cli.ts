@@ -19,7 +19,11 @@ export const CLAUDE_CODE_VERSION = '2.1.330';
 /** The CLI binary from $ABRIDGE_CLAUDE_BIN, or why there is none (for a skip message). */
 export function claudeBinary(): { bin: string } | { reason: string } {
   const bin = process.env.ABRIDGE_CLAUDE_BIN;
-  if (!bin) return { reason: 'ABRIDGE_CLAUDE_BIN is not set (run scripts/install-claude-code.sh and export what it prints; .ci/run does)' };
+  if (!bin)
+    return {
+      reason:
+        'ABRIDGE_CLAUDE_BIN is not set (run scripts/install-claude-code.sh and export what it prints; .ci/run does)',
+    };
   try {
     accessSync(bin, constants.X_OK);
   } catch {
@@ -58,18 +62,30 @@ async function startAnthropicStub(): Promise<{ baseURL: string; requests: Captur
       requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       const url = req.url ?? '';
       const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-      if (req.method !== 'POST' || !url.startsWith('/v1/messages')) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      if (url.includes('count_tokens')) return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: 1 }));
+      if (req.method !== 'POST' || !url.startsWith('/v1/messages'))
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      if (url.includes('count_tokens'))
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: 1 }));
       const model = typeof b.model === 'string' ? b.model : 'claude-sonnet-4-5';
       const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-      const message = { id: 'msg_loopback', type: 'message', role: 'assistant', model, content: [] as unknown[], stop_reason: null as string | null, stop_sequence: null, usage };
+      const message = {
+        id: 'msg_loopback',
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [] as unknown[],
+        stop_reason: null as string | null,
+        stop_sequence: null,
+        usage,
+      };
       if (b.stream !== true) {
         return void res
           .writeHead(200, { 'content-type': 'application/json' })
           .end(JSON.stringify({ ...message, content: [{ type: 'text', text: REPLY_TEXT }], stop_reason: 'end_turn' }));
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const event = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+      const event = (type: string, data: Record<string, unknown>) =>
+        res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
       event('message_start', { message });
       event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
       event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: REPLY_TEXT } });
@@ -110,7 +126,13 @@ export interface ResumeRun {
  * `claude -p --resume <sessionId> <prompt>` there against a loopback Anthropic endpoint. Offline and quick: telemetry,
  * error reporting, the update check and every non-essential request are switched off, one turn at most, a fixed model.
  */
-export async function resumeWithClaudeCode(bin: string, transcript: string, sessionId: string, prompt: string, model = 'claude-opus-4-6'): Promise<ResumeRun> {
+export async function resumeWithClaudeCode(
+  bin: string,
+  transcript: string,
+  sessionId: string,
+  prompt: string,
+  model = 'claude-opus-4-6',
+): Promise<ResumeRun> {
   const root = await mkdtemp(join(tmpdir(), 'abridge-claude-'));
   const stub = await startAnthropicStub();
   try {
@@ -132,14 +154,25 @@ export async function resumeWithClaudeCode(bin: string, transcript: string, sess
       DISABLE_NON_ESSENTIAL_MODEL_CALLS: '1',
     };
     const args = ['-p', '--resume', sessionId, '--max-turns', '1', '--model', model, prompt];
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = execFile(bin, args, { cwd: project, env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) => {
-        const c = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
-        resolve({ code: c, stdout: String(out), stderr: String(errOut) });
-      });
-      // With stdin open and no terminal, `claude -p` waits 3 s for piped input first.
-      child.stdin?.end();
-    });
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        const child = execFile(
+          bin,
+          args,
+          { cwd: project, env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+          (err, out, errOut) => {
+            const c = err
+              ? typeof (err as { code?: unknown }).code === 'number'
+                ? (err as { code: number }).code
+                : null
+              : 0;
+            resolve({ code: c, stdout: String(out), stderr: String(errOut) });
+          },
+        );
+        // With stdin open and no terminal, `claude -p` waits 3 s for piped input first.
+        child.stdin?.end();
+      },
+    );
     const run: ResumeRun = { code, stdout, stderr, requests: stub.requests };
     const main = mainRequest(stub.requests, prompt);
     if (main) run.main = main;
@@ -154,7 +187,10 @@ export async function resumeWithClaudeCode(bin: string, transcript: string, sess
  * The conversation request among what the CLI sent (it may first send others: a quota probe, a title): the largest
  * `POST /v1/messages` whose last message carries the prompt.
  */
-function mainRequest(requests: readonly CapturedRequest[], prompt: string): { model: string; messages: unknown[] } | undefined {
+function mainRequest(
+  requests: readonly CapturedRequest[],
+  prompt: string,
+): { model: string; messages: unknown[] } | undefined {
   let best: { model: string; messages: unknown[] } | undefined;
   for (const r of requests) {
     if (r.method !== 'POST' || !r.url.startsWith('/v1/messages') || r.url.includes('count_tokens')) continue;

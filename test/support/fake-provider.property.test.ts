@@ -13,17 +13,48 @@ import { RefusalError, type WireEnv } from './fake-provider/wire.js';
 const RUNS = Number(process.env.ABRIDGE_PROPERTY_RUNS ?? 100);
 const anthropicHeaders = { 'x-api-key': 'k', 'anthropic-version': '2023-06-01' };
 const env = (ratio: number): WireEnv => ({ options: { window: 10_000_000 }, counter: new TokenCounter(ratio) });
-const tools = [{ name: 'bash', description: 'Run a command', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }];
+const tools = [
+  {
+    name: 'bash',
+    description: 'Run a command',
+    input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+  },
+];
 
-const word = fc.constantFrom('router', 'cache', 'order', 'failed', 'test', 'src/db/pool.ts', '{"a":1}', 'é', '🙂', '\n', 'x'.repeat(40));
+const word = fc.constantFrom(
+  'router',
+  'cache',
+  'order',
+  'failed',
+  'test',
+  'src/db/pool.ts',
+  '{"a":1}',
+  'é',
+  '🙂',
+  '\n',
+  'x'.repeat(40),
+);
 const text = fc.array(word, { minLength: 1, maxLength: 60 }).map((ws) => ws.join(' ').trim() || 'x');
-const turn = fc.record({ say: text, command: text, result: fc.array(text, { minLength: 1, maxLength: 30 }).map((t) => t.join('\n')) });
-const conversation = fc.record({ system: fc.array(text, { minLength: 1, maxLength: 80 }).map((t) => t.join(' ')), turns: fc.array(turn, { minLength: 1, maxLength: 8 }) });
+const turn = fc.record({
+  say: text,
+  command: text,
+  result: fc.array(text, { minLength: 1, maxLength: 30 }).map((t) => t.join('\n')),
+});
+const conversation = fc.record({
+  system: fc.array(text, { minLength: 1, maxLength: 80 }).map((t) => t.join(' ')),
+  turns: fc.array(turn, { minLength: 1, maxLength: 8 }),
+});
 
 function anthropicMessages(turns: { say: string; command: string; result: string }[]): Record<string, unknown>[] {
   const messages: Record<string, unknown>[] = [{ role: 'user', content: 'Fix the failing test.' }];
   turns.forEach((t, i) => {
-    messages.push({ role: 'assistant', content: [{ type: 'text', text: t.say }, { type: 'tool_use', id: `toolu_${i}`, name: 'bash', input: { command: t.command } }] });
+    messages.push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: t.say },
+        { type: 'tool_use', id: `toolu_${i}`, name: 'bash', input: { command: t.command } },
+      ],
+    });
     messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: t.result }] });
   });
   return messages;
@@ -32,7 +63,10 @@ function anthropicMessages(turns: { say: string; command: string; result: string
 function withBreakpointOnLast(messages: Record<string, unknown>[]): Record<string, unknown>[] {
   const copy = structuredClone(messages);
   const last = copy.at(-1)!;
-  const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : (last.content as Record<string, unknown>[]);
+  const blocks =
+    typeof last.content === 'string'
+      ? [{ type: 'text', text: last.content }]
+      : (last.content as Record<string, unknown>[]);
   blocks.at(-1)!.cache_control = { type: 'ephemeral' };
   last.content = blocks;
   return copy;
@@ -77,7 +111,9 @@ describe('fake provider bill (property)', () => {
         parseAnthropic({ model: 'm', max_tokens: 10, tools, system, messages }, anthropicHeaders, env(1.15));
         const drop = 2 + 2 * (k % turns.length); // a user message carrying a tool_result
         const broken = [...messages.slice(0, drop), ...messages.slice(drop + 1)];
-        expect(() => parseAnthropic({ model: 'm', max_tokens: 10, tools, system, messages: broken }, anthropicHeaders, env(1.15))).toThrow(RefusalError);
+        expect(() =>
+          parseAnthropic({ model: 'm', max_tokens: 10, tools, system, messages: broken }, anthropicHeaders, env(1.15)),
+        ).toThrow(RefusalError);
       }),
       { numRuns: RUNS },
     );
@@ -87,7 +123,10 @@ describe('fake provider bill (property)', () => {
     fc.assert(
       fc.property(conversation, ({ system, turns }) => {
         const cache = new OpenAICache();
-        const messages: Record<string, unknown>[] = [{ role: 'system', content: system }, { role: 'user', content: 'Fix it.' }];
+        const messages: Record<string, unknown>[] = [
+          { role: 'system', content: system },
+          { role: 'user', content: 'Fix it.' },
+        ];
         let lastPrompt = 0;
         for (const [i, t] of turns.entries()) {
           const parsed = parseChat({ model: 'm', messages }, { authorization: 'Bearer k' }, env(1));
@@ -97,7 +136,17 @@ describe('fake provider bill (property)', () => {
           expect(outcome.read).toBeLessThanOrEqual(Math.max(0, lastPrompt - 3));
           outcome.commit();
           lastPrompt = outcome.total;
-          messages.push({ role: 'assistant', content: t.say, tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: t.command }) } }] });
+          messages.push({
+            role: 'assistant',
+            content: t.say,
+            tool_calls: [
+              {
+                id: `call_${i}`,
+                type: 'function',
+                function: { name: 'bash', arguments: JSON.stringify({ command: t.command }) },
+              },
+            ],
+          });
           messages.push({ role: 'tool', tool_call_id: `call_${i}`, content: t.result });
         }
       }),

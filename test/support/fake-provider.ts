@@ -37,7 +37,15 @@ import type {
   ScriptContext,
   Wire,
 } from './fake-provider/types.js';
-import { idFrom, isRecord, RefusalError, type Emission, type ParsedRequest, type WireEnv, type WireResponse } from './fake-provider/wire.js';
+import {
+  idFrom,
+  isRecord,
+  RefusalError,
+  type Emission,
+  type ParsedRequest,
+  type WireEnv,
+  type WireResponse,
+} from './fake-provider/wire.js';
 
 export type * from './fake-provider/types.js';
 export { SCRIPT_COMMANDS, SCRIPT_PATHS, DEFAULT_TOOL_TURNS } from './fake-provider/script.js';
@@ -86,7 +94,11 @@ function assistantTurns(p: ParsedRequest): number {
   return n;
 }
 
-function outputTokens(answer: ModelAnswer, thinking: boolean, counter: TokenCounter): { output: number; reasoning: number } {
+function outputTokens(
+  answer: ModelAnswer,
+  thinking: boolean,
+  counter: TokenCounter,
+): { output: number; reasoning: number } {
   const reasoning = thinking && answer.thinking ? counter.text(answer.thinking) : 0;
   let output = reasoning + (answer.text ? counter.text(answer.text) : 0);
   for (const call of answer.toolCalls ?? []) output += counter.text(call.name) + counter.json(call.input) + 12;
@@ -148,11 +160,21 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         throw new RefusalError(
           wire === 'anthropic'
             ? { status: 404, type: 'not_found_error', message: 'Not Found' }
-            : { status: 404, type: 'invalid_request_error', message: `Invalid URL (${req.method} ${url.pathname})`, param: null, code: null },
+            : {
+                status: 404,
+                type: 'invalid_request_error',
+                message: `Invalid URL (${req.method} ${url.pathname})`,
+                param: null,
+                code: null,
+              },
         );
       }
       if (wire === 'anthropic' && raw.length > MAX_BODY_BYTES) {
-        throw new RefusalError({ status: 413, type: 'request_too_large', message: 'Request exceeds the maximum allowed number of bytes.' });
+        throw new RefusalError({
+          status: 413,
+          type: 'request_too_large',
+          message: 'Request exceeds the maximum allowed number of bytes.',
+        });
       }
       let body: unknown;
       try {
@@ -168,7 +190,12 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         });
       }
       record.body = body;
-      if (!isRecord(body)) throw new RefusalError({ status: 400, type: 'invalid_request_error', message: 'Request body must be a JSON object' });
+      if (!isRecord(body))
+        throw new RefusalError({
+          status: 400,
+          type: 'invalid_request_error',
+          message: 'Request body must be a JSON object',
+        });
       record.stream = body.stream === true;
 
       const headers = record.headers;
@@ -214,7 +241,10 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       if (max !== undefined && output > max) {
         // The model runs out of output: a cut text and no tool call, as a real truncated answer is unusable for tools.
         const text = answer.text ?? '';
-        answer = { text: text.slice(0, Math.max(1, Math.floor((text.length * max) / output))) || '…', stopReason: 'max_tokens' };
+        answer = {
+          text: text.slice(0, Math.max(1, Math.floor((text.length * max) / output))) || '…',
+          stopReason: 'max_tokens',
+        };
         output = max;
         reasoning = 0;
       }
@@ -236,7 +266,12 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
           name: c.name,
           input: c.input,
         })),
-        messageId: wire === 'anthropic' ? id('msg_01', 0, 22) : wire === 'openai-chat' ? id('chatcmpl-', 0, 29) : id('resp_', 0, 48),
+        messageId:
+          wire === 'anthropic'
+            ? id('msg_01', 0, 22)
+            : wire === 'openai-chat'
+              ? id('chatcmpl-', 0, 29)
+              : id('resp_', 0, 48),
         id,
         usage,
         // Deterministic: a fixed epoch plus the request index.

@@ -27,7 +27,9 @@ export interface Loopback {
  * An HTTP server on 127.0.0.1 (a free port) answering JSON, for testing real SDK clients against a provider's wire
  * format without a network. `handle` decides each reply; requests are recorded.
  */
-export async function startLoopback(handle: (req: LoopbackRequest) => LoopbackReply | Promise<LoopbackReply>): Promise<Loopback> {
+export async function startLoopback(
+  handle: (req: LoopbackRequest) => LoopbackReply | Promise<LoopbackReply>,
+): Promise<Loopback> {
   const requests: LoopbackRequest[] = [];
   const server = createServer((req, res) => {
     let text = '';
@@ -40,11 +42,21 @@ export async function startLoopback(handle: (req: LoopbackRequest) => LoopbackRe
       } catch {
         body = undefined;
       }
-      const request: LoopbackRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, text };
+      const request: LoopbackRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body,
+        text,
+      };
       requests.push(request);
       Promise.resolve(handle(request)).then(
-        (reply) => res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json)),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: String(err) } })),
+        (reply) =>
+          res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json)),
+        (err: unknown) =>
+          res
+            .writeHead(500, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: String(err) } })),
       );
     });
   });

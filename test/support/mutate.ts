@@ -15,10 +15,42 @@ export type MutationKind =
   | 'delete-key'
   | 'huge-value'
   | 'invalid-utf8';
-export const MUTATION_KINDS: readonly MutationKind[] = ['byte-flip', 'truncate', 'duplicate-line', 'remove-line', 'swap-lines', 'join-lines', 'respace-line', 'type-change', 'delete-key', 'huge-value', 'invalid-utf8'];
+export const MUTATION_KINDS: readonly MutationKind[] = [
+  'byte-flip',
+  'truncate',
+  'duplicate-line',
+  'remove-line',
+  'swap-lines',
+  'join-lines',
+  'respace-line',
+  'type-change',
+  'delete-key',
+  'huge-value',
+  'invalid-utf8',
+];
 
 /** Keys readers depend on: deleting one of them is the likeliest way to find a reader that does not check. */
-const STRUCTURAL_KEYS = new Set(['value', 'output', 'content', 'message', 'messages', 'role', 'type', 'parts', 'text', 'input', 'arguments', 'id', 'toolCallId', 'tool_use_id', 'payload', 'history', 'usage', 'parentId', 'parentUuid']);
+const STRUCTURAL_KEYS = new Set([
+  'value',
+  'output',
+  'content',
+  'message',
+  'messages',
+  'role',
+  'type',
+  'parts',
+  'text',
+  'input',
+  'arguments',
+  'id',
+  'toolCallId',
+  'tool_use_id',
+  'payload',
+  'history',
+  'usage',
+  'parentId',
+  'parentUuid',
+]);
 
 import { prng } from './random-session.js';
 
@@ -73,7 +105,11 @@ function otherType(rand: () => number, v: unknown): unknown {
  * Changes a JSON value of the input: one JSONL line (re-serialized compactly), or the whole document when the input
  * is one JSON document (re-serialized as it was indented, roughly).
  */
-function mutateJson(rand: () => number, input: Buffer, change: (rand: () => number, root: unknown) => boolean): Buffer | undefined {
+function mutateJson(
+  rand: () => number,
+  input: Buffer,
+  change: (rand: () => number, root: unknown) => boolean,
+): Buffer | undefined {
   const ls = lines(input);
   const text = input.toString('utf8');
   const asDocument = (() => {
@@ -148,7 +184,14 @@ export function mutate(input: Buffer, kind: MutationKind, seed: number): Buffer 
       const first = ls[i]!.subarray(0, ls[i]!.length - 1);
       const second = ls[i + 1]!.at(-1) === 0x0a ? ls[i + 1]!.subarray(0, ls[i + 1]!.length - 1) : ls[i + 1]!;
       const nl = ls[i + 1]!.at(-1) === 0x0a ? '\n' : '';
-      return Buffer.concat([...ls.slice(0, i), first, Buffer.from(sep), second, Buffer.from(tail + nl), ...ls.slice(i + 2)]);
+      return Buffer.concat([
+        ...ls.slice(0, i),
+        first,
+        Buffer.from(sep),
+        second,
+        Buffer.from(tail + nl),
+        ...ls.slice(i + 2),
+      ]);
     }
     case 'respace-line': {
       // The same record written by another serializer: spaces after separators, CRLF.
@@ -184,7 +227,13 @@ export function mutate(input: Buffer, kind: MutationKind, seed: number): Buffer 
         return true;
       });
     case 'invalid-utf8': {
-      const bad = pick(rand, [Buffer.from([0xff]), Buffer.from([0xc3, 0x28]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0xed, 0xa0, 0x80])]);
+      const bad = pick(rand, [
+        Buffer.from([0xff]),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from([0xe2, 0x82]),
+        Buffer.from([0xf0, 0x9f, 0x98]),
+        Buffer.from([0xed, 0xa0, 0x80]),
+      ]);
       const at = Math.floor(rand() * input.length);
       return Buffer.concat([input.subarray(0, at), bad, input.subarray(at)]);
     }

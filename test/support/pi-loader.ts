@@ -4,7 +4,12 @@
  * then into the messages pi sends (`convertToLlm`), then into abridge's messages by abridge's pi decoder — with the only
  * text pi adds itself, its summary wrappers, taken off again.
  */
-import { buildSessionContext, convertToLlm, migrateSessionEntries, parseSessionEntries } from '@mariozechner/pi-coding-agent';
+import {
+  buildSessionContext,
+  convertToLlm,
+  migrateSessionEntries,
+  parseSessionEntries,
+} from '@mariozechner/pi-coding-agent';
 import { decodePiMessage } from '../../src/formats/pi.js';
 import type { Message } from '../../src/model/types.js';
 import { comparable as comparableWith, firstDifference as firstDifferenceWith } from './view-compare.js';
@@ -12,7 +17,7 @@ import { comparable as comparableWith, firstDifference as firstDifferenceWith } 
 /** pi's wrapper around a summary, read off pi's own `convertToLlm` (not copied: a NUL stands for the summary). */
 function wrapperOf(role: 'compactionSummary' | 'branchSummary'): [string, string] {
   const [m] = convertToLlm([{ role, summary: '\u0000', tokensBefore: 0, fromId: 'x', timestamp: 0 } as never]);
-  const text = ((m as { content: { text: string }[] }).content[0]!.text);
+  const text = (m as { content: { text: string }[] }).content[0]!.text;
   const [prefix, suffix] = text.split('\u0000') as [string, string];
   return [prefix, suffix];
 }
@@ -30,7 +35,9 @@ export function piResume(text: string): PiResumed {
   const entries = parseSessionEntries(text);
   migrateSessionEntries(entries);
   // pi's SessionManager resumes at the last entry of the file (its header aside).
-  const leaf = [...entries].reverse().find((e) => (e as { type: string }).type !== 'session') as { id?: string } | undefined;
+  const leaf = [...entries].reverse().find((e) => (e as { type: string }).type !== 'session') as
+    | { id?: string }
+    | undefined;
   const ctx = buildSessionContext(entries as never, leaf?.id);
   const sent = convertToLlm(ctx.messages).map((m) => {
     const d = decodePiMessage(m as unknown as Record<string, unknown>);

@@ -53,7 +53,18 @@ export class PiTranscript {
 
   /** A command a person ran with `!` (pi `bashExecution`): shown to the model as a user message with its output. */
   bash(command: string, output: string, exitCode = 0): this {
-    return this.add({ type: 'message', message: { role: 'bashExecution', command, output, exitCode, cancelled: false, truncated: false, timestamp: this.n } });
+    return this.add({
+      type: 'message',
+      message: {
+        role: 'bashExecution',
+        command,
+        output,
+        exitCode,
+        cancelled: false,
+        truncated: false,
+        timestamp: this.n,
+      },
+    });
   }
 
   /** A message the harness injected (pi `custom_message`): a synthetic user message. */
@@ -64,7 +75,8 @@ export class PiTranscript {
   /** An assistant message; returns the ids of its tool calls. */
   assistant(step: Omit<StepSpec, 'resultOrder'>): string[] {
     const content: unknown[] = [];
-    if (step.thinking !== undefined) content.push({ type: 'thinking', thinking: step.thinking, thinkingSignature: `sig-${this.n}` });
+    if (step.thinking !== undefined)
+      content.push({ type: 'thinking', thinking: step.thinking, thinkingSignature: `sig-${this.n}` });
     if (step.text !== undefined) content.push({ type: 'text', text: step.text });
     const ids: string[] = [];
     for (const c of step.calls ?? []) {
@@ -72,14 +84,36 @@ export class PiTranscript {
       ids.push(id);
       content.push({ type: 'toolCall', id, name: c.name, arguments: c.args });
     }
-    const message: Record<string, unknown> = { role: 'assistant', content, api: 'anthropic-messages', provider: 'anthropic', model: MODEL, stopReason: ids.length ? 'toolUse' : 'stop', timestamp: this.n };
-    if (step.usage) message.usage = { ...step.usage, totalTokens: step.usage.input + step.usage.output + step.usage.cacheRead + step.usage.cacheWrite };
+    const message: Record<string, unknown> = {
+      role: 'assistant',
+      content,
+      api: 'anthropic-messages',
+      provider: 'anthropic',
+      model: MODEL,
+      stopReason: ids.length ? 'toolUse' : 'stop',
+      timestamp: this.n,
+    };
+    if (step.usage)
+      message.usage = {
+        ...step.usage,
+        totalTokens: step.usage.input + step.usage.output + step.usage.cacheRead + step.usage.cacheWrite,
+      };
     this.add({ type: 'message', message });
     return ids;
   }
 
   result(callId: string, toolName: string, text: string, isError = false): this {
-    return this.add({ type: 'message', message: { role: 'toolResult', toolCallId: callId, toolName, content: [{ type: 'text', text }], isError, timestamp: this.n } });
+    return this.add({
+      type: 'message',
+      message: {
+        role: 'toolResult',
+        toolCallId: callId,
+        toolName,
+        content: [{ type: 'text', text }],
+        isError,
+        timestamp: this.n,
+      },
+    });
   }
 
   /** An assistant message and the results of its calls (a call whose result is null gets none). */
@@ -115,7 +149,38 @@ export function prng(seed: number): () => number {
   };
 }
 
-const WORDS = ['the', 'parser', 'returns', 'null', 'when', 'config', 'is', 'missing', 'cache', 'token', 'budget', 'handler', 'request', 'fails', 'retry', 'value', 'index', 'module', 'export', 'default', 'async', 'await', 'result', 'stream', 'buffer', 'offset', 'length', 'session', 'entry', 'branch'];
+const WORDS = [
+  'the',
+  'parser',
+  'returns',
+  'null',
+  'when',
+  'config',
+  'is',
+  'missing',
+  'cache',
+  'token',
+  'budget',
+  'handler',
+  'request',
+  'fails',
+  'retry',
+  'value',
+  'index',
+  'module',
+  'export',
+  'default',
+  'async',
+  'await',
+  'result',
+  'stream',
+  'buffer',
+  'offset',
+  'length',
+  'session',
+  'entry',
+  'branch',
+];
 const DIRS = ['src', 'src/lib', 'src/core', 'test', 'packages/cli/src', 'docs'];
 const NAMES = ['index', 'parser', 'config', 'server', 'utils', 'cache', 'budget', 'store', 'main', 'reader'];
 const EXTS = ['ts', 'js', 'py', 'md', 'json', 'rs'];
@@ -143,7 +208,10 @@ export function randomOutput(seed: number, chars: number, oneLine = false): stri
   const lines: string[] = [];
   let n = 0;
   while (n < chars) {
-    const line = r() < 0.05 ? `Error: ${pick(r, WORDS)} ${pick(r, WORDS)} failed at ${randomPath(r)}:${Math.floor(r() * 400)}` : randomSentence(r, 3 + Math.floor(r() * 12));
+    const line =
+      r() < 0.05
+        ? `Error: ${pick(r, WORDS)} ${pick(r, WORDS)} failed at ${randomPath(r)}:${Math.floor(r() * 400)}`
+        : randomSentence(r, 3 + Math.floor(r() * 12));
     lines.push(line);
     n += line.length + 1;
   }
@@ -165,7 +233,15 @@ export interface CallGen {
 export type EventSpec =
   | { kind: 'user'; seed: number; instruction: boolean }
   | { kind: 'synthetic'; seed: number }
-  | { kind: 'step'; seed: number; text: boolean; thinking: boolean; calls: CallGen[]; shuffleResults: boolean; usage: number | null };
+  | {
+      kind: 'step';
+      seed: number;
+      text: boolean;
+      thinking: boolean;
+      calls: CallGen[];
+      shuffleResults: boolean;
+      usage: number | null;
+    };
 
 export interface SessionSpec {
   leadingSynthetic: boolean;
@@ -181,8 +257,24 @@ const size = fc.oneof(
 );
 
 const resultSpec: fc.Arbitrary<ResultSpec> = fc.oneof(
-  { weight: 20, arbitrary: fc.record({ seed: fc.integer(), chars: size, oneLine: fc.oneof({ weight: 6, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), isError: fc.constant(false) }) },
-  { weight: 3, arbitrary: fc.record({ seed: fc.integer(), chars: fc.integer({ min: 20, max: 3000 }), oneLine: fc.constant(false), isError: fc.constant(true) }) },
+  {
+    weight: 20,
+    arbitrary: fc.record({
+      seed: fc.integer(),
+      chars: size,
+      oneLine: fc.oneof({ weight: 6, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+      isError: fc.constant(false),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      seed: fc.integer(),
+      chars: fc.integer({ min: 20, max: 3000 }),
+      oneLine: fc.constant(false),
+      isError: fc.constant(true),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant(null) }, // an orphan call: no result in the input
 );
 
@@ -193,7 +285,10 @@ const callGen: fc.Arbitrary<CallGen> = fc.record({
 });
 
 const event: fc.Arbitrary<EventSpec> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('user' as const), seed: fc.integer(), instruction: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('user' as const), seed: fc.integer(), instruction: fc.boolean() }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('synthetic' as const), seed: fc.integer() }) },
   {
     weight: 10,
@@ -202,10 +297,17 @@ const event: fc.Arbitrary<EventSpec> = fc.oneof(
       seed: fc.integer(),
       text: fc.boolean(),
       thinking: fc.boolean(),
-      calls: fc.oneof({ weight: 1, arbitrary: fc.constant([] as CallGen[]) }, { weight: 5, arbitrary: fc.array(callGen, { minLength: 1, maxLength: 1 }) }, { weight: 2, arbitrary: fc.array(callGen, { minLength: 2, maxLength: 3 }) }),
+      calls: fc.oneof(
+        { weight: 1, arbitrary: fc.constant([] as CallGen[]) },
+        { weight: 5, arbitrary: fc.array(callGen, { minLength: 1, maxLength: 1 }) },
+        { weight: 2, arbitrary: fc.array(callGen, { minLength: 2, maxLength: 3 }) },
+      ),
       shuffleResults: fc.boolean(),
       // Now and then a provider usage report (any size: the prediction anchors on it, however far from the content).
-      usage: fc.oneof({ weight: 15, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.integer({ min: 1000, max: 200_000 }) }),
+      usage: fc.oneof(
+        { weight: 15, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.integer({ min: 1000, max: 200_000 }) },
+      ),
     }),
   },
 );
@@ -221,7 +323,9 @@ function callArgs(tool: CallGen['tool'], r: () => number): unknown {
     case 'read':
       return { path: randomPath(r) };
     case 'bash':
-      return { command: `${pick(r, ['npm test --', 'grep -rn', 'cat', 'node scripts/run.js', 'git diff --stat', 'ls -la'])} ${randomPath(r)}${r() < 0.3 ? ` && echo ${Math.floor(r() * 100)}` : ''}` };
+      return {
+        command: `${pick(r, ['npm test --', 'grep -rn', 'cat', 'node scripts/run.js', 'git diff --stat', 'ls -la'])} ${randomPath(r)}${r() < 0.3 ? ` && echo ${Math.floor(r() * 100)}` : ''}`,
+      };
     case 'edit':
       return { path: randomPath(r), oldText: randomSentence(r), newText: randomSentence(r) };
     case 'write':
@@ -238,15 +342,25 @@ export function sessionJsonl(spec: SessionSpec): string {
   const t = new PiTranscript(`sess-${spec.taskSeed >>> 0}`);
   if (spec.leadingSynthetic) t.synthetic('<system-reminder>The repository uses pnpm.</system-reminder>');
   const rt = prng(spec.taskSeed);
-  t.user(`Task: fix the failing ${pick(rt, WORDS)} in ${randomPath(rt)}. Never change the public API. ${randomSentence(rt)}`);
+  t.user(
+    `Task: fix the failing ${pick(rt, WORDS)} in ${randomPath(rt)}. Never change the public API. ${randomSentence(rt)}`,
+  );
   for (const e of spec.events) {
     const r = prng(e.seed);
-    if (e.kind === 'user') t.user(e.instruction ? `Please make sure to ${randomSentence(r)} Do not edit ${randomPath(r)}.` : randomSentence(r));
+    if (e.kind === 'user')
+      t.user(
+        e.instruction ? `Please make sure to ${randomSentence(r)} Do not edit ${randomPath(r)}.` : randomSentence(r),
+      );
     else if (e.kind === 'synthetic') t.synthetic(`[hook] ${randomSentence(r)}`);
     else {
       const calls = e.calls.map((c) => {
         const cr = prng(c.seed);
-        const result = c.result === null ? null : c.result.isError ? `Error: ${randomOutput(c.result.seed, c.result.chars)}` : randomOutput(c.result.seed, c.result.chars, c.result.oneLine);
+        const result =
+          c.result === null
+            ? null
+            : c.result.isError
+              ? `Error: ${randomOutput(c.result.seed, c.result.chars)}`
+              : randomOutput(c.result.seed, c.result.chars, c.result.oneLine);
         return { name: c.tool, args: callArgs(c.tool, cr), result, isError: c.result?.isError ?? false };
       });
       const order = calls.map((_, i) => i);
@@ -265,7 +379,15 @@ export function sessionJsonl(spec: SessionSpec): string {
 // Random compactions
 
 type StrategyName = Abridge.StrategyName;
-const ALL_STRATEGIES: StrategyName[] = ['clear-tool-results', 'offload', 'head-tail', 'stub-inputs', 'drop-thinking', 'summarize', 'truncate'];
+const ALL_STRATEGIES: StrategyName[] = [
+  'clear-tool-results',
+  'offload',
+  'head-tail',
+  'stub-inputs',
+  'drop-thinking',
+  'summarize',
+  'truncate',
+];
 
 export interface CompactionSpec {
   /** Target as a percentage of the context before (5–100). */
@@ -286,16 +408,48 @@ export interface CompactionSpec {
 
 export const compactionSpec: fc.Arbitrary<CompactionSpec> = fc.record({
   targetPercent: fc.integer({ min: 5, max: 100 }),
-  strategies: fc.option(fc.oneof(fc.subarray(ALL_STRATEGIES), fc.shuffledSubarray(ALL_STRATEGIES, { minLength: 1 })), { nil: undefined, freq: 2 }),
+  strategies: fc.option(fc.oneof(fc.subarray(ALL_STRATEGIES), fc.shuffledSubarray(ALL_STRATEGIES, { minLength: 1 })), {
+    nil: undefined,
+    freq: 2,
+  }),
   keepLastSteps: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
   minKeepLastSteps: fc.option(fc.integer({ min: 0, max: 8 }), { nil: undefined }),
   // Mostly none: a pi session's default prefix (2,500) would make most targets of these small sessions unreachable.
-  prefixTokens: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 5000 }) }, { weight: 1, arbitrary: fc.constant(undefined) }),
-  summarizer: fc.oneof({ weight: 8, arbitrary: fc.constant('extractive' as const) }, { weight: 1, arbitrary: fc.constantFrom('throws' as const, 'empty' as const) }),
-  clearing: fc.option(fc.record({ keep: fc.integer({ min: 0, max: 6 }), clearAtLeast: fc.integer({ min: 0, max: 5000 }), excludeTools: fc.subarray(['read', 'bash', 'edit', 'write', 'grep', 'ls']), clearToolInputs: fc.boolean() }), { nil: undefined }),
-  offload: fc.option(fc.record({ thresholdBytes: fc.integer({ min: 64, max: 8192 }), previewChars: fc.integer({ min: 0, max: 400 }) }), { nil: undefined }),
-  headTail: fc.option(fc.record({ thresholdTokens: fc.integer({ min: 20, max: 3000 }), keepTokens: fc.integer({ min: 10, max: 1000 }) }), { nil: undefined }),
-  summarize: fc.option(fc.record({ maxSummaryTokens: fc.integer({ min: 50, max: 8000 }), minSummaryTokens: fc.integer({ min: 0, max: 800 }), ratio: fc.double({ min: 0, max: 1, noNaN: true }), maxTargetShare: fc.double({ min: 0, max: 1, noNaN: true }) }), { nil: undefined }),
+  prefixTokens: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(0) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: 5000 }) },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+  ),
+  summarizer: fc.oneof(
+    { weight: 8, arbitrary: fc.constant('extractive' as const) },
+    { weight: 1, arbitrary: fc.constantFrom('throws' as const, 'empty' as const) },
+  ),
+  clearing: fc.option(
+    fc.record({
+      keep: fc.integer({ min: 0, max: 6 }),
+      clearAtLeast: fc.integer({ min: 0, max: 5000 }),
+      excludeTools: fc.subarray(['read', 'bash', 'edit', 'write', 'grep', 'ls']),
+      clearToolInputs: fc.boolean(),
+    }),
+    { nil: undefined },
+  ),
+  offload: fc.option(
+    fc.record({ thresholdBytes: fc.integer({ min: 64, max: 8192 }), previewChars: fc.integer({ min: 0, max: 400 }) }),
+    { nil: undefined },
+  ),
+  headTail: fc.option(
+    fc.record({ thresholdTokens: fc.integer({ min: 20, max: 3000 }), keepTokens: fc.integer({ min: 10, max: 1000 }) }),
+    { nil: undefined },
+  ),
+  summarize: fc.option(
+    fc.record({
+      maxSummaryTokens: fc.integer({ min: 50, max: 8000 }),
+      minSummaryTokens: fc.integer({ min: 0, max: 800 }),
+      ratio: fc.double({ min: 0, max: 1, noNaN: true }),
+      maxTargetShare: fc.double({ min: 0, max: 1, noNaN: true }),
+    }),
+    { nil: undefined },
+  ),
   stubInputs: fc.option(fc.record({ thresholdBytes: fc.integer({ min: 16, max: 8192 }) }), { nil: undefined }),
   keepRecentTokens: fc.option(fc.integer({ min: 0, max: 30_000 }), { nil: undefined }),
   restoreRecent: fc.option(fc.boolean(), { nil: undefined }),
@@ -317,7 +471,10 @@ export const randomCase: fc.Arbitrary<RandomCase> = fc.record({
 
 /** What `checkCompactionCase` needs of abridge (the sources in tests, `dist/` in the bench). */
 /** The public API the checks use, plus three internals (imported by path: they are not public). */
-export type CompactionLib = Pick<typeof Abridge, 'parseSession' | 'compact' | 'activeView' | 'checkInvariants' | 'ExtractiveSummarizer' | 'MemoryResultStore'> & {
+export type CompactionLib = Pick<
+  typeof Abridge,
+  'parseSession' | 'compact' | 'activeView' | 'checkInvariants' | 'ExtractiveSummarizer' | 'MemoryResultStore'
+> & {
   introducedViolations: typeof Invariants.introducedViolations;
   unitsOf: typeof Turns.unitsOf;
   isHumanUser: typeof Turns.isHumanUser;
@@ -339,12 +496,14 @@ function summarizerFor(lib: CompactionLib, kind: CompactionSpec['summarizer']): 
 
 function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return Number.isNaN(a) && Number.isNaN(b);
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null)
+    return Number.isNaN(a) && Number.isNaN(b);
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
   const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
   if (ka.length !== kb.length) return false;
-  for (const k of ka) if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  for (const k of ka)
+    if (!deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
   return true;
 }
 
@@ -363,9 +522,18 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
     const where = `compaction ${round + 1}`;
     const original = structuredClone(session.entries);
     const view0 = lib.activeView(session);
-    const probe = await lib.compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [], ...(spec.prefixTokens !== undefined ? { prefixTokens: spec.prefixTokens } : {}) });
+    const probe = await lib.compact(session, {
+      target: Number.MAX_SAFE_INTEGER,
+      strategies: [],
+      ...(spec.prefixTokens !== undefined ? { prefixTokens: spec.prefixTokens } : {}),
+    });
     const target = Math.max(1, Math.round((probe.beforeTokens * spec.targetPercent) / 100));
-    const options: Abridge.CompactOptions = { target, store, summarizer: summarizerFor(lib, spec.summarizer), now: () => new Date(Date.UTC(2026, 0, 2)) };
+    const options: Abridge.CompactOptions = {
+      target,
+      store,
+      summarizer: summarizerFor(lib, spec.summarizer),
+      now: () => new Date(Date.UTC(2026, 0, 2)),
+    };
     if (spec.strategies) options.strategies = spec.strategies;
     if (spec.keepLastSteps !== undefined) options.keepLastSteps = spec.keepLastSteps;
     if (spec.minKeepLastSteps !== undefined) options.minKeepLastSteps = spec.minKeepLastSteps;
@@ -403,27 +571,38 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
     const verbatim = (it: Abridge.ViewItem, what: string) => {
       const now = it.entry === undefined ? undefined : byEntry.get(it.entry);
       if (!now) problems.push(`${where}: ${what} (entry ${it.entry}) is gone from the view`);
-      else if (now.message !== it.message && !deepEqual(now.message, it.message)) problems.push(`${where}: ${what} (entry ${it.entry}) was changed`);
-      else if (now.edit !== it.edit) problems.push(`${where}: ${what} (entry ${it.entry}) is marked ${String(now.edit)}`);
+      else if (now.message !== it.message && !deepEqual(now.message, it.message))
+        problems.push(`${where}: ${what} (entry ${it.entry}) was changed`);
+      else if (now.edit !== it.edit)
+        problems.push(`${where}: ${what} (entry ${it.entry}) is marked ${String(now.edit)}`);
     };
     const task = view0.find((v) => lib.isHumanUser(v.message));
     if (task) verbatim(task, 'the first human user message');
     const latest = [...view0].reverse().find((v) => lib.isHumanUser(v.message));
     if (latest) verbatim(latest, 'the latest human user message');
     const steps = lib.unitsOf(view0).filter((u) => u.kind === 'step');
-    for (const u of steps.slice(Math.max(0, steps.length - result.keptLastSteps))) for (let i = u.start; i < u.end; i++) verbatim(view0[i]!, `message ${i} of the last ${result.keptLastSteps} steps`);
+    for (const u of steps.slice(Math.max(0, steps.length - result.keptLastSteps)))
+      for (let i = u.start; i < u.end; i++)
+        verbatim(view0[i]!, `message ${i} of the last ${result.keptLastSteps} steps`);
     // Archive, never delete.
-    if (session.entries.length < original.length) problems.push(`${where}: entries went from ${original.length} to ${session.entries.length}`);
+    if (session.entries.length < original.length)
+      problems.push(`${where}: entries went from ${original.length} to ${session.entries.length}`);
     for (let i = 0; i < original.length; i++) {
       if (!deepEqual(session.entries[i], original[i])) {
         problems.push(`${where}: entry ${i} changed`);
         break;
       }
     }
-    if (result.reachedTarget && result.afterTokens > target) problems.push(`${where}: reachedTarget but ${result.afterTokens} > target ${target}`);
-    if (result.afterTokens < 0 || result.beforeTokens < 0) problems.push(`${where}: a negative figure (${result.beforeTokens} → ${result.afterTokens})`);
-    if (result.afterTokens > result.beforeTokens) problems.push(`${where}: the context grew from ${result.beforeTokens} to ${result.afterTokens} tokens (${result.strategiesRun.map((s) => s.name).join(', ')})`);
-    if (!result.reachedTarget && result.afterTokens <= target) problems.push(`${where}: afterTokens ${result.afterTokens} ≤ target ${target} but reachedTarget is false`);
+    if (result.reachedTarget && result.afterTokens > target)
+      problems.push(`${where}: reachedTarget but ${result.afterTokens} > target ${target}`);
+    if (result.afterTokens < 0 || result.beforeTokens < 0)
+      problems.push(`${where}: a negative figure (${result.beforeTokens} → ${result.afterTokens})`);
+    if (result.afterTokens > result.beforeTokens)
+      problems.push(
+        `${where}: the context grew from ${result.beforeTokens} to ${result.afterTokens} tokens (${result.strategiesRun.map((s) => s.name).join(', ')})`,
+      );
+    if (!result.reachedTarget && result.afterTokens <= target)
+      problems.push(`${where}: afterTokens ${result.afterTokens} ≤ target ${target} but reachedTarget is false`);
   }
   return { problems, violations, results };
 }

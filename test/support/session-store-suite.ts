@@ -50,7 +50,8 @@ export function builtDist(): { dir: string; cleanup: () => void } {
   const dist = join(REPO, 'dist');
   const outputs = ['cli/main.js', 'store/sqlite/index.js', 'index.js'].map((f) => join(dist, f));
   const sources = newest(join(REPO, 'src'));
-  if (outputs.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return (built = { dir: dist, cleanup: () => {} });
+  if (outputs.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources))
+    return (built = { dir: dist, cleanup: () => {} });
   // A package-like folder: the compiled modules in dist/, and beside it what they read at run time (the catalog
   // snapshot in data/, the viewer's page files).
   const pkg = join(REPO, 'tmp', `test-dist-${process.pid}-${randomBytes(3).toString('hex')}`);
@@ -60,15 +61,31 @@ export function builtDist(): { dir: string; cleanup: () => void } {
   cpSync(join(REPO, 'src', 'analysis', 'view'), join(out, 'analysis', 'view'), { recursive: true });
   const cleanup = () => rmSync(pkg, { recursive: true, force: true });
   try {
-    execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', relative(REPO, out), '--sourceMap', 'false', '--declaration', 'false'], {
-      cwd: REPO,
-      stdio: 'pipe',
-    });
+    execFileSync(
+      process.execPath,
+      [
+        join(REPO, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        relative(REPO, out),
+        '--sourceMap',
+        'false',
+        '--declaration',
+        'false',
+      ],
+      {
+        cwd: REPO,
+        stdio: 'pipe',
+      },
+    );
   } catch (err) {
     // Type errors elsewhere still emit JavaScript; only a missing output is fatal.
     if (!existsSync(join(out, 'cli/main.js'))) {
       cleanup();
-      throw new Error(`building the package for the test failed: ${String((err as { stdout?: unknown }).stdout ?? err)}`);
+      throw new Error(
+        `building the package for the test failed: ${String((err as { stdout?: unknown }).stdout ?? err)}`,
+      );
     }
   }
   return (built = { dir: out, cleanup });
@@ -79,16 +96,33 @@ type Draft = Omit<Entry, 'index'>;
 /** A message entry as a transcript reader would make it: the message, and a raw record that carries it. */
 export function messageEntry(role: Role, text: string, extra: Partial<Draft> = {}): Draft {
   const message: Message = { role, parts: [{ type: 'text', text }] };
-  return { kind: 'message', sourceType: 'message', message, raw: { type: 'message', message: { role, content: text } }, ...extra };
+  return {
+    kind: 'message',
+    sourceType: 'message',
+    message,
+    raw: { type: 'message', message: { role, content: text } },
+    ...extra,
+  };
 }
 
 function markerEntry(number: number, summary: string, archived?: { fromEntry: number; toEntry: number }): Draft {
-  const marker: CompactionMarker = { number, summary, source: 'abridge', ...(archived ? { archived, firstKeptEntry: archived.toEntry + 1 } : {}) };
+  const marker: CompactionMarker = {
+    number,
+    summary,
+    source: 'abridge',
+    ...(archived ? { archived, firstKeptEntry: archived.toEntry + 1 } : {}),
+  };
   return {
     kind: 'compaction',
     sourceType: 'abridge',
     compaction: marker,
-    message: { role: 'user', parts: [{ type: 'compaction', marker }, { type: 'text', text: summary }] },
+    message: {
+      role: 'user',
+      parts: [
+        { type: 'compaction', marker },
+        { type: 'text', text: summary },
+      ],
+    },
   };
 }
 
@@ -104,9 +138,14 @@ async function rejection(p: Promise<unknown>, code: AbridgeErrorCode): Promise<A
   return caught as AbridgeError;
 }
 
-const texts = (entries: readonly Entry[]) => entries.map((e) => (e.message?.parts.find((p) => p.type === 'text') as { text?: string } | undefined)?.text);
+const texts = (entries: readonly Entry[]) =>
+  entries.map((e) => (e.message?.parts.find((p) => p.type === 'text') as { text?: string } | undefined)?.text);
 
-export function runSessionStoreSuite(name: string, makeStore: () => Promise<SessionStore>, cleanup?: () => Promise<void> | void): void {
+export function runSessionStoreSuite(
+  name: string,
+  makeStore: () => Promise<SessionStore>,
+  cleanup?: () => Promise<void> | void,
+): void {
   describe(`${name}: the SessionStore contract`, () => {
     let store: SessionStore;
     beforeEach(async () => {
@@ -120,7 +159,11 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
     /** A new session with `n` message entries u0, a1, u2, … */
     async function sessionWith(n: number): Promise<string> {
       const { id } = await store.createSession({ format: 'pi', info: { cwd: '/work' } });
-      if (n > 0) await store.append(id, Array.from({ length: n }, (_, i) => messageEntry(i % 2 ? 'assistant' : 'user', `${i % 2 ? 'a' : 'u'}${i}`)));
+      if (n > 0)
+        await store.append(
+          id,
+          Array.from({ length: n }, (_, i) => messageEntry(i % 2 ? 'assistant' : 'user', `${i % 2 ? 'a' : 'u'}${i}`)),
+        );
       return id;
     }
 
@@ -130,8 +173,12 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
         const created = await store.createSession({ format: 'pi', info: {} }, entries);
         expect(created.version).toBe(5);
         expect((await store.getSession(created.id))!.version).toBe(5);
-        expect((await store.entries(created.id)).map((e) => e.message?.parts[0])).toEqual(entries.map((e) => e.message!.parts[0]));
-        await expect(store.createSession({ id: created.id, format: 'pi', info: {} }, entries)).rejects.toMatchObject({ code: 'SESSION_EXISTS' });
+        expect((await store.entries(created.id)).map((e) => e.message?.parts[0])).toEqual(
+          entries.map((e) => e.message!.parts[0]),
+        );
+        await expect(store.createSession({ id: created.id, format: 'pi', info: {} }, entries)).rejects.toMatchObject({
+          code: 'SESSION_EXISTS',
+        });
         expect((await store.getSession(created.id))!.version).toBe(5);
       });
 
@@ -173,7 +220,10 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
 
       it('a duplicate id is SESSION_EXISTS, and the first session is left as it was', async () => {
         const id = await sessionWith(2);
-        const err = await rejection(store.createSession({ id, format: 'claude-code', info: { title: 'other' } }), 'SESSION_EXISTS');
+        const err = await rejection(
+          store.createSession({ id, format: 'claude-code', info: { title: 'other' } }),
+          'SESSION_EXISTS',
+        );
         expect(err.message).toContain(id);
         expect(await store.getSession(id)).toMatchObject({ format: 'pi', version: 2 });
         expect(await store.entries(id)).toHaveLength(2);
@@ -198,7 +248,9 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
         const id = await sessionWith(0);
         const before = (await store.getSession(id))!;
         await new Promise((r) => setTimeout(r, 5));
-        expect(await store.append(id, [messageEntry('user', 'one'), messageEntry('assistant', 'two')])).toEqual({ version: 2 });
+        expect(await store.append(id, [messageEntry('user', 'one'), messageEntry('assistant', 'two')])).toEqual({
+          version: 2,
+        });
         const after = (await store.getSession(id))!;
         expect(after.version).toBe(2);
         expect(after.createdAt).toBe(before.createdAt);
@@ -210,8 +262,19 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
     describe('append', () => {
       it('keeps the order; each entry gets its position as index, whatever index it came with', async () => {
         const id = await sessionWith(0);
-        expect(await store.append(id, [messageEntry('user', 'e0'), messageEntry('assistant', 'e1'), messageEntry('user', 'e2')])).toEqual({ version: 3 });
-        expect(await store.append(id, [{ ...messageEntry('assistant', 'e3'), index: 99 } as Draft, messageEntry('user', 'e4')])).toEqual({ version: 5 });
+        expect(
+          await store.append(id, [
+            messageEntry('user', 'e0'),
+            messageEntry('assistant', 'e1'),
+            messageEntry('user', 'e2'),
+          ]),
+        ).toEqual({ version: 3 });
+        expect(
+          await store.append(id, [
+            { ...messageEntry('assistant', 'e3'), index: 99 } as Draft,
+            messageEntry('user', 'e4'),
+          ]),
+        ).toEqual({ version: 5 });
         expect(await store.append(id, [])).toEqual({ version: 5 });
         const entries = await store.entries(id);
         expect(entries.map((e) => e.index)).toEqual([0, 1, 2, 3, 4]);
@@ -233,13 +296,24 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
             parts: [
               { type: 'thinking', text: 'hmm', signature: 'sig' },
               { type: 'text', text: 'naïve 😀 \u2028 "quoted" \\ \n\t\u0000 \ud800 lone surrogate' },
-              { type: 'tool-call', id: 'call_1', name: 'bash', arguments: { command: 'ls -la', nested: { a: [1, 2.5, -3e-7, null, false] } } },
+              {
+                type: 'tool-call',
+                id: 'call_1',
+                name: 'bash',
+                arguments: { command: 'ls -la', nested: { a: [1, 2.5, -3e-7, null, false] } },
+              },
             ],
             model: 'claude-x',
             usage: { input: 10, output: 20, cacheRead: 30, cacheWrite: 0 },
             timestamp: 1_712_345_678_901,
           },
-          raw: { type: 'message', unknown_field: { deep: ['kept', 1, true, null] }, big: 12345678901234, float: 0.1, '': 'empty key' },
+          raw: {
+            type: 'message',
+            unknown_field: { deep: ['kept', 1, true, null] },
+            big: 12345678901234,
+            float: 0.1,
+            '': 'empty key',
+          },
         };
         await store.append(id, [entry, { kind: 'unknown', line: 8, rawText: '{"truncated": ' }]);
         const [back, bad] = await store.entries(id);
@@ -265,7 +339,12 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
 
       it('a batch is atomic: an entry that cannot be serialized (a BigInt in raw) fails it whole, nothing is appended', async () => {
         const id = await sessionWith(2);
-        const batch = [messageEntry('user', 'fine'), messageEntry('assistant', 'also fine'), { ...messageEntry('user', 'bad'), raw: { n: 10n } }, messageEntry('user', 'after')];
+        const batch = [
+          messageEntry('user', 'fine'),
+          messageEntry('assistant', 'also fine'),
+          { ...messageEntry('user', 'bad'), raw: { n: 10n } },
+          messageEntry('user', 'after'),
+        ];
         const err = await rejection(store.append(id, batch), 'INVALID_INPUT');
         expect(err.message).toMatch(/entry 2\b/);
         expect((await store.getSession(id))!.version).toBe(2);
@@ -273,7 +352,10 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
         // A cycle, too.
         const cyclic: Record<string, unknown> = { type: 'message' };
         cyclic.self = cyclic;
-        await rejection(store.append(id, [messageEntry('user', 'ok'), { ...messageEntry('user', 'cycle'), raw: cyclic }]), 'INVALID_INPUT');
+        await rejection(
+          store.append(id, [messageEntry('user', 'ok'), { ...messageEntry('user', 'cycle'), raw: cyclic }]),
+          'INVALID_INPUT',
+        );
         expect(await store.entries(id)).toHaveLength(2);
         // The store still works.
         expect(await store.append(id, [messageEntry('user', 'u2')], { expectedVersion: 2 })).toEqual({ version: 3 });
@@ -284,8 +366,13 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
       it('with the right expectedVersion the append goes through; a stale one is CONFLICT naming both versions, and nothing is appended', async () => {
         const id = await sessionWith(0);
         expect(await store.append(id, [messageEntry('user', 'a')], { expectedVersion: 0 })).toEqual({ version: 1 });
-        expect(await store.append(id, [messageEntry('assistant', 'b'), messageEntry('user', 'c')], { expectedVersion: 1 })).toEqual({ version: 3 });
-        const err = await rejection(store.append(id, [messageEntry('user', 'stale')], { expectedVersion: 1 }), 'CONFLICT');
+        expect(
+          await store.append(id, [messageEntry('assistant', 'b'), messageEntry('user', 'c')], { expectedVersion: 1 }),
+        ).toEqual({ version: 3 });
+        const err = await rejection(
+          store.append(id, [messageEntry('user', 'stale')], { expectedVersion: 1 }),
+          'CONFLICT',
+        );
         expect(err.message).toMatch(/\b1\b/);
         expect(err.message).toMatch(/\b3\b/);
         await rejection(store.append(id, [messageEntry('user', 'ahead')], { expectedVersion: 7 }), 'CONFLICT');
@@ -298,14 +385,22 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
 
       it('an invalid expectedVersion is INVALID_INPUT', async () => {
         const id = await sessionWith(1);
-        for (const v of [-1, 1.5, Number.NaN, '1']) await rejection(store.append(id, [messageEntry('user', 'x')], { expectedVersion: v as number }), 'INVALID_INPUT');
+        for (const v of [-1, 1.5, Number.NaN, '1'])
+          await rejection(
+            store.append(id, [messageEntry('user', 'x')], { expectedVersion: v as number }),
+            'INVALID_INPUT',
+          );
         expect(await store.entries(id)).toHaveLength(1);
       });
 
       it('writers racing with the same expectedVersion: exactly one wins, the others get CONFLICT', async () => {
         const id = await sessionWith(3);
         const results = await Promise.allSettled(
-          Array.from({ length: 8 }, (_, w) => store.append(id, [messageEntry('user', `w${w}-0`), messageEntry('assistant', `w${w}-1`)], { expectedVersion: 3 })),
+          Array.from({ length: 8 }, (_, w) =>
+            store.append(id, [messageEntry('user', `w${w}-0`), messageEntry('assistant', `w${w}-1`)], {
+              expectedVersion: 3,
+            }),
+          ),
         );
         const won = results.filter((r) => r.status === 'fulfilled');
         expect(won).toHaveLength(1);
@@ -320,7 +415,8 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
     describe('entries(range)', () => {
       it('[from, to), clamped to what exists', async () => {
         const id = await sessionWith(6);
-        const idx = async (range?: { from?: number; to?: number }) => (await store.entries(id, range)).map((e) => e.index);
+        const idx = async (range?: { from?: number; to?: number }) =>
+          (await store.entries(id, range)).map((e) => e.index);
         expect(await idx()).toEqual([0, 1, 2, 3, 4, 5]);
         expect(await idx({ from: 2, to: 5 })).toEqual([2, 3, 4]);
         expect(await idx({ from: 4 })).toEqual([4, 5]);
@@ -336,7 +432,8 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
 
       it('a negative or fractional bound is INVALID_INPUT', async () => {
         const id = await sessionWith(2);
-        for (const range of [{ from: -1 }, { to: -2 }, { from: 0.5 }, { to: Number.NaN }]) await rejection(store.entries(id, range), 'INVALID_INPUT');
+        for (const range of [{ from: -1 }, { to: -2 }, { from: 0.5 }, { to: Number.NaN }])
+          await rejection(store.entries(id, range), 'INVALID_INPUT');
       });
 
       it('an empty session has no entries', async () => {
@@ -350,17 +447,38 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
         const id = await sessionWith(4);
         expect(await store.latestSnapshot(id)).toBeUndefined();
         const summary: Message = { role: 'user', parts: [{ type: 'text', text: 'summary of u0..a1' }] };
-        const kept: Message[] = [summary, { role: 'user', parts: [{ type: 'text', text: 'u2' }] }, { role: 'assistant', parts: [{ type: 'text', text: 'a3' }] }];
+        const kept: Message[] = [
+          summary,
+          { role: 'user', parts: [{ type: 'text', text: 'u2' }] },
+          { role: 'assistant', parts: [{ type: 'text', text: 'a3' }] },
+        ];
         const marker = markerEntry(1, 'summary of u0..a1', { fromEntry: 0, toEntry: 1 });
-        expect(await store.recordCompaction(id, [marker], { messages: kept, marker: marker.compaction!, tokens: 1234 }, { expectedVersion: 4 })).toEqual({ version: 5 });
+        expect(
+          await store.recordCompaction(
+            id,
+            [marker],
+            { messages: kept, marker: marker.compaction!, tokens: 1234 },
+            { expectedVersion: 4 },
+          ),
+        ).toEqual({ version: 5 });
         expect((await store.entries(id, { from: 4 }))[0]).toEqual({ ...marker, index: 4 });
         const snap = (await store.latestSnapshot(id))!;
-        expect(snap).toMatchObject({ sessionId: id, atVersion: 5, messages: kept, marker: marker.compaction, tokens: 1234 });
+        expect(snap).toMatchObject({
+          sessionId: id,
+          atVersion: 5,
+          messages: kept,
+          marker: marker.compaction,
+          tokens: 1234,
+        });
         expect(Number.isNaN(Date.parse(snap.createdAt))).toBe(false);
 
         // Entries before the marker go in the same transaction; a snapshot without marker or tokens is fine.
         const second: Message[] = [{ role: 'user', parts: [{ type: 'text', text: 'second summary' }] }];
-        expect(await store.recordCompaction(id, [messageEntry('user', 'u5'), markerEntry(2, 'second summary')], { messages: second })).toEqual({ version: 7 });
+        expect(
+          await store.recordCompaction(id, [messageEntry('user', 'u5'), markerEntry(2, 'second summary')], {
+            messages: second,
+          }),
+        ).toEqual({ version: 7 });
         const latest = (await store.latestSnapshot(id))!;
         expect(latest).toMatchObject({ sessionId: id, atVersion: 7, messages: second });
         expect(latest.marker).toBeUndefined();
@@ -371,9 +489,20 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
       it('recordCompaction is all or nothing: a stale version or an unserializable snapshot or entry records nothing', async () => {
         const id = await sessionWith(4);
         const messages: Message[] = [{ role: 'user', parts: [{ type: 'text', text: 's' }] }];
-        await rejection(store.recordCompaction(id, [markerEntry(1, 's')], { messages }, { expectedVersion: 3 }), 'CONFLICT');
-        await rejection(store.recordCompaction(id, [markerEntry(1, 's')], { messages: [{ role: 'user', parts: [{ type: 'tool-call', id: 'c', name: 'n', arguments: 5n }] }] }), 'INVALID_INPUT');
-        await rejection(store.recordCompaction(id, [{ ...markerEntry(1, 's'), raw: { n: 1n } }], { messages }), 'INVALID_INPUT');
+        await rejection(
+          store.recordCompaction(id, [markerEntry(1, 's')], { messages }, { expectedVersion: 3 }),
+          'CONFLICT',
+        );
+        await rejection(
+          store.recordCompaction(id, [markerEntry(1, 's')], {
+            messages: [{ role: 'user', parts: [{ type: 'tool-call', id: 'c', name: 'n', arguments: 5n }] }],
+          }),
+          'INVALID_INPUT',
+        );
+        await rejection(
+          store.recordCompaction(id, [{ ...markerEntry(1, 's'), raw: { n: 1n } }], { messages }),
+          'INVALID_INPUT',
+        );
         expect((await store.getSession(id))!.version).toBe(4);
         expect(await store.entries(id)).toHaveLength(4);
         expect(await store.latestSnapshot(id)).toBeUndefined();
@@ -402,21 +531,44 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
         await store.append(id, [markerEntry(1, 'summary of u0..u2', { fromEntry: 0, toEntry: 2 })]);
         const after = await store.resume(id);
         expect(after.fromSnapshot).toBe(false);
-        expect(after.messages.map((m) => (m.parts.find((p) => p.type === 'text') as { text: string }).text)).toEqual(['summary of u0..u2', 'a3', 'u4']);
+        expect(after.messages.map((m) => (m.parts.find((p) => p.type === 'text') as { text: string }).text)).toEqual([
+          'summary of u0..u2',
+          'a3',
+          'u4',
+        ]);
         const empty = await sessionWith(0);
         expect(await store.resume(empty)).toMatchObject({ messages: [], fromSnapshot: false, appended: 0, version: 0 });
       });
 
       it('resume with a snapshot: the snapshot messages, then the messages of the entries appended after it', async () => {
         const id = await sessionWith(4);
-        const snapshot: Message[] = [{ role: 'user', parts: [{ type: 'text', text: 'THE SNAPSHOT' }] }, { role: 'assistant', parts: [{ type: 'text', text: 'a3' }] }];
+        const snapshot: Message[] = [
+          { role: 'user', parts: [{ type: 'text', text: 'THE SNAPSHOT' }] },
+          { role: 'assistant', parts: [{ type: 'text', text: 'a3' }] },
+        ];
         // The snapshot is taken as given, even where the marker would give another view.
-        await store.recordCompaction(id, [markerEntry(1, 'marker summary', { fromEntry: 0, toEntry: 2 })], { messages: snapshot });
-        expect(await store.resume(id)).toEqual({ messages: snapshot, fromSnapshot: true, snapshotAt: 5, appended: 0, version: 5 });
-        await store.append(id, [messageEntry('user', 'later 1'), { kind: 'label', raw: { type: 'label' } }, messageEntry('assistant', 'later 2')]);
+        await store.recordCompaction(id, [markerEntry(1, 'marker summary', { fromEntry: 0, toEntry: 2 })], {
+          messages: snapshot,
+        });
+        expect(await store.resume(id)).toEqual({
+          messages: snapshot,
+          fromSnapshot: true,
+          snapshotAt: 5,
+          appended: 0,
+          version: 5,
+        });
+        await store.append(id, [
+          messageEntry('user', 'later 1'),
+          { kind: 'label', raw: { type: 'label' } },
+          messageEntry('assistant', 'later 2'),
+        ]);
         const r = await store.resume(id);
         expect(r).toMatchObject({ fromSnapshot: true, snapshotAt: 5, appended: 3, version: 8 });
-        expect(r.messages).toEqual([...snapshot, messageEntry('user', 'later 1').message, messageEntry('assistant', 'later 2').message]);
+        expect(r.messages).toEqual([
+          ...snapshot,
+          messageEntry('user', 'later 1').message,
+          messageEntry('assistant', 'later 2').message,
+        ]);
       });
     });
 
@@ -454,9 +606,18 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
       const messages = activeMessages(session);
       expect(messages.length).toBeLessThan(session.entries.filter((e) => e.message).length);
 
-      const { version } = await store.recordCompaction(stored.id, [result.entry!], { messages, marker: result.marker!, tokens: result.afterTokens }, { expectedVersion: stored.version });
+      const { version } = await store.recordCompaction(
+        stored.id,
+        [result.entry!],
+        { messages, marker: result.marker!, tokens: result.afterTokens },
+        { expectedVersion: stored.version },
+      );
       expect(version).toBe(stored.version + 1);
-      expect(await store.latestSnapshot(stored.id)).toMatchObject({ atVersion: version, tokens: result.afterTokens, marker: result.marker });
+      expect(await store.latestSnapshot(stored.id)).toMatchObject({
+        atVersion: version,
+        tokens: result.afterTokens,
+        marker: result.marker,
+      });
 
       const resumed = await store.resume(stored.id);
       expect(resumed).toMatchObject({ fromSnapshot: true, snapshotAt: version, appended: 0, version });
@@ -464,7 +625,11 @@ export function runSessionStoreSuite(name: string, makeStore: () => Promise<Sess
       // The stored marker entry gives the same view when the whole history is read back.
       expect(activeMessages(await loadSession(store, stored.id))).toEqual(messages);
 
-      const more = [messageEntry('user', 'Now add a changelog entry.'), messageEntry('assistant', 'Added CHANGELOG.md entry.'), messageEntry('user', 'Thanks!')];
+      const more = [
+        messageEntry('user', 'Now add a changelog entry.'),
+        messageEntry('assistant', 'Added CHANGELOG.md entry.'),
+        messageEntry('user', 'Thanks!'),
+      ];
       expect(await store.append(stored.id, more, { expectedVersion: version })).toEqual({ version: version + 3 });
       const continued = await store.resume(stored.id);
       expect(continued).toMatchObject({ fromSnapshot: true, snapshotAt: version, appended: 3, version: version + 3 });

@@ -20,7 +20,10 @@ export function conversationToolCalls(session: Session): number {
 }
 
 /** Each bad document is refused with AbridgeError INVALID_INPUT naming the source and saying `expected`. */
-export function expectInvalidInputs(read: (doc: unknown, source: string) => unknown, cases: readonly (readonly [unknown, string])[]): void {
+export function expectInvalidInputs(
+  read: (doc: unknown, source: string) => unknown,
+  cases: readonly (readonly [unknown, string])[],
+): void {
   for (const [doc, expected] of cases) {
     let err: unknown;
     try {

@@ -26,7 +26,11 @@ export function comparable(messages: readonly Message[], unwrap?: (text: string)
 }
 
 /** Index of the first message that differs, or -1 when both lists read the same. */
-export function firstDifference(a: readonly Message[], b: readonly Message[], unwrap?: (text: string) => string): number {
+export function firstDifference(
+  a: readonly Message[],
+  b: readonly Message[],
+  unwrap?: (text: string) => string,
+): number {
   const x = comparable(a, unwrap);
   const y = comparable(b, unwrap);
   for (let i = 0; i < Math.max(x.length, y.length); i++) if (!isDeepStrictEqual(x[i], y[i])) return i;

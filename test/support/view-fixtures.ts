@@ -22,7 +22,10 @@ export const VIEW_CASES = {
 export async function abridgeCompactedTranscript(): Promise<{ file: string; session: Session }> {
   const session = await readSession(corpusFile('pi', 'badlogic__pi-mono__large-session.jsonl'));
   const last = replaySession(session).at(-1)!.reported;
-  const result = await compact(session, { target: Math.round(last * 0.4), now: () => new Date('2026-01-01T00:00:00Z') });
+  const result = await compact(session, {
+    target: Math.round(last * 0.4),
+    now: () => new Date('2026-01-01T00:00:00Z'),
+  });
   if (!result.marker) throw new Error('the fixture session was not compacted');
   const file = join(mkdtempSync(join(tmpdir(), 'abridge-view-')), 'abridge-compacted.jsonl');
   writeFileSync(file, writeSession(session, 'pi'));

@@ -25,7 +25,10 @@ describe('examples/workspace', () => {
   });
 
   it('different arguments give different content', () => {
-    const outputs = new Set([...WORKSPACE_FILES.map((p) => digest(readFile(p).output)), ...SCRIPT_COMMANDS.map((c) => digest(bash(c).output))]);
+    const outputs = new Set([
+      ...WORKSPACE_FILES.map((p) => digest(readFile(p).output)),
+      ...SCRIPT_COMMANDS.map((c) => digest(bash(c).output)),
+    ]);
     // `cat src/server/router.ts` is the same file as readFile('src/server/router.ts').
     expect(outputs.size).toBe(WORKSPACE_FILES.length + SCRIPT_COMMANDS.length - 1);
   });
@@ -49,9 +52,21 @@ describe('examples/workspace', () => {
   });
 
   it('gives the errors a real file system and shell give', () => {
-    expect(readFile('src/nope.ts')).toEqual({ output: `ENOENT: no such file or directory, open '${WORKSPACE_ROOT}/src/nope.ts'`, isError: true, exitCode: 1 });
-    expect(bash('cat src/nope.ts')).toEqual({ output: 'cat: src/nope.ts: No such file or directory', isError: true, exitCode: 1 });
-    expect(bash('frobnicate --all')).toEqual({ output: 'bash: frobnicate: command not found\n', isError: true, exitCode: 127 });
+    expect(readFile('src/nope.ts')).toEqual({
+      output: `ENOENT: no such file or directory, open '${WORKSPACE_ROOT}/src/nope.ts'`,
+      isError: true,
+      exitCode: 1,
+    });
+    expect(bash('cat src/nope.ts')).toEqual({
+      output: 'cat: src/nope.ts: No such file or directory',
+      isError: true,
+      exitCode: 1,
+    });
+    expect(bash('frobnicate --all')).toEqual({
+      output: 'bash: frobnicate: command not found\n',
+      isError: true,
+      exitCode: 127,
+    });
   });
 
   it('is identical in another process', () => {
@@ -59,7 +74,10 @@ describe('examples/workspace', () => {
     const script = `import { readFile, bash } from './examples/workspace.ts';
 import { createHash } from 'node:crypto';
 process.stdout.write(createHash('sha256').update(readFile('src/db/migrations.ts').output + bash('npm test').output + bash('ls -laR src').output).digest('hex'));`;
-    const there = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: new URL('../..', import.meta.url), encoding: 'utf8' });
+    const there = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../..', import.meta.url),
+      encoding: 'utf8',
+    });
     expect(there).toBe(here);
   });
 });

@@ -10,9 +10,33 @@
   const $ = (id) => document.getElementById(id);
   const int = (n) => (n === null || n === undefined ? '—' : Math.round(n).toLocaleString('en-US'));
   const pct = (x) => `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
-  const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
-  const BASE_COLORS = { prefix: '#9aa3b5', system: '#c5b3e6', summary: '#e0622a', user: '#5fb36b', assistant: '#6f95e6' };
-  const TOOL_COLORS = ['#f2a541', '#d96c8a', '#46b5b0', '#b08b4f', '#8d6cd9', '#e6d35c', '#2e9e6a', '#a3c94f', '#cf8fd6', '#7b5a3a', '#f07f6e', '#4fb0e0', '#9c6b9e', '#d4b483', '#5f6f3a', '#e895c0'];
+  const esc = (s) =>
+    String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+  const BASE_COLORS = {
+    prefix: '#9aa3b5',
+    system: '#c5b3e6',
+    summary: '#e0622a',
+    user: '#5fb36b',
+    assistant: '#6f95e6',
+  };
+  const TOOL_COLORS = [
+    '#f2a541',
+    '#d96c8a',
+    '#46b5b0',
+    '#b08b4f',
+    '#8d6cd9',
+    '#e6d35c',
+    '#2e9e6a',
+    '#a3c94f',
+    '#cf8fd6',
+    '#7b5a3a',
+    '#f07f6e',
+    '#4fb0e0',
+    '#9c6b9e',
+    '#d4b483',
+    '#5f6f3a',
+    '#e895c0',
+  ];
   cats.forEach((c, i) => (c.color = BASE_COLORS[c.key] || TOOL_COLORS[(i - 5) % TOOL_COLORS.length]));
 
   // ---- header
@@ -47,13 +71,34 @@
     const width = Math.max(480, el.clientWidth || 900);
     const bars = N <= 600;
     const fillPath = bars ? uPlot.paths.bars({ size: [0.92, 40], align: 0 }) : uPlot.paths.stepped({ align: 1 });
-    const series = [{ label: 'request', value: (u, v) => (v === null || v === undefined ? '' : `#${v + 1} · entry ${P.entry[v]}`) }];
+    const series = [
+      { label: 'request', value: (u, v) => (v === null || v === undefined ? '' : `#${v + 1} · entry ${P.entry[v]}`) },
+    ];
     for (let k = cats.length - 1; k >= 0; k--) {
       const c = cats[k];
-      series.push({ label: c.label.length > 40 ? `${c.label.slice(0, 38)}…` : c.label, fill: c.color, stroke: c.color, width: 0, paths: fillPath, points: { show: false }, value: (u, v, si, i) => (i === null || i === undefined ? '' : int(P.tokens[k][i])) });
+      series.push({
+        label: c.label.length > 40 ? `${c.label.slice(0, 38)}…` : c.label,
+        fill: c.color,
+        stroke: c.color,
+        width: 0,
+        paths: fillPath,
+        points: { show: false },
+        value: (u, v, si, i) => (i === null || i === undefined ? '' : int(P.tokens[k][i])),
+      });
     }
-    const line = (label, stroke, dash, w) => ({ label, stroke, width: w || 1.5, dash, points: { show: false }, value: (u, v) => int(v), spanGaps: false });
-    series.push({ ...line('reported prompt', '#111', undefined, 1.8), points: { show: N <= 300, size: 4, fill: '#111' } });
+    const line = (label, stroke, dash, w) => ({
+      label,
+      stroke,
+      width: w || 1.5,
+      dash,
+      points: { show: false },
+      value: (u, v) => int(v),
+      spanGaps: false,
+    });
+    series.push({
+      ...line('reported prompt', '#111', undefined, 1.8),
+      points: { show: N <= 300, size: 4, fill: '#111' },
+    });
     series.push(line("abridge's prediction", '#2f6fde', [6, 4], 1.6));
     series.push(line('window', '#555', [2, 3], 1.2));
     series.push(line('warn', '#d99a00', [8, 4], 1));
@@ -97,8 +142,18 @@
       width,
       height: 360,
       cursor: { points: { show: false }, drag: { x: true, y: false } },
-      scales: { x: { time: false, range: (u, mn, mx) => [mn - 0.5, mx + 0.5] }, y: { range: (u, mn, mx) => [0, Math.max(mx, 1) * 1.05] } },
-      axes: [{ label: 'request', values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? v + 1 : '')) }, { label: 'prompt tokens', size: 70, values: (u, vals) => vals.map((v) => (v >= 1e6 ? `${v / 1e6}M` : v >= 1000 ? `${v / 1000}K` : v)) }],
+      scales: {
+        x: { time: false, range: (u, mn, mx) => [mn - 0.5, mx + 0.5] },
+        y: { range: (u, mn, mx) => [0, Math.max(mx, 1) * 1.05] },
+      },
+      axes: [
+        { label: 'request', values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? v + 1 : '')) },
+        {
+          label: 'prompt tokens',
+          size: 70,
+          values: (u, vals) => vals.map((v) => (v >= 1e6 ? `${v / 1e6}M` : v >= 1000 ? `${v / 1000}K` : v)),
+        },
+      ],
       legend: { live: true },
       series,
       plugins: [marks],
@@ -115,7 +170,10 @@
   let resizeTimer;
   window.addEventListener('resize', () => {
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => plot && plot.setSize({ width: Math.max(480, $('chart').clientWidth), height: 360 }), 150);
+    resizeTimer = setTimeout(
+      () => plot && plot.setSize({ width: Math.max(480, $('chart').clientWidth), height: 360 }),
+      150,
+    );
   });
 
   // ---- the context as of a request
@@ -130,17 +188,28 @@
     selected = Math.max(0, Math.min(N - 1, i));
     slider.value = String(selected);
     const used = P.reported[selected] ?? P.predicted[selected];
-    $('atLabel').textContent = `request ${selected + 1} of ${N} · entry ${P.entry[selected]}${P.line[selected] !== null ? ` · line ${P.line[selected]}` : ''}`;
+    $('atLabel').textContent =
+      `request ${selected + 1} of ${N} · entry ${P.entry[selected]}${P.line[selected] !== null ? ` · line ${P.line[selected]}` : ''}`;
     const win = P.window[selected];
     const level = levelOf(selected, used);
     const rows = cats.map((c, k) => ({ c, k, t: P.tokens[k][selected] })).filter((r) => r.t > 0 || r.k < 5);
     const catRows = rows
-      .map((r) => `<tr><td><span class="sw" style="background:${r.c.color}"></span>${esc(r.c.label)}</td><td>${int(r.t)}</td><td>${pct(r.t / win)}</td><td class="bar"><span style="width:${Math.min(100, (r.t / win) * 100)}%;background:${r.c.color}"></span></td></tr>`)
+      .map(
+        (r) =>
+          `<tr><td><span class="sw" style="background:${r.c.color}"></span>${esc(r.c.label)}</td><td>${int(r.t)}</td><td>${pct(r.t / win)}</td><td class="bar"><span style="width:${Math.min(100, (r.t / win) * 100)}%;background:${r.c.color}"></span></td></tr>`,
+      )
       .join('');
     const free = Math.max(0, P.compact[selected] - used);
-    const tools = cats.map((c, k) => ({ c, k })).filter((x) => x.c.tool && (P.results[x.k][selected] || P.calls[x.k][selected] || P.tokens[x.k][selected]));
+    const tools = cats
+      .map((c, k) => ({ c, k }))
+      .filter((x) => x.c.tool && (P.results[x.k][selected] || P.calls[x.k][selected] || P.tokens[x.k][selected]));
     tools.sort((a, b) => P.tokens[b.k][selected] - P.tokens[a.k][selected]);
-    const toolRows = tools.map((x) => `<tr><td><span class="sw" style="background:${x.c.color}"></span>${esc(x.c.label)}</td><td>${int(P.calls[x.k][selected])}</td><td>${int(P.results[x.k][selected])}</td><td>${int(P.tokens[x.k][selected])}</td><td>${pct(P.tokens[x.k][selected] / win)}</td></tr>`).join('');
+    const toolRows = tools
+      .map(
+        (x) =>
+          `<tr><td><span class="sw" style="background:${x.c.color}"></span>${esc(x.c.label)}</td><td>${int(P.calls[x.k][selected])}</td><td>${int(P.results[x.k][selected])}</td><td>${int(P.tokens[x.k][selected])}</td><td>${pct(P.tokens[x.k][selected] / win)}</td></tr>`,
+      )
+      .join('');
     const servers = {};
     for (const x of tools) {
       if (!x.c.mcpServer) continue;
@@ -150,9 +219,16 @@
       s.tokens += P.tokens[x.k][selected];
       s.tools++;
     }
-    const serverRows = Object.entries(servers).sort((a, b) => b[1].tokens - a[1].tokens).map(([n, s]) => `<tr><td>${esc(n)} <span class="dim">(${s.tools} tool${s.tools === 1 ? '' : 's'})</span></td><td>${int(s.calls)}</td><td>${int(s.results)}</td><td>${int(s.tokens)}</td><td>${pct(s.tokens / win)}</td></tr>`).join('');
+    const serverRows = Object.entries(servers)
+      .sort((a, b) => b[1].tokens - a[1].tokens)
+      .map(
+        ([n, s]) =>
+          `<tr><td>${esc(n)} <span class="dim">(${s.tools} tool${s.tools === 1 ? '' : 's'})</span></td><td>${int(s.calls)}</td><td>${int(s.results)}</td><td>${int(s.tokens)}</td><td>${pct(s.tokens / win)}</td></tr>`,
+      )
+      .join('');
     $('contextTitle').textContent = `Context as of request ${selected + 1} (/context)`;
-    $('contextBody').innerHTML = `<p><b class="level-${level}">${level}</b> · ${P.reported[selected] !== null ? `reported <b>${int(P.reported[selected])}</b>` : 'no reported usage'} · predicted ${int(P.predicted[selected])}${P.anchored[selected] ? '' : ' (not anchored)'} · window ${int(win)} (${int(P.reserve[selected])} reserved for the response) · ${pct(used / win)} of the window · ${esc(m.models[P.model[selected]] || '')} · ${int(P.messages[selected])} messages in context</p>
+    $('contextBody').innerHTML =
+      `<p><b class="level-${level}">${level}</b> · ${P.reported[selected] !== null ? `reported <b>${int(P.reported[selected])}</b>` : 'no reported usage'} · predicted ${int(P.predicted[selected])}${P.anchored[selected] ? '' : ' (not anchored)'} · window ${int(win)} (${int(P.reserve[selected])} reserved for the response) · ${pct(used / win)} of the window · ${esc(m.models[P.model[selected]] || '')} · ${int(P.messages[selected])} messages in context</p>
       <div class="grid"><div><table><tr><th>component</th><th>tokens</th><th>of window</th><th></th></tr>${catRows}
       <tr class="dim"><td>Free until compaction (at ${int(P.compact[selected])})</td><td>${int(free)}</td><td>${pct(free / win)}</td><td></td></tr>
       <tr class="dim"><td>Marks</td><td colspan="3">warn ${int(P.warn[selected])} · compact ${int(P.compact[selected])} · block ${int(P.block[selected])}</td></tr></table></div>
@@ -169,10 +245,15 @@
           const head = `#${c.number} by ${esc(c.source)}${c.trigger ? ` (${esc(c.trigger)})` : ''} · ${c.line !== undefined ? `line ${c.line}` : `entry ${c.entry}`} · ${int(c.tokensBefore)} → ${int(c.tokensAfter)} tokens · ${int(c.archivedMessages)} messages archived${c.edits.length ? ` · ${c.edits.length} edited` : ''}`;
           const edits = c.edits.length
             ? `<table><tr><th>entry</th><th>tool</th><th>how</th><th>tokens before</th><th>after</th><th>ref</th><th>now reads</th></tr>${c.edits
-                .map((e) => `<tr><td><a href="#" data-entry="${e.entry}">${e.entry}</a></td><td>${esc(((D.records[recByEntry.get(e.entry)] || {}).tools || []).join(', '))}</td><td>${esc(e.how)}</td><td>${int(e.before)}</td><td>${int(e.after)}</td><td>${esc(e.ref || '')}</td><td style="white-space:normal;text-align:left" class="dim">${esc(e.preview.slice(0, 160))}</td></tr>`)
+                .map(
+                  (e) =>
+                    `<tr><td><a href="#" data-entry="${e.entry}">${e.entry}</a></td><td>${esc(((D.records[recByEntry.get(e.entry)] || {}).tools || []).join(', '))}</td><td>${esc(e.how)}</td><td>${int(e.before)}</td><td>${int(e.after)}</td><td>${esc(e.ref || '')}</td><td style="white-space:normal;text-align:left" class="dim">${esc(e.preview.slice(0, 160))}</td></tr>`,
+                )
                 .join('')}</table>`
             : '';
-          const hidden = c.hidden ? `<p class="dim">Already hidden by earlier compactions: ${c.hidden.map((h) => `entries ${h.fromEntry}–${h.toEntry}`).join(', ')}</p>` : '';
+          const hidden = c.hidden
+            ? `<p class="dim">Already hidden by earlier compactions: ${c.hidden.map((h) => `entries ${h.fromEntry}–${h.toEntry}`).join(', ')}</p>`
+            : '';
           return `<details class="compaction" data-n="${c.number}"><summary>${head}</summary><div>
             <p>${c.strategies && c.strategies.length ? `strategies: <b>${esc(c.strategies.join(' → '))}</b> · ` : ''}archived entries ${c.archived ? `${c.archived.fromEntry}–${c.archived.toEntry}` : '—'} (${int(c.archivedTokens)} tokens counted) · <a href="#" data-show-archived="${c.number}">show archived messages</a> · <a href="#" data-point="${c.beforePoint}">context just after</a></p>
             <h4>Summary the model saw instead</h4><pre class="summary">${esc(c.summary)}</pre>${edits}${hidden}</div></details>`;
@@ -211,7 +292,8 @@
     return u;
   }
   async function readTexts() {
-    if (document.readyState === 'loading') await new Promise((done) => document.addEventListener('DOMContentLoaded', done, { once: true }));
+    if (document.readyState === 'loading')
+      await new Promise((done) => document.addEventListener('DOMContentLoaded', done, { once: true }));
     const ds = new DecompressionStream('gzip');
     const w = ds.writable.getWriter();
     w.write(base64Bytes(document.getElementById('texts').textContent.trim())).catch(() => undefined);
@@ -232,8 +314,19 @@
   function rowHtml(i, top) {
     const r = R[i];
     const role = r.r === 'tool' ? 'tool' : r.r;
-    const badges = (r.a ? `<span class="badge">archived by #${r.a}</span>` : '') + (r.ed ? r.ed.map((e) => `<span class="badge">${esc(e.how)} by #${e.n}: ${int(e.before)}→${int(e.after)}${e.ref ? ` · ${esc(e.ref)}` : ''}</span>`).join('') : '') + (r.err ? '<span class="badge err">error</span>' : '');
-    const label = r.r === 'tool' ? 'result' : r.r === 'compaction' ? `compact #${r.k}` : r.syn && r.r === 'user' ? 'injected' : r.r;
+    const badges =
+      (r.a ? `<span class="badge">archived by #${r.a}</span>` : '') +
+      (r.ed
+        ? r.ed
+            .map(
+              (e) =>
+                `<span class="badge">${esc(e.how)} by #${e.n}: ${int(e.before)}→${int(e.after)}${e.ref ? ` · ${esc(e.ref)}` : ''}</span>`,
+            )
+            .join('')
+        : '') +
+      (r.err ? '<span class="badge err">error</span>' : '');
+    const label =
+      r.r === 'tool' ? 'result' : r.r === 'compaction' ? `compact #${r.k}` : r.syn && r.r === 'user' ? 'injected' : r.r;
     return `<div class="row${r.a ? ' archived' : ''}${i === sel ? ' sel' : ''}" data-i="${i}" style="top:${top}px"><span class="n">${r.l !== undefined ? r.l : r.e}</span><span class="role ${role}">${label}</span>${r.tools ? `<span class="tools">${esc(r.tools.join(', '))}</span>` : ''}<span class="size">${fmtSize(r)}</span>${badges}<span class="pv">${esc(r.p)}</span></div>`;
   }
   function renderList() {
@@ -296,7 +389,8 @@
       if (!lowered) lowered = t.map((x) => x.toLowerCase());
       const q = query.toLowerCase();
       idx = idx.filter((i) => lowered[i].includes(q) || (R[i].tools && R[i].tools.join(' ').toLowerCase().includes(q)));
-      $('searchInfo').textContent = `${idx.length.toLocaleString('en-US')} message${idx.length === 1 ? '' : 's'} contain “${query}”`;
+      $('searchInfo').textContent =
+        `${idx.length.toLocaleString('en-US')} message${idx.length === 1 ? '' : 's'} contain “${query}”`;
     } else $('searchInfo').textContent = `${idx.length.toLocaleString('en-US')} messages`;
     view = idx;
     list.scrollTop = 0;

@@ -1,6 +1,14 @@
 import type { ToolResultPart } from '../../model/types.js';
 import type { ViewItem } from '../../model/view.js';
-import { changeable, errorEvidence, resultText, StrategySkipped, withResults, type Strategy, type StrategyContext } from './strategy.js';
+import {
+  changeable,
+  errorEvidence,
+  resultText,
+  StrategySkipped,
+  withResults,
+  type Strategy,
+  type StrategyContext,
+} from './strategy.js';
 
 /**
  * Clears the results of old tool uses, oldest first, keeping the last `keep` tool uses whole — Anthropic's context
@@ -18,7 +26,9 @@ export const clearToolResults: Strategy = {
       if (item.message.role === 'tool' && item.message.parts.some((p) => p.type === 'tool-result')) positions.push(i);
     });
     const keepFrom = positions.length - o.keep;
-    const candidates = positions.filter((i, k) => k < keepFrom && changeable(view[i]!, ctx) && view[i]!.edit === undefined);
+    const candidates = positions.filter(
+      (i, k) => k < keepFrom && changeable(view[i]!, ctx) && view[i]!.edit === undefined,
+    );
     const out = view.slice();
     let size = ctx.size(view);
     let cleared = 0;
@@ -31,21 +41,55 @@ export const clearToolResults: Strategy = {
       const before = ctx.counter.message(item.message);
       // A placeholder costs ~40 tokens: clearing a smaller result would grow the context.
       if (before < 80) continue;
-      const message = withResults(item.message, (p) => (exclude.has(p.toolName ?? '') ? p : placeholder(p, clearedCalls)));
+      const message = withResults(item.message, (p) =>
+        exclude.has(p.toolName ?? '') ? p : placeholder(p, clearedCalls),
+      );
       if (message.parts.every((p, k) => p === item.message.parts[k])) continue;
       const stored = await Promise.all(
-        item.message.parts.filter((p): p is ToolResultPart => p.type === 'tool-result' && clearedCalls.has(p.callId)).map((p) => ctx.store.put(resultText(p), { tool: p.toolName, callId: p.callId, entry: item.entry, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) })),
+        item.message.parts
+          .filter((p): p is ToolResultPart => p.type === 'tool-result' && clearedCalls.has(p.callId))
+          .map((p) =>
+            ctx.store.put(resultText(p), {
+              tool: p.toolName,
+              callId: p.callId,
+              entry: item.entry,
+              ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+            }),
+          ),
       );
       const refs = new Map(stored.map((s) => [s.callId ?? '', s.refId]));
-      const originals = new Map(item.message.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map((p) => [p.callId, p]));
-      const final = withResults(message, (p) => (refs.has(p.callId) ? { ...p, content: [{ type: 'text', text: placeholderText(p.toolName, before, refs.get(p.callId)!, errorEvidence(originals.get(p.callId)!)) }] } : p));
+      const originals = new Map(
+        item.message.parts.filter((p): p is ToolResultPart => p.type === 'tool-result').map((p) => [p.callId, p]),
+      );
+      const final = withResults(message, (p) =>
+        refs.has(p.callId)
+          ? {
+              ...p,
+              content: [
+                {
+                  type: 'text',
+                  text: placeholderText(
+                    p.toolName,
+                    before,
+                    refs.get(p.callId)!,
+                    errorEvidence(originals.get(p.callId)!),
+                  ),
+                },
+              ],
+            }
+          : p,
+      );
       out[i] = { entry: item.entry, message: final, edit: 'cleared' } as ViewItem;
       const after = ctx.counter.message(final);
       cleared += before - after;
       size -= before - after;
     }
-    if (cleared === 0) throw new StrategySkipped(candidates.length === 0 ? `no tool results older than the last ${o.keep} tool uses` : 'nothing clearable');
-    if (cleared < o.clearAtLeast) throw new StrategySkipped(`could clear only ${cleared} tokens, less than clear_at_least (${o.clearAtLeast})`);
+    if (cleared === 0)
+      throw new StrategySkipped(
+        candidates.length === 0 ? `no tool results older than the last ${o.keep} tool uses` : 'nothing clearable',
+      );
+    if (cleared < o.clearAtLeast)
+      throw new StrategySkipped(`could clear only ${cleared} tokens, less than clear_at_least (${o.clearAtLeast})`);
     if (o.clearToolInputs) clearInputs(out, clearedCalls, ctx);
     return out;
   },
@@ -58,7 +102,9 @@ function placeholder(p: ToolResultPart, cleared: Set<string>): ToolResultPart {
 
 /** The placeholder of a cleared result; an error keeps its status and first error lines (the evidence later steps need). */
 function placeholderText(tool: string | undefined, tokens: number, refId: string, errors: string): string {
-  const evidence = errors ? ` It ${errors.startsWith('exit') || errors.startsWith('failed') ? 'ended with ' : ''}${errors}\n` : ' ';
+  const evidence = errors
+    ? ` It ${errors.startsWith('exit') || errors.startsWith('failed') ? 'ended with ' : ''}${errors}\n`
+    : ' ';
   return `[tool result cleared to save context: ${tool ?? 'tool'} output of ~${tokens} tokens.${evidence}Read it back with read_result {"ref_id": "${refId}"} if it is needed again.]`;
 }
 
@@ -67,6 +113,13 @@ function clearInputs(view: ViewItem[], calls: Set<string>, ctx: StrategyContext)
   view.forEach((item, i) => {
     if (item.message.role !== 'assistant' || !changeable(item, ctx)) return;
     if (!item.message.parts.some((p) => p.type === 'tool-call' && calls.has(p.id))) return;
-    view[i] = { entry: item.entry, message: { ...item.message, parts: item.message.parts.map((p) => (p.type === 'tool-call' && calls.has(p.id) ? { ...p, arguments: {} } : p)) }, edit: 'cleared' } as ViewItem;
+    view[i] = {
+      entry: item.entry,
+      message: {
+        ...item.message,
+        parts: item.message.parts.map((p) => (p.type === 'tool-call' && calls.has(p.id) ? { ...p, arguments: {} } : p)),
+      },
+      edit: 'cleared',
+    } as ViewItem;
   });
 }

@@ -22,7 +22,11 @@ export const dropThinking: Strategy = {
       if (item.message.role !== 'assistant' || !changeable(item, ctx)) continue;
       const rest = item.message.parts.filter((p) => p.type !== 'thinking');
       if (rest.length === item.message.parts.length || rest.length === 0) continue;
-      out[i] = { entry: item.entry, message: { ...item.message, parts: rest }, edit: item.edit ?? 'compressed' } as ViewItem;
+      out[i] = {
+        entry: item.entry,
+        message: { ...item.message, parts: rest },
+        edit: item.edit ?? 'compressed',
+      } as ViewItem;
       dropped++;
     }
     if (dropped === 0) throw new StrategySkipped('no thinking before the current turn');

@@ -1,5 +1,12 @@
 import type { ViewItem } from '../../model/view.js';
-import { changeable, resultText, StrategySkipped, withResults, type Strategy, type StrategyContext } from './strategy.js';
+import {
+  changeable,
+  resultText,
+  StrategySkipped,
+  withResults,
+  type Strategy,
+  type StrategyContext,
+} from './strategy.js';
 
 /**
  * Keeps the first and last lines of large results (where commands print what they do and how they ended) and marks
@@ -13,17 +20,34 @@ export const headTail: Strategy = {
     let changed = 0;
     for (let i = 0; i < out.length; i++) {
       const item = out[i]!;
-      if (item.message.role !== 'tool' || item.edit === 'cleared' || item.edit === 'offloaded' || !changeable(item, ctx)) continue;
+      if (
+        item.message.role !== 'tool' ||
+        item.edit === 'cleared' ||
+        item.edit === 'offloaded' ||
+        !changeable(item, ctx)
+      )
+        continue;
       const targets = new Map<string, string>();
       for (const p of item.message.parts) {
         if (p.type !== 'tool-result') continue;
         const text = resultText(p);
         if (ctx.counter.text(text) <= thresholdTokens) continue;
-        const stored = await ctx.store.put(text, { tool: p.toolName, callId: p.callId, entry: item.entry, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) });
+        const stored = await ctx.store.put(text, {
+          tool: p.toolName,
+          callId: p.callId,
+          entry: item.entry,
+          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+        });
         targets.set(p.callId, compress(text, keepTokens, stored.refId, ctx));
       }
       if (targets.size === 0) continue;
-      out[i] = { entry: item.entry, message: withResults(item.message, (p) => (targets.has(p.callId) ? { ...p, content: [{ type: 'text', text: targets.get(p.callId)! }] } : p)), edit: 'compressed' } as ViewItem;
+      out[i] = {
+        entry: item.entry,
+        message: withResults(item.message, (p) =>
+          targets.has(p.callId) ? { ...p, content: [{ type: 'text', text: targets.get(p.callId)! }] } : p,
+        ),
+        edit: 'compressed',
+      } as ViewItem;
       changed++;
       if (ctx.size(out) <= ctx.target) break;
     }
@@ -33,15 +57,22 @@ export const headTail: Strategy = {
 };
 
 /** First and last lines within about `keepTokens`, with a marker naming the elided lines. */
-export function compress(text: string, keepTokens: number, refId: string, ctx: Pick<StrategyContext, 'counter'>): string {
+export function compress(
+  text: string,
+  keepTokens: number,
+  refId: string,
+  ctx: Pick<StrategyContext, 'counter'>,
+): string {
   const lines = text.split('\n');
   const half = keepTokens / 2;
   let head = 0;
   let used = 0;
-  while (head < lines.length && used + ctx.counter.text(lines[head]!) + 1 <= half) used += ctx.counter.text(lines[head++]!) + 1;
+  while (head < lines.length && used + ctx.counter.text(lines[head]!) + 1 <= half)
+    used += ctx.counter.text(lines[head++]!) + 1;
   let tail = 0;
   used = 0;
-  while (tail < lines.length - head && used + ctx.counter.text(lines[lines.length - 1 - tail]!) + 1 <= half) used += ctx.counter.text(lines[lines.length - 1 - tail++]!) + 1;
+  while (tail < lines.length - head && used + ctx.counter.text(lines[lines.length - 1 - tail]!) + 1 <= half)
+    used += ctx.counter.text(lines[lines.length - 1 - tail++]!) + 1;
   // A single huge line (minified output): cut by characters instead.
   if (head === 0 && tail === 0) {
     const chars = Math.max(200, keepTokens * 2);

@@ -14,12 +14,19 @@ export const offloadResults: Strategy = {
     for (let i = 0; i < out.length; i++) {
       const item = out[i]!;
       if (item.message.role !== 'tool' || item.edit !== undefined || !changeable(item, ctx)) continue;
-      const big = item.message.parts.filter((p) => p.type === 'tool-result' && Buffer.byteLength(resultText(p)) > thresholdBytes);
+      const big = item.message.parts.filter(
+        (p) => p.type === 'tool-result' && Buffer.byteLength(resultText(p)) > thresholdBytes,
+      );
       if (big.length === 0) continue;
       const refs = new Map<string, { refId: string; bytes: number; lines: number }>();
       for (const p of big) {
         if (p.type !== 'tool-result') continue;
-        const s = await ctx.store.put(resultText(p), { tool: p.toolName, callId: p.callId, entry: item.entry, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) });
+        const s = await ctx.store.put(resultText(p), {
+          tool: p.toolName,
+          callId: p.callId,
+          entry: item.entry,
+          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+        });
         refs.set(p.callId, s);
       }
       const message = withResults(item.message, (p) => {

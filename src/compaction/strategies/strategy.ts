@@ -5,9 +5,24 @@ import type { TokenCounter } from '../../tokens/counter.js';
 import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';
 
-export type StrategyName = 'clear-tool-results' | 'offload' | 'head-tail' | 'stub-inputs' | 'drop-thinking' | 'summarize' | 'truncate';
+export type StrategyName =
+  | 'clear-tool-results'
+  | 'offload'
+  | 'head-tail'
+  | 'stub-inputs'
+  | 'drop-thinking'
+  | 'summarize'
+  | 'truncate';
 
-export const STRATEGY_NAMES: readonly StrategyName[] = ['clear-tool-results', 'offload', 'head-tail', 'stub-inputs', 'drop-thinking', 'summarize', 'truncate'];
+export const STRATEGY_NAMES: readonly StrategyName[] = [
+  'clear-tool-results',
+  'offload',
+  'head-tail',
+  'stub-inputs',
+  'drop-thinking',
+  'summarize',
+  'truncate',
+];
 
 /** Options of the chain's strategies; every field has a default (see DEFAULT_STRATEGY_OPTIONS). */
 export interface StrategyOptions {
@@ -92,7 +107,8 @@ export function withResults(m: Message, replace: (p: ToolResultPart) => ToolResu
   return { ...m, parts: m.parts.map((p) => (p.type === 'tool-result' ? replace(p) : p)) };
 }
 
-const ERROR_LINE = /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to|FAIL|ERR!?)\b/i;
+const ERROR_LINE =
+  /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to|FAIL|ERR!?)\b/i;
 const EXIT = /(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code |returncode[=: ]+)(-?\d+)/i;
 
 /**

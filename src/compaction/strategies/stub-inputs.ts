@@ -38,7 +38,12 @@ export const stubInputs: Strategy = {
           continue;
         }
         const text = argumentsText(p.arguments);
-        const stored = await ctx.store.put(text, { tool: p.name, callId: p.id, entry: item.entry, ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}) });
+        const stored = await ctx.store.put(text, {
+          tool: p.name,
+          callId: p.id,
+          entry: item.entry,
+          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+        });
         parts.push({ ...p, arguments: stub(p, text, stored.refId) } satisfies ToolCallPart);
         stubbed++;
       }
@@ -53,7 +58,10 @@ export const stubInputs: Strategy = {
 /** The small scalar arguments kept as they were (path, command, flags), the large ones replaced by a note. */
 function stub(p: ToolCallPart, text: string, refId: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const args = p.arguments && typeof p.arguments === 'object' && !Array.isArray(p.arguments) ? (p.arguments as Record<string, unknown>) : undefined;
+  const args =
+    p.arguments && typeof p.arguments === 'object' && !Array.isArray(p.arguments)
+      ? (p.arguments as Record<string, unknown>)
+      : undefined;
   if (args) {
     for (const [k, v] of Object.entries(args)) {
       if (PATH_KEYS.includes(k) || (typeof v !== 'object' && String(v).length <= 200)) out[k] = v;

@@ -42,7 +42,9 @@ export const summarizeSpan: Strategy = {
     const ok = units.map((u) => archivable(view, u, ctx));
     const total = ctx.size(view);
     // What a summary carries whole besides its share of the rest: earlier summaries and what people wrote.
-    const carriedOf = units.map((u, k) => (u.kind === 'summary' ? tokens[k]! : u.kind === 'user' ? Math.min(tokens[k]!, USER_MESSAGE_TOKENS) : 0));
+    const carriedOf = units.map((u, k) =>
+      u.kind === 'summary' ? tokens[k]! : u.kind === 'user' ? Math.min(tokens[k]!, USER_MESSAGE_TOKENS) : 0,
+    );
     // The least a summary can be: a note of what was archived (the extractive summary's last resort).
     const floor = Math.min(ctx.options.summarize.minSummaryTokens, 100);
     // Oldest first, wherever the archivable units are (a protected unit in between stays where it is). abridge's own
@@ -74,7 +76,8 @@ export const summarizeSpan: Strategy = {
       }
       if (!best || s.span - s.budget > best.span - best.budget) best = s;
     }
-    if (!best || best.span - best.budget <= 0) throw new StrategySkipped('no old span whose summary would be smaller than it');
+    if (!best || best.span - best.budget <= 0)
+      throw new StrategySkipped('no old span whose summary would be smaller than it');
     if (best.fits) {
       // End at a turn boundary — before the next person's message — when the rest of that turn costs at most a quarter
       // more and still fits.
@@ -95,7 +98,10 @@ export const summarizeSpan: Strategy = {
     const first = positions[0]!;
     let runEnd = first;
     while (taken.has(runEnd + 1)) runEnd++;
-    const item: SummaryItem = { message: summaryMessage(text), covers: coverage(view.slice(units[first]!.start, units[runEnd]!.end)) };
+    const item: SummaryItem = {
+      message: summaryMessage(text),
+      covers: coverage(view.slice(units[first]!.start, units[runEnd]!.end)),
+    };
     const out: ViewItem[] = [];
     units.forEach((u, k) => {
       if (k === first) out.push(item);
@@ -145,7 +151,11 @@ function sumTokens(view: readonly ViewItem[], u: Unit, ctx: StrategyContext): nu
  * the earlier summaries it carries forward whole. The cap is `maxSummaryTokens` and a share of the target, so that
  * the summary never crowds out the recent work it sits beside.
  */
-export function summaryBudget(archived: number, carried: number, ctx: Pick<StrategyContext, 'options' | 'target'>): number {
+export function summaryBudget(
+  archived: number,
+  carried: number,
+  ctx: Pick<StrategyContext, 'options' | 'target'>,
+): number {
   const o = ctx.options.summarize;
   const cap = Math.max(o.minSummaryTokens, Math.min(o.maxSummaryTokens, Math.floor(ctx.target * o.maxTargetShare)));
   return carried + Math.min(cap, Math.max(o.minSummaryTokens, Math.ceil(archived * o.ratio)));

@@ -16,14 +16,24 @@ export const truncateOldest: Strategy = {
     let dropped = 0;
     while (ctx.size(out) > ctx.target) {
       const units = unitsOf(out);
-      const unit = units.find((u) => u.kind !== 'system' && u.kind !== 'summary' && out.slice(u.start, u.end).every((it) => it.entry !== undefined && !isSummary(it.message) && changeable(it, ctx)));
+      const unit = units.find(
+        (u) =>
+          u.kind !== 'system' &&
+          u.kind !== 'summary' &&
+          out
+            .slice(u.start, u.end)
+            .every((it) => it.entry !== undefined && !isSummary(it.message) && changeable(it, ctx)),
+      );
       if (!unit) break;
       const n = unit.end - unit.start;
       dropped += n;
       const summaryAt = out.findIndex((it) => isSummaryItem(it) && ownOrNew(it));
       if (summaryAt === -1) {
         // No summary of ours yet: the note stands where the unit was.
-        const item: SummaryItem = { message: summaryMessage(note('', n)), covers: coverage(out.slice(unit.start, unit.end)) };
+        const item: SummaryItem = {
+          message: summaryMessage(note('', n)),
+          covers: coverage(out.slice(unit.start, unit.end)),
+        };
         out = [...out.slice(0, unit.start), item, ...out.slice(unit.end)];
         continue;
       }
@@ -45,7 +55,8 @@ function ownOrNew(it: ViewItem): boolean {
   return p?.type === 'compaction' && p.marker.source === 'abridge';
 }
 
-const NOTE = /\n?\[(\d+) more messages were archived without a summary to fit the context; the full history is kept\.\]$/;
+const NOTE =
+  /\n?\[(\d+) more messages were archived without a summary to fit the context; the full history is kept\.\]$/;
 
 /** A summary with its truncation note counting `more` messages besides those it already counted. */
 function note(text: string, more: number): string {

@@ -24,18 +24,44 @@ export interface Evidence {
 }
 
 export function emptyEvidence(): Evidence {
-  return { instructions: [], decisions: [], filesRead: [], filesModified: [], filesMentioned: [], commands: [], errors: [], numbers: [], todos: [], fixes: [], changes: [], state: [], next: [] };
+  return {
+    instructions: [],
+    decisions: [],
+    filesRead: [],
+    filesModified: [],
+    filesMentioned: [],
+    commands: [],
+    errors: [],
+    numbers: [],
+    todos: [],
+    fixes: [],
+    changes: [],
+    state: [],
+    next: [],
+  };
 }
 
-const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'notebook_path', 'target_file', 'paths', 'files'];
+const PATH_KEYS = [
+  'path',
+  'file_path',
+  'filePath',
+  'file',
+  'filename',
+  'notebook_path',
+  'target_file',
+  'paths',
+  'files',
+];
 const COMMAND_KEYS = ['command', 'cmd', 'script', 'commands'];
 const WRITE_TOOL = /edit|write|create|patch|replace|insert|delete|move|rename|apply|update|notebook/i;
 const SHELL_TOOL = /bash|shell|exec|run|command|terminal|sh$|powershell/i;
 /** Path-like tokens: dirs/file.ext, ./x, ../x, ~/x, /abs/x, or a bare file name with a common extension. */
 const PATH_RE =
   /(?:^|[\s"'`(=<[,:])((?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w+-]|[\w.-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|mdx|json|jsonl|yaml|yml|toml|ini|cfg|conf|sql|sh|bash|zsh|txt|csv|html|css|scss|vue|svelte|lock|xml|env|ex|exs|lua|dart|scala|gradle|tf|proto|log|out|db|sqlite|png|jpg|pdf|zip|tgz|gz|patch|diff))(?=$|[\s"'`),:;\]>.!?])/gm;
-const ERROR_LINE = /\b(error|exception|traceback|failed|failure|fatal|panic|cannot|can't|not found|denied|refused|undefined is not|segmentation fault|FAIL|ERR!?)\b/i;
-const DECISION = /\b(I'll|I will|let's|let me|we'll|we will|decided|decision|instead|switch(?:ing)? to|going to|plan is|approach|chose|choose|will now|the fix is|root cause)\b/i;
+const ERROR_LINE =
+  /\b(error|exception|traceback|failed|failure|fatal|panic|cannot|can't|not found|denied|refused|undefined is not|segmentation fault|FAIL|ERR!?)\b/i;
+const DECISION =
+  /\b(I'll|I will|let's|let me|we'll|we will|decided|decision|instead|switch(?:ing)? to|going to|plan is|approach|chose|choose|will now|the fix is|root cause)\b/i;
 const TODO = /\bTODO\b|\bFIXME\b|next step|remaining|still need|left to do|not yet|- \[ \]/i;
 const NUMBER = /(?<![\w./-])-?\d[\d,]*(?:\.\d+)?(?:%|ms|s|x|k|K|M|MB|KB|GB)?(?![\w/-])/g;
 
@@ -117,7 +143,10 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
           // A change made after an error is how it was fixed; the same tool succeeding again is the proof.
           if (WRITE_TOOL.test(c.name)) for (const o of open) if (o.tried.length < 3) o.tried.push(describeCall(c, r));
           const fixed = open.filter((o) => o.tool === c.name && !WRITE_TOOL.test(c.name));
-          for (const o of fixed) ev.fixes.push(`${o.error}\n→ ${o.tried.length ? `fixed by ${o.tried.join(', ')}; then ` : 'then '}${describeCall(c, r)}`);
+          for (const o of fixed)
+            ev.fixes.push(
+              `${o.error}\n→ ${o.tried.length ? `fixed by ${o.tried.join(', ')}; then ` : 'then '}${describeCall(c, r)}`,
+            );
           open = open.filter((o) => !fixed.includes(o));
         }
         if (WRITE_TOOL.test(c.name)) {
@@ -129,7 +158,8 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
         }
       }
     }
-    if ((m.role === 'user' && !m.synthetic) || m.role === 'assistant') for (const p of pathsIn(textOf(m))) ev.filesMentioned.push(p);
+    if ((m.role === 'user' && !m.synthetic) || m.role === 'assistant')
+      for (const p of pathsIn(textOf(m))) ev.filesMentioned.push(p);
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
       if (t) ev.instructions.push(t);
@@ -141,7 +171,12 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
         if (DECISION.test(s)) ev.decisions.push(clip(s, 240));
         if (TODO.test(s)) ev.todos.push(clip(s, 240));
         NUMBER.lastIndex = 0;
-        if (NUMBER.test(s) && (DECISION.test(s) || /\b(tests?|passed|failed|errors?|files?|lines?|tokens?|ms|seconds?|version|port|%)\b/i.test(s))) ev.numbers.push(clip(s, 200));
+        if (
+          NUMBER.test(s) &&
+          (DECISION.test(s) ||
+            /\b(tests?|passed|failed|errors?|files?|lines?|tokens?|ms|seconds?|version|port|%)\b/i.test(s))
+        )
+          ev.numbers.push(clip(s, 200));
         NUMBER.lastIndex = 0;
       }
       for (const p of m.parts) {
@@ -162,7 +197,10 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       }
     }
   }
-  for (const o of open) ev.fixes.push(`${o.error}\n→ ${o.tried.length ? `tried ${o.tried.join(', ')}; not verified in this span` : 'not resolved in this span'}`);
+  for (const o of open)
+    ev.fixes.push(
+      `${o.error}\n→ ${o.tried.length ? `tried ${o.tried.join(', ')}; not verified in this span` : 'not resolved in this span'}`,
+    );
   for (const [path, list] of changes) ev.changes.push(`${path} — ${summarizeChanges(list)}`);
   if (lastSaid) ev.state.push(`The agent's last words here: ${clip(oneLine(lastSaid), 600)}`);
   if (lastActions.length > 0) ev.state.push(`Its last actions: ${lastActions.join('; ')}`);
@@ -183,7 +221,10 @@ function errorLines(text: string): string[] {
     if (out.length >= 3) return out;
   }
   if (out.length === 0) {
-    const first = text.split('\n').find((l) => l.trim())?.trim();
+    const first = text
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim();
     if (first) out.push(first);
   }
   return out;
@@ -199,9 +240,14 @@ function describeCall(c: ToolCallPart, r: ToolResultPart | undefined): string {
 
 function changeOf(c: ToolCallPart): string {
   const args = c.arguments && typeof c.arguments === 'object' ? (c.arguments as Record<string, unknown>) : {};
-  const body = ['content', 'new_string', 'new_str', 'file_text', 'newText', 'text', 'patch', 'diff'].map((k) => args[k]).find((v) => typeof v === 'string') as string | undefined;
-  const old = ['old_string', 'old_str', 'oldText'].map((k) => args[k]).find((v) => typeof v === 'string') as string | undefined;
-  if (old === undefined && body !== undefined) return `${c.name} (${Buffer.byteLength(body).toLocaleString('en-US')} bytes)`;
+  const body = ['content', 'new_string', 'new_str', 'file_text', 'newText', 'text', 'patch', 'diff']
+    .map((k) => args[k])
+    .find((v) => typeof v === 'string') as string | undefined;
+  const old = ['old_string', 'old_str', 'oldText'].map((k) => args[k]).find((v) => typeof v === 'string') as
+    | string
+    | undefined;
+  if (old === undefined && body !== undefined)
+    return `${c.name} (${Buffer.byteLength(body).toLocaleString('en-US')} bytes)`;
   return c.name;
 }
 
@@ -218,7 +264,8 @@ function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | und
   // apply_patch style inputs name their files inside the patch text.
   for (const m of argText.matchAll(/\*\*\* (?:Update|Add|Delete) File: ([^\s\\"]+)/g)) paths.push(m[1]!);
   const commands = argValue(call.arguments, COMMAND_KEYS);
-  if (commands.length === 0 && SHELL_TOOL.test(name) && typeof call.arguments === 'string') commands.push(call.arguments);
+  if (commands.length === 0 && SHELL_TOOL.test(name) && typeof call.arguments === 'string')
+    commands.push(call.arguments);
   if (SHELL_TOOL.test(name) || commands.length > 0) {
     const cmd = commands.join(' ').trim();
     if (cmd) {
@@ -238,7 +285,10 @@ function writtenByCommand(cmd: string): Set<string> {
   for (const seg of cmd.split(/&&|\|\||;|\|/)) {
     const words = seg.trim().split(/\s+/);
     const verb = words[0] ?? '';
-    const writes = ['mv', 'cp', 'rm', 'touch', 'mkdir', 'tee', 'truncate', 'ln', 'install'].includes(verb) || (verb === 'sed' && words.includes('-i')) || (verb === 'git' && ['mv', 'rm', 'checkout', 'restore'].includes(words[1] ?? ''));
+    const writes =
+      ['mv', 'cp', 'rm', 'touch', 'mkdir', 'tee', 'truncate', 'ln', 'install'].includes(verb) ||
+      (verb === 'sed' && words.includes('-i')) ||
+      (verb === 'git' && ['mv', 'rm', 'checkout', 'restore'].includes(words[1] ?? ''));
     if (writes) for (const w of words.slice(1)) if (!w.startsWith('-')) for (const p of pathsIn(` ${w} `)) out.add(p);
   }
   return out;

@@ -53,7 +53,12 @@ export class ExtractiveSummarizer implements Summarizer {
     }
     // The task is kept verbatim in the conversation itself and quoted in its own section.
     if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
-    return fit({ evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length + earlier }, req.maxTokens, req.counter, req.strict === true);
+    return fit(
+      { evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length + earlier },
+      req.maxTokens,
+      req.counter,
+      req.strict === true,
+    );
   }
 }
 
@@ -69,10 +74,25 @@ interface Content {
 const FAILED = /^(failed|no result|exit [1-9-])/;
 
 function render(c: Content, limits: Limits): string {
-  const out: string[] = [TITLE, `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`];
-  if (c.task && limits.taskChars > 0) out.push('', '### Primary request', `(also kept verbatim at the start of the conversation) ${clip(oneLine(c.task), limits.taskChars)}`);
+  const out: string[] = [
+    TITLE,
+    `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`,
+  ];
+  if (c.task && limits.taskChars > 0)
+    out.push(
+      '',
+      '### Primary request',
+      `(also kept verbatim at the start of the conversation) ${clip(oneLine(c.task), limits.taskChars)}`,
+    );
   // Quoted, so that its own headings cannot be mistaken for ours when this summary is summarized again.
-  if (c.foreign) out.push('', '### Earlier summary', ...clip(c.foreign, limits.foreignChars).split('\n').map((l) => `> ${l}`));
+  if (c.foreign)
+    out.push(
+      '',
+      '### Earlier summary',
+      ...clip(c.foreign, limits.foreignChars)
+        .split('\n')
+        .map((l) => `> ${l}`),
+    );
   const e = c.evidence;
   const section = (key: Key, items: string[]) => {
     if (items.length === 0) return;
@@ -87,18 +107,40 @@ function render(c: Content, limits: Limits): string {
     return xs.filter((x) => old(k, id(x)) || kept.has(x));
   };
   const same = (x: string) => x;
-  section('instructions', e.instructions.map((i) => (old('instructions', i) ? i : clip(i, limits.instructionChars))));
-  section('state', keep('state', e.state, limits.state, same).map((x) => clip(x, limits.stateChars)));
+  section(
+    'instructions',
+    e.instructions.map((i) => (old('instructions', i) ? i : clip(i, limits.instructionChars))),
+  );
+  section(
+    'state',
+    keep('state', e.state, limits.state, same).map((x) => clip(x, limits.stateChars)),
+  );
   section('fixes', keep('fixes', e.fixes, limits.fixes, same));
   const changed = new Set(e.changes.map((x) => x.split(' — ')[0]!));
   section('changes', [...e.changes, ...e.filesModified.filter((p) => !changed.has(p))]);
   section('filesRead', keep('filesRead', e.filesRead, limits.filesRead, same));
   section('filesMentioned', keep('filesMentioned', e.filesMentioned, limits.filesMentioned, same));
   // Failing commands first, then the rest, most recent first.
-  const ordered = [...e.commands.filter((x) => FAILED.test(x.status)).reverse(), ...e.commands.filter((x) => !FAILED.test(x.status)).reverse()];
-  section('commands', keep('commands', ordered, limits.commands, (x) => x.command, true).map((x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`));
+  const ordered = [
+    ...e.commands.filter((x) => FAILED.test(x.status)).reverse(),
+    ...e.commands.filter((x) => !FAILED.test(x.status)).reverse(),
+  ];
+  section(
+    'commands',
+    keep('commands', ordered, limits.commands, (x) => x.command, true).map(
+      (x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`,
+    ),
+  );
   const inFixes = e.fixes.join('\n');
-  section('errors', keep('errors', e.errors.filter((x) => !inFixes.includes(x.slice(0, 100))), limits.errors, same));
+  section(
+    'errors',
+    keep(
+      'errors',
+      e.errors.filter((x) => !inFixes.includes(x.slice(0, 100))),
+      limits.errors,
+      same,
+    ),
+  );
   section('decisions', keep('decisions', e.decisions, limits.decisions, same));
   section('numbers', keep('numbers', e.numbers, limits.numbers, same));
   section('todos', keep('todos', e.todos, limits.todos, same));
@@ -161,8 +203,19 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     () => shrink(l, 'next', 1) || shrink(l, 'taskChars', 200) || shrink(l, 'state', 1),
     () => shrink(l, 'instructionChars', 300),
     () => shrink(l, 'filesMentioned', 40),
-    () => shrink(l, 'filesRead', 40) || shrink(l, 'commands', 40) || shrink(l, 'fixes', 5) || shrink(l, 'filesMentioned', 10),
-    () => shrink(l, 'errors', 0) || shrink(l, 'commandChars', 60) || shrink(l, 'filesRead', 0) || shrink(l, 'filesMentioned', 0) || shrink(l, 'commands', 10) || shrink(l, 'fixes', 1) || shrink(l, 'foreignChars', 2000),
+    () =>
+      shrink(l, 'filesRead', 40) ||
+      shrink(l, 'commands', 40) ||
+      shrink(l, 'fixes', 5) ||
+      shrink(l, 'filesMentioned', 10),
+    () =>
+      shrink(l, 'errors', 0) ||
+      shrink(l, 'commandChars', 60) ||
+      shrink(l, 'filesRead', 0) ||
+      shrink(l, 'filesMentioned', 0) ||
+      shrink(l, 'commands', 10) ||
+      shrink(l, 'fixes', 1) ||
+      shrink(l, 'foreignChars', 2000),
   ];
   let text = render(c, l);
   // Counting every rendering is what costs: count by characters at this text's own rate while shrinking, then check.
@@ -177,13 +230,18 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
   }
   if (!strict) return text;
   // No room for lists at all: what was archived and where the task stands, as far as it fits.
-  const minimal = [TITLE, `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`];
+  const minimal = [
+    TITLE,
+    `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`,
+  ];
   // People's words first (their opening 200 characters), then the files, the commands, where the work stood.
   const files = [...c.evidence.changes.map((x) => x.split(' — ')[0]!), ...c.evidence.filesRead];
   const extras = [
     ...c.evidence.instructions.map((i) => `- ${clip(oneLine(i), 200)}`),
     files.length ? `Files: ${files.join(', ')}` : '',
-    c.evidence.commands.length ? `Commands: ${c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`).join('; ')}` : '',
+    c.evidence.commands.length
+      ? `Commands: ${c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`).join('; ')}`
+      : '',
     c.evidence.state[0] ?? '',
   ];
   for (const extra of extras) {
@@ -226,7 +284,9 @@ function code(s: string): string {
 }
 
 /** Reads a summary this summarizer wrote back into its evidence; undefined for any other text. */
-export function parseSummary(text: string): { evidence: Evidence; foreign?: string; archivedMessages: number } | undefined {
+export function parseSummary(
+  text: string,
+): { evidence: Evidence; foreign?: string; archivedMessages: number } | undefined {
   if (!text.startsWith(TITLE)) return undefined;
   const archivedMessages = Number(/^(\d+) earlier messages were archived here/m.exec(text)?.[1] ?? 0);
   const ev = emptyEvidence();

@@ -33,13 +33,19 @@ async function anthropicServer(reply: (r: Received, n: number) => Reply) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const r: Received = { method: req.method!, url: req.url!, headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+      const r: Received = {
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      };
       received.push(r);
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${received.length}` });
         res.end(JSON.stringify(body));
       };
-      if (r.method !== 'POST' || r.url !== '/v1/messages') return send(404, { type: 'error', error: { type: 'not_found_error', message: `no route ${r.url}` } });
+      if (r.method !== 'POST' || r.url !== '/v1/messages')
+        return send(404, { type: 'error', error: { type: 'not_found_error', message: `no route ${r.url}` } });
       const out = reply(r, received.length);
       if ('status' in out) return send(out.status, out.body);
       send(200, {
@@ -72,13 +78,22 @@ async function anthropicServer(reply: (r: Received, n: number) => Reply) {
 const MODEL = 'claude-haiku-4-5';
 
 async function summarizerFor(url: string, contextWindow?: number, options: LlmSummarizerOptions = {}) {
-  const client = await anthropicClient({ model: MODEL, apiKey: 'test-key', baseURL: url, maxRetries: 0, ...(contextWindow ? { contextWindow } : {}) });
+  const client = await anthropicClient({
+    model: MODEL,
+    apiKey: 'test-key',
+    baseURL: url,
+    maxRetries: 0,
+    ...(contextWindow ? { contextWindow } : {}),
+  });
   return new LlmSummarizer(client, options);
 }
 
 /** A well-formed hand-off answer: every section, `body` under the first, and enough words to stand for a span. */
 function handoff(body: string): string {
-  return LLM_SUMMARY_SECTIONS.map((title, i) => `## ${title}\n${i === 0 ? body : `- ${title.toLowerCase()}: see the checklist; src/lexer/tokenizer.ts and test/parser.test.ts were the files in play, nothing else changed here.`}`).join('\n');
+  return LLM_SUMMARY_SECTIONS.map(
+    (title, i) =>
+      `## ${title}\n${i === 0 ? body : `- ${title.toLowerCase()}: see the checklist; src/lexer/tokenizer.ts and test/parser.test.ts were the files in play, nothing else changed here.`}`,
+  ).join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -87,7 +102,10 @@ function handoff(body: string): string {
 const user = (text: string): Message => ({ role: 'user', parts: [{ type: 'text', text }] });
 const assistant = (text: string, calls: { id: string; name: string; args: unknown }[] = []): Message => ({
   role: 'assistant',
-  parts: [{ type: 'text', text }, ...calls.map((c) => ({ type: 'tool-call' as const, id: c.id, name: c.name, arguments: c.args }))],
+  parts: [
+    { type: 'text', text },
+    ...calls.map((c) => ({ type: 'tool-call' as const, id: c.id, name: c.name, arguments: c.args })),
+  ],
 });
 const result = (callId: string, toolName: string, text: string, isError = false): Message => ({
   role: 'tool',
@@ -98,14 +116,25 @@ const OLD_SPAN: Message[] = [
   user('Also make the tokenizer handle CRLF line endings. Do not touch package.json.'),
   assistant('Let me read the tokenizer first.', [{ id: 'c1', name: 'read', args: { path: 'src/lexer/tokenizer.ts' } }]),
   result('c1', 'read', 'export function tokenize(input: string) {\n  return input.split("\\n");\n}'),
-  assistant("I'll switch to a regex split on \\r?\\n.", [{ id: 'c2', name: 'edit', args: { path: 'src/lexer/tokenizer.ts', old: 'split("\\n")', new: 'split(/\\r?\\n/)' } }]),
+  assistant("I'll switch to a regex split on \\r?\\n.", [
+    { id: 'c2', name: 'edit', args: { path: 'src/lexer/tokenizer.ts', old: 'split("\\n")', new: 'split(/\\r?\\n/)' } },
+  ]),
   result('c2', 'edit', 'Edited src/lexer/tokenizer.ts'),
 ];
 
 const NEW_SPAN: Message[] = [
-  assistant('Now run the tests.', [{ id: 'c3', name: 'bash', args: { command: 'npx vitest run test/parser.test.ts' } }]),
-  result('c3', 'bash', 'FAIL test/parser.test.ts > parses headers\nError: expected 3 to be 4\nTests: 1 failed, 41 passed\nexit code: 1', true),
-  assistant('The header test fails: the root cause is the trailing newline in test/fixtures/headers.txt.', [{ id: 'c4', name: 'read', args: { path: 'src/parser/headers.ts' } }]),
+  assistant('Now run the tests.', [
+    { id: 'c3', name: 'bash', args: { command: 'npx vitest run test/parser.test.ts' } },
+  ]),
+  result(
+    'c3',
+    'bash',
+    'FAIL test/parser.test.ts > parses headers\nError: expected 3 to be 4\nTests: 1 failed, 41 passed\nexit code: 1',
+    true,
+  ),
+  assistant('The header test fails: the root cause is the trailing newline in test/fixtures/headers.txt.', [
+    { id: 'c4', name: 'read', args: { path: 'src/parser/headers.ts' } },
+  ]),
   result('c4', 'read', 'export const HEADER_LIMIT = 64;'),
 ];
 
@@ -118,7 +147,12 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
     const server = await anthropicServer(() => ({ text: summary }));
     const summarizer = await summarizerFor(server.url);
     expect(summarizer.name).toBe('llm');
-    const out = await summarizer.summarize({ messages: [...OLD_SPAN, ...NEW_SPAN], task: 'Fix the failing parser tests.', maxTokens: 800, counter });
+    const out = await summarizer.summarize({
+      messages: [...OLD_SPAN, ...NEW_SPAN],
+      task: 'Fix the failing parser tests.',
+      maxTokens: 800,
+      counter,
+    });
     expect(out).toBe(summary);
 
     expect(server.received).toHaveLength(1);
@@ -147,7 +181,13 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
     expect(checklist).toContain('Do not touch package.json.');
     // The messages themselves, in order, tool calls and results included.
     const messages = prompt.slice(prompt.indexOf('<messages>'));
-    const order = ['Also make the tokenizer handle CRLF', '[tool call read #c1] {"path":"src/lexer/tokenizer.ts"}', '[tool result edit #c2]', '[tool result bash #c3, error]', 'HEADER_LIMIT = 64'];
+    const order = [
+      'Also make the tokenizer handle CRLF',
+      '[tool call read #c1] {"path":"src/lexer/tokenizer.ts"}',
+      '[tool result edit #c2]',
+      '[tool result bash #c3, error]',
+      'HEADER_LIMIT = 64',
+    ];
     const at = order.map((s) => messages.indexOf(s));
     expect(at.every((i) => i > 0)).toBe(true);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
@@ -159,10 +199,21 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
     const second = `${first}\n- tests: 1 failed, 41 passed`;
     const server = await anthropicServer((_r, n) => ({ text: n === 1 ? first : second }));
     const summarizer = await summarizerFor(server.url);
-    const s1 = await summarizer.summarize({ messages: OLD_SPAN, task: 'Fix the failing parser tests.', maxTokens: 600, counter });
+    const s1 = await summarizer.summarize({
+      messages: OLD_SPAN,
+      task: 'Fix the failing parser tests.',
+      maxTokens: 600,
+      counter,
+    });
     expect(s1).toBe(first);
     // The chain's second span: the earlier summary first, then what followed it.
-    const s2 = await summarizer.summarize({ messages: [summaryMessage(s1), ...NEW_SPAN], previousSummary: s1, task: 'Fix the failing parser tests.', maxTokens: 600, counter });
+    const s2 = await summarizer.summarize({
+      messages: [summaryMessage(s1), ...NEW_SPAN],
+      previousSummary: s1,
+      task: 'Fix the failing parser tests.',
+      maxTokens: 600,
+      counter,
+    });
     expect(s2).toBe(second);
 
     const prompt = promptOf(server.received[1]!);
@@ -189,8 +240,15 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
     const span: Message[] = [user('USER-FIRST: keep the public API stable.')];
     const steps = 40;
     for (let k = 0; k < steps; k++) {
-      span.push(assistant(`STEP-${k}: checking src/file${k}.ts`, [{ id: `k${k}`, name: 'bash', args: { command: `cat src/file${k}.ts` } }]));
-      const body = k === steps - 1 ? `HEAD-OF-HUGE\n${'x = compute(y) + 1;\n'.repeat(12_000)}TAIL-OF-HUGE` : Array.from({ length: 60 }, (_, i) => `line ${i} of file ${k}: const v${i} = ${i * k};`).join('\n');
+      span.push(
+        assistant(`STEP-${k}: checking src/file${k}.ts`, [
+          { id: `k${k}`, name: 'bash', args: { command: `cat src/file${k}.ts` } },
+        ]),
+      );
+      const body =
+        k === steps - 1
+          ? `HEAD-OF-HUGE\n${'x = compute(y) + 1;\n'.repeat(12_000)}TAIL-OF-HUGE`
+          : Array.from({ length: 60 }, (_, i) => `line ${i} of file ${k}: const v${i} = ${i * k};`).join('\n');
       span.push(result(`k${k}`, 'bash', body));
     }
     const spanTokens = span.reduce((n, m) => n + counter.message(m), 0);
@@ -201,7 +259,9 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
     const prompt = promptOf(r);
     // The whole request fits the window, with the answer's tokens and the safety margin, at the tokenizer slack.
     expect(r.body.max_tokens).toBe(Math.ceil(400 * 1.25) + 256);
-    expect(Math.ceil((counter.text(r.body.system) + counter.text(prompt)) * 1.25)).toBeLessThanOrEqual(window - r.body.max_tokens - 256);
+    expect(Math.ceil((counter.text(r.body.system) + counter.text(prompt)) * 1.25)).toBeLessThanOrEqual(
+      window - r.body.max_tokens - 256,
+    );
 
     // The huge newest result was cut to its head and tail rather than dropping the newest step.
     expect(prompt).toContain(`STEP-${steps - 1}`);
@@ -226,25 +286,38 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
     const summarizer = await summarizerFor(server.url, 4000);
     const span: Message[] = [];
     for (let k = 0; k < 400; k++) {
-      span.push(assistant(`reading ${k}`, [{ id: `r${k}`, name: 'read', args: { path: `packages/module-${k}/src/deeply/nested/path/file-${k}.ts` } }]));
+      span.push(
+        assistant(`reading ${k}`, [
+          { id: `r${k}`, name: 'read', args: { path: `packages/module-${k}/src/deeply/nested/path/file-${k}.ts` } },
+        ]),
+      );
       span.push(result(`r${k}`, 'read', `contents of file ${k}`));
     }
     await summarizer.summarize({ messages: span, maxTokens: 300, counter });
     const r = server.received[0]!;
-    expect(Math.ceil((counter.text(r.body.system) + counter.text(promptOf(r))) * 1.25)).toBeLessThanOrEqual(4000 - r.body.max_tokens - 256);
+    expect(Math.ceil((counter.text(r.body.system) + counter.text(promptOf(r))) * 1.25)).toBeLessThanOrEqual(
+      4000 - r.body.max_tokens - 256,
+    );
     expect(promptOf(r)).toMatch(/earlier ones not listed here/);
     expect(promptOf(r)).toContain('file-399.ts');
   });
 
   it('with no fallback, throws a clear error when the server fails, or answers nothing', async () => {
-    const failing = await anthropicServer(() => ({ status: 500, body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } }));
+    const failing = await anthropicServer(() => ({
+      status: 500,
+      body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },
+    }));
     const s1 = await summarizerFor(failing.url, undefined, { fallback: null });
-    await expect(s1.summarize({ messages: NEW_SPAN, maxTokens: 500, counter })).rejects.toThrow(/LLM summarizer failed: the call to claude-haiku-4-5 failed: 500 .*Internal server error.*\(2 attempts\)/);
+    await expect(s1.summarize({ messages: NEW_SPAN, maxTokens: 500, counter })).rejects.toThrow(
+      /LLM summarizer failed: the call to claude-haiku-4-5 failed: 500 .*Internal server error.*\(2 attempts\)/,
+    );
     expect(failing.received).toHaveLength(2); // one retry by default
 
     const empty = await anthropicServer(() => ({ text: '' }));
     const s2 = await summarizerFor(empty.url, undefined, { fallback: null, retries: 0 });
-    await expect(s2.summarize({ messages: NEW_SPAN, maxTokens: 500, counter })).rejects.toThrow('the LLM summarizer failed: claude-haiku-4-5 returned an empty summary (1 attempt)');
+    await expect(s2.summarize({ messages: NEW_SPAN, maxTokens: 500, counter })).rejects.toThrow(
+      'the LLM summarizer failed: claude-haiku-4-5 returned an empty summary (1 attempt)',
+    );
 
     const blank = await anthropicServer(() => ({ text: '  \n\n ' }));
     const s3 = await summarizerFor(blank.url, undefined, { fallback: null, retries: 0 });
@@ -255,12 +328,24 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
     const cases: { client: LlmClient; reason: RegExp }[] = [
       { client: fakeClient(async () => Promise.reject(new Error('socket hang up'))), reason: /failed: socket hang up/ },
       { client: fakeClient(() => new Promise<string>(() => {})), reason: /no answer within 50 ms/ },
-      { client: fakeClient(async () => '{"error": "not json you expected"}'), reason: /left out the summary's sections/ },
-      { client: fakeClient(async () => LLM_SUMMARY_SECTIONS.map((t) => `## ${t}`).join('\n')), reason: /returned \d+ tokens for \d+ messages/ },
+      {
+        client: fakeClient(async () => '{"error": "not json you expected"}'),
+        reason: /left out the summary's sections/,
+      },
+      {
+        client: fakeClient(async () => LLM_SUMMARY_SECTIONS.map((t) => `## ${t}`).join('\n')),
+        reason: /returned \d+ tokens for \d+ messages/,
+      },
     ];
     for (const c of cases) {
       const notes: string[] = [];
-      const out = await new LlmSummarizer(c.client, { timeoutMs: 50, retries: 1 }).summarize({ messages: [...OLD_SPAN, ...NEW_SPAN], task: 'Fix the failing parser tests.', maxTokens: 800, counter, report: (n) => notes.push(n) });
+      const out = await new LlmSummarizer(c.client, { timeoutMs: 50, retries: 1 }).summarize({
+        messages: [...OLD_SPAN, ...NEW_SPAN],
+        task: 'Fix the failing parser tests.',
+        maxTokens: 800,
+        counter,
+        report: (n) => notes.push(n),
+      });
       expect(out.startsWith('## Summary of earlier conversation (abridge, extractive)')).toBe(true);
       expect(out).toContain('src/lexer/tokenizer.ts');
       expect(notes).toHaveLength(1);
@@ -270,7 +355,11 @@ describe('LlmSummarizer (through @anthropic-ai/sdk, against a loopback Messages 
   });
 
   it('cuts an answer longer than maxTokens at a line boundary, with a note', async () => {
-    const lines = handoff(Array.from({ length: 300 }, (_, i) => `- step ${i}: edited src/module${i}.ts and ran \`npm test\` (exit 0)`).join('\n')).split('\n');
+    const lines = handoff(
+      Array.from({ length: 300 }, (_, i) => `- step ${i}: edited src/module${i}.ts and ran \`npm test\` (exit 0)`).join(
+        '\n',
+      ),
+    ).split('\n');
     const server = await anthropicServer(() => ({ text: lines.join('\n') }));
     const summarizer = await summarizerFor(server.url);
     const out = await summarizer.summarize({ messages: NEW_SPAN, maxTokens: 300, counter });
@@ -299,14 +388,27 @@ function syntheticPiSession(): Session {
     records.push({ type: 'message', id, parentId: parent, timestamp: ts, message });
     parent = id;
   };
-  add({ role: 'user', content: 'Refactor the config loader in src/config/load.ts to use zod. Never change the public API.', timestamp: n });
+  add({
+    role: 'user',
+    content: 'Refactor the config loader in src/config/load.ts to use zod. Never change the public API.',
+    timestamp: n,
+  });
   for (let k = 0; k < 30; k++) {
-    if (k % 10 === 5) add({ role: 'user', content: `Checkpoint ${k}: remember to keep the error messages as they are.`, timestamp: n });
+    if (k % 10 === 5)
+      add({ role: 'user', content: `Checkpoint ${k}: remember to keep the error messages as they are.`, timestamp: n });
     add({
       role: 'assistant',
       content: [
-        { type: 'text', text: `Step ${k}. ${'I looked at how the loader validates its keys and decided to keep the defaults in one place, then planned the next change carefully. '.repeat(6)}` },
-        { type: 'toolCall', id: `call${k}`, name: 'bash', arguments: { command: `npx vitest run src/config/case${k}.test.ts` } },
+        {
+          type: 'text',
+          text: `Step ${k}. ${'I looked at how the loader validates its keys and decided to keep the defaults in one place, then planned the next change carefully. '.repeat(6)}`,
+        },
+        {
+          type: 'toolCall',
+          id: `call${k}`,
+          name: 'bash',
+          arguments: { command: `npx vitest run src/config/case${k}.test.ts` },
+        },
       ],
       api: 'anthropic-messages',
       provider: 'anthropic',
@@ -314,7 +416,14 @@ function syntheticPiSession(): Session {
       stopReason: 'toolUse',
       timestamp: n,
     });
-    add({ role: 'toolResult', toolCallId: `call${k}`, toolName: 'bash', content: [{ type: 'text', text: `Tests: ${k + 1} passed\nexit code: 0` }], isError: false, timestamp: n });
+    add({
+      role: 'toolResult',
+      toolCallId: `call${k}`,
+      toolName: 'bash',
+      content: [{ type: 'text', text: `Tests: ${k + 1} passed\nexit code: 0` }],
+      isError: false,
+      timestamp: n,
+    });
   }
   add({ role: 'user', content: 'Now finish the refactor.', timestamp: n });
   const s = parseSession(jsonl(records));
@@ -329,7 +438,9 @@ async function beforeTokensOf(session: Session): Promise<number> {
 
 describe('compact() with the LLM summarizer', () => {
   it('summarizes through the model and shows its summary in the view', async () => {
-    const summary = handoff('Refactor src/config/load.ts to zod.\n- `npx vitest run src/config/case0.test.ts` → exit 0');
+    const summary = handoff(
+      'Refactor src/config/load.ts to zod.\n- `npx vitest run src/config/case0.test.ts` → exit 0',
+    );
     const server = await anthropicServer(() => ({ text: summary }));
     const session = syntheticPiSession();
     const before = await beforeTokensOf(session);
@@ -342,13 +453,20 @@ describe('compact() with the LLM summarizer', () => {
     expect(server.received.length).toBeGreaterThanOrEqual(1); // a summary larger than planned takes another pass
     expect(promptOf(server.received[0]!)).toContain('<checklist>');
     const view = activeView(session);
-    const summaries = view.flatMap((it) => it.message.parts.filter((p) => p.type === 'compaction').map((p) => (p.type === 'compaction' ? p.marker.summary : '')));
+    const summaries = view.flatMap((it) =>
+      it.message.parts
+        .filter((p) => p.type === 'compaction')
+        .map((p) => (p.type === 'compaction' ? p.marker.summary : '')),
+    );
     expect(summaries).toEqual([summary]);
     expect(result.marker?.summary).toBe(summary);
   });
 
   it('falls back to the extractive summary when the model fails, and the result says so', async () => {
-    const server = await anthropicServer(() => ({ status: 500, body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } } }));
+    const server = await anthropicServer(() => ({
+      status: 500,
+      body: { type: 'error', error: { type: 'api_error', message: 'Internal server error' } },
+    }));
     const session = syntheticPiSession();
     const before = await beforeTokensOf(session);
     const target = Math.floor(before * 0.4);
@@ -356,7 +474,9 @@ describe('compact() with the LLM summarizer', () => {
 
     expect(server.received.length).toBeGreaterThan(0);
     expect(result.strategiesRun.map((s) => s.name)).toContain('summarize');
-    expect(result.summaryNotes.some((n) => /LLM summarizer failed \(the call to claude-haiku-4-5 failed: 500 /.test(n))).toBe(true);
+    expect(
+      result.summaryNotes.some((n) => /LLM summarizer failed \(the call to claude-haiku-4-5 failed: 500 /.test(n)),
+    ).toBe(true);
     expect(result.marker?.summary.startsWith('## Summary of earlier conversation (abridge, extractive)')).toBe(true);
     expect(result.reachedTarget).toBe(true);
     expect(result.afterTokens).toBeLessThanOrEqual(target);

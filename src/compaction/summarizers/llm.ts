@@ -66,13 +66,16 @@ export const LLM_SUMMARY_SECTIONS = [
 ] as const;
 
 const SECTION_HINTS: Record<(typeof LLM_SUMMARY_SECTIONS)[number], string> = {
-  'Primary request': 'the task the person set, in their words (given in <original-task> when known); not the harness\'s own messages such as slash commands, notifications or interruptions',
-  'User messages (verbatim)': 'every message the person wrote, quoted word for word, in order; do not soften, merge or drop any',
-  'Current state': 'where the work stands at the end of these messages: what is done, what is half done, what was being looked at',
+  'Primary request':
+    "the task the person set, in their words (given in <original-task> when known); not the harness's own messages such as slash commands, notifications or interruptions",
+  'User messages (verbatim)':
+    'every message the person wrote, quoted word for word, in order; do not soften, merge or drop any',
+  'Current state':
+    'where the work stands at the end of these messages: what is done, what is half done, what was being looked at',
   'Errors and fixes': 'each error, quoted, and how it was fixed (or that it was not)',
   'Files and changes': 'files read, and files modified with what changed in each, with their full paths',
   'Commands (exit status)': 'commands run with their exit status, failing ones first',
-  'Decisions': 'what was decided, as outcomes, and why',
+  Decisions: 'what was decided, as outcomes, and why',
   'Pending tasks': 'what is still to do, in order',
   'Next step': 'the very next action, as the agent was about to take it',
 };
@@ -104,14 +107,26 @@ export class LlmSummarizer implements Summarizer {
     } catch (err) {
       return this.fallBack(req, err instanceof Error ? err.message : String(err));
     }
-    if (prepared.omittedMessages > 0) req.report?.(`the LLM summarizer's request left out the ${prepared.omittedMessages} oldest messages of the span${entryRange(req, prepared.omittedMessages)} to fit ${this.client.model}'s window; they are archived, and listed only in its checklist`);
+    if (prepared.omittedMessages > 0)
+      req.report?.(
+        `the LLM summarizer's request left out the ${prepared.omittedMessages} oldest messages of the span${entryRange(req, prepared.omittedMessages)} to fit ${this.client.model}'s window; they are archived, and listed only in its checklist`,
+      );
     const attempts = 1 + Math.max(0, this.options.retries ?? 1);
     const timeout = this.options.timeoutMs ?? 60_000;
     let reason = '';
     for (let attempt = 1; attempt <= attempts; attempt++) {
       let answer: unknown;
       try {
-        answer = await withTimeout((signal) => this.client.complete({ system: prepared.system, prompt: prepared.prompt, maxOutputTokens: prepared.maxOutputTokens, signal }), timeout);
+        answer = await withTimeout(
+          (signal) =>
+            this.client.complete({
+              system: prepared.system,
+              prompt: prepared.prompt,
+              maxOutputTokens: prepared.maxOutputTokens,
+              signal,
+            }),
+          timeout,
+        );
       } catch (err) {
         reason = `the call to ${this.client.model} failed: ${err instanceof Error ? err.message : String(err)}`;
         continue;
@@ -141,7 +156,8 @@ export class LlmSummarizer implements Summarizer {
     const slack = this.options.tokenizerSlack ?? DEFAULT_SLACK;
     const window = this.client.contextWindow;
     let maxOutputTokens = this.options.maxOutputTokens ?? Math.ceil(req.maxTokens * slack) + 256;
-    if (this.client.maxOutputTokens !== undefined) maxOutputTokens = Math.min(maxOutputTokens, this.client.maxOutputTokens);
+    if (this.client.maxOutputTokens !== undefined)
+      maxOutputTokens = Math.min(maxOutputTokens, this.client.maxOutputTokens);
     maxOutputTokens = Math.max(1, Math.min(maxOutputTokens, Math.floor(window / 2)));
     const margin = this.options.safetyMargin ?? Math.max(256, Math.ceil(window * 0.02));
     const limit = window - maxOutputTokens - margin; // in the model's tokens
@@ -158,7 +174,8 @@ export class LlmSummarizer implements Summarizer {
     let task = req.task;
 
     const shape: PromptShape = { previous, task, checklistLimit: Number.POSITIVE_INFINITY, evidence };
-    const fixedCost = (omitted: number) => counter.text(system) + counter.text(renderPrompt(shape, [], omitted, messages.length));
+    const fixedCost = (omitted: number) =>
+      counter.text(system) + counter.text(renderPrompt(shape, [], omitted, messages.length));
     let truncatedBlocks = 0;
     // The parts besides the messages: the checklist gives way first (it may take at most half), then the task, then
     // the earlier summary (cut, as a last resort).
@@ -231,8 +248,18 @@ export class LlmSummarizer implements Summarizer {
       const prompt = renderPrompt(shape, rendered, omitted, messages.length);
       const total = counter.text(system) + counter.text(prompt);
       if (fits(total) || first >= groups.length) {
-        if (!fits(total)) throw new Error(`the LLM summarizer could not fit its request into the window of ${this.client.model} (${window} tokens)`);
-        return { system, prompt, maxOutputTokens, omittedMessages: omitted, truncatedBlocks, requestTokens: Math.ceil(total * slack) };
+        if (!fits(total))
+          throw new Error(
+            `the LLM summarizer could not fit its request into the window of ${this.client.model} (${window} tokens)`,
+          );
+        return {
+          system,
+          prompt,
+          maxOutputTokens,
+          omittedMessages: omitted,
+          truncatedBlocks,
+          requestTokens: Math.ceil(total * slack),
+        };
       }
       omitted += groups[first]!.size;
       first++;
@@ -273,7 +300,10 @@ function systemPrompt(maxTokens: number, hasTask: boolean): string {
     "You write the hand-off summary that replaces part of an AI agent's conversation when its context window fills up. The agent continues the work from your summary alone: whatever you leave out is lost to it.",
     '',
     'Write exactly these sections, as Markdown headings, in this order:',
-    ...LLM_SUMMARY_SECTIONS.flatMap((title) => [`## ${title}`, `(${title === 'Primary request' && !hasTask ? 'the task the person set, as the messages show it' : SECTION_HINTS[title]})`]),
+    ...LLM_SUMMARY_SECTIONS.flatMap((title) => [
+      `## ${title}`,
+      `(${title === 'Primary request' && !hasTask ? 'the task the person set, as the messages show it' : SECTION_HINTS[title]})`,
+    ]),
     '',
     'Rules:',
     '- Keep every file path, command, error line and number you are given, exactly as written. The <checklist> lists them: each item must appear in your summary.',
@@ -287,19 +317,35 @@ function renderPrompt(s: PromptShape, rendered: string[], omitted: number, total
   const out: string[] = [];
   const incremental = s.previous !== undefined;
   if (incremental) {
-    out.push('Update this summary with what follows; keep everything in it. Fold the new messages into its sections; where they change something (a TODO done, a decision reversed), say so.', '', '<previous-summary>', s.previous!, '</previous-summary>', '');
+    out.push(
+      'Update this summary with what follows; keep everything in it. Fold the new messages into its sections; where they change something (a TODO done, a decision reversed), say so.',
+      '',
+      '<previous-summary>',
+      s.previous!,
+      '</previous-summary>',
+      '',
+    );
   } else {
     out.push('Summarize the conversation below.', '');
   }
   if (s.task) out.push('<original-task>', s.task, '</original-task>', '');
   const checklist = renderChecklist(s.evidence, s.checklistLimit);
-  if (checklist) out.push('<checklist>', `These come from the ${incremental ? 'new ' : ''}messages. Every item must appear in your summary, exactly as written:`, checklist, '</checklist>', '');
+  if (checklist)
+    out.push(
+      '<checklist>',
+      `These come from the ${incremental ? 'new ' : ''}messages. Every item must appear in your summary, exactly as written:`,
+      checklist,
+      '</checklist>',
+      '',
+    );
   const tag = incremental ? 'new-messages' : 'messages';
   out.push(`<${tag}>`);
   if (omitted > 0) out.push(`[${omitted} earlier messages omitted to fit the summarizer's window]`);
   if (total === 0) out.push('(none)');
   out.push(...rendered, `</${tag}>`, '');
-  out.push(`Write the summary now, with the ${LLM_SUMMARY_SECTIONS.length} sections, in at most the given number of tokens.`);
+  out.push(
+    `Write the summary now, with the ${LLM_SUMMARY_SECTIONS.length} sections, in at most the given number of tokens.`,
+  );
   return out.join('\n');
 }
 
@@ -340,7 +386,8 @@ function groupMessages(messages: readonly Message[]): Message[][] {
 
 function renderMessage(m: Message): Block[] {
   const out: Block[] = [];
-  const label = m.role === 'user' && m.synthetic ? 'user (injected by the harness)' : m.role === 'tool' ? undefined : m.role;
+  const label =
+    m.role === 'user' && m.synthetic ? 'user (injected by the harness)' : m.role === 'tool' ? undefined : m.role;
   if (label) out.push({ text: `[${label}]`, cuttable: false });
   for (const p of m.parts) {
     switch (p.type) {
@@ -348,7 +395,10 @@ function renderMessage(m: Message): Block[] {
         if (p.text.trim()) out.push({ text: p.text, cuttable: true });
         break;
       case 'tool-call':
-        out.push({ text: `[tool call ${p.name}${p.id ? ` #${p.id}` : ''}] ${argumentsText(p.arguments)}`, cuttable: true });
+        out.push({
+          text: `[tool call ${p.name}${p.id ? ` #${p.id}` : ''}] ${argumentsText(p.arguments)}`,
+          cuttable: true,
+        });
         break;
       case 'tool-result': {
         const head = `[tool result${p.toolName ? ` ${p.toolName}` : ''}${p.callId ? ` #${p.callId}` : ''}${p.isError ? ', error' : ''}]`;
@@ -427,11 +477,14 @@ async function withTimeout<T>(call: (signal: AbortSignal) => Promise<T>, ms: num
  */
 export function invalidAnswer(text: string, req: SummaryRequest, counter: TokenCounter): string | undefined {
   if (!text) return 'returned an empty summary';
-  const missing = LLM_SUMMARY_SECTIONS.filter((title) => !new RegExp(`^#{1,4}\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'im').test(text));
+  const missing = LLM_SUMMARY_SECTIONS.filter(
+    (title) => !new RegExp(`^#{1,4}\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'im').test(text),
+  );
   if (missing.length > 1) return `left out the summary's sections (${missing.join(', ')})`;
   const tokens = counter.text(text);
   const least = Math.min(300, Math.floor(req.maxTokens / 4), 40 + 2 * req.messages.length);
-  if (tokens < least) return `returned ${tokens} tokens for ${req.messages.length} messages (at least ${least} expected)`;
+  if (tokens < least)
+    return `returned ${tokens} tokens for ${req.messages.length} messages (at least ${least} expected)`;
   return undefined;
 }
 
@@ -467,7 +520,8 @@ function fitAnswer(text: string, maxTokens: number, counter: TokenCounter): stri
   if (lo > 0) return `${lines.slice(0, lo).join('\n').trimEnd()}\n${note}`;
   // Not even the first line fits: cut it.
   let chars = Math.floor((lines[0]!.length * maxTokens) / Math.max(1, counter.text(lines[0]!)));
-  while (chars > 0 && counter.text(`${lines[0]!.slice(0, chars)}…\n${note}`) > maxTokens) chars = Math.floor(chars * 0.8);
+  while (chars > 0 && counter.text(`${lines[0]!.slice(0, chars)}…\n${note}`) > maxTokens)
+    chars = Math.floor(chars * 0.8);
   return chars > 0 ? `${lines[0]!.slice(0, chars)}…\n${note}` : note;
 }
 

@@ -64,10 +64,24 @@ function builtStoreModule(): { path: string; cleanup: () => void } {
   mkdirSync(out, { recursive: true });
   const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
   try {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--outDir', relative(REPO, out), '--sourceMap', 'false', '--declaration', 'false'], {
-      cwd: REPO,
-      stdio: 'pipe',
-    });
+    execFileSync(
+      process.execPath,
+      [
+        tsc,
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        relative(REPO, out),
+        '--sourceMap',
+        'false',
+        '--declaration',
+        'false',
+      ],
+      {
+        cwd: REPO,
+        stdio: 'pipe',
+      },
+    );
   } catch {
     // Type errors in files being edited elsewhere still emit JavaScript; a missing module is checked below.
   }
@@ -109,7 +123,7 @@ describe.skipIf(!PG_URL)(`PostgreSQL store: concurrent worker processes${PG_URL 
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         lines.push(line);
-        for (const w of waiters.splice(0)) (w.re.test(line) ? w.resolve(line) : waiters.push(w));
+        for (const w of waiters.splice(0)) w.re.test(line) ? w.resolve(line) : waiters.push(w);
       }
     });
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
@@ -124,9 +138,14 @@ describe.skipIf(!PG_URL)(`PostgreSQL store: concurrent worker processes${PG_URL 
         new Promise<string>((resolve, reject) => {
           const seen = lines.find((l) => re.test(l));
           if (seen) return resolve(seen);
-          const timer = setTimeout(() => reject(new Error(`child printed no line matching ${re} in ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+          const timer = setTimeout(
+            () => reject(new Error(`child printed no line matching ${re} in ${timeoutMs} ms; stderr: ${stderr}`)),
+            timeoutMs,
+          );
           waiters.push({ re, resolve: (l) => (clearTimeout(timer), resolve(l)) });
-          void exited.then(({ code, signal }) => reject(new Error(`child exited (${code ?? signal}) before printing ${re}; stderr: ${stderr}`)));
+          void exited.then(({ code, signal }) =>
+            reject(new Error(`child exited (${code ?? signal}) before printing ${re}; stderr: ${stderr}`)),
+          );
         }),
     };
   }
@@ -177,42 +196,42 @@ describe.skipIf(!PG_URL)(`PostgreSQL store: concurrent worker processes${PG_URL 
     await client.end();
   });
 
-  it(
-    `${WRITERS} processes × ${APPENDS.toLocaleString('en-US')} appends to one session: exactly ${(WRITERS * APPENDS).toLocaleString('en-US')} entries, none lost or duplicated, each writer's in its own order`,
-    async () => {
-      const session = await store.createSession({ id: 'shared', format: 'pi', info: {} });
-      const t0 = performance.now();
-      // Half the writers append with expectedVersion (re-reading and retrying on CONFLICT), half rely on the row lock.
-      const runs = Array.from({ length: WRITERS }, (_, w) => run(['append', session.id, String(w), String(APPENDS), w % 2 ? 'expected' : 'plain']));
-      const reports = (await Promise.all(runs.map(succeeded))).map((lines) => JSON.parse(lines.at(-1)!) as { writer: number; conflicts: number; ms: number });
-      const wallMs = performance.now() - t0;
+  it(`${WRITERS} processes × ${APPENDS.toLocaleString('en-US')} appends to one session: exactly ${(WRITERS * APPENDS).toLocaleString('en-US')} entries, none lost or duplicated, each writer's in its own order`, async () => {
+    const session = await store.createSession({ id: 'shared', format: 'pi', info: {} });
+    const t0 = performance.now();
+    // Half the writers append with expectedVersion (re-reading and retrying on CONFLICT), half rely on the row lock.
+    const runs = Array.from({ length: WRITERS }, (_, w) =>
+      run(['append', session.id, String(w), String(APPENDS), w % 2 ? 'expected' : 'plain']),
+    );
+    const reports = (await Promise.all(runs.map(succeeded))).map(
+      (lines) => JSON.parse(lines.at(-1)!) as { writer: number; conflicts: number; ms: number },
+    );
+    const wallMs = performance.now() - t0;
 
-      const entries: Entry[] = await store.entries(session.id);
-      expect(entries).toHaveLength(WRITERS * APPENDS);
-      expect((await store.getSession(session.id))!.version).toBe(WRITERS * APPENDS);
-      entries.forEach((e, i) => expect(e.index).toBe(i));
-      const keys = new Set(entries.map((e) => JSON.stringify(e.raw)));
-      expect(keys.size).toBe(WRITERS * APPENDS);
-      for (let w = 0; w < WRITERS; w++) {
-        const mine = entries.filter((e) => (e.raw as { w: number }).w === w).map((e) => (e.raw as { i: number }).i);
-        expect(mine).toEqual(Array.from({ length: APPENDS }, (_, i) => i));
-      }
-      // Each writer's text matches its raw record (no entry's body mixed with another's).
-      for (const e of entries) {
-        const { w, i } = e.raw as { w: number; i: number };
-        expect(e.message!.parts[0]).toEqual({ type: 'text', text: `w${w} #${i}` });
-      }
-      const conflicts = reports.reduce((n, r) => n + r.conflicts, 0);
-      console.log(
-        `[postgres] ${WRITERS} writers × ${APPENDS} appends: ${entries.length} entries in ${(wallMs / 1000).toFixed(1)} s wall ` +
-          `(${Math.round(entries.length / (wallMs / 1000))} appends/s; per writer ${reports.map((r) => `${(r.ms / 1000).toFixed(1)}s`).join(' ')}; ` +
-          `${conflicts} CONFLICT retries by the expectedVersion writers)`,
-      );
-    },
-    300_000,
-  );
+    const entries: Entry[] = await store.entries(session.id);
+    expect(entries).toHaveLength(WRITERS * APPENDS);
+    expect((await store.getSession(session.id))!.version).toBe(WRITERS * APPENDS);
+    entries.forEach((e, i) => expect(e.index).toBe(i));
+    const keys = new Set(entries.map((e) => JSON.stringify(e.raw)));
+    expect(keys.size).toBe(WRITERS * APPENDS);
+    for (let w = 0; w < WRITERS; w++) {
+      const mine = entries.filter((e) => (e.raw as { w: number }).w === w).map((e) => (e.raw as { i: number }).i);
+      expect(mine).toEqual(Array.from({ length: APPENDS }, (_, i) => i));
+    }
+    // Each writer's text matches its raw record (no entry's body mixed with another's).
+    for (const e of entries) {
+      const { w, i } = e.raw as { w: number; i: number };
+      expect(e.message!.parts[0]).toEqual({ type: 'text', text: `w${w} #${i}` });
+    }
+    const conflicts = reports.reduce((n, r) => n + r.conflicts, 0);
+    console.log(
+      `[postgres] ${WRITERS} writers × ${APPENDS} appends: ${entries.length} entries in ${(wallMs / 1000).toFixed(1)} s wall ` +
+        `(${Math.round(entries.length / (wallMs / 1000))} appends/s; per writer ${reports.map((r) => `${(r.ms / 1000).toFixed(1)}s`).join(' ')}; ` +
+        `${conflicts} CONFLICT retries by the expectedVersion writers)`,
+    );
+  }, 300_000);
 
-  it('processes whose 8 writers share one store (appends committed together), killed (SIGKILL) at random moments: every acknowledged append stored exactly once, each writer\'s entries a gap-free prefix in its own order', async () => {
+  it("processes whose 8 writers share one store (appends committed together), killed (SIGKILL) at random moments: every acknowledged append stored exactly once, each writer's entries a gap-free prefix in its own order", async () => {
     const session = await store.createSession({ id: 'killed-group', format: 'pi', info: {} });
     let seed = 424242;
     const next = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed / 2 ** 31);
@@ -252,15 +271,23 @@ describe.skipIf(!PG_URL)(`PostgreSQL store: concurrent worker processes${PG_URL 
     }
     // And at most one beyond it: each writer awaits its append (and prints its ACK) before the next.
     for (const [key, is] of stored) expect(is.length, key).toBeLessThanOrEqual((acked.get(key) ?? -1) + 2);
-    console.log(`[postgres] killed group commits: ${entries.length} entries from ${PROCESSES} killed processes of ${WRITERS} writers sharing a store, every acknowledged one stored once`);
+    console.log(
+      `[postgres] killed group commits: ${entries.length} entries from ${PROCESSES} killed processes of ${WRITERS} writers sharing a store, every acknowledged one stored once`,
+    );
   });
 
   it('a worker killed (SIGKILL) while its recordCompaction transaction is open leaves neither marker nor snapshot; the session resumes and compacts again', async () => {
     const session = await store.createSession({ id: 'killed-compaction', format: 'pi', info: {} });
     const msg = (text: string) => ({ role: 'user' as const, parts: [{ type: 'text' as const, text }] });
-    await store.append(session.id, Array.from({ length: 6 }, (_, i) => ({ kind: 'message' as const, message: msg(`m${i}`) })));
+    await store.append(
+      session.id,
+      Array.from({ length: 6 }, (_, i) => ({ kind: 'message' as const, message: msg(`m${i}`) })),
+    );
     const first = { number: 1, summary: 'first summary', archived: { fromEntry: 0, toEntry: 5 }, source: 'abridge' };
-    await store.recordCompaction(session.id, [{ kind: 'compaction', compaction: first, message: msg(first.summary) }], { messages: [msg(first.summary)], marker: first });
+    await store.recordCompaction(session.id, [{ kind: 'compaction', compaction: first, message: msg(first.summary) }], {
+      messages: [msg(first.summary)],
+      marker: first,
+    });
     await store.append(session.id, [{ kind: 'message', message: msg('after the first compaction') }]);
     const before = await store.resume(session.id);
     expect(before).toMatchObject({ fromSnapshot: true, snapshotAt: 7, appended: 1, version: 8 });
@@ -275,7 +302,9 @@ describe.skipIf(!PG_URL)(`PostgreSQL store: concurrent worker processes${PG_URL 
     await probe.connect();
     try {
       await probe.query("SET lock_timeout = '200ms'");
-      await expect(probe.query(`SELECT version FROM "${schema}".sessions WHERE id = $1 FOR UPDATE`, [session.id])).rejects.toThrow(/lock timeout/);
+      await expect(
+        probe.query(`SELECT version FROM "${schema}".sessions WHERE id = $1 FOR UPDATE`, [session.id]),
+      ).rejects.toThrow(/lock timeout/);
     } finally {
       await probe.end();
     }
@@ -333,6 +362,8 @@ describe.skipIf(!PG_URL)(`PostgreSQL store: concurrent worker processes${PG_URL 
     expect(resumed.snapshotAt).toBe(snap.atVersion);
     expect(resumed.messages.slice(0, snap.messages.length)).toEqual(snap.messages);
     expect(snap.marker!.number).toBe(markers);
-    console.log(`[postgres] random kills: ${markers} compactions recorded by 12 killed workers, all with their snapshots`);
+    console.log(
+      `[postgres] random kills: ${markers} compactions recorded by 12 killed workers, all with their snapshots`,
+    );
   }, 120_000);
 });

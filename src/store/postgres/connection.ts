@@ -19,8 +19,15 @@ export function loadPg(): Promise<PgModule> {
 
 /** True when `err` (or an error it wraps) says the `pg` package is not installed. */
 export function isMissingPg(err: unknown): boolean {
-  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    const notFound = e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND' || /Cannot find (package|module)|Failed to load url/.test(String(e.message));
+  for (
+    let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
+    const notFound =
+      e.code === 'ERR_MODULE_NOT_FOUND' ||
+      e.code === 'MODULE_NOT_FOUND' ||
+      /Cannot find (package|module)|Failed to load url/.test(String(e.message));
     if (notFound && /['"]pg['"]|Failed to load url pg\b/.test(String(e.message))) return true;
   }
   return false;
@@ -64,7 +71,10 @@ export function storeError(what: string, err: unknown): AbridgeError {
   if (err instanceof AbridgeError) return err;
   const e = err as { message?: unknown; code?: unknown };
   const code = typeof e?.code === 'string' ? ` [${e.code}]` : '';
-  const wrapped = new AbridgeError('STORE_ERROR', `PostgreSQL store: ${what} failed: ${String(e?.message ?? err)}${code}`);
+  const wrapped = new AbridgeError(
+    'STORE_ERROR',
+    `PostgreSQL store: ${what} failed: ${String(e?.message ?? err)}${code}`,
+  );
   (wrapped as { cause?: unknown }).cause = err;
   return wrapped;
 }
@@ -73,7 +83,11 @@ export function storeError(what: string, err: unknown): AbridgeError {
  * Runs `fn` in a transaction on one pooled connection: COMMIT when it returns, ROLLBACK when it throws. A connection
  * whose ROLLBACK fails is destroyed rather than returned to the pool.
  */
-export async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+export async function inTransaction<T>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<T>,
+  begin = 'BEGIN',
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query(begin);

@@ -46,9 +46,15 @@ export interface PostgresStoreOptions {
  * tables or migrates them to this version, and returns the store; `store.results` is its ResultStore. `close()` ends
  * the connection pool.
  */
-export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresSessionStore> {
+export async function openPostgresStore(
+  url: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresSessionStore> {
   if (typeof url !== 'string' || url === '') {
-    throw new AbridgeError('INVALID_INPUT', 'openPostgresStore: expected a connection string such as postgres://user:password@localhost:5432/database');
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      'openPostgresStore: expected a connection string such as postgres://user:password@localhost:5432/database',
+    );
   }
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const quoted = quoteSchema(schema);
@@ -58,7 +64,10 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
     else await migrate(pool, schema, quoted);
   } catch (err) {
     await pool.end().catch(() => {});
-    throw storeError(`opening ${redactUrl(url)} (${options.migrate === false ? 'checking' : 'creating or migrating'} schema "${schema}")`, err);
+    throw storeError(
+      `opening ${redactUrl(url)} (${options.migrate === false ? 'checking' : 'creating or migrating'} schema "${schema}")`,
+      err,
+    );
   }
   const config: ConstructorParameters<typeof PostgresSessionStore>[0] = { pool, schema, quoted };
   if (options.now) config.now = options.now;

@@ -84,7 +84,9 @@ export async function migrate(pool: Pool, schema: string, s: string): Promise<nu
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_migrations ORDER BY version`);
+    const { rows } = await client.query<{ version: number }>(
+      `SELECT version FROM ${s}.schema_migrations ORDER BY version`,
+    );
     const applied = new Set(rows.map((r) => r.version));
     const newest = rows.length ? rows[rows.length - 1]!.version : 0;
     if (newest > SCHEMA_VERSION) {
@@ -107,17 +109,28 @@ export async function migrate(pool: Pool, schema: string, s: string): Promise<nu
  * create or migrate. Missing, older or newer is STORE_ERROR saying what to do.
  */
 export async function checkSchema(pool: Pool, schema: string, s: string): Promise<number> {
-  const exists = await pool.query(`SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations'`, [schema]);
+  const exists = await pool.query(`SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations'`, [
+    schema,
+  ]);
   if (!exists.rowCount) {
-    throw new AbridgeError('STORE_ERROR', `PostgreSQL store: schema "${schema}" holds no abridge store (no schema_migrations table); opened without migrating, nothing was created`);
+    throw new AbridgeError(
+      'STORE_ERROR',
+      `PostgreSQL store: schema "${schema}" holds no abridge store (no schema_migrations table); opened without migrating, nothing was created`,
+    );
   }
   const { rows } = await pool.query<{ v: number | null }>(`SELECT MAX(version) AS v FROM ${s}.schema_migrations`);
   const current = rows[0]?.v ?? 0;
   if (current > SCHEMA_VERSION) {
-    throw new AbridgeError('STORE_ERROR', `PostgreSQL store: schema "${schema}" is at version ${current}, newer than this abridge knows (${SCHEMA_VERSION}): upgrade abridge.`);
+    throw new AbridgeError(
+      'STORE_ERROR',
+      `PostgreSQL store: schema "${schema}" is at version ${current}, newer than this abridge knows (${SCHEMA_VERSION}): upgrade abridge.`,
+    );
   }
   if (current < SCHEMA_VERSION) {
-    throw new AbridgeError('STORE_ERROR', `PostgreSQL store: schema "${schema}" is at version ${current}, older than this abridge's (${SCHEMA_VERSION}), and it was opened without migrating: open it once as a user who may migrate it (e.g. abridge import).`);
+    throw new AbridgeError(
+      'STORE_ERROR',
+      `PostgreSQL store: schema "${schema}" is at version ${current}, older than this abridge's (${SCHEMA_VERSION}), and it was opened without migrating: open it once as a user who may migrate it (e.g. abridge import).`,
+    );
   }
   return current;
 }

@@ -54,7 +54,9 @@ describe('PostgreSQL store without a server', () => {
   it('a missing pg package is MISSING_DEPENDENCY: "install pg to use the PostgreSQL store"', async () => {
     vi.resetModules();
     vi.doMock('pg', () => {
-      throw Object.assign(new Error("Cannot find package 'pg' imported from /app/dist/store/postgres/connection.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+      throw Object.assign(new Error("Cannot find package 'pg' imported from /app/dist/store/postgres/connection.js"), {
+        code: 'ERR_MODULE_NOT_FOUND',
+      });
     });
     try {
       const mod = await import('./index.js');
@@ -68,11 +70,20 @@ describe('PostgreSQL store without a server', () => {
   });
 
   it('recognizes "pg is not installed" errors, also wrapped ones, and no others', () => {
-    const notFound = Object.assign(new Error("Cannot find package 'pg' imported from /x/dist/store/postgres/connection.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const notFound = Object.assign(
+      new Error("Cannot find package 'pg' imported from /x/dist/store/postgres/connection.js"),
+      { code: 'ERR_MODULE_NOT_FOUND' },
+    );
     expect(isMissingPg(notFound)).toBe(true);
     expect(isMissingPg(new Error('wrapped', { cause: notFound }))).toBe(true);
     expect(isMissingPg(Object.assign(new Error("Cannot find module 'pg'"), { code: 'MODULE_NOT_FOUND' }))).toBe(true);
-    expect(isMissingPg(Object.assign(new Error("Cannot find package 'pg-pool' imported from /x/node_modules/pg/lib/index.js"), { code: 'ERR_MODULE_NOT_FOUND' }))).toBe(false);
+    expect(
+      isMissingPg(
+        Object.assign(new Error("Cannot find package 'pg-pool' imported from /x/node_modules/pg/lib/index.js"), {
+          code: 'ERR_MODULE_NOT_FOUND',
+        }),
+      ),
+    ).toBe(false);
     expect(isMissingPg(new SyntaxError('Unexpected token'))).toBe(false);
   });
 
@@ -89,7 +100,8 @@ describe('PostgreSQL store without a server', () => {
     'the package exports it as abridge/postgres (built code, types beside it)',
     () => {
       const repo = fileURLToPath(new URL('../../..', import.meta.url));
-      const probe = "const m = await import('abridge/postgres'); console.log(typeof m.openPostgresStore, typeof m.PostgresSessionStore, typeof m.PostgresResultStore);";
+      const probe =
+        "const m = await import('abridge/postgres'); console.log(typeof m.openPostgresStore, typeof m.PostgresSessionStore, typeof m.PostgresResultStore);";
       const out = execFileSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: repo, encoding: 'utf8' });
       expect(out.trim()).toBe('function function function');
       expect(existsSync(join(repo, 'dist/store/postgres/index.d.ts'))).toBe(true);
@@ -97,7 +109,9 @@ describe('PostgreSQL store without a server', () => {
   );
 
   it('an unreachable server is STORE_ERROR naming the URL without its password', async () => {
-    const err = await caught(openPostgresStore('postgres://user:s3cret@127.0.0.1:1/db', { pool: { connectionTimeoutMillis: 5000 } }));
+    const err = await caught(
+      openPostgresStore('postgres://user:s3cret@127.0.0.1:1/db', { pool: { connectionTimeoutMillis: 5000 } }),
+    );
     expect(err.code).toBe('STORE_ERROR');
     expect(err.message).toContain('postgres://user:***@127.0.0.1:1/db');
     expect(err.message).not.toContain('s3cret');
@@ -126,7 +140,10 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
   }
 
   /** A store in a schema of its own (dropped after the file), closed after the test. */
-  async function fresh(label: string, options: Omit<PostgresStoreOptions, 'schema'> = {}): Promise<PostgresSessionStore> {
+  async function fresh(
+    label: string,
+    options: Omit<PostgresStoreOptions, 'schema'> = {},
+  ): Promise<PostgresSessionStore> {
     const schema = uniqueSchema(label);
     schemas.add(schema);
     const store = await openPostgresStore(PG_URL!, { ...options, schema });
@@ -147,10 +164,19 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
   it('an import that fails part way (the 4th entry refused by the server) leaves no session: the retry succeeds', async () => {
     const store = await fresh('import');
     await admin(async (c) => {
-      await c.query(`CREATE FUNCTION "${store.schema}".fail_fourth() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.seq = 3 THEN RAISE EXCEPTION 'disk full (simulated)'; END IF; RETURN NEW; END $$`);
-      await c.query(`CREATE TRIGGER fail_fourth BEFORE INSERT ON "${store.schema}".entries FOR EACH ROW EXECUTE FUNCTION "${store.schema}".fail_fourth()`);
+      await c.query(
+        `CREATE FUNCTION "${store.schema}".fail_fourth() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.seq = 3 THEN RAISE EXCEPTION 'disk full (simulated)'; END IF; RETURN NEW; END $$`,
+      );
+      await c.query(
+        `CREATE TRIGGER fail_fourth BEFORE INSERT ON "${store.schema}".entries FOR EACH ROW EXECUTE FUNCTION "${store.schema}".fail_fourth()`,
+      );
     });
-    const session = { format: 'pi' as const, info: { id: 'imported' }, entries: Array.from({ length: 6 }, (_, i) => ({ ...messageEntry('user', `m${i}`), index: i })), problems: [] };
+    const session = {
+      format: 'pi' as const,
+      info: { id: 'imported' },
+      entries: Array.from({ length: 6 }, (_, i) => ({ ...messageEntry('user', `m${i}`), index: i })),
+      problems: [],
+    };
     const err = await caught(importSession(store, session));
     expect(err.code).toBe('STORE_ERROR');
     expect(err.message).toContain('disk full (simulated)');
@@ -163,7 +189,12 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
 
   it('migrate: false opens without writing: a user with read rights only lists and reads; a missing schema is a clear STORE_ERROR', async () => {
     const store = await fresh('ro');
-    await importSession(store, { format: 'pi', info: { id: 'kept' }, entries: [{ ...messageEntry('user', 'hi'), index: 0 }], problems: [] });
+    await importSession(store, {
+      format: 'pi',
+      info: { id: 'kept' },
+      entries: [{ ...messageEntry('user', 'hi'), index: 0 }],
+      problems: [],
+    });
     const role = `ro_${process.pid}_${randomBytes(3).toString('hex')}`;
     const url = new URL(PG_URL!);
     await admin(async (c) => {
@@ -180,7 +211,9 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       expect((await reader.entries('kept')).length).toBe(1);
       const err = await caught(openPostgresStore(PG_URL!, { schema: uniqueSchema('absent'), migrate: false }));
       expect(err.code).toBe('STORE_ERROR');
-      expect(err.message).toMatch(/holds no abridge store \(no schema_migrations table\); opened without migrating, nothing was created/);
+      expect(err.message).toMatch(
+        /holds no abridge store \(no schema_migrations table\); opened without migrating, nothing was created/,
+      );
     } finally {
       for (const s of open.splice(0)) await s.close();
       await admin(async (c) => {
@@ -200,14 +233,22 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       const again = await openPostgresStore(PG_URL!, { schema });
       open.push(again);
       await admin(async (c) => {
-        const migrations = await c.query<{ version: number; name: string }>(`SELECT version, name FROM "${schema}".schema_migrations ORDER BY version`);
+        const migrations = await c.query<{ version: number; name: string }>(
+          `SELECT version, name FROM "${schema}".schema_migrations ORDER BY version`,
+        );
         expect(migrations.rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
         expect(SCHEMA_VERSION).toBe(MIGRATIONS.at(-1)!.version);
         const tables = await c.query<{ table_name: string }>(
           `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
           [schema],
         );
-        expect(tables.rows.map((r) => r.table_name)).toEqual(['entries', 'schema_migrations', 'session_snapshots', 'sessions', 'tool_result_blobs']);
+        expect(tables.rows.map((r) => r.table_name)).toEqual([
+          'entries',
+          'schema_migrations',
+          'session_snapshots',
+          'sessions',
+          'tool_result_blobs',
+        ]);
         // JSON is kept as TEXT, not JSONB (which would reorder keys).
         const entryType = await c.query<{ data_type: string }>(
           `SELECT data_type FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'entries' AND column_name = 'entry'`,
@@ -219,7 +260,11 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
 
     it('a schema migrated by a newer abridge is STORE_ERROR', async () => {
       const store = await fresh('newer');
-      await admin((c) => c.query(`INSERT INTO "${store.schema}".schema_migrations (version, name) VALUES ($1, 'from the future')`, [SCHEMA_VERSION + 1]));
+      await admin((c) =>
+        c.query(`INSERT INTO "${store.schema}".schema_migrations (version, name) VALUES ($1, 'from the future')`, [
+          SCHEMA_VERSION + 1,
+        ]),
+      );
       const err = await caught(openPostgresStore(PG_URL!, { schema: store.schema }));
       expect(err.code).toBe('STORE_ERROR');
       expect(err.message).toMatch(/newer than this abridge knows/);
@@ -242,10 +287,25 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
     it('each entry is stored as the JSON text of the entry without its index: key order, numbers and strings as given', async () => {
       const store = await fresh('text');
       const { id } = await store.createSession({ format: 'pi', info: {} });
-      const raw = { zeta: 1, alpha: { y: [3, 1, 2], x: null }, float: 1.5e-7, big: 9007199254740991, s: 'tab\there "q" \\ \u2028 😀' };
-      const draft: Omit<Entry, 'index'> = { kind: 'message', message: { role: 'user', parts: [{ type: 'text', text: 'hi' }] }, raw };
+      const raw = {
+        zeta: 1,
+        alpha: { y: [3, 1, 2], x: null },
+        float: 1.5e-7,
+        big: 9007199254740991,
+        s: 'tab\there "q" \\ \u2028 😀',
+      };
+      const draft: Omit<Entry, 'index'> = {
+        kind: 'message',
+        message: { role: 'user', parts: [{ type: 'text', text: 'hi' }] },
+        raw,
+      };
       await store.append(id, [{ ...draft, index: 42 } as Entry]);
-      const rows = await admin((c) => c.query<{ seq: number; entry: string }>(`SELECT seq, entry FROM "${store.schema}".entries WHERE session_id = $1`, [id]));
+      const rows = await admin((c) =>
+        c.query<{ seq: number; entry: string }>(
+          `SELECT seq, entry FROM "${store.schema}".entries WHERE session_id = $1`,
+          [id],
+        ),
+      );
       expect(rows.rows).toEqual([{ seq: 0, entry: JSON.stringify(draft) }]);
       const [back] = await store.entries(id);
       expect(JSON.stringify(back!.raw)).toBe(JSON.stringify(raw));
@@ -255,11 +315,15 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
     it('a batch larger than one INSERT statement (2,500 entries, some large) is appended whole and in order', async () => {
       const store = await fresh('big');
       const { id } = await store.createSession({ format: 'pi', info: {} });
-      const batch = Array.from({ length: 2500 }, (_, i) => messageEntry(i % 2 ? 'assistant' : 'user', i % 500 === 7 ? `big ${i} ${'x'.repeat(200_000)}` : `e${i}`));
+      const batch = Array.from({ length: 2500 }, (_, i) =>
+        messageEntry(i % 2 ? 'assistant' : 'user', i % 500 === 7 ? `big ${i} ${'x'.repeat(200_000)}` : `e${i}`),
+      );
       expect(await store.append(id, batch, { expectedVersion: 0 })).toEqual({ version: 2500 });
       const back = await store.entries(id);
       expect(back.map((e) => e.index)).toEqual(batch.map((_, i) => i));
-      expect(back.map((e) => (e.message!.parts[0] as { text: string }).text)).toEqual(batch.map((e) => (e.message!.parts[0] as { text: string }).text));
+      expect(back.map((e) => (e.message!.parts[0] as { text: string }).text)).toEqual(
+        batch.map((e) => (e.message!.parts[0] as { text: string }).text),
+      );
     });
   });
 
@@ -267,7 +331,14 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
     /** The number of transactions that wrote the session's entries (each row's xmin is the transaction that inserted it). */
     const transactions = async (store: PostgresSessionStore, id: string) =>
       Number(
-        (await admin((c) => c.query<{ n: string }>(`SELECT count(DISTINCT xmin::text) AS n FROM "${store.schema}".entries WHERE session_id = $1`, [id]))).rows[0]!.n,
+        (
+          await admin((c) =>
+            c.query<{ n: string }>(
+              `SELECT count(DISTINCT xmin::text) AS n FROM "${store.schema}".entries WHERE session_id = $1`,
+              [id],
+            ),
+          )
+        ).rows[0]!.n,
       );
     const text = (e: Entry) => (e.message!.parts[0] as { text: string }).text;
 
@@ -294,7 +365,9 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       // Each acknowledged version is the position right after that entry.
       for (const e of entries) expect(acked.get(text(e))).toBe(e.index + 1);
       for (let w = 0; w < WRITERS; w++) {
-        expect(entries.map(text).filter((t) => t.startsWith(`w${w}:`))).toEqual(Array.from({ length: EACH }, (_, i) => `w${w}:${i}`));
+        expect(entries.map(text).filter((t) => t.startsWith(`w${w}:`))).toEqual(
+          Array.from({ length: EACH }, (_, i) => `w${w}:${i}`),
+        );
       }
       // The writers' first appends, issued together, shared one transaction at least.
       expect(await transactions(store, id)).toBeLessThan(WRITERS * EACH);
@@ -305,12 +378,22 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       const { id } = await store.createSession({ format: 'pi', info: {} });
       const N = 200;
       const results = await Promise.all([
-        ...Array.from({ length: N }, (_, i) => store.append(id, [messageEntry('user', `p${i}`), messageEntry('assistant', `q${i}`)])),
+        ...Array.from({ length: N }, (_, i) =>
+          store.append(id, [messageEntry('user', `p${i}`), messageEntry('assistant', `q${i}`)]),
+        ),
         store.append(id, [messageEntry('user', 'checked')], { expectedVersion: 2 * N }),
         store.append(id, [messageEntry('user', 'last')]),
       ]);
-      expect(results.map((r) => r.version)).toEqual([...Array.from({ length: N }, (_, i) => 2 * (i + 1)), 2 * N + 1, 2 * N + 2]);
-      expect((await store.entries(id)).map(text)).toEqual([...Array.from({ length: N }, (_, i) => [`p${i}`, `q${i}`]).flat(), 'checked', 'last']);
+      expect(results.map((r) => r.version)).toEqual([
+        ...Array.from({ length: N }, (_, i) => 2 * (i + 1)),
+        2 * N + 1,
+        2 * N + 2,
+      ]);
+      expect((await store.entries(id)).map(text)).toEqual([
+        ...Array.from({ length: N }, (_, i) => [`p${i}`, `q${i}`]).flat(),
+        'checked',
+        'last',
+      ]);
       // The 200 plain appends in one statement, then the checked one alone, then the last: 3 transactions.
       expect(await transactions(store, id)).toBe(3);
     });
@@ -323,19 +406,32 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
         await c.query(
           `CREATE FUNCTION "${store.schema}".no_poison() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.entry LIKE '%poison%' THEN RAISE EXCEPTION 'poisoned entry (simulated)'; END IF; RETURN NEW; END $$`,
         );
-        await c.query(`CREATE TRIGGER no_poison BEFORE INSERT ON "${store.schema}".entries FOR EACH ROW EXECUTE FUNCTION "${store.schema}".no_poison()`);
+        await c.query(
+          `CREATE TRIGGER no_poison BEFORE INSERT ON "${store.schema}".entries FOR EACH ROW EXECUTE FUNCTION "${store.schema}".no_poison()`,
+        );
       });
-      const settled = await Promise.allSettled(['a', 'poison', 'c'].map((t) => store.append(id, [messageEntry('user', t)])));
+      const settled = await Promise.allSettled(
+        ['a', 'poison', 'c'].map((t) => store.append(id, [messageEntry('user', t)])),
+      );
       for (const r of settled) {
         expect(r.status).toBe('rejected');
-        expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'STORE_ERROR', message: expect.stringContaining('poisoned entry (simulated)') });
+        expect((r as PromiseRejectedResult).reason).toMatchObject({
+          code: 'STORE_ERROR',
+          message: expect.stringContaining('poisoned entry (simulated)'),
+        });
       }
       expect((await store.entries(id)).map(text)).toEqual(['before']);
       expect((await store.getSession(id))!.version).toBe(1);
       expect(await store.append(id, [messageEntry('user', 'after')])).toEqual({ version: 2 });
       // A missing session: every append of the group is SESSION_NOT_FOUND.
-      const missing = await Promise.allSettled([1, 2, 3].map((i) => store.append('no-such-session', [messageEntry('user', `x${i}`)])));
-      expect(missing.map((r) => (r as PromiseRejectedResult).reason?.code)).toEqual(['SESSION_NOT_FOUND', 'SESSION_NOT_FOUND', 'SESSION_NOT_FOUND']);
+      const missing = await Promise.allSettled(
+        [1, 2, 3].map((i) => store.append('no-such-session', [messageEntry('user', `x${i}`)])),
+      );
+      expect(missing.map((r) => (r as PromiseRejectedResult).reason?.code)).toEqual([
+        'SESSION_NOT_FOUND',
+        'SESSION_NOT_FOUND',
+        'SESSION_NOT_FOUND',
+      ]);
     });
 
     it('close() waits for the appends already asked for: all of them are stored', async () => {
@@ -362,19 +458,42 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       const { id } = await store.createSession({ format: 'pi', info: {} });
       await store.append(id, [messageEntry('user', 'u0'), messageEntry('assistant', 'a1')]);
       const summary: Message = { role: 'user', parts: [{ type: 'text', text: 'summary' }] };
-      const marker = { kind: 'compaction' as const, compaction: { number: 1, summary: 'summary', source: 'abridge' }, message: summary };
+      const marker = {
+        kind: 'compaction' as const,
+        compaction: { number: 1, summary: 'summary', source: 'abridge' },
+        message: summary,
+      };
       fail = true;
       const a = await caught(store.append(id, [messageEntry('user', 'lost')]));
       expect(a.code).toBe('STORE_ERROR');
       expect(a.message).toContain('injected failure before COMMIT');
-      const r = await caught(store.recordCompaction(id, [messageEntry('user', 'lost too'), marker], { messages: [summary], marker: marker.compaction, tokens: 5 }));
+      const r = await caught(
+        store.recordCompaction(id, [messageEntry('user', 'lost too'), marker], {
+          messages: [summary],
+          marker: marker.compaction,
+          tokens: 5,
+        }),
+      );
       expect(r.code).toBe('STORE_ERROR');
       expect((await store.getSession(id))!.version).toBe(2);
       expect(await store.entries(id)).toHaveLength(2);
       expect(await store.latestSnapshot(id)).toBeUndefined();
       fail = false;
-      expect(await store.recordCompaction(id, [marker], { messages: [summary], marker: marker.compaction }, { expectedVersion: 2 })).toEqual({ version: 3 });
-      expect(await store.resume(id)).toEqual({ messages: [summary], fromSnapshot: true, snapshotAt: 3, appended: 0, version: 3 });
+      expect(
+        await store.recordCompaction(
+          id,
+          [marker],
+          { messages: [summary], marker: marker.compaction },
+          { expectedVersion: 2 },
+        ),
+      ).toEqual({ version: 3 });
+      expect(await store.resume(id)).toEqual({
+        messages: [summary],
+        fromSnapshot: true,
+        snapshotAt: 3,
+        appended: 0,
+        version: 3,
+      });
     });
 
     it('uses its clock for createdAt, updatedAt and snapshots', async () => {
@@ -415,9 +534,33 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
     it('put returns the metadata; read gives the text back; stat agrees; list is oldest first; same content is stored once, keeping its first metadata', async () => {
       const store = await results('basic', clock());
       const text = 'alpha\nbeta\ngamma\n';
-      const stored = await store.put(text, { tool: 'bash', callId: 'c1', sessionId: 's1', entry: 7, extra: 'dropped' } as never);
-      expect(stored).toEqual({ refId: refIdFor(text), bytes: 17, chars: 17, lines: 3, createdAt: '2026-01-01T00:00:00.000Z', tool: 'bash', callId: 'c1', sessionId: 's1', entry: 7 });
-      expect(await store.read(stored.refId)).toEqual({ refId: stored.refId, text, offset: 0, limit: 200, totalChars: 17, totalLines: 3, nextOffset: null });
+      const stored = await store.put(text, {
+        tool: 'bash',
+        callId: 'c1',
+        sessionId: 's1',
+        entry: 7,
+        extra: 'dropped',
+      } as never);
+      expect(stored).toEqual({
+        refId: refIdFor(text),
+        bytes: 17,
+        chars: 17,
+        lines: 3,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        tool: 'bash',
+        callId: 'c1',
+        sessionId: 's1',
+        entry: 7,
+      });
+      expect(await store.read(stored.refId)).toEqual({
+        refId: stored.refId,
+        text,
+        offset: 0,
+        limit: 200,
+        totalChars: 17,
+        totalLines: 3,
+        nextOffset: null,
+      });
       expect(await store.stat(stored.refId)).toEqual(stored);
       expect(await store.stat(UNKNOWN)).toBeUndefined();
       expect(await store.put(text, { tool: 'second' })).toEqual(stored);
@@ -449,23 +592,47 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       const ten = numbered(10);
       const { refId } = await store.put(ten);
       await reference.put(ten);
-      for (const [offset, limit] of [[0, 3], [4, 3], [7, 3], [8, 50], [9, 1], [0, 1], [10, 5], [1_000_000, 5], [4, 0], [10, 0]] as const) {
+      for (const [offset, limit] of [
+        [0, 3],
+        [4, 3],
+        [7, 3],
+        [8, 50],
+        [9, 1],
+        [0, 1],
+        [10, 5],
+        [1_000_000, 5],
+        [4, 0],
+        [10, 0],
+      ] as const) {
         expect(await store.read(refId, { offset, limit })).toEqual(await reference.read(refId, { offset, limit }));
       }
       const long = numbered(2450);
       const big = await store.put(long);
       await reference.put(long);
-      for (const range of [undefined, { offset: 200 }, { offset: 400, limit: 2000 }, { offset: 2400, limit: 2000 }, { offset: null, limit: null } as never]) {
+      for (const range of [
+        undefined,
+        { offset: 200 },
+        { offset: 400, limit: 2000 },
+        { offset: 2400, limit: 2000 },
+        { offset: null, limit: null } as never,
+      ]) {
         expect(await store.read(big.refId, range)).toEqual(await reference.read(big.refId, range));
       }
       const piece = fc.constantFrom('a', 'bc', 'é', '😀', ' ', '\n', '\r\n', '\r', '\u0000');
       await fc.assert(
-        fc.asyncProperty(fc.array(piece, { maxLength: 40 }).map((p) => p.join('')), fc.nat(45), fc.nat(45), async (text, offset, limit) => {
-          const stored = await store.put(text);
-          const expected = await reference.put(text);
-          expect({ ...stored, createdAt: '' }).toEqual({ ...expected, createdAt: '' });
-          expect(await store.read(stored.refId, { offset, limit })).toEqual(await reference.read(stored.refId, { offset, limit }));
-        }),
+        fc.asyncProperty(
+          fc.array(piece, { maxLength: 40 }).map((p) => p.join('')),
+          fc.nat(45),
+          fc.nat(45),
+          async (text, offset, limit) => {
+            const stored = await store.put(text);
+            const expected = await reference.put(text);
+            expect({ ...stored, createdAt: '' }).toEqual({ ...expected, createdAt: '' });
+            expect(await store.read(stored.refId, { offset, limit })).toEqual(
+              await reference.read(stored.refId, { offset, limit }),
+            );
+          },
+        ),
         { numRuns: 40 },
       );
     });
@@ -494,11 +661,15 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
 
     it('workers putting the same content at once: one row, every put gets the same metadata', async () => {
       const first = await fresh('res_race');
-      const others = await Promise.all(Array.from({ length: 3 }, () => openPostgresStore(PG_URL!, { schema: first.schema })));
+      const others = await Promise.all(
+        Array.from({ length: 3 }, () => openPostgresStore(PG_URL!, { schema: first.schema })),
+      );
       open.push(...others);
       const stores = [first, ...others];
       const texts = Array.from({ length: 10 }, (_, i) => `shared result ${i}\n`.repeat(1000));
-      const puts = await Promise.all(stores.flatMap((s, w) => texts.map((t, i) => s.results.put(t, { tool: `w${w}`, entry: i }))));
+      const puts = await Promise.all(
+        stores.flatMap((s, w) => texts.map((t, i) => s.results.put(t, { tool: `w${w}`, entry: i }))),
+      );
       for (const [i, text] of texts.entries()) {
         const mine = puts.filter((p) => p.refId === refIdFor(text));
         expect(mine).toHaveLength(stores.length);
@@ -515,9 +686,19 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       expect(stored.lines).toBe(100_000);
       expect(stored.bytes).toBe(Buffer.byteLength(text));
       const slice = await store.read(stored.refId, { offset: 99_990, limit: 2000 });
-      expect(slice.text).toBe(text.split('\n').slice(99_990, 100_000).map((l) => `${l}\n`).join(''));
+      expect(slice.text).toBe(
+        text
+          .split('\n')
+          .slice(99_990, 100_000)
+          .map((l) => `${l}\n`)
+          .join(''),
+      );
       expect(slice.nextOffset).toBeNull();
-      expect(await store.read(stored.refId, { offset: 100_000 })).toMatchObject({ text: '', nextOffset: null, totalLines: 100_000 });
+      expect(await store.read(stored.refId, { offset: 100_000 })).toMatchObject({
+        text: '',
+        nextOffset: null,
+        totalLines: 100_000,
+      });
     });
   });
 });

@@ -123,7 +123,10 @@ export class PostgresResultStore implements KeyedResultStore {
   async stat(refId: string): Promise<StoredResult | undefined> {
     validateRefId(refId);
     try {
-      const { rows } = await this.pool.query<BlobRow>(`SELECT ${META_COLUMNS} FROM ${this.s}.tool_result_blobs WHERE ref_id = $1`, [refId]);
+      const { rows } = await this.pool.query<BlobRow>(
+        `SELECT ${META_COLUMNS} FROM ${this.s}.tool_result_blobs WHERE ref_id = $1`,
+        [refId],
+      );
       return rows[0] && toStoredResult(rows[0]);
     } catch (err) {
       throw storeError(`reading the metadata of result ${refId}`, err);
@@ -132,7 +135,9 @@ export class PostgresResultStore implements KeyedResultStore {
 
   async list(): Promise<StoredResult[]> {
     try {
-      const { rows } = await this.pool.query<BlobRow>(`SELECT ${META_COLUMNS} FROM ${this.s}.tool_result_blobs ORDER BY ord`);
+      const { rows } = await this.pool.query<BlobRow>(
+        `SELECT ${META_COLUMNS} FROM ${this.s}.tool_result_blobs ORDER BY ord`,
+      );
       return rows.map(toStoredResult);
     } catch (err) {
       throw storeError('listing results', err);
@@ -145,7 +150,13 @@ export class PostgresResultStore implements KeyedResultStore {
 }
 
 function toStoredResult(r: BlobRow): StoredResult {
-  const out: StoredResult = { refId: r.ref_id, bytes: r.bytes, chars: r.chars, lines: r.lines, createdAt: r.created_at.toISOString() };
+  const out: StoredResult = {
+    refId: r.ref_id,
+    bytes: r.bytes,
+    chars: r.chars,
+    lines: r.lines,
+    createdAt: r.created_at.toISOString(),
+  };
   if (r.tool !== null) out.tool = r.tool;
   if (r.call_id !== null) out.callId = r.call_id;
   if (r.session_id !== null) out.sessionId = r.session_id;

@@ -132,7 +132,9 @@ export class PostgresSessionStore implements SessionStore {
         let row = rows[0];
         if (texts.length) {
           await this.appendLocked(client, id, texts, 0);
-          row = (await client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [id])).rows[0]!;
+          row = (
+            await client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [id])
+          ).rows[0]!;
         }
         await this.hooks.beforeCommit?.('createSession', id);
         return toStoredSession(row);
@@ -144,7 +146,10 @@ export class PostgresSessionStore implements SessionStore {
 
   async getSession(id: string): Promise<StoredSession | undefined> {
     try {
-      const { rows } = await this.pool.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [id]);
+      const { rows } = await this.pool.query<SessionRow>(
+        `SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`,
+        [id],
+      );
       return rows[0] && toStoredSession(rows[0]);
     } catch (err) {
       throw storeError(`reading session "${id}"`, err);
@@ -153,14 +158,20 @@ export class PostgresSessionStore implements SessionStore {
 
   async listSessions(): Promise<StoredSession[]> {
     try {
-      const { rows } = await this.pool.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions ORDER BY ord`);
+      const { rows } = await this.pool.query<SessionRow>(
+        `SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions ORDER BY ord`,
+      );
       return rows.map(toStoredSession);
     } catch (err) {
       throw storeError('listing sessions', err);
     }
   }
 
-  async append(sessionId: string, entries: readonly Omit<Entry, 'index'>[], options?: { expectedVersion?: number }): Promise<{ version: number }> {
+  async append(
+    sessionId: string,
+    entries: readonly Omit<Entry, 'index'>[],
+    options?: { expectedVersion?: number },
+  ): Promise<{ version: number }> {
     const expected = options?.expectedVersion;
     checkExpectedVersion(expected);
     const texts = encodeEntries(entries);
@@ -171,7 +182,8 @@ export class PostgresSessionStore implements SessionStore {
       const version = await this.enqueue<number>(sessionId, {
         run: async () => {
           if (texts.length === 0) return this.currentVersion(sessionId, expected);
-          if (!this.hooks.beforeCommit && fitsOneStatement(texts)) return this.appendOneStatement(sessionId, texts, expected);
+          if (!this.hooks.beforeCommit && fitsOneStatement(texts))
+            return this.appendOneStatement(sessionId, texts, expected);
           return inTransaction(this.pool, async (client) => {
             const version = await this.appendLocked(client, sessionId, texts, expected);
             await this.hooks.beforeCommit?.('append', sessionId);
@@ -227,7 +239,11 @@ export class PostgresSessionStore implements SessionStore {
         if ('run' in op) break;
         let size = 0;
         for (const t of op.texts) size += t.length;
-        if (group.length > 0 && (texts.length + op.texts.length > INSERT_CHUNK_ENTRIES || chars + size > INSERT_CHUNK_CHARS)) break;
+        if (
+          group.length > 0 &&
+          (texts.length + op.texts.length > INSERT_CHUNK_ENTRIES || chars + size > INSERT_CHUNK_CHARS)
+        )
+          break;
         group.push(op);
         for (const t of op.texts) texts.push(t);
         chars += size;
@@ -247,9 +263,13 @@ export class PostgresSessionStore implements SessionStore {
 
   /** The session's version, checked against `expected` (an empty append). */
   private async currentVersion(sessionId: string, expected: number | undefined): Promise<number> {
-    const { rows } = await this.pool.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
+    const { rows } = await this.pool.query<{ version: number }>(
+      `SELECT version FROM ${this.s}.sessions WHERE id = $1`,
+      [sessionId],
+    );
     if (!rows[0]) throw sessionNotFound(sessionId);
-    if (expected !== undefined && expected !== rows[0].version) throw versionConflict(sessionId, expected, rows[0].version);
+    if (expected !== undefined && expected !== rows[0].version)
+      throw versionConflict(sessionId, expected, rows[0].version);
     return rows[0].version;
   }
 
@@ -280,7 +300,9 @@ export class PostgresSessionStore implements SessionStore {
         rowMode: 'array',
       });
       if (rows[0]) return rows[0][0];
-      const found = await this.pool.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
+      const found = await this.pool.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1`, [
+        sessionId,
+      ]);
       const version = found.rows[0]?.version;
       if (version === undefined) throw sessionNotFound(sessionId);
       if (expected !== undefined && version !== expected) throw versionConflict(sessionId, expected, version);
@@ -363,7 +385,10 @@ export class PostgresSessionStore implements SessionStore {
       return await inTransaction(
         this.pool,
         async (client) => {
-          const { rows } = await client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`, [sessionId]);
+          const { rows } = await client.query<SessionRow>(
+            `SELECT ${SESSION_COLUMNS} FROM ${this.s}.sessions WHERE id = $1`,
+            [sessionId],
+          );
           if (!rows[0]) throw sessionNotFound(sessionId);
           const stored = toStoredSession(rows[0]);
           const snap = await client.query<SnapshotRow>(
@@ -380,7 +405,12 @@ export class PostgresSessionStore implements SessionStore {
           };
           const after = snapshot ? await readFrom(snapshot.atVersion) : [];
           return buildResumed(stored.version, snapshot, after, async () => {
-            const session: Session = { format: stored.format, info: stored.info, entries: await readFrom(0), problems: [] };
+            const session: Session = {
+              format: stored.format,
+              info: stored.info,
+              entries: await readFrom(0),
+              problems: [],
+            };
             if (stored.extra) session.extra = stored.extra;
             return activeMessages(session);
           });
@@ -405,8 +435,16 @@ export class PostgresSessionStore implements SessionStore {
    * Inside a transaction: locks the session row, checks the expected version, inserts the entries after the last one
    * and bumps the version. Returns the new version.
    */
-  private async appendLocked(client: PoolClient, sessionId: string, texts: string[], expected: number | undefined): Promise<number> {
-    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
+  private async appendLocked(
+    client: PoolClient,
+    sessionId: string,
+    texts: string[],
+    expected: number | undefined,
+  ): Promise<number> {
+    const { rows } = await client.query<{ version: number }>(
+      `SELECT version FROM ${this.s}.sessions WHERE id = $1 FOR UPDATE`,
+      [sessionId],
+    );
     if (!rows[0]) throw sessionNotFound(sessionId);
     const version = rows[0].version;
     if (expected !== undefined && expected !== version) throw versionConflict(sessionId, expected, version);
@@ -414,7 +452,11 @@ export class PostgresSessionStore implements SessionStore {
     for (let start = 0; start < texts.length; ) {
       let end = start;
       let chars = 0;
-      while (end < texts.length && end - start < INSERT_CHUNK_ENTRIES && (end === start || chars + texts[end]!.length <= INSERT_CHUNK_CHARS)) {
+      while (
+        end < texts.length &&
+        end - start < INSERT_CHUNK_ENTRIES &&
+        (end === start || chars + texts[end]!.length <= INSERT_CHUNK_CHARS)
+      ) {
         chars += texts[end]!.length;
         end++;
       }
@@ -426,7 +468,11 @@ export class PostgresSessionStore implements SessionStore {
       start = end;
     }
     const next = version + texts.length;
-    await client.query(`UPDATE ${this.s}.sessions SET version = $2, updated_at = $3 WHERE id = $1`, [sessionId, next, this.now()]);
+    await client.query(`UPDATE ${this.s}.sessions SET version = $2, updated_at = $3 WHERE id = $1`, [
+      sessionId,
+      next,
+      this.now(),
+    ]);
     return next;
   }
 

@@ -16,8 +16,11 @@
 // Env: ABRIDGE_PG_URL, ABRIDGE_PG_SCHEMA, ABRIDGE_PG_MODULE (default: dist/store/postgres/index.js of this checkout).
 import { pathToFileURL } from 'node:url';
 
-const modulePath = process.env.ABRIDGE_PG_MODULE ?? new URL('../../../dist/store/postgres/index.js', import.meta.url).href;
-const { openPostgresStore } = await import(modulePath.startsWith('file:') ? modulePath : pathToFileURL(modulePath).href);
+const modulePath =
+  process.env.ABRIDGE_PG_MODULE ?? new URL('../../../dist/store/postgres/index.js', import.meta.url).href;
+const { openPostgresStore } = await import(
+  modulePath.startsWith('file:') ? modulePath : pathToFileURL(modulePath).href
+);
 
 const [mode, sessionId, ...args] = process.argv.slice(2);
 const url = process.env.ABRIDGE_PG_URL;
@@ -32,8 +35,18 @@ const say = (line) => new Promise((resolve) => process.stdout.write(`${line}\n`,
 const message = (role, text) => ({ role, parts: [{ type: 'text', text }] });
 
 function markerEntry(number, version) {
-  const compaction = { number, summary: `summary ${number} at ${version}`, archived: { fromEntry: 0, toEntry: Math.max(0, version - 1) }, source: 'abridge' };
-  return { kind: 'compaction', compaction, message: message('user', compaction.summary), raw: { type: 'compaction', number } };
+  const compaction = {
+    number,
+    summary: `summary ${number} at ${version}`,
+    archived: { fromEntry: 0, toEntry: Math.max(0, version - 1) },
+    source: 'abridge',
+  };
+  return {
+    kind: 'compaction',
+    compaction,
+    message: message('user', compaction.summary),
+    raw: { type: 'compaction', number },
+  };
 }
 
 if (mode === 'append') {
@@ -71,7 +84,9 @@ if (mode === 'append') {
   await Promise.all(
     Array.from({ length: writers }, async (_, w) => {
       for (let i = 0; ; i++) {
-        await store.append(sessionId, [{ kind: 'message', message: message('user', `${p} w${w} #${i}`), raw: { p, w, i } }]);
+        await store.append(sessionId, [
+          { kind: 'message', message: message('user', `${p} w${w} #${i}`), raw: { p, w, i } },
+        ]);
         await say(`ACK ${w} ${i}`);
       }
     }),
@@ -91,11 +106,15 @@ if (mode === 'append') {
   const { version } = await store.getSession(sessionId);
   const marker = markerEntry(number, version + 1);
   setInterval(() => {}, 1 << 30); // keep the event loop alive while the hook waits
-  await store.recordCompaction(sessionId, [{ kind: 'message', message: message('assistant', 'before the marker') }, marker], {
-    messages: [marker.message],
-    marker: marker.compaction,
-    tokens: 42,
-  });
+  await store.recordCompaction(
+    sessionId,
+    [{ kind: 'message', message: message('assistant', 'before the marker') }, marker],
+    {
+      messages: [marker.message],
+      marker: marker.compaction,
+      tokens: 42,
+    },
+  );
   await say('COMMITTED'); // never reached
 } else if (mode === 'compaction-loop') {
   const rounds = Number(args[0]);

@@ -73,20 +73,31 @@ await store.close();
 writeFileSync(join(dir, 'appender.mjs'), APPENDER);
 writeFileSync(join(dir, 'compactor.mjs'), COMPACTOR);
 
-function run(script: string, args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> } {
+function run(
+  script: string,
+  args: string[],
+): {
+  child: ChildProcess;
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+} {
   const child = spawn(process.execPath, [join(dir, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((res) => child.on('close', (code, signal) => res({ code, signal, stdout, stderr })));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (res) => child.on('close', (code, signal) => res({ code, signal, stdout, stderr })),
+  );
   return { child, done };
 }
 
 function waitFor(child: ChildProcess, text: string, timeoutMs = 30_000): Promise<void> {
   return new Promise((res, rej) => {
     let seen = '';
-    const timer = setTimeout(() => rej(new Error(`child did not print "${text}" within ${timeoutMs} ms (printed: ${seen})`)), timeoutMs);
+    const timer = setTimeout(
+      () => rej(new Error(`child did not print "${text}" within ${timeoutMs} ms (printed: ${seen})`)),
+      timeoutMs,
+    );
     child.stdout!.on('data', (d: Buffer) => {
       seen += d.toString();
       if (seen.includes(text)) {
@@ -123,7 +134,8 @@ describe('SQLite store: child processes', () => {
       expect(entries.map((e) => e.index)).toEqual(Array.from({ length: 1000 }, (_, i) => i));
       const raws = entries.map((e) => e.raw as { worker: string; i: number });
       expect(new Set(raws.map((r) => `${r.worker}:${r.i}`)).size).toBe(1000);
-      for (const w of workers) expect(raws.filter((r) => r.worker === w).map((r) => r.i)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+      for (const w of workers)
+        expect(raws.filter((r) => r.worker === w).map((r) => r.i)).toEqual(Array.from({ length: 250 }, (_, i) => i));
       // They did interleave (otherwise this tested nothing).
       const switches = raws.filter((r, i) => i > 0 && r.worker !== raws[i - 1]!.worker).length;
       expect(switches).toBeGreaterThan(3);
@@ -182,7 +194,10 @@ describe('SQLite store: child processes', () => {
         const entries = await store.entries('s');
         expect(entries.map((e) => e.index)).toEqual(entries.map((_, i) => i));
         const markerVersions = entries.filter((e) => e.compaction).map((e) => e.index + 1);
-        const snapshotVersions = store.db.prepare("SELECT at_version FROM session_snapshots WHERE session_id = 's' ORDER BY at_version").pluck().all() as number[];
+        const snapshotVersions = store.db
+          .prepare("SELECT at_version FROM session_snapshots WHERE session_id = 's' ORDER BY at_version")
+          .pluck()
+          .all() as number[];
         expect(markerVersions.length).toBeGreaterThan(0);
         expect(snapshotVersions).toEqual(markerVersions);
         const resumed = await store.resume('s');

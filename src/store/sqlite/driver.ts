@@ -28,11 +28,16 @@ async function load(importer: () => Promise<unknown>): Promise<SqliteDriver> {
   try {
     mod = await importer();
   } catch (err) {
-    if (isModuleNotFound(err)) throw new AbridgeError('MISSING_DEPENDENCY', `${MISSING_MESSAGE} (npm install better-sqlite3)`);
+    if (isModuleNotFound(err))
+      throw new AbridgeError('MISSING_DEPENDENCY', `${MISSING_MESSAGE} (npm install better-sqlite3)`);
     throw nativeLoadError(err);
   }
   const driver = (mod as { default?: unknown }).default ?? mod;
-  if (typeof driver !== 'function') throw new AbridgeError('MISSING_DEPENDENCY', `${MISSING_MESSAGE}: the installed better-sqlite3 exports no Database constructor`);
+  if (typeof driver !== 'function')
+    throw new AbridgeError(
+      'MISSING_DEPENDENCY',
+      `${MISSING_MESSAGE}: the installed better-sqlite3 exports no Database constructor`,
+    );
   return driver as SqliteDriver;
 }
 
@@ -45,10 +50,16 @@ export function isModuleNotFound(err: unknown): boolean {
 export function isNativeLoadError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
-  return code === 'ERR_DLOPEN_FAILED' || /Could not locate the bindings file|NODE_MODULE_VERSION|better_sqlite3\.node|invalid ELF header/.test(message);
+  return (
+    code === 'ERR_DLOPEN_FAILED' ||
+    /Could not locate the bindings file|NODE_MODULE_VERSION|better_sqlite3\.node|invalid ELF header/.test(message)
+  );
 }
 
 export function nativeLoadError(err: unknown): AbridgeError {
   const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-  return new AbridgeError('MISSING_DEPENDENCY', `${MISSING_MESSAGE}: better-sqlite3 is installed but could not be loaded (${message}); reinstall it for this Node.js (npm rebuild better-sqlite3)`);
+  return new AbridgeError(
+    'MISSING_DEPENDENCY',
+    `${MISSING_MESSAGE}: better-sqlite3 is installed but could not be loaded (${message}); reinstall it for this Node.js (npm rebuild better-sqlite3)`,
+  );
 }

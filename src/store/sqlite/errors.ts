@@ -18,7 +18,10 @@ export function storeGuard(where: string): <T>(what: string, fn: () => T) => T {
 export function storeError(where: string, what: string, err: unknown): AbridgeError {
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
-  const out = new AbridgeError('STORE_ERROR', `${where}: ${what}: ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`);
+  const out = new AbridgeError(
+    'STORE_ERROR',
+    `${where}: ${what}: ${message}${typeof code === 'string' && !message.includes(code) ? ` (${code})` : ''}`,
+  );
   (out as { cause?: unknown }).cause = err;
   return out;
 }

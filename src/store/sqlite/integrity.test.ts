@@ -1,5 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeSync, closeSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeSync,
+  closeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -35,7 +48,10 @@ describe('SQLite store opened read-only', () => {
     try {
       expect((await store.listSessions()).map((s) => s.id)).toEqual(['example']);
       expect((await loadSession(store, 'example')).entries.length).toBeGreaterThan(100);
-      await expect(store.append('example', [{ kind: 'unknown', raw: {} }])).rejects.toMatchObject({ code: 'STORE_ERROR', message: expect.stringContaining('readonly') });
+      await expect(store.append('example', [{ kind: 'unknown', raw: {} }])).rejects.toMatchObject({
+        code: 'STORE_ERROR',
+        message: expect.stringContaining('readonly'),
+      });
     } finally {
       await store.close();
     }
@@ -62,35 +78,45 @@ describe('SQLite store opened read-only', () => {
     const db = new Database(path);
     db.exec('CREATE TABLE t (x)');
     db.close();
-    await expect(openSqliteStore(path, { readonly: true })).rejects.toMatchObject({ code: 'STORE_ERROR', message: `${path}: not an abridge store (no schema_migrations table); opened read-only, nothing was created` });
+    await expect(openSqliteStore(path, { readonly: true })).rejects.toMatchObject({
+      code: 'STORE_ERROR',
+      message: `${path}: not an abridge store (no schema_migrations table); opened read-only, nothing was created`,
+    });
   });
 
   // Root may write anywhere: the CLI runs as `nobody`, who may read the store but not write it or its folder.
   const nobody = spawnSync('id', ['-u', 'nobody']).status === 0 && process.getuid?.() === 0;
-  it.skipIf(!nobody)('the CLI lists and exports a store its user may only read (sessions, export); import says why it cannot write', async () => {
-    const DIST = builtDist();
-    try {
-      const path = await realStore();
-      chmodSync(root, 0o755); // mkdtemp makes it 0700: nobody could not even look inside
-      chmodSync(join(path, '..'), 0o755);
-      const bin = join(DIST.dir, 'cli', 'main.js');
-      const asNobody = (...args: string[]) => spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, bin, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-      const probe = asNobody('--version');
-      if (probe.status !== 0) return; // nobody cannot run this checkout's files: nothing to learn here
-      const list = asNobody('sessions', '--db', path, '--json');
-      expect(list.stderr).toBe('');
-      expect((JSON.parse(list.stdout) as { id: string }[]).map((s) => s.id)).toEqual(['example']);
-      const exported = asNobody('export', 'example', '--db', path);
-      expect(exported.status).toBe(0);
-      expect(exported.stdout === readFileSync(EXAMPLE_TRANSCRIPT, 'utf8')).toBe(true);
-      const imported = asNobody('import', EXAMPLE_TRANSCRIPT, '--db', path, '--id', 'again');
-      expect(imported.status).toBe(2);
-      expect(imported.stderr).toMatch(/^abridge: .*store\.db.*readonly/);
-      expect(existsSync(`${path}-shm`)).toBe(false);
-    } finally {
-      DIST.cleanup();
-    }
-  });
+  it.skipIf(!nobody)(
+    'the CLI lists and exports a store its user may only read (sessions, export); import says why it cannot write',
+    async () => {
+      const DIST = builtDist();
+      try {
+        const path = await realStore();
+        chmodSync(root, 0o755); // mkdtemp makes it 0700: nobody could not even look inside
+        chmodSync(join(path, '..'), 0o755);
+        const bin = join(DIST.dir, 'cli', 'main.js');
+        const asNobody = (...args: string[]) =>
+          spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, bin, ...args], {
+            encoding: 'utf8',
+            env: { ...process.env, NO_COLOR: '1' },
+          });
+        const probe = asNobody('--version');
+        if (probe.status !== 0) return; // nobody cannot run this checkout's files: nothing to learn here
+        const list = asNobody('sessions', '--db', path, '--json');
+        expect(list.stderr).toBe('');
+        expect((JSON.parse(list.stdout) as { id: string }[]).map((s) => s.id)).toEqual(['example']);
+        const exported = asNobody('export', 'example', '--db', path);
+        expect(exported.status).toBe(0);
+        expect(exported.stdout === readFileSync(EXAMPLE_TRANSCRIPT, 'utf8')).toBe(true);
+        const imported = asNobody('import', EXAMPLE_TRANSCRIPT, '--db', path, '--id', 'again');
+        expect(imported.status).toBe(2);
+        expect(imported.stderr).toMatch(/^abridge: .*store\.db.*readonly/);
+        expect(existsSync(`${path}-shm`)).toBe(false);
+      } finally {
+        DIST.cleanup();
+      }
+    },
+  );
 });
 
 describe('SQLite store: damaged pages are found when opening', () => {
@@ -121,7 +147,13 @@ describe('SQLite store: damaged pages are found when opening', () => {
         outcomes.push(`run ${run} (page ${page}): opened`);
       } catch (err) {
         const e = err as { code?: string; message?: string };
-        outcomes.push(e.code === 'STORE_ERROR' && e.message!.startsWith(`${path}: the SQLite database failed its integrity check (`) && e.message!.includes('sqlite3') ? 'refused' : `run ${run}: ${e.code} ${e.message}`);
+        outcomes.push(
+          e.code === 'STORE_ERROR' &&
+            e.message!.startsWith(`${path}: the SQLite database failed its integrity check (`) &&
+            e.message!.includes('sqlite3')
+            ? 'refused'
+            : `run ${run}: ${e.code} ${e.message}`,
+        );
       }
     }
     expect(outcomes).toEqual(Array(18).fill('refused'));

@@ -64,21 +64,33 @@ export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
  * Brings the database to SCHEMA_VERSION in one IMMEDIATE transaction (processes opening it at once wait for each
  * other; the first migrates, the others find it done). A database from a newer abridge is refused.
  */
-export function migrate(db: SqliteDatabase, where: string, now: () => Date = () => new Date()): { from: number; to: number } {
-  return db.transaction(() => {
-    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    const current = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
-    if (current > SCHEMA_VERSION) {
-      throw new AbridgeError('STORE_ERROR', `${where}: the database schema is at version ${current}, newer than this abridge knows (${SCHEMA_VERSION}); upgrade abridge to use it`);
-    }
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      db.exec(m.sql);
-      record.run(m.version, m.name, now().toISOString());
-    }
-    return { from: current, to: SCHEMA_VERSION };
-  }).immediate();
+export function migrate(
+  db: SqliteDatabase,
+  where: string,
+  now: () => Date = () => new Date(),
+): { from: number; to: number } {
+  return db
+    .transaction(() => {
+      db.exec(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+      );
+      const current =
+        (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
+      if (current > SCHEMA_VERSION) {
+        throw new AbridgeError(
+          'STORE_ERROR',
+          `${where}: the database schema is at version ${current}, newer than this abridge knows (${SCHEMA_VERSION}); upgrade abridge to use it`,
+        );
+      }
+      const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+      for (const m of MIGRATIONS) {
+        if (m.version <= current) continue;
+        db.exec(m.sql);
+        record.run(m.version, m.name, now().toISOString());
+      }
+      return { from: current, to: SCHEMA_VERSION };
+    })
+    .immediate();
 }
 
 /**
@@ -88,13 +100,23 @@ export function migrate(db: SqliteDatabase, where: string, now: () => Date = () 
  */
 export function checkSchemaReadOnly(db: SqliteDatabase, where: string): number {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-  if (!table) throw new AbridgeError('STORE_ERROR', `${where}: not an abridge store (no schema_migrations table); opened read-only, nothing was created`);
+  if (!table)
+    throw new AbridgeError(
+      'STORE_ERROR',
+      `${where}: not an abridge store (no schema_migrations table); opened read-only, nothing was created`,
+    );
   const current = (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
   if (current > SCHEMA_VERSION) {
-    throw new AbridgeError('STORE_ERROR', `${where}: the database schema is at version ${current}, newer than this abridge knows (${SCHEMA_VERSION}); upgrade abridge to use it`);
+    throw new AbridgeError(
+      'STORE_ERROR',
+      `${where}: the database schema is at version ${current}, newer than this abridge knows (${SCHEMA_VERSION}); upgrade abridge to use it`,
+    );
   }
   if (current < SCHEMA_VERSION) {
-    throw new AbridgeError('STORE_ERROR', `${where}: the database schema is at version ${current}, older than this abridge's (${SCHEMA_VERSION}), and it was opened read-only; open it once with write access (e.g. abridge import) to migrate it`);
+    throw new AbridgeError(
+      'STORE_ERROR',
+      `${where}: the database schema is at version ${current}, older than this abridge's (${SCHEMA_VERSION}), and it was opened read-only; open it once with write access (e.g. abridge import) to migrate it`,
+    );
   }
   return current;
 }

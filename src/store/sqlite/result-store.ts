@@ -77,7 +77,18 @@ export class SqliteResultStore implements KeyedResultStore {
       const existing = this.stmts.meta.get(refId);
       if (existing) return toResult(existing);
       const d = describeText(text, meta, this.now(), refId);
-      this.stmts.insert.run(d.refId, text, d.bytes, d.chars, d.lines, d.tool ?? null, d.callId ?? null, d.sessionId ?? null, d.entry ?? null, d.createdAt);
+      this.stmts.insert.run(
+        d.refId,
+        text,
+        d.bytes,
+        d.chars,
+        d.lines,
+        d.tool ?? null,
+        d.callId ?? null,
+        d.sessionId ?? null,
+        d.entry ?? null,
+        d.createdAt,
+      );
       // Another process may have stored the same content first: the stored row is the answer.
       return toResult(this.stmts.meta.get(refId)!);
     });
@@ -110,7 +121,13 @@ export class SqliteResultStore implements KeyedResultStore {
 }
 
 function toResult(row: BlobRow): StoredResult {
-  const out: StoredResult = { refId: row.ref_id, bytes: row.bytes, chars: row.chars, lines: row.lines, createdAt: row.created_at };
+  const out: StoredResult = {
+    refId: row.ref_id,
+    bytes: row.bytes,
+    chars: row.chars,
+    lines: row.lines,
+    createdAt: row.created_at,
+  };
   if (row.tool !== null) out.tool = row.tool;
   if (row.call_id !== null) out.callId = row.call_id;
   if (row.session_id !== null) out.sessionId = row.session_id;

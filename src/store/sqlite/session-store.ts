@@ -18,7 +18,13 @@ import {
   versionConflict,
 } from '../memory-session-store.js';
 import type { NewSession, ResumedSession, SessionSnapshot, SessionStore, StoredSession } from '../session-store.js';
-import { isNativeLoadError, loadSqliteDriver, nativeLoadError, type SqliteDatabase, type SqliteDriver } from './driver.js';
+import {
+  isNativeLoadError,
+  loadSqliteDriver,
+  nativeLoadError,
+  type SqliteDatabase,
+  type SqliteDriver,
+} from './driver.js';
 import { storeError, storeGuard } from './errors.js';
 import { checkSchemaReadOnly, migrate } from './migrations.js';
 import { SqliteResultStore } from './result-store.js';
@@ -83,7 +89,11 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   const file = path === ':memory:' ? path : resolve(path);
   let db: SqliteDatabase;
   try {
-    db = new Driver(file, { fileMustExist: (options.mustExist ?? false) || options.readonly === true, readonly: options.readonly === true, timeout: options.busyTimeoutMs ?? 10_000 });
+    db = new Driver(file, {
+      fileMustExist: (options.mustExist ?? false) || options.readonly === true,
+      readonly: options.readonly === true,
+      timeout: options.busyTimeoutMs ?? 10_000,
+    });
   } catch (err) {
     if (isNativeLoadError(err)) throw nativeLoadError(err);
     if ((options.mustExist || options.readonly) && (err as { code?: unknown }).code === 'SQLITE_CANTOPEN') {
@@ -151,7 +161,12 @@ export class SqliteSessionStore implements SessionStore {
   private readonly stmts;
   private readonly tx;
 
-  constructor(db: SqliteDatabase, options: Omit<SqliteStoreOptions, 'driver' | 'mustExist' | 'readonly'> & { /** @internal The file, for a database read into memory. */ name?: string } = {}) {
+  constructor(
+    db: SqliteDatabase,
+    options: Omit<SqliteStoreOptions, 'driver' | 'mustExist' | 'readonly'> & {
+      /** @internal The file, for a database read into memory. */ name?: string;
+    } = {},
+  ) {
     this.db = db;
     this.path = options.name ?? db.name;
     this.now = options.now ?? (() => new Date());
@@ -172,21 +187,31 @@ export class SqliteSessionStore implements SessionStore {
     });
     this.results = new SqliteResultStore(db, { now: this.now, where });
     this.stmts = {
-      insertSession: db.prepare('INSERT INTO sessions (id, format, info, extra, layout, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)'),
+      insertSession: db.prepare(
+        'INSERT INTO sessions (id, format, info, extra, layout, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)',
+      ),
       session: db.prepare<[string], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ?`),
       sessions: db.prepare<[], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY rowid`),
       version: db.prepare<[string], number>('SELECT version FROM sessions WHERE id = ?').pluck(),
       setVersion: db.prepare('UPDATE sessions SET version = ?, updated_at = ? WHERE id = ?'),
       insertEntry: db.prepare('INSERT INTO entries (session_id, seq, entry) VALUES (?, ?, ?)'),
-      entries: db.prepare<[string, number, number], { seq: number; entry: string }>('SELECT seq, entry FROM entries WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq'),
-      insertSnapshot: db.prepare('INSERT INTO session_snapshots (session_id, at_version, messages, marker, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      entries: db.prepare<[string, number, number], { seq: number; entry: string }>(
+        'SELECT seq, entry FROM entries WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq',
+      ),
+      insertSnapshot: db.prepare(
+        'INSERT INTO session_snapshots (session_id, at_version, messages, marker, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
       latestSnapshot: db.prepare<[string], SnapshotRow>(
         'SELECT at_version, messages, marker, tokens, created_at FROM session_snapshots WHERE session_id = ? ORDER BY at_version DESC, id DESC LIMIT 1',
       ),
     };
     const s = this.stmts;
     /** Checks the version and appends, inside the caller's transaction. */
-    const appendRows = (id: string, encoded: readonly string[], expected: number | undefined): { version: number; at: string } => {
+    const appendRows = (
+      id: string,
+      encoded: readonly string[],
+      expected: number | undefined,
+    ): { version: number; at: string } => {
       const version = s.version.get(id);
       if (version === undefined) throw sessionNotFound(id);
       if (expected !== undefined && expected !== version) throw versionConflict(id, expected, version);
@@ -198,24 +223,40 @@ export class SqliteSessionStore implements SessionStore {
     };
     this.tx = {
       // The session row and its first entries: one transaction, so a failed import leaves nothing to block a retry.
-      create: db.transaction((id: string, format: string, info: string, extra: string | null, layout: string | null, encoded: readonly string[]) => {
-        const at = this.now().toISOString();
-        try {
-          s.insertSession.run(id, format, info, extra, layout, at, at);
-        } catch (err) {
-          if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
-          throw err;
-        }
-        if (encoded.length) appendRows(id, encoded, 0);
-        return toStored(s.session.get(id)!);
-      }),
+      create: db.transaction(
+        (
+          id: string,
+          format: string,
+          info: string,
+          extra: string | null,
+          layout: string | null,
+          encoded: readonly string[],
+        ) => {
+          const at = this.now().toISOString();
+          try {
+            s.insertSession.run(id, format, info, extra, layout, at, at);
+          } catch (err) {
+            if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
+            throw err;
+          }
+          if (encoded.length) appendRows(id, encoded, 0);
+          return toStored(s.session.get(id)!);
+        },
+      ),
       append: db.transaction(appendRows),
-      recordCompaction: db.transaction((id: string, encoded: readonly string[], snap: ReturnType<typeof encodeSnapshot>, expected: number | undefined) => {
-        const { version, at } = appendRows(id, encoded, expected);
-        this.hooks.insideRecordCompaction?.();
-        s.insertSnapshot.run(id, version, snap.messages, snap.marker, snap.tokens, at);
-        return { version };
-      }),
+      recordCompaction: db.transaction(
+        (
+          id: string,
+          encoded: readonly string[],
+          snap: ReturnType<typeof encodeSnapshot>,
+          expected: number | undefined,
+        ) => {
+          const { version, at } = appendRows(id, encoded, expected);
+          this.hooks.insideRecordCompaction?.();
+          s.insertSnapshot.run(id, version, snap.messages, snap.marker, snap.tokens, at);
+          return { version };
+        },
+      ),
       read: db.transaction((fn: () => unknown) => fn()),
     };
   }
@@ -227,7 +268,9 @@ export class SqliteSessionStore implements SessionStore {
     const extra = init.extra === undefined ? null : encodeJson(init.extra, 'the session extra data');
     const layout = init.layout === undefined ? null : encodeJson(init.layout, 'the session layout');
     const encoded = encodeEntries(entries);
-    return this.guard(`cannot create session "${id}"`, () => this.tx.create.immediate(id, init.format, info, extra, layout, encoded));
+    return this.guard(`cannot create session "${id}"`, () =>
+      this.tx.create.immediate(id, init.format, info, extra, layout, encoded),
+    );
   }
 
   async getSession(id: string): Promise<StoredSession | undefined> {
@@ -241,14 +284,22 @@ export class SqliteSessionStore implements SessionStore {
     return this.guard('cannot list sessions', () => this.stmts.sessions.all().map(toStored));
   }
 
-  async append(sessionId: string, entries: readonly Omit<Entry, 'index'>[], options?: { expectedVersion?: number }): Promise<{ version: number }> {
+  async append(
+    sessionId: string,
+    entries: readonly Omit<Entry, 'index'>[],
+    options?: { expectedVersion?: number },
+  ): Promise<{ version: number }> {
     checkExpectedVersion(options?.expectedVersion);
     const encoded = encodeEntries(entries);
-    return this.guard(`cannot append to session "${sessionId}"`, () => ({ version: this.tx.append.immediate(sessionId, encoded, options?.expectedVersion).version }));
+    return this.guard(`cannot append to session "${sessionId}"`, () => ({
+      version: this.tx.append.immediate(sessionId, encoded, options?.expectedVersion).version,
+    }));
   }
 
   async entries(sessionId: string, range?: { from?: number; to?: number }): Promise<Entry[]> {
-    return this.guard(`cannot read session "${sessionId}"`, () => this.reading(() => this.readEntries(sessionId, range)));
+    return this.guard(`cannot read session "${sessionId}"`, () =>
+      this.reading(() => this.readEntries(sessionId, range)),
+    );
   }
 
   async recordCompaction(
@@ -260,7 +311,9 @@ export class SqliteSessionStore implements SessionStore {
     checkExpectedVersion(options?.expectedVersion);
     const encoded = encodeEntries(entries);
     const snap = encodeSnapshot(snapshot);
-    return this.guard(`cannot record a compaction of session "${sessionId}"`, () => this.tx.recordCompaction.immediate(sessionId, encoded, snap, options?.expectedVersion));
+    return this.guard(`cannot record a compaction of session "${sessionId}"`, () =>
+      this.tx.recordCompaction.immediate(sessionId, encoded, snap, options?.expectedVersion),
+    );
   }
 
   async latestSnapshot(sessionId: string): Promise<SessionSnapshot | undefined> {
@@ -309,7 +362,12 @@ export class SqliteSessionStore implements SessionStore {
   private readSnapshot(sessionId: string): SessionSnapshot | undefined {
     const row = this.stmts.latestSnapshot.get(sessionId);
     if (!row) return undefined;
-    const out: SessionSnapshot = { sessionId, atVersion: row.at_version, messages: JSON.parse(row.messages) as Message[], createdAt: row.created_at };
+    const out: SessionSnapshot = {
+      sessionId,
+      atVersion: row.at_version,
+      messages: JSON.parse(row.messages) as Message[],
+      createdAt: row.created_at,
+    };
     if (row.marker !== null) out.marker = JSON.parse(row.marker) as SessionSnapshot['marker'];
     if (row.tokens !== null) out.tokens = row.tokens;
     return out;
@@ -328,10 +386,16 @@ function checkIntegrity(db: SqliteDatabase, file: string): void {
     // Only damage is reported as damage; a busy or unreadable database keeps its own error.
     if (!/^SQLITE_(CORRUPT|NOTADB)/.test(String((err as { code?: unknown }).code ?? ''))) throw err;
     const message = err instanceof Error ? err.message : String(err);
-    throw new AbridgeError('STORE_ERROR', `${file}: the SQLite database failed its integrity check (${message}); restore it from a backup, or recover what is readable with: sqlite3 ${file} .recover`);
+    throw new AbridgeError(
+      'STORE_ERROR',
+      `${file}: the SQLite database failed its integrity check (${message}); restore it from a backup, or recover what is readable with: sqlite3 ${file} .recover`,
+    );
   }
   if (rows.length === 1 && rows[0] === 'ok') return;
-  throw new AbridgeError('STORE_ERROR', `${file}: the SQLite database failed its integrity check (${rows.slice(0, 3).join('; ')}); restore it from a backup, or recover what is readable with: sqlite3 ${file} .recover`);
+  throw new AbridgeError(
+    'STORE_ERROR',
+    `${file}: the SQLite database failed its integrity check (${rows.slice(0, 3).join('; ')}); restore it from a backup, or recover what is readable with: sqlite3 ${file} .recover`,
+  );
 }
 
 function toStored(row: SessionRow): StoredSession {

@@ -57,7 +57,9 @@ describe('SqliteSessionStore: the database', () => {
     await store.close();
     const db = new Database(path, { readonly: true });
     try {
-      const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]).filter((t) => !t.startsWith('sqlite_'));
+      const tables = (
+        db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[]
+      ).filter((t) => !t.startsWith('sqlite_'));
       expect(tables).toEqual(['entries', 'schema_migrations', 'session_snapshots', 'sessions', 'tool_result_blobs']);
       const cols = db.prepare("SELECT name, pk FROM pragma_table_info('entries') ORDER BY cid").all();
       expect(cols).toEqual([
@@ -112,7 +114,9 @@ describe('SqliteSessionStore: the database', () => {
   it('foreign keys hold: entries of an unknown session cannot be inserted behind the store', async () => {
     const store = await openSqliteStore(tempDb());
     try {
-      expect(() => store.db.prepare("INSERT INTO entries (session_id, seq, entry) VALUES ('ghost', 0, '{}')").run()).toThrow(/FOREIGN KEY/);
+      expect(() =>
+        store.db.prepare("INSERT INTO entries (session_id, seq, entry) VALUES ('ghost', 0, '{}')").run(),
+      ).toThrow(/FOREIGN KEY/);
     } finally {
       await store.close();
     }
@@ -122,8 +126,15 @@ describe('SqliteSessionStore: the database', () => {
     const store = await openSqliteStore(tempDb());
     try {
       // The 4th entry's insert fails inside the database, as a full disk or a constraint would.
-      store.db.exec("CREATE TRIGGER fail_fourth BEFORE INSERT ON entries WHEN NEW.seq = 3 BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END");
-      const session = { format: 'pi' as const, info: { id: 'imported' }, entries: Array.from({ length: 6 }, (_, i) => ({ ...messageEntry('user', `m${i}`), index: i })), problems: [] };
+      store.db.exec(
+        "CREATE TRIGGER fail_fourth BEFORE INSERT ON entries WHEN NEW.seq = 3 BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END",
+      );
+      const session = {
+        format: 'pi' as const,
+        info: { id: 'imported' },
+        entries: Array.from({ length: 6 }, (_, i) => ({ ...messageEntry('user', `m${i}`), index: i })),
+        problems: [],
+      };
       const err = await caught(importSession(store, session));
       expect(err.code).toBe('STORE_ERROR');
       expect(err.message).toContain('disk full (simulated)');
@@ -146,7 +157,10 @@ describe('SqliteSessionStore: the database', () => {
       await b.append('s', [messageEntry('user', 'from b')], { expectedVersion: 0 });
       expect((await a.entries('s')).map((e) => e.message?.parts[0])).toEqual([{ type: 'text', text: 'from b' }]);
       const err = await caught(a.append('s', [messageEntry('user', 'stale')], { expectedVersion: 0 }));
-      expect([err.code, err.message]).toEqual(['CONFLICT', 'session "s" is at version 1, not the expected version 0: another writer appended first; read the new entries and retry']);
+      expect([err.code, err.message]).toEqual([
+        'CONFLICT',
+        'session "s" is at version 1, not the expected version 0: another writer appended first; read the new entries and retry',
+      ]);
     } finally {
       await a.close();
       await b.close();
@@ -173,11 +187,16 @@ describe('SqliteSessionStore: the database', () => {
   });
 
   it('a missing better-sqlite3 is MISSING_DEPENDENCY: "install better-sqlite3 to use the SQLite store"', async () => {
-    const missing = Object.assign(new Error("Cannot find package 'better-sqlite3' imported from /x/index.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const missing = Object.assign(new Error("Cannot find package 'better-sqlite3' imported from /x/index.js"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
     const err = await caught(loadSqliteDriver(() => Promise.reject(missing)));
     expect(err.code).toBe('MISSING_DEPENDENCY');
     expect(err.message).toMatch(/^install better-sqlite3 to use the SQLite store/);
-    const broken = Object.assign(new Error('The module was compiled against a different Node.js version using NODE_MODULE_VERSION 115'), { code: 'ERR_DLOPEN_FAILED' });
+    const broken = Object.assign(
+      new Error('The module was compiled against a different Node.js version using NODE_MODULE_VERSION 115'),
+      { code: 'ERR_DLOPEN_FAILED' },
+    );
     const err2 = await caught(loadSqliteDriver(() => Promise.reject(broken)));
     expect(err2.code).toBe('MISSING_DEPENDENCY');
     expect(err2.message).toMatch(/npm rebuild better-sqlite3/);
@@ -191,7 +210,13 @@ describe('SqliteSessionStore: the database', () => {
     try {
       await store.createSession({ id: 's', format: 'pi', info: {} });
       const text = 'Some tool output line that is typical of a coding agent transcript. '.repeat(6);
-      const batch = (b: number) => Array.from({ length: 1000 }, (_, i) => messageEntry(i % 2 ? 'assistant' : 'user', `${b}:${i} ${text}`, { id: `e${b}-${i}`, timestamp: 1_700_000_000_000 + i }));
+      const batch = (b: number) =>
+        Array.from({ length: 1000 }, (_, i) =>
+          messageEntry(i % 2 ? 'assistant' : 'user', `${b}:${i} ${text}`, {
+            id: `e${b}-${i}`,
+            timestamp: 1_700_000_000_000 + i,
+          }),
+        );
       const batches = Array.from({ length: 20 }, (_, b) => batch(b));
       for (const [b, entries] of batches.entries()) await store.append('s', entries, { expectedVersion: b * 1000 });
       expect((await store.getSession('s'))?.version).toBe(20_000);
@@ -217,8 +242,26 @@ describe('SqliteResultStore: the ResultStore contract', () => {
     expect(results).toBeInstanceOf(SqliteResultStore);
     const text = 'alpha\nbeta\ngamma\n';
     const stored = await results.put(text, { tool: 'bash', callId: 'c1', sessionId: 's1', entry: 7 });
-    expect(stored).toEqual({ refId: refIdFor(text), bytes: 17, chars: 17, lines: 3, createdAt: '2026-01-01T00:00:01.000Z', tool: 'bash', callId: 'c1', sessionId: 's1', entry: 7 });
-    expect(await results.read(stored.refId)).toEqual({ refId: stored.refId, text, offset: 0, limit: 200, totalChars: 17, totalLines: 3, nextOffset: null });
+    expect(stored).toEqual({
+      refId: refIdFor(text),
+      bytes: 17,
+      chars: 17,
+      lines: 3,
+      createdAt: '2026-01-01T00:00:01.000Z',
+      tool: 'bash',
+      callId: 'c1',
+      sessionId: 's1',
+      entry: 7,
+    });
+    expect(await results.read(stored.refId)).toEqual({
+      refId: stored.refId,
+      text,
+      offset: 0,
+      limit: 200,
+      totalChars: 17,
+      totalLines: 3,
+      nextOffset: null,
+    });
     expect(await results.stat(stored.refId)).toEqual(stored);
     expect(await results.stat(UNKNOWN)).toBeUndefined();
     expect(await results.put(text, { tool: 'second' })).toEqual(stored);
@@ -234,7 +277,15 @@ describe('SqliteResultStore: the ResultStore contract', () => {
     const r = store.results;
     const ten = Array.from({ length: 10 }, (_, i) => `l${i}\n`).join('');
     const { refId } = await r.put(ten);
-    expect(await r.read(refId, { offset: 4, limit: 3 })).toEqual({ refId, text: 'l4\nl5\nl6\n', offset: 4, limit: 3, totalChars: 30, totalLines: 10, nextOffset: 7 });
+    expect(await r.read(refId, { offset: 4, limit: 3 })).toEqual({
+      refId,
+      text: 'l4\nl5\nl6\n',
+      offset: 4,
+      limit: 3,
+      totalChars: 30,
+      totalLines: 10,
+      nextOffset: 7,
+    });
     expect(await r.read(refId, { offset: 8, limit: 50 })).toMatchObject({ text: 'l8\nl9\n', nextOffset: null });
     expect(await r.read(refId, { offset: 10, limit: 5 })).toMatchObject({ text: '', nextOffset: null });
     expect(await r.read(refId, { offset: 4, limit: 0 })).toMatchObject({ text: '', nextOffset: 4 });
@@ -244,7 +295,15 @@ describe('SqliteResultStore: the ResultStore contract', () => {
     const tail = await r.put('a\nb\nc');
     expect(await r.read(tail.refId, { offset: 1 })).toMatchObject({ text: 'b\nc', nextOffset: null });
     const empty = await r.put('');
-    expect(await r.read(empty.refId)).toEqual({ refId: empty.refId, text: '', offset: 0, limit: 200, totalChars: 0, totalLines: 0, nextOffset: null });
+    expect(await r.read(empty.refId)).toEqual({
+      refId: empty.refId,
+      text: '',
+      offset: 0,
+      limit: 200,
+      totalChars: 0,
+      totalLines: 0,
+      nextOffset: null,
+    });
     await store.close();
   });
 

@@ -19,9 +19,27 @@ import {
 } from './wire.js';
 
 const TOP_LEVEL = new Set([
-  'model', 'messages', 'max_tokens', 'system', 'tools', 'tool_choice', 'temperature', 'top_p', 'top_k',
-  'stop_sequences', 'stream', 'metadata', 'thinking', 'service_tier', 'container', 'mcp_servers', 'context_management',
-  'output_format', 'output_config', 'cache_control', 'inference_geo',
+  'model',
+  'messages',
+  'max_tokens',
+  'system',
+  'tools',
+  'tool_choice',
+  'temperature',
+  'top_p',
+  'top_k',
+  'stop_sequences',
+  'stream',
+  'metadata',
+  'thinking',
+  'service_tier',
+  'container',
+  'mcp_servers',
+  'context_management',
+  'output_format',
+  'output_config',
+  'cache_control',
+  'inference_geo',
 ]);
 
 const BLOCK_KEYS: Record<string, string[]> = {
@@ -143,13 +161,16 @@ export function parseAnthropic(
         throw invalid(`tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
       }
       if (!isRecord(t.input_schema)) throw invalid(`tools.${i}.custom.input_schema: Field required`);
-      if (t.input_schema.type !== 'object') throw invalid(`tools.${i}.custom.input_schema.type: Input should be 'object'`);
+      if (t.input_schema.type !== 'object')
+        throw invalid(`tools.${i}.custom.input_schema.type: Input should be 'object'`);
     }
     if (tools.some((x) => x.name === t.name)) throw invalid('tools: Tool names must be unique.');
     tools.push({ name: t.name, inputSchema: t.input_schema });
     const { cache_control: _cc, ...definition } = t;
     let tokens = c.json(definition) + OVERHEAD.toolDefinition;
-    if (i === 0) tokens += toolChoice === 'any' || toolChoice === 'tool' ? OVERHEAD.toolSystemPromptAny : OVERHEAD.toolSystemPromptAuto;
+    if (i === 0)
+      tokens +=
+        toolChoice === 'any' || toolChoice === 'tool' ? OVERHEAD.toolSystemPromptAny : OVERHEAD.toolSystemPromptAuto;
     segments.push({ key: 'tool|' + JSON.stringify(definition), tokens, breakpoint: mark(t) });
   });
 
@@ -188,8 +209,10 @@ export function parseAnthropic(
   const blocksOf: Record<string, unknown>[][] = [];
   messages.forEach((m, i) => {
     if (!isRecord(m)) throw invalid(`messages.${i}: Input should be a valid dictionary`);
-    if (m.role !== 'user' && m.role !== 'assistant') throw invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
-    for (const k of Object.keys(m)) if (k !== 'role' && k !== 'content') throw invalid(`messages.${i}.${k}: Extra inputs are not permitted`);
+    if (m.role !== 'user' && m.role !== 'assistant')
+      throw invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
+    for (const k of Object.keys(m))
+      if (k !== 'role' && k !== 'content') throw invalid(`messages.${i}.${k}: Extra inputs are not permitted`);
     const last = i === messages.length - 1;
     const emptyContent = `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     let blocks: Record<string, unknown>[];
@@ -198,7 +221,8 @@ export function parseAnthropic(
         if (!(last && m.role === 'assistant')) throw invalid(emptyContent);
         blocks = [];
       } else {
-        if (m.content.trim().length === 0) throw invalid('messages: text content blocks must contain non-whitespace text');
+        if (m.content.trim().length === 0)
+          throw invalid('messages: text content blocks must contain non-whitespace text');
         blocks = [{ type: 'text', text: m.content }];
       }
     } else if (Array.isArray(m.content)) {
@@ -212,7 +236,8 @@ export function parseAnthropic(
     }
     blocksOf.push(blocks);
   });
-  if ((messages[0] as Record<string, unknown>).role !== 'user') throw invalid('messages: first message must use the "user" role');
+  if ((messages[0] as Record<string, unknown>).role !== 'user')
+    throw invalid('messages: first message must use the "user" role');
   const lastMessage = messages.at(-1) as Record<string, unknown>;
   if (lastMessage.role === 'assistant') {
     const tail = blocksOf.at(-1)!.at(-1);
@@ -239,7 +264,9 @@ export function parseAnthropic(
       const type = typeof b.type === 'string' ? b.type : '';
       if (!(type in BLOCK_KEYS)) {
         throw invalid(
-          `${at}: Input tag '${type}' found using 'type' does not match any of the expected tags: ${Object.keys(BLOCK_KEYS)
+          `${at}: Input tag '${type}' found using 'type' does not match any of the expected tags: ${Object.keys(
+            BLOCK_KEYS,
+          )
             .map((t) => `'${t}'`)
             .join(', ')}`,
         );
@@ -309,7 +336,8 @@ export function parseAnthropic(
           if (typeof b.thinking !== 'string') throw invalid(`${at}.thinking.thinking: Field required`);
           if (typeof b.signature !== 'string') throw invalid(`${at}.thinking.signature: Field required`);
           if (role !== 'assistant') throw invalid(`${at}: \`thinking\` blocks can only be in \`assistant\` messages`);
-          if (b.signature !== signThinking(b.thinking)) throw invalid(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
+          if (b.signature !== signThinking(b.thinking))
+            throw invalid(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
           tokens = i > lastHuman ? c.text(b.thinking) + OVERHEAD.block : 0;
           parts.push({ kind: 'thinking', text: b.thinking });
           break;
@@ -408,7 +436,9 @@ export function limitAnthropic(p: ParsedRequest, promptTokens: number, env: Wire
   const { window, maxOutputTokens: cap } = env.options;
   const max = p.maxOutputTokens ?? 0;
   if (cap !== undefined && max > cap) {
-    throw invalid(`max_tokens: ${max} > ${cap}, which is the maximum allowed number of output tokens for ${env.options.modelName ?? p.model}`);
+    throw invalid(
+      `max_tokens: ${max} > ${cap}, which is the maximum allowed number of output tokens for ${env.options.modelName ?? p.model}`,
+    );
   }
   if (promptTokens > window) throw invalid(`prompt is too long: ${promptTokens} tokens > ${window} maximum`);
   if (promptTokens + max > window) {
@@ -479,15 +509,22 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
   content.forEach((block, index) => {
     if (block.type === 'thinking') {
       send({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-      for (const t of chunks(block.thinking as string, 40)) send({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: t } });
+      for (const t of chunks(block.thinking as string, 40))
+        send({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: t } });
       send({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: block.signature } });
     } else if (block.type === 'text') {
       send({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      for (const t of chunks(block.text as string, 24)) send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: t } });
+      for (const t of chunks(block.text as string, 24))
+        send({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: t } });
     } else {
-      send({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      send({
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
       send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } });
-      for (const t of chunks(JSON.stringify(block.input), 16)) send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: t } });
+      for (const t of chunks(JSON.stringify(block.input), 16))
+        send({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: t } });
     }
     send({ type: 'content_block_stop', index });
   });

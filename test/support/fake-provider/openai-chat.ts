@@ -18,11 +18,41 @@ import {
 } from './wire.js';
 
 const PARAMS = new Set([
-  'model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'n', 'stream', 'stream_options',
-  'stop', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'user', 'tools',
-  'tool_choice', 'parallel_tool_calls', 'response_format', 'seed', 'service_tier', 'store', 'metadata',
-  'reasoning_effort', 'modalities', 'audio', 'prediction', 'web_search_options', 'functions', 'function_call',
-  'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier', 'verbosity',
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'n',
+  'stream',
+  'stream_options',
+  'stop',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'user',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'response_format',
+  'seed',
+  'service_tier',
+  'store',
+  'metadata',
+  'reasoning_effort',
+  'modalities',
+  'audio',
+  'prediction',
+  'web_search_options',
+  'functions',
+  'function_call',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'verbosity',
 ]);
 
 const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
@@ -48,14 +78,27 @@ interface ChatParsed extends ParsedRequest {
   maxField: 'max_tokens' | 'max_completion_tokens';
 }
 
-function contentText(content: unknown, at: string, env: WireEnv): { text: string; tokens: number; parts: ConversationPart[] } {
-  if (typeof content === 'string') return { text: content, tokens: env.counter.text(content), parts: content ? [{ kind: 'text', text: content }] : [] };
+function contentText(
+  content: unknown,
+  at: string,
+  env: WireEnv,
+): { text: string; tokens: number; parts: ConversationPart[] } {
+  if (typeof content === 'string')
+    return {
+      text: content,
+      tokens: env.counter.text(content),
+      parts: content ? [{ kind: 'text', text: content }] : [],
+    };
   if (!Array.isArray(content)) return { text: '', tokens: 0, parts: [] };
   let text = '';
   let tokens = 0;
   const parts: ConversationPart[] = [];
   content.forEach((p, k) => {
-    if (!isRecord(p)) throw invalid(`Invalid type for '${at}[${k}]': expected an object, but got ${typeof p} instead.`, { param: `${at}[${k}]`, code: 'invalid_type' });
+    if (!isRecord(p))
+      throw invalid(`Invalid type for '${at}[${k}]': expected an object, but got ${typeof p} instead.`, {
+        param: `${at}[${k}]`,
+        code: 'invalid_type',
+      });
     if (p.type === 'text' || p.type === 'refusal') {
       const t = typeof p.text === 'string' ? p.text : typeof p.refusal === 'string' ? p.refusal : '';
       text += t;
@@ -85,7 +128,10 @@ export function parseChat(body: Record<string, unknown>, headers: Record<string,
     throw invalid("Missing required parameter: 'messages'.", { param: 'messages', code: 'missing_required_parameter' });
   }
   if (!Array.isArray(body.messages)) {
-    throw invalid("Invalid type for 'messages': expected an array, but got an object instead.", { param: 'messages', code: 'invalid_type' });
+    throw invalid("Invalid type for 'messages': expected an array, but got an object instead.", {
+      param: 'messages',
+      code: 'invalid_type',
+    });
   }
   const messages = body.messages as unknown[];
   if (messages.length === 0) throw invalid("[] is too short - 'messages'", { param: null, code: null });
@@ -94,17 +140,24 @@ export function parseChat(body: Record<string, unknown>, headers: Record<string,
   const segments: Segment[] = [];
   const tools: { name: string; inputSchema: unknown }[] = [];
   const toolList = body.tools ?? [];
-  if (!Array.isArray(toolList)) throw invalid("Invalid type for 'tools': expected an array.", { param: 'tools', code: 'invalid_type' });
+  if (!Array.isArray(toolList))
+    throw invalid("Invalid type for 'tools': expected an array.", { param: 'tools', code: 'invalid_type' });
   toolList.forEach((t, i) => {
     const fn = isRecord(t) && isRecord(t.function) ? t.function : undefined;
     if (!fn || typeof fn.name !== 'string') {
-      throw invalid(`Missing required parameter: 'tools[${i}].function.name'.`, { param: `tools[${i}].function.name`, code: 'missing_required_parameter' });
+      throw invalid(`Missing required parameter: 'tools[${i}].function.name'.`, {
+        param: `tools[${i}].function.name`,
+        code: 'missing_required_parameter',
+      });
     }
     if (!/^[a-zA-Z0-9_-]{1,64}$/.test(fn.name)) {
-      throw invalid(`Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`, {
-        param: `tools[${i}].function.name`,
-        code: 'invalid_value',
-      });
+      throw invalid(
+        `Invalid 'tools[${i}].function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.`,
+        {
+          param: `tools[${i}].function.name`,
+          code: 'invalid_value',
+        },
+      );
     }
     tools.push({ name: fn.name, inputSchema: fn.parameters });
     segments.push({ key: 'tool|' + JSON.stringify(fn), tokens: c.json(fn) + OVERHEAD.toolDefinition });
@@ -114,22 +167,35 @@ export function parseChat(body: Record<string, unknown>, headers: Record<string,
   const conversation: ConversationMessage[] = [];
   messages.forEach((m, i) => {
     const at = `messages[${i}]`;
-    if (!isRecord(m)) throw invalid(`Invalid type for '${at}': expected an object, but got ${typeof m} instead.`, { param: at, code: 'invalid_type' });
-    if (typeof m.role !== 'string' || !ROLES.includes(m.role)) {
-      throw invalid(`Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`, {
-        param: `${at}.role`,
-        code: 'invalid_value',
+    if (!isRecord(m))
+      throw invalid(`Invalid type for '${at}': expected an object, but got ${typeof m} instead.`, {
+        param: at,
+        code: 'invalid_type',
       });
+    if (typeof m.role !== 'string' || !ROLES.includes(m.role)) {
+      throw invalid(
+        `Invalid value: '${String(m.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.`,
+        {
+          param: `${at}.role`,
+          code: 'invalid_value',
+        },
+      );
     }
     if (Array.isArray(m.tool_calls) && m.tool_calls.length === 0) {
-      throw invalid(`Invalid '${at}.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`, {
-        param: `${at}.tool_calls`,
-        code: 'empty_array',
-      });
+      throw invalid(
+        `Invalid '${at}.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`,
+        {
+          param: `${at}.tool_calls`,
+          code: 'empty_array',
+        },
+      );
     }
     const hasCalls = Array.isArray(m.tool_calls) && m.tool_calls.length > 0;
     if ((m.content === null || m.content === undefined) && !(m.role === 'assistant' && hasCalls)) {
-      throw invalid(`Invalid value for 'content': expected a string, got null.`, { param: `messages.[${i}].content`, code: null });
+      throw invalid(`Invalid value for 'content': expected a string, got null.`, {
+        param: `messages.[${i}].content`,
+        code: null,
+      });
     }
     const { text, tokens, parts } = contentText(m.content, `${at}.content`, env);
     let total = OVERHEAD.message + tokens + (typeof m.name === 'string' ? 1 + c.text(m.name) : 0);
@@ -142,14 +208,25 @@ export function parseChat(body: Record<string, unknown>, headers: Record<string,
       if (hasCalls) {
         (m.tool_calls as unknown[]).forEach((tc, k) => {
           const cat = `${at}.tool_calls[${k}]`;
-          if (!isRecord(tc) || typeof tc.id !== 'string') throw invalid(`Missing required parameter: '${cat}.id'.`, { param: `${cat}.id`, code: 'missing_required_parameter' });
-          const fn = isRecord(tc.function) ? tc.function : undefined;
-          if (!fn || typeof fn.name !== 'string') throw invalid(`Missing required parameter: '${cat}.function'.`, { param: `${cat}.function`, code: 'missing_required_parameter' });
-          if (typeof fn.arguments !== 'string') {
-            throw invalid(`Invalid type for '${cat}.function.arguments': expected a string, but got ${fn.arguments === null ? 'null' : typeof fn.arguments} instead.`, {
-              param: `${cat}.function.arguments`,
-              code: 'invalid_type',
+          if (!isRecord(tc) || typeof tc.id !== 'string')
+            throw invalid(`Missing required parameter: '${cat}.id'.`, {
+              param: `${cat}.id`,
+              code: 'missing_required_parameter',
             });
+          const fn = isRecord(tc.function) ? tc.function : undefined;
+          if (!fn || typeof fn.name !== 'string')
+            throw invalid(`Missing required parameter: '${cat}.function'.`, {
+              param: `${cat}.function`,
+              code: 'missing_required_parameter',
+            });
+          if (typeof fn.arguments !== 'string') {
+            throw invalid(
+              `Invalid type for '${cat}.function.arguments': expected a string, but got ${fn.arguments === null ? 'null' : typeof fn.arguments} instead.`,
+              {
+                param: `${cat}.function.arguments`,
+                code: 'invalid_type',
+              },
+            );
           }
           let input: unknown = {};
           try {
@@ -164,7 +241,10 @@ export function parseChat(body: Record<string, unknown>, headers: Record<string,
       conversation.push({ role: 'assistant', parts: [...parts, ...calls] });
     } else if (m.role === 'tool') {
       if (typeof m.tool_call_id !== 'string') {
-        throw invalid(`Missing required parameter: '${at}.tool_call_id'.`, { param: `${at}.tool_call_id`, code: 'missing_required_parameter' });
+        throw invalid(`Missing required parameter: '${at}.tool_call_id'.`, {
+          param: `${at}.tool_call_id`,
+          code: 'missing_required_parameter',
+        });
       }
       const part: ConversationPart = { kind: 'tool_result', id: m.tool_call_id, text, isError: false };
       const last = conversation.at(-1);
@@ -180,10 +260,13 @@ export function parseChat(body: Record<string, unknown>, headers: Record<string,
   const maxField = body.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
   const max = body[maxField];
   if (max !== undefined && (!Number.isInteger(max) || (max as number) < 1)) {
-    throw invalid(`Invalid '${maxField}': integer below minimum value. Expected a value >= 1, but got ${String(max)} instead.`, {
-      param: maxField,
-      code: 'integer_below_min_value',
-    });
+    throw invalid(
+      `Invalid '${maxField}': integer below minimum value. Expected a value >= 1, but got ${String(max)} instead.`,
+      {
+        param: maxField,
+        code: 'integer_below_min_value',
+      },
+    );
   }
   const reasoning = typeof body.reasoning_effort === 'string' && body.reasoning_effort !== 'none';
   return {
@@ -207,7 +290,8 @@ function checkChatPairing(messages: Record<string, unknown>[]): void {
       const ids = (m.tool_calls as Record<string, unknown>[]).map((tc) => tc.id as string);
       const answered = new Set<string>();
       let j = i + 1;
-      for (; j < messages.length && messages[j]!.role === 'tool'; j++) answered.add(messages[j]!.tool_call_id as string);
+      for (; j < messages.length && messages[j]!.role === 'tool'; j++)
+        answered.add(messages[j]!.tool_call_id as string);
       const missing = ids.filter((id) => !answered.has(id));
       if (missing.length > 0) {
         throw invalid(
@@ -226,10 +310,13 @@ function checkChatPairing(messages: Record<string, unknown>[]): void {
       }
       i = j - 1;
     } else if (m.role === 'tool') {
-      throw invalid("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", {
-        param: `messages.[${i}].role`,
-        code: null,
-      });
+      throw invalid(
+        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+        {
+          param: `messages.[${i}].role`,
+          code: null,
+        },
+      );
     }
   }
 }
@@ -239,10 +326,13 @@ export function limitChat(p: ParsedRequest, promptTokens: number, env: WireEnv):
   const field = (p as ChatParsed).maxField;
   const max = p.maxOutputTokens;
   if (cap !== undefined && max !== undefined && max > cap) {
-    throw invalid(`${field} is too large: ${max}. This model supports at most ${cap} completion tokens, whereas you provided ${max}.`, {
-      param: field,
-      code: null,
-    });
+    throw invalid(
+      `${field} is too large: ${max}. This model supports at most ${cap} completion tokens, whereas you provided ${max}.`,
+      {
+        param: field,
+        code: null,
+      },
+    );
   }
   if (max === undefined) {
     if (promptTokens > window) {
@@ -276,7 +366,13 @@ function usageOf(e: Emission): Record<string, unknown> {
 
 export function respondChat(p: ParsedRequest, e: Emission): WireResponse {
   const finish = e.calls.length > 0 ? 'tool_calls' : e.answer.stopReason === 'max_tokens' ? 'length' : 'stop';
-  const base = { id: e.messageId, created: e.created, model: p.model, service_tier: 'default', system_fingerprint: 'fp_fake0001' };
+  const base = {
+    id: e.messageId,
+    created: e.created,
+    model: p.model,
+    service_tier: 'default',
+    system_fingerprint: 'fp_fake0001',
+  };
   if (!p.stream) {
     return {
       json: {
@@ -291,7 +387,13 @@ export function respondChat(p: ParsedRequest, e: Emission): WireResponse {
               refusal: null,
               annotations: [],
               ...(e.calls.length > 0
-                ? { tool_calls: e.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } })) }
+                ? {
+                    tool_calls: e.calls.map((c) => ({
+                      id: c.id,
+                      type: 'function',
+                      function: { name: c.name, arguments: JSON.stringify(c.input) },
+                    })),
+                  }
                 : {}),
             },
             logprobs: null,
@@ -317,7 +419,8 @@ export function respondChat(p: ParsedRequest, e: Emission): WireResponse {
   for (const t of chunks(e.answer.text ?? '', 24)) chunk({ content: t });
   e.calls.forEach((call, index) => {
     chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
-    for (const t of chunks(JSON.stringify(call.input), 16)) chunk({ tool_calls: [{ index, function: { arguments: t } }] });
+    for (const t of chunks(JSON.stringify(call.input), 16))
+      chunk({ tool_calls: [{ index, function: { arguments: t } }] });
   });
   chunk({}, finish);
   if (includeUsage) events.push({ data: { ...base, object: 'chat.completion.chunk', choices: [], usage: usageOf(e) } });

@@ -19,10 +19,35 @@ import {
 } from './wire.js';
 
 const PARAMS = new Set([
-  'model', 'input', 'instructions', 'max_output_tokens', 'max_tool_calls', 'metadata', 'parallel_tool_calls',
-  'previous_response_id', 'reasoning', 'store', 'stream', 'stream_options', 'temperature', 'text', 'tool_choice', 'tools',
-  'top_p', 'truncation', 'user', 'include', 'background', 'prompt', 'prompt_cache_key', 'prompt_cache_retention',
-  'safety_identifier', 'service_tier', 'top_logprobs', 'conversation', 'context_management',
+  'model',
+  'input',
+  'instructions',
+  'max_output_tokens',
+  'max_tool_calls',
+  'metadata',
+  'parallel_tool_calls',
+  'previous_response_id',
+  'reasoning',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'text',
+  'tool_choice',
+  'tools',
+  'top_p',
+  'truncation',
+  'user',
+  'include',
+  'background',
+  'prompt',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'service_tier',
+  'top_logprobs',
+  'conversation',
+  'context_management',
 ]);
 
 const OVERHEAD = { message: 3, reply: 3, toolDefinition: 8, functionCall: 8, functionOutput: 5 };
@@ -58,21 +83,40 @@ function resolveInput(body: Record<string, unknown>, store: ResponsesStore): Rec
     items.push({ type: 'message', role: 'user', content: body.input });
   } else if (Array.isArray(body.input)) {
     body.input.forEach((item, i) => {
-      if (!isRecord(item)) throw invalid(`Invalid type for 'input[${i}]': expected an object.`, { param: `input[${i}]`, code: 'invalid_type' });
+      if (!isRecord(item))
+        throw invalid(`Invalid type for 'input[${i}]': expected an object.`, {
+          param: `input[${i}]`,
+          code: 'invalid_type',
+        });
       if (item.type === 'item_reference') {
         const found = store.items.get(String(item.id));
-        if (!found) throw new RefusalError({ status: 404, type: 'invalid_request_error', message: `Item with id '${String(item.id)}' not found.`, param: 'input', code: null });
+        if (!found)
+          throw new RefusalError({
+            status: 404,
+            type: 'invalid_request_error',
+            message: `Item with id '${String(item.id)}' not found.`,
+            param: 'input',
+            code: null,
+          });
         items.push(found);
       } else items.push(item);
     });
   } else if (body.input !== undefined) {
-    throw invalid("Invalid type for 'input': expected one of a string or array of input items.", { param: 'input', code: 'invalid_type' });
+    throw invalid("Invalid type for 'input': expected one of a string or array of input items.", {
+      param: 'input',
+      code: 'invalid_type',
+    });
   }
   return items;
 }
 
 function partsOf(content: unknown, env: WireEnv): { text: string; tokens: number; parts: ConversationPart[] } {
-  if (typeof content === 'string') return { text: content, tokens: env.counter.text(content), parts: content ? [{ kind: 'text', text: content }] : [] };
+  if (typeof content === 'string')
+    return {
+      text: content,
+      tokens: env.counter.text(content),
+      parts: content ? [{ kind: 'text', text: content }] : [],
+    };
   let text = '';
   let tokens = 0;
   const parts: ConversationPart[] = [];
@@ -102,19 +146,30 @@ export function parseResponses(
   for (const k of Object.keys(body)) {
     if (!PARAMS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, { param: k, code: 'unknown_parameter' });
   }
-  if (typeof body.model !== 'string') throw invalid("Missing required parameter: 'model'.", { param: 'model', code: 'missing_required_parameter' });
+  if (typeof body.model !== 'string')
+    throw invalid("Missing required parameter: 'model'.", { param: 'model', code: 'missing_required_parameter' });
   const max = body.max_output_tokens;
   if (max !== undefined && max !== null) {
-    if (!Number.isInteger(max)) throw invalid("Invalid type for 'max_output_tokens': expected an integer.", { param: 'max_output_tokens', code: 'invalid_type' });
-    if ((max as number) < 16) {
-      throw invalid(`Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${String(max)} instead.`, {
+    if (!Number.isInteger(max))
+      throw invalid("Invalid type for 'max_output_tokens': expected an integer.", {
         param: 'max_output_tokens',
-        code: 'integer_below_min_value',
+        code: 'invalid_type',
       });
+    if ((max as number) < 16) {
+      throw invalid(
+        `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${String(max)} instead.`,
+        {
+          param: 'max_output_tokens',
+          code: 'integer_below_min_value',
+        },
+      );
     }
   }
   if (Array.isArray(body.input) && body.input.length === 0 && !body.previous_response_id) {
-    throw invalid("Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array instead.", { param: 'input', code: 'empty_array' });
+    throw invalid(
+      "Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      { param: 'input', code: 'empty_array' },
+    );
   }
   const items = resolveInput(body, store);
   const c = env.counter;
@@ -124,11 +179,20 @@ export function parseResponses(
 
   const tools: { name: string; inputSchema: unknown }[] = [];
   const toolList = body.tools ?? [];
-  if (!Array.isArray(toolList)) throw invalid("Invalid type for 'tools': expected an array.", { param: 'tools', code: 'invalid_type' });
+  if (!Array.isArray(toolList))
+    throw invalid("Invalid type for 'tools': expected an array.", { param: 'tools', code: 'invalid_type' });
   toolList.forEach((t, i) => {
-    if (!isRecord(t)) throw invalid(`Invalid type for 'tools[${i}]': expected an object.`, { param: `tools[${i}]`, code: 'invalid_type' });
+    if (!isRecord(t))
+      throw invalid(`Invalid type for 'tools[${i}]': expected an object.`, {
+        param: `tools[${i}]`,
+        code: 'invalid_type',
+      });
     if (t.type === 'function') {
-      if (typeof t.name !== 'string') throw invalid(`Missing required parameter: 'tools[${i}].name'.`, { param: `tools[${i}].name`, code: 'missing_required_parameter' });
+      if (typeof t.name !== 'string')
+        throw invalid(`Missing required parameter: 'tools[${i}].name'.`, {
+          param: `tools[${i}].name`,
+          code: 'missing_required_parameter',
+        });
       tools.push({ name: t.name, inputSchema: t.parameters });
     }
     segments.push({ key: 'tool|' + JSON.stringify(t), tokens: c.json(t) + OVERHEAD.toolDefinition });
@@ -138,7 +202,12 @@ export function parseResponses(
   const push = (role: 'user' | 'assistant', part: ConversationPart) => {
     const last = conversation.at(-1);
     const toolSide = part.kind === 'tool_result';
-    if (last && last.role === role && (role === 'assistant' || (toolSide && last.parts.every((p) => p.kind === 'tool_result')))) last.parts.push(part);
+    if (
+      last &&
+      last.role === role &&
+      (role === 'assistant' || (toolSide && last.parts.every((p) => p.kind === 'tool_result')))
+    )
+      last.parts.push(part);
     else conversation.push({ role, parts: [part] });
   };
   const calls = new Set<string>();
@@ -150,10 +219,13 @@ export function parseResponses(
     if (type === 'message') {
       const role = item.role;
       if (role !== 'user' && role !== 'assistant' && role !== 'system' && role !== 'developer') {
-        throw invalid(`Invalid value: '${String(role)}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.`, {
-          param: `input[${i}].role`,
-          code: 'invalid_value',
-        });
+        throw invalid(
+          `Invalid value: '${String(role)}'. Supported values are: 'assistant', 'system', 'developer', and 'user'.`,
+          {
+            param: `input[${i}].role`,
+            code: 'invalid_value',
+          },
+        );
       }
       const { text, tokens: t, parts } = partsOf(item.content, env);
       tokens = t + OVERHEAD.message;
@@ -161,11 +233,22 @@ export function parseResponses(
       else if (parts.length === 0) conversation.push({ role, parts: [] });
       else for (const p of parts) push(role, p);
     } else if (type === 'function_call') {
-      if (typeof item.call_id !== 'string') throw invalid(`Missing required parameter: 'input[${i}].call_id'.`, { param: `input[${i}].call_id`, code: 'missing_required_parameter' });
-      if (typeof item.arguments !== 'string') throw invalid(`Invalid type for 'input[${i}].arguments': expected a string.`, { param: `input[${i}].arguments`, code: 'invalid_type' });
+      if (typeof item.call_id !== 'string')
+        throw invalid(`Missing required parameter: 'input[${i}].call_id'.`, {
+          param: `input[${i}].call_id`,
+          code: 'missing_required_parameter',
+        });
+      if (typeof item.arguments !== 'string')
+        throw invalid(`Invalid type for 'input[${i}].arguments': expected a string.`, {
+          param: `input[${i}].arguments`,
+          code: 'invalid_type',
+        });
       const reasoningId = typeof item.id === 'string' ? store.reasoningOf.get(item.id) : undefined;
       if (reasoningId && !seenReasoning.has(reasoningId)) {
-        throw invalid(`Item '${String(item.id)}' of type 'function_call' was provided without its required 'reasoning' item: '${reasoningId}'.`, { param: 'input', code: null });
+        throw invalid(
+          `Item '${String(item.id)}' of type 'function_call' was provided without its required 'reasoning' item: '${reasoningId}'.`,
+          { param: 'input', code: null },
+        );
       }
       calls.add(item.call_id);
       let input: unknown = item.arguments;
@@ -177,9 +260,16 @@ export function parseResponses(
       tokens = c.text(String(item.name)) + c.text(item.arguments) + OVERHEAD.functionCall;
       push('assistant', { kind: 'tool_call', id: item.call_id, name: String(item.name), input });
     } else if (type === 'function_call_output') {
-      if (typeof item.call_id !== 'string') throw invalid(`Missing required parameter: 'input[${i}].call_id'.`, { param: `input[${i}].call_id`, code: 'missing_required_parameter' });
+      if (typeof item.call_id !== 'string')
+        throw invalid(`Missing required parameter: 'input[${i}].call_id'.`, {
+          param: `input[${i}].call_id`,
+          code: 'missing_required_parameter',
+        });
       if (!calls.has(item.call_id)) {
-        throw invalid(`No tool call found for function call output with call_id ${item.call_id}.`, { param: 'input', code: null });
+        throw invalid(`No tool call found for function call output with call_id ${item.call_id}.`, {
+          param: 'input',
+          code: null,
+        });
       }
       outputs.add(item.call_id);
       const { text, tokens: t } = partsOf(item.output, env);
@@ -187,7 +277,9 @@ export function parseResponses(
       push('user', { kind: 'tool_result', id: item.call_id, text, isError: false });
     } else if (type === 'reasoning') {
       if (typeof item.id === 'string') seenReasoning.add(item.id);
-      const summary = Array.isArray(item.summary) ? item.summary.map((s) => (isRecord(s) ? String(s.text ?? '') : '')).join('\n') : '';
+      const summary = Array.isArray(item.summary)
+        ? item.summary.map((s) => (isRecord(s) ? String(s.text ?? '') : '')).join('\n')
+        : '';
       tokens = c.text(summary);
       push('assistant', { kind: 'thinking', text: summary });
     } else {
@@ -196,7 +288,8 @@ export function parseResponses(
     segments.push({ key: JSON.stringify(item), tokens });
   });
   for (const id of calls) {
-    if (!outputs.has(id)) throw invalid(`No tool output found for function call ${id}.`, { param: 'input', code: null });
+    if (!outputs.has(id))
+      throw invalid(`No tool output found for function call ${id}.`, { param: 'input', code: null });
   }
   segments.push({ key: 'reply-priming', tokens: OVERHEAD.reply });
   const reasoning = isRecord(body.reasoning) && body.reasoning.effort !== 'none';
@@ -220,10 +313,13 @@ export function limitResponses(p: ParsedRequest, promptTokens: number, env: Wire
   const { window, maxOutputTokens: cap } = env.options;
   const max = p.maxOutputTokens;
   if (cap !== undefined && max !== undefined && max > cap) {
-    throw invalid(`max_output_tokens is too large: ${max}. This model supports at most ${cap} output tokens, whereas you provided ${max}.`, {
-      param: 'max_output_tokens',
-      code: 'invalid_value',
-    });
+    throw invalid(
+      `max_output_tokens is too large: ${max}. This model supports at most ${cap} output tokens, whereas you provided ${max}.`,
+      {
+        param: 'max_output_tokens',
+        code: 'invalid_value',
+      },
+    );
   }
   if (promptTokens + (max ?? cap ?? 0) > window) {
     throw invalid('Your input exceeds the context window of this model. Please adjust your input and try again.', {
@@ -268,7 +364,14 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
     });
   }
   for (const call of e.calls) {
-    output.push({ type: 'function_call', id: call.itemId, call_id: call.id, name: call.name, arguments: JSON.stringify(call.input), status: 'completed' });
+    output.push({
+      type: 'function_call',
+      id: call.itemId,
+      call_id: call.id,
+      name: call.name,
+      arguments: JSON.stringify(call.input),
+      status: 'completed',
+    });
   }
   const truncated = e.answer.stopReason === 'max_tokens';
   const response = (status: string, out: Record<string, unknown>[], usage: unknown) => ({
@@ -286,7 +389,7 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
     output: out,
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
-    reasoning: { effort: isRecord(body.reasoning) ? body.reasoning.effort ?? null : null, summary: null },
+    reasoning: { effort: isRecord(body.reasoning) ? (body.reasoning.effort ?? null) : null, summary: null },
     service_tier: 'default',
     store: parsed.store,
     temperature: body.temperature ?? 1,
@@ -310,7 +413,8 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
   if (!p.stream) return { json: response(finalStatus, output, usageOf(e)) };
   const events: SseEvent[] = [];
   let seq = 0;
-  const send = (data: Record<string, unknown>) => events.push({ event: data.type as string, data: { ...data, sequence_number: seq++ } });
+  const send = (data: Record<string, unknown>) =>
+    events.push({ event: data.type as string, data: { ...data, sequence_number: seq++ } });
   send({ type: 'response.created', response: response('in_progress', [], null) });
   send({ type: 'response.in_progress', response: response('in_progress', [], null) });
   output.forEach((item, output_index) => {
@@ -318,14 +422,39 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
     if (item.type === 'message') {
       const text = e.answer.text ?? '';
       send({ type: 'response.output_item.added', output_index, item: { ...item, status: 'in_progress', content: [] } });
-      send({ type: 'response.content_part.added', item_id: id, output_index, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
-      for (const t of chunks(text, 24)) send({ type: 'response.output_text.delta', item_id: id, output_index, content_index: 0, delta: t, logprobs: [] });
+      send({
+        type: 'response.content_part.added',
+        item_id: id,
+        output_index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      });
+      for (const t of chunks(text, 24))
+        send({
+          type: 'response.output_text.delta',
+          item_id: id,
+          output_index,
+          content_index: 0,
+          delta: t,
+          logprobs: [],
+        });
       send({ type: 'response.output_text.done', item_id: id, output_index, content_index: 0, text, logprobs: [] });
-      send({ type: 'response.content_part.done', item_id: id, output_index, content_index: 0, part: { type: 'output_text', text, annotations: [], logprobs: [] } });
+      send({
+        type: 'response.content_part.done',
+        item_id: id,
+        output_index,
+        content_index: 0,
+        part: { type: 'output_text', text, annotations: [], logprobs: [] },
+      });
     } else if (item.type === 'function_call') {
       const args = item.arguments as string;
-      send({ type: 'response.output_item.added', output_index, item: { ...item, arguments: '', status: 'in_progress' } });
-      for (const t of chunks(args, 16)) send({ type: 'response.function_call_arguments.delta', item_id: id, output_index, delta: t });
+      send({
+        type: 'response.output_item.added',
+        output_index,
+        item: { ...item, arguments: '', status: 'in_progress' },
+      });
+      for (const t of chunks(args, 16))
+        send({ type: 'response.function_call_arguments.delta', item_id: id, output_index, delta: t });
       send({ type: 'response.function_call_arguments.done', item_id: id, output_index, arguments: args });
     } else {
       send({ type: 'response.output_item.added', output_index, item });

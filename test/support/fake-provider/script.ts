@@ -35,7 +35,8 @@ export const SCRIPT_COMMANDS = [
 export const DEFAULT_TOOL_TURNS = 8;
 
 function argumentName(schema: unknown, preferred: string): string {
-  const props = typeof schema === 'object' && schema !== null ? (schema as { properties?: unknown }).properties : undefined;
+  const props =
+    typeof schema === 'object' && schema !== null ? (schema as { properties?: unknown }).properties : undefined;
   if (typeof props !== 'object' || props === null) return preferred;
   const names = Object.keys(props);
   if (names.includes(preferred)) return preferred;
@@ -47,13 +48,19 @@ function argumentName(schema: unknown, preferred: string): string {
 function readCall(ctx: ScriptContext, k: number): ModelToolCall | undefined {
   const tool = ctx.tools.find((t) => t.name === 'read_file');
   if (!tool) return undefined;
-  return { name: tool.name, input: { [argumentName(tool.inputSchema, 'path')]: SCRIPT_PATHS[k % SCRIPT_PATHS.length]! } };
+  return {
+    name: tool.name,
+    input: { [argumentName(tool.inputSchema, 'path')]: SCRIPT_PATHS[k % SCRIPT_PATHS.length]! },
+  };
 }
 
 function bashCall(ctx: ScriptContext, k: number): ModelToolCall | undefined {
   const tool = ctx.tools.find((t) => t.name === 'bash');
   if (!tool) return undefined;
-  return { name: tool.name, input: { [argumentName(tool.inputSchema, 'command')]: SCRIPT_COMMANDS[k % SCRIPT_COMMANDS.length]! } };
+  return {
+    name: tool.name,
+    input: { [argumentName(tool.inputSchema, 'command')]: SCRIPT_COMMANDS[k % SCRIPT_COMMANDS.length]! },
+  };
 }
 
 function describe(call: ModelToolCall): string {
@@ -69,7 +76,8 @@ export function defaultAnswer(ctx: ScriptContext, script: ModelScript): ModelAns
     : undefined;
   if (turn < toolTurns) {
     const half = Math.floor(turn / 2);
-    const first = turn % 2 === 0 ? readCall(ctx, half) ?? bashCall(ctx, half) : bashCall(ctx, half) ?? readCall(ctx, half);
+    const first =
+      turn % 2 === 0 ? (readCall(ctx, half) ?? bashCall(ctx, half)) : (bashCall(ctx, half) ?? readCall(ctx, half));
     const calls: ModelToolCall[] = first ? [first] : [];
     if (first && turn % 3 === 2) {
       const second = first.name === 'read_file' ? bashCall(ctx, half + 1) : readCall(ctx, half + 1);
