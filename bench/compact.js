@@ -29,6 +29,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { internal } from './internals.js';
 import { claudeLikePolicy, piPolicy, tailPolicy } from './policies.js';
 import { KINDS, latestInstructionVerbatim, measureRetention, recentTailVerbatim } from './retention.js';
 
@@ -113,14 +114,13 @@ const fmtPct = (x) => (x === null || x === undefined ? '—' : `${x.toFixed(1)}%
 const fmtMs = (x) => (x === undefined || Number.isNaN(x) ? '—' : x < 10 ? x.toFixed(2) : x.toFixed(1));
 const fmtMb = (b) => (b === undefined ? '—' : `${(b / MB).toFixed(1)} MB`);
 
-/** abridge's public API plus the internals the checks use, imported by path from dist/ (they are not public). */
+/** abridge's public API from dist/, plus the internals the checks use, from src/ (bench/internals.js). */
 async function loadLib() {
-  const dist = (p) => import(pathToFileURL(join(ROOT, 'dist', p)).href);
   const [root, invariants, turns, family] = await Promise.all([
     import(pathToFileURL(INDEX).href),
-    dist('compaction/invariants.js'),
-    dist('compaction/turns.js'),
-    dist('tokens/family.js'),
+    internal('compaction/invariants.ts'),
+    internal('compaction/turns.ts'),
+    internal('tokens/family.ts'),
   ]);
   return {
     ...root,

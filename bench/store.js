@@ -607,8 +607,7 @@ async function main() {
   }
   const t0 = performance.now();
   const index = await dist('index.js');
-  const sessions = await dist('store/session-store.js');
-  const lib = { ...index, importSession: sessions.importSession, loadSession: sessions.loadSession };
+  const lib = index;
   const { openSqliteStore } = await dist('store/sqlite/index.js');
   const info = {
     node: process.version,
