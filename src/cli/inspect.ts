@@ -11,6 +11,7 @@ import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
 import { TokenBreakdown, type TokenBreakdownResult } from '../tokens/breakdown.js';
+import { warmEstimator } from '../tokens/estimate.js';
 import { tokenCounterFor } from './tokens.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
@@ -46,6 +47,8 @@ export function registerInspect(program: Command): void {
       const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
       const breakdown = new TokenBreakdown(counter, method);
       const readOptions = { ...(opts.format ? { format: opts.format } : {}), ...inputOptions() };
+      // The estimator compiles on a background thread while the file is read: every text gets estimated below.
+      if (!exact) warmEstimator();
       const progress = progressReporter(file);
       let report: FullReport;
       try {
