@@ -46,7 +46,12 @@ export function registerInspect(program: Command): void {
       const config = await resolveConfig(opts);
       const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
       const breakdown = new TokenBreakdown(counter, method);
-      const readOptions = { ...(opts.format ? { format: opts.format } : {}), ...inputOptions() };
+      // inspect never writes the session back: it need not keep the source text of records for that.
+      const readOptions = {
+        ...(opts.format ? { format: opts.format } : {}),
+        ...inputOptions(),
+        keepSourceText: false,
+      };
       // The estimator compiles on a background thread while the file is read: every text gets estimated below.
       if (!exact) warmEstimator();
       const progress = progressReporter(file);
