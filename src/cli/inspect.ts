@@ -18,6 +18,8 @@ import { fmtInt, table } from './render.js';
 
 /** Above this size, inspect streams and skips the context breakdown (it needs the whole session in memory). */
 const BREAKDOWN_LIMIT_BYTES = 64 * 1024 * 1024;
+/** From this size on, inspect warms the estimator up before reading (see warmEstimator). */
+const WARM_ESTIMATOR_BYTES = 256 * 1024;
 
 type FullReport = InspectReport & { tokens: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string };
 
@@ -52,12 +54,13 @@ export function registerInspect(program: Command): void {
         ...inputOptions(),
         keepSourceText: false,
       };
-      // The estimator compiles on a background thread while the file is read: every text gets estimated below.
-      if (!exact) warmEstimator();
       const progress = progressReporter(file);
       let report: FullReport;
       try {
         const size = await fileSize(file);
+        // Every text gets estimated below: warmed now, the estimator compiles on a background thread while the file
+        // is read. Below a few hundred KB the warm-up (a few ms) would cost more than it saves.
+        if (!exact && size >= WARM_ESTIMATOR_BYTES) warmEstimator();
         if (size <= BREAKDOWN_LIMIT_BYTES) {
           let total = size;
           const session = await readSession(file, {
