@@ -11,12 +11,15 @@ import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
 import { TokenBreakdown, type TokenBreakdownResult } from '../tokens/breakdown.js';
+import { warmEstimator } from '../tokens/estimate.js';
 import { tokenCounterFor } from './tokens.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
 
 /** Above this size, inspect streams and skips the context breakdown (it needs the whole session in memory). */
 const BREAKDOWN_LIMIT_BYTES = 64 * 1024 * 1024;
+/** From this size on, inspect warms the estimator up before reading (see warmEstimator). */
+const WARM_ESTIMATOR_BYTES = 256 * 1024;
 
 type FullReport = InspectReport & { tokens: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string };
 
@@ -45,11 +48,19 @@ export function registerInspect(program: Command): void {
       const config = await resolveConfig(opts);
       const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
       const breakdown = new TokenBreakdown(counter, method);
-      const readOptions = { ...(opts.format ? { format: opts.format } : {}), ...inputOptions() };
+      // inspect never writes the session back: it need not keep the source text of records for that.
+      const readOptions = {
+        ...(opts.format ? { format: opts.format } : {}),
+        ...inputOptions(),
+        keepSourceText: false,
+      };
       const progress = progressReporter(file);
       let report: FullReport;
       try {
         const size = await fileSize(file);
+        // Every text gets estimated below: warmed now, the estimator compiles on a background thread while the file
+        // is read. Below a few hundred KB the warm-up (a few ms) would cost more than it saves.
+        if (!exact && size >= WARM_ESTIMATOR_BYTES) warmEstimator();
         if (size <= BREAKDOWN_LIMIT_BYTES) {
           let total = size;
           const session = await readSession(file, {

@@ -21,13 +21,16 @@ export function sampleSource(head: string, complete: boolean, whole?: () => stri
   const records: Record<string, unknown>[] = [];
   let firstLineParsed: boolean | undefined;
   let nonBlankLines = 0;
-  const parser = new JsonlParser({
-    item(item) {
-      if (firstLineParsed === undefined) firstLineParsed = item.kind === 'record';
-      if (item.kind === 'record' && records.length < SAMPLE_RECORDS) records.push(item.value);
+  const parser = new JsonlParser(
+    {
+      item(item) {
+        if (firstLineParsed === undefined) firstLineParsed = item.kind === 'record';
+        if (item.kind === 'record' && records.length < SAMPLE_RECORDS) records.push(item.value);
+      },
+      problem() {},
     },
-    problem() {},
-  });
+    { keepSourceText: false },
+  );
   // Only whole lines of the head: a cut last line would look truncated.
   const lastNl = complete ? text.length : text.lastIndexOf('\n');
   const sample = lastNl > 0 ? text.slice(0, lastNl) : text;

@@ -66,6 +66,27 @@ describe('JSONL reader', () => {
     expect(writeJsonl(records.map((r) => ({ text: r.text ?? JSON.stringify(r.value) })))).toBe(source);
   });
 
+  it('with keepSourceText false, keeps only the text of a BOM or CR line and of lines that are not records', () => {
+    const source =
+      '\ufeff{"a":1}\n{ "a" : 1 }\n{"s":"\\u0041"}\n{"k":1,"k":2}\n{"n":1.0}\n{"c":1}\r\n{"plain":true}\nnot json\n';
+    const items: JsonlItem[] = [];
+    readJsonlBuffer(source, { item: (i) => items.push(i), problem: () => {} }, { keepSourceText: false });
+    expect(items.map((i) => i.text)).toEqual([
+      '\ufeff{"a":1}',
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      '{"c":1}\r',
+      undefined,
+      'not json',
+    ]);
+    // The values are read the same either way.
+    expect(items.map((i) => (i.kind === 'record' ? i.value : null))).toEqual(
+      read(source).items.map((i) => (i.kind === 'record' ? i.value : null)),
+    );
+  });
+
   it('reports invalid JSON and keeps reading', () => {
     const { items, problems } = read('{"a":1}\n{"a":,}\n{"b":2}\n');
     expect(problems.map((p) => [p.line, p.kind])).toEqual([[2, 'invalid-json']]);

@@ -33,6 +33,15 @@ export interface JsonlSink {
   problem(problem: Problem): void;
 }
 
+export interface JsonlOptions {
+  /**
+   * Keep a record's source text when JSON.stringify would not give it back (default true): what writing the records
+   * back byte for byte needs. `false` skips that check, a re-serialization of every record, for a reader that never
+   * writes (it still keeps the text of lines that are not one object, and of a line's byte-order mark or CR).
+   */
+  keepSourceText?: boolean;
+}
+
 const NEWLINE = 0x0a;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const lenientUtf8 = new TextDecoder('utf-8', { fatal: false });
@@ -55,8 +64,14 @@ export class JsonlParser {
   /** Blank lines after the last non-blank line (known after `end`). */
   trailingBlankLines = 0;
   private blanks = 0;
+  private readonly keepText: boolean;
 
-  constructor(private readonly sink: JsonlSink) {}
+  constructor(
+    private readonly sink: JsonlSink,
+    options: JsonlOptions = {},
+  ) {
+    this.keepText = options.keepSourceText ?? true;
+  }
 
   push(chunk: Buffer): void {
     if (chunk.length === 0) return;
@@ -133,6 +148,7 @@ export class JsonlParser {
       unterminated,
       bom ? '\ufeff' : '',
       cr ? '\r' : '',
+      this.keepText,
       blanks > 0
         ? {
             item: (it) =>
@@ -150,6 +166,7 @@ function parseLine(
   unterminated: boolean,
   before: string,
   after: string,
+  keepText: boolean,
   sink: JsonlSink,
 ): void {
   const source = `${before}${text}${after}`;
@@ -218,7 +235,7 @@ function parseLine(
   }
   const item: JsonlRecord = { kind: 'record', line: lineNo, value, sameLineAsPrevious: false };
   // Most lines are what JSON.stringify writes; the others keep their text so that writing back changes nothing.
-  if (before || after || JSON.stringify(value) !== text) item.text = source;
+  if (before || after || (keepText && JSON.stringify(value) !== text)) item.text = source;
   sink.item(item);
 }
 
@@ -280,8 +297,9 @@ export async function readJsonlStream(
   source: string | AsyncIterable<Buffer | string>,
   sink: JsonlSink,
   onBytes?: (bytes: number) => void,
+  options: JsonlOptions = {},
 ): Promise<{ finalNewline: boolean; lines: number; trailingBlankLines: number }> {
-  const parser = new JsonlParser(sink);
+  const parser = new JsonlParser(sink, options);
   const stream = typeof source === 'string' ? createReadStream(source, { highWaterMark: 1 << 20 }) : source;
   for await (const chunk of stream) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
@@ -296,8 +314,9 @@ export async function readJsonlStream(
 export function readJsonlBuffer(
   data: Buffer | string,
   sink: JsonlSink,
+  options: JsonlOptions = {},
 ): { finalNewline: boolean; trailingBlankLines: number } {
-  const parser = new JsonlParser(sink);
+  const parser = new JsonlParser(sink, options);
   parser.push(typeof data === 'string' ? Buffer.from(data) : data);
   parser.end();
   return { finalNewline: parser.finalNewline, trailingBlankLines: parser.trailingBlankLines };

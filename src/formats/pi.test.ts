@@ -198,3 +198,19 @@ describe('pi reader', () => {
     expect(activeBranch(again).at(-1)!.message!.parts).toEqual([{ type: 'text', text: 'more' }]);
   });
 });
+
+describe('reading without keeping source text (keepSourceText: false, as inspect reads)', () => {
+  it('drops only the rawText writing back needs; entries and problems are the same', () => {
+    // The second record has other spacing than JSON.stringify writes; the last line is not JSON.
+    const lines = jsonl(v3).split('\n');
+    lines[1] = lines[1]!.replace('"type":', '"type" : ');
+    const source = `${lines.filter(Boolean).join('\n')}\nnot json\n`;
+    const kept = parseSession(source);
+    const lean = parseSession(source, { keepSourceText: false });
+    expect(kept.entries.filter((e) => e.rawText !== undefined).map((e) => e.line)).toEqual([2, v3.length + 1]);
+    expect(lean.entries.filter((e) => e.rawText !== undefined).map((e) => e.line)).toEqual([v3.length + 1]);
+    const withoutRaw = (s: typeof kept) => s.entries.map(({ rawText: _, ...rest }) => rest);
+    expect(withoutRaw(lean)).toEqual(withoutRaw(kept));
+    expect(lean.problems).toEqual(kept.problems);
+  });
+});

@@ -5,7 +5,7 @@ import { SessionBuilder } from '../model/session.js';
 import type { Entry, FormatId, Problem, Session, SessionInfo } from '../model/types.js';
 import { detectFormat, sampleSource } from './detect.js';
 import type { DecodeContext, TranscriptFormat } from './format.js';
-import { readJsonlBuffer, readJsonlStream, type JsonlItem } from './jsonl.js';
+import { readJsonlBuffer, readJsonlStream, type JsonlItem, type JsonlOptions } from './jsonl.js';
 import { getFormat } from './registry.js';
 import { readStreamSource } from './stream-input.js';
 
@@ -19,6 +19,12 @@ export interface ReadOptions {
    * for the next bytes before INPUT_TIMEOUT (default 10,000 ms).
    */
   inputTimeoutMs?: number;
+  /**
+   * Keep what writing the session back byte for byte needs (default true): the source text of JSONL records that
+   * JSON.stringify would not reproduce (`Entry.rawText`). `false` saves a re-serialization of every record, for a
+   * caller that only reads (inspect); other lines that are not records still keep their text.
+   */
+  keepSourceText?: boolean;
 }
 
 const HEAD_BYTES = 256 * 1024;
@@ -46,6 +52,7 @@ export function parseSession(data: string | Buffer, options: ReadOptions & { sou
   const layout = readJsonlBuffer(
     typeof data === 'string' ? Buffer.from(data) : data,
     jsonlSink(builder, decoder, (e) => builder.add(e)),
+    jsonlOptions(options),
   );
   finishJsonl(builder, decoder.finish(), layout);
   return builder.build();
@@ -103,7 +110,11 @@ function parseStreamed(data: Buffer, path: string, options: ReadOptions): Sessio
       'INVALID_INPUT',
       `${source}: the input is empty (0 bytes came before it ended); expected a transcript`,
     );
-  return parseSession(data, { ...(options.format ? { format: options.format } : {}), source });
+  return parseSession(data, {
+    ...(options.format ? { format: options.format } : {}),
+    ...(options.keepSourceText === false ? { keepSourceText: false } : {}),
+    source,
+  });
 }
 
 async function readInto(
@@ -145,12 +156,21 @@ async function readInto(
           return entry;
         };
   let read = 0;
-  const layout = await readJsonlStream(path, jsonlSink(builder, decoder, add), (n) => {
-    read += n;
-    options.onProgress?.(read, size);
-  });
+  const layout = await readJsonlStream(
+    path,
+    jsonlSink(builder, decoder, add),
+    (n) => {
+      read += n;
+      options.onProgress?.(read, size);
+    },
+    jsonlOptions(options),
+  );
   finishJsonl(builder, decoder.finish(), layout);
   return builder;
+}
+
+function jsonlOptions(options: ReadOptions): JsonlOptions {
+  return options.keepSourceText === false ? { keepSourceText: false } : {};
 }
 
 function jsonlSink(

@@ -4,7 +4,8 @@ import { estimateTokenCount } from 'tokenx';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readSession } from '../formats/read.js';
 import { argumentsText } from '../model/parts.js';
-import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
+import type { Part } from '../model/types.js';
+import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
 import { estimateTokens } from './estimate.js';
 import { loadExactTokenizer, type ExactTokenizer } from './exact.js';
 
@@ -381,5 +382,89 @@ run('estimateTokens over the corpus', () => {
     expect(exactAll).toBeGreaterThan(500_000);
     expect(wae).toBeLessThan(0.08);
     expect(wae).toBeLessThan(waeTokenx);
+  });
+});
+
+// Pinned estimates: the figures of the estimator as of this test's writing (sum and SHA-1 of the list of estimates).
+// A change that is only meant to make the estimator faster must keep them exactly; a change of its tables or rules
+// updates them on purpose.
+describe('estimateTokens gives the same estimates as before (pinned)', () => {
+  const UNICODE = [
+    'é',
+    'ß',
+    'Ł',
+    '日',
+    '本',
+    '語',
+    'ア',
+    '한',
+    'Ж',
+    'д',
+    'λ',
+    'ก',
+    '😀',
+    '🚀',
+    '→',
+    '✓',
+    '•',
+    '─',
+    '⎯',
+    '€',
+  ];
+  const SYMBOLS = '.,;:_-/\\(){}[]<>"\'=+*&|!?#@$%^~`';
+  /** Deterministic random texts: words of both cases, spaces, digits, symbol runs, newlines, other scripts, emoji. */
+  function randomTexts(count: number, seed: number): string[] {
+    let s = seed >>> 0;
+    const next = () => {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      return s >>> 24;
+    };
+    const out: string[] = [];
+    for (let k = 0; k < count; k++) {
+      const len = next() + next();
+      let t = '';
+      for (let i = 0; i < len; i++) {
+        const b = next();
+        if (b < 140) t += String.fromCharCode(97 + (b % 26));
+        else if (b < 165) t += String.fromCharCode(65 + (b % 26));
+        else if (b < 195) t += ' ';
+        else if (b < 207) t += String.fromCharCode(48 + (b % 10));
+        else if (b < 232) t += SYMBOLS[b % SYMBOLS.length];
+        else if (b < 242) t += '\n\t\r\n'[b % 4];
+        else t += UNICODE[b % UNICODE.length];
+      }
+      out.push(t);
+    }
+    return out;
+  }
+  const digest = (estimates: number[]) => ({
+    sum: estimates.reduce((a, b) => a + b, 0),
+    sha1: sha1(estimates.join(',')),
+  });
+
+  it('on 3,000 random texts', () => {
+    expect(digest(randomTexts(3000, 42).map(estimateTokens))).toEqual({
+      sum: 375910,
+      sha1: '0ba8951c1b32223e4fa1c9a509f3b5db3eb39a1c',
+    });
+  });
+
+  it.runIf(corpusAvailable())('on every text of the pi-mono transcript', async () => {
+    const session = await readSession(corpusFile('pi', 'badlogic__pi-mono__before-compaction.jsonl'));
+    const texts: string[] = [];
+    const visit = (p: Part) => {
+      if (p.type === 'text' || (p.type === 'thinking' && !p.redacted)) texts.push(p.text);
+      else if (p.type === 'tool-call') texts.push(p.id, p.name, argumentsText(p.arguments));
+      else if (p.type === 'tool-result') {
+        texts.push(p.callId);
+        for (const c of p.content) visit(c);
+      } else if (p.type === 'compaction') texts.push(p.marker.summary);
+    };
+    for (const e of session.entries) for (const p of e.message?.parts ?? []) visit(p);
+    expect(texts.length).toBe(2620);
+    expect(digest(texts.map(estimateTokens))).toEqual({
+      sum: 429571,
+      sha1: 'cb01e60fe86c8b4b9e1d92dc3a0e201499220fd0',
+    });
   });
 });

@@ -118,8 +118,39 @@ function classTable(): Uint8Array {
     t.fill(C_CJK, from, to + 1);
   t.fill(C_ASTRAL, 0xd800, 0xdc00); // high surrogates: the first half of a character beyond the BMP
   classes = t;
+  estimateTokens(PRIMER);
   return t;
 }
+
+/**
+ * Text that takes every branch of `estimateTokens` (each word shape with each prefix, short and long pieces, digits,
+ * whitespace with and without newlines, a space before symbols, symbol runs, CJK, other scripts, astral characters,
+ * Unicode symbols), estimated once when the class table is built. V8 optimizes the estimator after a few hundred KB
+ * of text, from what the interpreter has seen so far; a branch it has not seen yet then throws the optimized code
+ * away, and each recompile costs tens of milliseconds while a fresh process runs the estimator interpreted (measured
+ * on the pi-mono transcript: two such deoptimizations in `abridge inspect`, ~30 ms of its time). Estimating this
+ * text first costs well under a millisecond and changes no estimate.
+ */
+const PRIMER =
+  'The quick Brown fox JUMPS over HTTPServer and TSConfig: ./src/index.ts _id /usr/LOCAL .Net x = 12345678;\n\n' +
+  '  if (a) {\n\treturn b;\n}  -- ==> [] {} ... "quoted" `tick` averyveryverylonglowercaseword' +
+  ' AVERYVERYLONGUPPERCASEWORD Averyverylongcapitalizedword HTTPAVERYLONGMIXEDWordxx .averyveryverylonglowercaseword' +
+  ' _AVERYVERYLONGUPPERCASEWORD /Averyverylongcapitalizedword -HTTPAVERYLONGMIXEDWordxx !!!!!!!!!!!!!!!!!!!!!!!!' +
+  '  !!!!!!!!!!!!!!!!!!!! \r\n 日本語のテキスト 한국어 中文 Привет мир Ελληνικά ภาษาไทยยาวมากมากมาก 😀 🚀 → ✓ •' +
+  ' ─────── ⎯⎯ é ß Ł std::vector\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n end \n';
+
+/**
+ * Gets the estimator optimized while the caller does something else: estimates the primer (~35 KB of text, a few
+ * milliseconds) often enough that V8 marks the estimator for optimization, and compiles it on a background thread.
+ * A command about to read a large transcript and then estimate all of it calls this first, so that the estimates run
+ * optimized from their start instead of interpreted until the compile is done (~45 ms of `abridge inspect` on the
+ * 2.4 MB pi-mono transcript, for the few milliseconds this takes).
+ */
+export function warmEstimator(rounds = WARM_ROUNDS): void {
+  for (let i = 0; i < rounds; i++) estimateTokens(PRIMER);
+}
+// Fewer rounds (25) left the estimator unmarked in about a third of fresh processes on this machine; 50 did not.
+const WARM_ROUNDS = 50;
 
 /**
  * Symbols beyond ASCII (arrows, bullets, check marks, box drawing) are one token each in o200k, except box-drawing
