@@ -107,8 +107,9 @@ export function withResults(m: Message, replace: (p: ToolResultPart) => ToolResu
   return { ...m, parts: m.parts.map((p) => (p.type === 'tool-result' ? replace(p) : p)) };
 }
 
-const ERROR_LINE =
-  /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|unable to|FAIL|ERR!?)\b/i;
+/** A line that reads as an error: what placeholders and summaries keep of a result as evidence. */
+export const ERROR_LINE =
+  /\b(errors?|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|can't|unable to|undefined is not|FAIL|ERR!?)\b/i;
 const EXIT = /(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code |returncode[=: ]+)(-?\d+)/i;
 
 /**

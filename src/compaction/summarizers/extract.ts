@@ -1,5 +1,6 @@
 import { argumentsText } from '../../model/parts.js';
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/types.js';
+import { ERROR_LINE } from '../strategies/strategy.js';
 
 /** Evidence pulled out of a span of conversation, to be listed rather than paraphrased. */
 export interface Evidence {
@@ -58,8 +59,6 @@ const SHELL_TOOL = /bash|shell|exec|run|command|terminal|sh$|powershell/i;
 /** Path-like tokens: dirs/file.ext, ./x, ../x, ~/x, /abs/x, or a bare file name with a common extension. */
 const PATH_RE =
   /(?:^|[\s"'`(=<[,:])((?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w+-]|[\w.-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|mdx|json|jsonl|yaml|yml|toml|ini|cfg|conf|sql|sh|bash|zsh|txt|csv|html|css|scss|vue|svelte|lock|xml|env|ex|exs|lua|dart|scala|gradle|tf|proto|log|out|db|sqlite|png|jpg|pdf|zip|tgz|gz|patch|diff))(?=$|[\s"'`),:;\]>.!?])/gm;
-const ERROR_LINE =
-  /\b(error|exception|traceback|failed|failure|fatal|panic|cannot|can't|not found|denied|refused|undefined is not|segmentation fault|FAIL|ERR!?)\b/i;
 const DECISION =
   /\b(I'll|I will|let's|let me|we'll|we will|decided|decision|instead|switch(?:ing)? to|going to|plan is|approach|chose|choose|will now|the fix is|root cause)\b/i;
 const TODO = /\bTODO\b|\bFIXME\b|next step|remaining|still need|left to do|not yet|- \[ \]/i;
