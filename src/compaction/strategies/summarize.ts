@@ -7,7 +7,7 @@ import { changeable, StrategySkipped, type Strategy, type StrategyContext } from
 /** What a summary carries of each person's message, at most (the extractive summary quotes ~4,000 characters). */
 const USER_MESSAGE_TOKENS = 1000;
 
-/** A unit may be archived when every message in it may change (summaries of earlier compactions may). */
+/** A unit may be archived when every message in it may change (abridge's earlier summary may; another agent's may not). */
 export function archivable(view: readonly ViewItem[], u: Unit, ctx: StrategyContext): boolean {
   if (u.kind === 'system') return false;
   for (let i = u.start; i < u.end; i++) {
@@ -20,9 +20,10 @@ export function archivable(view: readonly ViewItem[], u: Unit, ctx: StrategyCont
 }
 
 /**
- * Summarizes the oldest archivable units: from the oldest one forward, just as far as the context needs to fit, then
- * on to the end of that turn when that costs little more. An earlier summary (abridge's or the agent's own) in the way
- * is folded into the new one, never dropped: a second compaction summarizes the first summary plus what followed.
+ * Summarizes the oldest archivable units, wherever they are: from the oldest one forward, just as far as the context
+ * needs to fit, then on to the end of that turn when that costs little more. abridge's earlier summary is folded into
+ * the new one, never dropped (a second compaction summarizes the first summary plus what followed); another agent's
+ * summary is not archivable and stays as it is.
  */
 export const summarizeSpan: Strategy = {
   name: 'summarize',
