@@ -13,7 +13,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
-import { missingSdk } from './missing-sdk.js';
+import { clientConfig, importSdk } from './missing-sdk.js';
 import type { Message } from '../model/types.js';
 import {
   contextOverflow,
@@ -140,16 +140,6 @@ export async function anthropicClient(options: AnthropicClientOptions): Promise<
 }
 
 async function createSdkClient(options: AnthropicClientOptions): Promise<AnthropicMessagesApi> {
-  let sdk: typeof import('@anthropic-ai/sdk');
-  try {
-    sdk = await import('@anthropic-ai/sdk');
-  } catch (err) {
-    throw missingSdk(err, '@anthropic-ai/sdk', 'the Anthropic summarizer');
-  }
-  const config: ConstructorParameters<typeof sdk.Anthropic>[0] = {};
-  if (options.apiKey !== undefined) config.apiKey = options.apiKey;
-  if (options.baseURL !== undefined) config.baseURL = options.baseURL;
-  if (options.maxRetries !== undefined) config.maxRetries = options.maxRetries;
-  if (options.timeout !== undefined) config.timeout = options.timeout;
-  return new sdk.Anthropic(config);
+  const sdk = await importSdk(() => import('@anthropic-ai/sdk'), '@anthropic-ai/sdk', 'the Anthropic summarizer');
+  return new sdk.Anthropic(clientConfig(options));
 }

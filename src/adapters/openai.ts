@@ -14,7 +14,7 @@ import type OpenAI from 'openai';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Message } from '../model/types.js';
-import { missingSdk } from './missing-sdk.js';
+import { clientConfig, importSdk } from './missing-sdk.js';
 import {
   contextOverflow,
   fromResponse,
@@ -222,16 +222,6 @@ function responseText(reply: OpenAIResponsesReply): string {
 }
 
 async function createSdkClient(options: OpenAIClientOptions): Promise<OpenAIApi> {
-  let sdk: typeof import('openai');
-  try {
-    sdk = await import('openai');
-  } catch (err) {
-    throw missingSdk(err, 'openai', 'the OpenAI summarizer');
-  }
-  const config: ConstructorParameters<typeof sdk.OpenAI>[0] = {};
-  if (options.apiKey !== undefined) config.apiKey = options.apiKey;
-  if (options.baseURL !== undefined) config.baseURL = options.baseURL;
-  if (options.maxRetries !== undefined) config.maxRetries = options.maxRetries;
-  if (options.timeout !== undefined) config.timeout = options.timeout;
-  return new sdk.OpenAI(config);
+  const sdk = await importSdk(() => import('openai'), 'openai', 'the OpenAI summarizer');
+  return new sdk.OpenAI(clientConfig(options));
 }

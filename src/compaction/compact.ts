@@ -232,13 +232,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const redact = options.redact ?? createRedactor();
   const store = redactingStore(options.store ?? new MemoryResultStore(), redact);
   const summarizer = redactingSummarizer(options.summarizer ?? new ExtractiveSummarizer(), redact);
-  const originals = new Map(
-    view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v.message]),
-  );
-  // What each entry showed before this compaction (an earlier compaction's edit included), and what it holds.
+  // What each entry showed before this compaction (an earlier compaction's edit included), and its message.
   const before = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v]));
-  const entryAt = new Map(branch.map((e) => [e.index, e]));
-  const rawOf = (entry: number) => entryAt.get(entry)?.message;
+  const originals = new Map([...before].map(([entry, v]) => [entry, v.message]));
+  // What an entry itself holds (entries are numbered by their place in the session).
+  const rawOf = (entry: number) => session.entries[entry]?.message;
   const keep = options.keepLastSteps ?? 1;
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
   // The tail's default share is of the room the other protected messages (system messages, the first request, the

@@ -301,12 +301,14 @@ function dedupe(ev: Evidence): Evidence {
   const seenCmd = new Map<string, { command: string; status: string }>();
   for (const c of ev.commands) seenCmd.set(c.command, c); // the latest status of a command re-run wins
   const modified = uniq(ev.filesModified);
+  const touched = new Set(modified);
+  const read = new Set(ev.filesRead);
   return {
     instructions: uniq(ev.instructions),
     decisions: uniq(ev.decisions),
     filesModified: modified,
-    filesRead: uniq(ev.filesRead).filter((p) => !modified.includes(p)),
-    filesMentioned: uniq(ev.filesMentioned).filter((p) => !modified.includes(p) && !ev.filesRead.includes(p)),
+    filesRead: uniq(ev.filesRead).filter((p) => !touched.has(p)),
+    filesMentioned: uniq(ev.filesMentioned).filter((p) => !touched.has(p) && !read.has(p)),
     commands: [...seenCmd.values()],
     errors: uniq(ev.errors),
     numbers: uniq(ev.numbers),
