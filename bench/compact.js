@@ -31,7 +31,13 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { internal } from './internals.js';
 import { claudeLikePolicy, piPolicy, tailPolicy } from './policies.js';
-import { KINDS, latestInstructionVerbatim, measureRetention, recentTailVerbatim } from './retention.js';
+import {
+  KINDS,
+  latestInstructionVerbatim,
+  measureRetention,
+  recentTailCeiling,
+  recentTailVerbatim,
+} from './retention.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const INDEX = join(ROOT, 'dist', 'index.js');
@@ -307,7 +313,17 @@ async function benchCorpus(lib, opts, log) {
     const snap = lib.contextSnapshot(first);
     const fixed = snap.components.unrecorded;
     const visible = snap.used - fixed;
-    const row = { file: file.name, format: first.format, bytes: file.bytes, fixed, visible, runs: {} };
+    const row = { file: file.name, format: first.format, bytes: file.bytes, fixed, visible, runs: {}, tailCeiling: {} };
+    {
+      const view0 = lib.activeView(first);
+      const m = measurer(lib, view0, visible);
+      for (const fraction of FRACTIONS)
+        row.tailCeiling[fraction] = recentTailCeiling(
+          view0,
+          Math.round(visible * fraction),
+          (message) => m.scale * m.counter.message(message),
+        );
+    }
     for (const chain of CHAINS) {
       for (const fraction of FRACTIONS) {
         const target = fixed + Math.round(visible * fraction);
@@ -354,7 +370,12 @@ async function benchCorpus(lib, opts, log) {
       });
     }
   }
-  return { files: perFile, budgets };
+  const tailCeiling = FRACTIONS.map((fraction) => {
+    const retained = perFile.reduce((n, f) => n + f.tailCeiling[fraction].retained, 0);
+    const total = perFile.reduce((n, f) => n + f.tailCeiling[fraction].total, 0);
+    return { fraction, retained, total, pct: pct(retained, total) };
+  });
+  return { files: perFile, budgets, tailCeiling };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -492,6 +513,7 @@ function printReport(report) {
     const ext25 = corpus.budgets.find((b) => b.fraction === 0.25 && b.chain === 'extractive').retention;
     lines.push(
       '',
+      `Recent tail ceiling — the most any policy keeps when it spends the whole budget after the prefix on the last 10% and keeps nothing else (no first request, no summary): ${corpus.tailCeiling.map((c) => `${fmtPct(c.pct)} at ${c.fraction * 100}%`).join(', ')}`,
       `Archived items (extractive, 25%): ${KINDS.map((k) => `${k} ${ext25[k].retained}/${ext25[k].total}`).join(', ')}`,
     );
   }

@@ -190,6 +190,32 @@ export function latestInstructionVerbatim(viewBefore, viewAfter) {
  * The recent tail kept verbatim: of the non-blank lines of the last 10% (by characters) of the conversation before
  * compaction, how many appear byte-identical as a line of the view after it.
  */
+/**
+ * The most of the recent tail (as recentTailVerbatim measures it) any policy could keep in `room` tokens (the budget
+ * after the prefix), spending all of it on the tail and keeping nothing else — not the first request, not a summary:
+ * whole messages from the newest while they fit, then the share of the next one's lines that the rest of the room
+ * holds. `tokens(message)` is in the same unit as `room`.
+ */
+export function recentTailCeiling(viewBefore, room, tokens, share = 0.1) {
+  const texts = viewBefore.map((v) => messageText(v.message));
+  const total = texts.reduce((n, t) => n + t.length, 0);
+  let acc = 0;
+  let lines = 0;
+  let kept = 0;
+  let left = Math.max(0, room);
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const n = texts[i].split('\n').filter((l) => l.trim()).length;
+    const t = tokens(viewBefore[i].message);
+    lines += n;
+    const fit = t <= left ? n : Math.floor((n * left) / Math.max(1, t));
+    kept += fit;
+    left = Math.max(0, left - t);
+    acc += texts[i].length;
+    if (acc >= total * share) break;
+  }
+  return { total: lines, retained: kept };
+}
+
 export function recentTailVerbatim(viewBefore, viewAfter, share = 0.1) {
   const texts = viewBefore.map((v) => messageText(v.message));
   const total = texts.reduce((n, t) => n + t.length, 0);

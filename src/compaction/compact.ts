@@ -483,23 +483,32 @@ function restoreNewest(
   let total = size(view);
   if (total > target) return view;
   const out = view.slice();
-  for (let i = out.length - 1; i >= 0; i--) {
-    const it = out[i]!;
-    if (
-      it.edit === undefined ||
-      it.entry === undefined ||
-      protectedEntries.has(it.entry) ||
-      (only && !only.has(it.edit))
-    )
-      continue;
-    // Back to what it showed before this compaction — an earlier compaction's edit stays an edit.
-    const was = originals.items.get(it.entry);
-    if (!was || was.message === it.message) continue;
-    const grow = counter.message(was.message) - counter.message(it.message);
-    if (grow <= 0 || total + grow > target) continue;
-    out[i] = was;
-    total += grow;
-  }
+  // Whole messages back, newest first; with `untilMiss`, up to the first that does not fit (it gets part of its text
+  // below before anything older is given back).
+  const restoreWhole = (untilMiss: boolean) => {
+    for (let i = out.length - 1; i >= 0; i--) {
+      const it = out[i]!;
+      if (
+        it.edit === undefined ||
+        it.entry === undefined ||
+        protectedEntries.has(it.entry) ||
+        (only && !only.has(it.edit))
+      )
+        continue;
+      // Back to what it showed before this compaction — an earlier compaction's edit stays an edit.
+      const was = originals.items.get(it.entry);
+      if (!was || was.message === it.message) continue;
+      const grow = counter.message(was.message) - counter.message(it.message);
+      if (grow <= 0) continue;
+      if (total + grow > target) {
+        if (untilMiss) return;
+        continue;
+      }
+      out[i] = was;
+      total += grow;
+    }
+  };
+  restoreWhole(true);
   // The newest results still shortened get back as much of their text as the room left holds: first and last lines,
   // with a pointer to the whole (what a command printed last is the recent work a model continues from).
   for (let i = out.length - 1; i >= 0 && target - total >= PARTIAL_MIN; i--) {
@@ -534,6 +543,8 @@ function restoreNewest(
       break;
     }
   }
+  // What room is left goes to older messages that fit whole.
+  restoreWhole(false);
   return out;
 }
 
@@ -644,13 +655,18 @@ function protect(
   }
   if (minimal > 0)
     parts.push({ what: `the last ${steps === 1 ? 'step' : `${Math.min(steps, o.steps)} steps`}`, counted: minimal });
-  // The latest assistant thinking of the current turn stays as it was (providers verify the signed thinking of the
-  // tool-use loop under way), with its whole step; earlier turns' thinking is not sent back at all.
+  // The latest assistant thinking of a tool-use loop under way stays as it was (providers verify the signed thinking of
+  // that loop), with its whole step. A turn that ended with the assistant's answer has no loop under way: its thinking
+  // becomes an earlier turn's with the next message, which providers do not need (Anthropic strips it).
   let lastHuman = -1;
   view.forEach((v, i) => {
     if (isHumanUser(v.message)) lastHuman = i;
   });
-  const stepUnits = units.filter((u) => u.kind === 'step' && u.start > lastHuman);
+  const last = view[view.length - 1]?.message;
+  const loopUnderWay =
+    last !== undefined &&
+    (last.role === 'tool' || (last.role === 'assistant' && last.parts.some((p) => p.type === 'tool-call')));
+  const stepUnits = loopUnderWay ? units.filter((u) => u.kind === 'step' && u.start > lastHuman) : [];
   for (let j = stepUnits.length - 1; j >= 0; j--) {
     const u = stepUnits[j]!;
     if (view[u.start]!.message.parts.some((p) => p.type === 'thinking')) {

@@ -87,6 +87,90 @@ describe('selection: oldest first, recent verbatim', () => {
 });
 
 describe('the tail is the end of the conversation', () => {
+  it('a newer result cleared while older work stays whole is given back by archiving that older work', async () => {
+    // Clearing runs first and shortens the biggest results outside the protected window, the newest included; once the
+    // chain has to summarize anyway, the span is chosen so that the newest results stand whole and older work goes.
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 30; i++)
+      t.step({
+        text: `Step ${i}: ${body(12, `reasoning about part ${i}`)}`,
+        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(4, `p${i}`) }],
+      });
+    t.step({
+      text: 'Reading the spec.',
+      calls: [{ name: 'read', args: { path: 'docs/spec.md' }, result: body(220, 'spec') }],
+    });
+    t.step({ text: 'Noted.', calls: [{ name: 'bash', args: { command: 'ls' }, result: 'a\nb' }] });
+    t.step({ text: 'Done.' });
+    const session = build(t);
+    const view0 = activeView(session);
+    const spec = view0.find((v) => v.message.role === 'tool' && JSON.stringify(v.message).includes('spec line 0'))!;
+    const r = await compact(session, { target: Math.floor((await sizeOf(session)) * 0.6), prefixTokens: 0, now: NOW });
+    expect(r.reachedTarget).toBe(true);
+    expect(r.strategiesRun.map((x) => x.name)).toContain('summarize');
+    const view = activeView(session);
+    expect(view.find((v) => v.entry === spec.entry)?.message).toBe(spec.message);
+    // Everything after the summary is verbatim: no older step kept whole while the newer result was cut.
+    const after = view.slice(view.findIndex(isSummaryItem) + 1);
+    for (const v of after) expect(v.edit).toBeUndefined();
+  });
+
+  it('a summary that came out smaller than planned leaves no room a newer archived step would fit in', async () => {
+    // The span is chosen for a summary of the planned size (a share of what it replaces); bland output summarizes to
+    // far less, and the room that leaves goes back to the newest archived steps, kept verbatim.
+    const steps = (n: number) => {
+      const t = new PiTranscript();
+      t.user(TASK);
+      for (let i = 0; i < n; i++)
+        t.step({
+          text: `Step ${i}.`,
+          calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(40, `p${i}`) }],
+        });
+      return build(t);
+    };
+    const step = (await sizeOf(steps(31))) - (await sizeOf(steps(30)));
+    const session = steps(30);
+    const target = Math.floor((await sizeOf(session)) * 0.5);
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    expect(r.reachedTarget).toBe(true);
+    expect(target - r.afterTokens).toBeLessThan(step);
+  });
+
+  it('the thinking of a turn that ended with an answer is not protected; of a tool-use loop under way it is', async () => {
+    const make = (ended: boolean) => {
+      const t = new PiTranscript();
+      t.user(TASK);
+      for (let i = 0; i < 8; i++)
+        t.step({
+          text: `Step ${i}.`,
+          calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(30, `p${i}`) }],
+        });
+      t.user('Now check the docs.');
+      t.step({
+        thinking: 'Which docs? The README and docs/api.md.',
+        text: 'Reading the docs.',
+        calls: [{ name: 'read', args: { path: 'docs/api.md' }, result: body(200, 'api') }],
+      });
+      t.step({
+        text: 'And the README.',
+        calls: [{ name: 'read', args: { path: 'README.md' }, result: body(5, 'readme') }],
+      });
+      if (ended) t.step({ text: 'The docs agree with the code.' });
+      return build(t);
+    };
+    const protectedWhat = async (session: Session) => {
+      const r = await compact(session, {
+        target: Math.floor((await sizeOf(session)) * 0.3),
+        prefixTokens: 0,
+        now: NOW,
+      });
+      return r.protectedParts.map((p) => p.what);
+    };
+    expect(await protectedWhat(make(false))).toContain('the step of the latest thinking');
+    expect(await protectedWhat(make(true))).not.toContain('the step of the latest thinking');
+  });
+
   it('a large newest message outside the tail budget is archived last, not first', async () => {
     const t = new PiTranscript();
     t.user(TASK);

@@ -79,21 +79,67 @@ export const summarizeSpan: Strategy = {
     }
     if (!best || best.span - best.budget <= 0)
       throw new StrategySkipped('no old span whose summary would be smaller than it');
-    if (best.fits) {
-      // End at a turn boundary — before the next person's message — when the rest of that turn costs at most a quarter
-      // more and still fits.
-      let n = best.n;
-      while (n < order.length && units[order[n]!]!.kind === 'step' && order[n] === order[n - 1]! + 1) n++;
-      if (n > best.n && n < order.length && units[order[n]!]!.kind === 'user' && order[n] === order[n - 1]! + 1) {
-        const longer = sized(n);
-        if (longer.fits && longer.span - best.span <= best.span / 4) best = longer;
+    // End at a turn boundary — before the next person's message — when the rest of that turn costs at most a quarter
+    // more and still fits (`fits` says whether a span of n units does).
+    const toTurnEnd = (n: number, fits: (n: number) => boolean) => {
+      let m = n;
+      while (m < order.length && units[order[m]!]!.kind === 'step' && order[m] === order[m - 1]! + 1) m++;
+      if (m > n && m < order.length && units[order[m]!]!.kind === 'user' && order[m] === order[m - 1]! + 1) {
+        if (fits(m) && sized(m).span - sized(n).span <= sized(n).span / 4) return m;
+      }
+      return n;
+    };
+    if (best.fits) best = sized(toTurnEnd(best.n, (m) => sized(m).fits));
+    const summarizeFirst = async (n: number, maxTokens: number) => {
+      const positions = [...order.slice(0, n)].sort((a, b) => a - b);
+      const items = positions.flatMap((k) => view.slice(units[k]!.start, units[k]!.end));
+      const text = await ctx.summarizer.summarize(summaryInput(items, ctx, maxTokens));
+      if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
+      return { n, text, tokens: ctx.counter.message(summaryMessage(text)) };
+    };
+    let made = await summarizeFirst(best.n, best.fits ? best.wanted : best.budget);
+    // Recent work verbatim comes before older work verbatim. The span was chosen for a summary of the planned size, on
+    // the view as the cheap strategies left it; with a local summarizer (asked again at no cost) it is re-chosen to give
+    // back the most of what those edits took from the newest units, newest first (restoreNewest does it after the chain),
+    // archiving no more than that needs: a summary that came out smaller than planned leaves room for fewer archived
+    // units, and archiving more makes room for a newer result to stand whole rather than older work.
+    if (best.fits && ctx.summarizer.local) {
+      const estimate = (n: number) =>
+        n <= made.n
+          ? made.tokens
+          : Math.min(sized(n).wanted, Math.ceil((made.tokens * sized(n).span) / Math.max(1, sized(made.n).span)));
+      const position = new Map(order.map((k, i) => [k, i]));
+      // Tokens given back, newest first, if the first n units are archived: whole units while they fit, then part of
+      // the first that does not (its newest results are cut, not dropped); -1 when the view would not fit.
+      const regained = (n: number) => {
+        let room = ctx.target - (total - sized(n).span) - estimate(n);
+        if (room < 0) return -1;
+        let got = 0;
+        for (let k = units.length - 1; k >= 0; k--) {
+          if ((position.get(k) ?? Number.POSITIVE_INFINITY) < n) break;
+          const grow = originalTokens[k]! - tokens[k]!;
+          if (grow <= 0) continue;
+          if (grow > room) return got + room;
+          room -= grow;
+          got += grow;
+        }
+        return got;
+      };
+      let chosen = made.n;
+      let most = regained(made.n);
+      for (let n = 1; n <= order.length; n++) {
+        const r = regained(n);
+        if (r > most || (r === most && r >= 0 && n < chosen)) [chosen, most] = [n, r];
+      }
+      chosen = toTurnEnd(chosen, (m) => regained(m) >= most);
+      if (chosen !== made.n) {
+        const other = await summarizeFirst(chosen, Math.max(sized(chosen).budget, estimate(chosen)));
+        if (ctx.target - (total - sized(chosen).span) >= other.tokens) made = other;
       }
     }
-    const taken = new Set(order.slice(0, best.n));
+    const { text } = made;
+    const taken = new Set(order.slice(0, made.n));
     const positions = [...taken].sort((a, b) => a - b);
-    const items = positions.flatMap((k) => view.slice(units[k]!.start, units[k]!.end));
-    const text = await ctx.summarizer.summarize(summaryInput(items, ctx, best.fits ? best.wanted : best.budget));
-    if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
     // The summary stands where the oldest archived unit was and covers the run of archived units from there; archived
     // units after a protected one are hidden (the compaction record lists them).
     const first = positions[0]!;

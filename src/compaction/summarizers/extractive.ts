@@ -31,6 +31,7 @@ type Key = keyof typeof SECTIONS;
  */
 export class ExtractiveSummarizer implements Summarizer {
   readonly name = 'extractive';
+  readonly local = true;
 
   async summarize(req: SummaryRequest): Promise<string> {
     return this.summarizeSync(req);

@@ -25,5 +25,10 @@ export interface SummaryRequest {
 /** Turns archived messages into the text that stands in for them. */
 export interface Summarizer {
   readonly name: string;
+  /**
+   * Runs in this process at no cost (no model call): compaction may then ask it again for a shorter span when the first
+   * summary came out smaller than planned, so that the room it leaves goes to recent work kept verbatim.
+   */
+  readonly local?: boolean;
   summarize(request: SummaryRequest): Promise<string>;
 }
