@@ -116,6 +116,38 @@ describe('the tail is the end of the conversation', () => {
     for (const v of after) expect(v.edit).toBeUndefined();
   });
 
+  it('the newest shortened result gets the room before an older one is given back whole', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 6; i++)
+      t.step({
+        text: `Step ${i}.`,
+        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(20, `p${i}`) }],
+      });
+    t.step({
+      text: 'Linting.',
+      calls: [{ name: 'bash', args: { command: 'npm run lint' }, result: body(120, 'lint') }],
+    });
+    t.step({ text: 'Testing.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }] });
+    t.step({ text: 'Done.' });
+    const session = build(t);
+    const r = await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.3),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['offload', 'summarize', 'truncate'],
+    });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    const find = (tag: string) =>
+      view.find((v) => v.message.role === 'tool' && JSON.stringify(v.message).includes(`${tag} line 0`));
+    const suite = find('suite');
+    const lint = find('lint');
+    expect(suite?.edit).toBe('compressed');
+    // The older result did not take the room whole while the newest is cut short.
+    expect(lint?.edit).toBeDefined();
+  });
+
   it('a summary that came out smaller than planned leaves no room a newer archived step would fit in', async () => {
     // The span is chosen for a summary of the planned size (a share of what it replaces); bland output summarizes to
     // far less, and the room that leaves goes back to the newest archived steps, kept verbatim.
