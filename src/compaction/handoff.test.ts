@@ -148,6 +148,36 @@ describe('the tail is the end of the conversation', () => {
     expect(lint?.edit).toBeDefined();
   });
 
+  it('the newest archivable step that fits only without its results stays, its results offloaded, not summarized', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 10; i++)
+      t.step({
+        text: `Step ${i}: ${body(20, 'why')}`,
+        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(3, `p${i}`) }],
+      });
+    t.step({
+      text: 'Reading the docs.',
+      calls: [
+        { name: 'read', args: { path: 'docs/a.md' }, result: body(60, 'docA') },
+        { name: 'read', args: { path: 'docs/b.md' }, result: body(40, 'docB') },
+      ],
+    });
+    t.step({ text: 'Done: the retry logic now backs off exponentially.' });
+    const session = build(t);
+    const view0 = activeView(session);
+    const reading = view0.find((v) => JSON.stringify(v.message).includes('Reading the docs.'))!;
+    const r = await compact(session, { target: Math.floor((await sizeOf(session)) * 0.16), prefixTokens: 0, now: NOW });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    // The step's call stays verbatim, its results are references to read back; the summary ends before it.
+    expect(view.find((v) => v.entry === reading.entry)?.message).toBe(reading.message);
+    const results = view.filter((v) => v.message.role === 'tool');
+    expect(results.map((v) => v.edit)).toEqual(['offloaded', 'offloaded']);
+    for (const v of results) expect(JSON.stringify(v.message)).toMatch(/read_result \{\\"ref_id\\"/);
+    expect(view.find(isSummaryItem)!.covers.toEntry).toBeLessThan(reading.entry!);
+  });
+
   it('a summary that came out smaller than planned leaves no room a newer archived step would fit in', async () => {
     // The span is chosen for a summary of the planned size (a share of what it replaces); bland output summarizes to
     // far less, and the room that leaves goes back to the newest archived steps, kept verbatim.

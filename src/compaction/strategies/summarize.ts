@@ -2,6 +2,7 @@ import type { CompactionMarker, Message } from '../../model/types.js';
 import { isSummary, unitsOf, type Unit } from '../turns.js';
 import { isSummaryItem, type SummaryItem, type ViewItem } from '../../model/view.js';
 import type { SummaryRequest } from '../summarizers/summarizer.js';
+import { offloadResults } from './offload.js';
 import { changeable, StrategySkipped, type Strategy, type StrategyContext } from './strategy.js';
 
 /** What a summary carries of each person's message, at most (the extractive summary quotes ~4,000 characters). */
@@ -137,6 +138,40 @@ export const summarizeSpan: Strategy = {
         if (ctx.target - (total - sized(chosen).span) >= other.tokens) made = other;
       }
     }
+    // The newest archived unit, when archiving it whole is what made the view fit but it would stand beside the summary
+    // with its results offloaded (a reference each): it stays so, and restoreNewest gives its results back as far as
+    // the room holds — the end of the work is kept in part rather than summarized.
+    let slimmed: { k: number; items: ViewItem[] } | undefined;
+    if (best.fits && ctx.summarizer.local && made.n > 1) {
+      const k = order[made.n - 1]!;
+      const u = units[k]!;
+      const items = view.slice(u.start, u.end);
+      if (
+        u.kind === 'step' &&
+        k === Math.max(...order.slice(0, made.n)) &&
+        items.some((it) => it.message.role === 'tool')
+      ) {
+        const slim = await offloadResults
+          .apply(items, {
+            ...ctx,
+            target: -1,
+            options: { ...ctx.options, offload: { thresholdBytes: 0, previewChars: 0 } },
+          })
+          .catch((err: unknown) => {
+            if (err instanceof StrategySkipped) return items;
+            throw err;
+          });
+        const slimTokens = slim.reduce((n, it) => n + ctx.counter.message(it.message), 0);
+        const roomLeft = ctx.target - (total - sized(made.n).span) - made.tokens;
+        if (slimTokens < tokens[k]! && slimTokens <= roomLeft) {
+          const fewer = await summarizeFirst(made.n - 1, sized(made.n - 1).wanted);
+          if (ctx.target - (total - sized(made.n - 1).span - tokens[k]! + slimTokens) >= fewer.tokens) {
+            made = fewer;
+            slimmed = { k, items: slim };
+          }
+        }
+      }
+    }
     const { text } = made;
     const taken = new Set(order.slice(0, made.n));
     const positions = [...taken].sort((a, b) => a - b);
@@ -152,6 +187,7 @@ export const summarizeSpan: Strategy = {
     const out: ViewItem[] = [];
     units.forEach((u, k) => {
       if (k === first) out.push(item);
+      else if (k === slimmed?.k) out.push(...slimmed.items);
       else if (!taken.has(k)) out.push(...view.slice(u.start, u.end));
     });
     return out;
