@@ -272,6 +272,11 @@ async function runAbridge(lib, file, chain, target, fixed, visible, opts) {
       violationKinds: [...r.violations, ...introduced].map((v) => v.kind),
       archiveViolations: archive,
       strategies: r.strategiesRun.map((s) => s.name),
+      // What stays verbatim whatever the budget, besides the recent tail: the prefix, system messages, the first
+      // request, the latest instruction, another agent's summary.
+      headTokens: r.protectedParts
+        .filter((p) => !/^the last|latest thinking|^the note/.test(p.what))
+        .reduce((n, p) => n + p.tokens, 0),
     };
   }
   rec.ms = median(times);
@@ -332,6 +337,19 @@ async function benchCorpus(lib, opts, log) {
           : await runAbridge(lib, file, chain, target, fixed, visible, opts);
       }
     }
+    {
+      const view0 = lib.activeView(first);
+      const m = measurer(lib, view0, visible);
+      row.tailCeilingProtected = {};
+      for (const fraction of FRACTIONS) {
+        const rec = row.runs[`default@${fraction}`];
+        row.tailCeilingProtected[fraction] = recentTailCeiling(
+          view0,
+          rec.target - rec.headTokens,
+          (message) => m.scale * m.counter.message(message),
+        );
+      }
+    }
     perFile.push(row);
   }
   const budgets = [];
@@ -370,12 +388,15 @@ async function benchCorpus(lib, opts, log) {
       });
     }
   }
-  const tailCeiling = FRACTIONS.map((fraction) => {
-    const retained = perFile.reduce((n, f) => n + f.tailCeiling[fraction].retained, 0);
-    const total = perFile.reduce((n, f) => n + f.tailCeiling[fraction].total, 0);
-    return { fraction, retained, total, pct: pct(retained, total) };
-  });
-  return { files: perFile, budgets, tailCeiling };
+  const ceilingOf = (key) =>
+    FRACTIONS.map((fraction) => {
+      const retained = perFile.reduce((n, f) => n + f[key][fraction].retained, 0);
+      const total = perFile.reduce((n, f) => n + f[key][fraction].total, 0);
+      return { fraction, retained, total, pct: pct(retained, total) };
+    });
+  const tailCeiling = ceilingOf('tailCeiling');
+  const tailCeilingProtected = ceilingOf('tailCeilingProtected');
+  return { files: perFile, budgets, tailCeiling, tailCeilingProtected };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -514,6 +535,7 @@ function printReport(report) {
     lines.push(
       '',
       `Recent tail ceiling — the most any policy keeps when it spends the whole budget after the prefix on the last 10% and keeps nothing else (no first request, no summary): ${corpus.tailCeiling.map((c) => `${fmtPct(c.pct)} at ${c.fraction * 100}%`).join(', ')}`,
+      `  … and when it also keeps what stays verbatim (system messages, first request, latest instruction, another agent's summary), still no summary: ${corpus.tailCeilingProtected.map((c) => `${fmtPct(c.pct)} at ${c.fraction * 100}%`).join(', ')}`,
       `Archived items (extractive, 25%): ${KINDS.map((k) => `${k} ${ext25[k].retained}/${ext25[k].total}`).join(', ')}`,
     );
   }
