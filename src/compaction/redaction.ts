@@ -1,3 +1,4 @@
+import type { Message } from '../model/types.js';
 import type { Redactor } from '../redact/redact.js';
 import { redactMessage } from '../redact/redact.js';
 import type { ResultStore, StoredResultMeta } from './result-store.js';
@@ -26,8 +27,16 @@ export function redactingStore(store: ResultStore, redact: Redactor): ResultStor
  * members are passed through unchanged (a new entry point that takes text must be added here to be redacted).
  */
 export function redactingSummarizer(summarizer: Summarizer, redact: Redactor): Summarizer {
+  // A compaction may ask for summaries of overlapping spans (a span re-chosen once the first summary exists): each
+  // message is redacted once.
+  const redacted = new WeakMap<Message, Message>();
+  const clean1 = (m: Message) => {
+    let r = redacted.get(m);
+    if (!r) redacted.set(m, (r = redactMessage(m, redact)));
+    return r;
+  };
   const summarize = async (request: SummaryRequest): Promise<string> => {
-    const clean: SummaryRequest = { ...request, messages: request.messages.map((m) => redactMessage(m, redact)) };
+    const clean: SummaryRequest = { ...request, messages: request.messages.map(clean1) };
     if (request.previousSummary !== undefined) clean.previousSummary = redact(request.previousSummary);
     if (request.task !== undefined) clean.task = redact(request.task);
     return redact(await summarizer.summarize(clean));
