@@ -483,18 +483,15 @@ function restoreNewest(
   let total = size(view);
   if (total > target) return view;
   const out = view.slice();
+  // An item this compaction edited that may get its content back.
+  const givable = (it: ViewItem): it is ViewItem & { entry: number; edit: string } =>
+    it.edit !== undefined && it.entry !== undefined && !protectedEntries.has(it.entry) && (!only || only.has(it.edit));
   // Whole messages back, newest first; with `untilMiss`, up to the first that does not fit (it gets part of its text
   // below before anything older is given back).
   const restoreWhole = (untilMiss: boolean) => {
     for (let i = out.length - 1; i >= 0; i--) {
       const it = out[i]!;
-      if (
-        it.edit === undefined ||
-        it.entry === undefined ||
-        protectedEntries.has(it.entry) ||
-        (only && !only.has(it.edit))
-      )
-        continue;
+      if (!givable(it)) continue;
       // Back to what it showed before this compaction — an earlier compaction's edit stays an edit.
       const was = originals.items.get(it.entry);
       if (!was || was.message === it.message) continue;
@@ -513,13 +510,7 @@ function restoreNewest(
   // with a pointer to the whole (what a command printed last is the recent work a model continues from).
   for (let i = out.length - 1; i >= 0 && target - total >= PARTIAL_MIN; i--) {
     const it = out[i]!;
-    if (
-      it.edit === undefined ||
-      it.entry === undefined ||
-      protectedEntries.has(it.entry) ||
-      (only && !only.has(it.edit))
-    )
-      continue;
+    if (!givable(it)) continue;
     const original = originals.raw(it.entry);
     const parts = it.message.parts;
     if (!original || it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;

@@ -18,6 +18,15 @@ const build = (t: PiTranscript): Session => parseSession(t.jsonl());
 const body = (n: number, tag: string) =>
   Array.from({ length: n }, (_, i) => `${tag} line ${i}: some output of the tool`).join('\n');
 
+/** `n` steps of work, each a `make` with `lines` lines of output. */
+function makeSteps(t: PiTranscript, n: number, lines: number): void {
+  for (let i = 0; i < n; i++)
+    t.step({
+      text: `Step ${i}.`,
+      calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(lines, `p${i}`) }],
+    });
+}
+
 async function sizeOf(session: Session): Promise<number> {
   return (await compact(session, { target: Number.MAX_SAFE_INTEGER, strategies: [], prefixTokens: 0 })).beforeTokens;
 }
@@ -119,11 +128,7 @@ describe('the tail is the end of the conversation', () => {
   it('the newest shortened result gets the room before an older one is given back whole', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 6; i++)
-      t.step({
-        text: `Step ${i}.`,
-        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(20, `p${i}`) }],
-      });
+    makeSteps(t, 6, 20);
     t.step({
       text: 'Linting.',
       calls: [{ name: 'bash', args: { command: 'npm run lint' }, result: body(120, 'lint') }],
@@ -184,11 +189,7 @@ describe('the tail is the end of the conversation', () => {
     const steps = (n: number) => {
       const t = new PiTranscript();
       t.user(TASK);
-      for (let i = 0; i < n; i++)
-        t.step({
-          text: `Step ${i}.`,
-          calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(40, `p${i}`) }],
-        });
+      makeSteps(t, n, 40);
       return build(t);
     };
     const step = (await sizeOf(steps(31))) - (await sizeOf(steps(30)));
@@ -203,11 +204,7 @@ describe('the tail is the end of the conversation', () => {
     const make = (ended: boolean) => {
       const t = new PiTranscript();
       t.user(TASK);
-      for (let i = 0; i < 8; i++)
-        t.step({
-          text: `Step ${i}.`,
-          calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(30, `p${i}`) }],
-        });
+      makeSteps(t, 8, 30);
       t.user('Now check the docs.');
       t.step({
         thinking: 'Which docs? The README and docs/api.md.',
@@ -236,11 +233,7 @@ describe('the tail is the end of the conversation', () => {
   it('a large newest message outside the tail budget is archived last, not first', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 16; i++)
-      t.step({
-        text: `Step ${i}.`,
-        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(30, `p${i}`) }],
-      });
+    makeSteps(t, 16, 30);
     // What a person ran with `!` in pi: a synthetic user message holding a large output, the newest message of all.
     t.bash('find .', body(600, 'found'));
     const session = build(t);
@@ -263,11 +256,7 @@ describe('the tail is the end of the conversation', () => {
   it('the newest result shortened for its size gets back its first and last lines as far as the budget allows', async () => {
     const t = new PiTranscript();
     t.user(TASK);
-    for (let i = 0; i < 6; i++)
-      t.step({
-        text: `Step ${i}.`,
-        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(20, `p${i}`) }],
-      });
+    makeSteps(t, 6, 20);
     t.step({
       text: 'Running the whole suite.',
       calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }],
