@@ -101,8 +101,8 @@ export class PostgresSessionStore implements SessionStore {
   private closing = false;
   /** Per session: the operations waiting for their turn (see `enqueue`), present while the session's queue drains. */
   private readonly queues = new Map<string, QueuedOp[]>();
-  /** The queues draining now, for close() to wait on. */
-  private readonly draining = new Set<Promise<void>>();
+  /** Resolved when the last queue has drained (for close(); see `drain`). */
+  private idle: { promise: Promise<void>; resolve: () => void } | undefined;
   /** The append statements (see appendStatement): one entry, and a batch; prepared once per connection. */
   private readonly appendOne: IntStatement;
   private readonly appendManyName: string;
@@ -246,8 +246,7 @@ export class PostgresSessionStore implements SessionStore {
       }
       const fresh = [queued];
       this.queues.set(sessionId, fresh);
-      const done = this.drain(sessionId, fresh).finally(() => this.draining.delete(done));
-      this.draining.add(done);
+      void this.drain(sessionId, fresh);
     });
   }
 
@@ -311,6 +310,10 @@ export class PostgresSessionStore implements SessionStore {
     }
     this.queues.delete(sessionId);
     if (client) this.park(client);
+    if (this.queues.size === 0 && this.idle) {
+      this.idle.resolve();
+      this.idle = undefined;
+    }
   }
 
   /** A connection from the pool for the queue's statements (see drain). */
@@ -526,7 +529,14 @@ export class PostgresSessionStore implements SessionStore {
   /** Ends the connection pool, after the appends and compactions already asked for. Calling it again does nothing. */
   close(): Promise<void> {
     this.closed ??= (async () => {
-      while (this.draining.size > 0) await Promise.all([...this.draining]);
+      while (this.queues.size > 0) {
+        if (!this.idle) {
+          let resolve!: () => void;
+          const promise = new Promise<void>((r) => (resolve = r));
+          this.idle = { promise, resolve };
+        }
+        await this.idle.promise;
+      }
       this.closing = true;
       if (this.unpark) clearImmediate(this.unpark);
       this.unpark = undefined;
