@@ -108,11 +108,11 @@ export class PostgresSessionStore implements SessionStore {
   private readonly appendManyName: string;
   private readonly appendManySql: string;
   /**
-   * A connection a queue finished with, kept checked out until the event loop moves on (see `park`), so that the next
+   * A connection a queue finished with, kept checked out until the pending promise callbacks have run (see `park`), so that the next
    * append of a writer awaiting each of its appends goes out on it without a trip through the pool.
    */
   private parked: PoolClient | undefined;
-  private unpark: NodeJS.Immediate | undefined;
+  private unparking = false;
 
   constructor(config: PostgresSessionStoreConfig) {
     this.pool = config.pool;
@@ -339,9 +339,10 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /**
-   * Keeps the connection of a queue that just emptied until the event loop's next turn (setImmediate): a writer
-   * awaiting each append sends its next one from the promise callbacks that run before that, and gets this connection
-   * back. Then it goes back to the pool. One connection is kept at most; none once close() has begun.
+   * Keeps the connection of a queue that just emptied until the promise callbacks pending now have run (a process.nextTick
+   * queued from them runs after them): a writer awaiting each append sends its next one from those callbacks, and gets
+   * this connection back without a trip through the pool. Then it goes back to the pool. One connection is kept at
+   * most; none once close() has begun.
    */
   private park(client: PoolClient): void {
     if (this.parked || this.closing) {
@@ -349,8 +350,10 @@ export class PostgresSessionStore implements SessionStore {
       return;
     }
     this.parked = client;
-    this.unpark ??= setImmediate(() => {
-      this.unpark = undefined;
+    if (this.unparking) return;
+    this.unparking = true;
+    process.nextTick(() => {
+      this.unparking = false;
       const parked = this.takeParked();
       if (parked) this.giveBack(parked);
     });
@@ -538,8 +541,6 @@ export class PostgresSessionStore implements SessionStore {
         await this.idle.promise;
       }
       this.closing = true;
-      if (this.unpark) clearImmediate(this.unpark);
-      this.unpark = undefined;
       const parked = this.takeParked();
       if (parked) this.giveBack(parked);
       await this.pool.end();
