@@ -85,6 +85,10 @@ const MAX_POSITION = 2_147_483_647;
  *   one statement (one round trip, one transaction) when it returns. Each caller's promise resolves only after the
  *   transaction holding its entries has committed, with the version right after its own entries; a failed statement
  *   rejects every caller in it, and none of their entries is stored.
+ * - The client's cost per append is kept near one round trip's: a session's queue keeps the pooled connection it took
+ *   while operations follow one another (also a writer awaiting each append: see `park`), handing it back as soon as
+ *   anyone else waits for one; an append of one entry goes as a text parameter through a query without pg's per-call
+ *   result description (see int-query.ts), several as one text[].
  * - recordCompaction appends and saves the snapshot in the same transaction: a process killed in the middle leaves
  *   both or neither (the server rolls back the transaction of a dead connection).
  * - resume reads the latest snapshot and the entries after it in one REPEATABLE READ transaction.
