@@ -112,8 +112,8 @@ export class PostgresSessionStore implements SessionStore {
   private readonly appendManyName: string;
   private readonly appendManySql: string;
   /**
-   * A connection a queue finished with, kept checked out until the pending promise callbacks have run (see `park`), so that the next
-   * append of a writer awaiting each of its appends goes out on it without a trip through the pool.
+   * A connection a queue finished with, kept checked out until the pending promise callbacks have run (see `park`), so
+   * that the next append of a writer awaiting each of its appends goes out on it without a trip through the pool.
    */
   private parked: PoolClient | undefined;
   private unparking = false;
@@ -256,9 +256,9 @@ export class PostgresSessionStore implements SessionStore {
 
   /**
    * Runs the session's queue until it is empty; every operation's promise is settled here, so this never rejects. The
-   * append statements of one drain go out on one connection checked out of the pool once (not once per statement), handed
-   * back when the queue is empty (see `park`), before an operation that takes its own, after a failure of the server or
-   * the connection, and as soon as anyone else waits for a connection of the pool.
+   * append statements of one drain go out on one connection checked out of the pool once (not once per statement),
+   * handed back when the queue is empty (see `park`), before an operation that takes its own, after a failure of the
+   * server or the connection, and as soon as anyone else waits for a connection of the pool.
    */
   private async drain(sessionId: string, queue: QueuedOp[]): Promise<void> {
     await Promise.resolve();
@@ -267,7 +267,8 @@ export class PostgresSessionStore implements SessionStore {
       const head = queue[0]!;
       if ('run' in head) {
         queue.shift();
-        // It takes a connection of its own (a transaction, or a read): a pool of one connection must be able to give it.
+        // It takes a connection of its own (a transaction, or a read), which a pool of one connection must be able to
+        // give.
         if (client) client = this.giveBack(client);
         try {
           head.resolve(await head.run());
@@ -276,8 +277,8 @@ export class PostgresSessionStore implements SessionStore {
         }
         continue;
       }
-      // An append with expectedVersion goes alone; plain appends at the head go together, as many as one statement takes
-      // (the first always: it fits on its own).
+      // An append with expectedVersion goes alone; plain appends at the head go together, as many as one statement
+      // takes (the first always: it fits on its own).
       let group: StatementAppend[] = [head];
       let texts = head.texts;
       if (head.expected === undefined && queue.length > 1) {
@@ -343,10 +344,10 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /**
-   * Keeps the connection of a queue that just emptied until the promise callbacks pending now have run (a process.nextTick
-   * queued from them runs after them): a writer awaiting each append sends its next one from those callbacks, and gets
-   * this connection back without a trip through the pool. Then it goes back to the pool. One connection is kept at
-   * most; none once close() has begun.
+   * Keeps the connection of a queue that just emptied until the promise callbacks pending now have run (a
+   * process.nextTick queued from them runs after them): a writer awaiting each append sends its next one from those
+   * callbacks, and gets this connection back without a trip through the pool. Then it goes back to the pool. One
+   * connection is kept at most; none once close() has begun.
    */
   private park(client: PoolClient): void {
     if (this.parked || this.closing) {
@@ -382,7 +383,7 @@ export class PostgresSessionStore implements SessionStore {
    * to the client, so concurrent writers of one session queue on it briefly and, without expectedVersion, never
    * conflict. In READ COMMITTED an UPDATE that waited for the lock re-reads the row its predecessor committed, and
    * re-checks the version against it. When no row was updated, a second read says why (no session, or another
-   * version). One entry goes as a text parameter, more as a text[] (the statements of appendOneSql and appendManySql).
+   * version). One entry goes as a text parameter (`appendOne`), more as a text[] (`appendManySql`).
    */
   private async appendStatement(
     client: PoolClient,
@@ -614,7 +615,7 @@ interface StatementAppend {
   reject(err: unknown): void;
 }
 
-/** Any other operation on the session (large or empty appends, appends with a beforeCommit hook, compactions), run alone. */
+/** Any other operation on the session (large or empty appends, appends under a beforeCommit hook, compactions). */
 interface SoloOp {
   run(): Promise<unknown>;
   resolve(value: unknown): void;
