@@ -30,7 +30,10 @@
  *
  * --only a,b,c,d,e runs only those measures.
  * PostgreSQL runs when ABRIDGE_PG_URL is set (a postgres:// URL; `eval "$(scripts/pg-test-server.sh start)"` starts a
- * throwaway server), in a new schema dropped afterwards; otherwise it prints that it was skipped and why.
+ * throwaway server), in a new schema dropped afterwards; otherwise it prints that it was skipped and why. Every
+ * PostgreSQL measure, its SELECT 1 baselines included, connects through that URL; the transport it names (TCP, or a Unix
+ * socket: a host that is a directory, as in the ABRIDGE_PG_SOCKET_URL the script also prints) is printed with the
+ * figures and in the labels of the concurrent-writer rows.
  *
  * Prints a table; `--json` prints the figures as JSON instead. Exits 1 if a measured operation fails or a check
  * (byte-identical round trip, exact entry counts) does not hold, not when a target is missed.
@@ -508,7 +511,7 @@ async function measureStore(name, target, opts, lib) {
       rows.push(
         row(
           name,
-          `baseline: ${W} processes × ${int(A)} SELECT 1 round trips (one pg.Client each)`,
+          `baseline: ${W} processes × ${int(A)} SELECT 1 round trips (one pg.Client each; ${target.transport})`,
           'queries/s',
           rates(runs.rt8),
         ),
@@ -516,18 +519,26 @@ async function measureStore(name, target, opts, lib) {
     rows.push(
       row(
         name,
-        `${W} writer processes × ${int(A)} appends, one session (queued: no expectedVersion)`,
+        `${W} writer processes × ${int(A)} appends, one session (queued: no expectedVersion${pg ? `; ${target.transport}` : ''})`,
         'appends/s',
         rates(runs.q8),
         pg ? 5000 : undefined,
         `exactly ${n} entries per run, ${conflicts(runs.q8)}${ofBaseline(runs.q8, runs.rt8)}`,
       ),
     );
-    if (pg) rows.push(row(name, `baseline: 1 process × ${n} SELECT 1 round trips`, 'queries/s', rates(runs.rt1)));
+    if (pg)
+      rows.push(
+        row(
+          name,
+          `baseline: 1 process × ${n} SELECT 1 round trips (${target.transport})`,
+          'queries/s',
+          rates(runs.rt1),
+        ),
+      );
     rows.push(
       row(
         name,
-        `1 writer process × ${n} appends (queued)`,
+        `1 writer process × ${n} appends (queued${pg ? `; ${target.transport}` : ''})`,
         'appends/s',
         rates(runs.q1),
         undefined,
@@ -541,7 +552,7 @@ async function measureStore(name, target, opts, lib) {
     rows.push(
       row(
         name,
-        `${W} async writers in 1 process (one store) × ${int(A)} appends, one session (queued)`,
+        `${W} async writers in 1 process (one store) × ${int(A)} appends, one session (queued${pg ? `; ${target.transport}` : ''})`,
         'appends/s',
         rates(runs.g8),
         undefined,
@@ -552,7 +563,7 @@ async function measureStore(name, target, opts, lib) {
     rows.push(
       row(
         name,
-        `${W} writer processes × ${int(A)} appends, one session (optimistic: expectedVersion, retry on CONFLICT; 1 run)`,
+        `${W} writer processes × ${int(A)} appends, one session (optimistic: expectedVersion, retry on CONFLICT; 1 run${pg ? `; ${target.transport}` : ''})`,
         'appends/s',
         [optimistic.rate],
         undefined,
@@ -648,17 +659,24 @@ async function main() {
     else {
       const { openPostgresStore } = await dist('store/postgres/index.js');
       const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+      const via = await transport(url);
       try {
         const open = () => openPostgresStore(url, { schema });
         const transactions = (id) => countTransactions(url, schema, id);
         const pg = await measureStore(
           'PostgreSQL',
-          { fresh: open, again: open, writerArgs: () => ['postgres', url, schema], transactions },
+          {
+            fresh: open,
+            again: open,
+            writerArgs: () => ['postgres', url, schema],
+            transactions,
+            transport: via.label,
+          },
           opts,
           lib,
         );
         rows.push(...pg.rows);
-        info.postgres = pg.info;
+        info.postgres = { transport: via.detail, ...pg.info };
       } finally {
         await dropSchema(url, schema);
       }
@@ -678,6 +696,7 @@ async function main() {
       `resume session: ${int(r.messages)} messages (${int(r.entries)} entries), ${int(r.tokensBefore)} → ${int(r.tokensAfter)} tokens by compact() in ${int(r.compactMs)} ms, snapshot of ${int(r.snapshotMessages)} messages`,
     );
   if (info.postgres?.skipped) console.log(`PostgreSQL skipped: ${info.postgres.skipped}`);
+  else if (info.postgres?.transport) console.log(`PostgreSQL: connected ${info.postgres.transport}`);
   console.log('');
   console.log(table(rows));
   console.log('');
@@ -694,6 +713,15 @@ async function postgresUnavailable() {
     return 'the pg package is not installed (npm install pg)';
   }
   return undefined;
+}
+
+/** How `url` reaches the server, as pg reads it: over TCP to host:port, or over the Unix socket in a directory. */
+async function transport(url) {
+  const { default: pg } = await import('pg');
+  const { host, port } = new pg.Client({ connectionString: url });
+  return host.startsWith('/')
+    ? { label: 'over a Unix socket', detail: `over a Unix socket (${host}/.s.PGSQL.${port})` }
+    : { label: 'over TCP', detail: `over TCP (${host}:${port})` };
 }
 
 /** How many transactions wrote the session's entries (each row's xmin is the transaction that inserted it). */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the PostgreSQL store's tests.
 #
-#   eval "$(scripts/pg-test-server.sh start)"   # prints: export ABRIDGE_PG_URL=… ABRIDGE_PG_DIR=…
+#   eval "$(scripts/pg-test-server.sh start)"   # prints: export ABRIDGE_PG_URL=… ABRIDGE_PG_SOCKET_URL=… ABRIDGE_PG_DIR=…
 #   npm test
 #   scripts/pg-test-server.sh stop              # stops the server in $ABRIDGE_PG_DIR (or the dir given) and removes it
 #
@@ -9,7 +9,9 @@
 # directory in a new temp dir (initdb), starts postgres on a free port of 127.0.0.1 only (its unix socket inside the
 # temp dir, not /var/run), creates the database abridge_test owned by the user abridge (password login over TCP), and
 # prints the export lines for eval on stdout; everything else goes to stderr. As root, initdb and postgres run as the
-# `postgres` OS user (they refuse to run as root).
+# `postgres` OS user (they refuse to run as root). ABRIDGE_PG_URL connects over TCP (what the tests use);
+# ABRIDGE_PG_SOCKET_URL reaches the same server and database through its Unix socket (local connections are trusted),
+# for measuring without the loopback TCP stack (e.g. ABRIDGE_PG_URL=$ABRIDGE_PG_SOCKET_URL node bench/store.js).
 #
 # The server is for tests only: fsync and synchronous commit are off (a crash of the machine may lose it, a crash of a
 # client never loses a committed transaction). Set ABRIDGE_PG_DURABLE=1 to keep the defaults.
@@ -95,6 +97,7 @@ start() {
   (cd "$dir" && as_owner "$bin/createdb" -h "$dir/sock" -p "$port" -U "$DB_USER" "$DB") || { stop_dir "$dir"; die "createdb failed"; }
   log "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $dir)"
   echo "export ABRIDGE_PG_URL=postgres://$DB_USER:$pass@127.0.0.1:$port/$DB"
+  echo "export ABRIDGE_PG_SOCKET_URL='postgres://$DB_USER@/$DB?host=$dir/sock&port=$port'"
   echo "export ABRIDGE_PG_DIR=$dir"
 }
 

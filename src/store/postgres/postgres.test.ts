@@ -18,7 +18,7 @@ import { refIdFor, type KeyedResultStore, type ResultStore } from '../../compact
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
 import { isMissingPg } from './connection.js';
-import { openPostgresStore, SCHEMA_VERSION, type PostgresSessionStore, type PostgresStoreOptions } from './index.js';
+import { openPostgresStore, PostgresSessionStore, SCHEMA_VERSION, type PostgresStoreOptions } from './index.js';
 import { MIGRATIONS } from './migrations.js';
 
 const PG_URL = process.env.ABRIDGE_PG_URL || undefined;
@@ -423,6 +423,13 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
       expect((await store.entries(id)).map(text)).toEqual(['before']);
       expect((await store.getSession(id))!.version).toBe(1);
       expect(await store.append(id, [messageEntry('user', 'after')])).toEqual({ version: 2 });
+      // Alone (one entry: the one-entry statement), the same; the connection it failed on is not the next one's.
+      expect(await caught(store.append(id, [messageEntry('user', 'poison again')]))).toMatchObject({
+        code: 'STORE_ERROR',
+        message: expect.stringContaining('poisoned entry (simulated)'),
+      });
+      expect(await store.append(id, [messageEntry('user', 'after again')])).toEqual({ version: 3 });
+      expect((await store.entries(id)).map(text)).toEqual(['before', 'after', 'after again']);
       // A missing session: every append of the group is SESSION_NOT_FOUND.
       const missing = await Promise.allSettled(
         [1, 2, 3].map((i) => store.append('no-such-session', [messageEntry('user', `x${i}`)])),
@@ -432,6 +439,52 @@ describe.skipIf(!PG_URL)(`PostgreSQL store${PG_URL ? '' : ` (${SKIP_REASON})`}`,
         'SESSION_NOT_FOUND',
         'SESSION_NOT_FOUND',
       ]);
+    });
+
+    it('a pool of one connection: a writer appending without a pause lets reads and a compaction through (its queue hands the connection back)', async () => {
+      const store = await fresh('pool1', { pool: { max: 1 } });
+      const { id } = await store.createSession({ format: 'pi', info: {} });
+      let stop = false;
+      let written = 0;
+      const writer = (async () => {
+        while (!stop) {
+          await store.append(id, [messageEntry('user', `w${written}`)]);
+          written++;
+        }
+      })();
+      // Each of these needs the pool's one connection while the writer's queue uses it between appends; a queue that
+      // kept it would starve them (and the writer, stopped only after them, would never end).
+      const seen: number[] = [];
+      for (let i = 0; i < 10; i++) seen.push((await store.getSession(id))!.version);
+      const { version } = await store.recordCompaction(id, [], { messages: [] });
+      for (let i = 0; i < 10; i++) seen.push((await store.entries(id)).length);
+      stop = true;
+      await writer;
+      expect(new Set(seen).size).toBeGreaterThan(1); // the writer went on between the reads
+      expect((await store.latestSnapshot(id))!.atVersion).toBe(version);
+      const entries = await store.entries(id);
+      expect(entries.map(text)).toEqual(Array.from({ length: written }, (_, i) => `w${i}`));
+      expect((await store.getSession(id))!.version).toBe(written);
+    });
+
+    it('stores sharing one pool and schema each prepare their append statement on a connection the other prepared it on', async () => {
+      const first = await fresh('sharedpool');
+      const { id } = await first.createSession({ format: 'pi', info: {} });
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
+      try {
+        const config = { pool, schema: first.schema, quoted: `"${first.schema}"` };
+        const [a, b] = [new PostgresSessionStore(config), new PostgresSessionStore(config)];
+        for (let i = 0; i < 3; i++) {
+          expect(await a.append(id, [messageEntry('user', `a${i}`)])).toEqual({ version: 2 * i + 1 });
+          expect(await b.append(id, [messageEntry('user', `b${i}`)], { expectedVersion: 2 * i + 1 })).toEqual({
+            version: 2 * i + 2,
+          });
+        }
+        expect((await first.entries(id)).map(text)).toEqual(['a0', 'b0', 'a1', 'b1', 'a2', 'b2']);
+        await a.close(); // ends the shared pool, once b's connection is back in it
+      } finally {
+        if (!pool.ended) await pool.end();
+      }
     });
 
     it('close() waits for the appends already asked for: all of them are stored', async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
+import { AbridgeError } from '../../errors.js';
 import type { Entry, FormatId, Message, Session } from '../../model/types.js';
 import { activeMessages } from '../../model/view.js';
 import {
@@ -17,6 +18,7 @@ import {
 } from '../memory-session-store.js';
 import type { NewSession, ResumedSession, SessionSnapshot, SessionStore, StoredSession } from '../session-store.js';
 import { inTransaction, storeError } from './connection.js';
+import { intStatement, runIntStatement, type IntStatement } from './int-query.js';
 import { PostgresResultStore } from './result-store.js';
 
 /** Test hooks: points inside the store's transactions where a test can hold a transaction open or fail it. */
@@ -83,6 +85,10 @@ const MAX_POSITION = 2_147_483_647;
  *   one statement (one round trip, one transaction) when it returns. Each caller's promise resolves only after the
  *   transaction holding its entries has committed, with the version right after its own entries; a failed statement
  *   rejects every caller in it, and none of their entries is stored.
+ * - The client's cost per append is kept near one round trip's: a session's queue keeps the pooled connection it took
+ *   while operations follow one another (also a writer awaiting each append: see `park`), handing it back as soon as
+ *   anyone else waits for one; an append of one entry goes as a text parameter through a query without pg's per-call
+ *   result description (see int-query.ts), several as one text[].
  * - recordCompaction appends and saves the snapshot in the same transaction: a process killed in the middle leaves
  *   both or neither (the server rolls back the transaction of a dead connection).
  * - resume reads the latest snapshot and the entries after it in one REPEATABLE READ transaction.
@@ -96,10 +102,21 @@ export class PostgresSessionStore implements SessionStore {
   private readonly now: () => Date;
   private readonly hooks: PostgresStoreHooks;
   private closed: Promise<void> | undefined;
+  private closing = false;
   /** Per session: the operations waiting for their turn (see `enqueue`), present while the session's queue drains. */
   private readonly queues = new Map<string, QueuedOp[]>();
-  /** The queues draining now, for close() to wait on. */
-  private readonly draining = new Set<Promise<void>>();
+  /** Resolved when the last queue has drained (for close(); see `drain`). */
+  private idle: { promise: Promise<void>; resolve: () => void } | undefined;
+  /** The append statements (see appendStatement): one entry, and a batch; prepared once per connection. */
+  private readonly appendOne: IntStatement;
+  private readonly appendManyName: string;
+  private readonly appendManySql: string;
+  /**
+   * A connection a queue finished with, kept checked out until the pending promise callbacks have run (see `park`), so
+   * that the next append of a writer awaiting each of its appends goes out on it without a trip through the pool.
+   */
+  private parked: PoolClient | undefined;
+  private unparking = false;
 
   constructor(config: PostgresSessionStoreConfig) {
     this.pool = config.pool;
@@ -108,6 +125,26 @@ export class PostgresSessionStore implements SessionStore {
     this.now = config.now ?? (() => new Date());
     this.hooks = config.hooks ?? {};
     this.results = new PostgresResultStore(config);
+    // $1 session id, $2 the entry (text) or entries (text[]), $3 updated_at (ISO text), $4 expected version or NULL.
+    const upd = (count: string) => `WITH upd AS (
+           UPDATE ${this.s}.sessions SET version = version + ${count}, updated_at = $3::timestamptz
+           WHERE id = $1::text AND ($4::integer IS NULL OR version = $4::integer)
+           RETURNING version
+         )`;
+    // Prepared once per connection under these names (per schema, as the text is): no parsing or planning per append.
+    this.appendOne = intStatement(
+      `abridge_append1_v1:${this.schema}`,
+      `${upd('1')}
+         INSERT INTO ${this.s}.entries (session_id, seq, entry) SELECT $1, upd.version - 1, $2::text FROM upd
+         RETURNING seq + 1`,
+    );
+    this.appendManyName = `abridge_append_v3:${this.schema}`;
+    this.appendManySql = `${upd('cardinality($2::text[])')}, ins AS (
+           INSERT INTO ${this.s}.entries (session_id, seq, entry)
+           SELECT $1, upd.version - cardinality($2::text[]) + (t.ord::integer - 1), t.entry
+           FROM upd, unnest($2::text[]) WITH ORDINALITY AS t(entry, ord)
+         )
+         SELECT version FROM upd`;
   }
 
   async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
@@ -176,14 +213,12 @@ export class PostgresSessionStore implements SessionStore {
     checkExpectedVersion(expected);
     const texts = encodeEntries(entries);
     try {
-      if (expected === undefined && texts.length > 0 && !this.hooks.beforeCommit && fitsOneStatement(texts)) {
-        return { version: await this.enqueue<number>(sessionId, { texts }) };
+      if (texts.length > 0 && !this.hooks.beforeCommit && fitsOneStatement(texts)) {
+        return { version: await this.enqueue<number>(sessionId, { texts, expected }) };
       }
       const version = await this.enqueue<number>(sessionId, {
         run: async () => {
           if (texts.length === 0) return this.currentVersion(sessionId, expected);
-          if (!this.hooks.beforeCommit && fitsOneStatement(texts))
-            return this.appendOneStatement(sessionId, texts, expected);
           return inTransaction(this.pool, async (client) => {
             const version = await this.appendLocked(client, sessionId, texts, expected);
             await this.hooks.beforeCommit?.('append', sessionId);
@@ -200,9 +235,12 @@ export class PostgresSessionStore implements SessionStore {
   /**
    * Puts an operation on the session's queue and returns what it gives. The queue runs one operation at a time, in call
    * order, starting after the current microtask (so appends issued together share a statement); consecutive plain appends
-   * (`texts`) at its head are sent as one statement, as many as fit one (see fitsOneStatement).
+   * (`texts` without `expected`) at its head are sent as one statement, as many as fit one (see fitsOneStatement).
    */
-  private enqueue<T>(sessionId: string, op: { texts: string[] } | { run: () => Promise<T> }): Promise<T> {
+  private enqueue<T>(
+    sessionId: string,
+    op: { texts: string[]; expected: number | undefined } | { run: () => Promise<T> },
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const queued = { ...op, resolve, reject } as QueuedOp;
       const queue = this.queues.get(sessionId);
@@ -212,18 +250,26 @@ export class PostgresSessionStore implements SessionStore {
       }
       const fresh = [queued];
       this.queues.set(sessionId, fresh);
-      const done = this.drain(sessionId, fresh).finally(() => this.draining.delete(done));
-      this.draining.add(done);
+      void this.drain(sessionId, fresh);
     });
   }
 
-  /** Runs the session's queue until it is empty; every operation's promise is settled here, so this never rejects. */
+  /**
+   * Runs the session's queue until it is empty; every operation's promise is settled here, so this never rejects. The
+   * append statements of one drain go out on one connection checked out of the pool once (not once per statement),
+   * handed back when the queue is empty (see `park`), before an operation that takes its own, after a failure of the
+   * server or the connection, and as soon as anyone else waits for a connection of the pool.
+   */
   private async drain(sessionId: string, queue: QueuedOp[]): Promise<void> {
     await Promise.resolve();
+    let client: PoolClient | undefined;
     while (queue.length > 0) {
       const head = queue[0]!;
       if ('run' in head) {
         queue.shift();
+        // It takes a connection of its own (a transaction, or a read), which a pool of one connection must be able to
+        // give.
+        if (client) client = this.giveBack(client);
         try {
           head.resolve(await head.run());
         } catch (err) {
@@ -231,34 +277,91 @@ export class PostgresSessionStore implements SessionStore {
         }
         continue;
       }
-      // The plain appends at the head, as many as one statement takes (the first always: it fits on its own).
-      const group: PlainAppend[] = [];
-      const texts: string[] = [];
-      let chars = 0;
-      for (const op of queue) {
-        if ('run' in op) break;
-        let size = 0;
-        for (const t of op.texts) size += t.length;
-        if (
-          group.length > 0 &&
-          (texts.length + op.texts.length > INSERT_CHUNK_ENTRIES || chars + size > INSERT_CHUNK_CHARS)
-        )
-          break;
-        group.push(op);
-        for (const t of op.texts) texts.push(t);
-        chars += size;
+      // An append with expectedVersion goes alone; plain appends at the head go together, as many as one statement
+      // takes (the first always: it fits on its own).
+      let group: StatementAppend[] = [head];
+      let texts = head.texts;
+      if (head.expected === undefined && queue.length > 1) {
+        group = [];
+        texts = [];
+        let chars = 0;
+        for (const op of queue) {
+          if ('run' in op || op.expected !== undefined) break;
+          let size = 0;
+          for (const t of op.texts) size += t.length;
+          if (
+            group.length > 0 &&
+            (texts.length + op.texts.length > INSERT_CHUNK_ENTRIES || chars + size > INSERT_CHUNK_CHARS)
+          )
+            break;
+          group.push(op);
+          for (const t of op.texts) texts.push(t);
+          chars += size;
+        }
       }
       queue.splice(0, group.length);
       try {
-        const after = await this.appendOneStatement(sessionId, texts, undefined);
+        client ??= this.takeParked() ?? (await this.connect());
+        const after = await this.appendStatement(client, sessionId, texts, head.expected);
         // Each caller gets the version right after its own entries, which are contiguous and in call order.
         let version = after - texts.length;
         for (const op of group) op.resolve((version += op.texts.length));
       } catch (err) {
         for (const op of group) op.reject(err);
+        // Not the store's own verdict (CONFLICT, SESSION_NOT_FOUND): the connection may be broken; do not reuse it.
+        if (client && !(err instanceof AbridgeError)) client = this.giveBack(client, err);
       }
+      if (client && this.pool.waitingCount > 0) client = this.giveBack(client);
     }
     this.queues.delete(sessionId);
+    if (client) this.park(client);
+    if (this.queues.size === 0 && this.idle) {
+      this.idle.resolve();
+      this.idle = undefined;
+    }
+  }
+
+  /** A connection from the pool for the queue's statements (see drain). */
+  private async connect(): Promise<PoolClient> {
+    const client = await this.pool.connect();
+    // Checked out, nobody else listens to it: a connection lost while it is parked must not crash the process (its
+    // next query fails instead, and the connection is dropped).
+    client.on('error', ignoreError);
+    return client;
+  }
+
+  /** Returns a connection taken by `connect` to the pool (dropping it when `err` is given); returns undefined. */
+  private giveBack(client: PoolClient, err?: unknown): undefined {
+    client.removeListener('error', ignoreError);
+    client.release(err === undefined ? undefined : err instanceof Error ? err : true);
+    return undefined;
+  }
+
+  private takeParked(): PoolClient | undefined {
+    const client = this.parked;
+    this.parked = undefined;
+    return client;
+  }
+
+  /**
+   * Keeps the connection of a queue that just emptied until the promise callbacks pending now have run (a
+   * process.nextTick queued from them runs after them): a writer awaiting each append sends its next one from those
+   * callbacks, and gets this connection back without a trip through the pool. Then it goes back to the pool. One
+   * connection is kept at most; none once close() has begun.
+   */
+  private park(client: PoolClient): void {
+    if (this.parked || this.closing) {
+      this.giveBack(client);
+      return;
+    }
+    this.parked = client;
+    if (this.unparking) return;
+    this.unparking = true;
+    process.nextTick(() => {
+      this.unparking = false;
+      const parked = this.takeParked();
+      if (parked) this.giveBack(parked);
+    });
   }
 
   /** The session's version, checked against `expected` (an empty append). */
@@ -274,33 +377,42 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /**
-   * An append of at least one entry as one statement (one round trip, its own transaction): bump the session's version
-   * (checking the expected one), and insert the entries at the positions below the new version. The row lock taken by
-   * the UPDATE is held only while the server runs the statement and commits, not across round trips to the client, so
-   * concurrent writers of one session queue on it briefly and, without expectedVersion, never conflict. In READ
-   * COMMITTED an UPDATE that waited for the lock re-reads the row its predecessor committed, and re-checks the version
-   * against it. When no row was updated, a second read says why (no session, or another version).
+   * An append of at least one entry as one statement (one round trip, its own transaction) on `client`: bump the
+   * session's version (checking the expected one), and insert the entries at the positions below the new version. The
+   * row lock taken by the UPDATE is held only while the server runs the statement and commits, not across round trips
+   * to the client, so concurrent writers of one session queue on it briefly and, without expectedVersion, never
+   * conflict. In READ COMMITTED an UPDATE that waited for the lock re-reads the row its predecessor committed, and
+   * re-checks the version against it. When no row was updated, a second read says why (no session, or another
+   * version). One entry goes as a text parameter (`appendOne`), more as a text[] (`appendManySql`).
    */
-  private async appendOneStatement(sessionId: string, texts: string[], expected: number | undefined): Promise<number> {
+  private async appendStatement(
+    client: PoolClient,
+    sessionId: string,
+    texts: string[],
+    expected: number | undefined,
+  ): Promise<number> {
+    // pg refuses Submittables other than its Query on a connection in pipeline mode.
+    const direct = texts.length === 1 && !(client as { pipeline?: boolean }).pipeline;
     for (;;) {
-      const { rows } = await this.pool.query<[number]>({
-        // Prepared once per connection (the name is per schema, as the text is): no parsing or planning per append.
-        name: `abridge_append_v2:${this.schema}`,
-        text: `WITH upd AS (
-           UPDATE ${this.s}.sessions SET version = version + cardinality($2::text[]), updated_at = $4
-           WHERE id = $1 AND ($3::integer IS NULL OR version = $3::integer)
-           RETURNING version
-         ), ins AS (
-           INSERT INTO ${this.s}.entries (session_id, seq, entry)
-           SELECT $1, upd.version - cardinality($2::text[]) + (t.ord::integer - 1), t.entry
-           FROM upd, unnest($2::text[]) WITH ORDINALITY AS t(entry, ord)
-         )
-         SELECT version FROM upd`,
-        values: [sessionId, texts, expected ?? null, this.now()],
-        rowMode: 'array',
-      });
-      if (rows[0]) return rows[0][0];
-      const found = await this.pool.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1`, [
+      // The time as ISO text, cast by the server (cheaper for the client than a Date parameter).
+      const at = this.now().toISOString();
+      const after = direct
+        ? await runIntStatement(client, this.appendOne, [
+            sessionId,
+            texts[0]!,
+            at,
+            expected === undefined ? null : String(expected),
+          ])
+        : (
+            await client.query<[number]>({
+              name: this.appendManyName,
+              text: this.appendManySql,
+              values: [sessionId, texts, at, expected ?? null],
+              rowMode: 'array',
+            })
+          ).rows[0]?.[0];
+      if (after !== undefined) return after;
+      const found = await client.query<{ version: number }>(`SELECT version FROM ${this.s}.sessions WHERE id = $1`, [
         sessionId,
       ]);
       const version = found.rows[0]?.version;
@@ -425,7 +537,17 @@ export class PostgresSessionStore implements SessionStore {
   /** Ends the connection pool, after the appends and compactions already asked for. Calling it again does nothing. */
   close(): Promise<void> {
     this.closed ??= (async () => {
-      while (this.draining.size > 0) await Promise.all([...this.draining]);
+      while (this.queues.size > 0) {
+        if (!this.idle) {
+          let resolve!: () => void;
+          const promise = new Promise<void>((r) => (resolve = r));
+          this.idle = { promise, resolve };
+        }
+        await this.idle.promise;
+      }
+      this.closing = true;
+      const parked = this.takeParked();
+      if (parked) this.giveBack(parked);
       await this.pool.end();
     })();
     return this.closed;
@@ -482,21 +604,27 @@ export class PostgresSessionStore implements SessionStore {
   }
 }
 
-/** An append without expectedVersion that may share a statement with its neighbours in the queue. */
-interface PlainAppend {
+/**
+ * An append of one statement (see appendStatement); without expectedVersion it may share the statement with its
+ * neighbours in the queue.
+ */
+interface StatementAppend {
   texts: string[];
+  expected: number | undefined;
   resolve(version: number): void;
   reject(err: unknown): void;
 }
 
-/** Any other operation on the session (appends with expectedVersion, large or empty ones, compactions), run alone. */
+/** Any other operation on the session (large or empty appends, appends under a beforeCommit hook, compactions). */
 interface SoloOp {
   run(): Promise<unknown>;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
 
-type QueuedOp = PlainAppend | SoloOp;
+type QueuedOp = StatementAppend | SoloOp;
+
+const ignoreError = (): void => {};
 
 /** A batch small enough for the one-statement append (larger ones are inserted in chunks inside a transaction). */
 function fitsOneStatement(texts: readonly string[]): boolean {
