@@ -54,15 +54,19 @@ export const summarizeSpan: Strategy = {
     const own = units.findIndex((u) => u.kind === 'summary' && ownSummary(view[u.start]!));
     const order = units.map((_, k) => k).filter((k) => ok[k] && k !== own);
     if (own !== -1 && ok[own]) order.unshift(own);
+    // Running sums over `order`: the first n units' tokens now, before this compaction's edits, and carried whole.
+    const spanSum = [0];
+    const replacedSum = [0];
+    const carriedSum = [0];
+    for (const k of order) {
+      spanSum.push(spanSum[spanSum.length - 1]! + tokens[k]!);
+      replacedSum.push(replacedSum[replacedSum.length - 1]! + originalTokens[k]!);
+      carriedSum.push(carriedSum[carriedSum.length - 1]! + carriedOf[k]!);
+    }
     const sized = (n: number) => {
-      let span = 0;
-      let replaced = 0;
-      let carried = 0;
-      for (const k of order.slice(0, n)) {
-        span += tokens[k]!;
-        replaced += originalTokens[k]!;
-        carried += carriedOf[k]!;
-      }
+      const span = spanSum[n]!;
+      const replaced = replacedSum[n]!;
+      const carried = carriedSum[n]!;
       const room = ctx.target - (total - span);
       // Sized to what it replaces, but never more than the room the rest of the view leaves.
       const wanted = Math.min(summaryBudget(replaced - carried, carried, ctx), Math.max(floor, span - 1));
@@ -148,7 +152,7 @@ export const summarizeSpan: Strategy = {
       const items = view.slice(u.start, u.end);
       if (
         u.kind === 'step' &&
-        k === Math.max(...order.slice(0, made.n)) &&
+        order.slice(0, made.n).every((j) => j <= k) &&
         items.some((it) => it.message.role === 'tool')
       ) {
         const slim = await offloadResults
