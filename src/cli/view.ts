@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { writeFileAtomic } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { getFormat } from '../formats/registry.js';
@@ -64,7 +63,7 @@ export function registerView(program: Command): void {
       return;
     }
     const out = resolve(opts.out ?? `${name}.view.html`);
-    await writeAtomic(out, html);
+    await writeFileAtomic(out, html);
     process.stdout.write(
       `wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${data.points.entry.length} requests, ${data.compactions.length} compactions, ${data.records.length} messages)\n`,
     );
@@ -105,25 +104,6 @@ async function sessionFrom(
     onProgress: progress.update,
   }).finally(() => progress.stop());
   return { session, source: file, name: basename(file).replace(/\.(jsonl|json|traj)$/i, '') };
-}
-
-/** Temp file in the same folder, fsync, rename: a reader never sees half a page. */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
-  let fh;
-  try {
-    fh = await open(tmp, 'w');
-    await fh.writeFile(text);
-    await fh.sync();
-    await fh.close();
-    fh = undefined;
-    await rename(tmp, path);
-  } catch (err) {
-    await fh?.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
-    const e = err as NodeJS.ErrnoException;
-    throw new AbridgeError('FILE_UNREADABLE', `--out ${path}: cannot write (${e.code ?? e.message})`);
-  }
 }
 
 /** Serves the page on 127.0.0.1 only, prints its URL, and runs until the process is interrupted. */
