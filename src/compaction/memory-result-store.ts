@@ -3,14 +3,11 @@ import {
   describeText,
   makeSlice,
   normalizeRange,
-  refIdFor,
   resultNotFound,
-  SessionResultStore,
+  ContentAddressedStore,
   sliceLines,
   validateRefId,
-  type KeyedResultStore,
   type ResultSlice,
-  type ResultStore,
   type StoredResult,
   type StoredResultMeta,
 } from './result-store.js';
@@ -34,7 +31,7 @@ interface Entry {
 }
 
 /** A ResultStore in a Map: for tests, short-lived agents, and as the reference for the others' behaviour. */
-export class MemoryResultStore implements KeyedResultStore {
+export class MemoryResultStore extends ContentAddressedStore {
   readonly maxBytes: number | undefined;
   /** Least recently used first (Map iteration order; a use moves an entry to the end). */
   private readonly entries = new Map<string, Entry>();
@@ -44,6 +41,7 @@ export class MemoryResultStore implements KeyedResultStore {
   private totalBytes = 0;
 
   constructor(options: MemoryResultStoreOptions = {}) {
+    super();
     const { maxBytes } = options;
     if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes <= 0)) {
       throw new AbridgeError(
@@ -62,15 +60,6 @@ export class MemoryResultStore implements KeyedResultStore {
 
   get size(): number {
     return this.entries.size;
-  }
-
-  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
-    return this.putWithRef(refIdFor(text), text, meta);
-  }
-
-  /** A view that sees only the results of one session (see SessionResultStore). */
-  forSession(sessionId: string): ResultStore {
-    return new SessionResultStore(this, sessionId);
   }
 
   async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {

@@ -114,6 +114,26 @@ export class SessionResultStore implements ResultStore {
   }
 }
 
+/**
+ * What every content-addressed store shares: `put` stores under the text's own ref, `forSession` is the scoped view.
+ * A store implements where and how a ref is kept (`putWithRef`, `read`, `stat`, `list`).
+ */
+export abstract class ContentAddressedStore implements KeyedResultStore {
+  abstract putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult>;
+  abstract read(refId: string, range?: { offset?: number; limit?: number }): Promise<ResultSlice>;
+  abstract stat(refId: string): Promise<StoredResult | undefined>;
+  abstract list(): Promise<StoredResult[]>;
+
+  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
+    return this.putWithRef(refIdFor(text), text, meta);
+  }
+
+  /** A view that sees only the results of one session (see SessionResultStore). */
+  forSession(sessionId: string): ResultStore {
+    return new SessionResultStore(this, sessionId);
+  }
+}
+
 /** A value as an error quotes it: never more than a short prefix of a long string (an oversized input is not echoed). */
 const show = (v: unknown): string => {
   if (typeof v === 'string' && v.length > 40)

@@ -7,13 +7,10 @@ import {
   describeText,
   makeSlice,
   normalizeRange,
-  refIdFor,
   resultNotFound,
-  SessionResultStore,
+  ContentAddressedStore,
   validateRefId,
-  type KeyedResultStore,
   type ResultSlice,
-  type ResultStore,
   type StoredResult,
   type StoredResultMeta,
 } from '../compaction/result-store.js';
@@ -42,11 +39,12 @@ const O_NONBLOCK: number = constants.O_NONBLOCK ?? 0;
  *   what such a file holds. Files are written 0600, the directory created 0700.
  * - `forSession(id)` gives one session's view: refs another session put cannot be read through it.
  */
-export class FileResultStore implements KeyedResultStore {
+export class FileResultStore extends ContentAddressedStore {
   readonly dir: string;
   private readonly now: () => Date;
 
   constructor(dir: string, options: FileResultStoreOptions = {}) {
+    super();
     this.dir = resolve(dir);
     this.now = options.now ?? (() => new Date());
   }
@@ -57,15 +55,6 @@ export class FileResultStore implements KeyedResultStore {
 
   metaPath(refId: string): string {
     return join(this.dir, `${refId}.json`);
-  }
-
-  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
-    return this.putWithRef(refIdFor(text), text, meta);
-  }
-
-  /** A view that sees only the results of one session (see SessionResultStore). */
-  forSession(sessionId: string): ResultStore {
-    return new SessionResultStore(this, sessionId);
   }
 
   async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {

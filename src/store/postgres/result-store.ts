@@ -3,14 +3,11 @@ import {
   describeText,
   makeSlice,
   normalizeRange,
-  refIdFor,
   resultNotFound,
   sliceLines,
-  SessionResultStore,
+  ContentAddressedStore,
   validateRefId,
-  type KeyedResultStore,
   type ResultSlice,
-  type ResultStore,
   type StoredResult,
   type StoredResultMeta,
 } from '../../compaction/result-store.js';
@@ -43,26 +40,18 @@ const META_COLUMNS = 'ref_id, bytes, chars, lines, tool, call_id, session_id, en
  * first put of some content wins and later puts of the same content return its metadata, also when workers put it at
  * the same time. Get one as `store.results` of `openPostgresStore(...)`; it uses the store's connection pool.
  */
-export class PostgresResultStore implements KeyedResultStore {
+export class PostgresResultStore extends ContentAddressedStore {
   readonly schema: string;
   private readonly pool: Pool;
   private readonly s: string;
   private readonly now: () => Date;
 
   constructor(config: PostgresResultStoreConfig) {
+    super();
     this.pool = config.pool;
     this.schema = config.schema;
     this.s = config.quoted;
     this.now = config.now ?? (() => new Date());
-  }
-
-  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
-    return this.putWithRef(refIdFor(text), text, meta);
-  }
-
-  /** A view that sees only the results of one session (see SessionResultStore). */
-  forSession(sessionId: string): ResultStore {
-    return new SessionResultStore(this, sessionId);
   }
 
   async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {

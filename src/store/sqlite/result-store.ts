@@ -2,14 +2,11 @@ import {
   describeText,
   makeSlice,
   normalizeRange,
-  refIdFor,
   resultNotFound,
-  SessionResultStore,
+  ContentAddressedStore,
   sliceLines,
   validateRefId,
-  type KeyedResultStore,
   type ResultSlice,
-  type ResultStore,
   type StoredResult,
   type StoredResultMeta,
 } from '../../compaction/result-store.js';
@@ -42,13 +39,14 @@ export interface SqliteResultStoreOptions {
  * as MemoryResultStore without eviction: content-addressed (the same text is stored once and keeps its first
  * metadata), line slices, list oldest first. Several processes can share the database.
  */
-export class SqliteResultStore implements KeyedResultStore {
+export class SqliteResultStore extends ContentAddressedStore {
   private readonly now: () => Date;
   private readonly where: string;
   private readonly stmts;
   private readonly guard: <T>(what: string, fn: () => T) => T;
 
   constructor(db: SqliteDatabase, options: SqliteResultStoreOptions = {}) {
+    super();
     this.now = options.now ?? (() => new Date());
     this.where = options.where ?? `the SQLite store at ${db.name}`;
     this.guard = storeGuard(this.where);
@@ -60,15 +58,6 @@ export class SqliteResultStore implements KeyedResultStore {
       text: db.prepare<[string], string>('SELECT text FROM tool_result_blobs WHERE ref_id = ?').pluck(),
       list: db.prepare<[], BlobRow>(`SELECT ${META} FROM tool_result_blobs ORDER BY rowid`),
     };
-  }
-
-  put(text: string, meta?: StoredResultMeta): Promise<StoredResult> {
-    return this.putWithRef(refIdFor(text), text, meta);
-  }
-
-  /** A view that sees only the results of one session (see SessionResultStore). */
-  forSession(sessionId: string): ResultStore {
-    return new SessionResultStore(this, sessionId);
   }
 
   async putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult> {
