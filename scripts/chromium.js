@@ -1,6 +1,6 @@
-// Headless Chromium for the viewer's benchmark and screenshot (plain JS, run after a build; the tests use
-// test/support/browser.ts). Debian's `chromium` from PATH, a fresh profile, and the flags that keep it quiet on a
-// machine without network.
+// Headless Chromium for the viewer's benchmark, its screenshot and the tests (plain JS, run after a build; typed by
+// chromium.d.ts, re-exported to the tests by test/support/browser.ts). Debian's `chromium` from PATH, a fresh
+// profile, and the flags that keep it quiet on a machine without network.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';

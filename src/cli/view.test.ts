@@ -187,7 +187,7 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
   let close: () => Promise<void>;
   const shots = mkdtempSync(join(tmpdir(), 'abridge-view-shots-'));
   beforeAll(async () => {
-    ({ context, close } = await launchChromium(chromium!));
+    ({ context, close } = await launchChromium());
   }, 60_000);
   afterAll(async () => close?.());
 
