@@ -29,3 +29,24 @@ export class AbridgeError extends Error {
     super(message);
   }
 }
+
+/**
+ * Whether `err` (or an error it wraps, as test runners and bundlers do) says that the package `pkg` itself is not
+ * installed — not a package it imports in turn, whose message names `pkg` only in a path.
+ */
+export function isMissingPackage(err: unknown, pkg: string): boolean {
+  const name = pkg.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  const names = new RegExp(`['"]${name}['"/]|Failed to load url ${name}(?![\\w-])`);
+  for (
+    let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
+    const notFound =
+      e.code === 'ERR_MODULE_NOT_FOUND' ||
+      e.code === 'MODULE_NOT_FOUND' ||
+      /Cannot find (package|module)|Failed to load url/.test(String(e.message));
+    if (notFound && names.test(String(e.message))) return true;
+  }
+  return false;
+}

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
-import { AbridgeError } from '../../errors.js';
+import { AbridgeError, isMissingPackage } from '../../errors.js';
 
 type PgModule = typeof import('pg');
 
@@ -19,18 +19,7 @@ export function loadPg(): Promise<PgModule> {
 
 /** True when `err` (or an error it wraps) says the `pg` package is not installed. */
 export function isMissingPg(err: unknown): boolean {
-  for (
-    let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0;
-    e && depth < 5;
-    e = e.cause as typeof e, depth++
-  ) {
-    const notFound =
-      e.code === 'ERR_MODULE_NOT_FOUND' ||
-      e.code === 'MODULE_NOT_FOUND' ||
-      /Cannot find (package|module)|Failed to load url/.test(String(e.message));
-    if (notFound && /['"]pg['"]|Failed to load url pg\b/.test(String(e.message))) return true;
-  }
-  return false;
+  return isMissingPackage(err, 'pg');
 }
 
 export async function createPool(config: PoolConfig): Promise<Pool> {
