@@ -329,6 +329,20 @@ interface RecordContext {
   session: Session;
 }
 
+/** The fields every record abridge writes begins with, as Claude Code writes them. */
+function recordHeader(ctx: RecordContext, parent: string | null, uuid: string, timestamp: string, sidechain: boolean) {
+  return {
+    parentUuid: parent,
+    isSidechain: sidechain,
+    userType: 'external',
+    cwd: ctx.cwd,
+    sessionId: ctx.sessionId,
+    version: 'abridge',
+    uuid,
+    timestamp,
+  };
+}
+
 /**
  * An abridge compaction as Claude Code records its own: a `compact_boundary` (no parent; `logicalParentUuid` = the record
  * it follows), then the compacted context re-appended as a new chain of user and assistant records, and the summary as
@@ -349,17 +363,7 @@ function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordCon
   let parent: string | null = null;
   const push = (fields: Record<string, unknown>) => {
     const uuid = uuidFrom(`abridge-copy:${seed}:${out.length}`);
-    out.push({
-      parentUuid: parent,
-      isSidechain: false,
-      userType: 'external',
-      cwd: ctx.cwd,
-      sessionId: ctx.sessionId,
-      version: 'abridge',
-      uuid,
-      timestamp: iso,
-      ...fields,
-    });
+    out.push({ ...recordHeader(ctx, parent, uuid, iso, false), ...fields });
     parent = uuid;
   };
   push({
@@ -446,16 +450,7 @@ function assistantMessage(m: Message, id: string): Record<string, unknown> {
 function encodeRecords(e: Entry, ctx: RecordContext): Record<string, unknown>[] {
   if (e.compaction?.source === 'abridge') return encodeAbridgeCompaction(e, e.compaction as AbridgeMarker, ctx);
   const iso = new Date(e.timestamp ?? e.message?.timestamp ?? 0).toISOString();
-  const common = (uuid: string) => ({
-    parentUuid: ctx.parent,
-    isSidechain: e.sidechain === true,
-    userType: 'external',
-    cwd: ctx.cwd,
-    sessionId: ctx.sessionId,
-    version: 'abridge',
-    uuid,
-    timestamp: iso,
-  });
+  const common = (uuid: string) => recordHeader(ctx, ctx.parent, uuid, iso, e.sidechain === true);
   const uuid = uuidFrom(`${ctx.sessionId}:${ctx.n}`);
   if (e.compaction && !e.message) {
     return [
