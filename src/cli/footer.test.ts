@@ -1,19 +1,14 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { markdownFooter } from '../budget/report.js';
 import { contextSnapshot } from '../budget/snapshot.js';
 import { readSession } from '../formats/read.js';
+import { runCli } from '../../test/support/cli.js';
 import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 
-// The CLI as a user runs it: the built binary (npm test builds first).
-const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
-const abridge = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-};
+const abridge = (...args: string[]) => runCli(args);
 
 describe.skipIf(!corpusAvailable())('abridge footer', () => {
   const large = corpusFile('pi', 'badlogic__pi-mono__large-session.jsonl');

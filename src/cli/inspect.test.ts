@@ -1,16 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CLI, runCli, SMALL_PI_SESSION } from '../../test/support/cli.js';
 import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
 
-// The CLI as a user runs it: the built binary (npm test builds first).
-const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
-
 function abridge(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args);
 }
 
 function tmpFile(name: string, content: string | Buffer): string {
@@ -20,45 +17,7 @@ function tmpFile(name: string, content: string | Buffer): string {
   return p;
 }
 
-const piSession = [
-  { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' },
-  {
-    type: 'message',
-    id: 'a1',
-    parentId: null,
-    timestamp: '2026-01-01T00:00:01.000Z',
-    message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 },
-  },
-  {
-    type: 'message',
-    id: 'a2',
-    parentId: 'a1',
-    timestamp: '2026-01-01T00:00:02.000Z',
-    message: {
-      role: 'assistant',
-      content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
-      provider: 'anthropic',
-      model: 'claude-sonnet-4-5',
-      usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 20, totalTokens: 135 },
-      stopReason: 'toolUse',
-    },
-  },
-  {
-    type: 'message',
-    id: 'a3',
-    parentId: 'a2',
-    timestamp: '2026-01-01T00:00:03.000Z',
-    message: {
-      role: 'toolResult',
-      toolCallId: 'c1',
-      toolName: 'bash',
-      content: [{ type: 'text', text: 'a.ts\nb.ts' }],
-      isError: false,
-    },
-  },
-]
-  .map((r) => JSON.stringify(r))
-  .join('\n');
+const piSession = SMALL_PI_SESSION;
 
 describe('abridge inspect', () => {
   it('prints a JSON report with the documented fields', () => {
@@ -264,11 +223,11 @@ describe('abridge inspect: the /context breakdown', () => {
       join(dir, 'abridge.config.json'),
       JSON.stringify({ contextWindow: 5000, thresholds: { warn: '70%' } }),
     );
-    const ok = spawnSync(process.execPath, [BIN, 'inspect', file, '--json'], { cwd: dir, encoding: 'utf8' });
+    const ok = spawnSync(process.execPath, [CLI, 'inspect', file, '--json'], { cwd: dir, encoding: 'utf8' });
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).context).toMatchObject({ window: 5000, thresholds: { warn: 0.7, compact: 0.9 } });
     writeFileSync(join(dir, 'abridge.config.json'), JSON.stringify({ tresholds: {} }));
-    const bad = spawnSync(process.execPath, [BIN, 'inspect', file], { cwd: dir, encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, [CLI, 'inspect', file], { cwd: dir, encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('unknown key "tresholds" at top level; did you mean "thresholds"?');
     const flag = abridge('inspect', file, '--warn', '150%');

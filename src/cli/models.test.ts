@@ -1,19 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-// The CLI as a user runs it: the built binary (npm test builds first).
-const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
+import { runCli } from '../../test/support/cli.js';
 
 function abridge(args: string[], cwd?: string) {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, NO_COLOR: '1' },
-    ...(cwd ? { cwd } : {}),
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, cwd ? { cwd } : {});
 }
 
 function tmpDir(): string {

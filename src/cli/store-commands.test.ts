@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -9,6 +8,7 @@ import { writeSession } from '../formats/write.js';
 import type { Session } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import { importSession } from '../store/session-store.js';
+import { runCli } from '../../test/support/cli.js';
 import { builtDist, EXAMPLE_TRANSCRIPT } from '../../test/support/session-store-suite.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
@@ -26,12 +26,7 @@ let n = 0;
 const tempDb = () => join(dir, `cli-${n++}.db`);
 
 function abridge(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, { bin: BIN });
 }
 
 function importJson(file: string, db: string, ...more: string[]): { sessionId: string; entries: number } {

@@ -1,67 +1,23 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildViewData } from '../analysis/view-data.js';
 import { readSession } from '../formats/read.js';
 import { findChromium, launchChromium } from '../../test/support/browser.js';
+import { CLI, runCli, SMALL_PI_SESSION } from '../../test/support/cli.js';
 import { corpusAvailable } from '../../test/support/corpus.js';
 import { abridgeCompactedTranscript, VIEW_CASES } from '../../test/support/view-fixtures.js';
 
-// The CLI as a user runs it: the built binary (npm test builds first).
-const BIN = resolve(import.meta.dirname, '../../dist/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'abridge-view-test-'));
 
 function abridge(...args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8',
-    cwd: dir,
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  return runCli(args, { cwd: dir });
 }
 
-const piSession = [
-  { type: 'session', version: 3, id: 's1', timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' },
-  {
-    type: 'message',
-    id: 'a1',
-    parentId: null,
-    timestamp: '2026-01-01T00:00:01.000Z',
-    message: { role: 'user', content: [{ type: 'text', text: 'list files' }], timestamp: 1 },
-  },
-  {
-    type: 'message',
-    id: 'a2',
-    parentId: 'a1',
-    timestamp: '2026-01-01T00:00:02.000Z',
-    message: {
-      role: 'assistant',
-      content: [{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'ls' } }],
-      provider: 'anthropic',
-      model: 'claude-sonnet-4-5',
-      usage: { input: 10, output: 5, cacheRead: 100, cacheWrite: 20, totalTokens: 135 },
-      stopReason: 'toolUse',
-    },
-  },
-  {
-    type: 'message',
-    id: 'a3',
-    parentId: 'a2',
-    timestamp: '2026-01-01T00:00:03.000Z',
-    message: {
-      role: 'toolResult',
-      toolCallId: 'c1',
-      toolName: 'bash',
-      content: [{ type: 'text', text: 'a.ts\nb.ts' }],
-      isError: false,
-    },
-  },
-]
-  .map((r) => JSON.stringify(r))
-  .join('\n');
+const piSession = SMALL_PI_SESSION;
 const small = join(dir, 'small.jsonl');
 writeFileSync(small, `${piSession}\n`);
 
@@ -113,7 +69,7 @@ describe('abridge view', () => {
   });
 
   it('--serve serves the page on 127.0.0.1 until interrupted', async () => {
-    const child = spawn(process.execPath, [BIN, 'view', small, '--serve'], {
+    const child = spawn(process.execPath, [CLI, 'view', small, '--serve'], {
       cwd: dir,
       env: { ...process.env, NO_COLOR: '1' },
     });
