@@ -8,10 +8,9 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startLoopback, type Loopback, type LoopbackRequest } from './loopback.js';
 
 /** The Claude Code version the project installs and tests against. */
 export const CLAUDE_CODE_VERSION = '2.1.330';
@@ -32,12 +31,7 @@ export function claudeBinary(): { bin: string } | { reason: string } {
   return { bin };
 }
 
-export interface CapturedRequest {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  body: unknown;
-}
+export type CapturedRequest = LoopbackRequest;
 
 /** One text block of the reply the stub streams back. */
 const REPLY_TEXT = 'ok';
@@ -46,65 +40,41 @@ const REPLY_TEXT = 'ok';
  * A loopback Anthropic endpoint: `POST /v1/messages` answers a minimal valid message (an SSE stream when the request
  * asks for one), `count_tokens` a count, anything else `{}`. Every request is recorded.
  */
-async function startAnthropicStub(): Promise<{ baseURL: string; requests: CapturedRequest[]; close(): Promise<void> }> {
-  const requests: CapturedRequest[] = [];
-  const server = createServer((req, res) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (text += c));
-    req.on('end', () => {
-      let body: unknown;
-      try {
-        body = text ? JSON.parse(text) : undefined;
-      } catch {
-        body = text;
-      }
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      const url = req.url ?? '';
-      const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-      if (req.method !== 'POST' || !url.startsWith('/v1/messages'))
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      if (url.includes('count_tokens'))
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ input_tokens: 1 }));
-      const model = typeof b.model === 'string' ? b.model : 'claude-sonnet-4-5';
-      const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-      const message = {
-        id: 'msg_loopback',
-        type: 'message',
-        role: 'assistant',
-        model,
-        content: [] as unknown[],
-        stop_reason: null as string | null,
-        stop_sequence: null,
-        usage,
-      };
-      if (b.stream !== true) {
-        return void res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ ...message, content: [{ type: 'text', text: REPLY_TEXT }], stop_reason: 'end_turn' }));
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const event = (type: string, data: Record<string, unknown>) =>
-        res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-      event('message_start', { message });
-      event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
-      event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: REPLY_TEXT } });
-      event('content_block_stop', { index: 0 });
-      event('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 1 } });
-      event('message_stop', {});
-      res.end();
-    });
+async function startAnthropicStub(): Promise<Loopback> {
+  return startLoopback((req) => {
+    const b = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, unknown>;
+    if (req.method !== 'POST' || !req.url.startsWith('/v1/messages')) return { json: {} };
+    if (req.url.includes('count_tokens')) return { json: { input_tokens: 1 } };
+    const model = typeof b.model === 'string' ? b.model : 'claude-sonnet-4-5';
+    const usage = { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+    const message = {
+      id: 'msg_loopback',
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [] as unknown[],
+      stop_reason: null as string | null,
+      stop_sequence: null,
+      usage,
+    };
+    if (b.stream !== true)
+      return { json: { ...message, content: [{ type: 'text', text: REPLY_TEXT }], stop_reason: 'end_turn' } };
+    const event = (type: string, data: Record<string, unknown>) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    return {
+      sse: [
+        event('message_start', { message }),
+        event('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+        event('content_block_delta', { index: 0, delta: { type: 'text_delta', text: REPLY_TEXT } }),
+        event('content_block_stop', { index: 0 }),
+        event('message_delta', {
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: { output_tokens: 1 },
+        }),
+        event('message_stop', {}),
+      ].join(''),
+    };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** Claude Code's folder name for a project directory. */

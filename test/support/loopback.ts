@@ -10,10 +10,8 @@ export interface LoopbackRequest {
   text: string;
 }
 
-export interface LoopbackReply {
-  status?: number;
-  json: unknown;
-}
+/** A JSON answer, or a server-sent event stream given whole (`sse`: the `event:`/`data:` lines). */
+export type LoopbackReply = { status?: number; json: unknown } | { status?: number; sse: string };
 
 export interface Loopback {
   /** http://127.0.0.1:PORT — point an SDK's baseURL here. */
@@ -52,7 +50,13 @@ export async function startLoopback(
       requests.push(request);
       Promise.resolve(handle(request)).then(
         (reply) =>
-          res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json)),
+          'sse' in reply
+            ? res
+                .writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+                .end(reply.sse)
+            : res
+                .writeHead(reply.status ?? 200, { 'content-type': 'application/json' })
+                .end(JSON.stringify(reply.json)),
         (err: unknown) =>
           res
             .writeHead(500, { 'content-type': 'application/json' })
