@@ -5,13 +5,17 @@
  *   node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--file f.jsonl]
  *
  * 1. Every corpus transcript (pi, claude-code, codex, swe-agent in ../shared/corpus or $ABRIDGE_CORPUS) at three
- *    budgets: target = fixed prefix + 50% / 25% / 10% of its visible tokens (contextSnapshot: fixed =
- *    components.unrecorded, visible = used − fixed), with the default chain, with the extractive summarizer alone
+ *    budgets: target = prefix + 50% / 25% / 10% of its conversation (contextSnapshot's components: prefix = unrecorded
+ *    — the system prompt and tools the provider billed that the transcript does not hold — plus system and memory —
+ *    recorded system messages and the project memory a harness injects, e.g. Codex's developer message and AGENTS.md;
+ *    conversation = used − prefix), with the default chain, with the extractive summarizer alone
  *    (strategies ['summarize', 'truncate'], so that clearing does not hide tool results), and with three reference
  *    policies (bench/policies.js: tail truncation, pi-like, Claude-Code-like). Columns besides retention: reached,
  *    over budget (the larger of abridge's afterTokens and the bench's own count of the final view, scaled to the
  *    session's provider tokens, above the target), latest human instruction byte-identical in the view, and the recent
- *    tail (share of the lines of the last 10% of the conversation kept byte-identical). Per budget: the median over
+ *    tail (share of the lines of the last 10% of the conversation, by characters, kept byte-identical: of the message
+ *    that crosses the 10% mark only its lines inside that 10%; the reference policies keep the prefix's recorded
+ *    messages too). Per budget: the median over
  *    files of each file's median-of-`--runs` compaction time, invariant violations (reported by compact() plus any the
  *    resulting view has anew), archive violations (an original entry changed or gone), reached-target rate, and the
  *    RETENTION of the archived part measured by bench/retention.js (independent of abridge's extractor).
@@ -37,6 +41,7 @@ import {
   measureRetention,
   recentTailCeiling,
   recentTailVerbatim,
+  recentTailExact,
 } from './retention.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -150,8 +155,8 @@ async function child(opts) {
       let target = opts.target;
       if (target === undefined) {
         const snap = lib.contextSnapshot(session);
-        const fixed = snap.components.unrecorded;
-        target = fixed + Math.round((snap.used - fixed) * 0.25);
+        const { prefix, conversation } = budgetBase(snap);
+        target = prefix + Math.round(conversation * 0.25);
       }
       const t0 = performance.now();
       const r = await lib.compact(session, {
@@ -219,27 +224,51 @@ function addRetention(into, r) {
 }
 
 /** Counted size of a view with the bench's own counter, and provider tokens per counted token of this session. */
-function measurer(lib, view0, visible) {
+function measurer(lib, view0, recorded) {
   // The session's provider family, as abridge counts it, so that both measure content alike.
   const first = view0.find((v) => v.message.role === 'assistant' && v.message.model)?.message;
   const counter = new lib.TokenCounter({ family: lib.familyOf(first?.model, first?.provider) });
   const size = (view) => view.reduce((n, v) => n + counter.message(v.message), 0);
   const counted0 = size(view0);
-  return { counter, size, scale: counted0 > 0 ? visible / counted0 : 1 };
+  return { counter, size, scale: counted0 > 0 ? recorded / counted0 : 1 };
 }
 
-function outcome(view0, view, target, tokens) {
+/**
+ * What a budget is made of: the prefix — what the provider billed that the transcript does not hold (the inferred
+ * system prompt and tools) plus the standing instructions it does hold (recorded system messages and the project memory
+ * a harness injects, e.g. Codex's developer message and AGENTS.md, Claude Code's CLAUDE.md) — and the conversation,
+ * the rest of what the model sees. contextSnapshot's components name both.
+ */
+function budgetBase(snap) {
+  const c = snap.components;
+  const standing = c.system + c.memory;
+  return {
+    unrecorded: c.unrecorded,
+    standing,
+    prefix: c.unrecorded + standing,
+    conversation: snap.used - c.unrecorded - standing,
+  };
+}
+
+/** The standing instructions of a view, as budgetBase counts them. */
+const isStanding = (componentOf, v) => {
+  const c = componentOf(v.message);
+  return c === 'system' || c === 'memory';
+};
+
+function outcome(view0, view, target, tokens, conversation0) {
   return {
     target,
     after: tokens,
     over: tokens > target,
     retention: measureRetention(view0, view),
     latestVerbatim: latestInstructionVerbatim(view0, view),
-    tail: recentTailVerbatim(view0, view),
+    tail: recentTailExact(conversation0, view),
+    tailWholeMessage: recentTailVerbatim(conversation0, view),
   };
 }
 
-async function runAbridge(lib, file, chain, target, fixed, visible, opts) {
+async function runAbridge(lib, file, chain, target, base, opts) {
   const times = [];
   let rec;
   for (let run = 0; run < opts.runs; run++) {
@@ -258,10 +287,10 @@ async function runAbridge(lib, file, chain, target, fixed, visible, opts) {
     if (session.entries.length < originals.length) archive++;
     for (let i = 0; i < originals.length; i++) if (JSON.stringify(session.entries[i]) !== originals[i]) archive++;
     // Over budget by abridge's own figure or by the bench's count of the final view, whichever is larger.
-    const m = measurer(lib, view0, visible);
-    const tokens = Math.max(r.afterTokens, Math.round(fixed + m.scale * m.size(view)));
+    const m = measurer(lib, view0, base.recorded);
+    const tokens = Math.max(r.afterTokens, Math.round(base.unrecorded + m.scale * m.size(view)));
     rec = {
-      ...outcome(view0, view, target, tokens),
+      ...outcome(view0, view, target, tokens, base.conversationOf(view0)),
       before: r.beforeTokens,
       reported: r.afterTokens,
       reached: r.reachedTarget,
@@ -283,22 +312,26 @@ async function runAbridge(lib, file, chain, target, fixed, visible, opts) {
   return rec;
 }
 
-async function runReference(lib, file, chain, target, fixed, visible) {
+async function runReference(lib, file, chain, target, base) {
   const session = await lib.readSession(file.path);
   const view0 = lib.activeView(session);
-  const m = measurer(lib, view0, visible);
-  const budget = (target - fixed) / m.scale;
+  const m = measurer(lib, view0, base.recorded);
+  // The policies act on the conversation; the standing instructions stay, as they do for abridge.
+  const conversation0 = base.conversationOf(view0);
+  const standing = view0.filter((v) => !conversation0.includes(v));
+  const budget = (target - base.unrecorded) / m.scale - m.size(standing);
   const t0 = performance.now();
-  const view =
+  const kept =
     chain.reference === 'tail'
-      ? tailPolicy(view0, budget, m.size)
+      ? tailPolicy(conversation0, budget, m.size)
       : chain.reference === 'pi'
-        ? await piPolicy(lib, m.counter, view0, m.size, m.scale)
-        : await claudeLikePolicy(lib, m.counter, view0, m.size, m.scale);
+        ? await piPolicy(lib, m.counter, conversation0, m.size, m.scale)
+        : await claudeLikePolicy(lib, m.counter, conversation0, m.size, m.scale);
+  const view = [...standing, ...kept];
   const ms = performance.now() - t0;
-  const tokens = Math.round(fixed + m.scale * m.size(view));
+  const tokens = Math.round(base.unrecorded + m.scale * m.size(view));
   return {
-    ...outcome(view0, view, target, tokens),
+    ...outcome(view0, view, target, tokens, conversation0),
     reached: tokens <= target,
     honest: true,
     violations: 0,
@@ -311,40 +344,54 @@ async function runReference(lib, file, chain, target, fixed, visible) {
 
 async function benchCorpus(lib, opts, log) {
   const files = corpusFiles();
+  const { componentOf } = await internal('budget/components.ts');
   const perFile = [];
   for (const [n, file] of files.entries()) {
     log(`  [${n + 1}/${files.length}] ${file.name}`);
     const first = await lib.readSession(file.path);
     const snap = lib.contextSnapshot(first);
-    const fixed = snap.components.unrecorded;
-    const visible = snap.used - fixed;
-    const row = { file: file.name, format: first.format, bytes: file.bytes, fixed, visible, runs: {}, tailCeiling: {} };
+    const { unrecorded, standing, prefix, conversation } = budgetBase(snap);
+    const base = {
+      unrecorded,
+      recorded: snap.used - unrecorded,
+      conversationOf: (view) => view.filter((v) => !isStanding(componentOf, v)),
+    };
+    const row = {
+      file: file.name,
+      format: first.format,
+      bytes: file.bytes,
+      fixed: prefix,
+      standing,
+      conversation,
+      runs: {},
+      tailCeiling: {},
+    };
     {
       const view0 = lib.activeView(first);
-      const m = measurer(lib, view0, visible);
+      const m = measurer(lib, view0, base.recorded);
       for (const fraction of FRACTIONS)
         row.tailCeiling[fraction] = recentTailCeiling(
-          view0,
-          Math.round(visible * fraction),
+          base.conversationOf(view0),
+          Math.round(conversation * fraction),
           (message) => m.scale * m.counter.message(message),
         );
     }
     for (const chain of CHAINS) {
       for (const fraction of FRACTIONS) {
-        const target = fixed + Math.round(visible * fraction);
+        const target = prefix + Math.round(conversation * fraction);
         row.runs[`${chain.id}@${fraction}`] = chain.reference
-          ? await runReference(lib, file, chain, target, fixed, visible)
-          : await runAbridge(lib, file, chain, target, fixed, visible, opts);
+          ? await runReference(lib, file, chain, target, base)
+          : await runAbridge(lib, file, chain, target, base, opts);
       }
     }
     {
       const view0 = lib.activeView(first);
-      const m = measurer(lib, view0, visible);
+      const m = measurer(lib, view0, base.recorded);
       row.tailCeilingProtected = {};
       for (const fraction of FRACTIONS) {
         const rec = row.runs[`default@${fraction}`];
         row.tailCeilingProtected[fraction] = recentTailCeiling(
-          view0,
+          base.conversationOf(view0),
           rec.target - rec.headTokens,
           (message) => m.scale * m.counter.message(message),
         );
@@ -380,6 +427,10 @@ async function benchCorpus(lib, opts, log) {
         tailPct: pct(
           recs.reduce((n, r) => n + r.tail.retained, 0),
           recs.reduce((n, r) => n + r.tail.total, 0),
+        ),
+        tailWholeMessagePct: pct(
+          recs.reduce((n, r) => n + r.tailWholeMessage.retained, 0),
+          recs.reduce((n, r) => n + r.tailWholeMessage.total, 0),
         ),
         reachedPct: pct(recs.filter((r) => r.reached).length, recs.length),
         retention: Object.fromEntries(
@@ -504,7 +555,7 @@ function printReport(report) {
     for (const fraction of FRACTIONS) {
       lines.push(
         '',
-        `Budget ${fraction * 100}%: target = fixed prefix + ${fraction * 100}% of the visible tokens`,
+        `Budget ${fraction * 100}%: target = prefix (system prompt and tools, recorded system messages, project memory) + ${fraction * 100}% of the conversation`,
         fmtRow(head),
       );
       for (const b of corpus.budgets.filter((x) => x.fraction === fraction)) {
@@ -536,6 +587,12 @@ function printReport(report) {
       '',
       `Recent tail ceiling — the most any policy keeps when it spends the whole budget after the prefix on the last 10% and keeps nothing else (no first request, no summary): ${corpus.tailCeiling.map((c) => `${fmtPct(c.pct)} at ${c.fraction * 100}%`).join(', ')}`,
       `  … and when it also keeps what stays verbatim (system messages, first request, latest instruction, another agent's summary), still no summary: ${corpus.tailCeilingProtected.map((c) => `${fmtPct(c.pct)} at ${c.fraction * 100}%`).join(', ')}`,
+      `Recent tail counting every line of the message that crosses the 10% mark (the measure of earlier waves): ${FRACTIONS.map(
+        (f) => {
+          const b = corpus.budgets.find((x) => x.fraction === f && x.chain === 'default');
+          return `default ${fmtPct(b.tailWholeMessagePct)} at ${f * 100}%`;
+        },
+      ).join(', ')}`,
       `Archived items (extractive, 25%): ${KINDS.map((k) => `${k} ${ext25[k].retained}/${ext25[k].total}`).join(', ')}`,
     );
   }

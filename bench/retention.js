@@ -187,35 +187,63 @@ export function latestInstructionVerbatim(viewBefore, viewAfter) {
 }
 
 /**
- * The recent tail kept verbatim: of the non-blank lines of the last 10% (by characters) of the conversation before
- * compaction, how many appear byte-identical as a line of the view after it.
+ * The lines of the last `share` (by characters) of the conversation, newest message first: every line of the messages
+ * wholly inside it and, of the message that crosses the mark, the lines that reach into it. Each message's lines come
+ * with the share of its characters inside the window.
  */
+function tailWindow(view, share) {
+  const texts = view.map((v) => messageText(v.message));
+  const total = texts.reduce((n, t) => n + t.length, 0);
+  let left = total * share;
+  const out = [];
+  for (let i = texts.length - 1; i >= 0 && left > 0; i--) {
+    const t = texts[i];
+    let lines = t.split('\n');
+    if (t.length > left) {
+      const mark = t.length - left;
+      let end = t.length;
+      let from = lines.length;
+      while (from > 0 && end > mark) end -= lines[--from].length + 1;
+      lines = lines.slice(from);
+    }
+    out.push({ index: i, lines: lines.filter((l) => l.trim()), inside: Math.min(1, left / Math.max(1, t.length)) });
+    left -= t.length;
+  }
+  return out;
+}
+
 /**
  * The most of the recent tail (as recentTailVerbatim measures it) any policy could keep in `room` tokens (the budget
  * after the prefix), spending all of it on the tail and keeping nothing else — not the first request, not a summary:
- * whole messages from the newest while they fit, then the share of the next one's lines that the rest of the room
- * holds. `tokens(message)` is in the same unit as `room`.
+ * the tail's lines from the newest while they fit, each message's at its share of the message's tokens.
+ * `tokens(message)` is in the same unit as `room`.
  */
-export function recentTailCeiling(viewBefore, room, tokens, share = 0.1) {
-  const texts = viewBefore.map((v) => messageText(v.message));
-  const total = texts.reduce((n, t) => n + t.length, 0);
-  let acc = 0;
+export function recentTailCeiling(view, room, tokens, share = 0.1) {
   let lines = 0;
   let kept = 0;
   let left = Math.max(0, room);
-  for (let i = texts.length - 1; i >= 0; i--) {
-    const n = texts[i].split('\n').filter((l) => l.trim()).length;
-    const t = tokens(viewBefore[i].message);
+  for (const w of tailWindow(view, share)) {
+    const n = w.lines.length;
+    const t = tokens(view[w.index].message) * w.inside;
     lines += n;
-    const fit = t <= left ? n : Math.floor((n * left) / Math.max(1, t));
-    kept += fit;
+    kept += t <= left ? n : Math.floor((n * left) / Math.max(1, t));
     left = Math.max(0, left - t);
-    acc += texts[i].length;
-    if (acc >= total * share) break;
   }
   return { total: lines, retained: kept };
 }
 
+/**
+ * The recent tail kept verbatim: of the non-blank lines of the last 10% (by characters) of the conversation before
+ * compaction (of the message crossing the mark, the lines inside it), how many appear byte-identical as a line of the
+ * view after it.
+ */
+export function recentTailExact(viewBefore, viewAfter, share = 0.1) {
+  const lines = tailWindow(viewBefore, share).flatMap((w) => w.lines);
+  const have = new Set(viewAfter.flatMap((v) => messageText(v.message).split('\n')));
+  return { total: lines.length, retained: lines.filter((l) => have.has(l)).length };
+}
+
+/** The same, counting every line of the message that crosses the mark (the measure of earlier waves). */
 export function recentTailVerbatim(viewBefore, viewAfter, share = 0.1) {
   const texts = viewBefore.map((v) => messageText(v.message));
   const total = texts.reduce((n, t) => n + t.length, 0);

@@ -73,7 +73,9 @@ export interface CompactOptions {
   keepLastSteps?: number;
   /**
    * When the target cannot be reached with that tail protected, protect less (halving the tail, down to this many
-   * steps) rather than miss it; default 1. Set it equal to `keepLastSteps` to never relax the step count.
+   * steps) rather than miss it. Default 0 when the system messages, the first request and the latest instruction fit
+   * the target beside a note of the archive (the last step may then be cut short or summarized like older work, last
+   * of all), else 1 (giving it up could not reach the target). Set it equal to `keepLastSteps` to never relax the count.
    */
   minKeepLastSteps?: number;
   /**
@@ -238,11 +240,14 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // What an entry itself holds (entries are numbered by their place in the session).
   const rawOf = (entry: number) => session.entries[entry]?.message;
   const keep = options.keepLastSteps ?? 1;
-  const minKeep = Math.min(keep, options.minKeepLastSteps ?? 1);
-  // The tail's default share is of the room the other protected messages (system messages, the first request, the
-  // latest instruction) leave: they come off the target whatever happens, and the summary needs room beside the tail.
   const head = protect(view0, { steps: 0, tailCounted: 0, counter });
   const headCounted = [...head.entries.values()].reduce((n, m) => n + counter.message(m), 0);
+  // Giving up the last step helps only when what stays whatever happens (system messages, the first request, the latest
+  // instruction) fits beside the shortest note of an archive; otherwise it would be archived for nothing.
+  const headFits = headCounted + counter.message(summaryMessage(shortNote(1))) <= target;
+  const minKeep = Math.min(keep, options.minKeepLastSteps ?? (headFits ? 0 : 1));
+  // The tail's default share is of the room the other protected messages (system messages, the first request, the
+  // latest instruction) leave: they come off the target whatever happens, and the summary needs room beside the tail.
   const recent =
     options.keepRecentTokens ??
     Math.min(DEFAULT_KEEP_RECENT_TOKENS, Math.max(0, (options.target - fixed - ratio * headCounted) / 4));

@@ -284,6 +284,66 @@ describe('the tail is the end of the conversation', () => {
   });
 });
 
+describe('the last step gives way only when that can reach the target', () => {
+  /** The task, four small steps, then a last step whose result is most of the session. */
+  function bigLastStep(): Session {
+    const t = new PiTranscript();
+    t.user(TASK);
+    makeSteps(t, 4, 10);
+    t.step({
+      text: 'Running the whole suite.',
+      calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(700, 'suite') }],
+    });
+    return build(t);
+  }
+
+  it('cuts the last step short, keeping its call and result paired, when the rest fits the target', async () => {
+    const session = bigLastStep();
+    const view0 = activeView(session);
+    const size = await sizeOf(session);
+    const target = Math.floor(size * 0.2);
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW });
+    expect(r.reachedTarget).toBe(true);
+    expect(r.afterTokens).toBeLessThanOrEqual(target);
+    expect(r.keptLastSteps).toBe(0);
+    expect(r.violations).toEqual([]);
+    const view = activeView(session);
+    // The request stays word for word; the suite's result is still there (shortened, readable back), after its call.
+    expect(view.some((v) => v.message === view0[0]!.message)).toBe(true);
+    const at = view.findIndex((v) => v.message.role === 'tool' && JSON.stringify(v.message).includes('suite line 0'));
+    expect(at).toBeGreaterThan(0);
+    expect(view[at]!.edit).toBeDefined();
+    expect(JSON.stringify(view[at]!.message)).toContain('suite line 699');
+    expect(JSON.stringify(view[at - 1]!.message)).toContain('npm test');
+  });
+
+  it('keeps the last step verbatim when even the request does not fit: giving it up could not reach the target', async () => {
+    const session = bigLastStep();
+    const view0 = activeView(session);
+    const r = await compact(session, { target: 10, prefixTokens: 0, now: NOW });
+    expect(r.reachedTarget).toBe(false);
+    expect(r.keptLastSteps).toBe(1);
+    const view = activeView(session);
+    expect(view.at(-1)!.message).toBe(view0.at(-1)!.message);
+    expect(view.at(-2)!.message).toBe(view0.at(-2)!.message);
+  });
+
+  it('keeps it verbatim when minKeepLastSteps says so, at the cost of the target', async () => {
+    const session = bigLastStep();
+    const view0 = activeView(session);
+    const size = await sizeOf(session);
+    const r = await compact(session, {
+      target: Math.floor(size * 0.2),
+      prefixTokens: 0,
+      now: NOW,
+      minKeepLastSteps: 1,
+    });
+    expect(r.reachedTarget).toBe(false);
+    expect(r.keptLastSteps).toBe(1);
+    expect(activeView(session).at(-1)!.message).toBe(view0.at(-1)!.message);
+  });
+});
+
 describe('honest figures', () => {
   it('never reports less than the messages of the view come to, even when the provider reported less (a negative learned prefix)', async () => {
     const t = new PiTranscript();
