@@ -74,8 +74,9 @@ export interface CompactOptions {
   /**
    * When the target cannot be reached with that tail protected, protect less (halving the tail, down to this many
    * steps) rather than miss it. Default 0 when the system messages, the first request and the latest instruction fit
-   * the target beside a note of the archive (the last step may then be cut short or summarized like older work, last
-   * of all), else 1 (giving it up could not reach the target). Set it equal to `keepLastSteps` to never relax the count.
+   * the target beside a note of the archive (the last step's results may then be offloaded and cut short, last of
+   * all; it is never archived), else 1 (giving it up could not reach the target). Set it equal to `keepLastSteps` to
+   * never relax the count.
    */
   minKeepLastSteps?: number;
   /**
@@ -283,11 +284,19 @@ export async function compact(session: Session, options: CompactOptions): Promis
     });
     view = view0;
     result.strategiesRun = [];
+    // When the last step gives way (k = 0 after keepLastSteps asked for some), it is cut short, never archived: its
+    // assistant message stays, and with it the model an agent resuming the session reads from it.
+    const lastStep =
+      k === 0 && keep > 0
+        ? [...protect(view0, { steps: 1, tailCounted: 0, counter }).entries.keys()].filter(
+            (e) => !protection.entries.has(e),
+          )
+        : [];
     const ctx: StrategyContext = {
       counter,
       target,
       size,
-      protectedEntries: new Set(protection.entries.keys()),
+      protectedEntries: new Set([...protection.entries.keys(), ...lastStep]),
       store,
       summarizer,
       options: opts,
@@ -304,7 +313,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
     );
     const names = (options.strategies ?? STRATEGY_NAMES).map((x) => (typeof x === 'string' ? x : x.name));
     const archives = names.includes('summarize') || names.includes('truncate');
-    const cheapCtx: StrategyContext = archives ? { ...ctx, protectedEntries: protection.window } : ctx;
+    const cheapCtx: StrategyContext = {
+      ...ctx,
+      protectedEntries: archives ? protection.window : new Set(protection.entries.keys()),
+    };
     const runChain = async (chain: readonly StrategyName[]): Promise<Plan> => {
       notes = [];
       const plan: Plan = { view: view0, run: [], skipped: [], notes };
@@ -384,13 +396,17 @@ export async function compact(session: Session, options: CompactOptions): Promis
     result.skipped.push(...plan.skipped);
     notes = plan.notes;
     if (!best || size(view) < size(best.view)) best = { view, run: result.strategiesRun, protection, notes };
-    if (size(view) <= target) break;
+    // Reached as the result will say it (in provider tokens, rounded), not a fraction of a token short of it.
+    const reached = (v: readonly ViewItem[]) => tokensOf(size(v)) <= options.target;
+    if (reached(view)) break;
     if (k <= minKeep && tail <= 0) break;
-    k = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)));
+    const fewer = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)));
+    // The last step gives way last of all: only after a round that protected it alone, with no tail beside it.
+    k = fewer < 1 && (k > 1 || (k === 1 && tail > 0)) ? 1 : fewer;
     tail = Math.min(tail, protection.tailCounted) < 800 ? 0 : Math.min(tail, protection.tailCounted) / 4;
   }
   // Unless the last round reached the target, keep the round that got furthest.
-  if (best && size(view) > target) {
+  if (best && tokensOf(size(view)) > options.target) {
     view = best.view;
     result.strategiesRun = best.run;
     protection = best.protection;
