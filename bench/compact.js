@@ -318,7 +318,8 @@ async function runReference(lib, file, chain, target, base) {
   const m = measurer(lib, view0, base.recorded);
   // The policies act on the conversation; the standing instructions stay, as they do for abridge.
   const conversation0 = base.conversationOf(view0);
-  const standing = view0.filter((v) => !conversation0.includes(v));
+  const inConversation = new Set(conversation0);
+  const standing = view0.filter((v) => !inConversation.has(v));
   const budget = (target - base.unrecorded) / m.scale - m.size(standing);
   const t0 = performance.now();
   const kept =

@@ -247,6 +247,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // instruction) fits beside the shortest note of an archive; otherwise it would be archived for nothing.
   const headFits = headCounted + counter.message(summaryMessage(shortNote(1))) <= target;
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? (headFits ? 0 : 1));
+  // When the last step gives way (no step protected, after keepLastSteps asked for some), it is cut short, never
+  // archived: its assistant message stays, and with it the model an agent resuming the session reads from it.
+  const lastStep = keep > 0 ? [...protect(view0, { steps: 1, tailCounted: 0, counter }).entries.keys()] : [];
+  // Reached as the result will say it (in provider tokens, rounded), not a fraction of a token short of it.
+  const reached = (v: readonly ViewItem[]) => tokensOf(size(v)) <= options.target;
   // The tail's default share is of the room the other protected messages (system messages, the first request, the
   // latest instruction) leave: they come off the target whatever happens, and the summary needs room beside the tail.
   const recent =
@@ -284,19 +289,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
     });
     view = view0;
     result.strategiesRun = [];
-    // When the last step gives way (k = 0 after keepLastSteps asked for some), it is cut short, never archived: its
-    // assistant message stays, and with it the model an agent resuming the session reads from it.
-    const lastStep =
-      k === 0 && keep > 0
-        ? [...protect(view0, { steps: 1, tailCounted: 0, counter }).entries.keys()].filter(
-            (e) => !protection.entries.has(e),
-          )
-        : [];
     const ctx: StrategyContext = {
       counter,
       target,
       size,
-      protectedEntries: new Set([...protection.entries.keys(), ...lastStep]),
+      protectedEntries: new Set([...protection.entries.keys(), ...(k === 0 ? lastStep : [])]),
       store,
       summarizer,
       options: opts,
@@ -396,8 +393,6 @@ export async function compact(session: Session, options: CompactOptions): Promis
     result.skipped.push(...plan.skipped);
     notes = plan.notes;
     if (!best || size(view) < size(best.view)) best = { view, run: result.strategiesRun, protection, notes };
-    // Reached as the result will say it (in provider tokens, rounded), not a fraction of a token short of it.
-    const reached = (v: readonly ViewItem[]) => tokensOf(size(v)) <= options.target;
     if (reached(view)) break;
     if (k <= minKeep && tail <= 0) break;
     const fewer = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)));
@@ -406,7 +401,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     tail = Math.min(tail, protection.tailCounted) < 800 ? 0 : Math.min(tail, protection.tailCounted) / 4;
   }
   // Unless the last round reached the target, keep the round that got furthest.
-  if (best && tokensOf(size(view)) > options.target) {
+  if (best && !reached(view)) {
     view = best.view;
     result.strategiesRun = best.run;
     protection = best.protection;
