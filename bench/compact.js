@@ -295,8 +295,13 @@ async function runAbridge(lib, file, chain, target, base, opts) {
       reported: r.afterTokens,
       reached: r.reachedTarget,
       honest: !r.reachedTarget || tokens <= target,
-      // Over although what must stay verbatim fits: a miss the compaction could have avoided.
-      avoidable: tokens > target && (r.protectedTokens ?? 0) <= target,
+      // Over although what must stay verbatim fits (the prefix, system messages, the first request, the latest
+      // instruction, another agent's summary, the thinking a tool loop under way needs — not the last step, which
+      // may be cut short): a miss the compaction could have avoided.
+      avoidable:
+        tokens > target &&
+        r.protectedParts.filter((p) => !/^the last (step|\d+ steps)$/.test(p.what)).reduce((n, p) => n + p.tokens, 0) <=
+          target,
       violations: r.violations.length + introduced.length,
       violationKinds: [...r.violations, ...introduced].map((v) => v.kind),
       archiveViolations: archive,

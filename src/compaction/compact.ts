@@ -27,6 +27,7 @@ import { agentSummary, summarizeSpan, summaryMessage, summaryText } from './stra
 import { truncateOldest } from './strategies/truncate.js';
 import { stubInputs } from './strategies/stub-inputs.js';
 import { dropThinking } from './strategies/drop-thinking.js';
+import { cutLastStep, type CutLastStepContext } from './last-step.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer } from './summarizers/summarizer.js';
 import { isHumanUser, isRequest, unitsOf } from './turns.js';
@@ -388,6 +389,21 @@ export async function compact(session: Session, options: CompactOptions): Promis
       if (size(alternative.view) <= target && verbatimSuffix(alternative.view) > verbatimSuffix(plan.view))
         plan = alternative;
     }
+    // The last step's turn to give way (everything older archived, still over): cut short in place, sharing the room
+    // with the summary.
+    if (k === 0 && !reached(plan.view)) {
+      const entries = new Set(lastStep.filter((e) => !protection.entries.has(e)));
+      if (entries.size > 0)
+        plan.view = await giveWay(plan.view, {
+          counter,
+          target,
+          size,
+          entries,
+          store,
+          notes: plan.notes,
+          ...(session.info.id ? { sessionId: session.info.id } : {}),
+        });
+    }
     view = plan.view;
     result.strategiesRun = plan.run;
     result.skipped.push(...plan.skipped);
@@ -443,6 +459,37 @@ export async function compact(session: Session, options: CompactOptions): Promis
 }
 
 /**
+ * The last step gives way: when it and abridge's summary do not both fit the room the rest leaves, the last step keeps
+ * half of that room at the least (or what the summary leaves, if more), the summary is squeezed into the rest, and the
+ * last step is cut further only if the summary could not give enough (another agent's summary is carried whole).
+ */
+async function giveWay(
+  view: ViewItem[],
+  o: Omit<CutLastStepContext, 'report'> & { notes: string[] },
+): Promise<ViewItem[]> {
+  const ctx: CutLastStepContext = { ...o, report: (note) => o.notes.push(note) };
+  const total = o.size(view);
+  const summary = view.find((it) => isSummaryItem(it) && markerOf(it.message)?.source === 'abridge');
+  const s = summary ? o.counter.message(summary.message) : 0;
+  const l = view.reduce(
+    (n, it) => n + (it.entry !== undefined && o.entries.has(it.entry) ? o.counter.message(it.message) : 0),
+    0,
+  );
+  const room = o.target - (total - s - l);
+  const keep = Math.min(l, Math.max(room / 2, room - s));
+  const first = await cutLastStep(view, { ...ctx, target: total - (l - keep) });
+  if (o.size(first) <= o.target) return first;
+  // Further only if that reaches the target: the summary down to a note, the last step's long parts to their
+  // references alone.
+  const notes = o.notes.slice();
+  let out = await squeezeSummary(first, o.target, o.size, o.counter, notes, true);
+  if (o.size(out) > o.target) out = await cutLastStep(out, { ...ctx, keepAtLeast: 0, report: (n) => notes.push(n) });
+  if (o.size(out) > o.target) return first;
+  o.notes.splice(0, o.notes.length, ...notes);
+  return out;
+}
+
+/**
  * The last squeeze: abridge's own extractive summary in the view, rewritten to fit the room the rest leaves (strictly,
  * down to a note of what was archived with the people's words that fit). Any other summary is left as it is.
  */
@@ -452,6 +499,7 @@ async function squeezeSummary(
   size: (v: readonly ViewItem[]) => number,
   counter: TokenCounter,
   notes: string[],
+  evenIfOver = false,
 ): Promise<ViewItem[]> {
   const at = view.findIndex((it) => isSummaryItem(it) && markerOf(it.message)?.source === 'abridge');
   if (at === -1) return view;
@@ -459,7 +507,8 @@ async function squeezeSummary(
   const text = summaryText(item.message);
   if (!parseSummary(text)) return view;
   const room = Math.floor(target - (size(view) - counter.message(item.message)));
-  if (room < 1) return view;
+  // Without room, a note (what the caller asks for when more is cut after it), or nothing.
+  if (room < 1 && !evenIfOver) return view;
   let squeezed = await new ExtractiveSummarizer().summarize({
     messages: [],
     previousSummary: text,

@@ -344,6 +344,57 @@ describe('the last step gives way only when that can reach the target', () => {
   });
 });
 
+describe('a long last answer gives way in place', () => {
+  /** The task, eight steps of work, then the assistant's long final answer (with its thinking). */
+  function longAnswer(): Session {
+    const t = new PiTranscript();
+    t.user(TASK);
+    makeSteps(t, 8, 30);
+    t.assistant({ thinking: 'Summing up what changed. '.repeat(40), text: body(300, 'answer') });
+    return build(t);
+  }
+
+  it("drops the ended turn's thinking and cuts the answer to its first and last lines, the whole answer stored", async () => {
+    const session = longAnswer();
+    const view0 = activeView(session);
+    const store = new MemoryResultStore();
+    const size = await sizeOf(session);
+    const target = Math.floor(size * 0.15);
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW, store });
+    expect(r.reachedTarget).toBe(true);
+    expect(r.afterTokens).toBeLessThanOrEqual(target);
+    expect(r.violations).toEqual([]);
+    const view = activeView(session);
+    expect(view[0]!.message).toBe(view0[0]!.message);
+    // The answer is still the last message, an assistant's, edited in place: no thinking, first and last lines kept.
+    const last = view.at(-1)!;
+    expect(last.message.role).toBe('assistant');
+    expect(last.entry).toBe(view0.at(-1)!.entry);
+    expect(last.edit).toBe('compressed');
+    expect(last.message.parts.some((p) => p.type === 'thinking')).toBe(false);
+    const text = JSON.stringify(last.message);
+    expect(text).toContain('answer line 0:');
+    expect(text).toContain('answer line 299:');
+    expect(text).not.toContain('answer line 150:');
+    // …and read back whole through the reference it names.
+    const ref = /"ref_id\\": \\"([^"\\]+)/.exec(text)?.[1];
+    expect(ref).toBeDefined();
+    expect((await store.read(ref!, { limit: 2000 })).text).toBe(body(300, 'answer'));
+    expect(r.summaryNotes.join('\n')).toMatch(/last step's answer \(entry \d+\) was cut/);
+    // The summary of the steps before it is still there.
+    expect(view.some((v) => isSummaryItem(v))).toBe(true);
+  });
+
+  it('leaves the answer whole when a budget lets it stay', async () => {
+    const session = longAnswer();
+    const view0 = activeView(session);
+    const size = await sizeOf(session);
+    const r = await compact(session, { target: Math.floor(size * 0.6), prefixTokens: 0, now: NOW });
+    expect(r.reachedTarget).toBe(true);
+    expect(activeView(session).at(-1)!.message).toBe(view0.at(-1)!.message);
+  });
+});
+
 describe('honest figures', () => {
   it('never reports less than the messages of the view come to, even when the provider reported less (a negative learned prefix)', async () => {
     const t = new PiTranscript();

@@ -62,6 +62,7 @@ export function compress(
   keepTokens: number,
   refId: string,
   ctx: Pick<StrategyContext, 'counter'>,
+  what: 'result' | 'message' = 'result',
 ): string {
   const lines = text.split('\n');
   const half = keepTokens / 2;
@@ -76,13 +77,13 @@ export function compress(
   // A single huge line (minified output): cut by characters instead.
   if (head === 0 && tail === 0) {
     const chars = Math.max(200, keepTokens * 2);
-    return `${text.slice(0, chars)}\n[… ${(text.length - 2 * chars).toLocaleString('en-US')} characters elided; the whole result: read_result {"ref_id": "${refId}"} …]\n${text.slice(-chars)}`;
+    return `${text.slice(0, chars)}\n[… ${(text.length - 2 * chars).toLocaleString('en-US')} characters elided; the whole ${what}: read_result {"ref_id": "${refId}"} …]\n${text.slice(-chars)}`;
   }
   const elided = lines.length - head - tail;
   const elidedChars = lines.slice(head, lines.length - tail).join('\n').length;
   return [
     ...lines.slice(0, head),
-    `[… lines ${head + 1}–${head + elided} of ${lines.length} elided (${elided.toLocaleString('en-US')} lines, ${elidedChars.toLocaleString('en-US')} characters); the whole result: read_result {"ref_id": "${refId}", "offset": ${head}} …]`,
+    `[… lines ${head + 1}–${head + elided} of ${lines.length} elided (${elided.toLocaleString('en-US')} lines, ${elidedChars.toLocaleString('en-US')} characters); the whole ${what}: read_result {"ref_id": "${refId}", "offset": ${head}} …]`,
     ...lines.slice(lines.length - tail),
   ].join('\n');
 }

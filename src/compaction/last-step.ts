@@ -1,0 +1,124 @@
+import type { Message, Part } from '../model/types.js';
+import type { ViewItem } from '../model/view.js';
+import type { ResultStore } from './result-store.js';
+import { compress } from './strategies/head-tail.js';
+import { resultText } from './strategies/strategy.js';
+import type { TokenCounter } from '../tokens/counter.js';
+
+/** Tokens a part cut short keeps at the least (its first and last lines): below that, a reference alone says little. */
+const KEEP_MIN = 120;
+/** About what a part reduced to its reference costs. */
+const REF_ONLY_TOKENS = 24;
+
+export interface CutLastStepContext {
+  counter: TokenCounter;
+  /** Counted tokens the view must get down to. */
+  target: number;
+  size(view: readonly ViewItem[]): number;
+  /** Entries of the last step that may be cut (not those that must stay verbatim whatever happens). */
+  entries: ReadonlySet<number>;
+  store: ResultStore;
+  sessionId?: string;
+  report(note: string): void;
+  /**
+   * Tokens a part cut short keeps at the least (its first and last lines); 0 lets a part become its reference alone.
+   * Default 120: below that a few lines say little.
+   */
+  keepAtLeast?: number;
+}
+
+/**
+ * The last resort when everything older is archived and the view is still over: the last step is cut short in place,
+ * never archived (its assistant message stays, and with it the model an agent resuming the session reads from it).
+ * Thinking goes first when no tool-use loop is under way (no provider reads an earlier turn's thinking, and the next
+ * request starts a new turn); then the largest texts and results keep their first and last lines, just
+ * enough cut that the view fits, the whole text stored behind a reference the model can read back.
+ */
+export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepContext): Promise<ViewItem[]> {
+  const out = view.slice();
+  const cuttable = (i: number) => out[i]!.entry !== undefined && ctx.entries.has(out[i]!.entry!);
+  // No tool-use loop under way (the view does not end with calls or their results): the next request starts a turn.
+  const last = out[out.length - 1]?.message;
+  const turnEnded =
+    last !== undefined &&
+    last.role !== 'tool' &&
+    !(last.role === 'assistant' && last.parts.some((p) => p.type === 'tool-call'));
+  if (turnEnded) {
+    let dropped = 0;
+    for (let i = 0; i < out.length && ctx.size(out) > ctx.target; i++) {
+      const it = out[i]!;
+      if (!cuttable(i) || it.message.role !== 'assistant') continue;
+      const rest = it.message.parts.filter((p) => p.type !== 'thinking');
+      if (rest.length === it.message.parts.length || rest.length === 0) continue;
+      out[i] = edited(it, { ...it.message, parts: rest });
+      dropped++;
+    }
+    if (dropped > 0)
+      ctx.report('the thinking of the last turn was dropped to fit the budget (providers do not read it again)');
+  }
+  // The long parts, largest first: an assistant's text, or a tool result not already replaced by a reference.
+  const parts: { i: number; p: number; tokens: number }[] = [];
+  out.forEach((it, i) => {
+    if (!cuttable(i) || (it.edit !== undefined && it.edit !== 'compressed')) return;
+    it.message.parts.forEach((part, p) => {
+      const text = textOfPart(it.message, part);
+      if (text !== undefined) parts.push({ i, p, tokens: ctx.counter.text(text) });
+    });
+  });
+  parts.sort((a, b) => b.tokens - a.tokens);
+  const least = ctx.keepAtLeast ?? KEEP_MIN;
+  for (const { i, p, tokens } of parts) {
+    const over = ctx.size(out) - ctx.target;
+    if (over <= 0) break;
+    if (tokens <= least * 2 + REF_ONLY_TOKENS) break;
+    const it = out[i]!;
+    const part = it.message.parts[p]!;
+    const text = textOfPart(it.message, part)!;
+    const stored = await ctx.store.put(text, {
+      ...(part.type === 'tool-result' ? { tool: part.toolName, callId: part.callId } : {}),
+      entry: it.entry!,
+      ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+    });
+    const what = part.type === 'tool-result' ? 'result' : 'message';
+    // The marker costs some tokens of its own: aim lower until the part is small enough, or keep the least.
+    let message: Message | undefined;
+    for (let keep = tokens - over - 60; ; keep = Math.floor(keep * 0.8)) {
+      const excerpt =
+        keep < Math.max(least, 1)
+          ? `[${what === 'result' ? 'Result' : 'Message'} of ${text.split('\n').length} lines stored: read_result {"ref_id": "${stored.refId}"}]`
+          : compress(text, Math.max(least, keep), stored.refId, ctx, what);
+      const next = replacePart(it.message, p, excerpt);
+      message = next;
+      if (keep < least || ctx.size(out) - ctx.counter.message(it.message) + ctx.counter.message(next) <= ctx.target)
+        break;
+    }
+    if (ctx.counter.message(message) >= ctx.counter.message(it.message)) continue;
+    out[i] = edited(it, message);
+    ctx.report(
+      `the last step's ${what === 'result' ? 'tool result' : 'answer'} (entry ${it.entry}) was cut to its first and last lines to fit the budget; the whole ${what} is stored`,
+    );
+  }
+  return out;
+}
+
+function edited(it: ViewItem, message: Message): ViewItem {
+  return { entry: it.entry, message, edit: it.edit ?? 'compressed' } as ViewItem;
+}
+
+/** The text a part of the last step could be cut to: an assistant's text, or a tool result's. */
+function textOfPart(m: Message, part: Part): string | undefined {
+  if (m.role === 'assistant' && part.type === 'text') return part.text;
+  if (m.role === 'tool' && part.type === 'tool-result') return resultText(part);
+  return undefined;
+}
+
+function replacePart(m: Message, at: number, text: string): Message {
+  return {
+    ...m,
+    parts: m.parts.map((part, p) => {
+      if (p !== at) return part;
+      if (part.type === 'tool-result') return { ...part, content: [{ type: 'text', text }] };
+      return { ...part, text } as Part;
+    }),
+  };
+}
