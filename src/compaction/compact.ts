@@ -14,6 +14,7 @@ import { compress, headTail } from './strategies/head-tail.js';
 import { offloadResults } from './strategies/offload.js';
 import {
   DEFAULT_STRATEGY_OPTIONS,
+  outputText,
   resultText,
   STRATEGY_NAMES,
   StrategySkipped,
@@ -578,7 +579,28 @@ function restoreNewest(
     if (!givable(it)) continue;
     const original = originals.raw(it.entry);
     const parts = it.message.parts;
-    if (!original || it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;
+    if (!original) continue;
+    // A person's command output cut short: its first and last lines back, the same way.
+    const output = it.edit === 'compressed' ? outputText(original) : undefined;
+    if (output !== undefined) {
+      const ref = REF.exec(outputText(it.message) ?? '')?.[1];
+      if (!ref) continue;
+      const size = counter.message(it.message);
+      for (let keep = target - total + size - PARTIAL_MIN / 2; keep >= PARTIAL_MIN / 2; keep *= 0.8) {
+        const message: Message = {
+          ...it.message,
+          parts: [{ type: 'text', text: compress(output, Math.floor(keep), ref, { counter }, 'message') }],
+        };
+        const grow = counter.message(message) - size;
+        if (grow <= 0) break;
+        if (total + grow > target) continue;
+        out[i] = { entry: it.entry, message, edit: 'compressed' };
+        total += grow;
+        break;
+      }
+      continue;
+    }
+    if (it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;
     const now = parts.find((p): p is ToolResultPart => p.type === 'tool-result')!;
     const was = original.parts.find((p): p is ToolResultPart => p.type === 'tool-result' && p.callId === now.callId);
     const ref = REF.exec(resultText(now))?.[1];

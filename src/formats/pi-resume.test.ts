@@ -197,6 +197,33 @@ describe('pi resumes the view on the active branch of a tree', () => {
   });
 });
 
+describe('pi resumes a command output abridge cut short', () => {
+  it("a person's `!` command with a huge output, newest: its first and last lines, as pi sends them", async () => {
+    const t = new PiTranscript('bang');
+    t.user('Find what is left over from the old build.');
+    for (let i = 0; i < 6; i++)
+      t.step({
+        text: `Step ${i}.`,
+        calls: [{ name: 'bash', args: { command: `ls build/${i}` }, result: output(`ls${i}`, 60) }],
+      });
+    t.bash('find .', output('./found', 3000));
+    const text0 = t.jsonl();
+    const session = parseSession(text0);
+    const size = tokens(activeMessages(session));
+    const r = await compact(session, { target: Math.floor(size * 0.2), prefixTokens: 0 });
+    expect(r.reachedTarget).toBe(true);
+    const last = activeMessages(session).at(-1)!;
+    const shown = last.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    expect(shown).toMatch(/^Ran `find \.`/);
+    expect(shown).toContain('./found line 2999');
+    expect(shown).toContain('read_result');
+    expect(shown).not.toContain('./found line 1500\n');
+    const text = writeSession(session, 'pi');
+    expectSame('pi', piResume(text).sent, activeMessages(session));
+    expectSame('read back', activeMessages(parseSession(text)), activeMessages(session));
+  });
+});
+
 afterAll(() => {
   if (rows.length === 0) return;
   const compacted = rows.filter((r) => r.compacted);

@@ -1,6 +1,7 @@
 import type { ViewItem } from '../../model/view.js';
 import {
   changeable,
+  outputText,
   resultText,
   StrategySkipped,
   withResults,
@@ -20,13 +21,28 @@ export const headTail: Strategy = {
     let changed = 0;
     for (let i = 0; i < out.length; i++) {
       const item = out[i]!;
-      if (
-        item.message.role !== 'tool' ||
-        item.edit === 'cleared' ||
-        item.edit === 'offloaded' ||
-        !changeable(item, ctx)
-      )
+      if (item.edit === 'cleared' || item.edit === 'offloaded' || !changeable(item, ctx)) continue;
+      // Output a person ran through the agent: the same first and last lines, the whole text stored.
+      const output = item.edit === undefined ? outputText(item.message) : undefined;
+      if (output !== undefined) {
+        if (ctx.counter.text(output) <= thresholdTokens) continue;
+        const stored = await ctx.store.put(output, {
+          entry: item.entry,
+          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+        });
+        out[i] = {
+          entry: item.entry,
+          message: {
+            ...item.message,
+            parts: [{ type: 'text', text: compress(output, keepTokens, stored.refId, ctx, 'message') }],
+          },
+          edit: 'compressed',
+        } as ViewItem;
+        changed++;
+        if (ctx.size(out) <= ctx.target) break;
         continue;
+      }
+      if (item.message.role !== 'tool') continue;
       const targets = new Map<string, string>();
       for (const p of item.message.parts) {
         if (p.type !== 'tool-result') continue;
@@ -51,7 +67,8 @@ export const headTail: Strategy = {
       changed++;
       if (ctx.size(out) <= ctx.target) break;
     }
-    if (changed === 0) throw new StrategySkipped(`no changeable tool result over ${thresholdTokens} tokens`);
+    if (changed === 0)
+      throw new StrategySkipped(`no changeable tool result or command output over ${thresholdTokens} tokens`);
     return out;
   },
 };

@@ -4,6 +4,7 @@ import type { ResultStore } from '../result-store.js';
 import type { TokenCounter } from '../../tokens/counter.js';
 import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';
+import { isRequest } from '../turns.js';
 
 export type StrategyName =
   | 'clear-tool-results'
@@ -95,6 +96,17 @@ export class StrategySkipped extends Error {
 
 export function resultText(p: ToolResultPart): string {
   return p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+/**
+ * The text of a user message that carries output rather than a request — a command the person ran through the agent
+ * (pi's `!cmd`, Claude Code's bash mode), an extension's or harness's text — which may be cut short like a tool
+ * result; undefined for a person's request, a summary, or anything but text.
+ */
+export function outputText(m: Message): string | undefined {
+  if (m.role !== 'user' || isRequest(m) || m.parts.length === 0 || m.parts.some((p) => p.type !== 'text'))
+    return undefined;
+  return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
 }
 
 /** Whether an item may be changed: it holds no protected entry and was not already reduced. */
