@@ -409,7 +409,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
     result.strategiesRun = plan.run;
     result.skipped.push(...plan.skipped);
     notes = plan.notes;
-    if (!best || size(view) < size(best.view)) best = { view, run: result.strategiesRun, protection, notes };
+    // The last step gives way only for a view that reaches the target: short of it, it stays as an earlier round left it.
+    const gaveWay = k === 0 && keep > 0 && !reached(view);
+    if (!best || (!gaveWay && size(view) < size(best.view)))
+      best = { view, run: result.strategiesRun, protection, notes };
     if (reached(view)) break;
     if (k <= minKeep && tail <= 0) break;
     const fewer = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)));
