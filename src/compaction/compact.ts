@@ -583,24 +583,25 @@ function restoreNewest(
     const original = originals.raw(it.entry);
     const parts = it.message.parts;
     if (!original) continue;
+    // The largest excerpt of `text` that fits the room left (lines are counted one by one: the excerpt as a whole may
+    // come out a little larger, so aim lower until it fits).
+    const giveBack = (text: string, ref: string, what: 'result' | 'message', shown: (excerpt: string) => Message) => {
+      const size = counter.message(it.message);
+      for (let keep = target - total + size - PARTIAL_MIN / 2; keep >= PARTIAL_MIN / 2; keep *= 0.8) {
+        const message = shown(compress(text, Math.floor(keep), ref, { counter }, what));
+        const grow = counter.message(message) - size;
+        if (grow <= 0) return;
+        if (total + grow > target) continue;
+        out[i] = { entry: it.entry, message, edit: 'compressed' };
+        total += grow;
+        return;
+      }
+    };
     // A person's command output cut short: its first and last lines back, the same way.
     const output = it.edit === 'compressed' ? outputText(original) : undefined;
     if (output !== undefined) {
       const ref = REF.exec(outputText(it.message) ?? '')?.[1];
-      if (!ref) continue;
-      const size = counter.message(it.message);
-      for (let keep = target - total + size - PARTIAL_MIN / 2; keep >= PARTIAL_MIN / 2; keep *= 0.8) {
-        const message: Message = {
-          ...it.message,
-          parts: [{ type: 'text', text: compress(output, Math.floor(keep), ref, { counter }, 'message') }],
-        };
-        const grow = counter.message(message) - size;
-        if (grow <= 0) break;
-        if (total + grow > target) continue;
-        out[i] = { entry: it.entry, message, edit: 'compressed' };
-        total += grow;
-        break;
-      }
+      if (ref) giveBack(output, ref, 'message', (text) => ({ ...it.message, parts: [{ type: 'text', text }] }));
       continue;
     }
     if (it.message.role !== 'tool' || parts.filter((p) => p.type === 'tool-result').length !== 1) continue;
@@ -608,21 +609,9 @@ function restoreNewest(
     const was = original.parts.find((p): p is ToolResultPart => p.type === 'tool-result' && p.callId === now.callId);
     const ref = REF.exec(resultText(now))?.[1];
     if (!was || !ref) continue;
-    const text = resultText(was);
-    const size = counter.message(it.message);
-    // Lines are counted one by one: the excerpt as a whole may come out a little larger, so aim lower until it fits.
-    for (let keep = target - total + size - PARTIAL_MIN / 2; keep >= PARTIAL_MIN / 2; keep *= 0.8) {
-      const excerpt = compress(text, Math.floor(keep), ref, { counter });
-      const message = withResults(it.message, (p) =>
-        p.callId === now.callId ? { ...p, content: [{ type: 'text', text: excerpt }] } : p,
-      );
-      const grow = counter.message(message) - size;
-      if (grow <= 0) break;
-      if (total + grow > target) continue;
-      out[i] = { entry: it.entry, message, edit: 'compressed' };
-      total += grow;
-      break;
-    }
+    giveBack(resultText(was), ref, 'result', (text) =>
+      withResults(it.message, (p) => (p.callId === now.callId ? { ...p, content: [{ type: 'text', text }] } : p)),
+    );
   }
   // What room is left goes to older messages that fit whole.
   restoreWhole(false);
