@@ -694,6 +694,9 @@ function protect(
     const u = units[j]!;
     let n = 0;
     for (let i = u.start; i < u.end; i++) n += o.counter.message(view[i]!.message);
+    // A summary ends the tail, unless it is the newest thing in view (an earlier compaction archived the trailing
+    // harness messages): the last steps before it are still the latest work.
+    if (u.kind === 'summary' && tail === 0 && steps === 0 && j === units.length - 1) continue;
     if (u.kind === 'summary' || u.kind === 'system') break;
     const needed = u.kind === 'step' && steps < o.steps;
     if (!needed && (ended || tail + n > o.tailCounted)) {

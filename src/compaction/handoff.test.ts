@@ -344,6 +344,36 @@ describe('the last step gives way only when that can reach the target', () => {
   });
 });
 
+describe('a summary at the very end', () => {
+  it('does not end the recent tail: a second compaction still protects the last step before it', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    t.step({ text: 'Looking at it.', calls: [{ name: 'bash', args: { command: 'make' }, result: body(20, 'make') }] });
+    // Harness text after the work (what Claude Code writes for /model): the only archivable units.
+    t.synthetic(body(60, 'harness a'));
+    t.synthetic(body(60, 'harness b'));
+    const session = build(t);
+    const size = await sizeOf(session);
+    const first = await compact(session, {
+      target: Math.floor(size * 0.3),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['truncate'],
+    });
+    expect(first.reachedTarget).toBe(true);
+    const view1 = activeView(session);
+    expect(isSummaryItem(view1.at(-1)!)).toBe(true);
+    const step = view1.filter((v) => v.message.role === 'assistant' || v.message.role === 'tool');
+    expect(step.length).toBe(2);
+    await compact(session, { target: Math.floor(first.afterTokens * 0.5), prefixTokens: 0, now: NOW });
+    // The step is still there (its result may be cut short to fit): an agent resuming the session has an assistant
+    // message to resume from.
+    const view2 = activeView(session);
+    expect(view2.some((v) => v.message === step[0]!.message)).toBe(true);
+    expect(view2.some((v) => v.entry === step[1]!.entry && v.message.role === 'tool')).toBe(true);
+  });
+});
+
 describe('a long last answer gives way in place', () => {
   /** The task, eight steps of work, then the assistant's long final answer (with its thinking). */
   function longAnswer(): Session {
