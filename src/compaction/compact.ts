@@ -401,6 +401,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
           size,
           entries,
           store,
+          original: rawOf,
           notes: plan.notes,
           ...(session.info.id ? { sessionId: session.info.id } : {}),
         });

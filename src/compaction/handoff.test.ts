@@ -302,7 +302,8 @@ describe('the last step gives way only when that can reach the target', () => {
     const view0 = activeView(session);
     const size = await sizeOf(session);
     const target = Math.floor(size * 0.2);
-    const r = await compact(session, { target, prefixTokens: 0, now: NOW });
+    const store = new MemoryResultStore();
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW, store });
     expect(r.reachedTarget).toBe(true);
     expect(r.afterTokens).toBeLessThanOrEqual(target);
     expect(r.keptLastSteps).toBe(0);
@@ -315,6 +316,10 @@ describe('the last step gives way only when that can reach the target', () => {
     expect(view[at]!.edit).toBeDefined();
     expect(JSON.stringify(view[at]!.message)).toContain('suite line 699');
     expect(JSON.stringify(view[at - 1]!.message)).toContain('npm test');
+    // Every reference it names gives back the whole result, however often it was cut.
+    const refs = [...JSON.stringify(view[at]!.message).matchAll(/ref_id\\": \\"(r_[0-9a-f]+)/g)].map((m) => m[1]!);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of refs) expect((await store.read(ref, { limit: 2000 })).text).toBe(body(700, 'suite'));
   });
 
   it('keeps the last step verbatim when even the request does not fit: giving it up could not reach the target', async () => {

@@ -20,6 +20,8 @@ export interface CutLastStepContext {
   store: ResultStore;
   sessionId?: string;
   report(note: string): void;
+  /** An entry's own message, before any edit: what a part already cut short is cut from again, and stored. */
+  original?(entry: number): Message | undefined;
   /**
    * Tokens a part cut short keeps at the least (its first and last lines); 0 lets a part become its reference alone.
    * Default 120: below that a few lines say little.
@@ -73,7 +75,8 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
     if (tokens <= least * 2 + REF_ONLY_TOKENS) break;
     const it = out[i]!;
     const part = it.message.parts[p]!;
-    const text = textOfPart(it.message, part)!;
+    const text =
+      (it.edit ? originalText(it.message, p, ctx.original?.(it.entry!)) : undefined) ?? textOfPart(it.message, part)!;
     const stored = await ctx.store.put(text, {
       ...(part.type === 'tool-result' ? { tool: part.toolName, callId: part.callId } : {}),
       entry: it.entry!,
@@ -103,6 +106,22 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
 
 function edited(it: ViewItem, message: Message): ViewItem {
   return { entry: it.entry, message, edit: it.edit ?? 'compressed' } as ViewItem;
+}
+
+/**
+ * The whole text of a part already cut short, from the entry's own message: a tool result by its call, an assistant's
+ * text by its place among the message's texts (thinking dropped before it does not move it among those).
+ */
+function originalText(m: Message, at: number, original: Message | undefined): string | undefined {
+  const part = m.parts[at]!;
+  if (!original) return undefined;
+  if (part.type === 'tool-result') {
+    const was = original.parts.find((x) => x.type === 'tool-result' && x.callId === part.callId);
+    return was ? textOfPart(original, was) : undefined;
+  }
+  const k = m.parts.slice(0, at).filter((x) => x.type === part.type).length;
+  const was = original.parts.filter((x) => x.type === part.type)[k];
+  return was ? textOfPart(original, was) : undefined;
 }
 
 /** The text a part of the last step could be cut to: an assistant's text, or a tool result's. */
