@@ -69,6 +69,27 @@ describe('abridge compact exit status', () => {
     expect(body.stdout).toContain('[24 earlier messages archived; the full history is kept.]');
   });
 
+  it('says what gave way when the last step was cut short to reach the budget, and its figures add up', () => {
+    const t = new PiTranscript();
+    t.user('Summarize the parser changes.');
+    for (let i = 0; i < 6; i++)
+      t.step({
+        text: `Step ${i}.`,
+        calls: [{ name: 'bash', args: { command: `git show c${i}` }, result: 'diff\n'.repeat(80) }],
+      });
+    t.assistant({ text: Array.from({ length: 200 }, (_, i) => `- change ${i} in src/parser.ts`).join('\n') });
+    const dir = mkdtempSync(join(tmpdir(), 'abridge-compact-notes-'));
+    const file = join(dir, 's.jsonl');
+    writeFileSync(file, t.jsonl());
+    const r = run('compact', file, '--budget', '900', '--prefix-tokens', '0');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/note: the last step's answer \(entry \d+\) was cut to its first and last lines/);
+    // The strategy table's last row ends where the headline does.
+    const headline = /→ ([\d,]+) tokens/.exec(r.stdout)![1];
+    const rows = r.stdout.split('\n').filter((l) => /^(summarize|truncate|clear-tool-results|offload)\s/.test(l));
+    expect(rows.at(-1)!.trim().split(/\s+/)[2]).toBe(headline);
+  });
+
   it('exits 0 when the budget is reached', () => {
     const r = run('compact', session(), '--budget', '3000', '--prefix-tokens', '0', '--json');
     expect(r.status).toBe(0);

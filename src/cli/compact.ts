@@ -256,6 +256,8 @@ function render(file: string, target: number, r: CompactionResult, out: string |
     );
   }
   for (const s of r.skipped) lines.push(pc.dim(`skipped ${s.name}: ${s.reason}`));
+  // How the summary was made and what else gave way to fit (the last step cut short, the summary squeezed).
+  for (const n of r.summaryNotes) lines.push(pc.dim(`note: ${n}`));
   if (r.violations.length) for (const v of r.violations) lines.push(pc.red(`invariant: ${v.message}`));
   if (r.marker?.archived)
     lines.push(
