@@ -405,9 +405,9 @@ export async function compact(session: Session, options: CompactOptions): Promis
           notes: plan.notes,
           ...(session.info.id ? { sessionId: session.info.id } : {}),
         });
-        // The last step's figure is of the view as it is handed back (the notes say what gave way).
-        const lastRun = plan.run[plan.run.length - 1];
-        if (lastRun) lastRun.afterTokens = tokensOf(size(plan.view));
+      // The last step's figure is of the view as it is handed back (the notes say what gave way).
+      const lastRun = plan.run[plan.run.length - 1];
+      if (lastRun) lastRun.afterTokens = tokensOf(size(plan.view));
     }
     view = plan.view;
     result.strategiesRun = plan.run;
