@@ -698,10 +698,17 @@ function protect(
     const u = units[j]!;
     let n = 0;
     for (let i = u.start; i < u.end; i++) n += o.counter.message(view[i]!.message);
-    // A summary ends the tail, unless it is the newest thing in view (an earlier compaction archived the trailing
-    // harness messages): the last steps before it are still the latest work.
-    if (u.kind === 'summary' && tail === 0 && steps === 0 && j === units.length - 1) continue;
-    if (u.kind === 'summary' || u.kind === 'system') break;
+    if (u.kind === 'system') break;
+    if (u.kind === 'summary') {
+      // The newest thing in view (an earlier compaction archived the trailing harness messages): the work before it is
+      // still the latest, and the tail goes on.
+      if (tail === 0 && steps === 0 && j === units.length - 1) continue;
+      // Otherwise the tail ends at a summary, but the last steps asked for are still found behind it (an earlier
+      // compaction may have archived what came after them).
+      if (steps >= o.steps) break;
+      ended = true;
+      continue;
+    }
     const needed = u.kind === 'step' && steps < o.steps;
     if (!needed && (ended || tail + n > o.tailCounted)) {
       // Past the tail's tokens: stop, unless the last steps asked for are still to come (a large message after them

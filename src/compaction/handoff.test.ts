@@ -379,6 +379,35 @@ describe('a summary at the very end', () => {
   });
 });
 
+describe('a summary after the last step', () => {
+  it('does not hide the last step from a second compaction when a person wrote after it', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    t.step({ text: 'Looking at it.', calls: [{ name: 'bash', args: { command: 'make' }, result: body(20, 'make') }] });
+    t.synthetic(body(60, 'harness'));
+    t.user('Thanks, that is all for now.');
+    t.bash('ls', body(60, 'ls'));
+    const session = build(t);
+    const size = await sizeOf(session);
+    const first = await compact(session, {
+      target: Math.floor(size * 0.3),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['truncate'],
+    });
+    const view1 = activeView(session);
+    const step = view1.filter((v) => v.message.role === 'assistant' || v.message.role === 'tool');
+    expect(step.length).toBe(2);
+    // The summary stands between the step and the person's last message.
+    expect(view1.findIndex((v) => isSummaryItem(v))).toBeGreaterThan(view1.indexOf(step[1]!));
+    const r = await compact(session, { target: Math.floor(first.afterTokens * 0.5), prefixTokens: 0, now: NOW });
+    const view2 = activeView(session);
+    expect(view2.some((v) => v.entry === step[0]!.entry)).toBe(true);
+    expect(view2.some((v) => v.entry === step[1]!.entry)).toBe(true);
+    expect(r.violations).toEqual([]);
+  });
+});
+
 describe('a long last answer gives way in place', () => {
   /** The task, eight steps of work, then the assistant's long final answer (with its thinking). */
   function longAnswer(): Session {

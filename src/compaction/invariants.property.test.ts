@@ -33,8 +33,8 @@ const SEED = process.env.ABRIDGE_PROPERTY_SEED === undefined ? undefined : Numbe
 const params = { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) };
 
 describe('compaction invariants on random sessions', () => {
-  it('the generator makes readable pi sessions with what the properties need (parallel calls, errors, orphans, thinking)', () => {
-    const seen = { parallel: 0, errors: 0, orphans: 0, thinking: 0, synthetic: 0, huge: 0 };
+  it('the generator makes readable pi sessions with what the properties need (parallel calls, errors, orphans, thinking, `!` commands, long answers)', () => {
+    const seen = { parallel: 0, errors: 0, orphans: 0, thinking: 0, synthetic: 0, huge: 0, commands: 0, answers: 0 };
     for (const spec of fc.sample(sessionSpec, { numRuns: 200, seed: 7 })) {
       const s = parseSession(sessionJsonl(spec));
       expect(s.format).toBe('pi');
@@ -47,6 +47,9 @@ describe('compaction invariants on random sessions', () => {
         if (v.message.parts.some((p) => p.type === 'tool-result' && p.isError)) seen.errors++;
         if (v.message.parts.some((p) => p.type === 'thinking')) seen.thinking++;
         if (v.message.synthetic) seen.synthetic++;
+        const text = v.message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+        if (v.message.role === 'user' && text.startsWith('Ran `ls ')) seen.commands++;
+        if (v.message.role === 'assistant' && text.length >= 500) seen.answers++;
         if (
           v.message.parts.some(
             (p) => p.type === 'tool-result' && p.content.some((c) => c.type === 'text' && c.text.length > 100_000),

@@ -233,10 +233,14 @@ export interface CallGen {
 export type EventSpec =
   | { kind: 'user'; seed: number; instruction: boolean }
   | { kind: 'synthetic'; seed: number }
+  /** A command the person ran through the agent (pi's `!cmd`): its output shown as a user message. */
+  | { kind: 'bash'; seed: number; chars: number }
   | {
       kind: 'step';
       seed: number;
       text: boolean;
+      /** Characters of a long answer instead of a sentence (0: a sentence). */
+      textChars: number;
       thinking: boolean;
       calls: CallGen[];
       shuffleResults: boolean;
@@ -291,11 +295,19 @@ const event: fc.Arbitrary<EventSpec> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('synthetic' as const), seed: fc.integer() }) },
   {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('bash' as const), seed: fc.integer(), chars: size }),
+  },
+  {
     weight: 10,
     arbitrary: fc.record({
       kind: fc.constant('step' as const),
       seed: fc.integer(),
       text: fc.boolean(),
+      textChars: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(0) },
+        { weight: 1, arbitrary: fc.integer({ min: 500, max: 20_000 }) },
+      ),
       thinking: fc.boolean(),
       calls: fc.oneof(
         { weight: 1, arbitrary: fc.constant([] as CallGen[]) },
@@ -352,6 +364,7 @@ export function sessionJsonl(spec: SessionSpec): string {
         e.instruction ? `Please make sure to ${randomSentence(r)} Do not edit ${randomPath(r)}.` : randomSentence(r),
       );
     else if (e.kind === 'synthetic') t.synthetic(`[hook] ${randomSentence(r)}`);
+    else if (e.kind === 'bash') t.bash(`ls ${randomPath(r)}`, randomOutput(e.seed, e.chars));
     else {
       const calls = e.calls.map((c) => {
         const cr = prng(c.seed);
@@ -367,7 +380,8 @@ export function sessionJsonl(spec: SessionSpec): string {
       if (e.shuffleResults) order.reverse();
       const step: StepSpec = { calls, resultOrder: order };
       if (e.thinking) step.thinking = randomSentence(r);
-      if (e.text || calls.length === 0) step.text = randomSentence(r);
+      if (e.textChars > 0) step.text = randomOutput(e.seed, e.textChars);
+      else if (e.text || calls.length === 0) step.text = randomSentence(r);
       if (e.usage !== null) step.usage = { input: 10, output: 200, cacheRead: e.usage, cacheWrite: 100 };
       t.step(step);
     }
@@ -593,6 +607,17 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
         break;
       }
     }
+    // The last step is never archived (unless keepLastSteps: 0 lets it go): its assistant message stays in view.
+    const lastStep = steps.at(-1);
+    if (lastStep && (spec.keepLastSteps ?? 1) > 0) {
+      const asst = view0.slice(lastStep.start, lastStep.end).find((v) => v.message.role === 'assistant');
+      if (asst?.entry !== undefined && !byEntry.has(asst.entry))
+        problems.push(`${where}: the last step's assistant message (entry ${asst.entry}) is gone from the view`);
+    }
+    // Every reference the view names can be read back.
+    for (const v of view)
+      for (const m of JSON.stringify(v.message).matchAll(/read_result \{\\"ref_id\\": \\"(r_[0-9a-f]{16})/g))
+        if (!(await store.stat(m[1]!))) problems.push(`${where}: entry ${v.entry} names ${m[1]}, which is not stored`);
     if (result.reachedTarget && result.afterTokens > target)
       problems.push(`${where}: reachedTarget but ${result.afterTokens} > target ${target}`);
     if (result.afterTokens < 0 || result.beforeTokens < 0)
