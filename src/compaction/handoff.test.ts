@@ -349,62 +349,52 @@ describe('the last step gives way only when that can reach the target', () => {
   });
 });
 
-describe('a summary at the very end', () => {
-  it('does not end the recent tail: a second compaction still protects the last step before it', async () => {
+describe('a summary after the last step', () => {
+  /**
+   * The task and one step, then what `after` adds; compacted once with truncate (which archives what follows the step),
+   * then again at half the size: the second compaction, and the step as the first left it.
+   */
+  async function twice(after: (t: PiTranscript) => void) {
     const t = new PiTranscript();
     t.user(TASK);
     t.step({ text: 'Looking at it.', calls: [{ name: 'bash', args: { command: 'make' }, result: body(20, 'make') }] });
-    // Harness text after the work (what Claude Code writes for /model): the only archivable units.
-    t.synthetic(body(60, 'harness a'));
-    t.synthetic(body(60, 'harness b'));
+    after(t);
     const session = build(t);
     const size = await sizeOf(session);
-    const first = await compact(session, {
-      target: Math.floor(size * 0.3),
-      prefixTokens: 0,
-      now: NOW,
-      strategies: ['truncate'],
-    });
-    expect(first.reachedTarget).toBe(true);
+    const opts = { prefixTokens: 0, now: NOW };
+    const first = await compact(session, { ...opts, target: Math.floor(size * 0.3), strategies: ['truncate'] });
     const view1 = activeView(session);
-    expect(isSummaryItem(view1.at(-1)!)).toBe(true);
     const step = view1.filter((v) => v.message.role === 'assistant' || v.message.role === 'tool');
     expect(step.length).toBe(2);
-    await compact(session, { target: Math.floor(first.afterTokens * 0.5), prefixTokens: 0, now: NOW });
+    const second = await compact(session, { ...opts, target: Math.floor(first.afterTokens * 0.5) });
     // The step is still there (its result may be cut short to fit): an agent resuming the session has an assistant
     // message to resume from.
     const view2 = activeView(session);
     expect(view2.some((v) => v.message === step[0]!.message)).toBe(true);
     expect(view2.some((v) => v.entry === step[1]!.entry && v.message.role === 'tool')).toBe(true);
-  });
-});
+    expect(second.violations).toEqual([]);
+    return { view1, step };
+  }
 
-describe('a summary after the last step', () => {
-  it('does not hide the last step from a second compaction when a person wrote after it', async () => {
-    const t = new PiTranscript();
-    t.user(TASK);
-    t.step({ text: 'Looking at it.', calls: [{ name: 'bash', args: { command: 'make' }, result: body(20, 'make') }] });
-    t.synthetic(body(60, 'harness'));
-    t.user('Thanks, that is all for now.');
-    t.bash('ls', body(60, 'ls'));
-    const session = build(t);
-    const size = await sizeOf(session);
-    const first = await compact(session, {
-      target: Math.floor(size * 0.3),
-      prefixTokens: 0,
-      now: NOW,
-      strategies: ['truncate'],
+  it('at the very end does not end the recent tail: a second compaction still protects the last step', async () => {
+    // Harness text after the work (what Claude Code writes for /model): the only archivable units.
+    const { view1 } = await twice((t) => {
+      t.synthetic(body(60, 'harness a'));
+      t.synthetic(body(60, 'harness b'));
     });
-    const view1 = activeView(session);
-    const step = view1.filter((v) => v.message.role === 'assistant' || v.message.role === 'tool');
-    expect(step.length).toBe(2);
+    expect(isSummaryItem(view1.at(-1)!)).toBe(true);
+  });
+
+  it('does not hide the last step from a second compaction when a person wrote after it', async () => {
+    const { view1, step } = await twice((t) => {
+      t.synthetic(body(60, 'harness'));
+      t.user('Thanks, that is all for now.');
+      t.bash('ls', body(60, 'ls'));
+    });
     // The summary stands between the step and the person's last message.
-    expect(view1.findIndex((v) => isSummaryItem(v))).toBeGreaterThan(view1.indexOf(step[1]!));
-    const r = await compact(session, { target: Math.floor(first.afterTokens * 0.5), prefixTokens: 0, now: NOW });
-    const view2 = activeView(session);
-    expect(view2.some((v) => v.entry === step[0]!.entry)).toBe(true);
-    expect(view2.some((v) => v.entry === step[1]!.entry)).toBe(true);
-    expect(r.violations).toEqual([]);
+    const at = view1.findIndex((v) => isSummaryItem(v));
+    expect(at).toBeGreaterThan(view1.indexOf(step[1]!));
+    expect(at).toBeLessThan(view1.length - 1);
   });
 });
 
