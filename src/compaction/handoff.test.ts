@@ -398,6 +398,38 @@ describe('a summary after the last step', () => {
   });
 });
 
+describe("a person's command output", () => {
+  it('is cut to its first and last lines like a large result; project memory a harness injected is not', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    const memory = `# AGENTS.md instructions for /repo\n${body(400, 'rule')}`;
+    t.synthetic(memory);
+    makeSteps(t, 2, 10);
+    t.bash('find .', body(3000, './found'));
+    const session = build(t);
+    const store = new MemoryResultStore();
+    const size = await sizeOf(session);
+    const r = await compact(session, {
+      target: Math.floor(size * 0.6),
+      prefixTokens: 0,
+      now: NOW,
+      store,
+      strategies: ['head-tail'],
+    });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['head-tail']);
+    const view = activeView(session);
+    const text = (i: number) => view[i]!.message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+    expect(text(1)).toBe(memory);
+    expect(view[1]!.edit).toBeUndefined();
+    const out = text(view.length - 1);
+    expect(view.at(-1)!.edit).toBe('compressed');
+    expect(out).toMatch(/^Ran `find \.`/);
+    expect(out).toContain('./found line 2999');
+    const ref = /"ref_id": "(r_[0-9a-f]+)"/.exec(out)![1]!;
+    expect((await store.read(ref, { limit: 2000, offset: 1500 })).text).toContain('./found line 1500');
+  });
+});
+
 describe('a long last answer gives way in place', () => {
   /** The task, eight steps of work, then the assistant's long final answer (with its thinking). */
   function longAnswer(): Session {

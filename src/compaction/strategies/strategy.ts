@@ -4,6 +4,7 @@ import type { ResultStore } from '../result-store.js';
 import type { TokenCounter } from '../../tokens/counter.js';
 import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';
+import { componentOf } from '../../budget/components.js';
 import { isRequest } from '../turns.js';
 
 export type StrategyName =
@@ -106,6 +107,8 @@ export function resultText(p: ToolResultPart): string {
 export function outputText(m: Message): string | undefined {
   if (m.role !== 'user' || isRequest(m) || m.parts.length === 0 || m.parts.some((p) => p.type !== 'text'))
     return undefined;
+  // Standing instructions a harness injects as a user message (CLAUDE.md, AGENTS.md, skills) are not output to cut.
+  if (componentOf(m) !== 'recent') return undefined;
   return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
 }
 
