@@ -27,7 +27,7 @@ import {
 import { agentSummary, summarizeSpan, summaryMessage, summaryText } from './strategies/summarize.js';
 import { truncateOldest } from './strategies/truncate.js';
 import { stubInputs } from './strategies/stub-inputs.js';
-import { dropThinking } from './strategies/drop-thinking.js';
+import { dropThinking, thinkingNeededFrom } from './strategies/drop-thinking.js';
 import { cutLastStep, type CutLastStepContext } from './last-step.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer } from './summarizers/summarizer.js';
@@ -76,9 +76,10 @@ export interface CompactOptions {
   /**
    * When the target cannot be reached with that tail protected, protect less (halving the tail, down to this many
    * steps) rather than miss it. Default 0 when the system messages, the first request and the latest instruction fit
-   * the target beside a note of the archive (the last step's results may then be offloaded and cut short, last of
-   * all; it is never archived), else 1 (giving it up could not reach the target). Set it equal to `keepLastSteps` to
-   * never relax the count.
+   * the target beside a note of the archive (the last step may then give way, last of all and only to reach the
+   * target: its ended turn's thinking dropped, its results offloaded, its longest answer or result cut to first and
+   * last lines; it is never archived), else 1 (giving it up could not reach the target). Set it equal to
+   * `keepLastSteps` to never relax the count.
    */
   minKeepLastSteps?: number;
   /**
@@ -742,15 +743,8 @@ function protect(
   // The latest assistant thinking of a tool-use loop under way stays as it was (providers verify the signed thinking of
   // that loop), with its whole step. A turn that ended with the assistant's answer has no loop under way: its thinking
   // becomes an earlier turn's with the next message, which providers do not need (Anthropic strips it).
-  let lastHuman = -1;
-  view.forEach((v, i) => {
-    if (isHumanUser(v.message)) lastHuman = i;
-  });
-  const last = view[view.length - 1]?.message;
-  const loopUnderWay =
-    last !== undefined &&
-    (last.role === 'tool' || (last.role === 'assistant' && last.parts.some((p) => p.type === 'tool-call')));
-  const stepUnits = loopUnderWay ? units.filter((u) => u.kind === 'step' && u.start > lastHuman) : [];
+  const from = thinkingNeededFrom(view);
+  const stepUnits = units.filter((u) => u.kind === 'step' && u.start > from);
   for (let j = stepUnits.length - 1; j >= 0; j--) {
     const u = stepUnits[j]!;
     if (view[u.start]!.message.parts.some((p) => p.type === 'thinking')) {

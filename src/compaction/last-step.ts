@@ -1,8 +1,10 @@
 import type { Message, Part } from '../model/types.js';
 import type { ViewItem } from '../model/view.js';
 import type { ResultStore } from './result-store.js';
+import { withoutThinking } from './strategies/drop-thinking.js';
 import { compress } from './strategies/head-tail.js';
-import { resultText } from './strategies/strategy.js';
+import { resultText, storedAs } from './strategies/strategy.js';
+import { toolLoopUnderWay } from './turns.js';
 import type { TokenCounter } from '../tokens/counter.js';
 
 /** Tokens a part cut short keeps at the least (its first and last lines): below that, a reference alone says little. */
@@ -39,20 +41,13 @@ export interface CutLastStepContext {
 export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepContext): Promise<ViewItem[]> {
   const out = view.slice();
   const cuttable = (i: number) => out[i]!.entry !== undefined && ctx.entries.has(out[i]!.entry!);
-  // No tool-use loop under way (the view does not end with calls or their results): the next request starts a turn.
-  const last = out[out.length - 1]?.message;
-  const turnEnded =
-    last !== undefined &&
-    last.role !== 'tool' &&
-    !(last.role === 'assistant' && last.parts.some((p) => p.type === 'tool-call'));
-  if (turnEnded) {
+  // No tool-use loop under way: the next request starts a turn, and the thinking of this one goes first.
+  if (!toolLoopUnderWay(out)) {
     let dropped = 0;
     for (let i = 0; i < out.length && ctx.size(out) > ctx.target; i++) {
-      const it = out[i]!;
-      if (!cuttable(i) || it.message.role !== 'assistant') continue;
-      const rest = it.message.parts.filter((p) => p.type !== 'thinking');
-      if (rest.length === it.message.parts.length || rest.length === 0) continue;
-      out[i] = edited(it, { ...it.message, parts: rest });
+      const message = cuttable(i) ? withoutThinking(out[i]!.message) : undefined;
+      if (!message) continue;
+      out[i] = edited(out[i]!, message);
       dropped++;
     }
     if (dropped > 0)
@@ -77,11 +72,10 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
     const part = it.message.parts[p]!;
     const text =
       (it.edit ? originalText(it.message, p, ctx.original?.(it.entry!)) : undefined) ?? textOfPart(it.message, part)!;
-    const stored = await ctx.store.put(text, {
-      ...(part.type === 'tool-result' ? { tool: part.toolName, callId: part.callId } : {}),
-      entry: it.entry!,
-      ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
-    });
+    const stored = await ctx.store.put(
+      text,
+      storedAs(ctx, it.entry, part.type === 'tool-result' ? { tool: part.toolName, callId: part.callId } : undefined),
+    );
     const what = part.type === 'tool-result' ? 'result' : 'message';
     // The marker costs some tokens of its own: aim lower until the part is small enough, or keep the least.
     let message: Message | undefined;

@@ -12,6 +12,19 @@ export interface Unit {
   end: number;
 }
 
+/**
+ * Whether the view ends inside a tool-use loop (with calls or their results): the one time a provider needs an
+ * assistant's signed thinking back. Once a turn has ended with the assistant's answer, the next request starts a new
+ * turn, and no provider reads an earlier turn's thinking.
+ */
+export function toolLoopUnderWay(view: readonly ViewItem[]): boolean {
+  const last = view[view.length - 1]?.message;
+  return (
+    last !== undefined &&
+    (last.role === 'tool' || (last.role === 'assistant' && last.parts.some((p) => p.type === 'tool-call')))
+  );
+}
+
 export function isHumanUser(m: Message): boolean {
   return m.role === 'user' && !m.synthetic && !m.parts.some((p) => p.type === 'compaction');
 }

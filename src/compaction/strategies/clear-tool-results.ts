@@ -4,6 +4,7 @@ import {
   changeable,
   errorEvidence,
   resultText,
+  storedAs,
   StrategySkipped,
   withResults,
   type Strategy,
@@ -48,14 +49,7 @@ export const clearToolResults: Strategy = {
       const stored = await Promise.all(
         item.message.parts
           .filter((p): p is ToolResultPart => p.type === 'tool-result' && clearedCalls.has(p.callId))
-          .map((p) =>
-            ctx.store.put(resultText(p), {
-              tool: p.toolName,
-              callId: p.callId,
-              entry: item.entry,
-              ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
-            }),
-          ),
+          .map((p) => ctx.store.put(resultText(p), storedAs(ctx, item.entry, { tool: p.toolName, callId: p.callId }))),
       );
       const refs = new Map(stored.map((s) => [s.callId ?? '', s.refId]));
       const originals = new Map(

@@ -3,6 +3,7 @@ import {
   changeable,
   outputText,
   resultText,
+  storedAs,
   StrategySkipped,
   withResults,
   type Strategy,
@@ -26,10 +27,7 @@ export const headTail: Strategy = {
       const output = item.edit === undefined ? outputText(item.message) : undefined;
       if (output !== undefined) {
         if (ctx.counter.text(output) <= thresholdTokens) continue;
-        const stored = await ctx.store.put(output, {
-          entry: item.entry,
-          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
-        });
+        const stored = await ctx.store.put(output, storedAs(ctx, item.entry));
         out[i] = {
           entry: item.entry,
           message: {
@@ -48,12 +46,7 @@ export const headTail: Strategy = {
         if (p.type !== 'tool-result') continue;
         const text = resultText(p);
         if (ctx.counter.text(text) <= thresholdTokens) continue;
-        const stored = await ctx.store.put(text, {
-          tool: p.toolName,
-          callId: p.callId,
-          entry: item.entry,
-          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
-        });
+        const stored = await ctx.store.put(text, storedAs(ctx, item.entry, { tool: p.toolName, callId: p.callId }));
         targets.set(p.callId, compress(text, keepTokens, stored.refId, ctx));
       }
       if (targets.size === 0) continue;

@@ -1,5 +1,13 @@
 import type { ViewItem } from '../../model/view.js';
-import { changeable, errorEvidence, resultText, StrategySkipped, withResults, type Strategy } from './strategy.js';
+import {
+  changeable,
+  errorEvidence,
+  resultText,
+  storedAs,
+  StrategySkipped,
+  withResults,
+  type Strategy,
+} from './strategy.js';
 
 /**
  * Moves results larger than a threshold (default 4,096 bytes) to the ResultStore, leaving a reference: the tool, the
@@ -21,12 +29,7 @@ export const offloadResults: Strategy = {
       const refs = new Map<string, { refId: string; bytes: number; lines: number }>();
       for (const p of big) {
         if (p.type !== 'tool-result') continue;
-        const s = await ctx.store.put(resultText(p), {
-          tool: p.toolName,
-          callId: p.callId,
-          entry: item.entry,
-          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
-        });
+        const s = await ctx.store.put(resultText(p), storedAs(ctx, item.entry, { tool: p.toolName, callId: p.callId }));
         refs.set(p.callId, s);
       }
       const message = withResults(item.message, (p) => {

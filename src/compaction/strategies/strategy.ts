@@ -1,6 +1,6 @@
 import * as D from '../../defaults.js';
 import type { Message, ToolResultPart } from '../../model/types.js';
-import type { ResultStore } from '../result-store.js';
+import type { ResultStore, StoredResultMeta } from '../result-store.js';
 import type { TokenCounter } from '../../tokens/counter.js';
 import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';
@@ -110,6 +110,19 @@ export function outputText(m: Message): string | undefined {
   // Standing instructions a harness injects as a user message (CLAUDE.md, AGENTS.md, skills) are not output to cut.
   if (componentOf(m) !== 'recent') return undefined;
   return m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+}
+
+/** What a text stored from the view is filed under: its entry, the session, and the tool call it came from. */
+export function storedAs(
+  ctx: Pick<StrategyContext, 'sessionId'>,
+  entry: number | undefined,
+  call?: { tool: string | undefined; callId: string },
+): StoredResultMeta {
+  return {
+    ...(call ? { tool: call.tool, callId: call.callId } : {}),
+    entry,
+    ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
+  };
 }
 
 /** Whether an item may be changed: it holds no protected entry and was not already reduced. */

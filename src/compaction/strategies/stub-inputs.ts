@@ -1,7 +1,7 @@
 import { argumentsText } from '../../model/parts.js';
 import type { ToolCallPart } from '../../model/types.js';
 import type { ViewItem } from '../../model/view.js';
-import { changeable, StrategySkipped, type Strategy } from './strategy.js';
+import { changeable, storedAs, StrategySkipped, type Strategy } from './strategy.js';
 
 const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'notebook_path', 'target_file'];
 
@@ -38,12 +38,7 @@ export const stubInputs: Strategy = {
           continue;
         }
         const text = argumentsText(p.arguments);
-        const stored = await ctx.store.put(text, {
-          tool: p.name,
-          callId: p.id,
-          entry: item.entry,
-          ...(ctx.sessionId ? { sessionId: ctx.sessionId } : {}),
-        });
+        const stored = await ctx.store.put(text, storedAs(ctx, item.entry, { tool: p.name, callId: p.id }));
         parts.push({ ...p, arguments: stub(p, text, stored.refId) } satisfies ToolCallPart);
         stubbed++;
       }
