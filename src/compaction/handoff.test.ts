@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import type { Session, ToolCallPart } from '../model/types.js';
-import { activeView, isSummaryItem } from '../model/view.js';
+import { activeView, isSummaryItem, type ViewItem } from '../model/view.js';
 import { MemoryResultStore } from './memory-result-store.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { compact } from './compact.js';
+import { dropThinking } from './strategies/drop-thinking.js';
+import type { StrategyContext } from './strategies/strategy.js';
 import { agentSummary, summaryText } from './strategies/summarize.js';
 import { ExtractiveSummarizer } from './summarizers/extractive.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
@@ -25,6 +27,21 @@ function makeSteps(t: PiTranscript, n: number, lines: number): void {
       text: `Step ${i}.`,
       calls: [{ name: 'bash', args: { command: `make part${i}` }, result: body(lines, `p${i}`) }],
     });
+}
+
+/** The task, six small steps, optionally a lint run of 120 lines, the whole suite's 900 lines, and the answer. */
+function suiteSession(o: { lint: boolean }): Session {
+  const t = new PiTranscript();
+  t.user(TASK);
+  makeSteps(t, 6, 20);
+  if (o.lint)
+    t.step({
+      text: 'Linting.',
+      calls: [{ name: 'bash', args: { command: 'npm run lint' }, result: body(120, 'lint') }],
+    });
+  t.step({ text: 'Testing.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }] });
+  t.step({ text: 'Done.' });
+  return build(t);
 }
 
 async function sizeOf(session: Session): Promise<number> {
@@ -126,16 +143,7 @@ describe('the tail is the end of the conversation', () => {
   });
 
   it('the newest shortened result gets the room before an older one is given back whole', async () => {
-    const t = new PiTranscript();
-    t.user(TASK);
-    makeSteps(t, 6, 20);
-    t.step({
-      text: 'Linting.',
-      calls: [{ name: 'bash', args: { command: 'npm run lint' }, result: body(120, 'lint') }],
-    });
-    t.step({ text: 'Testing.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }] });
-    t.step({ text: 'Done.' });
-    const session = build(t);
+    const session = suiteSession({ lint: true });
     const r = await compact(session, {
       target: Math.floor((await sizeOf(session)) * 0.3),
       prefixTokens: 0,
@@ -254,15 +262,7 @@ describe('the tail is the end of the conversation', () => {
   });
 
   it('the newest result shortened for its size gets back its first and last lines as far as the budget allows', async () => {
-    const t = new PiTranscript();
-    t.user(TASK);
-    makeSteps(t, 6, 20);
-    t.step({
-      text: 'Running the whole suite.',
-      calls: [{ name: 'bash', args: { command: 'npm test' }, result: body(900, 'suite') }],
-    });
-    t.step({ text: 'Done.' });
-    const session = build(t);
+    const session = suiteSession({ lint: false });
     const size = await sizeOf(session);
     const r = await compact(session, {
       target: Math.floor(size * 0.3),
@@ -599,6 +599,38 @@ describe('cheap steps keep the evidence', () => {
       .filter((p) => p.type === 'thinking');
     expect(thinking).toHaveLength(1);
     expect(thinking[0]!.type === 'thinking' && thinking[0]!.text).toBe('current reasoning');
+  });
+});
+
+describe('thinking a provider still needs', () => {
+  const ctx = { protectedEntries: new Set<number>() } as unknown as StrategyContext;
+  const thinkingLeft = (view: ViewItem[]) =>
+    view.flatMap((v) => v.message.parts).filter((p) => p.type === 'thinking').length;
+
+  it('none once the turn has ended with the answer: the next request starts a new turn', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    t.step({
+      thinking: 'reading first',
+      text: 'Reading.',
+      calls: [{ name: 'read', args: { path: 'a.ts' }, result: 'x' }],
+    });
+    t.step({ thinking: 'all done', text: 'Done: a.ts is fixed.' });
+    const view = activeView(build(t));
+    expect(thinkingLeft(view)).toBe(2);
+    expect(thinkingLeft(await dropThinking.apply(view, ctx))).toBe(0);
+  });
+
+  it("the current turn's while its tool-use loop is under way", async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    t.step({
+      thinking: 'reading first',
+      text: 'Reading.',
+      calls: [{ name: 'read', args: { path: 'a.ts' }, result: 'x' }],
+    });
+    const view = activeView(build(t));
+    await expect(dropThinking.apply(view, ctx)).rejects.toThrow(/no thinking a provider still needs/);
   });
 });
 
