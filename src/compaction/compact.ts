@@ -287,7 +287,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     protection = protect(view0, {
       steps: k,
       tailCounted: tail,
-      windowCounted: target * (1 - opts.summarize.maxTargetShare),
+      windowCounted: headCounted + (target - headCounted) * (1 - opts.summarize.maxRoomShare),
       counter,
     });
     view = view0;
@@ -302,6 +302,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       options: opts,
       originals,
       report: (note) => notes.push(note),
+      room: target - headCounted,
       ...(task ? { task: textOf(task) } : {}),
       ...(session.info.id ? { sessionId: session.info.id } : {}),
     };

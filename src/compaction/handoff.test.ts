@@ -102,6 +102,34 @@ describe('selection: oldest first, recent verbatim', () => {
     expect(r.keptRecentTokens).toBeGreaterThan(0);
   });
 
+  it('under heavy compaction the summary keeps to its share of the room and the recent work keeps the rest', async () => {
+    // Many long messages from a person: a summary carrying them all would take the room the recent work needs.
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let turn = 0; turn < 12; turn++) {
+      t.user(`Request ${turn}: ${body(12, `req${turn} please also consider`).replace(/\n/g, ' ')}`);
+      makeSteps(t, 4, 12);
+    }
+    const session = build(t);
+    const view0 = activeView(session);
+    const counter = new TokenCounter();
+    const target = Math.floor((await sizeOf(session)) * 0.12);
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    const summary = view.find(isSummaryItem)!;
+    // The room is the target less what must stay whatever happens (here the first request and the latest instruction).
+    const head = r.protectedParts
+      .filter((p) => /^(first user message|latest instruction)/.test(p.what))
+      .reduce((n, p) => n + p.tokens, 0);
+    expect(counter.message(summary.message)).toBeLessThanOrEqual(Math.ceil((target - head) * 0.3));
+    // What follows the summary is the end of the conversation as it was, and it holds more than half the room.
+    const after = view.slice(view.indexOf(summary) + 1);
+    for (let i = 0; i < after.length; i++)
+      expect(after[i]!.message).toBe(view0[view0.length - after.length + i]!.message);
+    expect(after.reduce((n, v) => n + counter.message(v.message), 0)).toBeGreaterThan((target - head) * 0.5);
+  });
+
   it('clears old results before touching recent ones, and gives recent ones back after archiving', async () => {
     const session = longSession();
     const view0 = activeView(session);
@@ -183,10 +211,11 @@ describe('the tail is the end of the conversation', () => {
     const r = await compact(session, { target: Math.floor((await sizeOf(session)) * 0.16), prefixTokens: 0, now: NOW });
     expect(r.reachedTarget).toBe(true);
     const view = activeView(session);
-    // The step's call stays verbatim, its results are references to read back; the summary ends before it.
+    // The step's call stays verbatim, its results are references to read back (the newer one with what the room left
+    // of its text); the summary ends before it.
     expect(view.find((v) => v.entry === reading.entry)?.message).toBe(reading.message);
     const results = view.filter((v) => v.message.role === 'tool');
-    expect(results.map((v) => v.edit)).toEqual(['offloaded', 'offloaded']);
+    expect(results.map((v) => v.edit)).toEqual(['offloaded', 'compressed']);
     for (const v of results) expect(JSON.stringify(v.message)).toMatch(/read_result \{\\"ref_id\\"/);
     expect(view.find(isSummaryItem)!.covers.toEntry).toBeLessThan(reading.entry!);
   });

@@ -414,7 +414,7 @@ export interface CompactionSpec {
   clearing: { keep: number; clearAtLeast: number; excludeTools: string[]; clearToolInputs: boolean } | undefined;
   offload: { thresholdBytes: number; previewChars: number } | undefined;
   headTail: { thresholdTokens: number; keepTokens: number } | undefined;
-  summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxTargetShare: number } | undefined;
+  summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxRoomShare: number } | undefined;
   stubInputs: { thresholdBytes: number } | undefined;
   keepRecentTokens: number | undefined;
   restoreRecent: boolean | undefined;
@@ -460,7 +460,7 @@ export const compactionSpec: fc.Arbitrary<CompactionSpec> = fc.record({
       maxSummaryTokens: fc.integer({ min: 50, max: 8000 }),
       minSummaryTokens: fc.integer({ min: 0, max: 800 }),
       ratio: fc.double({ min: 0, max: 1, noNaN: true }),
-      maxTargetShare: fc.double({ min: 0, max: 1, noNaN: true }),
+      maxRoomShare: fc.double({ min: 0, max: 1, noNaN: true }),
     }),
     { nil: undefined },
   ),

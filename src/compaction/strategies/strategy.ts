@@ -53,9 +53,11 @@ export interface StrategyOptions {
   stubInputs: { thresholdBytes: number };
   /**
    * The summary is sized to what it replaces: `ratio` of the archived tokens, at least `minSummaryTokens`, at most
-   * `maxSummaryTokens` and `maxTargetShare` of the context's target (so that the recent tail keeps its room).
+   * `maxSummaryTokens`; with the people's words it carries, at most `maxRoomShare` of the room — the target less what
+   * stays whatever happens (system messages, the first request, the latest instruction, another agent's summary) — so
+   * that the recent work keeps the rest.
    */
-  summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxTargetShare: number };
+  summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxRoomShare: number };
 }
 
 export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = D.DEFAULT_STRATEGY_OPTIONS;
@@ -80,6 +82,11 @@ export interface StrategyContext {
   report?: (note: string) => void;
   options: StrategyOptions;
   sessionId?: string;
+  /**
+   * The counted tokens the target leaves beside what stays whatever happens (system messages, the first request, the
+   * latest instruction, another agent's summary): what the summary and the recent work share. The target when unset.
+   */
+  room?: number;
 }
 
 /** One way of making the view smaller. Returns a new view; never changes messages in place. */

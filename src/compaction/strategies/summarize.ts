@@ -8,6 +8,9 @@ import { changeable, StrategySkipped, type Strategy, type StrategyContext } from
 /** What a summary carries of each person's message, at most (the extractive summary quotes ~4,000 characters). */
 const USER_MESSAGE_TOKENS = 1000;
 
+/** The least a summary is planned at: room for a few lines of what was archived. */
+const SUMMARY_FLOOR = 100;
+
 /** A unit may be archived when every message in it may change (abridge's earlier summary may; another agent's may not). */
 export function archivable(view: readonly ViewItem[], u: Unit, ctx: StrategyContext): boolean {
   if (u.kind === 'system') return false;
@@ -48,7 +51,7 @@ export const summarizeSpan: Strategy = {
       u.kind === 'summary' ? tokens[k]! : u.kind === 'user' ? Math.min(tokens[k]!, USER_MESSAGE_TOKENS) : 0,
     );
     // The least a summary can be: a note of what was archived (the extractive summary's last resort).
-    const floor = Math.min(ctx.options.summarize.minSummaryTokens, 100);
+    const floor = Math.min(ctx.options.summarize.minSummaryTokens, SUMMARY_FLOOR);
     // Oldest first, wherever the archivable units are (a protected unit in between stays where it is). abridge's own
     // earlier summary goes first whatever its place: the new summary replaces it, so it must be folded in.
     const own = units.findIndex((u) => u.kind === 'summary' && ownSummary(view[u.start]!));
@@ -224,6 +227,8 @@ export function summaryInput(span: readonly ViewItem[], ctx: StrategyContext, ma
     ...(ctx.task ? { task: ctx.task } : {}),
     maxTokens,
     counter: ctx.counter,
+    // Within its budget even if that costs detail: a summary over it would archive recent work to make room for itself.
+    strict: true,
   };
 }
 
@@ -234,18 +239,19 @@ function sumTokens(view: readonly ViewItem[], u: Unit, ctx: StrategyContext): nu
 }
 
 /**
- * A summary is sized to what it replaces — `ratio` of the archived tokens, within [minSummaryTokens, the cap] — plus
- * the earlier summaries it carries forward whole. The cap is `maxSummaryTokens` and a share of the target, so that
- * the summary never crowds out the recent work it sits beside.
+ * A summary is sized to what it replaces — `ratio` of the archived tokens, within [minSummaryTokens,
+ * maxSummaryTokens] — plus the earlier summaries and people's words it carries forward. All of it stays within a share
+ * of the room beside what must stay: under heavy compaction an inventory of old work must not crowd out the recent work
+ * verbatim (the extractive summary then quotes the opening of each person's message rather than all of it).
  */
 export function summaryBudget(
   archived: number,
   carried: number,
-  ctx: Pick<StrategyContext, 'options' | 'target'>,
+  ctx: Pick<StrategyContext, 'options' | 'target' | 'room'>,
 ): number {
   const o = ctx.options.summarize;
-  const cap = Math.max(o.minSummaryTokens, Math.min(o.maxSummaryTokens, Math.floor(ctx.target * o.maxTargetShare)));
-  return carried + Math.min(cap, Math.max(o.minSummaryTokens, Math.ceil(archived * o.ratio)));
+  const own = Math.min(o.maxSummaryTokens, Math.max(o.minSummaryTokens, Math.ceil(archived * o.ratio)));
+  return Math.min(carried + own, Math.max(SUMMARY_FLOOR, Math.floor((ctx.room ?? ctx.target) * o.maxRoomShare)));
 }
 
 /** A summary another agent wrote (pi's compaction, Claude Code's compact summary, Codex's compacted history). */
