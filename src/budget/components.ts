@@ -15,13 +15,26 @@ export function componentOf(message: Message): ComponentId {
     return 'recent';
   }
   if (message.role === 'user' && message.synthetic) {
+    if (isProjectMemory(message)) return 'memory';
     const text = message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
-    // Harnesses inject project memory as a user message: Claude Code's CLAUDE.md reminder, Codex's AGENTS.md block.
-    if (/(CLAUDE|AGENTS)\.md|<user_instructions>|# claudeMd|memory file/i.test(text.slice(0, 2000))) return 'memory';
     if (/<skill|skill(s)? (are )?available|SKILL\.md/i.test(text.slice(0, 2000))) return 'skills';
   }
   return 'recent';
 }
+
+/**
+ * Project memory a harness recorded as a user message, by the block it opens with: Codex's `# AGENTS.md instructions
+ * for …` (earlier `<user_instructions>`), Claude Code's claudeMd reminder, an extension's `# CLAUDE.md`. A message that
+ * merely mentions such a file (a listing that shows AGENTS.md) is not memory.
+ */
+export function isProjectMemory(message: Message): boolean {
+  if (message.role !== 'user' || !message.synthetic) return false;
+  const first = message.parts.find((p) => p.type === 'text');
+  return first?.type === 'text' && MEMORY_BLOCK.test(first.text.slice(0, 400));
+}
+
+const MEMORY_BLOCK =
+  /^\s*(?:#\s*(?:AGENTS|CLAUDE)\.md\b|<user_instructions>|<system-reminder>[\s\S]{0,300}#\s*claudeMd\b)/i;
 
 export interface ContextMeasure {
   /** Counted tokens (the counter's units) per component. */

@@ -1,3 +1,4 @@
+import { isProjectMemory } from '../budget/components.js';
 import { DEFAULT_KEEP_RECENT_TOKENS } from '../defaults.js';
 import { conversationEntries } from '../model/branch.js';
 import type { CompactionMarker, Entry, Message, Session, ToolResultPart } from '../model/types.js';
@@ -663,6 +664,11 @@ function protect(
     if (it.message.role !== 'system') break;
     add(it, 'system message');
   }
+  // Project memory a harness recorded as a message (Codex's AGENTS.md block) is a standing instruction like the system
+  // prompt: the newest copy of each file stays (an agent that injects it again after compacting has older copies).
+  const memory = new Map<string, ViewItem>();
+  for (const it of view) if (isProjectMemory(it.message)) memory.set(firstLine(it.message), it);
+  for (const it of memory.values()) add(it, 'project memory');
   // Another agent's summary stays whole: nothing else records what it replaced.
   for (const it of view) {
     if (!agentSummary(it.message)) continue;
@@ -756,6 +762,12 @@ function protect(
     }
   }
   return { entries, window, steps, tailCounted: tail, parts };
+}
+
+/** The opening line of a message's text: what names a memory file (`# AGENTS.md instructions for /repo`). */
+function firstLine(m: Message): string {
+  const first = m.parts.find((p) => p.type === 'text');
+  return first?.type === 'text' ? (first.text.trimStart().split('\n', 1)[0] ?? '') : '';
 }
 
 function mergeOptions(o: CompactOptions['options']): StrategyOptions {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_STRATEGY_OPTIONS } from '../defaults.js';
 import { parseSession } from '../formats/read.js';
 import type { Session, ToolCallPart } from '../model/types.js';
 import { activeView, isSummaryItem, type ViewItem } from '../model/view.js';
@@ -122,12 +123,15 @@ describe('selection: oldest first, recent verbatim', () => {
     const head = r.protectedParts
       .filter((p) => /^(first user message|latest instruction)/.test(p.what))
       .reduce((n, p) => n + p.tokens, 0);
-    expect(counter.message(summary.message)).toBeLessThanOrEqual(Math.ceil((target - head) * 0.3));
-    // What follows the summary is the end of the conversation as it was, and it holds more than half the room.
-    const after = view.slice(view.indexOf(summary) + 1);
-    for (let i = 0; i < after.length; i++)
-      expect(after[i]!.message).toBe(view0[view0.length - after.length + i]!.message);
-    expect(after.reduce((n, v) => n + counter.message(v.message), 0)).toBeGreaterThan((target - head) * 0.5);
+    const share = DEFAULT_STRATEGY_OPTIONS.summarize.maxRoomShare;
+    expect(share).toBeLessThan(0.5);
+    expect(counter.message(summary.message)).toBeLessThanOrEqual(Math.ceil((target - head) * share));
+    // The end of the conversation as it was holds a good part of the rest (the newest archived step may stand beside the
+    // summary with its results cut short).
+    let verbatim = 0;
+    for (let i = view.length - 1, j = view0.length - 1; view[i]!.message === view0[j]!.message; i--, j--)
+      verbatim += counter.message(view[i]!.message);
+    expect(verbatim).toBeGreaterThan((target - head) * 0.4);
   });
 
   it('clears old results before touching recent ones, and gives recent ones back after archiving', async () => {
@@ -456,6 +460,34 @@ describe("a person's command output", () => {
     expect(out).toContain('./found line 2999');
     const ref = /"ref_id": "(r_[0-9a-f]+)"/.exec(out)![1]!;
     expect((await store.read(ref, { limit: 2000, offset: 1500 })).text).toContain('./found line 1500');
+  });
+});
+
+describe('project memory a harness recorded as a message', () => {
+  it('stays verbatim like the system prompt, named among what must stay; a listing that mentions AGENTS.md does not', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    const memory = `# AGENTS.md instructions for /repo\n<INSTRUCTIONS>\n${body(200, 'rule')}\n</INSTRUCTIONS>`;
+    t.synthetic(memory);
+    t.bash('ls', 'AGENTS.md\npackage.json\nsrc');
+    makeSteps(t, 30, 20);
+    const session = build(t);
+    const view0 = activeView(session);
+    const r = await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.4),
+      prefixTokens: 0,
+      now: NOW,
+    });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    const kept = view.find((v) => v.message.parts.some((p) => p.type === 'text' && p.text === memory));
+    expect(kept?.edit).toBeUndefined();
+    expect(kept?.message).toBe(view0[1]!.message);
+    expect(r.protectedParts.map((p) => p.what)).toContain(`project memory (entry ${view0[1]!.entry})`);
+    // The listing is old work like any other: archived.
+    expect(view.some((v) => v.message.parts.some((p) => p.type === 'text' && p.text.startsWith('Ran `ls`')))).toBe(
+      false,
+    );
   });
 });
 
