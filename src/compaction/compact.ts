@@ -643,8 +643,8 @@ export async function forceCompact(
 }
 
 /**
- * Entries the model must see verbatim: leading system messages, the first message a person wrote and the primary
- * request, the latest instruction, the recent tail (whole units from the end within `tailCounted` tokens, never fewer
+ * Entries the model must see verbatim: leading system messages, project memory, another agent's summary, the first
+ * message a person wrote and the primary request, the latest instruction, the recent tail (whole units from the end within `tailCounted` tokens, never fewer
  * than `steps` agent steps), and the step of the latest thinking.
  */
 function protect(

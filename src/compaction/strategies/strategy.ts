@@ -54,8 +54,8 @@ export interface StrategyOptions {
   /**
    * The summary is sized to what it replaces: `ratio` of the archived tokens, at least `minSummaryTokens`, at most
    * `maxSummaryTokens`; with the people's words it carries, at most `maxRoomShare` of the room — the target less what
-   * stays whatever happens (system messages, the first request, the latest instruction, another agent's summary) — so
-   * that the recent work keeps the rest.
+   * stays whatever happens (system messages, project memory, the first request, the latest instruction, another agent's
+   * summary) — so that the recent work keeps the rest.
    */
   summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxRoomShare: number };
 }
@@ -83,8 +83,9 @@ export interface StrategyContext {
   options: StrategyOptions;
   sessionId?: string;
   /**
-   * The counted tokens the target leaves beside what stays whatever happens (system messages, the first request, the
-   * latest instruction, another agent's summary): what the summary and the recent work share. The target when unset.
+   * The counted tokens the target leaves beside what stays whatever happens (system messages, project memory, the first
+   * request, the latest instruction, another agent's summary): what the summary and the recent work share. The target
+   * when unset.
    */
   room?: number;
 }
