@@ -28,9 +28,15 @@ export function componentOf(message: Message): ComponentId {
  * merely mentions such a file (a listing that shows AGENTS.md) is not memory.
  */
 export function isProjectMemory(message: Message): boolean {
-  if (message.role !== 'user' || !message.synthetic) return false;
+  return memoryFile(message) !== undefined;
+}
+
+/** The opening line of project memory (`# AGENTS.md instructions for /repo`), which names its file; else undefined. */
+export function memoryFile(message: Message): string | undefined {
+  if (message.role !== 'user' || !message.synthetic) return undefined;
   const first = message.parts.find((p) => p.type === 'text');
-  return first?.type === 'text' && MEMORY_BLOCK.test(first.text.slice(0, 400));
+  if (first?.type !== 'text' || !MEMORY_BLOCK.test(first.text.slice(0, 400))) return undefined;
+  return first.text.trimStart().split('\n', 1)[0] ?? '';
 }
 
 const MEMORY_BLOCK =

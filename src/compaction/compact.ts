@@ -1,4 +1,4 @@
-import { isProjectMemory } from '../budget/components.js';
+import { memoryFile } from '../budget/components.js';
 import { DEFAULT_KEEP_RECENT_TOKENS } from '../defaults.js';
 import { conversationEntries } from '../model/branch.js';
 import type { CompactionMarker, Entry, Message, Session, ToolResultPart } from '../model/types.js';
@@ -644,8 +644,8 @@ export async function forceCompact(
 
 /**
  * Entries the model must see verbatim: leading system messages, project memory, another agent's summary, the first
- * message a person wrote and the primary request, the latest instruction, the recent tail (whole units from the end within `tailCounted` tokens, never fewer
- * than `steps` agent steps), and the step of the latest thinking.
+ * message a person wrote and the primary request, the latest instruction, the recent tail (whole units from the end
+ * within `tailCounted` tokens, never fewer than `steps` agent steps), and the step of the latest thinking.
  */
 function protect(
   view: readonly ViewItem[],
@@ -667,7 +667,10 @@ function protect(
   // Project memory a harness recorded as a message (Codex's AGENTS.md block) is a standing instruction like the system
   // prompt: the newest copy of each file stays (an agent that injects it again after compacting has older copies).
   const memory = new Map<string, ViewItem>();
-  for (const it of view) if (isProjectMemory(it.message)) memory.set(firstLine(it.message), it);
+  for (const it of view) {
+    const file = memoryFile(it.message);
+    if (file !== undefined) memory.set(file, it);
+  }
   for (const it of memory.values()) add(it, 'project memory');
   // Another agent's summary stays whole: nothing else records what it replaced.
   for (const it of view) {
@@ -762,12 +765,6 @@ function protect(
     }
   }
   return { entries, window, steps, tailCounted: tail, parts };
-}
-
-/** The opening line of a message's text: what names a memory file (`# AGENTS.md instructions for /repo`). */
-function firstLine(m: Message): string {
-  const first = m.parts.find((p) => p.type === 'text');
-  return first?.type === 'text' ? (first.text.trimStart().split('\n', 1)[0] ?? '') : '';
 }
 
 function mergeOptions(o: CompactOptions['options']): StrategyOptions {

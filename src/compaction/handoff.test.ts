@@ -667,8 +667,8 @@ describe('thinking a provider still needs', () => {
   const ctx = { protectedEntries: new Set<number>() } as unknown as StrategyContext;
   const thinkingLeft = (view: ViewItem[]) =>
     view.flatMap((v) => v.message.parts).filter((p) => p.type === 'thinking').length;
-
-  it('none once the turn has ended with the answer: the next request starts a new turn', async () => {
+  /** The task and a step that thought, then read a file. */
+  const reading = () => {
     const t = new PiTranscript();
     t.user(TASK);
     t.step({
@@ -676,6 +676,11 @@ describe('thinking a provider still needs', () => {
       text: 'Reading.',
       calls: [{ name: 'read', args: { path: 'a.ts' }, result: 'x' }],
     });
+    return t;
+  };
+
+  it('none once the turn has ended with the answer: the next request starts a new turn', async () => {
+    const t = reading();
     t.step({ thinking: 'all done', text: 'Done: a.ts is fixed.' });
     const view = activeView(build(t));
     expect(thinkingLeft(view)).toBe(2);
@@ -683,14 +688,7 @@ describe('thinking a provider still needs', () => {
   });
 
   it("the current turn's while its tool-use loop is under way", async () => {
-    const t = new PiTranscript();
-    t.user(TASK);
-    t.step({
-      thinking: 'reading first',
-      text: 'Reading.',
-      calls: [{ name: 'read', args: { path: 'a.ts' }, result: 'x' }],
-    });
-    const view = activeView(build(t));
+    const view = activeView(build(reading()));
     await expect(dropThinking.apply(view, ctx)).rejects.toThrow(/no thinking a provider still needs/);
   });
 });
