@@ -87,7 +87,14 @@ export const DEFAULT_STRATEGY_OPTIONS = {
   offload: { thresholdBytes: 4096, previewChars: 200 },
   headTail: { thresholdTokens: 2000, keepTokens: 800 },
   stubInputs: { thresholdBytes: 4096 },
-  summarize: { maxSummaryTokens: 12000, minSummaryTokens: 400, ratio: 0.3, maxRoomShare: 0.4 },
+  summarize: {
+    maxSummaryTokens: 12000,
+    minSummaryTokens: 400,
+    ratio: 0.3,
+    maxRoomShare: 0.4,
+    minRoomShare: 0.15,
+    recentShare: 0.1,
+  },
 };
 
 /** pi's default `keepRecentTokens`: the recent tail kept verbatim, in provider tokens, when the target allows it. */

@@ -937,16 +937,16 @@ describe('the chain', () => {
 describe('native records', () => {
   it('pi: a session with an abridge compaction is written and read back to the same view', async () => {
     const session = workSession();
-    // A small recent window, so that clearing has work to do beside the summary (a summary planned at half the room
-    // archives only part of the cleared steps); a summarizer that is not local (as an LLM's), so that the span stays as
-    // planned and the cleared results beside it stay edits.
+    // A small recent window, so that clearing has work to do beside the summary (a summary planned at half the room,
+    // not giving way to the newest tenth of the conversation, archives only part of the cleared steps); a summarizer
+    // that is not local (as an LLM's), so that the span stays as planned and the cleared results beside it stay edits.
     const extractive = new ExtractiveSummarizer();
     const r = await compact(session, {
       ...base,
       target: Math.floor((await sizeOf(session)) * 0.22),
       restoreRecent: false,
       summarizer: { name: 'remote', summarize: (req) => extractive.summarize(req) },
-      options: { summarize: { maxRoomShare: 0.5 } },
+      options: { summarize: { maxRoomShare: 0.5, recentShare: 0 } },
     });
     expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
     expect(r.marker!.edits?.length ?? 0).toBeGreaterThan(0);

@@ -25,7 +25,7 @@ import {
   type StrategyName,
   type StrategyOptions,
 } from './strategies/strategy.js';
-import { agentSummary, summarizeSpan, summaryMessage, summaryText } from './strategies/summarize.js';
+import { agentSummary, summarizeSpan, summaryMessage, summaryRoom, summaryText } from './strategies/summarize.js';
 import { truncateOldest } from './strategies/truncate.js';
 import { stubInputs } from './strategies/stub-inputs.js';
 import { dropThinking, thinkingNeededFrom } from './strategies/drop-thinking.js';
@@ -258,10 +258,13 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const reached = (v: readonly ViewItem[]) => tokensOf(size(v)) <= options.target;
   // The tail's default share is of the room the other protected messages (system messages, the first request, the
   // latest instruction) leave: they come off the target whatever happens, and the summary needs room beside the tail.
-  const recent =
-    options.keepRecentTokens ??
-    Math.min(DEFAULT_KEEP_RECENT_TOKENS, Math.max(0, (options.target - fixed - ratio * headCounted) / 4));
+  // The room (counted) the target leaves beside what stays whatever happens, and the conversation besides that.
+  const roomCounted = Math.max(0, target - headCounted);
+  const conversationCounted = Math.max(0, counted0 - headCounted);
+  const recent = options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, (ratio * roomCounted) / 4);
   let tail = Math.max(0, recent / ratio);
+  const summaryShare = (tailCounted: number) =>
+    summaryRoom({ room: roomCounted, conversation: conversationCounted, tail: tailCounted }, opts.summarize);
   let view = view0;
   let protection = protect(view0, { steps: keep, tailCounted: tail, counter });
   let best:
@@ -288,7 +291,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     protection = protect(view0, {
       steps: k,
       tailCounted: tail,
-      windowCounted: headCounted + (target - headCounted) * (1 - opts.summarize.maxRoomShare),
+      windowCounted: headCounted + roomCounted - summaryShare(tail),
       counter,
     });
     view = view0;
@@ -303,7 +306,8 @@ export async function compact(session: Session, options: CompactOptions): Promis
       options: opts,
       originals,
       report: (note) => notes.push(note),
-      room: target - headCounted,
+      room: roomCounted,
+      summaryRoom: summaryShare(protection.tailCounted),
       ...(task ? { task: textOf(task) } : {}),
       ...(session.info.id ? { sessionId: session.info.id } : {}),
     };

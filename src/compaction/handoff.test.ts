@@ -134,6 +134,69 @@ describe('selection: oldest first, recent verbatim', () => {
     expect(verbatim).toBeGreaterThan((target - head) * 0.4);
   });
 
+  it('when the room holds little more than the newest tenth of the conversation, the summary gives way to it', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let turn = 0; turn < 12; turn++) {
+      t.user(`Request ${turn}: ${body(12, `req${turn} please also consider`).replace(/\n/g, ' ')}`);
+      makeSteps(t, 4, 12);
+    }
+    const session = build(t);
+    const view0 = activeView(session);
+    const counter = new TokenCounter();
+    const target = Math.floor((await sizeOf(session)) * 0.1);
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    const head = r.protectedParts
+      .filter((p) => /^(first user message|latest instruction)/.test(p.what))
+      .reduce((n, p) => n + p.tokens, 0);
+    const room = target - head;
+    const { minRoomShare, maxRoomShare } = DEFAULT_STRATEGY_OPTIONS.summarize;
+    // Planned at its least share of the room, not at the most it may take when the room is larger.
+    const summary = counter.message(view.find(isSummaryItem)!.message);
+    expect(summary).toBeLessThanOrEqual(Math.ceil(room * minRoomShare));
+    expect(summary).toBeLessThan(room * maxRoomShare * 0.5);
+    let verbatim = 0;
+    for (let i = view.length - 1, j = view0.length - 1; view[i]!.message === view0[j]!.message; i--, j--)
+      verbatim += counter.message(view[i]!.message);
+    expect(verbatim).toBeGreaterThan(room * 0.7);
+  });
+
+  it('a turn whose rest costs more than a tenth of the room is cut inside, its newest steps kept', async () => {
+    // Old turns, then a long turn the cut lands in, then two short turns: archiving up to the next request would archive
+    // the rest of the long turn and leave much of the room unused.
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let turn = 0; turn < 15; turn++) {
+      t.user(`Part ${turn} next.`);
+      makeSteps(t, 3, 12);
+    }
+    t.user('Now the jitter, at most 100 ms.');
+    for (let i = 0; i < 20; i++)
+      t.step({
+        text: `Jitter step ${i}.`,
+        calls: [{ name: 'read', args: { path: `src/net/jitter${i}.ts` }, result: body(12, `j${i}`) }],
+      });
+    t.user('Commit it.');
+    makeSteps(t, 6, 12);
+    t.user('Push.');
+    t.step({ text: 'Pushed.' });
+    const session = build(t);
+    const view0 = activeView(session);
+    const target = Math.floor((await sizeOf(session)) * 0.25);
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+    expect(r.reachedTarget).toBe(true);
+    const view = activeView(session);
+    // The summary is followed by the newest steps of the long turn, not by the last request.
+    const next = view[view.findIndex(isSummaryItem) + 1]!;
+    expect(next.message.role).toBe('assistant');
+    expect(JSON.stringify(next.message)).toMatch(/Jitter step \d+/);
+    const kept = view.filter((v) => /Jitter step \d+/.test(JSON.stringify(v.message)));
+    expect(kept.length).toBeGreaterThanOrEqual(5);
+    expect(r.afterTokens).toBeGreaterThan(target * 0.85);
+  });
+
   it('clears old results before touching recent ones, and gives recent ones back after archiving', async () => {
     const session = longSession();
     const view0 = activeView(session);

@@ -55,9 +55,17 @@ export interface StrategyOptions {
    * The summary is sized to what it replaces: `ratio` of the archived tokens, at least `minSummaryTokens`, at most
    * `maxSummaryTokens`; with the people's words it carries, at most `maxRoomShare` of the room — the target less what
    * stays whatever happens (system messages, project memory, the first request, the latest instruction, another agent's
-   * summary) — so that the recent work keeps the rest.
+   * summary) — so that the recent work keeps the rest; and it gives way to the newest `recentShare` of the
+   * conversation, down to `minRoomShare` of the room (see summaryRoom).
    */
-  summarize: { maxSummaryTokens: number; minSummaryTokens: number; ratio: number; maxRoomShare: number };
+  summarize: {
+    maxSummaryTokens: number;
+    minSummaryTokens: number;
+    ratio: number;
+    maxRoomShare: number;
+    minRoomShare: number;
+    recentShare: number;
+  };
 }
 
 export const DEFAULT_STRATEGY_OPTIONS: StrategyOptions = D.DEFAULT_STRATEGY_OPTIONS;
@@ -88,6 +96,8 @@ export interface StrategyContext {
    * when unset.
    */
   room?: number;
+  /** The counted tokens the summary may take, the people's words it carries included (default: room × maxRoomShare). */
+  summaryRoom?: number;
 }
 
 /** One way of making the view smaller. Returns a new view; never changes messages in place. */

@@ -3,7 +3,7 @@ import { isSummary, unitsOf, type Unit } from '../turns.js';
 import { isSummaryItem, type SummaryItem, type ViewItem } from '../../model/view.js';
 import type { SummaryRequest } from '../summarizers/summarizer.js';
 import { offloadResults } from './offload.js';
-import { changeable, StrategySkipped, type Strategy, type StrategyContext } from './strategy.js';
+import { changeable, StrategySkipped, type Strategy, type StrategyContext, type StrategyOptions } from './strategy.js';
 
 /** What a summary carries of each person's message, at most (the extractive summary quotes ~4,000 characters). */
 const USER_MESSAGE_TOKENS = 1000;
@@ -88,12 +88,15 @@ export const summarizeSpan: Strategy = {
     if (!best || best.span - best.budget <= 0)
       throw new StrategySkipped('no old span whose summary would be smaller than it');
     // End at a turn boundary — before the next person's message — when the rest of that turn costs at most a quarter
-    // more and still fits (`fits` says whether a span of n units does).
+    // more and a tenth of the room, and still fits (`fits` says whether a span of n units does): under heavy compaction
+    // a quarter of what is archived can be all the recent work the room holds.
+    const extension = (ctx.room ?? ctx.target) / 10;
     const toTurnEnd = (n: number, fits: (n: number) => boolean) => {
       let m = n;
       while (m < order.length && units[order[m]!]!.kind === 'step' && order[m] === order[m - 1]! + 1) m++;
       if (m > n && m < order.length && units[order[m]!]!.kind === 'user' && order[m] === order[m - 1]! + 1) {
-        if (fits(m) && sized(m).span - sized(n).span <= sized(n).span / 4) return m;
+        const more = sized(m).span - sized(n).span;
+        if (fits(m) && more <= sized(n).span / 4 && more <= extension) return m;
       }
       return n;
     };
@@ -247,11 +250,27 @@ function sumTokens(view: readonly ViewItem[], u: Unit, ctx: StrategyContext): nu
 export function summaryBudget(
   archived: number,
   carried: number,
-  ctx: Pick<StrategyContext, 'options' | 'target' | 'room'>,
+  ctx: Pick<StrategyContext, 'options' | 'target' | 'room' | 'summaryRoom'>,
 ): number {
   const o = ctx.options.summarize;
   const own = Math.min(o.maxSummaryTokens, Math.max(o.minSummaryTokens, Math.ceil(archived * o.ratio)));
-  return Math.min(carried + own, Math.max(SUMMARY_FLOOR, Math.floor((ctx.room ?? ctx.target) * o.maxRoomShare)));
+  const share = ctx.summaryRoom ?? (ctx.room ?? ctx.target) * o.maxRoomShare;
+  return Math.min(carried + own, Math.max(SUMMARY_FLOOR, Math.floor(share)));
+}
+
+/**
+ * The counted tokens a summary may take (the people's words it carries included) of the `room` the target leaves
+ * beside what must stay: at most `maxRoomShare` of it, so that recent work keeps the rest. Under heavy compaction the
+ * summary also gives way to the newest `recentShare` of the `conversation` (and to a larger protected `tail`), down to
+ * `minRoomShare` of the room: when the room holds little more than the recent work, that work verbatim is what an
+ * agent continues from, and an inventory of the old work would push it out.
+ */
+export function summaryRoom(
+  at: { room: number; conversation: number; tail: number },
+  o: Pick<StrategyOptions['summarize'], 'maxRoomShare' | 'minRoomShare' | 'recentShare'>,
+): number {
+  const recent = Math.max(at.tail, at.conversation * o.recentShare);
+  return Math.max(0, at.room * o.minRoomShare, Math.min(at.room * o.maxRoomShare, at.room - recent));
 }
 
 /** A summary another agent wrote (pi's compaction, Claude Code's compact summary, Codex's compacted history). */
