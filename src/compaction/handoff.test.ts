@@ -67,6 +67,34 @@ function longSession(): Session {
   return build(t);
 }
 
+/**
+ * Many long messages from a person (a summary carrying them all would take the room the recent work needs), compacted
+ * to `share` of its size: the summary's tokens, the verbatim end's, and the room beside what must stay whatever
+ * happens (here the first request and the latest instruction).
+ */
+async function requestsCompacted(share: number): Promise<{ summary: number; verbatim: number; room: number }> {
+  const t = new PiTranscript();
+  t.user(TASK);
+  for (let turn = 0; turn < 12; turn++) {
+    t.user(`Request ${turn}: ${body(12, `req${turn} please also consider`).replace(/\n/g, ' ')}`);
+    makeSteps(t, 4, 12);
+  }
+  const session = build(t);
+  const view0 = activeView(session);
+  const counter = new TokenCounter();
+  const target = Math.floor((await sizeOf(session)) * share);
+  const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
+  expect(r.reachedTarget).toBe(true);
+  const view = activeView(session);
+  const head = r.protectedParts
+    .filter((p) => /^(first user message|latest instruction)/.test(p.what))
+    .reduce((n, p) => n + p.tokens, 0);
+  let verbatim = 0;
+  for (let i = view.length - 1, j = view0.length - 1; view[i]!.message === view0[j]!.message; i--, j--)
+    verbatim += counter.message(view[i]!.message);
+  return { summary: counter.message(view.find(isSummaryItem)!.message), verbatim, room: target - head };
+}
+
 class Recording implements Summarizer {
   readonly name = 'recording';
   readonly requests: SummaryRequest[] = [];
@@ -104,62 +132,21 @@ describe('selection: oldest first, recent verbatim', () => {
   });
 
   it('under heavy compaction the summary keeps to its share of the room and the recent work keeps the rest', async () => {
-    // Many long messages from a person: a summary carrying them all would take the room the recent work needs.
-    const t = new PiTranscript();
-    t.user(TASK);
-    for (let turn = 0; turn < 12; turn++) {
-      t.user(`Request ${turn}: ${body(12, `req${turn} please also consider`).replace(/\n/g, ' ')}`);
-      makeSteps(t, 4, 12);
-    }
-    const session = build(t);
-    const view0 = activeView(session);
-    const counter = new TokenCounter();
-    const target = Math.floor((await sizeOf(session)) * 0.12);
-    const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
-    expect(r.reachedTarget).toBe(true);
-    const view = activeView(session);
-    const summary = view.find(isSummaryItem)!;
-    // The room is the target less what must stay whatever happens (here the first request and the latest instruction).
-    const head = r.protectedParts
-      .filter((p) => /^(first user message|latest instruction)/.test(p.what))
-      .reduce((n, p) => n + p.tokens, 0);
+    const { summary, verbatim, room } = await requestsCompacted(0.12);
     const share = DEFAULT_STRATEGY_OPTIONS.summarize.maxRoomShare;
     expect(share).toBeLessThan(0.5);
-    expect(counter.message(summary.message)).toBeLessThanOrEqual(Math.ceil((target - head) * share));
+    expect(summary).toBeLessThanOrEqual(Math.ceil(room * share));
     // The end of the conversation as it was holds a good part of the rest (the newest archived step may stand beside the
     // summary with its results cut short).
-    let verbatim = 0;
-    for (let i = view.length - 1, j = view0.length - 1; view[i]!.message === view0[j]!.message; i--, j--)
-      verbatim += counter.message(view[i]!.message);
-    expect(verbatim).toBeGreaterThan((target - head) * 0.4);
+    expect(verbatim).toBeGreaterThan(room * 0.4);
   });
 
   it('when the room holds little more than the newest tenth of the conversation, the summary gives way to it', async () => {
-    const t = new PiTranscript();
-    t.user(TASK);
-    for (let turn = 0; turn < 12; turn++) {
-      t.user(`Request ${turn}: ${body(12, `req${turn} please also consider`).replace(/\n/g, ' ')}`);
-      makeSteps(t, 4, 12);
-    }
-    const session = build(t);
-    const view0 = activeView(session);
-    const counter = new TokenCounter();
-    const target = Math.floor((await sizeOf(session)) * 0.1);
-    const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
-    expect(r.reachedTarget).toBe(true);
-    const view = activeView(session);
-    const head = r.protectedParts
-      .filter((p) => /^(first user message|latest instruction)/.test(p.what))
-      .reduce((n, p) => n + p.tokens, 0);
-    const room = target - head;
+    const { summary, verbatim, room } = await requestsCompacted(0.1);
     const { minRoomShare, maxRoomShare } = DEFAULT_STRATEGY_OPTIONS.summarize;
     // Planned at its least share of the room, not at the most it may take when the room is larger.
-    const summary = counter.message(view.find(isSummaryItem)!.message);
     expect(summary).toBeLessThanOrEqual(Math.ceil(room * minRoomShare));
     expect(summary).toBeLessThan(room * maxRoomShare * 0.5);
-    let verbatim = 0;
-    for (let i = view.length - 1, j = view0.length - 1; view[i]!.message === view0[j]!.message; i--, j--)
-      verbatim += counter.message(view[i]!.message);
     expect(verbatim).toBeGreaterThan(room * 0.7);
   });
 
