@@ -170,7 +170,6 @@ describe('selection: oldest first, recent verbatim', () => {
     t.user('Push.');
     t.step({ text: 'Pushed.' });
     const session = build(t);
-    const view0 = activeView(session);
     const target = Math.floor((await sizeOf(session)) * 0.25);
     const r = await compact(session, { target, prefixTokens: 0, now: NOW, strategies: ['summarize', 'truncate'] });
     expect(r.reachedTarget).toBe(true);

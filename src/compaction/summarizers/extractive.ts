@@ -235,7 +235,8 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     TITLE,
     `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`,
   ];
-  // People's words first (their opening 200 characters), then the files, the commands, where the work stood.
+  // People's words first (their opening 200 characters), then the files, the commands, where the work stood, and the
+  // error lines, newest first, as far as they fit (what failed is what the next step most needs of the old work).
   const files = [...c.evidence.changes.map((x) => x.split(' — ')[0]!), ...c.evidence.filesRead];
   const extras = [
     ...c.evidence.instructions.map((i) => `- ${clip(oneLine(i), 200)}`),
@@ -244,6 +245,9 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
       ? `Commands: ${c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`).join('; ')}`
       : '',
     c.evidence.state[0] ?? '',
+    ...last(c.evidence.errors, 20)
+      .reverse()
+      .map((e) => `Error line: ${clip(oneLine(e), 100)}`),
   ];
   for (const extra of extras) {
     if (extra && counter.text([...minimal, extra].join('\n')) <= maxTokens) minimal.push(extra);
@@ -284,6 +288,21 @@ function code(s: string): string {
   return s.includes('`') ? `\`\` ${s} \`\`` : `\`${s}\``;
 }
 
+/**
+ * A line of the shortest form (no sections: what `fit` writes when no list fits) back into evidence, so that a summary
+ * folded forward keeps what it carried: people's words, files, commands, error lines and where the work stood.
+ */
+function minimalLine(line: string, ev: Evidence): void {
+  if (!line.trim() || line.startsWith(TITLE) || /^\d+ earlier messages were archived here/.test(line)) return;
+  if (line.startsWith('- ')) ev.instructions.push(line.slice(2));
+  else if (line.startsWith('Files: ')) ev.filesRead.push(...line.slice(7).split(', '));
+  else if (line.startsWith('Commands: '))
+    for (const m of line.slice(10).matchAll(/(`+) ?(.*?) ?\1 → (.*?)(?=; `|$)/g))
+      ev.commands.push({ command: m[2]!, status: m[3]! });
+  else if (line.startsWith('Error line: ')) ev.errors.push(line.slice(12));
+  else ev.state.push(line);
+}
+
 /** Reads a summary this summarizer wrote back into its evidence; undefined for any other text. */
 export function parseSummary(
   text: string,
@@ -295,6 +314,7 @@ export function parseSummary(
   let inForeign = false;
   const byTitle = new Map<string, Key>(Object.entries(SECTIONS).map(([k, v]) => [v, k as Key]));
   let key: Key | undefined;
+  let inSections = false;
   let items: string[] = [];
   const flush = () => {
     if (!key) return;
@@ -309,6 +329,7 @@ export function parseSummary(
   };
   for (const line of text.split('\n')) {
     if (line.startsWith('### ')) {
+      inSections = true;
       flush();
       key = byTitle.get(line.slice(4).trim());
       inForeign = line.slice(4).trim() === 'Earlier summary';
@@ -319,7 +340,10 @@ export function parseSummary(
       else if (line === '>') foreign.push('');
       continue;
     }
-    if (!key) continue;
+    if (!key) {
+      if (!inSections) minimalLine(line, ev);
+      continue;
+    }
     if (line.startsWith('- ')) items.push(line.slice(2));
     else if (line.startsWith('  ') && items.length > 0) items[items.length - 1] += `\n${line.slice(2)}`;
   }

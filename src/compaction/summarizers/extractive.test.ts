@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { parseSession } from '../../formats/read.js';
+import { activeView } from '../../model/view.js';
+import { PiTranscript } from '../../../test/support/random-session.js';
+import { TokenCounter } from '../../tokens/counter.js';
+import { ExtractiveSummarizer, parseSummary } from './extractive.js';
+
+const counter = new TokenCounter();
+const WORDS = ['Use exponential backoff, capped at 30 s.', 'Keep the public API of src/net/index.ts.'];
+
+/** Two requests from a person, a failing test run, a fix, a passing run. */
+function messages() {
+  const t = new PiTranscript();
+  t.user('Port the retry logic in src/net/retry.ts to exponential backoff.');
+  t.user(WORDS[0]!);
+  t.step({
+    text: 'Running the tests.',
+    calls: [
+      {
+        name: 'bash',
+        args: { command: 'npm test' },
+        result: 'FAIL src/net/retry.test.ts\nError: expected 800 to be 400',
+        isError: true,
+      },
+    ],
+  });
+  t.user(WORDS[1]!);
+  t.step({
+    text: 'Fixed the doubling.',
+    calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', oldText: 'a', newText: 'b' }, result: 'ok' }],
+  });
+  t.step({ text: 'Passing now.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'ok' }] });
+  return activeView(parseSession(t.jsonl())).map((v) => v.message);
+}
+
+describe('the shortest form (no room for sections)', () => {
+  const summarizer = new ExtractiveSummarizer();
+
+  it('carries the people’s words, the commands and the error lines as far as they fit', () => {
+    const text = summarizer.summarizeSync({ messages: messages(), maxTokens: 120, counter, strict: true });
+    expect(text).not.toContain('### ');
+    expect(counter.text(text)).toBeLessThanOrEqual(120);
+    for (const w of WORDS) expect(text).toContain(w);
+    expect(text).toContain('`npm test` → ');
+    expect(text).toContain('Error line: Error: expected 800 to be 400');
+  });
+
+  it('is read back whole when folded into the next summary, not dropped with its missing sections', () => {
+    const short = summarizer.summarizeSync({ messages: messages(), maxTokens: 120, counter, strict: true });
+    const parsed = parseSummary(short)!;
+    expect(parsed.evidence.instructions).toEqual(expect.arrayContaining(WORDS));
+    expect(parsed.evidence.commands.map((c) => c.command)).toContain('npm test');
+    expect(parsed.evidence.errors).toContain('Error: expected 800 to be 400');
+    // The next compaction, with room again: what the short summary carried is still there.
+    const next = summarizer.summarizeSync({ messages: [], previousSummary: short, maxTokens: 4000, counter });
+    for (const w of WORDS) expect(next).toContain(w);
+    expect(next).toContain('Error: expected 800 to be 400');
+    expect(next).toContain('`npm test`');
+  });
+});
