@@ -256,15 +256,13 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const lastStep = keep > 0 ? [...protect(view0, { steps: 1, tailCounted: 0, counter }).entries.keys()] : [];
   // Reached as the result will say it (in provider tokens, rounded), not a fraction of a token short of it.
   const reached = (v: readonly ViewItem[]) => tokensOf(size(v)) <= options.target;
-  // The tail's default share is of the room the other protected messages (system messages, the first request, the
-  // latest instruction) leave: they come off the target whatever happens, and the summary needs room beside the tail.
-  // The room (counted) the target leaves beside what stays whatever happens, and the conversation besides that.
+  // The room (counted) the target leaves beside what stays whatever happens (system messages, project memory, the first
+  // request, the latest instruction), and the conversation besides that. The tail's default is a quarter of the room;
+  // the summary's share of it is sized beside the tail (summaryRoom).
   const roomCounted = Math.max(0, target - headCounted);
   const conversationCounted = Math.max(0, counted0 - headCounted);
   const recent = options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, (ratio * roomCounted) / 4);
   let tail = Math.max(0, recent / ratio);
-  const summaryShare = (tailCounted: number) =>
-    summaryRoom({ room: roomCounted, conversation: conversationCounted, tail: tailCounted }, opts.summarize);
   let view = view0;
   let protection = protect(view0, { steps: keep, tailCounted: tail, counter });
   let best:
@@ -288,10 +286,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
   };
   for (let k = keep; ; ) {
     notes = [];
+    const summaryCounted = summaryRoom({ room: roomCounted, conversation: conversationCounted, tail }, opts.summarize);
     protection = protect(view0, {
       steps: k,
       tailCounted: tail,
-      windowCounted: headCounted + roomCounted - summaryShare(tail),
+      windowCounted: headCounted + roomCounted - summaryCounted,
       counter,
     });
     view = view0;
@@ -307,7 +306,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       originals,
       report: (note) => notes.push(note),
       room: roomCounted,
-      summaryRoom: summaryShare(protection.tailCounted),
+      summaryRoom: summaryCounted,
       ...(task ? { task: textOf(task) } : {}),
       ...(session.info.id ? { sessionId: session.info.id } : {}),
     };

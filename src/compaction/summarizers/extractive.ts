@@ -245,7 +245,8 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
       ? `Commands: ${c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`).join('; ')}`
       : '',
     c.evidence.state[0] ?? '',
-    ...last(c.evidence.errors, 20)
+    ...c.evidence.errors
+      .slice(-20)
       .reverse()
       .map((e) => `Error line: ${clip(oneLine(e), 100)}`),
   ];
