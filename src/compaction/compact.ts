@@ -491,6 +491,15 @@ async function giveWay(
   );
   const room = o.target - (total - s - l);
   const keep = Math.min(l, Math.max(room / 2, room - s));
+  // The summary squeezed to a note and the last step's parts to their references can leave room unused: the last step
+  // is then cut again from its whole self into all the room the summary as it now stands leaves.
+  const regrow = async (cut: ViewItem[]) => {
+    const whole = cut.map((it, i) =>
+      it.entry !== undefined && o.entries.has(it.entry) && view[i]?.entry === it.entry ? view[i]! : it,
+    );
+    const more = await cutLastStep(whole, { ...ctx, target: o.target, report: () => {} });
+    return o.size(more) <= o.target && o.size(more) > o.size(cut) ? more : cut;
+  };
   const first = await cutLastStep(view, { ...ctx, target: total - (l - keep) });
   if (o.size(first) <= o.target) return first;
   // Further only if that reaches the target: the summary down to a note, the last step's long parts to their
@@ -500,7 +509,7 @@ async function giveWay(
   if (o.size(out) > o.target) out = await cutLastStep(out, { ...ctx, keepAtLeast: 0, report: (n) => notes.push(n) });
   if (o.size(out) > o.target) return first;
   o.notes.splice(0, o.notes.length, ...notes);
-  return out;
+  return regrow(out);
 }
 
 /**
@@ -523,15 +532,25 @@ async function squeezeSummary(
   const room = Math.floor(target - (size(view) - counter.message(item.message)));
   // Without room, a note (what the caller asks for when more is cut after it), or nothing.
   if (room < 1 && !evenIfOver) return view;
-  let squeezed = await new ExtractiveSummarizer().summarize({
-    messages: [],
-    previousSummary: text,
-    maxTokens: Math.max(1, room - 20),
-    counter,
-    strict: true,
-  });
+  // The room is for the summary's message; its text gets that less the message's own cost (and less again, by what
+  // the text came out over, should a rendering count more than its estimate).
+  let ask = room - counter.message(summaryMessage(''));
+  let squeezed = '';
+  for (let attempt = 0; attempt < 3 && ask >= 1; attempt++) {
+    squeezed = await new ExtractiveSummarizer().summarize({
+      messages: [],
+      previousSummary: text,
+      maxTokens: ask,
+      counter,
+      strict: true,
+    });
+    const over = counter.message(summaryMessage(squeezed)) - room;
+    if (over <= 0) break;
+    ask -= over;
+  }
   // Not even the shortest summary fits: a one-line note of how many messages were archived.
-  if (counter.message(summaryMessage(squeezed)) > room) squeezed = shortNote(parseSummary(text)?.archivedMessages ?? 0);
+  if (!squeezed.trim() || counter.message(summaryMessage(squeezed)) > room)
+    squeezed = shortNote(parseSummary(text)?.archivedMessages ?? 0);
   const out = view.map((it, i) =>
     i === at ? ({ message: summaryMessage(squeezed), covers: item.covers } as SummaryItem) : it,
   );

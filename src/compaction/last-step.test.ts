@@ -94,4 +94,31 @@ describe('cutLastStep', () => {
     expect(out[0]!.message.parts.some((p) => p.type === 'thinking')).toBe(true);
     expect(out[2]!.edit).toBe('compressed');
   });
+
+  it('keeps as many first and last lines as the room holds, down to a few, rather than a reference alone', async () => {
+    const view: ViewItem[] = [
+      { entry: 0, message: { role: 'user', parts: [{ type: 'text', text: 'Explain it.' }] } },
+      { entry: 1, message: answer(lines(60, 'answer')) },
+    ];
+    const whole = counter.message(view[1]!.message);
+    // Room for a third of the answer and a little more: under the old least (120 tokens, aimed at with a 60-token
+    // margin for the marker) it became a reference alone; now it keeps what fits.
+    for (const room of [Math.round(whole * 0.3), Math.round(whole * 0.45)]) {
+      const target = size(view) - whole + room;
+      const out = await cutLastStep(view, {
+        counter,
+        target,
+        size,
+        entries: new Set([1]),
+        store: new MemoryResultStore(),
+        report: () => {},
+      });
+      expect(size(out)).toBeLessThanOrEqual(target);
+      const text = JSON.stringify(out[1]!.message);
+      expect(text).toContain('answer line 0');
+      expect(text).toContain('answer line 59');
+      // Most of the room used: what is kept is within 30 tokens of it.
+      expect(counter.message(out[1]!.message)).toBeGreaterThan(room - 30);
+    }
+  });
 });

@@ -8,7 +8,7 @@ import { toolLoopUnderWay } from './turns.js';
 import type { TokenCounter } from '../tokens/counter.js';
 
 /** Tokens a part cut short keeps at the least (its first and last lines): below that, a reference alone says little. */
-const KEEP_MIN = 120;
+const KEEP_MIN = 60;
 /** About what a part reduced to its reference costs. */
 const REF_ONLY_TOKENS = 24;
 
@@ -26,7 +26,7 @@ export interface CutLastStepContext {
   original?(entry: number): Message | undefined;
   /**
    * Tokens a part cut short keeps at the least (its first and last lines); 0 lets a part become its reference alone.
-   * Default 120: below that a few lines say little.
+   * Default 60: below that a few lines say little.
    */
   keepAtLeast?: number;
 }
@@ -77,17 +77,23 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
       storedAs(ctx, it.entry, part.type === 'tool-result' ? { tool: part.toolName, callId: part.callId } : undefined),
     );
     const what = part.type === 'tool-result' ? 'result' : 'message';
-    // The marker costs some tokens of its own: aim lower until the part is small enough, or keep the least.
-    let message: Message | undefined;
-    for (let keep = tokens - over - 60; ; keep = Math.floor(keep * 0.8)) {
-      const excerpt =
-        keep < Math.max(least, 1)
-          ? `[${what === 'result' ? 'Result' : 'Message'} of ${text.split('\n').length} lines stored: read_result {"ref_id": "${stored.refId}"}]`
-          : compress(text, Math.max(least, keep), stored.refId, ctx, what);
-      const next = replacePart(it.message, p, excerpt);
-      message = next;
-      if (keep < least || ctx.size(out) - ctx.counter.message(it.message) + ctx.counter.message(next) <= ctx.target)
+    // The marker costs some tokens of its own: aim at the room the part may keep less a margin, then lower by what the
+    // excerpt came out over, until it fits; below the least worth keeping, the reference alone.
+    const fits = (m: Message) => ctx.size(out) - ctx.counter.message(it.message) + ctx.counter.message(m) <= ctx.target;
+    const reference = replacePart(
+      it.message,
+      p,
+      `[${what === 'result' ? 'Result' : 'Message'} of ${text.split('\n').length} lines stored: read_result {"ref_id": "${stored.refId}"}]`,
+    );
+    let message = reference;
+    for (let keep = Math.max(least, tokens - over - 50), tries = 0; keep >= Math.max(least, 1) && tries < 8; tries++) {
+      const next = replacePart(it.message, p, compress(text, keep, stored.refId, ctx, what));
+      if (fits(next)) {
+        message = next;
         break;
+      }
+      const excess = ctx.size(out) - ctx.counter.message(it.message) + ctx.counter.message(next) - ctx.target;
+      keep = Math.min(Math.floor(keep * 0.9), Math.floor(keep - excess));
     }
     if (ctx.counter.message(message) >= ctx.counter.message(it.message)) continue;
     out[i] = edited(it, message);

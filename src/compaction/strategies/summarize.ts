@@ -101,10 +101,12 @@ export const summarizeSpan: Strategy = {
       return n;
     };
     if (best.fits) best = sized(toTurnEnd(best.n, (m) => sized(m).fits));
+    // Budgets are of the summary's message; the summarizer is asked for its text, the message's own cost aside.
+    const overhead = ctx.counter.message(summaryMessage(''));
     const summarizeFirst = async (n: number, maxTokens: number) => {
       const positions = [...order.slice(0, n)].sort((a, b) => a - b);
       const items = positions.flatMap((k) => view.slice(units[k]!.start, units[k]!.end));
-      const text = await ctx.summarizer.summarize(summaryInput(items, ctx, maxTokens));
+      const text = await ctx.summarizer.summarize(summaryInput(items, ctx, Math.max(1, maxTokens - overhead)));
       if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
       return { n, text, tokens: ctx.counter.message(summaryMessage(text)) };
     };

@@ -57,4 +57,38 @@ describe('the shortest form (no room for sections)', () => {
     expect(next).toContain('Error: expected 800 to be 400');
     expect(next).toContain('`npm test`');
   });
+
+  it('gives up the tail of a long list, not the whole list: files and commands each as far as they fit', () => {
+    const t = new PiTranscript();
+    t.user('Tidy the packages.');
+    for (let i = 0; i < 30; i++)
+      t.step({
+        text: `Package ${i}.`,
+        calls: [
+          {
+            name: 'bash',
+            args: { command: `npm --prefix packages/component-number-${i}/long/nested/folder run lint:fix` },
+            result: 'ok',
+          },
+          { name: 'read', args: { path: `packages/component-number-${i}/long/nested/folder/index.ts` }, result: 'x' },
+        ],
+      });
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = summarizer.summarizeSync({ messages: view, maxTokens: 220, counter, strict: true });
+    expect(text).not.toContain('### ');
+    expect(counter.text(text)).toBeLessThanOrEqual(220);
+    // Neither list fits whole in 220 tokens; before, each went whole or not at all, and both went.
+    const parsed = parseSummary(text)!;
+    const files = parsed.evidence.filesRead;
+    const commands = parsed.evidence.commands.map((c) => c.command);
+    expect(files.length).toBeGreaterThan(1);
+    expect(files.length).toBeLessThan(30);
+    expect(commands.length).toBeGreaterThan(1);
+    expect(commands.length).toBeLessThan(30);
+    // The most recent commands are the ones kept, written in the order they ran.
+    expect(commands.at(-1)).toContain('component-number-29/');
+    expect(commands).toEqual(
+      [...commands].sort((a, b) => Number(/(\d+)\//.exec(a)![1]) - Number(/(\d+)\//.exec(b)![1])),
+    );
+  });
 });

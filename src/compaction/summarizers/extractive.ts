@@ -235,24 +235,58 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     TITLE,
     `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`,
   ];
-  // People's words first (their opening 200 characters), then the files, the commands, where the work stood, and the
-  // error lines, newest first, as far as they fit (what failed is what the next step most needs of the old work).
-  const files = [...c.evidence.changes.map((x) => x.split(' — ')[0]!), ...c.evidence.filesRead];
-  const extras = [
-    ...c.evidence.instructions.map((i) => `- ${clip(oneLine(i), 200)}`),
-    files.length ? `Files: ${files.join(', ')}` : '',
-    c.evidence.commands.length
-      ? `Commands: ${c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`).join('; ')}`
-      : '',
-    c.evidence.state[0] ?? '',
-    ...c.evidence.errors
-      .slice(-20)
-      .reverse()
-      .map((e) => `Error line: ${clip(oneLine(e), 100)}`),
-  ];
-  for (const extra of extras) {
-    if (extra && counter.text([...minimal, extra].join('\n')) <= maxTokens) minimal.push(extra);
+  // People's words first (their opening 200 characters), then the files and the commands, a file and a command in
+  // turn (modified files before read ones; failing commands, then the most recent), where the work stood, and the
+  // error lines, newest first — each item as far as it fits, so that a long list gives up its tail, not its whole line.
+  // Lists keep the order of the work (parseSummary reads them back into evidence).
+  let used = counter.text(minimal.join('\n'));
+  const add = (piece: string) => {
+    const cost = counter.text(piece) + 1;
+    if (used + cost > maxTokens) return false;
+    used += cost;
+    return true;
+  };
+  for (const i of c.evidence.instructions) {
+    const line = `- ${clip(oneLine(i), 200)}`;
+    if (add(line)) minimal.push(line);
   }
+  const files = [
+    ...new Set([
+      ...c.evidence.changes.map((x) => x.split(' — ')[0]!),
+      ...c.evidence.filesModified,
+      ...c.evidence.filesRead,
+    ]),
+  ];
+  const commands = c.evidence.commands.map((x, at) => ({ at, text: `${code(clip(x.command, 60))} → ${x.status}` }));
+  const byPriority = [
+    ...commands.filter((x) => FAILED.test(c.evidence.commands[x.at]!.status)).reverse(),
+    ...commands.filter((x) => !FAILED.test(c.evidence.commands[x.at]!.status)).reverse(),
+  ];
+  const keptFiles = new Set<number>();
+  const keptCommands = new Set<number>();
+  const errors = c.evidence.errors.slice(-20).reverse();
+  const keptErrors: string[] = [];
+  // A list's label is paid with its first item.
+  for (let i = 0; i < Math.max(files.length, byPriority.length, errors.length); i++) {
+    if (i < files.length && add(`${keptFiles.size ? '' : 'Files: '}${files[i]}`)) keptFiles.add(i);
+    const cmd = byPriority[i];
+    if (cmd && add(`${keptCommands.size ? '' : 'Commands: '}${cmd.text}`)) keptCommands.add(cmd.at);
+    const error = i < errors.length ? `Error line: ${clip(oneLine(errors[i]!), 100)}` : undefined;
+    if (error && add(error)) keptErrors.push(error);
+  }
+  if (keptFiles.size) minimal.push(`Files: ${files.filter((_, i) => keptFiles.has(i)).join(', ')}`);
+  if (keptCommands.size)
+    minimal.push(
+      `Commands: ${commands
+        .filter((x) => keptCommands.has(x.at))
+        .map((x) => x.text)
+        .join('; ')}`,
+    );
+  const state = c.evidence.state[0];
+  if (state && add(state)) minimal.push(state);
+  minimal.push(...keptErrors);
+  // The per-piece sum estimates the whole: give back pieces from the end while it is over.
+  while (minimal.length > 2 && counter.text(minimal.join('\n')) > maxTokens) minimal.pop();
   const short = minimal.join('\n');
   return counter.text(short) < counter.text(text) ? short : text;
 }
