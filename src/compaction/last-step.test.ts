@@ -25,6 +25,10 @@ const answer = (text: string, thinking?: string): Message => ({
   ],
 });
 
+/** Cuts a view whose last step is its entry 1 (a person's message before it). */
+const cutAnswer = (view: ViewItem[], target: number, report: (note: string) => void = () => {}) =>
+  cutLastStep(view, { counter, target, size, entries: new Set([1]), store: new MemoryResultStore(), report });
+
 describe('cutLastStep', () => {
   it('cuts a result already cut short from its whole text, and stores the whole text', async () => {
     const whole = lines(600, 'make');
@@ -60,14 +64,7 @@ describe('cutLastStep', () => {
     ];
     const notes: string[] = [];
     const target = size(view) - 100;
-    const out = await cutLastStep(view, {
-      counter,
-      target,
-      size,
-      entries: new Set([1]),
-      store: new MemoryResultStore(),
-      report: (n) => notes.push(n),
-    });
+    const out = await cutAnswer(view, target, (n) => notes.push(n));
     expect(out[0]!.message).toBe(view[0]!.message);
     expect(out[1]!.message.parts.map((p) => p.type)).toEqual(['text']);
     expect(JSON.stringify(out[1]!.message)).toContain('answer line 39');
@@ -105,14 +102,7 @@ describe('cutLastStep', () => {
     // margin for the marker) it became a reference alone; now it keeps what fits.
     for (const room of [Math.round(whole * 0.3), Math.round(whole * 0.45)]) {
       const target = size(view) - whole + room;
-      const out = await cutLastStep(view, {
-        counter,
-        target,
-        size,
-        entries: new Set([1]),
-        store: new MemoryResultStore(),
-        report: () => {},
-      });
+      const out = await cutAnswer(view, target);
       expect(size(out)).toBeLessThanOrEqual(target);
       const text = JSON.stringify(out[1]!.message);
       expect(text).toContain('answer line 0');

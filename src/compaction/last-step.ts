@@ -79,7 +79,8 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
     const what = part.type === 'tool-result' ? 'result' : 'message';
     // The marker costs some tokens of its own: aim at the room the part may keep less a margin, then lower by what the
     // excerpt came out over, until it fits; below the least worth keeping, the reference alone.
-    const fits = (m: Message) => ctx.size(out) - ctx.counter.message(it.message) + ctx.counter.message(m) <= ctx.target;
+    const overBy = (m: Message) =>
+      ctx.size(out) - ctx.counter.message(it.message) + ctx.counter.message(m) - ctx.target;
     const reference = replacePart(
       it.message,
       p,
@@ -88,11 +89,11 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
     let message = reference;
     for (let keep = Math.max(least, tokens - over - 50), tries = 0; keep >= Math.max(least, 1) && tries < 8; tries++) {
       const next = replacePart(it.message, p, compress(text, keep, stored.refId, ctx, what));
-      if (fits(next)) {
+      const excess = overBy(next);
+      if (excess <= 0) {
         message = next;
         break;
       }
-      const excess = ctx.size(out) - ctx.counter.message(it.message) + ctx.counter.message(next) - ctx.target;
       keep = Math.min(Math.floor(keep * 0.9), Math.floor(keep - excess));
     }
     if (ctx.counter.message(message) >= ctx.counter.message(it.message)) continue;

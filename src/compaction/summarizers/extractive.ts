@@ -235,10 +235,10 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     TITLE,
     `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`,
   ];
-  // People's words first (their opening 200 characters), then the files and the commands, a file and a command in
-  // turn (modified files before read ones; failing commands, then the most recent), where the work stood, and the
-  // error lines, newest first — each item as far as it fits, so that a long list gives up its tail, not its whole line.
-  // Lists keep the order of the work (parseSummary reads them back into evidence).
+  // People's words first (their opening 200 characters), then a file, a command and an error line in turn (modified
+  // files before read ones; failing commands, then the most recent; the newest error lines), then where the work
+  // stood — each item as far as it fits, so that a long list gives up its tail, not its whole line. Files and commands
+  // are written in the order of the work (parseSummary reads them back into evidence).
   let used = counter.text(minimal.join('\n'));
   const add = (piece: string) => {
     const cost = counter.text(piece) + 1;
