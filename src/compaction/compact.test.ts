@@ -7,13 +7,14 @@ import { activeMessages, activeView, isSummaryItem, type ViewItem } from '../mod
 import { MemoryResultStore } from './memory-result-store.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { comparable } from '../../test/support/view-compare.js';
-import { compact, forceCompact, STRATEGIES, type CompactOptions } from './compact.js';
+import { compact, forceCompact, squeezeSummary, STRATEGIES, type CompactOptions } from './compact.js';
 import { checkInvariants } from './invariants.js';
 import { STRATEGY_NAMES, type Strategy } from './strategies/strategy.js';
-import { summaryText } from './strategies/summarize.js';
+import { summaryMessage, summaryText } from './strategies/summarize.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
 import { isHumanUser, unitsOf } from './turns.js';
+import { TokenCounter } from '../tokens/counter.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Synthetic sessions
@@ -1145,3 +1146,35 @@ function claudeCodeSession(steps: number, opts: { midSpan?: boolean } = {}): Ses
   }
   return parseSession(`${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
 }
+
+describe('squeezing the summary into the room left', () => {
+  it("keeps the person's words the room holds: the message's own cost is set aside, not a flat margin", async () => {
+    const counter = new TokenCounter();
+    const words = 'Keep the public API of src/net/index.ts.';
+    const t = new PiTranscript();
+    t.user('Port the retry logic to exponential backoff.');
+    t.user(words);
+    for (let i = 0; i < 12; i++)
+      t.step({
+        text: `Part ${i}.`,
+        calls: [{ name: 'bash', args: { command: `grep -n retry src/net/part${i}.ts` }, result: `part${i}: 3 hits` }],
+      });
+    const messages = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const summarizer = new ExtractiveSummarizer();
+    const full = summarizer.summarizeSync({ messages, maxTokens: 4000, counter });
+    // The shortest rendering that still carries the person's words, and exactly its message's room.
+    let least = '';
+    for (let m = 20; !least.includes(words); m++)
+      least = summarizer.summarizeSync({ messages: [], previousSummary: full, maxTokens: m, counter, strict: true });
+    const rest: ViewItem = { entry: 40, message: { role: 'user', parts: [{ type: 'text', text: 'Go on.' }] } };
+    const view: ViewItem[] = [{ message: summaryMessage(full), covers: { fromEntry: 1, toEntry: 30 } }, rest];
+    const size = (v: readonly ViewItem[]) => v.reduce((n, it) => n + counter.message(it.message), 0);
+    const target = counter.message(rest.message) + counter.message(summaryMessage(least));
+    const notes: string[] = [];
+    const out = await squeezeSummary(view, target, size, counter, notes);
+    expect(size(out)).toBeLessThanOrEqual(target);
+    // With a flat 20-token margin the words did not fit and the summary became a bare note.
+    expect(summaryText(out[0]!.message)).toContain(words);
+    expect(notes[0]).toMatch(/^the summary was cut to \d+ tokens to fit the budget$/);
+  });
+});

@@ -513,10 +513,11 @@ async function giveWay(
 }
 
 /**
- * The last squeeze: abridge's own extractive summary in the view, rewritten to fit the room the rest leaves (strictly,
- * down to a note of what was archived with the people's words that fit). Any other summary is left as it is.
+ * The last squeeze (exported for its tests): abridge's own extractive summary in the view, rewritten to fit the room the
+ * rest leaves (strictly, down to a note of what was archived with the people's words that fit). Any other summary is
+ * left as it is.
  */
-async function squeezeSummary(
+export async function squeezeSummary(
   view: ViewItem[],
   target: number,
   size: (v: readonly ViewItem[]) => number,
