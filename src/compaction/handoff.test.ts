@@ -661,6 +661,29 @@ describe('cheap steps keep the evidence', () => {
     expect(text).toMatch(/read_result \{"ref_id": "r_[0-9a-f]{16}"\}/);
   });
 
+  it('a cleared result that did not fail keeps its lines that read as errors without being said to have failed', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    const doc = `# Design\n${body(30, 'doc')}\n| **Fail-closed security** | nothing runs without the sentinel file |`;
+    t.step({ calls: [{ name: 'read', args: { path: 'docs/design.md' }, result: doc }] });
+    for (let i = 0; i < 6; i++)
+      t.step({ calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: body(30, `r${i}`) }] });
+    const session = build(t);
+    await compact(session, {
+      target: Math.floor((await sizeOf(session)) * 0.8),
+      prefixTokens: 0,
+      now: NOW,
+      strategies: ['clear-tool-results'],
+    });
+    const cleared = activeView(session).find(
+      (v) => v.edit === 'cleared' && JSON.stringify(v.message).includes('Fail-closed'),
+    )!;
+    const text = JSON.stringify(cleared.message);
+    expect(text).toContain('| **Fail-closed security** | nothing runs without the sentinel file |');
+    expect(text).toContain('It has lines that read as errors (it did not fail)');
+    expect(text).not.toMatch(/reported errors|ended with|first error lines/);
+  });
+
   it('stubs a large old tool input to its path, size and a reference that reads it back', async () => {
     const t = new PiTranscript();
     t.user(TASK);
