@@ -628,19 +628,11 @@ describe('honest figures', () => {
 });
 
 describe('cheap steps keep the evidence', () => {
-  it('a cleared error result keeps its exit status and first error lines', async () => {
+  /** The task, one tool use, six reads after it; cleared to 80% of its size by clear-tool-results alone. */
+  async function clearedAfter(call: NonNullable<Parameters<PiTranscript['step']>[0]['calls']>[number]) {
     const t = new PiTranscript();
     t.user(TASK);
-    t.step({
-      calls: [
-        {
-          name: 'bash',
-          args: { command: 'npm test' },
-          result: `${body(30, 'log')}\nError: expected 3 to be 4\n    at retry.test.ts:12\nProcess exited with code 1`,
-          isError: true,
-        },
-      ],
-    });
+    t.step({ calls: [call] });
     for (let i = 0; i < 6; i++)
       t.step({ calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: body(30, `r${i}`) }] });
     const session = build(t);
@@ -650,7 +642,17 @@ describe('cheap steps keep the evidence', () => {
       now: NOW,
       strategies: ['clear-tool-results'],
     });
-    const cleared = activeView(session).find(
+    return activeView(session);
+  }
+
+  it('a cleared error result keeps its exit status and first error lines', async () => {
+    const view = await clearedAfter({
+      name: 'bash',
+      args: { command: 'npm test' },
+      result: `${body(30, 'log')}\nError: expected 3 to be 4\n    at retry.test.ts:12\nProcess exited with code 1`,
+      isError: true,
+    });
+    const cleared = view.find(
       (v) => v.edit === 'cleared' && v.message.parts.some((p) => p.type === 'tool-result' && p.isError),
     )!;
     const text = cleared.message.parts
@@ -662,22 +664,9 @@ describe('cheap steps keep the evidence', () => {
   });
 
   it('a cleared result that did not fail keeps its lines that read as errors without being said to have failed', async () => {
-    const t = new PiTranscript();
-    t.user(TASK);
     const doc = `# Design\n${body(30, 'doc')}\n| **Fail-closed security** | nothing runs without the sentinel file |`;
-    t.step({ calls: [{ name: 'read', args: { path: 'docs/design.md' }, result: doc }] });
-    for (let i = 0; i < 6; i++)
-      t.step({ calls: [{ name: 'read', args: { path: `src/r${i}.ts` }, result: body(30, `r${i}`) }] });
-    const session = build(t);
-    await compact(session, {
-      target: Math.floor((await sizeOf(session)) * 0.8),
-      prefixTokens: 0,
-      now: NOW,
-      strategies: ['clear-tool-results'],
-    });
-    const cleared = activeView(session).find(
-      (v) => v.edit === 'cleared' && JSON.stringify(v.message).includes('Fail-closed'),
-    )!;
+    const view = await clearedAfter({ name: 'read', args: { path: 'docs/design.md' }, result: doc });
+    const cleared = view.find((v) => v.edit === 'cleared' && JSON.stringify(v.message).includes('Fail-closed'))!;
     const text = JSON.stringify(cleared.message);
     expect(text).toContain('| **Fail-closed security** | nothing runs without the sentinel file |');
     expect(text).toContain('It has lines that read as errors (it did not fail)');
