@@ -491,15 +491,6 @@ async function giveWay(
   );
   const room = o.target - (total - s - l);
   const keep = Math.min(l, Math.max(room / 2, room - s));
-  // The summary squeezed to a note and the last step's parts to their references can leave room unused: the last step
-  // is then cut again from its whole self into all the room the summary as it now stands leaves.
-  const regrow = async (cut: ViewItem[]) => {
-    const whole = cut.map((it, i) =>
-      it.entry !== undefined && o.entries.has(it.entry) && view[i]?.entry === it.entry ? view[i]! : it,
-    );
-    const more = await cutLastStep(whole, { ...ctx, target: o.target, report: () => {} });
-    return o.size(more) <= o.target && o.size(more) > o.size(cut) ? more : cut;
-  };
   const first = await cutLastStep(view, { ...ctx, target: total - (l - keep) });
   if (o.size(first) <= o.target) return first;
   // Further only if that reaches the target: the summary down to a note, the last step's long parts to their
@@ -509,7 +500,7 @@ async function giveWay(
   if (o.size(out) > o.target) out = await cutLastStep(out, { ...ctx, keepAtLeast: 0, report: (n) => notes.push(n) });
   if (o.size(out) > o.target) return first;
   o.notes.splice(0, o.notes.length, ...notes);
-  return regrow(out);
+  return out;
 }
 
 /**

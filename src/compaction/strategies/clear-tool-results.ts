@@ -3,7 +3,6 @@ import type { ViewItem } from '../../model/view.js';
 import {
   changeable,
   errorEvidence,
-  evidenceSentence,
   resultText,
   storedAs,
   StrategySkipped,
@@ -97,7 +96,7 @@ function placeholder(p: ToolResultPart, cleared: Set<string>): ToolResultPart {
 
 /** The placeholder of a cleared result; an error keeps its status and first error lines (the evidence later steps need). */
 function placeholderText(tool: string | undefined, tokens: number, refId: string, errors: string): string {
-  const evidence = errors ? ` ${evidenceSentence(errors)}\n` : ' ';
+  const evidence = errors ? ` ${errors}\n` : ' ';
   return `[tool result cleared to save context: ${tool ?? 'tool'} output of ~${tokens} tokens.${evidence}Read it back with read_result {"ref_id": "${refId}"} if it is needed again.]`;
 }
 

@@ -2,7 +2,6 @@ import type { ViewItem } from '../../model/view.js';
 import {
   changeable,
   errorEvidence,
-  evidenceSentence,
   resultText,
   storedAs,
   StrategySkipped,
@@ -44,7 +43,7 @@ export const offloadResults: Strategy = {
           content: [
             {
               type: 'text',
-              text: `[tool result offloaded: ${p.toolName ?? 'tool'} output, ${r.bytes.toLocaleString('en-US')} bytes, ${r.lines.toLocaleString('en-US')} lines.${previewChars > 0 ? ` It began:\n${preview}${text.length > previewChars ? '…' : ''}` : ''}\n${errors ? `${evidenceSentence(errors)}\n` : ''}Read it with read_result {"ref_id": "${r.refId}", "offset": 0, "limit": 200} (offset and limit count lines).]`,
+              text: `[tool result offloaded: ${p.toolName ?? 'tool'} output, ${r.bytes.toLocaleString('en-US')} bytes, ${r.lines.toLocaleString('en-US')} lines.${previewChars > 0 ? ` It began:\n${preview}${text.length > previewChars ? '…' : ''}` : ''}\n${errors ? `${errors}\n` : ''}Read it with read_result {"ref_id": "${r.refId}", "offset": 0, "limit": 200} (offset and limit count lines).]`,
             },
           ],
         };

@@ -159,10 +159,10 @@ export const ERROR_LINE =
 const EXIT = /(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code |returncode[=: ]+)(-?\d+)/i;
 
 /**
- * What a placeholder must keep of a failed or error-reporting result: its exit status and its first error lines
- * (verbatim, at most `maxLines` of at most 300 characters). A result that did not fail (no error flag, no non-zero
- * exit) but has lines that read as errors — a document about failures, a log it printed — keeps those lines without
- * being said to have failed. Empty for a result with neither.
+ * What a placeholder must keep of a failed or error-reporting result, as its sentence: the exit status and the first
+ * error lines (verbatim, at most `maxLines` of at most 300 characters) — `It ended with exit 1; first error lines: …`.
+ * A result that did not fail (no error flag, no non-zero exit) but has lines that read as errors — a document about
+ * failures, a log it printed — keeps those lines without being said to have failed. Empty for a result with neither.
  */
 export function errorEvidence(p: ToolResultPart, maxLines = 3): string {
   const text = resultText(p);
@@ -181,13 +181,7 @@ export function errorEvidence(p: ToolResultPart, maxLines = 3): string {
     const first = head.split('\n').find((l) => l.trim());
     if (first) lines.push(first.trim().slice(0, 300));
   }
-  if (!failed) return lines.length ? `lines that read as errors (it did not fail):\n${lines.join('\n')}` : '';
+  if (!failed) return lines.length ? `It has lines that read as errors (it did not fail):\n${lines.join('\n')}` : '';
   const status = exit ? `exit ${exit[1]}` : 'failed';
-  return `${status}${lines.length ? `; first error lines:\n${lines.join('\n')}` : ''}`;
-}
-
-/** errorEvidence as a placeholder's sentence: `It ended with exit 1; first error lines: …`, or '' when it is empty. */
-export function evidenceSentence(errors: string): string {
-  if (!errors) return '';
-  return `It ${/^(exit|failed)/.test(errors) ? 'ended with' : 'has'} ${errors}`;
+  return `It ended with ${status}${lines.length ? `; first error lines:\n${lines.join('\n')}` : ''}`;
 }

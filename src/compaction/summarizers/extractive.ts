@@ -121,11 +121,7 @@ function render(c: Content, limits: Limits): string {
   section('changes', [...e.changes, ...e.filesModified.filter((p) => !changed.has(p))]);
   section('filesRead', keep('filesRead', e.filesRead, limits.filesRead, same));
   section('filesMentioned', keep('filesMentioned', e.filesMentioned, limits.filesMentioned, same));
-  // Failing commands first, then the rest, most recent first.
-  const ordered = [
-    ...e.commands.filter((x) => FAILED.test(x.status)).reverse(),
-    ...e.commands.filter((x) => !FAILED.test(x.status)).reverse(),
-  ];
+  const ordered = failingFirst(e.commands);
   section(
     'commands',
     keep('commands', ordered, limits.commands, (x) => x.command, true).map(
@@ -257,11 +253,12 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
       ...c.evidence.filesRead,
     ]),
   ];
-  const commands = c.evidence.commands.map((x, at) => ({ at, text: `${code(clip(x.command, 60))} → ${x.status}` }));
-  const byPriority = [
-    ...commands.filter((x) => FAILED.test(c.evidence.commands[x.at]!.status)).reverse(),
-    ...commands.filter((x) => !FAILED.test(c.evidence.commands[x.at]!.status)).reverse(),
-  ];
+  const commands = c.evidence.commands.map((x, at) => ({
+    at,
+    status: x.status,
+    text: `${code(clip(x.command, 60))} → ${x.status}`,
+  }));
+  const byPriority = failingFirst(commands);
   const keptFiles = new Set<number>();
   const keptCommands = new Set<number>();
   const errors = c.evidence.errors.slice(-20).reverse();
@@ -289,6 +286,14 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
   while (minimal.length > 2 && counter.text(minimal.join('\n')) > maxTokens) minimal.pop();
   const short = minimal.join('\n');
   return counter.text(short) < counter.text(text) ? short : text;
+}
+
+/** Commands as a summary lists them: the failing ones first, then the rest, most recent first within each. */
+function failingFirst<T extends { status: string }>(commands: readonly T[]): T[] {
+  return [
+    ...commands.filter((x) => FAILED.test(x.status)).reverse(),
+    ...commands.filter((x) => !FAILED.test(x.status)).reverse(),
+  ];
 }
 
 /** Halves a limit toward `floor`; false once it is there. */
