@@ -309,7 +309,10 @@ describe.skipIf(skip !== undefined)('Claude Code resumes exactly what abridge re
       // entries of one API response that a tool result interleaves, and keeps the results in their written order).
       if (KNOWN_GAPS.has(what)) continue;
       expect(r.cmp.differences, what).toEqual([]);
-      expect(Math.abs(r.tokens!.sent - r.tokens!.view) / r.tokens!.view, `${what}: tokens`).toBeLessThanOrEqual(0.02);
+      // Within 2% — or, for a view of a few dozen tokens, within the "\n" the CLI puts at each seam it joins.
+      expect(Math.abs(r.tokens!.sent - r.tokens!.view), `${what}: tokens`).toBeLessThanOrEqual(
+        Math.max(0.02 * r.tokens!.view, r.cmp.normalized.seams),
+      );
     }
   }, 600_000);
 });

@@ -10,6 +10,8 @@ import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { inputOptions, isStdinPath } from './input.js';
 import { getFormat } from '../formats/registry.js';
+import { isRecord } from '../formats/format.js';
+import { requestModel, sessionModel } from '../formats/request-body.js';
 import { writeSession } from '../formats/write.js';
 import type { FormatId, Session } from '../model/types.js';
 import { FileResultStore } from '../store/file-result-store.js';
@@ -185,6 +187,13 @@ export function viewSession(session: Session): Session {
   const entries = activeView(session).map((v, index) => ({ index, kind: 'message' as const, message: v.message }));
   const s: Session = { format: session.format, info: session.info, entries, problems: [] };
   if (session.extra) s.extra = session.extra;
+  // The model the session was using, though compaction may have archived every message that named it.
+  const model = sessionModel(session);
+  if (model !== undefined && requestModel(session) === undefined)
+    s.extra = {
+      ...session.extra,
+      request: { ...(isRecord(session.extra?.request) ? session.extra.request : {}), model },
+    };
   return s;
 }
 

@@ -78,8 +78,8 @@ export interface CompactOptions {
    * When the target cannot be reached with that tail protected, protect less (halving the tail, down to this many
    * steps) rather than miss it. Default 0 when the system messages, the first request and the latest instruction fit
    * the target beside a note of the archive (the last step may then give way, last of all and only to reach the
-   * target: its ended turn's thinking dropped, its results offloaded, its longest answer or result cut to first and
-   * last lines; it is never archived), else 1 (giving it up could not reach the target). Set it equal to
+   * target: its ended turn's thinking dropped, its longest answer or result cut to first and last lines; and when
+   * even that is over, archived like older work), else 1 (giving it up could not reach the target). Set it equal to
    * `keepLastSteps` to never relax the count.
    */
   minKeepLastSteps?: number;
@@ -251,8 +251,8 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // instruction) fits beside the shortest note of an archive; otherwise it would be archived for nothing.
   const headFits = headCounted + counter.message(summaryMessage(shortNote(1))) <= target;
   const minKeep = Math.min(keep, options.minKeepLastSteps ?? (headFits ? 0 : 1));
-  // When the last step gives way (no step protected, after keepLastSteps asked for some), it is cut short, never
-  // archived: its assistant message stays, and with it the model an agent resuming the session reads from it.
+  // When the last step gives way (no step protected, after keepLastSteps asked for some), it is cut short first, and
+  // archived only if that is still over (its answer, however short, is what the model continues from).
   const lastStep = keep > 0 ? [...protect(view0, { steps: 1, tailCounted: 0, counter }).entries.keys()] : [];
   // Reached as the result will say it (in provider tokens, rounded), not a fraction of a token short of it.
   const reached = (v: readonly ViewItem[]) => tokensOf(size(v)) <= options.target;
@@ -284,9 +284,14 @@ export async function compact(session: Session, options: CompactOptions): Promis
       n += counter.message(view0[j]!.message);
     return n;
   };
+  // Last of all, when cutting the last step short did not reach the target either: archive it like any older unit.
+  let archiveLast = false;
   for (let k = keep; ; ) {
     notes = [];
-    const summaryCounted = summaryRoom({ room: roomCounted, conversation: conversationCounted, tail }, opts.summarize);
+    // With the last step archived nothing recent stays beside the summary: it may take the whole room.
+    const summaryCounted = archiveLast
+      ? roomCounted
+      : summaryRoom({ room: roomCounted, conversation: conversationCounted, tail }, opts.summarize);
     protection = protect(view0, {
       steps: k,
       tailCounted: tail,
@@ -299,7 +304,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       counter,
       target,
       size,
-      protectedEntries: new Set([...protection.entries.keys(), ...(k === 0 ? lastStep : [])]),
+      protectedEntries: new Set([...protection.entries.keys(), ...(k === 0 && !archiveLast ? lastStep : [])]),
       store,
       summarizer,
       options: opts,
@@ -398,7 +403,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     }
     // The last step's turn to give way (everything older archived, still over): cut short in place, sharing the room
     // with the summary.
-    if (k === 0 && !reached(plan.view)) {
+    if (k === 0 && !archiveLast && !reached(plan.view)) {
       const entries = new Set(lastStep.filter((e) => !protection.entries.has(e)));
       if (entries.size > 0)
         plan.view = await giveWay(plan.view, {
@@ -415,6 +420,14 @@ export async function compact(session: Session, options: CompactOptions): Promis
       const lastRun = plan.run[plan.run.length - 1];
       if (lastRun) lastRun.afterTokens = tokensOf(size(plan.view));
     }
+    if (archiveLast) {
+      const shown = new Set(plan.view.map((it) => it.entry));
+      const gone = lastStep.filter((e) => !protection.entries.has(e) && !shown.has(e));
+      if (gone.length > 0)
+        plan.notes.push(
+          `the last step (${gone.length === 1 ? `entry ${gone[0]}` : `entries ${gone[0]}–${gone[gone.length - 1]}`}) was archived to fit the budget: cut short, it did not fit`,
+        );
+    }
     view = plan.view;
     result.strategiesRun = plan.run;
     result.skipped.push(...plan.skipped);
@@ -424,6 +437,10 @@ export async function compact(session: Session, options: CompactOptions): Promis
     if (!best || (!gaveWay && size(view) < size(best.view)))
       best = { view, run: result.strategiesRun, protection, notes };
     if (reached(view)) break;
+    if (k === 0 && keep > 0 && !archiveLast && tail <= 0) {
+      archiveLast = true;
+      continue;
+    }
     if (k <= minKeep && tail <= 0) break;
     const fewer = Math.max(minKeep, Math.min(k - 1, Math.floor(k / 2)));
     // The last step gives way last of all: only after a round that protected it alone, with no tail beside it.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_STRATEGY_OPTIONS } from '../defaults.js';
 import { parseSession } from '../formats/read.js';
+import { writeSession } from '../formats/write.js';
 import type { Session, ToolCallPart } from '../model/types.js';
 import { activeView, isSummaryItem, type ViewItem } from '../model/view.js';
 import { MemoryResultStore } from './memory-result-store.js';
@@ -415,6 +416,46 @@ describe('the last step gives way only when that can reach the target', () => {
     expect(view.at(-2)!.message).toBe(view0.at(-2)!.message);
   });
 
+  it('archives the last step, last of all, when even cut to its references it does not fit beside what must stay', async () => {
+    // A last step of eight reads: its calls and the references of its results alone are more than the room.
+    const t = new PiTranscript();
+    t.user(TASK);
+    makeSteps(t, 4, 10);
+    t.step({
+      text: 'Reading the callers.',
+      calls: Array.from({ length: 8 }, (_, i) => ({
+        name: 'read',
+        args: { path: `src/net/caller${i}.ts` },
+        result: body(40, `caller${i}`),
+      })),
+    });
+    const session = build(t);
+    const view0 = activeView(session);
+    const lastEntries = view0.slice(-9).map((v) => v.entry);
+    const task = await sizeOf(parseSession(new PiTranscript().user(TASK).jsonl()));
+    const target = task + 80;
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW });
+    expect(r.reachedTarget).toBe(true);
+    expect(r.afterTokens).toBeLessThanOrEqual(target);
+    expect(r.violations).toEqual([]);
+    const view = activeView(session);
+    expect(view[0]!.message).toBe(view0[0]!.message);
+    expect(view.filter((v) => lastEntries.includes(v.entry))).toEqual([]);
+    expect(view.some((v) => isSummaryItem(v))).toBe(true);
+    expect(r.summaryNotes).toContain(
+      `the last step (entries ${lastEntries[0]}–${lastEntries.at(-1)}) was archived to fit the budget: cut short, it did not fit`,
+    );
+    // A request body made from the view names the model the archived step was answered by.
+    const model = view0.findLast((v) => v.message.role === 'assistant')!.message.model;
+    expect(model).toBeTruthy();
+    expect(view.some((v) => v.message.role === 'assistant')).toBe(false);
+    expect(JSON.parse(writeSession(session, 'anthropic')).model).toBe(model);
+    // Archived, not deleted: the session still holds every entry as it was.
+    expect(session.entries.filter((e) => lastEntries.includes(e.index)).map((e) => e.message)).toEqual(
+      view0.slice(-9).map((v) => v.message),
+    );
+  });
+
   it('keeps it verbatim when minKeepLastSteps says so, at the cost of the target', async () => {
     const session = bigLastStep();
     const view0 = activeView(session);
@@ -779,6 +820,7 @@ describe('summaries as hand-offs', () => {
       text: 'I will run the tests.',
       calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'Error: boom\nexit code 1', isError: true }],
     });
+    t.user('[Request interrupted by user]');
     t.step({
       text: 'The fix is to await the timer.',
       calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', old_string: 'a', new_string: 'b' }, result: 'ok' }],
@@ -813,6 +855,8 @@ describe('summaries as hand-offs', () => {
     ])
       expect(text).toContain(h);
     expect(text).toContain(long);
+    // The harness's text is not quoted among the person's words.
+    expect(text).not.toContain('Request interrupted');
     expect(text).toMatch(/Error: boom\n\s*→ fixed by edit src\/net\/retry\.ts \(ok\); then `npm test` \(exit 0\)/);
     expect(text).toContain('src/net/retry.ts — edit');
   });

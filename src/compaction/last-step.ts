@@ -32,8 +32,8 @@ export interface CutLastStepContext {
 }
 
 /**
- * The last resort when everything older is archived and the view is still over: the last step is cut short in place,
- * never archived (its assistant message stays, and with it the model an agent resuming the session reads from it).
+ * The last resort when everything older is archived and the view is still over: the last step is cut short in place
+ * (and archived like older work only when even that does not fit: see compact).
  * Thinking goes first when no tool-use loop is under way (no provider reads an earlier turn's thinking, and the next
  * request starts a new turn); then the largest texts and results keep their first and last lines, just
  * enough cut that the view fits, the whole text stored behind a reference the model can read back.

@@ -6,6 +6,7 @@
  * included, within 2% of its tokens. Read back by abridge, the file gives the same view again; compacted a second time
  * (at half the budget), the same holds.
  */
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { contextSnapshot } from '../budget/snapshot.js';
@@ -69,7 +70,8 @@ run('pi resumes exactly the view abridge reported', () => {
         const r = await compact(session, { target });
         const view = activeMessages(session);
         const text = writeSession(session, 'pi');
-        const pi = piResume(text).sent;
+        const resumed = piResume(text);
+        const pi = resumed.sent;
         const row: Row = {
           file: basename(file),
           fraction,
@@ -85,6 +87,12 @@ run('pi resumes exactly the view abridge reported', () => {
         };
         rows.push(row);
         expectSame(`${fraction}: pi`, pi, view);
+        // With the model and thinking level the session was using, whatever was archived.
+        const original = piResume(readFileSync(file, 'utf8'));
+        expect({ model: resumed.model, thinking: resumed.thinkingLevel }, `${fraction}: model`).toEqual({
+          model: original.model,
+          thinking: original.thinkingLevel,
+        });
         // Within 2% — or, for a view of a few hundred tokens, within the tokens of pi's wrapper around a summary.
         expect(Math.abs(row.piTokens - row.abridgeTokens)).toBeLessThanOrEqual(
           Math.max(0.02 * row.abridgeTokens, WRAPPER_TOKENS),
@@ -101,7 +109,9 @@ run('pi resumes exactly the view abridge reported', () => {
         const r2 = await compact(back, { target: budget(session, fraction / 2) });
         const text2 = writeSession(back, 'pi');
         const view2 = activeMessages(back);
-        expectSame(`${fraction}: second compaction, pi`, piResume(text2).sent, view2);
+        const resumed2 = piResume(text2);
+        expectSame(`${fraction}: second compaction, pi`, resumed2.sent, view2);
+        expect(resumed2.model, `${fraction}: second compaction, model`).toEqual(original.model);
         expectSame(`${fraction}: second compaction, read back`, activeMessages(parseSession(text2)), view2);
         if (r2.marker) expect(contextSnapshot(parseSession(text2)).used).toBe(r2.afterTokens);
         // Archive, never delete: every record of the first file is in the second.

@@ -328,6 +328,14 @@ function writeCompacted(
   settingsUpTo(markerEntry.index);
   // Where the compacted view ends (of tokensAfter tokens): abridge's token count anchors there on reading back.
   if (added.length > 0) details.abridge.viewEndsAtId = added[added.length - 1]!.id;
+  // pi resumes with the model of the last model_change or assistant message on the path: when the archived work held
+  // the one that named it, the new path says it again.
+  if (fromPi) {
+    const was = resumedModel(onBranch.map((e) => e.raw));
+    const now = resumedModel([...onBranch.slice(0, d).map((e) => e.raw), ...added]);
+    if (was && (now?.provider !== was.provider || now.modelId !== was.modelId))
+      append({ type: 'model_change', timestamp: iso, ...was });
+  }
   // Entries added after the compaction follow it on the new path.
   for (const e of branch) {
     if (e.index <= markerEntry.index) continue;
@@ -335,6 +343,21 @@ function writeCompacted(
   }
   const out: Line[] = [...originals.lines, ...added.map((r) => ({ text: redact(JSON.stringify(r)) }))];
   return writeJsonl(out, fromPi ? session : {});
+}
+
+/** The model pi resumes a path of records with (as its buildSessionContext reads it). */
+function resumedModel(records: readonly unknown[]): { provider: string; modelId: string } | undefined {
+  let model: { provider: string; modelId: string } | undefined;
+  for (const r of records) {
+    if (!isRecord(r)) continue;
+    if (r.type === 'model_change' && typeof r.provider === 'string' && typeof r.modelId === 'string')
+      model = { provider: r.provider, modelId: r.modelId };
+    else if (r.type === 'message' && isRecord(r.message) && r.message.role === 'assistant') {
+      const { provider, model: modelId } = r.message;
+      if (typeof provider === 'string' && typeof modelId === 'string') model = { provider, modelId };
+    }
+  }
+  return model;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { AbridgeError } from '../errors.js';
 import { base64ByteSize, textPart } from '../model/parts.js';
+import { conversationEntries } from '../model/branch.js';
 import { activeMessages } from '../model/view.js';
 import type {
   FilePart,
@@ -169,11 +170,23 @@ export function requestModel(session: Session): string | undefined {
 }
 
 /**
+ * The model to name when the view names none (compaction archived every assistant message): the request's, else the
+ * last one an assistant message of the conversation named, archived or not.
+ */
+export function sessionModel(session: Session): string | undefined {
+  const request = requestModel(session);
+  if (request !== undefined) return request;
+  const messages = conversationEntries(session).flatMap((e) => (e.message ? [e.message] : []));
+  const model = modelOf(messages);
+  return model === UNKNOWN_MODEL ? undefined : model;
+}
+
+/**
  * What a session's writer converts: the messages the model sees (`activeView`: the compacted view, summary in place,
  * edits applied; no subagent sidechains) and the model to name.
  */
 export function sessionConversation(session: Session): { messages: Message[]; model?: string } {
-  const model = requestModel(session);
+  const model = sessionModel(session);
   return model !== undefined ? { messages: activeMessages(session), model } : { messages: activeMessages(session) };
 }
 

@@ -29,6 +29,9 @@ export interface PiResumed {
   context: unknown[];
   /** What pi sends (`convertToLlm`), as abridge messages, pi's summary wrappers included. */
   sent: Message[];
+  /** The model pi resumes with (the last model_change or assistant message on the path), and the thinking level. */
+  model: { provider: string; modelId: string } | null;
+  thinkingLevel: string;
 }
 
 export function piResume(text: string): PiResumed {
@@ -44,7 +47,7 @@ export function piResume(text: string): PiResumed {
     if (!d) throw new Error(`pi sent a message abridge cannot decode: ${JSON.stringify(m).slice(0, 200)}`);
     return d;
   });
-  return { context: ctx.messages, sent };
+  return { context: ctx.messages, sent, model: ctx.model, thinkingLevel: ctx.thinkingLevel };
 }
 
 const unwrap = (text: string): string => {

@@ -1,6 +1,7 @@
 import { argumentsText } from '../../model/parts.js';
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/types.js';
 import { ERROR_LINE } from '../strategies/strategy.js';
+import { isHarnessText } from '../turns.js';
 
 /** Evidence pulled out of a span of conversation, to be listed rather than paraphrased. */
 export interface Evidence {
@@ -161,7 +162,8 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       for (const p of pathsIn(textOf(m))) ev.filesMentioned.push(p);
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
-      if (t) ev.instructions.push(t);
+      // The harness's text (interruptions, slash commands, notifications) is not a person's words.
+      if (t && !isHarnessText(t)) ev.instructions.push(t);
       for (const s of sentences(t)) if (NUMBER.test(s)) ev.numbers.push(clip(s, 200));
       NUMBER.lastIndex = 0;
     }
