@@ -855,8 +855,11 @@ describe('summaries as hand-offs', () => {
     ])
       expect(text).toContain(h);
     expect(text).toContain(long);
-    // The harness's text is not quoted among the person's words.
-    expect(text).not.toContain('Request interrupted');
+    // The harness's text is not quoted among the person's words: it is listed apart, as what happened.
+    const said = /### User messages \(verbatim\)\n([\s\S]*?)\n\n###/.exec(text)?.[1];
+    expect(said).toContain('Constraint: never retry');
+    expect(said).not.toContain('Request interrupted');
+    expect(text).toMatch(/### Harness messages [^\n]*\n- \[Request interrupted by user\]\n/);
     expect(text).toMatch(/Error: boom\n\s*→ fixed by edit src\/net\/retry\.ts \(ok\); then `npm test` \(exit 0\)/);
     expect(text).toContain('src/net/retry.ts — edit');
   });

@@ -6,6 +6,11 @@ import { isHarnessText } from '../turns.js';
 /** Evidence pulled out of a span of conversation, to be listed rather than paraphrased. */
 export interface Evidence {
   instructions: string[];
+  /**
+   * What the harness put in the user's turn (slash commands, their output, interruptions), one line each: not a
+   * person's words, but what happened in the session.
+   */
+  events: string[];
   decisions: string[];
   filesRead: string[];
   filesModified: string[];
@@ -28,6 +33,7 @@ export interface Evidence {
 export function emptyEvidence(): Evidence {
   return {
     instructions: [],
+    events: [],
     decisions: [],
     filesRead: [],
     filesModified: [],
@@ -162,8 +168,9 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       for (const p of pathsIn(textOf(m))) ev.filesMentioned.push(p);
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
-      // The harness's text (interruptions, slash commands, notifications) is not a person's words.
-      if (t && !isHarnessText(t)) ev.instructions.push(t);
+      // The harness's text (interruptions, slash commands, notifications) is not a person's words: it is listed apart.
+      if (t && isHarnessText(t)) ev.events.push(clip(t.replace(/\s+/g, ' '), 300));
+      else if (t) ev.instructions.push(t);
       for (const s of sentences(t)) if (NUMBER.test(s)) ev.numbers.push(clip(s, 200));
       NUMBER.lastIndex = 0;
     }
@@ -307,6 +314,7 @@ function dedupe(ev: Evidence): Evidence {
   const read = new Set(ev.filesRead);
   return {
     instructions: uniq(ev.instructions),
+    events: uniq(ev.events),
     decisions: uniq(ev.decisions),
     filesModified: modified,
     filesRead: uniq(ev.filesRead).filter((p) => !touched.has(p)),
@@ -326,6 +334,7 @@ function dedupe(ev: Evidence): Evidence {
 export function mergeEvidence(a: Evidence, b: Evidence): Evidence {
   return dedupe({
     instructions: [...a.instructions, ...b.instructions],
+    events: [...a.events, ...b.events],
     decisions: [...a.decisions, ...b.decisions],
     filesRead: [...a.filesRead, ...b.filesRead],
     filesModified: [...a.filesModified, ...b.filesModified],

@@ -92,3 +92,31 @@ describe('the shortest form (no room for sections)', () => {
     );
   });
 });
+
+describe("the harness's messages", () => {
+  const summarizer = new ExtractiveSummarizer();
+
+  it('are listed apart from the people’s words, and carried when the summary is folded into the next', () => {
+    const t = new PiTranscript();
+    t.user('Port the retry logic in src/net/retry.ts to exponential backoff.');
+    t.user('<command-name>/mcp</command-name>\n<command-message>mcp</command-message>');
+    t.user('<local-command-stdout>Reconnected to tidewave.</local-command-stdout>');
+    t.step({ text: 'Reading it.', calls: [{ name: 'read', args: { path: 'src/net/retry.ts' }, result: 'code' }] });
+    t.user('[Request interrupted by user]');
+    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = summarizer.summarizeSync({ messages: all, maxTokens: 4000, counter });
+    const events = [
+      '<command-name>/mcp</command-name> <command-message>mcp</command-message>',
+      '<local-command-stdout>Reconnected to tidewave.</local-command-stdout>',
+      '[Request interrupted by user]',
+    ];
+    const said = /### User messages \(verbatim\)\n([\s\S]*?)(\n\n###|$)/.exec(text)![1]!;
+    expect(said).toContain('Port the retry logic');
+    for (const e of events) expect(said).not.toContain(e);
+    const listed = /### Harness messages [^\n]*\n([\s\S]*?)(\n\n###|$)/.exec(text)![1]!;
+    expect(listed.split('\n')).toEqual(events.map((e) => `- ${e}`));
+    // Folded forward (no new messages): the list comes back whole.
+    const next = summarizer.summarizeSync({ messages: [], previousSummary: text, maxTokens: 4000, counter });
+    expect(parseSummary(next)!.evidence.events).toEqual(events);
+  });
+});

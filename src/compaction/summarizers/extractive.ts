@@ -7,6 +7,7 @@ const TITLE = '## Summary of earlier conversation (abridge, extractive)';
 
 const SECTIONS = {
   instructions: 'User messages (verbatim)',
+  events: 'Harness messages (slash commands, their output, interruptions)',
   state: 'Current state',
   fixes: 'Errors and how they were handled',
   changes: 'Files modified',
@@ -112,6 +113,7 @@ function render(c: Content, limits: Limits): string {
     'instructions',
     e.instructions.map((i) => (old('instructions', i) ? i : clip(i, limits.instructionChars))),
   );
+  section('events', keep('events', e.events, limits.events, same));
   section(
     'state',
     keep('state', e.state, limits.state, same).map((x) => clip(x, limits.stateChars)),
@@ -148,6 +150,7 @@ function render(c: Content, limits: Limits): string {
 interface Limits {
   taskChars: number;
   instructionChars: number;
+  events: number;
   state: number;
   stateChars: number;
   fixes: number;
@@ -166,6 +169,7 @@ interface Limits {
 const GENEROUS: Limits = {
   taskChars: 2000,
   instructionChars: 4000,
+  events: 40,
   state: 2,
   stateChars: 800,
   fixes: 60,
@@ -187,11 +191,12 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
   // People's words (the first 300 characters of each) and the paths and commands go last.
   const steps: (() => boolean)[] = [
     () => shrink(l, 'numbers', 10),
+    () => shrink(l, 'events', 10),
     () => shrink(l, 'decisions', 8),
     () => shrink(l, 'todos', 5),
     () => shrink(l, 'stateChars', 300),
     () => shrink(l, 'taskChars', 500),
-    () => shrink(l, 'numbers', 0) || shrink(l, 'decisions', 0) || shrink(l, 'todos', 0),
+    () => shrink(l, 'numbers', 0) || shrink(l, 'decisions', 0) || shrink(l, 'todos', 0) || shrink(l, 'events', 0),
     () => shrink(l, 'errors', 40),
     () => shrink(l, 'instructionChars', 1000),
     () => shrink(l, 'commandChars', 120),
@@ -246,6 +251,13 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     const line = `- ${clip(oneLine(i), 200)}`;
     if (add(line)) minimal.push(line);
   }
+  // Then what the person did through the harness (slash commands and what they printed), the latest first.
+  const events = c.evidence.events
+    .slice(-10)
+    .reverse()
+    .filter((x) => add(`Harness: ${clip(x, 120)}`))
+    .reverse();
+  if (events.length) minimal.push(...events.map((x) => `Harness: ${clip(x, 120)}`));
   const files = [
     ...new Set([
       ...c.evidence.changes.map((x) => x.split(' — ')[0]!),
@@ -340,6 +352,7 @@ function minimalLine(line: string, ev: Evidence): void {
     for (const m of line.slice(10).matchAll(/(`+) ?(.*?) ?\1 → (.*?)(?=; `|$)/g))
       ev.commands.push({ command: m[2]!, status: m[3]! });
   else if (line.startsWith('Error line: ')) ev.errors.push(line.slice(12));
+  else if (line.startsWith('Harness: ')) ev.events.push(line.slice(9));
   else ev.state.push(line);
 }
 
