@@ -120,3 +120,22 @@ describe("the harness's messages", () => {
     expect(parseSummary(next)!.evidence.events).toEqual(events);
   });
 });
+
+describe('a long list of commands', () => {
+  it('keeps the opening of every command before it keeps the whole text of fewer', () => {
+    const t = new PiTranscript();
+    t.user('Retry the stuck jobs.');
+    const commands = Array.from(
+      { length: 60 },
+      (_, i) =>
+        `curl -s -X POST localhost:8080/v1/jobs/${1000 + i}/retry -H 'Content-Type: application/json' --data '{"force":true,"attempt":${i}}'`,
+    );
+    for (const command of commands) t.step({ calls: [{ name: 'bash', args: { command }, result: 'ok' }] });
+    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    // Room for every command cut to 80 characters, not for every command whole (all 60 whole take 3,630).
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 3000, counter });
+    expect(counter.text(text)).toBeLessThanOrEqual(3000);
+    for (const c of commands) expect(text).toContain(c.slice(0, 60));
+    expect(text).not.toContain(commands[0]);
+  });
+});

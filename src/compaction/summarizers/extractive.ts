@@ -205,8 +205,10 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     () => shrink(l, 'next', 1) || shrink(l, 'taskChars', 200) || shrink(l, 'state', 1),
     () => shrink(l, 'instructionChars', 300),
     () => shrink(l, 'filesMentioned', 40),
+    // Every command's opening before the whole text of fewer commands: which commands ran, and how they ended.
     () =>
       shrink(l, 'filesRead', 40) ||
+      shrink(l, 'commandChars', 80) ||
       shrink(l, 'commands', 40) ||
       shrink(l, 'fixes', 5) ||
       shrink(l, 'filesMentioned', 10),
