@@ -271,7 +271,7 @@ function render(file: string, target: number, r: CompactionResult, out: string |
   if (r.marker?.archived)
     lines.push(
       pc.dim(
-        `archived entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} behind a ${fmtInt(r.marker.summary.length)}-character summary; ${r.marker.edits?.length ?? 0} results cleared, offloaded or shortened`,
+        `archived entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} behind a ${fmtInt(r.marker.summary.length)}-character summary; ${r.marker.edits?.length ?? 0} ${r.marker.edits?.length === 1 ? 'result' : 'results'} cleared, offloaded or shortened`,
       ),
     );
   if (out) lines.push(`written to ${out} with a native compaction record`);
