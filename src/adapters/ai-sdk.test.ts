@@ -235,7 +235,7 @@ describe('V3 prompt ↔ abridge messages', () => {
     });
   });
 
-  it('pairs tool calls and results: a missing result is an error result, an orphan result is user text, results in call order', () => {
+  it('pairs tool calls and results: a missing result is an error result, an orphan result is user text, results in the order written', () => {
     const view: Message[] = [
       {
         role: 'assistant',
@@ -273,9 +273,10 @@ describe('V3 prompt ↔ abridge messages', () => {
     // An assistant first: the placeholder user message comes before it.
     expect(out.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user']);
     const results = out[2]!.content as { toolCallId: string; output: { type: string; value: string } }[];
-    expect(results.map((r) => r.toolCallId)).toEqual(['c1', 'c2']);
-    expect(results[0]!.output).toEqual({ type: 'error-text', value: '[no result recorded]' });
-    expect(results[1]!.output).toEqual({ type: 'text', value: '/w' });
+    // The recorded result as written, then the one closing the call that has none.
+    expect(results.map((r) => r.toolCallId)).toEqual(['c2', 'c1']);
+    expect(results[1]!.output).toEqual({ type: 'error-text', value: '[no result recorded]' });
+    expect(results[0]!.output).toEqual({ type: 'text', value: '/w' });
     expect((out[3]!.content[0] as { text: string }).text).toContain('old output');
   });
 

@@ -31,8 +31,6 @@ import { claudeBinary, resumeWithClaudeCode } from '../../test/support/claude-co
 import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { viewSession } from './compact.js';
 
-const KNOWN_GAPS = new Set(['marot__spotter__tool_heavy.jsonl @clear-only 25%']);
-
 const PROMPT = 'continue';
 const POOL = 3;
 const NO_RESPONSE = 'No response requested.';
@@ -304,10 +302,6 @@ describe.skipIf(skip !== undefined)('Claude Code resumes exactly what abridge re
       const what = `${basename(r.c.file)} @${r.c.variant}`;
       expect(r.readBackEqual, `${what}: read back with abridge`).toBe(true);
       if (r.notResumable) continue;
-      // The known gap, outside the required 50% / 25% runs (stated in the closing note; any other difference fails):
-      // an unchanged transcript whose parallel calls abridge's reader pairs differently from the CLI (the CLI merges the
-      // entries of one API response that a tool result interleaves, and keeps the results in their written order).
-      if (KNOWN_GAPS.has(what)) continue;
       expect(r.cmp.differences, what).toEqual([]);
       // Within 2% — or, for a view of a few dozen tokens, within the "\n" the CLI puts at each seam it joins.
       expect(Math.abs(r.tokens!.sent - r.tokens!.view), `${what}: tokens`).toBeLessThanOrEqual(

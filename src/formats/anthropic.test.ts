@@ -24,10 +24,12 @@ function expectValidAnthropic(body: AnthropicRequest | Record<string, unknown>):
     const uses = Array.isArray(m.content) ? m.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
     if (uses.length) {
       const next = messages[i + 1]!;
+      // Each call answered at the start of the next message, in the order the results were written (the API asks for
+      // no order; Claude Code sends them as written).
       const lead = (next.content as Record<string, unknown>[])
         .slice(0, uses.length)
         .map((b) => (b.type === 'tool_result' ? b.tool_use_id : undefined));
-      expect(lead).toEqual(uses);
+      expect([...lead].sort()).toEqual([...uses].sort());
     }
   });
 }

@@ -206,6 +206,7 @@ function decodeBlock(b: unknown, path: string, source: string, toolNames: Map<st
         content: resultBlocks(b.content, `${path}.content`, source),
         isError: b.is_error === true,
       };
+      if (b.is_error === false) p.isErrorExplicit = true;
       const name = toolNames.get(callId);
       if (name) p.toolName = name;
       return p;
@@ -387,6 +388,7 @@ function encodeResult(p: ToolResultPart): AnthropicToolResultBlock {
   else if (content.length > 0)
     block.content = content.map((c) => (c.type === 'text' ? { type: 'text' as const, text: c.text } : encodeMedia(c)));
   if (p.isError) block.is_error = true;
+  else if (p.isErrorExplicit) block.is_error = false;
   return block;
 }
 

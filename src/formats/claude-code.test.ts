@@ -187,4 +187,71 @@ describe('Claude Code reader: local commands', () => {
     });
     expect(writeSession(s)).toBe(source);
   });
+
+  it('sends a response whose blocks a result was written between as one message, results as written, as Claude Code does', () => {
+    // Claude Code runs a response's first call while the next block streams: block, its result, block, its result —
+    // and a sibling call whose result hangs off the other block. On resume it sends each response as one message.
+    const source = jsonl([
+      rec('user', 'u0', null, { message: { role: 'user', content: 'look around' } }),
+      rec(
+        'assistant',
+        'b1',
+        'u0',
+        asst('msg_A', [{ type: 'tool_use', id: 'k', name: 'WebSearch', input: { q: 'x' } }]),
+      ),
+      rec('assistant', 'b2', 'b1', asst('msg_A', [{ type: 'tool_use', id: 'n', name: 'Glob', input: { p: '*' } }])),
+      rec('user', 'rn', 'b2', {
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'n', content: 'app.js' }] },
+      }),
+      rec('user', 'rk', 'b1', {
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'k', content: 'results' }] },
+      }),
+      rec('assistant', 'c1', 'rk', asst('msg_B', [{ type: 'tool_use', id: 's', name: 'Read', input: { f: 'a' } }])),
+      rec('user', 'rs', 'c1', {
+        message: {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 's', content: 'A', is_error: false }],
+        },
+      }),
+      rec('assistant', 'c2', 'rs', asst('msg_B', [{ type: 'tool_use', id: 'x', name: 'Read', input: { f: 'b' } }])),
+      rec('user', 'rx', 'c2', {
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: 'B' }] },
+      }),
+      rec('user', 'u1', 'rx', { message: { role: 'user', content: 'go on' } }),
+    ]);
+    const body = JSON.parse(writeSession(parseSession(source), 'anthropic')) as { messages: unknown[] };
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'look around' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'k', name: 'WebSearch', input: { q: 'x' } },
+          { type: 'tool_use', id: 'n', name: 'Glob', input: { p: '*' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'n', content: 'app.js' },
+          { type: 'tool_result', tool_use_id: 'k', content: 'results' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 's', name: 'Read', input: { f: 'a' } },
+          { type: 'tool_use', id: 'x', name: 'Read', input: { f: 'b' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          // Written `is_error: false` is sent as written: the request is the agent's, to the token.
+          { type: 'tool_result', tool_use_id: 's', content: 'A', is_error: false },
+          { type: 'tool_result', tool_use_id: 'x', content: 'B' },
+          { type: 'text', text: 'go on' },
+        ],
+      },
+    ]);
+  });
 });

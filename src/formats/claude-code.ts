@@ -250,6 +250,7 @@ export function contentParts(content: unknown): Part[] {
           callId: asString(b.tool_use_id) ?? '',
           content: resultContent(b.content),
           isError: b.is_error === true,
+          ...(b.is_error === false ? { isErrorExplicit: true as const } : {}),
         });
         break;
       case 'image':
@@ -298,7 +299,7 @@ function encodeBlocks(parts: Part[]): unknown[] {
           type: 'tool_result',
           tool_use_id: p.callId,
           content: encodeBlocks(p.content),
-          ...(p.isError ? { is_error: true } : {}),
+          ...(p.isError ? { is_error: true } : p.isErrorExplicit ? { is_error: false } : {}),
         });
         break;
       case 'image':

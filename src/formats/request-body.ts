@@ -90,6 +90,8 @@ export function resultText(content: ResultContentPart[]): string {
 export interface ConvTurn {
   role: 'user' | 'assistant' | 'tool';
   parts: Part[];
+  /** The provider response an assistant turn's parts came from, when the source names it. */
+  responseId?: string;
 }
 
 export interface Conversation {
@@ -135,7 +137,12 @@ export function segmentMessage(
       const role = p.type === 'tool-result' ? 'tool' : 'assistant';
       const last = turns[turns.length - 1];
       if (last && last.role === role) last.parts.push(p);
-      else turns.push({ role, parts: [p] });
+      else
+        turns.push(
+          role === 'assistant' && message.responseId !== undefined
+            ? { role, parts: [p], responseId: message.responseId }
+            : { role, parts: [p] },
+        );
     }
     return turns;
   }
@@ -201,8 +208,9 @@ export function compactedSinceRead(session: Session): boolean {
 /**
  * Canonical messages (a view: what the model sees) as turns an API accepts:
  * - consecutive assistant messages merge (Claude Code writes one record per content block of a response);
- * - right after an assistant turn with tool calls comes one tool turn answering each call, in call order, then the user
- *   content that was between that turn and the next assistant turn;
+ * - right after an assistant turn with tool calls comes one tool turn answering each call (the results in the order
+ *   written), then the user content that was between that turn and the next assistant turn;
+ * - blocks of one response (`responseId`) that a result was written between make one assistant turn (Claude Code);
  * - a call without a recorded result gets an error result `[no result recorded]`. We keep the call rather than drop it:
  *   the model did make it, later turns may refer to it, and its arguments are part of the context being converted;
  *   this is also how agents close calls that were interrupted (Claude Code writes an is_error result);
@@ -223,9 +231,25 @@ export function prepareConversation(messages: readonly Message[], options: Conve
     }
     for (const t of segmentMessage(m, keep)) {
       const last = raw[raw.length - 1];
-      if (last && last.role === t.role) last.parts.push(...t.parts);
-      else raw.push({ role: t.role, parts: [...t.parts] });
+      if (last && last.role === t.role) {
+        last.parts.push(...t.parts);
+        // An assistant turn is of the response its last block came from.
+        if (t.role === 'assistant') last.responseId = t.responseId;
+      } else raw.push({ ...t, parts: [...t.parts] });
     }
+  }
+  // Claude Code writes a response as one record per block and may write a call's result before the response's next
+  // block; it sends the response as one message, its results after it (in the order written). So do we.
+  for (let i = 0; i < raw.length; i++) {
+    const a = raw[i]!;
+    if (a.role !== 'assistant' || a.responseId === undefined) continue;
+    let j = i + 1;
+    while (j < raw.length && raw[j]!.role === 'tool') j++;
+    const b = raw[j];
+    if (j === i + 1 || b?.role !== 'assistant' || b.responseId !== a.responseId) continue;
+    a.parts.push(...b.parts);
+    raw.splice(j, 1);
+    i--;
   }
 
   const used = new Set<string>();
@@ -265,6 +289,8 @@ export function prepareConversation(messages: readonly Message[], options: Conve
       });
     }
     const answers: (ToolResultPart | undefined)[] = calls.map(() => undefined);
+    // Results go in the order they were written (what the agent sends), each still answering its own call.
+    const written: number[] = [];
     const userParts: Part[] = [];
     for (const t of window) {
       for (const p of t.parts) {
@@ -273,8 +299,10 @@ export function prepareConversation(messages: readonly Message[], options: Conve
           continue;
         }
         const slot = waiting.get(p.callId)?.shift();
-        if (slot !== undefined) answers[slot] = { ...p, callId: calls[slot]!.id };
-        else
+        if (slot !== undefined) {
+          answers[slot] = { ...p, callId: calls[slot]!.id };
+          written.push(slot);
+        } else
           userParts.push(
             textPart(
               `[result of tool call ${p.callId}${p.toolName ? ` (${p.toolName})` : ''}${p.isError ? ', an error' : ''}]\n${resultText(p.content)}`,
@@ -284,19 +312,20 @@ export function prepareConversation(messages: readonly Message[], options: Conve
     }
     if (isAssistant) turns.push({ role: 'assistant', parts: assistantParts });
     if (calls.length) {
-      turns.push({
-        role: 'tool',
-        parts: calls.map(
-          (c, k) =>
-            answers[k] ?? {
-              type: 'tool-result',
-              callId: c.id,
-              toolName: c.name,
-              content: [textPart(NO_RESULT_TEXT)],
-              isError: true,
-            },
-        ),
-      });
+      const unanswered = calls.flatMap((c, k): ToolResultPart[] =>
+        answers[k]
+          ? []
+          : [
+              {
+                type: 'tool-result',
+                callId: c.id,
+                toolName: c.name,
+                content: [textPart(NO_RESULT_TEXT)],
+                isError: true,
+              },
+            ],
+      );
+      turns.push({ role: 'tool', parts: [...written.map((k) => answers[k]!), ...unanswered] });
     }
     if (userParts.length) turns.push({ role: 'user', parts: userParts });
     i = j;

@@ -162,10 +162,20 @@ export class RequestEncoder {
     const view = state.view;
     const starts: number[] = [];
     let prevRole: string | undefined;
+    // A block of the response before that only results separate from it is part of that group (prepareConversation
+    // sends the response as one message, as Claude Code does).
+    let response: string | undefined;
+    let onlyResults = false;
     for (let i = state.tailStart; i < view.length; i++) {
       const m = view[i]!;
       if (m.role === 'system') continue;
-      if (starts.length === 0 || (m.role === 'assistant' && prevRole !== 'assistant')) starts.push(i);
+      const sameResponse =
+        m.role === 'assistant' && m.responseId !== undefined && m.responseId === response && onlyResults;
+      if (starts.length === 0 || (m.role === 'assistant' && prevRole !== 'assistant' && !sameResponse)) starts.push(i);
+      if (m.role === 'assistant') {
+        response = m.responseId;
+        onlyResults = true;
+      } else if (m.role !== 'tool' || m.parts.some((p) => p.type !== 'tool-result')) onlyResults = false;
       prevRole = m.role;
     }
     let lastWire: unknown[] = [];

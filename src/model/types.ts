@@ -74,6 +74,11 @@ export interface ToolResultPart {
   toolName?: string;
   content: ResultContentPart[];
   isError: boolean;
+  /**
+   * The source wrote `is_error: false` (Claude Code does for some results): encoders repeat it, so that a request is
+   * the one the agent sends, to the token.
+   */
+  isErrorExplicit?: true;
 }
 
 /** Where an agent (or abridge) compacted the conversation: the model saw `summary` instead of the archived range. */
