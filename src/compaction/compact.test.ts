@@ -9,6 +9,7 @@ import { PiTranscript } from '../../test/support/random-session.js';
 import { comparable } from '../../test/support/view-compare.js';
 import { compact, forceCompact, squeezeSummary, STRATEGIES, type CompactOptions } from './compact.js';
 import { checkInvariants } from './invariants.js';
+import { compress } from './strategies/head-tail.js';
 import { STRATEGY_NAMES, type Strategy } from './strategies/strategy.js';
 import { summaryMessage, summaryText } from './strategies/summarize.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
@@ -462,6 +463,29 @@ describe('head-tail alone', () => {
     expect(tail).toBeGreaterThan(0);
     expect((await store.read(ref!, { limit: 2000 })).text).toBe(big);
     expect(text.length).toBeLessThan(big.length / 10);
+  });
+
+  it('spends the room a long line stopped the first lines at: the last lines take it, then the opening of that line', () => {
+    const counter = new TokenCounter();
+    const tailLines = Array.from(
+      { length: 150 },
+      (_, i) => `  at handler${i} (src/server/routes/r${i}.ts:${i + 10}:7)`,
+    );
+    const huge = `const bundle = ${JSON.stringify('abcdefghij '.repeat(4000))};`;
+    const text = ['// build output', 'export {};', huge, ...tailLines].join('\n');
+    const out = compress(text, 4000, 'r_0123456789abcdef', { counter });
+    const got = counter.text(out);
+    // The room is used (before: the two first lines and at most half the room of last lines, ~1,500 tokens).
+    expect(got).toBeGreaterThan(0.85 * 4000);
+    expect(got).toBeLessThanOrEqual(4000 + 60);
+    const outLines = out.split('\n');
+    expect(outLines.slice(0, 2)).toEqual(['// build output', 'export {};']);
+    expect(outLines.slice(-150)).toEqual(tailLines);
+    expect(huge.startsWith(outLines[2]!)).toBe(true);
+    expect(outLines[2]!.length).toBeGreaterThan(2000);
+    expect(outLines[3]).toMatch(
+      /^\[… lines 3–3 of 153 elided \(line 3 in part; 1 line, [\d,]+ characters\); the whole result: read_result \{"ref_id": "r_0123456789abcdef", "offset": 2\} …\]$/,
+    );
   });
 
   it('cuts a single huge line by characters', async () => {

@@ -66,7 +66,11 @@ export const headTail: Strategy = {
   },
 };
 
-/** First and last lines within about `keepTokens`, with a marker naming the elided lines. */
+/**
+ * First and last lines within about `keepTokens`, with a marker naming the elided lines. A long line the first lines
+ * stop at does not cost the room: the last lines take what the first left, and the first elided line shows as much of
+ * its opening as still fits.
+ */
 export function compress(
   text: string,
   keepTokens: number,
@@ -75,25 +79,40 @@ export function compress(
   what: 'result' | 'message' = 'result',
 ): string {
   const lines = text.split('\n');
-  const half = keepTokens / 2;
+  const cost = (line: string) => ctx.counter.text(line) + 1;
   let head = 0;
   let used = 0;
-  while (head < lines.length && used + ctx.counter.text(lines[head]!) + 1 <= half)
-    used += ctx.counter.text(lines[head++]!) + 1;
+  while (head < lines.length && used + cost(lines[head]!) <= keepTokens / 2) used += cost(lines[head++]!);
   let tail = 0;
-  used = 0;
-  while (tail < lines.length - head && used + ctx.counter.text(lines[lines.length - 1 - tail]!) + 1 <= half)
-    used += ctx.counter.text(lines[lines.length - 1 - tail++]!) + 1;
+  while (tail < lines.length - head && used + cost(lines[lines.length - 1 - tail]!) <= keepTokens)
+    used += cost(lines[lines.length - 1 - tail++]!);
   // A single huge line (minified output): cut by characters instead.
   if (head === 0 && tail === 0) {
     const chars = Math.max(200, keepTokens * 2);
     return `${text.slice(0, chars)}\n[… ${(text.length - 2 * chars).toLocaleString('en-US')} characters elided; the whole ${what}: read_result {"ref_id": "${refId}"} …]\n${text.slice(-chars)}`;
   }
   const elided = lines.length - head - tail;
-  const elidedChars = lines.slice(head, lines.length - tail).join('\n').length;
+  let elidedChars = lines.slice(head, lines.length - tail).join('\n').length;
+  // What the whole lines left (less the marker's own cost) goes to the opening of the first elided line.
+  const left = keepTokens - used - MARKER_TOKENS;
+  let part = '';
+  if (elided > 0 && left >= PART_MIN_TOKENS) {
+    const line = lines[head]!;
+    part = line.slice(0, Math.floor((left * line.length) / Math.max(1, ctx.counter.text(line))));
+    elidedChars -= part.length;
+  }
+  const range = `lines ${head + 1}–${head + elided} of ${lines.length} elided`;
+  const count = `${elided.toLocaleString('en-US')} ${elided === 1 ? 'line' : 'lines'}, ${elidedChars.toLocaleString('en-US')} characters`;
+  const detail = part ? `line ${head + 1} in part; ${count}` : count;
   return [
     ...lines.slice(0, head),
-    `[… lines ${head + 1}–${head + elided} of ${lines.length} elided (${elided.toLocaleString('en-US')} lines, ${elidedChars.toLocaleString('en-US')} characters); the whole ${what}: read_result {"ref_id": "${refId}", "offset": ${head}} …]`,
+    ...(part ? [part] : []),
+    `[… ${range} (${detail}); the whole ${what}: read_result {"ref_id": "${refId}", "offset": ${head}} …]`,
     ...lines.slice(lines.length - tail),
   ].join('\n');
 }
+
+/** About what the elision marker costs, kept free when the room left goes to part of a line. */
+const MARKER_TOKENS = 40;
+/** Less room than this left beside the whole lines is not worth part of a line. */
+const PART_MIN_TOKENS = 20;
