@@ -504,6 +504,36 @@ describe('head-tail alone', () => {
 });
 
 describe('summarize alone', () => {
+  it('archives no more than the room needs when the newest edit is an input stubbed for its size (it comes back whole or not at all)', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 12; i++)
+      t.step({
+        text: `Step ${i}.`,
+        calls: [{ name: 'bash', args: { command: `npm test -- part${i}` }, result: lines(20, `p${i}`) }],
+      });
+    t.step({
+      text: 'Writing the fix.',
+      calls: [{ name: 'write', args: { path: 'src/net/retry.ts', content: lines(400, 'src') }, result: 'wrote 16 KB' }],
+    });
+    t.step({
+      text: 'Checking.',
+      calls: [{ name: 'read', args: { path: 'src/net/retry.ts' }, result: lines(30, 'chk') }],
+    });
+    t.user('Good. Now run the tests.');
+    t.step({ text: 'Running.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'all passed' }] });
+    const session = build(t);
+    const r = await compact(session, { target: 4000, prefixTokens: 0, strategies: ['stub-inputs', 'summarize'] });
+    expect(r.reachedTarget).toBe(true);
+    // The 16 KB input cannot come back in part, so archiving more old steps to make room for it buys nothing: the
+    // newer half of the old steps stays verbatim (before: all twelve archived, 1,288 of the 4,000 tokens used).
+    expect(r.afterTokens).toBeGreaterThan(0.9 * 4000);
+    const text = activeView(session)
+      .map((v) => JSON.stringify(v.message.parts))
+      .join('\n');
+    for (let i = 6; i < 12; i++) expect(text).toContain(`p${i} line 0020`);
+  });
+
   it('replaces a span with the extractive summary and leaves the first user message, the last 5 steps and the latest thinking', async () => {
     const session = workSession();
     const view0 = activeView(session);

@@ -44,6 +44,18 @@ export const summarizeSpan: Strategy = {
       }
       return Math.max(n, tokens[k]!);
     });
+    // What of that can come back in part: restoreNewest cuts a result (or a person's command output) to its first and
+    // last lines, while a stubbed input or dropped thinking comes back whole or not at all.
+    const partialTokens = units.map((u) => {
+      let n = 0;
+      for (let i = u.start; i < u.end; i++) {
+        const it = view[i]!;
+        const original = it.entry !== undefined ? ctx.originals?.get(it.entry) : undefined;
+        if (original && it.message.role !== 'assistant')
+          n += Math.max(0, ctx.counter.message(original) - ctx.counter.message(it.message));
+      }
+      return n;
+    });
     const ok = units.map((u) => archivable(view, u, ctx));
     const total = ctx.size(view);
     // What a summary carries whole besides its share of the rest: earlier summaries and what people wrote.
@@ -122,19 +134,22 @@ export const summarizeSpan: Strategy = {
           ? made.tokens
           : Math.min(sized(n).wanted, Math.ceil((made.tokens * sized(n).span) / Math.max(1, sized(made.n).span)));
       const position = new Map(order.map((k, i) => [k, i]));
-      // Tokens given back, newest first, if the first n units are archived: whole units while they fit, then part of
-      // the first that does not (its newest results are cut, not dropped); -1 when the view would not fit.
+      // Tokens given back, newest first, if the first n units are archived, as restoreNewest gives them: whole units
+      // while they fit; from the first that does not, what can come back in part (results cut to their first and last
+      // lines, not dropped) for it and every older unit, as far as the room goes; -1 when the view would not fit.
       const regained = (n: number) => {
         let room = ctx.target - (total - sized(n).span) - estimate(n);
         if (room < 0) return -1;
         let got = 0;
-        for (let k = units.length - 1; k >= 0; k--) {
+        let missed = false;
+        for (let k = units.length - 1; k >= 0 && room > 0; k--) {
           if ((position.get(k) ?? Number.POSITIVE_INFINITY) < n) break;
           const grow = originalTokens[k]! - tokens[k]!;
           if (grow <= 0) continue;
-          if (grow > room) return got + room;
-          room -= grow;
-          got += grow;
+          const take = !missed && grow <= room ? grow : Math.min(room, partialTokens[k]!);
+          if (take < grow) missed = true;
+          room -= take;
+          got += take;
         }
         return got;
       };
