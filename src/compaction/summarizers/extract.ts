@@ -102,12 +102,33 @@ export function pathsIn(text: string): string[] {
   return out;
 }
 
-function exitStatus(r: ToolResultPart | undefined): string {
+function exitStatus(r: ToolResultPart | undefined, call?: ToolCallPart): string {
   if (!r) return 'no result';
   const t = resultText(r);
   const m = t.match(/(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code )(-?\d+)/i);
   if (m) return `exit ${m[1]}`;
-  return r.isError ? 'failed' : 'ok';
+  if (r.isError) return 'failed';
+  return printedError(t, call) ? 'printed an error' : 'ok';
+}
+
+/**
+ * A result the tool did not flag that opens with an error report: a JSON error answer or an errno from any tool; an
+ * `Error: …`, `fatal: …` or traceback from a command (a file's own text may open with such words, so not from a read).
+ */
+function printedError(text: string, call: ToolCallPart | undefined): boolean {
+  const head = text.slice(0, 300);
+  if (/^\s*\{\s*"(?:status"\s*:\s*"(?:error|failed)"|error"\s*:)/.test(head)) return true;
+  if (/^\s*(?:Error: )?E(?:NOENT|ACCES|ISDIR|NOTDIR|EXIST|PERM)\b/.test(head)) return true;
+  const readsFile =
+    call !== undefined &&
+    argValue(call.arguments, PATH_KEYS).length > 0 &&
+    argValue(call.arguments, COMMAND_KEYS).length === 0;
+  return (
+    !readsFile &&
+    /^\s*(?:(?:error|fatal|panic)\b[^\n]{0,40}?:|Traceback \(most recent call last\):|[A-Z]\w*(?:Error|Exception):)/i.test(
+      head,
+    )
+  );
 }
 
 function sentences(text: string): string[] {
@@ -140,7 +161,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       if (calls.length > 0) lastActions = calls.map((c) => describeCall(c, results.get(c.id)));
       for (const c of calls) {
         const r = results.get(c.id);
-        const failed = r ? r.isError || /^exit [1-9]/.test(exitStatus(r)) : false;
+        const failed = r ? r.isError || /^(exit [1-9]|printed an error)/.test(exitStatus(r, c)) : false;
         if (r && failed) {
           const lines = errorLines(resultText(r));
           const error = lines.length > 0 ? lines.map((l) => clip(l, 220)).join('\n') : `${c.name} failed`;
@@ -243,7 +264,7 @@ function describeCall(c: ToolCallPart, r: ToolResultPart | undefined): string {
   const cmd = argValue(c.arguments, COMMAND_KEYS).join(' ').trim();
   const path = argValue(c.arguments, PATH_KEYS)[0];
   const what = cmd ? `\`${clip(oneLine(cmd), 160)}\`` : path ? `${c.name} ${path}` : c.name;
-  return r ? `${what} (${exitStatus(r)})` : what;
+  return r ? `${what} (${exitStatus(r, c)})` : what;
 }
 
 function changeOf(c: ToolCallPart): string {
@@ -277,7 +298,7 @@ function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | und
   if (SHELL_TOOL.test(name) || commands.length > 0) {
     const cmd = commands.join(' ').trim();
     if (cmd) {
-      ev.commands.push({ command: clip(cmd.replace(/\s*\n\s*/g, ' ⏎ '), 300), status: exitStatus(result) });
+      ev.commands.push({ command: clip(cmd.replace(/\s*\n\s*/g, ' ⏎ '), 300), status: exitStatus(result, call) });
       const written = writtenByCommand(cmd);
       for (const p of pathsIn(cmd)) (written.has(p) ? ev.filesModified : ev.filesRead).push(p);
     }

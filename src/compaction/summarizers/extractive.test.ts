@@ -139,3 +139,39 @@ describe('a long list of commands', () => {
     expect(text).not.toContain(commands[0]);
   });
 });
+
+describe('a result the tool did not flag', () => {
+  it('is said to have printed an error when it opens with one, and listed among the failing', () => {
+    const t = new PiTranscript();
+    t.user('Load the notes and search for the release date.');
+    t.step({
+      calls: [
+        {
+          name: 'read',
+          args: { path: 'memory/2026-04-08.md' },
+          result: '{\n  "status": "error",\n  "error": "ENOENT: no such file or directory"\n}',
+        },
+      ],
+    });
+    t.step({ calls: [{ name: 'read', args: { path: 'docs/errors.md' }, result: 'Error handling: how we report.\n' }] });
+    t.step({ calls: [{ name: 'bash', args: { command: 'ls' }, result: 'a\nb' }] });
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: 'python search.py "release date"' },
+          result: "Error during web search: module 'duckduckgo_search' has no attribute 'ddg'",
+        },
+      ],
+    });
+    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
+    const commands = /### Commands run[^\n]*\n([\s\S]*?)(\n\n###|$)/.exec(text)![1]!.split('\n');
+    expect(commands).toEqual(['- `python search.py "release date"` → printed an error', '- `ls` → ok']);
+    expect(text).toMatch(
+      /read memory\/2026-04-08\.md \(printed an error\):\n\s*"status": "error",\n\s*"error": "ENOENT/,
+    );
+    // A file whose own text opens with the word is not an error.
+    expect(text).not.toMatch(/docs\/errors\.md \(printed an error\)/);
+  });
+});

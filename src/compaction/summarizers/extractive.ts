@@ -73,7 +73,7 @@ interface Content {
   archivedMessages: number;
 }
 
-const FAILED = /^(failed|no result|exit [1-9-])/;
+const FAILED = /^(failed|no result|exit [1-9-]|printed an error)/;
 
 function render(c: Content, limits: Limits): string {
   const out: string[] = [
