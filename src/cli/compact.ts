@@ -188,8 +188,8 @@ export function viewSession(session: Session): Session {
   const s: Session = { format: session.format, info: session.info, entries, problems: [] };
   if (session.extra) s.extra = session.extra;
   // The model the session was using, though compaction may have archived every message that named it.
-  const model = sessionModel(session);
-  if (model !== undefined && requestModel(session) === undefined)
+  const model = requestModel(session) === undefined ? sessionModel(session) : undefined;
+  if (model !== undefined)
     s.extra = {
       ...session.extra,
       request: { ...(isRecord(session.extra?.request) ? session.extra.request : {}), model },

@@ -223,6 +223,10 @@ export function prepareConversation(messages: readonly Message[], options: Conve
 
   const system: string[] = [];
   const raw: ConvTurn[] = [];
+  // The latest assistant turn while only results follow it. Claude Code writes a response as one record per block and
+  // may write a call's result before the response's next block; it sends the response as one message, its results
+  // after it (in the order written). So do we: a later block of that response joins it.
+  let open: ConvTurn | undefined;
   for (const m of messages) {
     if (m.role === 'system') {
       const text = systemText(m);
@@ -231,25 +235,22 @@ export function prepareConversation(messages: readonly Message[], options: Conve
     }
     for (const t of segmentMessage(m, keep)) {
       const last = raw[raw.length - 1];
+      let into: ConvTurn;
       if (last && last.role === t.role) {
-        last.parts.push(...t.parts);
+        into = last;
+        into.parts.push(...t.parts);
         // An assistant turn is of the response its last block came from.
-        if (t.role === 'assistant') last.responseId = t.responseId;
-      } else raw.push({ ...t, parts: [...t.parts] });
+        if (t.role === 'assistant') into.responseId = t.responseId;
+      } else if (t.role === 'assistant' && t.responseId !== undefined && open?.responseId === t.responseId) {
+        into = open;
+        into.parts.push(...t.parts);
+      } else {
+        into = { ...t, parts: [...t.parts] };
+        raw.push(into);
+      }
+      if (t.role === 'assistant') open = into;
+      else if (t.role !== 'tool') open = undefined;
     }
-  }
-  // Claude Code writes a response as one record per block and may write a call's result before the response's next
-  // block; it sends the response as one message, its results after it (in the order written). So do we.
-  for (let i = 0; i < raw.length; i++) {
-    const a = raw[i]!;
-    if (a.role !== 'assistant' || a.responseId === undefined) continue;
-    let j = i + 1;
-    while (j < raw.length && raw[j]!.role === 'tool') j++;
-    const b = raw[j];
-    if (j === i + 1 || b?.role !== 'assistant' || b.responseId !== a.responseId) continue;
-    a.parts.push(...b.parts);
-    raw.splice(j, 1);
-    i--;
   }
 
   const used = new Set<string>();

@@ -34,27 +34,23 @@ export const summarizeSpan: Strategy = {
   async apply(view, ctx) {
     const units = unitsOf(view);
     const tokens = units.map((u) => sumTokens(view, u, ctx));
-    // What a unit was before this compaction's cheap edits: the summary is sized to what it replaces.
-    const originalTokens = units.map((u, k) => {
+    // What a unit was before this compaction's cheap edits (the summary is sized to what it replaces), and how much of
+    // the difference can come back in part: restoreNewest cuts a result (or a person's command output) to its first
+    // and last lines, while a stubbed input or dropped thinking comes back whole or not at all.
+    const originalTokens: number[] = [];
+    const partialTokens: number[] = [];
+    units.forEach((u, k) => {
       let n = 0;
+      let partial = 0;
       for (let i = u.start; i < u.end; i++) {
         const it = view[i]!;
         const original = it.entry !== undefined ? ctx.originals?.get(it.entry) : undefined;
-        n += original ? ctx.counter.message(original) : ctx.counter.message(it.message);
+        const now = ctx.counter.message(it.message);
+        n += original ? ctx.counter.message(original) : now;
+        if (original && it.message.role !== 'assistant') partial += Math.max(0, ctx.counter.message(original) - now);
       }
-      return Math.max(n, tokens[k]!);
-    });
-    // What of that can come back in part: restoreNewest cuts a result (or a person's command output) to its first and
-    // last lines, while a stubbed input or dropped thinking comes back whole or not at all.
-    const partialTokens = units.map((u) => {
-      let n = 0;
-      for (let i = u.start; i < u.end; i++) {
-        const it = view[i]!;
-        const original = it.entry !== undefined ? ctx.originals?.get(it.entry) : undefined;
-        if (original && it.message.role !== 'assistant')
-          n += Math.max(0, ctx.counter.message(original) - ctx.counter.message(it.message));
-      }
-      return n;
+      originalTokens.push(Math.max(n, tokens[k]!));
+      partialTokens.push(partial);
     });
     const ok = units.map((u) => archivable(view, u, ctx));
     const total = ctx.size(view);

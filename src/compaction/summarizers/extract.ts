@@ -190,7 +190,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
       // The harness's text (interruptions, slash commands, notifications) is not a person's words: it is listed apart.
-      if (t && isHarnessText(t)) ev.events.push(clip(t.replace(/\s+/g, ' '), 300));
+      if (t && isHarnessText(t)) ev.events.push(clip(oneLine(t), 300));
       else if (t) ev.instructions.push(t);
       for (const s of sentences(t)) if (NUMBER.test(s)) ev.numbers.push(clip(s, 200));
       NUMBER.lastIndex = 0;

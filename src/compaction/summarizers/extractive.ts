@@ -256,10 +256,11 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
   // Then what the person did through the harness (slash commands and what they printed), the latest first.
   const events = c.evidence.events
     .slice(-10)
+    .map((x) => `Harness: ${clip(x, 120)}`)
     .reverse()
-    .filter((x) => add(`Harness: ${clip(x, 120)}`))
+    .filter(add)
     .reverse();
-  if (events.length) minimal.push(...events.map((x) => `Harness: ${clip(x, 120)}`));
+  minimal.push(...events);
   const files = [
     ...new Set([
       ...c.evidence.changes.map((x) => x.split(' — ')[0]!),
