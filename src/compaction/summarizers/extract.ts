@@ -120,15 +120,36 @@ function printedError(text: string, call: ToolCallPart | undefined): boolean {
   if (/^\s*\{\s*"(?:status"\s*:\s*"(?:error|failed)"|error"\s*:)/.test(head)) return true;
   if (/^\s*(?:Error: )?E(?:NOENT|ACCES|ISDIR|NOTDIR|EXIST|PERM)\b/.test(head)) return true;
   const readsFile =
-    call !== undefined &&
-    argValue(call.arguments, PATH_KEYS).length > 0 &&
-    argValue(call.arguments, COMMAND_KEYS).length === 0;
+    call !== undefined && argValue(call.arguments, PATH_KEYS).length > 0 && shellCommands(call).length === 0;
   return (
     !readsFile &&
     /^\s*(?:(?:error|fatal|panic)\b[^\n]{0,40}?:|Traceback \(most recent call last\):|[A-Z]\w*(?:Error|Exception):)/i.test(
       head,
     )
   );
+}
+
+/**
+ * The operation of an editor tool that names it in `command` beside a path (`str_replace_editor` of SWE-agent and
+ * OpenHands, Anthropic's text editor: `view`, `create`, `str_replace`, `insert`, `undo_edit`): a verb, not a shell
+ * command, and what decides whether the call reads or writes — the tool's name says "replace" for a `view` too.
+ */
+function editorOperation(call: ToolCallPart): string | undefined {
+  if (SHELL_TOOL.test(call.name)) return undefined;
+  const ops = argValue(call.arguments, ['command']);
+  if (ops.length !== 1 || !/^[a-z][a-z_]*$/i.test(ops[0]!)) return undefined;
+  return argValue(call.arguments, PATH_KEYS).length > 0 ? ops[0] : undefined;
+}
+
+/** The shell commands a call runs: none for an editor tool's operation. */
+function shellCommands(call: ToolCallPart): string[] {
+  return editorOperation(call) === undefined ? argValue(call.arguments, COMMAND_KEYS) : [];
+}
+
+/** Whether a call changes the files it names: by its editor operation when it has one, else by the tool's name. */
+function writes(call: ToolCallPart): boolean {
+  const op = editorOperation(call);
+  return WRITE_TOOL.test(op ?? call.name);
 }
 
 function sentences(text: string): string[] {
@@ -168,15 +189,15 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
           open.push({ error: `${describeCall(c, r)}:\n${error}`, tool: c.name, tried: [] });
         } else if (r && open.length > 0) {
           // A change made after an error is how it was fixed; the same tool succeeding again is the proof.
-          if (WRITE_TOOL.test(c.name)) for (const o of open) if (o.tried.length < 3) o.tried.push(describeCall(c, r));
-          const fixed = open.filter((o) => o.tool === c.name && !WRITE_TOOL.test(c.name));
+          if (writes(c)) for (const o of open) if (o.tried.length < 3) o.tried.push(describeCall(c, r));
+          const fixed = open.filter((o) => o.tool === c.name && !writes(c));
           for (const o of fixed)
             ev.fixes.push(
               `${o.error}\n→ ${o.tried.length ? `fixed by ${o.tried.join(', ')}; then ` : 'then '}${describeCall(c, r)}`,
             );
           open = open.filter((o) => !fixed.includes(o));
         }
-        if (WRITE_TOOL.test(c.name)) {
+        if (writes(c)) {
           for (const path of argValue(c.arguments, PATH_KEYS)) {
             const list = changes.get(path) ?? [];
             list.push(changeOf(c));
@@ -261,9 +282,10 @@ function errorLines(text: string): string[] {
 
 /** A call in a few words: the tool, its command or path, and how it ended. */
 function describeCall(c: ToolCallPart, r: ToolResultPart | undefined): string {
-  const cmd = argValue(c.arguments, COMMAND_KEYS).join(' ').trim();
+  const cmd = shellCommands(c).join(' ').trim();
   const path = argValue(c.arguments, PATH_KEYS)[0];
-  const what = cmd ? `\`${clip(oneLine(cmd), 160)}\`` : path ? `${c.name} ${path}` : c.name;
+  const op = editorOperation(c);
+  const what = cmd ? `\`${clip(oneLine(cmd), 160)}\`` : path ? `${c.name} ${op ? `${op} ` : ''}${path}` : c.name;
   return r ? `${what} (${exitStatus(r, c)})` : what;
 }
 
@@ -292,7 +314,7 @@ function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | und
   const argText = argumentsText(call.arguments);
   // apply_patch style inputs name their files inside the patch text.
   for (const m of argText.matchAll(/\*\*\* (?:Update|Add|Delete) File: ([^\s\\"]+)/g)) paths.push(m[1]!);
-  const commands = argValue(call.arguments, COMMAND_KEYS);
+  const commands = shellCommands(call);
   if (commands.length === 0 && SHELL_TOOL.test(name) && typeof call.arguments === 'string')
     commands.push(call.arguments);
   if (SHELL_TOOL.test(name) || commands.length > 0) {
@@ -303,7 +325,7 @@ function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | und
       for (const p of pathsIn(cmd)) (written.has(p) ? ev.filesModified : ev.filesRead).push(p);
     }
   }
-  for (const p of paths) (WRITE_TOOL.test(name) ? ev.filesModified : ev.filesRead).push(p);
+  for (const p of paths) (writes(call) ? ev.filesModified : ev.filesRead).push(p);
   if (paths.length === 0 && commands.length === 0) for (const p of pathsIn(argText)) ev.filesRead.push(p);
 }
 

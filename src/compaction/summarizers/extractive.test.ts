@@ -175,3 +175,33 @@ describe('a result the tool did not flag', () => {
     expect(text).not.toMatch(/docs\/errors\.md \(printed an error\)/);
   });
 });
+
+describe('an editor tool that names its operation in `command`', () => {
+  it('reads with `view` and writes with the others, and none of them is a command run', () => {
+    const t = new PiTranscript();
+    t.user('Fix the parser bug.');
+    const editor = (args: Record<string, string>, result: string) => ({ name: 'str_replace_editor', args, result });
+    t.step({ calls: [editor({ command: 'view', path: '/repo/src/parse.py' }, 'def parse(x):\n    return x\n')] });
+    t.step({ calls: [editor({ command: 'view', path: '/repo/README.md' }, 'Error: handling is documented here.')] });
+    t.step({
+      calls: [
+        editor(
+          { command: 'str_replace', path: '/repo/src/parse.py', old_str: 'return x', new_str: 'return x or 0' },
+          'The file /repo/src/parse.py has been edited.',
+        ),
+      ],
+    });
+    t.step({ calls: [editor({ command: 'create', path: '/repo/tests/test_parse.py', file_text: 'x' }, 'created')] });
+    t.step({ calls: [{ name: 'execute_bash', args: { command: 'pytest -q' }, result: '1 passed' }] });
+    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
+    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
+    expect(section('Commands run')!.split('\n')).toEqual(['- `pytest -q` → ok']);
+    expect(section('Files modified')).toMatch(/\/repo\/src\/parse\.py/);
+    expect(section('Files modified')).toMatch(/\/repo\/tests\/test_parse\.py/);
+    // A file both read and changed is listed as changed; a file's own text is not an error the tool printed.
+    expect(section('Files read')!.split('\n')).toEqual(['- /repo/README.md']);
+    expect(text).not.toMatch(/printed an error/);
+    expect(text).not.toMatch(/`view`|`str_replace`|`create`/);
+  });
+});
