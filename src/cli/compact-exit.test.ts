@@ -36,6 +36,11 @@ describe('abridge compact exit status', () => {
     );
     expect(r.stderr).toMatch(/first user message \(entry \d+\): \d+ tokens/);
     expect(r.stderr).toMatch(/latest instruction \(entry \d+\): \d+ tokens/);
+    // A request body over the budget is not printed: the same exit and reason instead.
+    const body = run('compact', session(), '--budget', '20', '--prefix-tokens', '0', '--emit', 'anthropic');
+    expect(body.status).toBe(3);
+    expect(body.stdout).toBe('');
+    expect(body.stderr).toMatch(/budget not reached: even what must stay verbatim/);
   });
 
   it('exits 3 too when what stays verbatim fits but the strategies asked for cannot reach the budget, saying so', () => {

@@ -164,7 +164,10 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
       await writeFileAtomic(opts.out, text);
     }
     if (opts.emit) {
-      process.stdout.write(`${writeSession(viewSession(session), opts.emit, { redact })}\n`);
+      // A body over the budget is not printed: a script piping it to the provider gets exit 3, not a request that
+      // may be refused.
+      if (result.reachedTarget) process.stdout.write(`${writeSession(viewSession(session), opts.emit, { redact })}\n`);
+      exitIfOverBudget(result, target);
       return;
     }
     if (opts.json) {
