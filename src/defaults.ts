@@ -62,7 +62,26 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   'openai-chat': 0,
   'openai-responses': 0,
   'ai-sdk': 0,
+  // Its tool definitions: 4,481 tokens by Copilot CLI 1.0.68's own count (`session.shutdown` toolDefinitionsTokens).
+  // Versions from 1.0.64 record the system prompt (`system.message`); for older ones see COPILOT_SYSTEM_PROMPT_TOKENS.
+  'copilot-cli': 4500,
+  // Runs from 0.33 record the system prompt (the `system` action) and their tools (counted from the request's tools);
+  // older ones record neither: see OPENHANDS_UNRECORDED_PROMPT_TOKENS.
+  openhands: 0,
 };
+
+/**
+ * Copilot CLI's system prompt, added to its prefix when the transcript does not record it (versions before 1.0.64):
+ * 11,340 tokens by Copilot's own count in a 1.0.68 session, 46–53 thousand characters where newer ones record it.
+ */
+export const COPILOT_SYSTEM_PROMPT_TOKENS = 11000;
+
+/**
+ * OpenHands' system prompt and what came with it, for runs whose history does not record a `system` action: the 2024
+ * CodeAct agents' prompt and in-context example (~3,130 o200k tokens), or early function-calling runs' prompt and
+ * tools (~1,150 + ~1,900).
+ */
+export const OPENHANDS_UNRECORDED_PROMPT_TOKENS = 3500;
 
 /**
  * Image tokens by each provider's published rule when the dimensions are unknown (and cannot be read from the image

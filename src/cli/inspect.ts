@@ -10,6 +10,7 @@ import { inputOptions } from './input.js';
 import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
+import { FORMAT_IDS } from '../model/types.js';
 import { TokenBreakdown, type TokenBreakdownResult } from '../tokens/breakdown.js';
 import { warmEstimator } from '../tokens/estimate.js';
 import { tokenCounterFor } from './tokens.js';
@@ -29,11 +30,11 @@ export function registerInspect(program: Command): void {
     .description(
       'Summarize a transcript: format, models, messages, parts and tokens, last usage, compactions, problems, and the /context breakdown',
     )
-    .argument('<file>', 'transcript file (pi, Claude Code, Codex, SWE-agent .traj, or an API request body)')
-    .option(
-      '-f, --format <id>',
-      'read as this format instead of detecting it (pi, claude-code, codex, swe-agent, anthropic, openai-chat, openai-responses, ai-sdk)',
+    .argument(
+      '<file>',
+      'transcript file (pi, Claude Code, Codex, SWE-agent .traj, GitHub Copilot CLI events, OpenHands output, or an API request body)',
     )
+    .option('-f, --format <id>', `read as this format instead of detecting it (${FORMAT_IDS.join(', ')})`)
     .option('--at <entry>', 'show the context as of this entry index')
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator')
     .option('--markdown', 'print the /context breakdown as Markdown (with the footer an agent adds to its comments)')

@@ -17,7 +17,9 @@ import { VERSION } from './version.js';
  */
 async function main(argv: string[]): Promise<number> {
   const program = new Command('abridge')
-    .description('See and shrink the context of LLM agent sessions (pi, Claude Code, Codex, SWE-agent, API requests).')
+    .description(
+      'See and shrink the context of LLM agent sessions (pi, Claude Code, Codex, Copilot CLI, SWE-agent, OpenHands, API requests).',
+    )
     .version(VERSION)
     .exitOverride()
     .configureOutput({ outputError: (str, write) => write(str) });

@@ -16,7 +16,7 @@ export function registerReplay(program: Command): void {
     .description(
       "Replay a transcript request by request: abridge's prompt-size prediction beside what the provider billed",
     )
-    .argument('<file>', 'transcript with provider-reported usage (pi, Claude Code, Codex)')
+    .argument('<file>', 'transcript with provider-reported usage (pi, Claude Code, Codex, OpenHands)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
     .option('--exact', 'count content with the o200k_base tokenizer instead of the estimator')
     .option(

@@ -26,7 +26,10 @@ export function registerView(program: Command): void {
     .description(
       'One self-contained HTML page of a session: usage per request against the window, the /context breakdown as of any request (per tool and MCP server), every compaction, and the conversation (searchable)',
     )
-    .argument('[transcript]', 'transcript file (pi, Claude Code, Codex, SWE-agent, an API request body)')
+    .argument(
+      '[transcript]',
+      'transcript file (pi, Claude Code, Codex, Copilot CLI, SWE-agent, OpenHands, an API request body)',
+    )
     .option(
       '--db <path|url>',
       'read the session from a store instead: a SQLite file path, or a postgres:// connection URL',

@@ -4,7 +4,7 @@ import { contextSnapshot } from '../budget/snapshot.js';
 import { readSession } from '../formats/read.js';
 import { activeView } from '../model/view.js';
 import type { Session } from '../model/types.js';
-import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
+import { corpusAvailable, readableCorpusFiles } from '../../test/support/corpus.js';
 import { compact } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 
@@ -12,7 +12,6 @@ const run = corpusAvailable() ? describe : describe.skip;
 if (!corpusAvailable())
   console.warn('compaction corpus tests SKIPPED: ../shared/corpus not found (set ABRIDGE_CORPUS)');
 
-const FOLDERS = ['pi', 'claude-code', 'codex', 'swe-agent'];
 const FRACTIONS = [0.5, 0.25, 0.1] as const;
 
 /**
@@ -50,8 +49,8 @@ function budgetOf(session: Session): { fixed: number; visible: number } {
 }
 
 run('compaction of every corpus transcript', () => {
-  for (const folder of FOLDERS) {
-    for (const file of corpusFiles(folder)) {
+  for (const { folder, file } of readableCorpusFiles()) {
+    {
       it(`${folder}/${basename(file)} at 50%, 25% and 10% of its visible tokens`, async () => {
         const first = await readSession(file);
         const { fixed, visible } = budgetOf(first);

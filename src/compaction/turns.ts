@@ -31,7 +31,7 @@ export function isHumanUser(m: Message): boolean {
 
 /**
  * Text an agent's harness puts in a user message (slash commands, notifications, interruptions, reminders, injected
- * context, a continued session's preamble): never a person's request. Claude Code, Codex and pi write these.
+ * context, a continued session's preamble): never a person's request. Claude Code, Codex, pi and OpenHands write these.
  */
 const HARNESS_TEXT = [
   /^\s*\/[\w:-]+(\s|$)/, // a slash command typed to the harness (/compact, /clear, /model …)
@@ -42,6 +42,8 @@ const HARNESS_TEXT = [
   /^\s*# AGENTS\.md instructions for /,
   /^\s*<INSTRUCTIONS>/,
   /^\s*\[?(No response requested|Continue from where you left off)\.?\]?\s*$/i,
+  // OpenHands evaluations' automatic reply when the agent stops without finishing (codeact_user_response).
+  /^\s*Please continue working on the task on whatever approach you think is suitable/,
 ];
 
 export function isHarnessText(text: string): boolean {

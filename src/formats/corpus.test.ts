@@ -15,42 +15,48 @@ const SUPPORTED: Record<string, string> = {
   'claude-code': 'claude-code',
   codex: 'codex',
   'swe-agent': 'swe-agent',
+  openhands: 'openhands',
 };
+
+/** `other/` mixes agents: GitHub Copilot CLI events are read; Aider and the DeepSeek harness are named and refused. */
+function otherFormat(file: string): { reads: string } | { refused: RegExp } {
+  if (file.endsWith('.md')) return { refused: /Aider/ };
+  if (/deepseek/i.test(file)) return { refused: /DeepSeek/ };
+  return { reads: 'copilot-cli' };
+}
+
+async function readsAs(file: string, format: string): Promise<void> {
+  const s = await readSession(file);
+  expect(s.format).toBe(format);
+  expect(s.entries.length).toBeGreaterThan(0);
+  expect(s.entries.filter((e) => e.message).length).toBeGreaterThan(0);
+  // Entry indexes are positions.
+  s.entries.forEach((e, i) => expect(e.index).toBe(i));
+}
 
 run('every corpus transcript', () => {
   for (const folder of Object.keys(SUPPORTED)) {
     for (const file of corpusFiles(folder)) {
-      it(`${folder}/${basename(file)} reads as ${SUPPORTED[folder]}`, async () => {
-        const s = await readSession(file);
-        expect(s.format).toBe(SUPPORTED[folder]);
-        expect(s.entries.length).toBeGreaterThan(0);
-        expect(s.entries.filter((e) => e.message).length).toBeGreaterThan(0);
-        // Entry indexes are positions.
-        s.entries.forEach((e, i) => expect(e.index).toBe(i));
-      });
+      it(`${folder}/${basename(file)} reads as ${SUPPORTED[folder]}`, () => readsAs(file, SUPPORTED[folder]!));
     }
   }
 
-  for (const folder of ['openhands', 'other']) {
-    for (const file of corpusFiles(folder)) {
-      it(`${folder}/${basename(file)} is named and refused`, async () => {
-        const err = await readSession(file).then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(err).toBeInstanceOf(AbridgeError);
-        expect((err as AbridgeError).code).toBe('UNSUPPORTED_FORMAT');
-        const expected = file.endsWith('.md')
-          ? /Aider/
-          : folder === 'openhands'
-            ? /OpenHands/
-            : /deepseek/i.test(file)
-              ? /DeepSeek/
-              : /Copilot/;
-        expect((err as AbridgeError).message).toMatch(expected);
-        expect((err as AbridgeError).message).toContain(basename(file));
-      });
+  for (const file of corpusFiles('other')) {
+    const expected = otherFormat(file);
+    if ('reads' in expected) {
+      it(`other/${basename(file)} reads as ${expected.reads}`, () => readsAs(file, expected.reads));
+      continue;
     }
+    it(`other/${basename(file)} is named and refused`, async () => {
+      const err = await readSession(file).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(AbridgeError);
+      expect((err as AbridgeError).code).toBe('UNSUPPORTED_FORMAT');
+      expect((err as AbridgeError).message).toMatch(expected.refused);
+      expect((err as AbridgeError).message).toContain(basename(file));
+    });
   }
 });
 

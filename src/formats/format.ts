@@ -20,8 +20,8 @@ export interface DecodeContext {
 /** Turns the records of a JSONL transcript into entries, one record at a time (state lives in the decoder). */
 export interface EntryDecoder {
   decode(record: Record<string, unknown>, ctx: DecodeContext): EntryDraft[];
-  /** Session-level facts gathered while decoding. */
-  finish(): { info: SessionInfo; extra?: Record<string, unknown> };
+  /** Session-level facts gathered while decoding, and problems only the whole file shows. */
+  finish(): { info: SessionInfo; extra?: Record<string, unknown>; problems?: Problem[] };
 }
 
 export interface TranscriptFormat {

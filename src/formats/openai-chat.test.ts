@@ -155,6 +155,15 @@ describe('OpenAI Chat reader', () => {
   it('is detected from its content', () => {
     expect(parseSession(JSON.stringify(CHAT)).format).toBe('openai-chat');
     expect(parseSession(JSON.stringify(EXTENDED)).format).toBe('openai-chat');
+    // A system message and a question: nothing but Chat's plain shape, which the AI SDK's shares.
+    const plain = {
+      model: 'gpt-x',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    };
+    expect(parseSession(JSON.stringify(plain)).format).toBe('openai-chat');
     expect(
       openaiChatFormat.detect({
         head: '',
@@ -473,8 +482,10 @@ describe('across formats', () => {
 const run = corpusAvailable() ? describe : describe.skip;
 
 run('corpus transcripts written as Chat Completions requests', () => {
-  for (const folder of ['pi', 'claude-code']) {
-    for (const file of corpusFiles(folder)) {
+  // pi and Claude Code, and the agents whose transcripts abridge reads but does not write (a request body is how
+  // their compacted context reaches a model).
+  for (const folder of ['pi', 'claude-code', 'openhands', 'other']) {
+    for (const file of corpusFiles(folder).filter((f) => !f.endsWith('.md') && !/deepseek/i.test(f))) {
       const name = `${folder}/${basename(file)}`;
       it(name, async () => {
         const s = await readSession(file);

@@ -231,11 +231,12 @@ function jsonlSink(
 
 function finishJsonl(
   builder: SessionBuilder,
-  finished: { info: SessionInfo; extra?: Record<string, unknown> },
+  finished: { info: SessionInfo; extra?: Record<string, unknown>; problems?: Problem[] },
   layout: { finalNewline: boolean; trailingBlankLines: number },
 ): void {
   builder.info = finished.info;
   if (finished.extra) builder.extra = finished.extra;
+  if (finished.problems) builder.problems.push(...finished.problems);
   builder.finalNewline = layout.finalNewline;
   builder.trailingBlankLines = layout.trailingBlankLines;
   builder.problems.sort((a, b) => a.line - b.line);

@@ -9,6 +9,8 @@ import { anthropicFormat } from './anthropic.js';
 import { openaiChatFormat } from './openai-chat.js';
 import { openaiResponsesFormat } from './openai-responses.js';
 import { aiSdkFormat } from './ai-sdk.js';
+import { copilotCliFormat } from './copilot-cli.js';
+import { openHandsFormat } from './openhands.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -21,6 +23,8 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   openaiChatFormat,
   openaiResponsesFormat,
   aiSdkFormat,
+  copilotCliFormat,
+  openHandsFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

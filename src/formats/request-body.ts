@@ -479,7 +479,9 @@ export function requestConfidence(kind: keyof RequestSignals, doc: unknown): num
   const best = Math.max(...others);
   if (own >= 2 && own > best) return 0.9;
   if (own > best) return 0.6;
-  if (own === 0 && best === 0 && isRecord(doc) && Array.isArray(doc.messages)) {
+  // No signal, or as many for another format (a system message with text content is Chat's and the AI SDK's alike):
+  // the plainest reading of `messages` wins.
+  if (own === best && isRecord(doc) && Array.isArray(doc.messages)) {
     if (kind === 'chat') return 0.5;
     if (kind === 'anthropic') return 0.4;
     if (kind === 'aiSdk') return 0.35;

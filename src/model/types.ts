@@ -16,6 +16,8 @@ export const FORMAT_IDS = [
   'openai-chat',
   'openai-responses',
   'ai-sdk',
+  'copilot-cli',
+  'openhands',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
@@ -204,7 +206,9 @@ export type ProblemKind =
   | 'not-an-object'
   | 'invalid-utf8'
   | 'unknown-entry-type'
-  | 'invalid-entry';
+  | 'invalid-entry'
+  /** The file holds more than one conversation (OpenHands: one per benchmark instance); the first was read. */
+  | 'more-sessions';
 
 /** A record the reader could not take as it was. Reading always continues. */
 export interface Problem {

@@ -1,5 +1,5 @@
 import * as D from '../defaults.js';
-import type { FormatId } from '../model/types.js';
+import type { FormatId, Session } from '../model/types.js';
 import type { ProviderFamily } from './family.js';
 
 // The numbers live in src/defaults.ts; here they get the counting's types.
@@ -19,4 +19,19 @@ export function codexPrefixTokens(cliVersion: string | undefined): number {
   const [major, minor] = (cliVersion ?? '').split('.').map(Number);
   if (major === 0 && minor !== undefined && minor < 140) return 5100;
   return HARNESS_PREFIX_TOKENS.codex;
+}
+
+/**
+ * What a session's harness sends that its transcript does not record, by format and by what the transcript holds:
+ * Codex's tools by its version; Copilot CLI's tools, and its system prompt when the version does not record it;
+ * OpenHands' prompt (and tools) when the run does not record them.
+ */
+export function harnessPrefixTokens(session: Session): number {
+  if (session.format === 'codex')
+    return codexPrefixTokens(typeof session.extra?.cliVersion === 'string' ? session.extra.cliVersion : undefined);
+  const base = HARNESS_PREFIX_TOKENS[session.format];
+  const recordsPrompt = () => session.entries.some((e) => e.message?.role === 'system');
+  if (session.format === 'copilot-cli' && !recordsPrompt()) return base + D.COPILOT_SYSTEM_PROMPT_TOKENS;
+  if (session.format === 'openhands' && !recordsPrompt()) return base + D.OPENHANDS_UNRECORDED_PROMPT_TOKENS;
+  return base;
 }

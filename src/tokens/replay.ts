@@ -1,7 +1,7 @@
 import { argumentsText, promptTokens } from '../model/parts.js';
 import type { Entry, Message, Session } from '../model/types.js';
 import { TokenCounter } from './counter.js';
-import { FAMILY_RATIO, HARNESS_PREFIX_TOKENS, codexPrefixTokens } from './defaults.js';
+import { FAMILY_RATIO, harnessPrefixTokens } from './defaults.js';
 import type { ExactTokenizer } from './exact.js';
 import { familyOf, type ProviderFamily } from './family.js';
 import { PromptTracker, startsResponse, type PredictorOptions } from './predict.js';
@@ -35,12 +35,7 @@ export function trackerFor(session: Session, branch: readonly Entry[], options: 
   const tools = Math.round(
     requestPrefixTokens(session, counter) * (options.familyRatio?.[family] ?? FAMILY_RATIO[family]),
   );
-  // Codex's tools depend on its version.
-  const harness =
-    session.format === 'codex'
-      ? codexPrefixTokens(typeof session.extra?.cliVersion === 'string' ? session.extra.cliVersion : undefined)
-      : HARNESS_PREFIX_TOKENS[session.format];
-  const prefixTokens = (options.prefixTokens ?? harness) + tools;
+  const prefixTokens = (options.prefixTokens ?? harnessPrefixTokens(session)) + tools;
   // Codex talks to the Responses API, which drops the reasoning of earlier turns.
   return new PromptTracker({
     ...options,

@@ -24,3 +24,16 @@ export function corpusFiles(folder: string): string[] {
 export function corpusFile(folder: string, name: string): string {
   return join(CORPUS_DIR, folder, name);
 }
+
+/**
+ * Every corpus transcript abridge has a reader for, with its folder: all but the formats it names and refuses (Aider's
+ * markdown history and the DeepSeek harness trace in `other/`).
+ */
+export function readableCorpusFiles(): { folder: string; file: string }[] {
+  const refused = (file: string) => file.endsWith('.md') || /deepseek/i.test(file);
+  return ['pi', 'claude-code', 'codex', 'swe-agent', 'openhands', 'other'].flatMap((folder) =>
+    corpusFiles(folder)
+      .filter((file) => !refused(file))
+      .map((file) => ({ folder, file })),
+  );
+}
