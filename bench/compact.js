@@ -47,7 +47,8 @@ import {
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const INDEX = join(ROOT, 'dist', 'index.js');
 const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corpus');
-const FOLDERS = ['pi', 'claude-code', 'codex', 'swe-agent'];
+// Every folder: a transcript in a format abridge names but cannot read (Aider, the DeepSeek harness) is listed as refused.
+const FOLDERS = ['pi', 'claude-code', 'codex', 'swe-agent', 'openhands', 'other'];
 const FRACTIONS = [0.5, 0.25, 0.1];
 const CHAINS = [
   { id: 'default', label: 'abridge: default chain', strategies: undefined },
@@ -352,9 +353,17 @@ async function benchCorpus(lib, opts, log) {
   const files = corpusFiles();
   const { componentOf } = await internal('budget/components.ts');
   const perFile = [];
+  const refused = [];
   for (const [n, file] of files.entries()) {
     log(`  [${n + 1}/${files.length}] ${file.name}`);
-    const first = await lib.readSession(file.path);
+    let first;
+    try {
+      first = await lib.readSession(file.path);
+    } catch (e) {
+      if (e?.code !== 'UNSUPPORTED_FORMAT') throw e;
+      refused.push({ file: file.name, reason: e.message.replace(/^.*: recognized as /, '') });
+      continue;
+    }
     const snap = lib.contextSnapshot(first);
     const { unrecorded, standing, prefix, conversation } = budgetBase(snap);
     const base = {
@@ -453,7 +462,7 @@ async function benchCorpus(lib, opts, log) {
     });
   const tailCeiling = ceilingOf('tailCeiling');
   const tailCeilingProtected = ceilingOf('tailCeilingProtected');
-  return { files: perFile, budgets, tailCeiling, tailCeilingProtected };
+  return { files: perFile, refused, budgets, tailCeiling, tailCeilingProtected };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -533,11 +542,43 @@ async function benchRandom(lib, opts, log) {
 
 // ---------------------------------------------------------------------------------------------------------------------
 
+/** The runs of one chain and budget summed per transcript format. */
+function byFormatRows(files, key) {
+  const rows = new Map();
+  const pct = (r, t) => (t > 0 ? (100 * r) / t : 100);
+  for (const f of files) {
+    const run = f.runs[key];
+    if (!run) continue;
+    const row = rows.get(f.format) ?? { files: 0, over: 0, avoidable: 0, sums: {} };
+    row.files++;
+    if (run.over) row.over++;
+    if (run.avoidable) row.avoidable++;
+    for (const [k, v] of [['tail', run.tail], ...['paths', 'commands', 'errors'].map((k) => [k, run.retention[k]])]) {
+      const sum = (row.sums[k] ??= { retained: 0, total: 0 });
+      sum.retained += v.retained;
+      sum.total += v.total;
+    }
+    rows.set(f.format, row);
+  }
+  return [...rows].map(([format, row]) => [
+    format,
+    { ...row, ...Object.fromEntries(Object.entries(row.sums).map(([k, v]) => [k, pct(v.retained, v.total)])) },
+  ]);
+}
+
 function printReport(report) {
   const lines = [];
   const { corpus, big, random } = report;
   if (corpus.skipped) lines.push(`corpus: skipped (${corpus.skipped})`);
   else {
+    const byFormat = new Map();
+    for (const f of corpus.files) byFormat.set(f.format, (byFormat.get(f.format) ?? 0) + 1);
+    lines.push(
+      `Corpus: ${corpus.files.length} transcripts read (${[...byFormat].map(([k, n]) => `${k} ${n}`).join(', ')})` +
+        (corpus.refused.length
+          ? `; ${corpus.refused.length} refused (${corpus.refused.map((r) => `${r.file}: ${r.reason}`).join('; ')})`
+          : ''),
+    );
     const head = [
       'policy',
       'files',
@@ -600,7 +641,14 @@ function printReport(report) {
         },
       ).join(', ')}`,
       `Archived items (extractive, 25%): ${KINDS.map((k) => `${k} ${ext25[k].retained}/${ext25[k].total}`).join(', ')}`,
+      '',
+      'Default chain by format (over budget/avoidable; recent tail, paths, commands, error lines kept):',
     );
+    for (const fraction of FRACTIONS)
+      for (const [format, row] of byFormatRows(corpus.files, `default@${fraction}`))
+        lines.push(
+          `  ${`${fraction * 100}%`.padStart(4)} ${format.padEnd(12)} ${String(row.files).padStart(3)} files  over ${row.over}/${row.avoidable}  tail ${fmtPct(row.tail)}  paths ${fmtPct(row.paths)}  cmds ${fmtPct(row.commands)}  errors ${fmtPct(row.errors)}`,
+        );
   }
   if (big) {
     lines.push('', `${BIG} (${fmtMb(big.bytes)}):`);

@@ -56,12 +56,21 @@ if (!existsSync(corpus)) {
 // 1. Prediction error
 
 const files = [];
-for (const folder of ['pi', 'claude-code', 'codex', 'swe-agent']) {
+for (const folder of ['pi', 'claude-code', 'codex', 'swe-agent', 'openhands', 'other']) {
   const dir = join(corpus, folder);
   if (existsSync(dir)) for (const f of readdirSync(dir).sort()) files.push(join(dir, f));
 }
 const sessions = [];
-for (const f of files) sessions.push(await readSession(f));
+const refused = [];
+for (const f of files) {
+  try {
+    sessions.push(await readSession(f));
+  } catch (e) {
+    // Formats abridge names but has no reader for (Aider, the DeepSeek harness): listed, not measured.
+    if (e?.code !== 'UNSUPPORTED_FORMAT') throw e;
+    refused.push(f);
+  }
+}
 
 const o200k = await loadExactTokenizer('o200k_base');
 const variants = {
@@ -80,7 +89,15 @@ for (const [name, exact] of Object.entries(variants)) {
   results[name] = summarizeReplay(requests);
 }
 out.prediction = results;
+out.transcripts = { read: sessions.length, refused };
 log('\n## Prompt-size prediction vs provider-reported usage (|error| / reported; median and p90)\n');
+log(
+  `${sessions.length} transcripts read (${[...new Set(sessions.map((s) => s.format))].join(', ')})` +
+    (refused.length
+      ? `; refused (no reader): ${refused.map((f) => f.split('/').slice(-2).join('/')).join(', ')}`
+      : '') +
+    '\n',
+);
 const families = ['claude', 'gpt', 'gemini', 'other', 'all'];
 const rows = [];
 for (const fam of families) {
