@@ -17,6 +17,8 @@ import { tokenCounterFor } from './tokens.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
 
+const count = (n: number, noun: string) => `${fmtInt(n)} ${noun}${n === 1 ? '' : 's'}`;
+
 /** Above this size, inspect streams and skips the context breakdown (it needs the whole session in memory). */
 const BREAKDOWN_LIMIT_BYTES = 64 * 1024 * 1024;
 /** From this size on, inspect warms the estimator up before reading (see warmEstimator). */
@@ -200,7 +202,7 @@ export function renderInspect(
     .map(([n, c]) => `${n} ${c}`)
     .join(', ');
   out.push(
-    `${label('tools')}${fmtInt(r.tools.calls)} calls, ${fmtInt(r.tools.results)} results, ${fmtInt(r.tools.errors)} errors${topTools ? pc.dim(` (${topTools})`) : ''}`,
+    `${label('tools')}${count(r.tools.calls, 'call')}, ${count(r.tools.results, 'result')}, ${count(r.tools.errors, 'error')}${topTools ? pc.dim(` (${topTools})`) : ''}`,
   );
   if (r.media.images || r.media.files)
     out.push(`${label('media')}${r.media.images} images, ${r.media.files} files, ${fmtBytes(r.media.bytes)}`);
