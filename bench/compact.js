@@ -273,7 +273,7 @@ async function runAbridge(lib, file, chain, target, base, opts) {
   const times = [];
   let rec;
   for (let run = 0; run < opts.runs; run++) {
-    const session = await lib.readSession(file.path);
+    const session = await lib.readSession(file.path, file.read);
     const originals = run === 0 ? session.entries.map((e) => JSON.stringify(e)) : undefined;
     const view0 = lib.activeView(session);
     const options = { target };
@@ -319,7 +319,7 @@ async function runAbridge(lib, file, chain, target, base, opts) {
 }
 
 async function runReference(lib, file, chain, target, base) {
-  const session = await lib.readSession(file.path);
+  const session = await lib.readSession(file.path, file.read);
   const view0 = lib.activeView(session);
   const m = measurer(lib, view0, base.recorded);
   // The policies act on the conversation; the standing instructions stay, as they do for abridge.
@@ -358,12 +358,19 @@ async function benchCorpus(lib, opts, log) {
     log(`  [${n + 1}/${files.length}] ${file.name}`);
     let first;
     try {
-      first = await lib.readSession(file.path);
+      first = await lib.readSession(file.path, file.read);
     } catch (e) {
       if (e?.code !== 'UNSUPPORTED_FORMAT') throw e;
       refused.push({ file: file.name, reason: e.message.replace(/^.*: recognized as /, '') });
       continue;
     }
+    // A file of several sessions (OpenHands: one per benchmark instance): each is measured, after the first.
+    const instances = !file.read && Array.isArray(first.extra?.instances) ? first.extra.instances.slice(1) : [];
+    files.splice(
+      n + 1,
+      0,
+      ...instances.map((instance) => ({ ...file, name: `${file.name}#${instance}`, read: { instance } })),
+    );
     const snap = lib.contextSnapshot(first);
     const { unrecorded, standing, prefix, conversation } = budgetBase(snap);
     const base = {
@@ -574,7 +581,7 @@ function printReport(report) {
     const byFormat = new Map();
     for (const f of corpus.files) byFormat.set(f.format, (byFormat.get(f.format) ?? 0) + 1);
     lines.push(
-      `Corpus: ${corpus.files.length} transcripts read (${[...byFormat].map(([k, n]) => `${k} ${n}`).join(', ')})` +
+      `Corpus: ${corpus.files.length} sessions read from ${new Set(corpus.files.map((f) => f.file.replace(/#.*$/, ''))).size} transcripts (${[...byFormat].map(([k, n]) => `${k} ${n}`).join(', ')})` +
         (corpus.refused.length
           ? `; ${corpus.refused.length} refused (${corpus.refused.map((r) => `${r.file}: ${r.reason}`).join('; ')})`
           : ''),

@@ -64,7 +64,11 @@ const sessions = [];
 const refused = [];
 for (const f of files) {
   try {
-    sessions.push(await readSession(f));
+    const s = await readSession(f);
+    sessions.push(s);
+    // A file of several sessions (OpenHands: one per benchmark instance): every one of them.
+    const instances = Array.isArray(s.extra?.instances) ? s.extra.instances : [];
+    for (const instance of instances.slice(1)) sessions.push(await readSession(f, { instance }));
   } catch (e) {
     // Formats abridge names but has no reader for (Aider, the DeepSeek harness): listed, not measured.
     if (e?.code !== 'UNSUPPORTED_FORMAT') throw e;
@@ -92,7 +96,7 @@ out.prediction = results;
 out.transcripts = { read: sessions.length, refused };
 log('\n## Prompt-size prediction vs provider-reported usage (|error| / reported; median and p90)\n');
 log(
-  `${sessions.length} transcripts read (${[...new Set(sessions.map((s) => s.format))].join(', ')})` +
+  `${sessions.length} sessions read from ${files.length - refused.length} transcripts (${[...new Set(sessions.map((s) => s.format))].join(', ')})` +
     (refused.length
       ? `; refused (no reader): ${refused.map((f) => f.split('/').slice(-2).join('/')).join(', ')}`
       : '') +

@@ -8,7 +8,7 @@ import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { activeView } from '../model/view.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
-import { inputOptions, isStdinPath } from './input.js';
+import { inputOptions, isStdinPath, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { isRecord } from '../formats/format.js';
 import { requestModel, sessionModel } from '../formats/request-body.js';
@@ -69,6 +69,7 @@ export function registerCompact(program: Command): void {
       'where offloaded tool results are stored (default: in memory; with --out: <out>.results/)',
     )
     .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option(...INSTANCE_OPTION)
     .option('--exact', 'count tokens with the o200k_base tokenizer')
     .option(
       '--json',
@@ -114,7 +115,7 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     const { exact } = await tokenCounterFor(opts.exact === true);
     const progress = progressReporter(file);
     const session = await readSession(file, {
-      ...(opts.format ? { format: opts.format } : {}),
+      ...sourceOptions(opts),
       ...inputOptions(),
       onProgress: progress.update,
     }).finally(() => progress.stop());

@@ -4,6 +4,7 @@ import { contextSnapshot } from '../budget/snapshot.js';
 import { readSession } from '../formats/read.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { tokenCounterFor } from './tokens.js';
+import { INSTANCE_OPTION, sourceOptions } from './input.js';
 
 /**
  * `abridge footer <transcript>`: the Markdown footer an agent appends to its issue or PR reply — the pressure line and,
@@ -17,11 +18,12 @@ export function registerFooter(program: Command): void {
     )
     .argument('<file>', 'transcript file (pi, Claude Code, Codex, …)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option(...INSTANCE_OPTION)
     .option('--exact', 'count tokens with the o200k_base tokenizer');
   addConfigOptions(cmd).action(async (file: string, opts: ConfigFlags & { format?: string; exact?: boolean }) => {
     const config = await resolveConfig(opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
-    const session = await readSession(file, opts.format ? { format: opts.format } : {});
+    const session = await readSession(file, sourceOptions(opts));
     const footer = markdownFooter(contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) }));
     if (footer) process.stdout.write(`${footer}\n`);
   });

@@ -15,3 +15,17 @@ export function inputOptions(env: NodeJS.ProcessEnv = process.env): { inputTimeo
 }
 
 export { isStdinPath };
+
+/** `--instance`: of a file holding several sessions, which to read. */
+export const INSTANCE_OPTION = [
+  '--instance <id>',
+  'of a file holding several sessions (OpenHands output: one per benchmark instance), the one to read (default: the first)',
+] as const;
+
+/** The read options a command's `--format` and `--instance` flags give. */
+export function sourceOptions(opts: { format?: string; instance?: string }): { format?: string; instance?: string } {
+  return {
+    ...(opts.format ? { format: opts.format } : {}),
+    ...(opts.instance !== undefined ? { instance: opts.instance } : {}),
+  };
+}

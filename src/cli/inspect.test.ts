@@ -102,6 +102,29 @@ describe('abridge inspect', () => {
     expect(JSON.parse(r.stdout).format).toBe('claude-code');
   });
 
+  it('--instance reads the session asked for of a file that holds several, and exits 2 naming them for another', () => {
+    const instance = (id: string, task: string) => ({
+      instance_id: id,
+      instruction: task,
+      history: [{ id: 1, source: 'user', action: 'message', args: { content: task } }],
+      metrics: {},
+    });
+    const file = tmpFile(
+      'output.jsonl',
+      `${[instance('org__a-1', 'Fix a.'), instance('org__b-2', 'Fix b.')].map((r) => JSON.stringify(r)).join('\n')}\n`,
+    );
+    const first = JSON.parse(abridge('inspect', file, '--json').stdout);
+    expect(first.format).toBe('openhands');
+    expect(first.session.id).toBe('org__a-1');
+    expect(first.problems.map((p: { kind: string }) => p.kind)).toEqual(['more-sessions']);
+    const r = abridge('inspect', file, '--instance', 'org__b-2', '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).session.id).toBe('org__b-2');
+    const bad = abridge('inspect', file, '--instance', 'org__c-3');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('no OpenHands instance "org__c-3" in this file; it holds org__a-1, org__b-2');
+  });
+
   it('exits 2 for a directory', () => {
     const r = abridge('inspect', tmpdir());
     expect(r.code).toBe(2);

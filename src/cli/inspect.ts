@@ -6,7 +6,7 @@ import { markdownFooter, renderBreakdownMarkdown, renderBreakdownText } from '..
 import { AbridgeError } from '../errors.js';
 import { inspectSession, inspectTranscript, type InspectReport } from '../formats/inspect.js';
 import { readSession } from '../formats/read.js';
-import { inputOptions } from './input.js';
+import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
@@ -37,6 +37,7 @@ export function registerInspect(program: Command): void {
       'transcript file (pi, Claude Code, Codex, SWE-agent .traj, GitHub Copilot CLI events, OpenHands output, or an API request body)',
     )
     .option('-f, --format <id>', `read as this format instead of detecting it (${FORMAT_IDS.join(', ')})`)
+    .option(...INSTANCE_OPTION)
     .option('--at <entry>', 'show the context as of this entry index')
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator')
     .option('--markdown', 'print the /context breakdown as Markdown (with the footer an agent adds to its comments)')
@@ -53,7 +54,7 @@ export function registerInspect(program: Command): void {
       const breakdown = new TokenBreakdown(counter, method);
       // inspect never writes the session back: it need not keep the source text of records for that.
       const readOptions = {
-        ...(opts.format ? { format: opts.format } : {}),
+        ...sourceOptions(opts),
         ...inputOptions(),
         keepSourceText: false,
       };

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { readSession } from '../formats/read.js';
-import { inputOptions } from './input.js';
+import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { replaySession, summarizeReplay } from '../analysis/replay.js';
 import type { ReplayRequest } from '../tokens/replay.js';
@@ -18,6 +18,7 @@ export function registerReplay(program: Command): void {
     )
     .argument('<file>', 'transcript with provider-reported usage (pi, Claude Code, Codex, OpenHands)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option(...INSTANCE_OPTION)
     .option('--exact', 'count content with the o200k_base tokenizer instead of the estimator')
     .option(
       '--prefix-tokens <n>',
@@ -40,7 +41,7 @@ export function registerReplay(program: Command): void {
       }
       const progress = progressReporter(file);
       const session = await readSession(file, {
-        ...(opts.format ? { format: opts.format } : {}),
+        ...sourceOptions(opts),
         ...inputOptions(),
         onProgress: progress.update,
       }).finally(() => progress.stop());

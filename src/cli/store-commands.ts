@@ -3,7 +3,7 @@ import pc from 'picocolors';
 import { writeFileAtomic } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
-import { inputOptions } from './input.js';
+import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { writeSession } from '../formats/write.js';
 import type { FormatId, Message, Session } from '../model/types.js';
@@ -93,12 +93,13 @@ export function registerStoreCommands(program: Command): void {
     .requiredOption('--db <path|url>', DB_HELP)
     .option('--id <id>', "the stored session's id (default: the transcript's own session id, else a new UUID)")
     .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option(...INSTANCE_OPTION)
     .option('--json', 'print {sessionId, entries}')
     .action(async (file: string, opts: { db: string; id?: string; format?: string; json?: boolean }) => {
       if (opts.format) getFormat(opts.format);
       const progress = progressReporter(file);
       const session = await readSession(file, {
-        ...(opts.format ? { format: opts.format } : {}),
+        ...sourceOptions(opts),
         ...inputOptions(),
         onProgress: progress.update,
       }).finally(() => progress.stop());

@@ -9,6 +9,7 @@ import { loadSession } from '../store/session-store.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { progressReporter } from './progress.js';
 import { tokenCounterFor } from './tokens.js';
+import { INSTANCE_OPTION, sourceOptions } from './input.js';
 
 interface ViewFlags extends ConfigFlags {
   db?: string;
@@ -42,6 +43,7 @@ export function registerView(program: Command): void {
     .option('--serve', 'serve the page on 127.0.0.1 until Ctrl-C instead of writing a file')
     .option('--port <n>', 'port for --serve (default: any free port)')
     .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option(...INSTANCE_OPTION)
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator');
   addConfigOptions(cmd).action(async (file: string | undefined, opts: ViewFlags) => {
     if (opts.format) getFormat(opts.format);
@@ -103,7 +105,7 @@ async function sessionFrom(
     throw new AbridgeError('INVALID_INPUT', 'abridge view: give a transcript file, or --db <store> --session <id>');
   const progress = progressReporter(file);
   const session = await readSession(file, {
-    ...(opts.format ? { format: opts.format } : {}),
+    ...sourceOptions(opts),
     onProgress: progress.update,
   }).finally(() => progress.stop());
   return { session, source: file, name: basename(file).replace(/\.(jsonl|json|traj)$/i, '') };

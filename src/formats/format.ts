@@ -17,6 +17,13 @@ export interface DecodeContext {
   problem(p: Omit<Problem, 'line'> & { line?: number }): void;
 }
 
+export interface DecoderOptions {
+  /** Of a file holding several sessions, the id of the one to read (default: the first). */
+  instance?: string;
+  /** Names the input in errors. */
+  source?: string;
+}
+
 /** Turns the records of a JSONL transcript into entries, one record at a time (state lives in the decoder). */
 export interface EntryDecoder {
   decode(record: Record<string, unknown>, ctx: DecodeContext): EntryDraft[];
@@ -32,7 +39,9 @@ export interface TranscriptFormat {
   /** Confidence 0…1 that the source is in this format. */
   detect(input: DetectInput): number;
   /** JSONL formats. */
-  createDecoder?(): EntryDecoder;
+  createDecoder?(options?: DecoderOptions): EntryDecoder;
+  /** The format can hold several sessions in one file (OpenHands: one per benchmark instance); `instance` picks one. */
+  severalSessions?: true;
   /** JSON-document formats: the whole document into a session. `source` names the input in problems. */
   readDocument?(document: unknown, source: string): Session;
   /**

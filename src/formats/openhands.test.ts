@@ -737,10 +737,32 @@ describe('openhands reader: files and bad input', () => {
         line: 2,
         kind: 'more-sessions',
         message:
-          'line 2: the file holds 3 OpenHands instances (Logic_7, Logic_8, demo__repo-2); a session is one conversation: the first, Logic_7, was read and the other 2 skipped',
+          'line 2: the file holds 3 OpenHands instances (Logic_7, Logic_8, demo__repo-2); a session is one conversation: the first, Logic_7, was read and the other 2 skipped (choose one with --instance <id>)',
       },
     ]);
     expect(s.extra?.instances).toEqual(['Logic_7', 'Logic_8', 'demo__repo-2']);
+  });
+
+  it('reads the instance asked for, and says which the file holds when it has no such one', () => {
+    const text = [older, { ...older, id: 'Logic_8' }, { ...newer, instance_id: 'demo__repo-2' }]
+      .map((r) => `${JSON.stringify(r)}\n`)
+      .join('');
+    const third = parseSession(text, { source: 'output.jsonl', instance: 'demo__repo-2' });
+    expect(third.format).toBe('openhands');
+    expect(third.info.id).toBe('demo__repo-2');
+    expect(third.entries.every((e) => e.line === 3)).toBe(true);
+    expect(messages(third).map((m) => m.role)).toEqual(messages(parse(newer)).map((m) => m.role));
+    expect(third.problems.map((p) => p.message)).toEqual([
+      'line 1: the file holds 3 OpenHands instances (Logic_7, Logic_8, demo__repo-2); a session is one conversation: demo__repo-2, was read and the other 2 skipped (choose one with --instance <id>)',
+    ]);
+    expect(() => parseSession(text, { source: 'output.jsonl', instance: 'Logic_9' })).toThrow(
+      'output.jsonl: no OpenHands instance "Logic_9" in this file; it holds Logic_7, Logic_8, demo__repo-2',
+    );
+    // A format of one session a file has no instance to choose.
+    const pi = `${JSON.stringify({ type: 'session', version: 3, id: 'p', timestamp: '2030-01-01T00:00:00.000Z', cwd: '/w' })}\n`;
+    expect(() => parseSession(pi, { source: 's.jsonl', instance: 'x' })).toThrow(
+      's.jsonl: --instance: the pi session JSONL format holds one session a file; there is no instance to choose',
+    );
   });
 
   it('keeps bad history items with a problem naming the instance and the item, never an orphan result', () => {

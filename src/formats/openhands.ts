@@ -17,6 +17,7 @@
  * a stable synthesized id) and the observation as its result, as swe-agent.ts does, so that every result has its call.
  * Their system prompt and in-context example lived in the agent's code: the history does not record them.
  */
+import { AbridgeError } from '../errors.js';
 import type { EntryDraft, Message, Part, Problem, Role, SessionInfo, Usage } from '../model/types.js';
 import { argumentsText, num, parseArguments, textPart, toEpochMs } from '../model/parts.js';
 import {
@@ -24,6 +25,7 @@ import {
   isRecord,
   share,
   type DecodeContext,
+  type DecoderOptions,
   type DetectInput,
   type EntryDecoder,
   type TranscriptFormat,
@@ -113,12 +115,17 @@ class OpenHandsDecoder implements EntryDecoder {
   private info: SessionInfo = {};
   private extra: Record<string, unknown> = {};
   private readonly instances: { id: string; line: number }[] = [];
+  /** The instance read: the one asked for, else the first. */
+  private chosen: { id: string; line: number } | undefined;
+
+  constructor(private readonly options: DecoderOptions = {}) {}
 
   decode(record: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
-    const id = instanceId(record) ?? `line ${ctx.line ?? this.instances.length + 1}`;
-    this.instances.push({ id, line: ctx.line ?? 0 });
-    if (this.instances.length > 1) return [];
-    const reader = new InstanceReader(record, id, ctx);
+    const instance = { id: instanceId(record) ?? `line ${ctx.line ?? this.instances.length + 1}`, line: ctx.line ?? 0 };
+    this.instances.push(instance);
+    if (this.chosen || (this.options.instance !== undefined && instance.id !== this.options.instance)) return [];
+    this.chosen = instance;
+    const reader = new InstanceReader(record, instance.id, ctx);
     const drafts = reader.read();
     this.info = reader.info();
     this.extra = reader.extra();
@@ -126,16 +133,22 @@ class OpenHandsDecoder implements EntryDecoder {
   }
 
   finish(): { info: SessionInfo; extra?: Record<string, unknown>; problems?: Problem[] } {
+    const ids = this.instances.map((i) => i.id);
+    const wanted = this.options.instance;
+    if (wanted !== undefined && !this.chosen)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `${this.options.source ?? '<input>'}: no OpenHands instance "${wanted}" in this file; it holds ${ids.length ? ids.join(', ') : 'none'}`,
+      );
     const out: { info: SessionInfo; extra?: Record<string, unknown>; problems?: Problem[] } = { info: this.info };
     if (this.instances.length > 1) {
-      const [first, second] = this.instances;
-      const ids = this.instances.map((i) => i.id);
       this.extra.instances = ids;
+      const skipped = this.instances.find((i) => i !== this.chosen)!;
       out.problems = [
         {
-          line: second!.line,
+          line: skipped.line,
           kind: 'more-sessions',
-          message: `line ${second!.line}: the file holds ${ids.length} OpenHands instances (${ids.join(', ')}); a session is one conversation: the first, ${first!.id}, was read and the other ${ids.length - 1} skipped`,
+          message: `line ${skipped.line}: the file holds ${ids.length} OpenHands instances (${ids.join(', ')}); a session is one conversation: ${wanted === undefined ? 'the first, ' : ''}${this.chosen!.id}, was read and the other ${ids.length - 1} skipped (choose one with --instance <id>)`,
         },
       ];
     }
@@ -717,5 +730,6 @@ export const openHandsFormat: TranscriptFormat = {
   label: 'OpenHands evaluation output (output.jsonl)',
   container: 'jsonl',
   detect,
-  createDecoder: () => new OpenHandsDecoder(),
+  createDecoder: (options) => new OpenHandsDecoder(options),
+  severalSessions: true,
 };

@@ -25,6 +25,11 @@ export interface ReadOptions {
    * caller that only reads (inspect); other lines that are not records still keep their text.
    */
   keepSourceText?: boolean;
+  /**
+   * Of a file holding several sessions (OpenHands evaluation output: one per benchmark instance), the id of the one to
+   * read; default the first (a `more-sessions` problem names the others). An error for a format that holds one.
+   */
+  instance?: string;
 }
 
 const HEAD_BYTES = 256 * 1024;
@@ -46,9 +51,10 @@ export function parseSession(data: string | Buffer, options: ReadOptions & { sou
     () => sampleSource(text.slice(0, HEAD_BYTES), text.length <= HEAD_BYTES, () => text),
     source,
   );
+  refuseInstance(format, options, source);
   if (format.container === 'json') return readDocumentText(format, text, source);
   const builder = new SessionBuilder(format.id);
-  const decoder = format.createDecoder!();
+  const decoder = createDecoder(format, options, source);
   const layout = readJsonlBuffer(
     typeof data === 'string' ? Buffer.from(data) : data,
     jsonlSink(builder, decoder, (e) => builder.add(e)),
@@ -113,6 +119,7 @@ function parseStreamed(data: Buffer, path: string, options: ReadOptions): Sessio
   return parseSession(data, {
     ...(options.format ? { format: options.format } : {}),
     ...(options.keepSourceText === false ? { keepSourceText: false } : {}),
+    ...(options.instance !== undefined ? { instance: options.instance } : {}),
     source,
   });
 }
@@ -128,6 +135,7 @@ async function readInto(
   let wholeText: string | undefined;
   const whole = () => (wholeText ??= readWholeSync(path));
   const format = chooseFormat(options.format, () => sampleSource(head, complete, () => whole()), path);
+  refuseInstance(format, options, path);
 
   if (format.container === 'json') {
     const session = readDocumentText(format, wholeText ?? (await readWhole(path)), path);
@@ -144,7 +152,7 @@ async function readInto(
   }
 
   const builder = new SessionBuilder(format.id);
-  const decoder = format.createDecoder!();
+  const decoder = createDecoder(format, options, path);
   let index = 0;
   const add =
     mode === 'keep'
@@ -240,6 +248,21 @@ function finishJsonl(
   builder.finalNewline = layout.finalNewline;
   builder.trailingBlankLines = layout.trailingBlankLines;
   builder.problems.sort((a, b) => a.line - b.line);
+}
+
+/** The format's decoder, given the instance to read when the format holds several sessions a file. */
+function createDecoder(format: TranscriptFormat, options: ReadOptions, source: string) {
+  return options.instance === undefined
+    ? format.createDecoder!()
+    : format.createDecoder!({ instance: options.instance, source });
+}
+
+function refuseInstance(format: TranscriptFormat, options: ReadOptions, source: string): void {
+  if (options.instance !== undefined && !format.severalSessions)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${source}: --instance: the ${format.label} format holds one session a file; there is no instance to choose`,
+    );
 }
 
 function chooseFormat(
