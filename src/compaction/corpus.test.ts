@@ -50,45 +50,43 @@ function budgetOf(session: Session): { fixed: number; visible: number } {
 
 run('compaction of every corpus transcript', () => {
   for (const { folder, file } of readableCorpusFiles()) {
-    {
-      it(`${folder}/${basename(file)} at 50%, 25% and 10% of its visible tokens`, async () => {
-        const first = await readSession(file);
-        const { fixed, visible } = budgetOf(first);
-        const row: Row = { file: `${folder}/${basename(file)}`, format: first.format, fixed, visible, runs: [] };
-        rows.push(row);
-        for (const fraction of FRACTIONS) {
-          const session = fraction === FRACTIONS[0] ? first : await readSession(file);
-          const original = session.entries.map((e) => JSON.stringify(e));
-          const view0 = activeView(session);
-          const target = fixed + Math.round(visible * fraction);
-          const t0 = performance.now();
-          const r = await compact(session, { target });
-          const ms = performance.now() - t0;
-          row.runs.push({
-            fraction,
-            target,
-            before: r.beforeTokens,
-            after: r.afterTokens,
-            reached: r.reachedTarget,
-            strategies: r.strategiesRun.map((s) => s.name).join(','),
-            ms,
-          });
-          expect(r.violations, `${fraction}`).toEqual([]);
-          expect(
-            introducedViolations(checkInvariants(view0), checkInvariants(activeView(session))),
-            `${fraction}`,
-          ).toEqual([]);
-          // Archive, never delete: every original entry is still there, unchanged; at most a marker was appended.
-          expect(session.entries.length).toBeGreaterThanOrEqual(original.length);
-          expect(session.entries.length).toBeLessThanOrEqual(original.length + 1);
-          for (let i = 0; i < original.length; i++)
-            if (JSON.stringify(session.entries[i]) !== original[i]) expect.fail(`entry ${i} changed at ${fraction}`);
-          if (r.reachedTarget) expect(r.afterTokens).toBeLessThanOrEqual(target);
-          else expect(r.afterTokens).toBeGreaterThan(target);
-          expect(r.afterTokens).toBeLessThanOrEqual(r.beforeTokens);
-        }
-      });
-    }
+    it(`${folder}/${basename(file)} at 50%, 25% and 10% of its visible tokens`, async () => {
+      const first = await readSession(file);
+      const { fixed, visible } = budgetOf(first);
+      const row: Row = { file: `${folder}/${basename(file)}`, format: first.format, fixed, visible, runs: [] };
+      rows.push(row);
+      for (const fraction of FRACTIONS) {
+        const session = fraction === FRACTIONS[0] ? first : await readSession(file);
+        const original = session.entries.map((e) => JSON.stringify(e));
+        const view0 = activeView(session);
+        const target = fixed + Math.round(visible * fraction);
+        const t0 = performance.now();
+        const r = await compact(session, { target });
+        const ms = performance.now() - t0;
+        row.runs.push({
+          fraction,
+          target,
+          before: r.beforeTokens,
+          after: r.afterTokens,
+          reached: r.reachedTarget,
+          strategies: r.strategiesRun.map((s) => s.name).join(','),
+          ms,
+        });
+        expect(r.violations, `${fraction}`).toEqual([]);
+        expect(
+          introducedViolations(checkInvariants(view0), checkInvariants(activeView(session))),
+          `${fraction}`,
+        ).toEqual([]);
+        // Archive, never delete: every original entry is still there, unchanged; at most a marker was appended.
+        expect(session.entries.length).toBeGreaterThanOrEqual(original.length);
+        expect(session.entries.length).toBeLessThanOrEqual(original.length + 1);
+        for (let i = 0; i < original.length; i++)
+          if (JSON.stringify(session.entries[i]) !== original[i]) expect.fail(`entry ${i} changed at ${fraction}`);
+        if (r.reachedTarget) expect(r.afterTokens).toBeLessThanOrEqual(target);
+        else expect(r.afterTokens).toBeGreaterThan(target);
+        expect(r.afterTokens).toBeLessThanOrEqual(r.beforeTokens);
+      }
+    });
   }
 
   it('most files reach the target at 50%', () => {
