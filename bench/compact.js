@@ -2,7 +2,8 @@
 /**
  * Compaction benchmark (`npm run bench:compact`, which builds first; this file only uses dist/).
  *
- *   node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--file f.jsonl]
+ *   node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--no-scaling]
+ *                         [--file f.jsonl]
  *
  * 1. Every corpus transcript (pi, claude-code, codex, swe-agent in ../shared/corpus or $ABRIDGE_CORPUS) at three
  *    budgets: target = prefix + 50% / 25% / 10% of its conversation (contextSnapshot's components: prefix = unrecorded
@@ -29,10 +30,21 @@
  * missed (targets are for people to read).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { generatePiSession } from './generate.js';
 import { internal } from './internals.js';
 import { claudeLikePolicy, piPolicy, tailPolicy } from './policies.js';
 import {
@@ -67,6 +79,7 @@ function parseArgs(argv) {
     random: 10_000,
     seed: 1,
     rss: true,
+    scaling: true,
     file: join(CORPUS, 'pi', BIG),
     child: undefined,
   };
@@ -83,6 +96,7 @@ function parseArgs(argv) {
     else if (a === '--no-random') opts.random = 0;
     else if (a === '--seed') opts.seed = int(a, value(), -(2 ** 31));
     else if (a === '--no-rss') opts.rss = false;
+    else if (a === '--no-scaling') opts.scaling = false;
     else if (a === '--file') opts.file = resolve(value());
     else if (a === '--child')
       opts.child = value(); // internal: baseline | read | compact | compact-default
@@ -102,7 +116,7 @@ function int(name, v, min) {
 
 function usage(error) {
   const text =
-    'usage: node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--file transcript.jsonl]';
+    'usage: node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--no-scaling] [--file transcript.jsonl]';
   if (error) {
     console.error(`${error}\n${text}`);
     process.exit(2);
@@ -697,6 +711,16 @@ function printReport(report) {
     );
     for (const [k, n] of Object.entries(random.problemKinds)) lines.push(`    ${n}× ${k}`);
   }
+  if (report.scaling?.sizes) {
+    lines.push(
+      '',
+      'Compaction time against session size (generated pi sessions, default chain, 25% of the conversation):',
+    );
+    for (const x of report.scaling.sizes)
+      lines.push(
+        `  ${fmtMb(x.bytes).padStart(8)} ${String(x.entries).padStart(6)} entries: ${fmtMs(x.ms).padStart(7)} ms (median of ${x.runs}), ${fmtMs(x.ms / (x.bytes / MB))} ms/MB, ${x.before} → ${x.after} tokens (target ${x.target})`,
+      );
+  }
   lines.push('', 'Targets:');
   for (const t of report.targets) lines.push(`  ${t.ok === undefined ? '?' : t.ok ? '✓' : '✗'} ${t.what}: ${t.value}`);
   console.log(lines.join('\n'));
@@ -777,6 +801,17 @@ function targets(report) {
       value: `${ran.file} (${fmtMb(ran.bytes)}): ${fmtMs(ran.runs['extractive@0.25'].ms)} ms`,
       ok: ran.runs['extractive@0.25'].ms < 200,
     });
+  const sizes = report.scaling?.sizes;
+  if (sizes?.length >= 2) {
+    const [small, large] = [sizes[0], sizes[sizes.length - 1]];
+    const perMb = (x) => x.ms / (x.bytes / MB);
+    const ratio = perMb(large) / perMb(small);
+    out.push({
+      what: `compaction time grows with the session, not faster: ms per MB at ${fmtMb(large.bytes)} ≤ 2× that at ${fmtMb(small.bytes)}`,
+      value: `${fmtMs(perMb(large))} vs ${fmtMs(perMb(small))} ms/MB (${ratio.toFixed(2)}×)`,
+      ok: ratio <= 2,
+    });
+  }
   if (big?.rss) {
     for (const [label, c] of [
       ['extractive', big.rss.compact],
@@ -791,6 +826,48 @@ function targets(report) {
     }
   }
   return out;
+}
+
+/**
+ * Compaction time on generated pi sessions of growing size (bench/generate.js: the same bytes every run), the default
+ * chain at 25% of the conversation: a step that is quadratic in the session (a search per item per rendering of the
+ * summary once took 96 s at 32 MB) shows here as time per MB that grows with the size.
+ */
+async function benchScaling(lib, opts, log) {
+  const dir = mkdtempSync(join(tmpdir(), 'abridge-bench-scaling-'));
+  const sizes = [];
+  try {
+    for (const mb of [2, 8, 32]) {
+      const path = join(dir, `pi-${mb}mb.jsonl`);
+      const generated = await generatePiSession(path, mb * MB);
+      const snap = lib.contextSnapshot(await lib.readSession(path));
+      const { prefix, conversation } = budgetBase(snap);
+      const target = prefix + Math.round(conversation * 0.25);
+      const times = [];
+      let r;
+      const runs = Math.min(opts.runs, 3);
+      for (let i = 0; i < runs; i++) {
+        const session = await lib.readSession(path);
+        const t0 = performance.now();
+        r = await lib.compact(session, { target });
+        times.push(performance.now() - t0);
+      }
+      log(`  ${mb} MB: ${fmtMs(median(times))} ms`);
+      sizes.push({
+        bytes: generated.bytes,
+        entries: generated.entries,
+        target,
+        before: r.beforeTokens,
+        after: r.afterTokens,
+        runs,
+        ms: median(times),
+      });
+      rmSync(path, { force: true });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { sizes };
 }
 
 async function main() {
@@ -843,6 +920,10 @@ async function main() {
       };
     } else report.big.rssSkipped = '--no-rss';
   }
+  if (opts.scaling) {
+    log('time against session size (generated pi sessions)…');
+    report.scaling = await benchScaling(lib, opts, log);
+  } else report.scaling = { skipped: '--no-scaling' };
   if (opts.random > 0) {
     log(`random sessions (${opts.random})…`);
     report.random = await benchRandom(lib, opts, log);

@@ -205,3 +205,30 @@ describe('an editor tool that names its operation in `command`', () => {
     expect(text).not.toMatch(/`view`|`str_replace`|`create`/);
   });
 });
+
+describe('error lines', () => {
+  it('are listed once: under the fix that quotes them, else among the other error lines', () => {
+    const t = new PiTranscript();
+    t.user('Make the tests pass.');
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: 'npm test' },
+          result: 'FAIL src/a.test.ts\nError: expected 800 to be 400',
+          isError: true,
+        },
+      ],
+    });
+    t.step({ calls: [{ name: 'edit', args: { path: 'src/a.ts', oldText: 'a', newText: 'b' }, result: 'ok' }] });
+    t.step({ calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'ok' }] });
+    t.step({
+      calls: [{ name: 'read', args: { path: 'logs/x.log' }, result: 'boot\nError: disk quota exceeded on /var' }],
+    });
+    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
+    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
+    expect(section('Errors and how they were handled')).toContain('Error: expected 800 to be 400');
+    expect(section('Other error lines')!.split('\n')).toEqual(['- Error: disk quota exceeded on /var']);
+  });
+});

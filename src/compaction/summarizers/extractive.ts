@@ -56,7 +56,13 @@ export class ExtractiveSummarizer implements Summarizer {
     // The task is kept verbatim in the conversation itself and quoted in its own section.
     if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
     return fit(
-      { evidence, inherited: keysOf(inherited), foreign, task: req.task, archivedMessages: messages.length + earlier },
+      prepared({
+        evidence,
+        inherited: keysOf(inherited),
+        foreign,
+        task: req.task,
+        archivedMessages: messages.length + earlier,
+      }),
       req.maxTokens,
       req.counter,
       req.strict === true,
@@ -71,6 +77,24 @@ interface Content {
   foreign: string | undefined;
   task: string | undefined;
   archivedMessages: number;
+  /** The commands failing first, then the most recent; the error lines no fix already quotes (see prepared). */
+  commandsByPriority: Evidence['commands'];
+  errorsOutsideFixes: string[];
+}
+
+/**
+ * What every rendering lists the same way, worked out once: fit renders many times while it shrinks, and in a long
+ * session (thousands of error lines and fixes) a search of the fixes' text per error line per rendering took seconds.
+ * A fix quotes its error lines as lines of its own (trimmed, clipped like the error list's), so a set of its lines'
+ * openings finds them.
+ */
+function prepared(c: Omit<Content, 'commandsByPriority' | 'errorsOutsideFixes'>): Content {
+  const quoted = new Set(c.evidence.fixes.flatMap((f) => f.split('\n').map((l) => l.trim().slice(0, 100))));
+  return {
+    ...c,
+    commandsByPriority: failingFirst(c.evidence.commands),
+    errorsOutsideFixes: c.evidence.errors.filter((x) => !quoted.has(x.trim().slice(0, 100))),
+  };
 }
 
 const FAILED = /^(failed|no result|exit [1-9-]|printed an error)/;
@@ -123,23 +147,13 @@ function render(c: Content, limits: Limits): string {
   section('changes', [...e.changes, ...e.filesModified.filter((p) => !changed.has(p))]);
   section('filesRead', keep('filesRead', e.filesRead, limits.filesRead, same));
   section('filesMentioned', keep('filesMentioned', e.filesMentioned, limits.filesMentioned, same));
-  const ordered = failingFirst(e.commands);
   section(
     'commands',
-    keep('commands', ordered, limits.commands, (x) => x.command, true).map(
+    keep('commands', c.commandsByPriority, limits.commands, (x) => x.command, true).map(
       (x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`,
     ),
   );
-  const inFixes = e.fixes.join('\n');
-  section(
-    'errors',
-    keep(
-      'errors',
-      e.errors.filter((x) => !inFixes.includes(x.slice(0, 100))),
-      limits.errors,
-      same,
-    ),
-  );
+  section('errors', keep('errors', c.errorsOutsideFixes, limits.errors, same));
   section('decisions', keep('decisions', e.decisions, limits.decisions, same));
   section('numbers', keep('numbers', e.numbers, limits.numbers, same));
   section('todos', keep('todos', e.todos, limits.todos, same));
