@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import type { Session } from '../model/types.js';
-import { codexPrefixTokens } from '../tokens/defaults.js';
+import { codexPrefixTokens, harnessPrefixTokens } from '../tokens/defaults.js';
 import { replaySession, summarizeReplay } from './replay.js';
 import { readSession } from '../formats/read.js';
 import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
@@ -47,6 +47,39 @@ describe('replay of Codex rollouts', () => {
     expect(codexPrefixTokens('0.124.0')).toBe(5100);
     expect(codexPrefixTokens('0.142.2')).toBe(3000);
     expect(codexPrefixTokens(undefined)).toBe(3000);
+  });
+
+  it('the prefix of the agents whose older versions do not record their system prompt: added only then', () => {
+    const line = (r: unknown) => `${JSON.stringify(r)}\n`;
+    const copilot = (withPrompt: boolean) =>
+      parseSession(
+        [
+          { type: 'session.start', data: { sessionId: 's', version: 1, producer: 'copilot-agent' }, id: 'a' },
+          ...(withPrompt ? [{ type: 'system.message', data: { role: 'system', content: 'You are…' }, id: 'b' }] : []),
+          { type: 'user.message', data: { content: 'hi' }, id: 'c' },
+        ]
+          .map(line)
+          .join(''),
+        { format: 'copilot-cli' },
+      );
+    expect(harnessPrefixTokens(copilot(true))).toBe(4500);
+    expect(harnessPrefixTokens(copilot(false))).toBe(4500 + 11000);
+    const openhands = (withPrompt: boolean) =>
+      parseSession(
+        line({
+          instance_id: 'x',
+          history: [
+            ...(withPrompt
+              ? [{ id: 0, source: 'agent', action: 'system', args: { content: 'You are OpenHands.' }, message: '' }]
+              : []),
+            { id: 1, source: 'user', action: 'message', args: { content: 'Fix it.' }, message: 'Fix it.' },
+          ],
+        }),
+        { format: 'openhands' },
+      );
+    expect(harnessPrefixTokens(openhands(true))).toBe(0);
+    expect(harnessPrefixTokens(openhands(false))).toBe(3500);
+    expect(harnessPrefixTokens(parse([meta('0.124.0')]))).toBe(5100);
   });
 
   it('replay counts what Codex sent: a long output predicts the prompt of its truncated form', () => {
