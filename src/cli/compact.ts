@@ -21,7 +21,7 @@ import { writeFileAtomic } from '../atomic-write.js';
 import { refuseOutOverInput, withFileLock } from './output.js';
 import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
-import { progressReporter } from './progress.js';
+import { progressReporter, statusLine } from './progress.js';
 import { fmtInt, table } from './render.js';
 import { tokenCounterFor } from './tokens.js';
 import { llmSummarizerFromEnv } from './llm.js';
@@ -114,10 +114,14 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     const config = await resolveConfig(opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     const progress = progressReporter(file);
+    let bytes = 0;
     const session = await readSession(file, {
       ...sourceOptions(opts),
       ...inputOptions(),
-      onProgress: progress.update,
+      onProgress: (read, total) => {
+        bytes = total;
+        progress.update(read, total);
+      },
     }).finally(() => progress.stop());
     if (opts.out && !OUT_FORMATS.includes(session.format)) {
       throw new AbridgeError(
@@ -147,22 +151,30 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
       : opts.out
         ? new FileResultStore(`${opts.out}.results`)
         : new MemoryResultStore();
+    // A large session takes seconds after the reading (offloaded results are written one by one): say what runs.
+    const status = statusLine(bytes);
     const result = await compact(session, {
       target,
       force: true,
       summarizer,
       store,
       redact,
+      onStrategy: (name) => status.update(`compacting ${file}: ${name}…`),
       ...(strategies ? { strategies } : {}),
       ...(keepLastSteps !== undefined ? { keepLastSteps } : {}),
       ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
       ...(exact ? { exact } : {}),
-    });
+    }).finally(() => status.stop());
     // --out: the user's own records as they were, abridge's compaction record redacted (see writeSession).
     if (opts.out) {
-      const text = writeSession(session, session.format, { redact });
-      assertHeld?.();
-      await writeFileAtomic(opts.out, text);
+      status.update(`writing ${opts.out}…`);
+      try {
+        const text = writeSession(session, session.format, { redact });
+        assertHeld?.();
+        await writeFileAtomic(opts.out, text);
+      } finally {
+        status.stop();
+      }
     }
     if (opts.emit) {
       // A body over the budget is not printed: a script piping it to the provider gets exit 3, not a request that

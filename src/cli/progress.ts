@@ -36,3 +36,23 @@ export function progressReporter(label: string): { update: (read: number, total:
     },
   };
 }
+
+/**
+ * One status line on stderr for work after the reading (compaction: which strategy runs), on a terminal and for a
+ * source of `minBytes` or more; cleared when done.
+ */
+export function statusLine(bytes: number, minBytes = MIN_BYTES): { update: (text: string) => void; stop: () => void } {
+  const enabled = process.stderr.isTTY === true && !process.env.CI && bytes >= minBytes;
+  let shown = false;
+  return {
+    update(text) {
+      if (!enabled) return;
+      process.stderr.write(`\r\x1b[K${text}`);
+      shown = true;
+    },
+    stop() {
+      if (shown) process.stderr.write('\r\x1b[K');
+      shown = false;
+    },
+  };
+}

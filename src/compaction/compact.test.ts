@@ -184,6 +184,19 @@ describe('strategies as values', () => {
   });
 });
 
+describe('onStrategy', () => {
+  it('is told each strategy as it starts, the ones that ran among them in order', async () => {
+    const { session } = toolSession(12);
+    const started: string[] = [];
+    const r = await compact(session, { ...base, target: 600, onStrategy: (name) => started.push(name) });
+    expect(r.strategiesRun.length).toBeGreaterThan(0);
+    // Every strategy that ran was announced, in the order it ran (a strategy undone or skipped is announced too).
+    const ran = r.strategiesRun.map((s) => s.name);
+    expect(started.filter((n) => ran.includes(n)).filter((n, i, a) => a.indexOf(n) === i)).toEqual(ran);
+    expect(started.every((n) => (STRATEGY_NAMES as readonly string[]).includes(n))).toBe(true);
+  });
+});
+
 describe('clear-tool-results alone', () => {
   it('clears old results oldest first and keeps the last `keep` tool uses whole', async () => {
     for (const keep of [0, 3, 5]) {

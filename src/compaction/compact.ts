@@ -100,6 +100,8 @@ export interface CompactOptions {
    * input and output, the marker's summary and edits. Default: the built-in detector; pass `noRedaction` to turn it off.
    */
   redact?: Redactor;
+  /** Called as each strategy starts, with its name: a long compaction can show where it is (the CLI's status line). */
+  onStrategy?: (name: StrategyName) => void;
 }
 
 /** Something that had to stay verbatim, and its size in provider tokens. */
@@ -336,6 +338,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
         if (size(plan.view) <= target) break;
         const before = size(plan.view);
         let next: ViewItem[];
+        options.onStrategy?.(name);
         try {
           next = await (given.get(name) ?? STRATEGIES[name]).apply(
             plan.view,
