@@ -191,7 +191,7 @@ describe('onStrategy', () => {
     const r = await compact(session, { ...base, target: 600, onStrategy: (name) => started.push(name) });
     expect(r.strategiesRun.length).toBeGreaterThan(0);
     // Every strategy that ran was announced, in the order it ran (a strategy undone or skipped is announced too).
-    const ran = r.strategiesRun.map((s) => s.name);
+    const ran: string[] = r.strategiesRun.map((s) => s.name);
     expect(started.filter((n) => ran.includes(n)).filter((n, i, a) => a.indexOf(n) === i)).toEqual(ran);
     expect(started.every((n) => (STRATEGY_NAMES as readonly string[]).includes(n))).toBe(true);
   });
