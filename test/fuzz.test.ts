@@ -59,6 +59,8 @@ function sources(): { name: string; bytes: Buffer }[] {
   add('codex', 'EntityProcess__agentv__00-34f597b72d-1-full.jsonl');
   add('swe-agent', 'princeton-nlp__SWE-agent__6e44b9__sweagenttestrepo-1c2844.traj', true);
   add('swe-agent', 'princeton-nlp__SWE-agent__i_got_id_demo.traj', true);
+  add('other', 'Copilotclaw__copilotclaw__6a7cf5a4-12e5-4c11-9518-8fd66737b0a6-events.jsonl');
+  add('openhands', 'japer-technology__githubification-OpenHands__gpt-4o-2024-05-13_maxiter_10_N_v1.5-output.jsonl');
   // Request bodies, as abridge writes them from a real session (the corpus holds none).
   const base = parseSession(
     head(
