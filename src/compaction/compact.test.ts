@@ -5,6 +5,7 @@ import { argumentsText } from '../model/parts.js';
 import type { Message, Session, ToolCallPart, ToolResultPart } from '../model/types.js';
 import { activeMessages, activeView, isSummaryItem, type ViewItem } from '../model/view.js';
 import { MemoryResultStore } from './memory-result-store.js';
+import type { ResultStore, StoredResultMeta } from './result-store.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { comparable } from '../../test/support/view-compare.js';
 import { compact, forceCompact, squeezeSummary, STRATEGIES, type CompactOptions } from './compact.js';
@@ -395,6 +396,40 @@ describe('clear-tool-results alone', () => {
         sessionId: 'sess-test',
       });
     }
+  });
+  it("a store's batch: results go through it and are committed before compact returns (one sync for them all)", async () => {
+    const { session } = toolSession(6);
+    const base0 = new MemoryResultStore();
+    const events: string[] = [];
+    const store: ResultStore = Object.assign(Object.create(base0) as MemoryResultStore, {
+      put: async () => {
+        throw new Error('put outside the batch');
+      },
+      batch: () => ({
+        store: {
+          ...bindAll(base0),
+          put: (text: string, meta?: StoredResultMeta) => {
+            events.push('put');
+            return base0.put(text, meta);
+          },
+        },
+        commit: async () => {
+          events.push('commit');
+        },
+      }),
+    });
+    const r = await compact(session, {
+      ...base,
+      target: 1,
+      store,
+      strategies: ['clear-tool-results'],
+      keepLastSteps: 0,
+      minKeepLastSteps: 0,
+    });
+    expect(r.marker).toBeDefined();
+    expect(events.filter((e) => e === 'put')).toHaveLength(3);
+    expect(events[events.length - 1]).toBe('commit');
+    expect(events.filter((e) => e === 'commit')).toHaveLength(1);
   });
 });
 
@@ -1245,3 +1280,13 @@ describe('squeezing the summary into the room left', () => {
     expect(notes[0]).toMatch(/^the summary was cut to \d+ tokens to fit the budget$/);
   });
 });
+
+/** A store's methods bound to it, as a plain object (to build a view over it). */
+function bindAll(store: MemoryResultStore): ResultStore {
+  return {
+    put: store.put.bind(store),
+    read: store.read.bind(store),
+    stat: store.stat.bind(store),
+    list: store.list.bind(store),
+  };
+}

@@ -239,7 +239,9 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const opts = mergeOptions(options.options);
   const task = view0.find((v) => isRequest(v.message))?.message ?? view0.find((v) => isHumanUser(v.message))?.message;
   const redact = options.redact ?? createRedactor();
-  const store = redactingStore(options.store ?? new MemoryResultStore(), redact);
+  // Results put during the chain are made durable together, before the marker that refers to them exists.
+  const batch = options.store?.batch?.();
+  const store = redactingStore(batch?.store ?? options.store ?? new MemoryResultStore(), redact);
   const summarizer = redactingSummarizer(options.summarizer ?? new ExtractiveSummarizer(), redact);
   // What each entry showed before this compaction (an earlier compaction's edit included), and its message.
   const before = new Map(view0.filter((v) => v.entry !== undefined && !isSummaryItem(v)).map((v) => [v.entry!, v]));
@@ -467,6 +469,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
   const lastReason = new Map<StrategyName, string>();
   for (const s of result.skipped) if (!ran.has(s.name)) lastReason.set(s.name, s.reason);
   result.skipped = [...lastReason].map(([name, reason]) => ({ name, reason }));
+  await batch?.commit();
   if (view === view0) return result;
 
   const after = size(view);

@@ -50,6 +50,19 @@ export interface ResultStore {
   stat(refId: string): Promise<StoredResult | undefined>;
   /** Every stored result's metadata (for listing / audits), oldest first. */
   list(): Promise<StoredResult[]>;
+  /**
+   * A view of this store whose puts are readable at once but made durable together, at `commit()` — for work that
+   * puts many results and then records what refers to them (a compaction commits before its marker exists). Optional:
+   * a store without it is durable at each put.
+   */
+  batch?(): ResultBatch;
+}
+
+/** Puts whose durability waits for `commit()` (see ResultStore.batch). */
+export interface ResultBatch {
+  store: ResultStore;
+  /** Makes every result put through `store` durable; STORE_ERROR when one cannot be. */
+  commit(): Promise<void>;
 }
 
 /**
@@ -61,6 +74,7 @@ export interface KeyedResultStore extends ResultStore {
   putWithRef(refId: string, text: string, meta?: StoredResultMeta): Promise<StoredResult>;
   /** A view of this store that sees only the results put through it for `sessionId` (see SessionResultStore). */
   forSession(sessionId: string): ResultStore;
+  batch?(): { store: KeyedResultStore; commit(): Promise<void> };
 }
 
 export { DEFAULT_READ_LIMIT, MAX_READ_LIMIT };
@@ -111,6 +125,16 @@ export class SessionResultStore implements ResultStore {
 
   async list(): Promise<StoredResult[]> {
     return (await this.base.list()).filter((s) => s.sessionId === this.sessionId);
+  }
+
+  /** The base store's batch, seen through this session (undefined when the base store has none). */
+  get batch(): (() => ResultBatch) | undefined {
+    const base = this.base;
+    if (!base.batch) return undefined;
+    return () => {
+      const b = base.batch!();
+      return { store: new SessionResultStore(b.store, this.sessionId), commit: () => b.commit() };
+    };
   }
 }
 

@@ -21,7 +21,7 @@ vi.mock('node:fs', async (importOriginal) => {
 });
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>();
-  return { ...actual, readFile: vi.fn(actual.readFile), rename: vi.fn(actual.rename) };
+  return { ...actual, readFile: vi.fn(actual.readFile), rename: vi.fn(actual.rename), open: vi.fn(actual.open) };
 });
 
 const roots: string[] = [];
@@ -707,6 +707,93 @@ describe('FileResultStore: files on disk', () => {
       });
       expect(createReadStreamSpy).not.toHaveBeenCalled();
     });
+  });
+});
+
+describe('FileResultStore: a batch syncs at commit', () => {
+  const openSpy = vi.mocked(fsp.open);
+  /** The files (and folders) synced while `work` runs, by name. */
+  async function syncsDuring(work: () => Promise<void>): Promise<string[]> {
+    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises');
+    const synced: string[] = [];
+    openSpy.mockImplementation(async (...args: Parameters<typeof actual.open>) => {
+      const fh = await actual.open(...args);
+      const sync = fh.sync.bind(fh);
+      fh.sync = async () => {
+        synced.push(
+          String(args[0])
+            .split('/')
+            .pop()!
+            .replace(/^\.(r_[0-9a-f]{16}\.\w+)\..*\.tmp$/, '$1'),
+        );
+        return sync();
+      };
+      return fh;
+    });
+    try {
+      await work();
+    } finally {
+      openSpy.mockImplementation(actual.open);
+    }
+    return synced;
+  }
+
+  it('a plain put syncs its two files and the folder; a batch syncs nothing until commit, then each file once', async () => {
+    const dir = tempDir();
+    const plain = await syncsDuring(async () => {
+      await new FileResultStore(dir).put('plain\n');
+    });
+    const ref = refIdFor('plain\n');
+    expect(plain).toEqual([`${ref}.txt`, `${ref}.json`, dir.split('/').pop()]);
+
+    const base = new FileResultStore(dir, { now: fakeClock() });
+    const batch = base.batch();
+    const texts = ['one\n', 'two\n', 'three\n'];
+    const duringPuts = await syncsDuring(async () => {
+      for (const t of texts) await batch.store.put(t, { tool: 'bash' });
+    });
+    expect(duringPuts).toEqual([]);
+    // Readable at once, through the batch and through the store itself.
+    for (const t of texts) {
+      expect((await batch.store.read(refIdFor(t))).text).toBe(t);
+      expect((await base.read(refIdFor(t))).text).toBe(t);
+    }
+    const atCommit = await syncsDuring(() => batch.commit());
+    const files = texts.flatMap((t) => [`${refIdFor(t)}.txt`, `${refIdFor(t)}.json`]);
+    expect(atCommit.slice(0, -1).sort()).toEqual(files.sort());
+    expect(atCommit[atCommit.length - 1]).toBe(dir.split('/').pop());
+    // Nothing left to commit; content already stored is not written (nor synced) again.
+    expect(await syncsDuring(() => batch.commit())).toEqual([]);
+    expect(
+      await syncsDuring(async () => {
+        await batch.store.put('one\n');
+        await batch.commit();
+      }),
+    ).toEqual([]);
+    expect(fs.readdirSync(dir).every((f) => RESULT_FILE.test(f))).toBe(true);
+  });
+
+  it('a result that cannot be synced at commit is STORE_ERROR naming it', async () => {
+    const dir = tempDir();
+    const batch = new FileResultStore(dir).batch();
+    const { refId } = await batch.store.put('gone before the commit\n');
+    fs.rmSync(join(dir, `${refId}.txt`));
+    const err = await caught(batch.commit());
+    expect(err.code).toBe('STORE_ERROR');
+    expect(err.message).toMatch(new RegExp(`^Cannot make result ${refId}\\.txt durable in ${dir}: ENOENT`));
+  });
+
+  it("one session's view has the batch too, and what it puts stays that session's", async () => {
+    const dir = tempDir();
+    const store = new FileResultStore(dir);
+    const batch = store.forSession('s1').batch!();
+    const { refId } = await batch.store.put('scoped\n');
+    await batch.commit();
+    expect((await store.forSession('s1').read(refId)).text).toBe('scoped\n');
+    expect(await store.forSession('s2').stat(refId)).toBeUndefined();
+    expect((await store.stat(refId))?.sessionId).toBe('s1');
+    // A store without batches gives its sessions none.
+    expect(new MemoryResultStore().forSession('s1').batch).toBeUndefined();
   });
 });
 
