@@ -132,10 +132,11 @@ describe('a long list of commands', () => {
     );
     for (const command of commands) t.step({ calls: [{ name: 'bash', args: { command }, result: 'ok' }] });
     const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    // Room for every command cut to 80 characters, not for every command whole (all 60 whole take 3,630).
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 3000, counter });
-    expect(counter.text(text)).toBeLessThanOrEqual(3000);
-    for (const c of commands) expect(text).toContain(c.slice(0, 60));
+    // Room for every command's opening (60 characters and `…`), not for every command whole (all 60 whole take 3,630);
+    // cut to 80 characters and `… [N more chars]` they held 40 in this room.
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 2500, counter });
+    expect(counter.text(text)).toBeLessThanOrEqual(2500);
+    for (const c of commands) expect(text).toContain(`\`${c.slice(0, 60)}…\``);
     expect(text).not.toContain(commands[0]);
   });
 });

@@ -150,7 +150,8 @@ function render(c: Content, limits: Limits): string {
   section(
     'commands',
     keep('commands', c.commandsByPriority, limits.commands, (x) => x.command, true).map(
-      (x) => `${code(old('commands', x.command) ? x.command : clip(x.command, limits.commandChars))} → ${x.status}`,
+      (x) =>
+        `${code(old('commands', x.command) ? x.command : clipCommand(x.command, limits.commandChars))} → ${x.status}`,
     ),
   );
   section('errors', keep('errors', c.errorsOutsideFixes, limits.errors, same));
@@ -222,7 +223,7 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
     // Every command's opening before the whole text of fewer commands: which commands ran, and how they ended.
     () =>
       shrink(l, 'filesRead', 40) ||
-      shrink(l, 'commandChars', 80) ||
+      shrink(l, 'commandChars', 60) ||
       shrink(l, 'commands', 40) ||
       shrink(l, 'fixes', 5) ||
       shrink(l, 'filesMentioned', 10),
@@ -347,6 +348,11 @@ function last<T>(xs: T[], n: number): T[] {
 
 function clip(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n)}… [${s.length - n} more chars]` : s;
+}
+
+/** A command cut short: its opening says which it was, and `…` that it went on (how far matters less than for words). */
+function clipCommand(s: string, n: number): string {
+  return s.length > n + 1 ? `${s.slice(0, n)}…` : s;
 }
 
 function oneLine(s: string): string {
