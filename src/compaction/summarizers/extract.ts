@@ -349,10 +349,21 @@ function uniq(xs: string[]): string[] {
   return [...new Set(xs)];
 }
 
+/** A remote branch a git command names (`origin/main`): path-shaped, but no file. */
+const GIT_REMOTE_REF = /^(?:origin|upstream)\/[\w./-]+$/;
+
 function dedupe(ev: Evidence): Evidence {
   const seenCmd = new Map<string, { command: string; status: string }>();
   for (const c of ev.commands) seenCmd.set(c.command, c); // the latest status of a command re-run wins
-  const modified = uniq(ev.filesModified);
+  // A bare file name said once a full path ending in it is listed (`settings.json` beside `/x/.entire/settings.json`)
+  // adds nothing; nor does a remote branch.
+  const named = new Set(
+    [...ev.filesModified, ...ev.filesRead, ...ev.filesMentioned]
+      .filter((p) => p.includes('/'))
+      .map((p) => p.slice(p.lastIndexOf('/') + 1)),
+  );
+  const file = (p: string) => !GIT_REMOTE_REF.test(p) && (p.includes('/') || !named.has(p));
+  const modified = uniq(ev.filesModified).filter(file);
   const touched = new Set(modified);
   const read = new Set(ev.filesRead);
   return {
@@ -360,8 +371,8 @@ function dedupe(ev: Evidence): Evidence {
     events: uniq(ev.events),
     decisions: uniq(ev.decisions),
     filesModified: modified,
-    filesRead: uniq(ev.filesRead).filter((p) => !touched.has(p)),
-    filesMentioned: uniq(ev.filesMentioned).filter((p) => !touched.has(p) && !read.has(p)),
+    filesRead: uniq(ev.filesRead).filter((p) => !touched.has(p) && file(p)),
+    filesMentioned: uniq(ev.filesMentioned).filter((p) => !touched.has(p) && !read.has(p) && file(p)),
     commands: [...seenCmd.values()],
     errors: uniq(ev.errors),
     numbers: uniq(ev.numbers),

@@ -207,6 +207,22 @@ describe('an editor tool that names its operation in `command`', () => {
   });
 });
 
+describe('files named by commands', () => {
+  it('a remote branch is no file, and a bare name is not listed beside the full path that ends in it', () => {
+    const t = new PiTranscript();
+    t.user('Why does the hook fail?');
+    t.step({ calls: [{ name: 'bash', args: { command: 'git diff origin/main --stat' }, result: ' 2 files changed' }] });
+    t.step({ calls: [{ name: 'bash', args: { command: 'cat /repo/.entire/settings.json' }, result: '{}' }] });
+    t.step({ calls: [{ name: 'bash', args: { command: 'grep -n hook settings.json notes.md' }, result: '' }] });
+    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
+    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
+    expect(section('Files read')!.split('\n')).toEqual(['- /repo/.entire/settings.json', '- notes.md']);
+    // The commands themselves still say what they ran on.
+    expect(text).toContain('`git diff origin/main --stat` → ok');
+  });
+});
+
 describe('error lines', () => {
   it('are listed once: under the fix that quotes them, else among the other error lines', () => {
     const t = new PiTranscript();
