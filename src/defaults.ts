@@ -68,6 +68,11 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   // Runs from 0.33 record the system prompt (the `system` action) and their tools (counted from the request's tools);
   // older ones record neither: see OPENHANDS_UNRECORDED_PROMPT_TOKENS.
   openhands: 0,
+  // Not in its session files: the system prompt (17.4–22k characters: Gemini CLI's prompts.test.ts snapshots, last
+  // JSON-session version), the tool declarations (~19–28k characters of compact JSON for the default set, by
+  // coreToolsModelSnapshots: read_file, replace, run_shell_command, grep_search…, more with write_todos/ask_user) and
+  // the <session_context> turn (date, OS, folder listing; ~1k tokens). ~47k characters / 4 ≈ 12,000 tokens.
+  'gemini-cli': 12000,
 };
 
 /**

@@ -45,6 +45,12 @@ export interface TranscriptFormat {
   /** JSON-document formats: the whole document into a session. `source` names the input in problems. */
   readDocument?(document: unknown, source: string): Session;
   /**
+   * Formats read whole whose file is not always one JSON value (Gemini CLI: one JSON document, or from April 2026 a
+   * JSONL log of the same record that later lines update): the whole text into a session. Used instead of parsing the
+   * text as JSON for `readDocument` when present.
+   */
+  readText?(text: string, source: string): Session;
+  /**
    * Serializes a session in this format. Sessions read from this format are written back byte-identically; records
    * added since (abridge's compaction records) go through `redact` (secret redaction, src/redact) when it is given.
    */

@@ -287,6 +287,7 @@ function chooseFormat(
 }
 
 function readDocumentText(format: TranscriptFormat, text: string, source: string): Session {
+  if (format.readText) return format.readText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, source);
   let document: unknown;
   try {
     document = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);

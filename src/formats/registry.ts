@@ -11,6 +11,7 @@ import { openaiResponsesFormat } from './openai-responses.js';
 import { aiSdkFormat } from './ai-sdk.js';
 import { copilotCliFormat } from './copilot-cli.js';
 import { openHandsFormat } from './openhands.js';
+import { geminiCliFormat } from './gemini-cli.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -25,6 +26,7 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   aiSdkFormat,
   copilotCliFormat,
   openHandsFormat,
+  geminiCliFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

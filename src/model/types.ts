@@ -18,6 +18,7 @@ export const FORMAT_IDS = [
   'ai-sdk',
   'copilot-cli',
   'openhands',
+  'gemini-cli',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
