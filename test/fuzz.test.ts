@@ -1,5 +1,6 @@
 // Mutation fuzz of real transcripts (issue 13): byte flips, truncations, duplicated/removed/swapped lines, type changes,
-// deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent and request-body inputs. Every
+// deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent, Copilot CLI, OpenHands, Gemini CLI
+// (a real session in its record shapes) and request-body inputs. Every
 // case is read, inspected, compacted and replayed through the library (a sample also through the built CLI), and must
 // end in a result or a clear AbridgeError: no other exception (a crash), no hang, and for the JSONL transcripts abridge
 // writes (pi, Claude Code) writing the session back must give the mutated input again, byte for byte.
@@ -24,6 +25,7 @@ import { builtDist } from './support/session-store-suite.js';
 import { corpusAvailable, corpusFile } from './support/corpus.js';
 import { MUTATION_KINDS, mutate, prng, type MutationKind } from './support/mutate.js';
 import { replaySession } from '../src/analysis/replay.js';
+import type { Message } from '../src/model/types.js';
 
 const CASES = Number(process.env.ABRIDGE_FUZZ_CASES ?? 300);
 const CLI_CASES = Number(process.env.ABRIDGE_FUZZ_CLI ?? 6);
@@ -73,6 +75,58 @@ function sources(): { name: string; bytes: Buffer }[] {
   );
   for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
     out.push({ name: `request/${f}.json`, bytes: Buffer.from(writeSession(base, f)) });
+  // Gemini CLI (the corpus holds none): a real session's messages in its record shapes, as its .json and its .jsonl.
+  const gemini = geminiRecords(
+    parseSession(head(corpusFile('claude-code', 'marot__spotter__tool_heavy.jsonl'))).entries.flatMap((e) =>
+      e.message ? [e.message] : [],
+    ),
+  );
+  const meta = { sessionId: 'fuzz', projectHash: 'a'.repeat(64), startTime: '2026-01-01T00:00:00.000Z' };
+  out.push({ name: 'gemini/session.json', bytes: Buffer.from(JSON.stringify({ ...meta, messages: gemini }, null, 2)) });
+  out.push({
+    name: 'gemini/session.jsonl',
+    bytes: Buffer.from(
+      `${[meta, ...gemini, { $set: { summary: 'fuzz' } }].map((r) => JSON.stringify(r)).join('\n')}\n`,
+    ),
+  });
+  return out;
+}
+
+/** Messages as Gemini CLI records them: user content parts, one `gemini` record a response with its calls' results. */
+function geminiRecords(messages: Message[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  const results = new Map<string, string>();
+  for (const m of messages)
+    for (const p of m.parts)
+      if (p.type === 'tool-result')
+        results.set(p.callId, p.content.map((c) => (c.type === 'text' ? c.text : '')).join(''));
+  messages.forEach((m, i) => {
+    const base = { id: `m${i}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() };
+    if (m.role === 'user') out.push({ ...base, type: 'user', content: [{ text: text(m) }] });
+    if (m.role !== 'assistant') return;
+    const toolCalls = m.parts.flatMap((p) =>
+      p.type === 'tool-call'
+        ? [
+            {
+              id: p.id,
+              name: p.name,
+              args: p.arguments,
+              status: 'success',
+              result: [{ functionResponse: { id: p.id, name: p.name, response: { output: results.get(p.id) ?? '' } } }],
+            },
+          ]
+        : [],
+    );
+    out.push({
+      ...base,
+      type: 'gemini',
+      content: text(m),
+      model: 'gemini-2.5-pro',
+      toolCalls,
+      tokens: { input: 1000 + i, output: 10, cached: 500, thoughts: 0, tool: 0, total: 1010 + i },
+    });
+  });
   return out;
 }
 
