@@ -6,6 +6,7 @@ import type { Message, Session, ToolCallPart, ToolResultPart } from '../model/ty
 import { activeMessages, activeView, isSummaryItem, type ViewItem } from '../model/view.js';
 import { MemoryResultStore } from './memory-result-store.js';
 import type { ResultStore, StoredResultMeta } from './result-store.js';
+import type { StrategyName } from './strategies/strategy.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { comparable } from '../../test/support/view-compare.js';
 import { compact, forceCompact, squeezeSummary, STRATEGIES, type CompactOptions } from './compact.js';
@@ -365,17 +366,19 @@ describe('clear-tool-results alone', () => {
       ).toBe(true);
   });
 
+  /** Clearing alone, down to nothing: every result but the kept ones cleared into the store. */
+  const clearEverything = {
+    ...base,
+    target: 1,
+    strategies: ['clear-tool-results'] as StrategyName[],
+    keepLastSteps: 0,
+    minKeepLastSteps: 0,
+  };
+
   it('the placeholder names the tool and a ref_id the store reads the original back from', async () => {
     const { session, outputs } = toolSession(6);
     const store = new MemoryResultStore();
-    await compact(session, {
-      ...base,
-      target: 1,
-      store,
-      strategies: ['clear-tool-results'],
-      keepLastSteps: 0,
-      minKeepLastSteps: 0,
-    });
+    await compact(session, { ...clearEverything, store });
     const cleared = toolItems(activeView(session)).filter((v) => v.edit === 'cleared');
     expect(cleared).toHaveLength(3);
     for (const item of cleared) {
@@ -418,14 +421,7 @@ describe('clear-tool-results alone', () => {
         },
       }),
     });
-    const r = await compact(session, {
-      ...base,
-      target: 1,
-      store,
-      strategies: ['clear-tool-results'],
-      keepLastSteps: 0,
-      minKeepLastSteps: 0,
-    });
+    const r = await compact(session, { ...clearEverything, store });
     expect(r.marker).toBeDefined();
     expect(events.filter((e) => e === 'put')).toHaveLength(3);
     expect(events[events.length - 1]).toBe('commit');
