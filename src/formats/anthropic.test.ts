@@ -179,6 +179,38 @@ describe('Anthropic reader', () => {
     ).toBeLessThan(0.5);
   });
 
+  it("reads a bare array of its messages (Cline's and Roo Code's api_conversation_history.json), calls and results kept", () => {
+    const history = [
+      { role: 'user', content: [{ type: 'text', text: '<task>\nFix the failing test\n</task>' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_01', name: 'read_file', input: { path: 'src/a.ts' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_01', content: 'export const a = 1;' },
+          { type: 'text', text: '<environment_details>\n…\n</environment_details>' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+    ];
+    const read = parseSession(JSON.stringify(history));
+    // It was taken for the AI SDK's ModelMessage[] before, and its tool_use and tool_result blocks were lost.
+    expect(read.format).toBe('anthropic');
+    const parts = read.entries.flatMap((e) => e.message?.parts ?? []);
+    expect(parts.filter((p) => p.type === 'tool-call').map((p) => p.type === 'tool-call' && [p.id, p.name])).toEqual([
+      ['toolu_01', 'read_file'],
+    ]);
+    expect(
+      parts.flatMap((p) =>
+        p.type === 'tool-result' ? [[p.callId, p.content[0]?.type === 'text' && p.content[0].text]] : [],
+      ),
+    ).toEqual([['toolu_01', 'export const a = 1;']]);
+    // What abridge sends from it is a request body.
+    expect(JSON.parse(writeSession(read, 'anthropic')).messages).toHaveLength(4);
+  });
+
   it('puts the system prompt first and splits tool results into a tool message right after the calls', () => {
     expect(s.entries.map((e) => [e.message?.role, e.sourceType, e.fromSameRecord === true])).toEqual([
       ['system', 'system', false],
@@ -251,7 +283,8 @@ describe('Anthropic reader', () => {
 
   it('names the source and the JSON path of bad input', () => {
     const cases: [unknown, string][] = [
-      [[1, 2], '(document)'],
+      ['a string', '(document)'],
+      [[{ role: 'user', content: 'hi' }, 2], '[1]: expected a message object'],
       [{ model: 'm', max_tokens: 1 }, 'messages: expected an array'],
       [{ messages: ['hi'] }, 'messages[0]: expected a message object'],
       [

@@ -31,6 +31,7 @@ import {
   CONVERSATION_START_TEXT,
   segmentMessage,
   prepareConversation,
+  arrayConfidence,
   requestConfidence,
   sessionConversation,
   systemText,
@@ -105,7 +106,10 @@ const IMAGE_TYPES = new Set<string>(['image/jpeg', 'image/png', 'image/gif', 'im
 // ---------------------------------------------------------------------------------------------------------------------
 // Reading
 
-function readAnthropic(doc: unknown, source: string): Session {
+function readAnthropic(doc: unknown, source: string, bare = false): Session {
+  // A bare array of messages (an agent's saved conversation) is the messages of a request that says nothing else;
+  // errors name its items as `[i]`.
+  if (Array.isArray(doc)) return readAnthropic({ messages: doc }, source, true);
   if (!isRecord(doc))
     throw invalidInput(
       source,
@@ -126,7 +130,7 @@ function readAnthropic(doc: unknown, source: string): Session {
     });
   const toolNames = new Map<string, string>();
   messages.forEach((m, i) => {
-    for (const d of decodeMessage(m, `messages[${i}]`, source, toolNames)) b.add(d);
+    for (const d of decodeMessage(m, `${bare ? '' : 'messages'}[${i}]`, source, toolNames)) b.add(d);
   });
   b.extra = { request, messageCount: messages.length };
   return b.build();
@@ -664,6 +668,7 @@ export const anthropicFormat: TranscriptFormat = {
   label: 'Anthropic Messages API request',
   container: 'json',
   detect({ document }: DetectInput) {
+    if (Array.isArray(document)) return arrayConfidence('anthropic', document);
     if (!isRecord(document) || !Array.isArray(document.messages)) return 0;
     return requestConfidence('anthropic', document);
   },

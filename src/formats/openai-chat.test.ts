@@ -152,6 +152,35 @@ const EXTENDED = {
 describe('OpenAI Chat reader', () => {
   const s = read(CHAT);
 
+  it("reads a bare array of its messages, tool calls and results kept; a plain array stays the AI SDK's", () => {
+    const history = [
+      { role: 'system', content: 'You are helpful.' },
+      { role: 'user', content: 'List the files.' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{"path":"."}' } }],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'a.ts\nb.ts' },
+      { role: 'assistant', content: 'Two files.' },
+    ];
+    // It was taken for the AI SDK's ModelMessage[] before, and refused on the assistant's null content.
+    const read = parseSession(JSON.stringify(history));
+    expect(read.format).toBe('openai-chat');
+    const parts = read.entries.flatMap((e) => e.message?.parts ?? []);
+    expect(parts.filter((p) => p.type === 'tool-call').map((p) => p.type === 'tool-call' && [p.id, p.name])).toEqual([
+      ['call_1', 'ls'],
+    ]);
+    expect(parts.filter((p) => p.type === 'tool-result')).toHaveLength(1);
+    // Messages that name no format: the AI SDK's reading, as before.
+    const plain = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ];
+    expect(parseSession(JSON.stringify(plain)).format).toBe('ai-sdk');
+    expect(openaiChatFormat.detect({ head: '', document: plain })).toBe(0);
+  });
+
   it('is detected from its content', () => {
     expect(parseSession(JSON.stringify(CHAT)).format).toBe('openai-chat');
     expect(parseSession(JSON.stringify(EXTENDED)).format).toBe('openai-chat');

@@ -28,6 +28,7 @@ import {
   mediaPlaceholder,
   parseDataUrl,
   prepareConversation,
+  arrayConfidence,
   requestConfidence,
   segmentMessage,
   sessionConversation,
@@ -77,14 +78,17 @@ export const CHAT_MAX_ID_LENGTH = 40;
 // ---------------------------------------------------------------------------------------------------------------------
 // Reading
 
-function readChat(doc: unknown, source: string): Session {
+function readChat(doc: unknown, source: string, bare = false): Session {
+  // A bare array of messages (an agent's saved conversation) is the messages of a request that says nothing else;
+  // errors name its items as `[i]`.
+  if (Array.isArray(doc)) return readChat({ messages: doc }, source, true);
   if (!isRecord(doc))
     throw invalidInput(source, '(document)', 'an OpenAI Chat Completions request object {model, messages}', doc);
   const { messages, ...request } = doc;
   if (!Array.isArray(messages)) throw invalidInput(source, 'messages', 'an array of messages', messages);
   const b = new SessionBuilder('openai-chat');
   const state: DecodeState = { toolNames: new Map(), functionCalls: [] };
-  messages.forEach((m, i) => b.add(decodeMessage(m, i, source, state)));
+  messages.forEach((m, i) => b.add(decodeMessage(m, i, source, state, `${bare ? '' : 'messages'}[${i}]`)));
   b.extra = { request, messageCount: messages.length };
   return b.build();
 }
@@ -540,6 +544,7 @@ export const openaiChatFormat: TranscriptFormat = {
   label: 'OpenAI Chat Completions request',
   container: 'json',
   detect({ document }: DetectInput) {
+    if (Array.isArray(document)) return arrayConfidence('chat', document);
     if (!isRecord(document) || !Array.isArray(document.messages)) return 0;
     return requestConfidence('chat', document);
   },

@@ -490,6 +490,16 @@ export function requestConfidence(kind: keyof RequestSignals, doc: unknown): num
 }
 
 /**
+ * Confidence that a bare array of messages (a conversation some agents keep as a file: Cline's and Roo Code's
+ * `api_conversation_history.json` holds Anthropic messages) is `kind`'s: only on evidence, its part or field shapes — a
+ * plain array that names no format stays the AI SDK's ModelMessage[].
+ */
+export function arrayConfidence(kind: 'anthropic' | 'chat', doc: unknown[]): number {
+  const c = requestConfidence(kind, { messages: doc });
+  return c >= 0.6 ? c : 0;
+}
+
+/**
  * Writes a request body. A session read from this format and not compacted since is written from its own records when
  * they still make a valid body (byte-identical when nothing changed). Otherwise (compacted, edited into an invalid body,
  * or from another format) its compacted view is converted — the messages the model sees, never the archived history —
