@@ -415,6 +415,57 @@ describe('gemini-cli: session logs (.jsonl, from April 2026)', () => {
   });
 });
 
+describe('gemini-cli: a saved chat (Gemini API Content[], /chat save checkpoints)', () => {
+  const checkpoint = [
+    { role: 'user', parts: [{ text: 'Which files are there?' }] },
+    {
+      role: 'model',
+      parts: [
+        { text: 'Let me look.', thought: true },
+        { text: 'Listing them.' },
+        { functionCall: { name: 'list_directory', args: { path: '.' } } },
+        { functionCall: { name: 'read_file', args: { absolute_path: '/w/a.ts' } } },
+      ],
+    },
+    {
+      role: 'user',
+      parts: [
+        { functionResponse: { name: 'list_directory', response: { output: 'a.ts' } } },
+        { functionResponse: { name: 'read_file', response: { error: 'File not found: /w/a.ts' } } },
+      ],
+    },
+    { role: 'model', parts: [{ text: 'Only a.ts, and it cannot be read.' }] },
+    'stray',
+  ];
+
+  it('is detected, and read as what GeminiChat sends: thoughts out, each response paired with its call', () => {
+    const detected = detectFormat(sampleSource(JSON.stringify(checkpoint.slice(0, 4), null, 2), true));
+    expect(detected.kind === 'supported' && detected.format.id).toBe('gemini-cli');
+    const s = parseSession(JSON.stringify(checkpoint), { format: 'gemini-cli', source: 'checkpoint-x.json' });
+    expect(messages(s).map((m) => [m.role, m.parts.map((p) => p.type).join(',')])).toEqual([
+      ['user', 'text'],
+      ['assistant', 'text,tool-call,tool-call'],
+      ['tool', 'tool-result,tool-result'],
+      ['assistant', 'text'],
+    ]);
+    const calls = parts(s, 'tool-call');
+    expect(parts(s, 'tool-result').map((r) => [r.callId, r.toolName, r.isError])).toEqual([
+      [calls[0]!.id, 'list_directory', false],
+      [calls[1]!.id, 'read_file', true],
+    ]);
+    expect(checkInvariants(activeView(s))).toEqual([]);
+    expect(s.problems.map((p) => p.message)).toEqual([
+      'checkpoint-x.json: [4] is not a Gemini Content (expected {"role": "user" or "model", "parts": [...]}); kept as is',
+    ]);
+  });
+
+  it('is not claimed for other arrays of messages', () => {
+    const aiSdk = [{ role: 'user', content: 'hi' }];
+    const anthropic = [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }];
+    for (const document of [aiSdk, anthropic, []]) expect(geminiCliFormat.detect({ head: '', document })).toBe(0);
+  });
+});
+
 describe('gemini-cli: readSession', () => {
   const dir = mkdtempSync(join(tmpdir(), 'abridge-gemini-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

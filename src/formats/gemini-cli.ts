@@ -404,6 +404,78 @@ export function foldLog(
   return { document: { ...metadata, messages: list.map((m) => m.record) }, lines: list.map((m) => m.line), problems };
 }
 
+/**
+ * Gemini API `Content[]` (`[{role: "user" | "model", parts}]`): what Gemini CLI's `/chat save` checkpoints hold
+ * (`checkpoint-<tag>.json`, its chat history as GeminiChat sends it) and what other Gemini agents keep. `model` turns are
+ * assistant messages (thought parts left out, as GeminiChat leaves them out of what it sends); a `user` turn's
+ * `functionResponse` parts are the results of the calls before them (paired by id, else by name in call order) and its
+ * other parts the person's message.
+ */
+function readContents(contents: readonly unknown[], source: string): Session {
+  const builder = new SessionBuilder('gemini-cli');
+  let pending: { id: string; name: string }[] = [];
+  contents.forEach((c: unknown, i) => {
+    if (!isRecord(c) || (c.role !== 'user' && c.role !== 'model') || !Array.isArray(c.parts)) {
+      builder.problems.push({
+        line: i + 1,
+        kind: isRecord(c) ? 'invalid-entry' : 'not-an-object',
+        message: `${source}: [${i}] is not a Gemini Content (expected {"role": "user" or "model", "parts": [...]}); kept as is`,
+      });
+      builder.add({ kind: 'unknown', raw: c });
+      return;
+    }
+    if (c.role === 'model') {
+      const parts = contentParts(c.parts, true).map((p, k) =>
+        p.type === 'tool-call' && p.id === '' ? { ...p, id: `gemini-${i}-${k}` } : p,
+      );
+      pending = parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, name: p.name }] : []));
+      builder.add({ kind: 'message', sourceType: 'model', raw: c, message: { role: 'assistant', parts } });
+      return;
+    }
+    const results: Part[] = [];
+    for (const p of c.parts) {
+      if (!isRecord(p) || !isRecord(p.functionResponse)) continue;
+      const fr = p.functionResponse;
+      const name = asString(fr.name) ?? '';
+      const at = pending.findIndex((x) => (asString(fr.id) !== undefined ? x.id === fr.id : x.name === name));
+      const callId = at === -1 ? (asString(fr.id) ?? `gemini-${i}-${results.length}`) : pending.splice(at, 1)[0]!.id;
+      const text = responseText(isRecord(fr.response) ? fr.response : {});
+      results.push({
+        type: 'tool-result',
+        callId,
+        toolName: name,
+        content: text.text === '' ? [] : [textPart(text.text)],
+        isError: text.error,
+      });
+    }
+    if (results.length > 0)
+      builder.add({ kind: 'message', sourceType: 'user', raw: c, message: { role: 'tool', parts: results } });
+    const own = contentParts(
+      c.parts.filter((p: unknown) => !(isRecord(p) && isRecord(p.functionResponse))),
+      false,
+    );
+    if (own.length > 0)
+      builder.add({
+        kind: 'message',
+        sourceType: 'user',
+        raw: c,
+        ...(results.length > 0 ? { fromSameRecord: true } : {}),
+        message: { role: 'user', parts: own },
+      });
+  });
+  return builder.build();
+}
+
+/** Confidence that an array is Gemini API `Content[]`: every item a role and parts; `model` is Gemini's own role. */
+function contentsConfidence(document: readonly unknown[]): number {
+  if (document.length === 0) return 0;
+  const contents = document.every(
+    (c) => isRecord(c) && (c.role === 'user' || c.role === 'model') && Array.isArray(c.parts) && !('content' in c),
+  );
+  if (!contents) return 0;
+  return document.some((c) => isRecord(c) && c.role === 'model') ? 0.9 : 0.6;
+}
+
 /** The whole file: one JSON document (up to April 2026), else a session log. */
 function readText(text: string, source: string): Session {
   let document: unknown;
@@ -412,6 +484,7 @@ function readText(text: string, source: string): Session {
   } catch {
     document = undefined;
   }
+  if (Array.isArray(document)) return readContents(document, source);
   // A log of one line (its metadata) parses as JSON too, but holds no `messages`.
   if (document !== undefined && !(isRecord(document) && isMetadata(document) && !Array.isArray(document.messages)))
     return readConversation(document, source);
@@ -429,9 +502,10 @@ function readText(text: string, source: string): Session {
 
 export const geminiCliFormat: TranscriptFormat = {
   id: 'gemini-cli',
-  label: 'Gemini CLI chat session (.json or .jsonl)',
+  label: 'Gemini CLI chat session (.json, .jsonl, or a saved chat: Gemini API Content[])',
   container: 'json',
   detect({ document, records }) {
+    if (Array.isArray(document)) return contentsConfidence(document);
     // A session log: its metadata line first, or (a log cut at the start) records of Gemini CLI's own shapes.
     if (records && records.length > 0 && !(isRecord(document) && Array.isArray(document.messages))) {
       if (isMetadata(records[0]!) && !Array.isArray(records[0]!.messages)) return 0.95;
@@ -446,6 +520,7 @@ export const geminiCliFormat: TranscriptFormat = {
     );
     return typed.length > 0 && typed.length === document.messages.length ? 0.7 : 0;
   },
-  readDocument: (document, source) => readConversation(document, source),
+  readDocument: (document, source) =>
+    Array.isArray(document) ? readContents(document, source) : readConversation(document, source),
   readText,
 };
