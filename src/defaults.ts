@@ -73,6 +73,11 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   // coreToolsModelSnapshots: read_file, replace, run_shell_command, grep_search…, more with write_todos/ask_user) and
   // the <session_context> turn (date, OS, folder listing; ~1k tokens). ~47k characters / 4 ≈ 12,000 tokens.
   'gemini-cli': 12000,
+  // Not in its exports: the system prompt (session/prompt/anthropic.txt 8.2k characters, beast.txt 11.1k for GPT
+  // models, plus the environment block and instruction files, ~1k) and the tool definitions: descriptions in
+  // tool/*.txt — bash 9.7k, todowrite 8.9k, task 4.2k (plus its agent list), edit 1.4k, read 1.2k, and write, glob,
+  // grep, webfetch, skill… ~4k — with their JSON parameter schemas (~5k). ~43k characters / 4 ≈ 11,000 tokens.
+  opencode: 11000,
 };
 
 /**

@@ -1,6 +1,6 @@
 // Mutation fuzz of real transcripts (issue 13): byte flips, truncations, duplicated/removed/swapped lines, type changes,
 // deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent, Copilot CLI, OpenHands, Gemini CLI
-// (a real session in its record shapes) and request-body inputs. Every
+// and opencode (a real session in their record shapes) and request-body inputs. Every
 // case is read, inspected, compacted and replayed through the library (a sample also through the built CLI), and must
 // end in a result or a clear AbridgeError: no other exception (a crash), no hang, and for the JSONL transcripts abridge
 // writes (pi, Claude Code) writing the session back must give the mutated input again, byte for byte.
@@ -76,11 +76,7 @@ function sources(): { name: string; bytes: Buffer }[] {
   for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
     out.push({ name: `request/${f}.json`, bytes: Buffer.from(writeSession(base, f)) });
   // Gemini CLI (the corpus holds none): a real session's messages in its record shapes, as its .json and its .jsonl.
-  const gemini = geminiRecords(
-    parseSession(head(corpusFile('claude-code', 'marot__spotter__tool_heavy.jsonl'))).entries.flatMap((e) =>
-      e.message ? [e.message] : [],
-    ),
-  );
+  const gemini = geminiRecords(messagesOf('marot__spotter__tool_heavy.jsonl'));
   const meta = { sessionId: 'fuzz', projectHash: 'a'.repeat(64), startTime: '2026-01-01T00:00:00.000Z' };
   out.push({ name: 'gemini/session.json', bytes: Buffer.from(JSON.stringify({ ...meta, messages: gemini }, null, 2)) });
   out.push({
@@ -89,7 +85,56 @@ function sources(): { name: string; bytes: Buffer }[] {
       `${[meta, ...gemini, { $set: { summary: 'fuzz' } }].map((r) => JSON.stringify(r)).join('\n')}\n`,
     ),
   });
+  out.push({
+    name: 'opencode/export.json',
+    bytes: Buffer.from(JSON.stringify(opencodeExport(messagesOf('marot__spotter__tool_heavy.jsonl')), null, 2)),
+  });
   return out;
+}
+
+function messagesOf(claudeCodeFile: string): Message[] {
+  return parseSession(head(corpusFile('claude-code', claudeCodeFile))).entries.flatMap((e) =>
+    e.message ? [e.message] : [],
+  );
+}
+
+/** Messages as `opencode export` writes them: a user message's text parts, an assistant step with its tool parts. */
+function opencodeExport(messages: Message[]): Record<string, unknown> {
+  const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  const results = new Map<string, string>();
+  for (const m of messages)
+    for (const p of m.parts)
+      if (p.type === 'tool-result')
+        results.set(p.callId, p.content.map((c) => (c.type === 'text' ? c.text : '')).join(''));
+  const time = { created: 1_770_000_000_000 };
+  const out = messages.flatMap((m, i): Record<string, unknown>[] => {
+    const info = { id: `msg_${String(i).padStart(4, '0')}`, sessionID: 'ses_fuzz', time };
+    if (m.role === 'user') return [{ info: { ...info, role: 'user' }, parts: [{ type: 'text', text: text(m) }] }];
+    if (m.role !== 'assistant') return [];
+    const tokens = { input: 100 + i, output: 10, reasoning: 0, cache: { read: 1000, write: 0 } };
+    const tools = m.parts.flatMap((p) =>
+      p.type === 'tool-call'
+        ? [
+            {
+              type: 'tool',
+              callID: p.id,
+              tool: p.name,
+              state: {
+                status: 'completed',
+                input: p.arguments,
+                output: results.get(p.id) ?? '',
+                time: { start: 1, end: 2 },
+              },
+            },
+          ]
+        : [],
+    );
+    const parts = [{ type: 'step-start' }, { type: 'text', text: text(m) }, ...tools, { type: 'step-finish', tokens }];
+    return [
+      { info: { ...info, role: 'assistant', modelID: 'claude-sonnet-4-5', providerID: 'anthropic', tokens }, parts },
+    ];
+  });
+  return { info: { id: 'ses_fuzz', title: 'fuzz', directory: '/w', time }, messages: out };
 }
 
 /** Messages as Gemini CLI records them: user content parts, one `gemini` record a response with its calls' results. */

@@ -12,6 +12,7 @@ import { aiSdkFormat } from './ai-sdk.js';
 import { copilotCliFormat } from './copilot-cli.js';
 import { openHandsFormat } from './openhands.js';
 import { geminiCliFormat } from './gemini-cli.js';
+import { opencodeFormat } from './opencode.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -27,6 +28,7 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   copilotCliFormat,
   openHandsFormat,
   geminiCliFormat,
+  opencodeFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

@@ -19,6 +19,7 @@ export const FORMAT_IDS = [
   'copilot-cli',
   'openhands',
   'gemini-cli',
+  'opencode',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
