@@ -98,14 +98,21 @@ function messagesOf(claudeCodeFile: string): Message[] {
   );
 }
 
-/** Messages as `opencode export` writes them: a user message's text parts, an assistant step with its tool parts. */
-function opencodeExport(messages: Message[]): Record<string, unknown> {
-  const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+
+/** Each call's result text, by call id. */
+function resultsByCall(messages: Message[]): Map<string, string> {
   const results = new Map<string, string>();
   for (const m of messages)
     for (const p of m.parts)
       if (p.type === 'tool-result')
         results.set(p.callId, p.content.map((c) => (c.type === 'text' ? c.text : '')).join(''));
+  return results;
+}
+
+/** Messages as `opencode export` writes them: a user message's text parts, an assistant step with its tool parts. */
+function opencodeExport(messages: Message[]): Record<string, unknown> {
+  const results = resultsByCall(messages);
   const time = { created: 1_770_000_000_000 };
   const out = messages.flatMap((m, i): Record<string, unknown>[] => {
     const info = { id: `msg_${String(i).padStart(4, '0')}`, sessionID: 'ses_fuzz', time };
@@ -140,12 +147,7 @@ function opencodeExport(messages: Message[]): Record<string, unknown> {
 /** Messages as Gemini CLI records them: user content parts, one `gemini` record a response with its calls' results. */
 function geminiRecords(messages: Message[]): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
-  const results = new Map<string, string>();
-  for (const m of messages)
-    for (const p of m.parts)
-      if (p.type === 'tool-result')
-        results.set(p.callId, p.content.map((c) => (c.type === 'text' ? c.text : '')).join(''));
+  const results = resultsByCall(messages);
   messages.forEach((m, i) => {
     const base = { id: `m${i}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() };
     if (m.role === 'user') out.push({ ...base, type: 'user', content: [{ text: text(m) }] });
