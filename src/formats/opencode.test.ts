@@ -376,15 +376,17 @@ describe('opencode: compaction', () => {
   it('keeps the tail a compaction names (tail_start_id) in view', () => {
     const s = parse(compacted('msg_003'));
     const view = activeView(s);
+    // In the order filterCompacted sends them: the kept tail, then the compaction's prompt and its summary.
     expect(view.flatMap((v) => texts(v.message))).toEqual([
-      OPENCODE_COMPACTION_PROMPT,
       'Second task.',
       'Done second.',
+      OPENCODE_COMPACTION_PROMPT,
       '[summary] ## Goal\nTwo tasks, both done.',
       'Continue if you have next steps',
       'Nothing left.',
     ]);
     expect(s.entries[4]!.compaction).toMatchObject({ firstKeptEntry: 2, firstKeptEntryId: 'msg_003' });
+    expect(s.entries[4]!.message).toBeUndefined();
   });
 
   it('does not cut at a summary that has not finished or failed', () => {

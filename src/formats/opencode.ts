@@ -21,8 +21,9 @@
  * - compaction: a compaction is a user message holding a `compaction` part (its `tail_start_id`, when set, names the
  *   first message of the recent turns kept verbatim) answered by an assistant message with `summary: true`, whose
  *   `parentID` is that user message. Once the summary finished without error, filterCompacted sends nothing before the
- *   user message (or before the tail it names). It is read here as a marker on the user message (sent as "What did we
- *   do so far?") and the summary as a `compaction` part in the assistant message. Versions before compaction parts
+ *   user message (or before the tail it names). It is read here as a marker entry of its own just before the user message
+ *   (which is sent as "What did we do so far?", after the kept tail) and the summary as a `compaction` part in the
+ *   assistant message. Versions before compaction parts
  *   (2025) sent the history from the last `summary: true` assistant message on (`msgs.filter(m => m.info.id >=
  *   lastSummary.info.id)` in session/index.ts); the summary message itself is then the marker.
  *
@@ -127,7 +128,13 @@ function readExport(document: unknown, source: string): Session {
     if (created !== undefined) base.timestamp = created;
 
     const drafts = info.role === 'user' ? userDrafts(record, i, base, ctx) : assistantDrafts(record, i, base, ctx);
-    if (cut?.markerAt === i) {
+    if (cut?.markerAt === i && cut.summaryAt !== i) {
+      // The marker stands on an entry of its own, before the compaction's message: filterCompacted sends the tail it
+      // keeps, then "What did we do so far?" and the summary, in the order they were written.
+      builder.add({ kind: 'compaction', sourceType: 'compaction', raw: record, compaction: cut.marker });
+      for (const d of drafts) d.fromSameRecord = true;
+    } else if (cut?.markerAt === i) {
+      // Older versions: the summary message itself starts the history.
       const first = drafts[0]!;
       first.kind = 'compaction';
       first.compaction = cut.marker;
