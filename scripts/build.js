@@ -88,6 +88,11 @@ const result = await build({
   packages: 'external',
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
+  // Compiling the core chunk is most of what `import('abridge')` costs: without whitespace and with simpler syntax it
+  // compiles faster (83.1 → 80.6 ms, 15 fresh processes each, beside 59.8 ms for bare node). Names are kept, so stack
+  // traces and error class names read as written; the source map has the sources.
+  minifyWhitespace: true,
+  minifySyntax: true,
   sourcesContent: true,
   logLevel: 'warning',
 });
