@@ -94,6 +94,14 @@ export const COPILOT_SYSTEM_PROMPT_TOKENS = 11000;
 export const OPENHANDS_UNRECORDED_PROMPT_TOKENS = 3500;
 
 /**
+ * Cline's and Roo Code's system prompt, which their saved conversation (`api_conversation_history.json`, a bare array of
+ * Anthropic messages) does not hold: its tools described in the prompt as XML, its rules, modes and the workspace — 37,104
+ * characters in Roo Code's own snapshot of it (`consistent-system-prompt.snap`), ~9,300 tokens at 4 characters a token;
+ * MCP servers and custom instructions add to it.
+ */
+export const CLINE_SYSTEM_PROMPT_TOKENS = 9500;
+
+/**
  * Image tokens by each provider's published rule when the dimensions are unknown (and cannot be read from the image
  * header): an image as large as the provider keeps without downscaling.
  */

@@ -8,6 +8,8 @@ import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/cor
 import { anthropicFormat, anthropicRequestProblems, toAnthropicRequest, type AnthropicRequest } from './anthropic.js';
 import { parseSession, readSession } from './read.js';
 import { writeSession } from './write.js';
+import { CLINE_SYSTEM_PROMPT_TOKENS } from '../defaults.js';
+import { harnessPrefixTokens } from '../tokens/defaults.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Helpers: structural validity, sessions built from canonical messages, a loopback Messages API
@@ -209,6 +211,12 @@ describe('Anthropic reader', () => {
     ).toEqual([['toolu_01', 'export const a = 1;']]);
     // What abridge sends from it is a request body.
     expect(JSON.parse(writeSession(read, 'anthropic')).messages).toHaveLength(4);
+    // Cline's system prompt is not in the file: its size is counted as the unrecorded prefix; a request body has its own.
+    expect(read.extra?.harness).toBe('cline');
+    expect(harnessPrefixTokens(read)).toBe(CLINE_SYSTEM_PROMPT_TOKENS);
+    expect(harnessPrefixTokens(parseSession(JSON.stringify({ model: 'm', max_tokens: 10, messages: history })))).toBe(
+      0,
+    );
   });
 
   it('puts the system prompt first and splits tool results into a tool message right after the calls', () => {

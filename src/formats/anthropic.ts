@@ -133,6 +133,10 @@ function readAnthropic(doc: unknown, source: string, bare = false): Session {
     for (const d of decodeMessage(m, `${bare ? '' : 'messages'}[${i}]`, source, toolNames)) b.add(d);
   });
   b.extra = { request, messageCount: messages.length };
+  // Cline and Roo Code save the conversation without its system prompt and append their `<environment_details>` to the
+  // person's turns: the prefix their prompt adds is counted (tokens/defaults.ts).
+  if (bare && b.entries.some((e) => e.message?.role === 'user' && e.message.parts.some(isEnvironmentDetails)))
+    b.extra.harness = 'cline';
   return b.build();
 }
 
@@ -675,3 +679,7 @@ export const anthropicFormat: TranscriptFormat = {
   readDocument: readAnthropic,
   write: writeAnthropic,
 };
+
+function isEnvironmentDetails(p: Part): boolean {
+  return p.type === 'text' && p.text.trimStart().startsWith('<environment_details>');
+}
