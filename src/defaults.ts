@@ -78,6 +78,11 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   // tool/*.txt — bash 9.7k, todowrite 8.9k, task 4.2k (plus its agent list), edit 1.4k, read 1.2k, and write, glob,
   // grep, webfetch, skill… ~4k — with their JSON parameter schemas (~5k). ~43k characters / 4 ≈ 11,000 tokens.
   opencode: 11000,
+  // Not in its chat recordings: the system prompt (core/src/core/prompts.ts getCoreSystemPrompt: ~20–25k characters
+  // with its tool-use examples and the environment context) and the tool declarations (~25–30k characters of JSON:
+  // todo_write's long description, agent, run_shell_command, edit, read_file, grep_search, glob, skill, web_fetch…, more
+  // with MCP servers). An estimate, not a measured count: ~55k characters / 4 ≈ 14,000 tokens.
+  'qwen-code': 14000,
 };
 
 /**

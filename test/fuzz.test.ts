@@ -1,6 +1,6 @@
 // Mutation fuzz of real transcripts (issue 13): byte flips, truncations, duplicated/removed/swapped lines, type changes,
-// deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent, Copilot CLI, OpenHands, Gemini CLI
-// and opencode (a real session in their record shapes) and request-body inputs. Every
+// deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent, Copilot CLI, OpenHands, Gemini CLI,
+// Qwen Code and opencode (a real session in their record shapes) and request-body inputs. Every
 // case is read, inspected, compacted and replayed through the library (a sample also through the built CLI), and must
 // end in a result or a clear AbridgeError: no other exception (a crash), no hang, and for the JSONL transcripts abridge
 // writes (pi, Claude Code) writing the session back must give the mutated input again, byte for byte.
@@ -86,6 +86,14 @@ function sources(): { name: string; bytes: Buffer }[] {
     ),
   });
   out.push({
+    name: 'qwen-code/session.jsonl',
+    bytes: Buffer.from(
+      `${qwenRecords(messagesOf('marot__spotter__tool_heavy.jsonl'))
+        .map((r) => JSON.stringify(r))
+        .join('\n')}\n`,
+    ),
+  });
+  out.push({
     name: 'opencode/export.json',
     bytes: Buffer.from(JSON.stringify(opencodeExport(messagesOf('marot__spotter__tool_heavy.jsonl')), null, 2)),
   });
@@ -108,6 +116,49 @@ function resultsByCall(messages: Message[]): Map<string, string> {
       if (p.type === 'tool-result')
         results.set(p.callId, p.content.map((c) => (c.type === 'text' ? c.text : '')).join(''));
   return results;
+}
+
+/** Messages as Qwen Code records them: Gemini Contents linked by parentUuid, a tool_result record for each call. */
+function qwenRecords(messages: Message[]): Record<string, unknown>[] {
+  const results = resultsByCall(messages);
+  const out: Record<string, unknown>[] = [];
+  const add = (type: string, message: unknown, extra: Record<string, unknown> = {}) =>
+    out.push({
+      uuid: `q${out.length}`,
+      parentUuid: out.length ? `q${out.length - 1}` : null,
+      sessionId: 'fuzz',
+      timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, out.length)).toISOString(),
+      type,
+      cwd: '/w',
+      version: '0.5.0',
+      message,
+      ...extra,
+    });
+  for (const m of messages) {
+    if (m.role === 'user') add('user', { role: 'user', parts: [{ text: text(m) }] });
+    if (m.role !== 'assistant') continue;
+    const calls = m.parts.flatMap((p) => (p.type === 'tool-call' ? [p] : []));
+    add(
+      'assistant',
+      {
+        role: 'model',
+        parts: [
+          { text: text(m) },
+          ...calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: c.arguments } })),
+        ],
+      },
+      {
+        model: 'qwen3-coder-plus',
+        usageMetadata: { promptTokenCount: 1000, candidatesTokenCount: 10, cachedContentTokenCount: 500 },
+      },
+    );
+    for (const c of calls)
+      add('tool_result', {
+        role: 'user',
+        parts: [{ functionResponse: { id: c.id, name: c.name, response: { output: results.get(c.id) ?? '' } } }],
+      });
+  }
+  return out;
 }
 
 /** Messages as `opencode export` writes them: a user message's text parts, an assistant step with its tool parts. */

@@ -537,6 +537,9 @@ export const claudeCodeFormat: TranscriptFormat = {
   container: 'jsonl',
   detect({ records }) {
     if (!records || records.length === 0) return 0;
+    // Qwen Code's recordings link records the same way, but hold Gemini Contents (`{role, parts}`): not ours.
+    if (records.some((r) => isRecord(r.message) && Array.isArray(r.message.parts) && !('content' in r.message)))
+      return 0;
     const known = share(records, (r) => typeof r.type === 'string' && RECORD_TYPES.has(r.type));
     const linked = share(records, (r) => typeof r.uuid === 'string' && typeof r.sessionId === 'string');
     const msgs = share(records, (r) => (r.type === 'user' || r.type === 'assistant') && isRecord(r.message));

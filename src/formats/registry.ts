@@ -13,6 +13,7 @@ import { copilotCliFormat } from './copilot-cli.js';
 import { openHandsFormat } from './openhands.js';
 import { geminiCliFormat } from './gemini-cli.js';
 import { opencodeFormat } from './opencode.js';
+import { qwenCodeFormat } from './qwen-code.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -29,6 +30,7 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   openHandsFormat,
   geminiCliFormat,
   opencodeFormat,
+  qwenCodeFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

@@ -20,6 +20,7 @@ export const FORMAT_IDS = [
   'openhands',
   'gemini-cli',
   'opencode',
+  'qwen-code',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
