@@ -38,8 +38,9 @@ import type {
   SessionInfo,
   Usage,
 } from '../model/types.js';
-import { base64ByteSize, num, textPart, toEpochMs } from '../model/parts.js';
+import { num, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, type TranscriptFormat } from './format.js';
+import { mediaPart } from './gemini-parts.js';
 
 const UI_ONLY = new Set(['info', 'error', 'warning']);
 
@@ -227,24 +228,6 @@ function contentParts(content: unknown, model: boolean): Part[] {
     else if (!isRecord(p.functionResponse)) parts.push(textPart(JSON.stringify(p)));
   });
   return parts;
-}
-
-/** `inlineData` (base64) or `fileData` (a URI) parts: images count as images, other media as files. */
-function mediaPart(p: Record<string, unknown>): ResultContentPart | undefined {
-  const inline = isRecord(p.inlineData) ? p.inlineData : undefined;
-  const file = isRecord(p.fileData) ? p.fileData : undefined;
-  if (!inline && !file) return undefined;
-  const mediaType = asString(inline?.mimeType) ?? asString(file?.mimeType);
-  const part: ResultContentPart = mediaType?.startsWith('image/') ? { type: 'image' } : { type: 'file' };
-  if (mediaType) part.mediaType = mediaType;
-  const data = asString(inline?.data);
-  if (data !== undefined) {
-    part.data = data;
-    part.byteSize = base64ByteSize(data);
-  }
-  const url = asString(file?.fileUri);
-  if (url) part.url = url;
-  return part;
 }
 
 /**

@@ -44,8 +44,9 @@ import type {
   SessionInfo,
   Usage,
 } from '../model/types.js';
-import { base64ByteSize, num, textPart, toEpochMs } from '../model/parts.js';
+import { num, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
+import { mediaPart } from './gemini-parts.js';
 
 const RECORD_TYPES = new Set(['user', 'assistant', 'tool_result', 'system']);
 /** User records the harness writes (notifications, cron prompts, goal runtime, messages drained mid-turn). */
@@ -288,26 +289,6 @@ function plainPart(p: Record<string, unknown>): Part | undefined {
   if (media) return media;
   // Parts with no model-facing content (a bare thoughtSignature, executable code results…) as their JSON.
   return textPart(JSON.stringify(p));
-}
-
-/** `inlineData` (base64) or `fileData` (a URI): images count as images, other media as files. */
-function mediaPart(p: Record<string, unknown>): ResultContentPart | undefined {
-  const inline = isRecord(p.inlineData) ? p.inlineData : undefined;
-  const file = isRecord(p.fileData) ? p.fileData : undefined;
-  if (!inline && !file) return undefined;
-  const mediaType = asString(inline?.mimeType) ?? asString(file?.mimeType);
-  const part: ResultContentPart = mediaType?.startsWith('image/') ? { type: 'image' } : { type: 'file' };
-  if (mediaType) part.mediaType = mediaType;
-  const data = asString(inline?.data);
-  if (data !== undefined) {
-    part.data = data;
-    part.byteSize = base64ByteSize(data);
-  }
-  const url = asString(file?.fileUri);
-  if (url) part.url = url;
-  const name = asString(inline?.displayName) ?? asString(file?.displayName);
-  if (name && part.type === 'file') part.name = name;
-  return part;
 }
 
 /**
