@@ -40,7 +40,7 @@ import type {
 } from '../model/types.js';
 import { num, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, type TranscriptFormat } from './format.js';
-import { mediaPart } from './gemini-parts.js';
+import { functionCallPart, mediaPart } from './gemini-parts.js';
 
 const UI_ONLY = new Set(['info', 'error', 'warning']);
 
@@ -210,13 +210,7 @@ function contentParts(content: unknown, model: boolean): Part[] {
     if (!isRecord(p)) return;
     if (p.thought === true && model) return;
     if (isRecord(p.functionCall)) {
-      const fc = p.functionCall;
-      parts.push({
-        type: 'tool-call',
-        id: asString(fc.id) ?? '',
-        name: asString(fc.name) ?? '',
-        arguments: fc.args ?? {},
-      });
+      parts.push(functionCallPart(p.functionCall));
       return;
     }
     if (typeof p.text === 'string') {

@@ -1,5 +1,5 @@
 import { base64ByteSize } from '../model/parts.js';
-import type { ResultContentPart } from '../model/types.js';
+import type { Part, ResultContentPart } from '../model/types.js';
 import { asString, isRecord } from './format.js';
 
 /**
@@ -23,4 +23,9 @@ export function mediaPart(p: Record<string, unknown>): ResultContentPart | undef
   const name = asString(inline?.displayName) ?? asString(file?.displayName);
   if (name && part.type === 'file') part.name = name;
   return part;
+}
+
+/** A Gemini API `functionCall` part as a tool call (its `id` when the model gave one, else empty for the reader to fill). */
+export function functionCallPart(fc: Record<string, unknown>): Part {
+  return { type: 'tool-call', id: asString(fc.id) ?? '', name: asString(fc.name) ?? '', arguments: fc.args ?? {} };
 }

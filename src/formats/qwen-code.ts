@@ -46,7 +46,7 @@ import type {
 } from '../model/types.js';
 import { num, textPart, toEpochMs } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
-import { mediaPart } from './gemini-parts.js';
+import { functionCallPart, mediaPart } from './gemini-parts.js';
 
 const RECORD_TYPES = new Set(['user', 'assistant', 'tool_result', 'system']);
 /** User records the harness writes (notifications, cron prompts, goal runtime, messages drained mid-turn). */
@@ -241,13 +241,7 @@ function contentMessages(content: Record<string, unknown>, opts: { failed: boole
         continue;
       }
       if (isRecord(p.functionCall)) {
-        const fc = p.functionCall;
-        parts.push({
-          type: 'tool-call',
-          id: asString(fc.id) ?? '',
-          name: asString(fc.name) ?? '',
-          arguments: fc.args ?? {},
-        });
+        parts.push(functionCallPart(p.functionCall));
         continue;
       }
       const other = plainPart(p);
