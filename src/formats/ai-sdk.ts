@@ -527,7 +527,7 @@ export const aiSdkFormat: TranscriptFormat = {
       if (document.length === 0 || !document.every((m) => isRecord(m) && typeof m.role === 'string' && 'content' in m))
         return 0;
       // Anthropic's or Chat's blocks and fields (tool_use, tool_calls…): that format's messages, not ModelMessage[] —
-      // read as these, their calls and results would be lost.
+      // read as ModelMessage[], their calls and results would become text.
       if (arrayConfidence('anthropic', document) > 0 || arrayConfidence('chat', document) > 0) return 0;
       const c = requestConfidence('aiSdk', document);
       return c > 0 ? Math.max(c, 0.7) : 0.4;

@@ -287,10 +287,11 @@ function chooseFormat(
 }
 
 function readDocumentText(format: TranscriptFormat, text: string, source: string): Session {
-  if (format.readText) return format.readText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, source);
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (format.readText) return format.readText(body, source);
   let document: unknown;
   try {
-    document = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    document = JSON.parse(body);
   } catch (err) {
     throw new AbridgeError(
       'INVALID_INPUT',
