@@ -14,8 +14,9 @@ import type {
   SessionInfo,
   Usage,
 } from '../model/types.js';
-import { imageFrom, num, resultContent, textPart, toEpochMs } from '../model/parts.js';
+import { imageFrom, num, resultContent, textPart } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
+import { takeLinkedRecord } from './linked-record.js';
 import { writeJsonl } from './jsonl.js';
 import { stableId } from '../model/ids.js';
 import { activeView, type AbridgeMarker } from '../model/view.js';
@@ -53,19 +54,9 @@ class ClaudeCodeDecoder implements EntryDecoder {
   private decodeRecord(r: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
     const type = asString(r.type) ?? '';
     const base: EntryDraft = { kind: 'event', sourceType: type, raw: r };
-    const uuid = asString(r.uuid);
-    if (uuid !== undefined) {
-      base.id = uuid;
-      base.parentId = asString(r.parentUuid) ?? null;
-    }
+    takeLinkedRecord(r, base, this.info, asString(r.uuid));
     const logical = asString(r.logicalParentUuid);
     if (logical) base.logicalParentId = logical;
-    const ts = toEpochMs(r.timestamp);
-    if (ts !== undefined) base.timestamp = ts;
-    if (r.isSidechain === true) base.sidechain = true;
-    if (this.info.id === undefined && typeof r.sessionId === 'string') this.info.id = r.sessionId;
-    if (this.info.cwd === undefined && typeof r.cwd === 'string') this.info.cwd = r.cwd;
-    if (this.info.startedAt === undefined && ts !== undefined) this.info.startedAt = ts;
 
     switch (type) {
       case 'assistant':

@@ -44,8 +44,9 @@ import type {
   SessionInfo,
   Usage,
 } from '../model/types.js';
-import { num, textPart, toEpochMs } from '../model/parts.js';
+import { num, textPart } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
+import { takeLinkedRecord } from './linked-record.js';
 import { functionCallPart, mediaPart } from './gemini-parts.js';
 
 const RECORD_TYPES = new Set(['user', 'assistant', 'tool_result', 'system']);
@@ -69,14 +70,7 @@ class QwenCodeDecoder implements EntryDecoder {
       base.kind = 'unknown';
       return [base];
     }
-    base.id = uuid;
-    base.parentId = asString(r.parentUuid) ?? null;
-    const ts = toEpochMs(r.timestamp);
-    if (ts !== undefined) base.timestamp = ts;
-    if (r.isSidechain === true) base.sidechain = true;
-    if (this.info.id === undefined && typeof r.sessionId === 'string') this.info.id = r.sessionId;
-    if (this.info.cwd === undefined && typeof r.cwd === 'string') this.info.cwd = r.cwd;
-    if (this.info.startedAt === undefined && ts !== undefined) this.info.startedAt = ts;
+    takeLinkedRecord(r, base, this.info, uuid);
 
     if (!RECORD_TYPES.has(type)) {
       ctx.problem({
