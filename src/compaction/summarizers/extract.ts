@@ -207,7 +207,15 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
       }
     }
     if ((m.role === 'user' && !m.synthetic) || m.role === 'assistant')
-      for (const p of pathsIn(textOf(m))) ev.filesMentioned.push(p);
+      for (const p of pathsIn(textOf(m))) if (namesFile(p)) ev.filesMentioned.push(p);
+    // Agents that edit by writing (Aider's SEARCH/REPLACE blocks, unified diffs): the reply names what it changed.
+    if (m.role === 'assistant')
+      for (const [path, how] of textEdits(textOf(m))) {
+        ev.filesModified.push(path);
+        const list = changes.get(path) ?? [];
+        list.push(how);
+        changes.set(path, list);
+      }
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
       // The harness's text (interruptions, slash commands, notifications) is not a person's words: it is listed apart.
@@ -329,6 +337,49 @@ function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | und
   if (paths.length === 0 && commands.length === 0) for (const p of pathsIn(argText)) ev.filesRead.push(p);
 }
 
+/**
+ * A path said in prose names a file when it has an extension or is written as a path (`./x`, `/x`, `~/x`, `x/`, two
+ * directories deep): `and/or`, `import/export` or `Codex/AOS` are words.
+ */
+function namesFile(p: string): boolean {
+  // A bare name needs a stem (`.d.ts` and `d.ts` are how people write an extension).
+  if (!p.includes('/') && /^(?:\.[^.]*\.|[^.]?\.)/.test(p)) return false;
+  return /\.[A-Za-z][\w]{0,7}$/.test(p) || /^(?:~|\.{1,2})?\//.test(p) || p.endsWith('/') || /\/.+\/./.test(p);
+}
+
+const FENCE = /^\s*(`{3,}|~{3,})/;
+/** `path` on its line, as Aider writes it before an edit block (it strips these marks too). */
+const fileLine = (line: string) => line.trim().replace(/^[`*#\s]+|[`*:\s]+$/g, '');
+
+/**
+ * Files a reply changes in text: Aider's SEARCH/REPLACE blocks (the path on the line before the fence, or inside it
+ * first), unified diff headers (`+++ b/path`), apply_patch headers — each with how (`edit`, `diff`, `add`, `delete`).
+ */
+function textEdits(text: string): [string, string][] {
+  if (!text.includes('<<<<<<< SEARCH') && !text.includes('\n+++ ') && !text.includes('*** ')) return [];
+  const out: [string, string][] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (/^<{5,9} SEARCH\s*$/.test(line)) {
+      // Back over the fence to the path line (diff-fenced puts the path just after the fence).
+      let j = i - 1;
+      let path = j >= 0 && !FENCE.test(lines[j]!) ? fileLine(lines[j]!) : '';
+      if (!path && j >= 1 && FENCE.test(lines[j]!)) path = fileLine(lines[j - 1]!);
+      if (path && pathsIn(` ${path} `)[0] === path) out.push([path, 'edit']);
+      continue;
+    }
+    const diff = /^\+\+\+ (?:b\/)?(\S+)/.exec(line);
+    if (diff && i > 0 && lines[i - 1]!.startsWith('--- ') && diff[1] !== '/dev/null') {
+      out.push([diff[1]!, 'diff']);
+      continue;
+    }
+    const patch = /^\*\*\* (Update|Add|Delete) File: (\S+)/.exec(line);
+    if (patch) out.push([patch[2]!, patch[1] === 'Update' ? 'edit' : patch[1]!.toLowerCase()]);
+  }
+  return out;
+}
+
 /** Paths a shell command writes: redirection targets and the operands of commands that create, move or delete. */
 function writtenByCommand(cmd: string): Set<string> {
   const out = new Set<string>();
@@ -355,10 +406,13 @@ const GIT_REMOTE_REF = /^(?:origin|upstream)\/[\w./-]+$/;
 function dedupe(ev: Evidence): Evidence {
   const seenCmd = new Map<string, { command: string; status: string }>();
   for (const c of ev.commands) seenCmd.set(c.command, c); // the latest status of a command re-run wins
+  // `a/x` and `b/x` are a diff's two sides of a file already listed.
+  const listed = new Set([...ev.filesModified, ...ev.filesRead]);
+  const mentioned = ev.filesMentioned.filter((p) => !(/^[ab]\//.test(p) && listed.has(p.slice(2))));
   // A bare file name said once a full path ending in it is listed (`settings.json` beside `/x/.entire/settings.json`)
   // adds nothing; nor does a remote branch.
   const named = new Set(
-    [...ev.filesModified, ...ev.filesRead, ...ev.filesMentioned]
+    [...ev.filesModified, ...ev.filesRead, ...mentioned]
       .filter((p) => p.includes('/'))
       .map((p) => p.slice(p.lastIndexOf('/') + 1)),
   );
@@ -372,7 +426,7 @@ function dedupe(ev: Evidence): Evidence {
     decisions: uniq(ev.decisions),
     filesModified: modified,
     filesRead: uniq(ev.filesRead).filter((p) => !touched.has(p) && file(p)),
-    filesMentioned: uniq(ev.filesMentioned).filter((p) => !touched.has(p) && !read.has(p) && file(p)),
+    filesMentioned: uniq(mentioned).filter((p) => !touched.has(p) && !read.has(p) && file(p)),
     commands: [...seenCmd.values()],
     errors: uniq(ev.errors),
     numbers: uniq(ev.numbers),

@@ -4,6 +4,7 @@ import { activeView } from '../../model/view.js';
 import { PiTranscript } from '../../../test/support/random-session.js';
 import { TokenCounter } from '../../tokens/counter.js';
 import { ExtractiveSummarizer, parseSummary } from './extractive.js';
+import type { Message } from '../../model/types.js';
 
 const counter = new TokenCounter();
 const WORDS = ['Use exponential backoff, capped at 30 s.', 'Keep the public API of src/net/index.ts.'];
@@ -43,6 +44,21 @@ describe('the shortest form (no room for sections)', () => {
     for (const w of WORDS) expect(text).toContain(w);
     expect(text).toContain('`npm test` → ');
     expect(text).toContain('Error line: Error: expected 800 to be 400');
+  });
+
+  it('lists the files an agent only named in its words (Aider, a chat) after those it changed or read', () => {
+    const said: Message[] = [
+      { role: 'user', parts: [{ type: 'text', text: 'Why is the export missing?' }] },
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'text', text: 'It is in src/schemas/index.ts, re-exported by src/index.ts; see docs/exports.md.' },
+        ],
+      },
+    ];
+    const text = summarizer.summarizeSync({ messages: said, maxTokens: 80, counter, strict: true });
+    expect(text).not.toContain('### ');
+    expect(text).toContain('Files: src/schemas/index.ts, src/index.ts, docs/exports.md');
   });
 
   it('is read back whole when folded into the next summary, not dropped with its missing sections', () => {
@@ -220,6 +236,32 @@ describe('files named by commands', () => {
     expect(section('Files read')!.split('\n')).toEqual(['- /repo/.entire/settings.json', '- notes.md']);
     // The commands themselves still say what they ran on.
     expect(text).toContain('`git diff origin/main --stat` → ok');
+  });
+});
+
+describe('files an agent edits by writing', () => {
+  it("Aider's SEARCH/REPLACE blocks and unified diffs in a reply are files modified; words with a slash are not files", () => {
+    const reply = (text: string): Message => ({ role: 'assistant', parts: [{ type: 'text', text }] });
+    const messages: Message[] = [
+      {
+        role: 'user',
+        parts: [{ type: 'text', text: 'Add the flag and/or a config key; see docs/usage.md and `.d.ts` files.' }],
+      },
+      reply(
+        'src/cli.py\n```python\n<<<<<<< SEARCH\nimport sys\n=======\nimport sys\nimport argparse\n>>>>>>> REPLACE\n```\n\n' +
+          '```\nsrc/config.py\n<<<<<<< SEARCH\n=======\nVERBOSE = False\n>>>>>>> REPLACE\n```',
+      ),
+      reply('--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-old\n+new'),
+      reply('One more in src/cli.py:\n\nsrc/cli.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```'),
+    ];
+    const text = new ExtractiveSummarizer().summarizeSync({ messages, maxTokens: 4000, counter });
+    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
+    expect(section('Files modified')!.split('\n')).toEqual([
+      '- src/cli.py — edit ×2',
+      '- src/config.py — edit',
+      '- README.md — diff',
+    ]);
+    expect(section('Files mentioned')!.split('\n')).toEqual(['- docs/usage.md']);
   });
 });
 

@@ -281,6 +281,8 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
       ...c.evidence.changes.map((x) => x.split(' — ')[0]!),
       ...c.evidence.filesModified,
       ...c.evidence.filesRead,
+      // Last: for an agent that names files only in its words (Aider, a chat), they are all there is.
+      ...c.evidence.filesMentioned,
     ]),
   ];
   const commands = c.evidence.commands.map((x, at) => ({
