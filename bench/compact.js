@@ -7,8 +7,9 @@
  *
  * 1. Every corpus transcript (pi, claude-code, codex, swe-agent in ../shared/corpus or $ABRIDGE_CORPUS) at three
  *    budgets: target = prefix + 50% / 25% / 10% of its conversation (contextSnapshot's components: prefix = unrecorded
- *    — the system prompt and tools the provider billed that the transcript does not hold — plus system and memory —
- *    recorded system messages and the project memory a harness injects, e.g. Codex's developer message and AGENTS.md;
+ *    — the system prompt and tools the provider billed that the transcript does not hold — plus the tool definitions it
+ *    does hold, plus system and memory — recorded system messages and the project memory a harness injects, e.g.
+ *    Codex's developer message and AGENTS.md;
  *    conversation = used − prefix), with the default chain, with the extractive summarizer alone
  *    (strategies ['summarize', 'truncate'], so that clearing does not hide tool results), and with three reference
  *    policies (bench/policies.js: tail truncation, pi-like, Claude-Code-like). Columns besides retention: reached,
@@ -59,7 +60,8 @@ import {
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const INDEX = join(ROOT, 'dist', 'index.js');
 const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corpus');
-// Every folder: a transcript in a format abridge names but cannot read (Aider, the DeepSeek harness) is listed as refused.
+// Every folder: a transcript in a format abridge names but cannot read would be listed as refused (none is, since the
+// Aider and DeepSeek harness readers).
 const FOLDERS = ['pi', 'claude-code', 'codex', 'swe-agent', 'openhands', 'other'];
 const FRACTIONS = [0.5, 0.25, 0.1];
 const CHAINS = [
@@ -250,18 +252,21 @@ function measurer(lib, view0, recorded) {
 
 /**
  * What a budget is made of: the prefix — what the provider billed that the transcript does not hold (the inferred
- * system prompt and tools) plus the standing instructions it does hold (recorded system messages and the project memory
- * a harness injects, e.g. Codex's developer message and AGENTS.md, Claude Code's CLAUDE.md) — and the conversation,
- * the rest of what the model sees. contextSnapshot's components name both.
+ * system prompt and tools), the tool definitions it does hold (a request body's `tools`, OpenHands' and the DeepSeek
+ * harness's recorded tools), and the standing instructions it holds (recorded system messages and the project memory a
+ * harness injects, e.g. Codex's developer message and AGENTS.md, Claude Code's CLAUDE.md) — and the conversation, the
+ * rest of what the model sees. contextSnapshot's components name both. `outside` is what is sent besides the
+ * messages (the unrecorded prefix and the recorded tools): the bench adds it to its count of a view's messages.
  */
 function budgetBase(snap) {
   const c = snap.components;
   const standing = c.system + c.memory;
+  const outside = c.unrecorded + c.tools;
   return {
-    unrecorded: c.unrecorded,
+    outside,
     standing,
-    prefix: c.unrecorded + standing,
-    conversation: snap.used - c.unrecorded - standing,
+    prefix: outside + standing,
+    conversation: snap.used - outside - standing,
   };
 }
 
@@ -303,7 +308,7 @@ async function runAbridge(lib, file, chain, target, base, opts) {
     for (let i = 0; i < originals.length; i++) if (JSON.stringify(session.entries[i]) !== originals[i]) archive++;
     // Over budget by abridge's own figure or by the bench's count of the final view, whichever is larger.
     const m = measurer(lib, view0, base.recorded);
-    const tokens = Math.max(r.afterTokens, Math.round(base.unrecorded + m.scale * m.size(view)));
+    const tokens = Math.max(r.afterTokens, Math.round(base.outside + m.scale * m.size(view)));
     rec = {
       ...outcome(view0, view, target, tokens, base.conversationOf(view0)),
       before: r.beforeTokens,
@@ -340,7 +345,7 @@ async function runReference(lib, file, chain, target, base) {
   const conversation0 = base.conversationOf(view0);
   const inConversation = new Set(conversation0);
   const standing = view0.filter((v) => !inConversation.has(v));
-  const budget = (target - base.unrecorded) / m.scale - m.size(standing);
+  const budget = (target - base.outside) / m.scale - m.size(standing);
   const t0 = performance.now();
   const kept =
     chain.reference === 'tail'
@@ -350,7 +355,7 @@ async function runReference(lib, file, chain, target, base) {
         : await claudeLikePolicy(lib, m.counter, conversation0, m.size, m.scale);
   const view = [...standing, ...kept];
   const ms = performance.now() - t0;
-  const tokens = Math.round(base.unrecorded + m.scale * m.size(view));
+  const tokens = Math.round(base.outside + m.scale * m.size(view));
   return {
     ...outcome(view0, view, target, tokens, conversation0),
     reached: tokens <= target,
@@ -386,10 +391,11 @@ async function benchCorpus(lib, opts, log) {
       ...instances.map((instance) => ({ ...file, name: `${file.name}#${instance}`, read: { instance } })),
     );
     const snap = lib.contextSnapshot(first);
-    const { unrecorded, standing, prefix, conversation } = budgetBase(snap);
+    const { outside, standing, prefix, conversation } = budgetBase(snap);
     const base = {
-      unrecorded,
-      recorded: snap.used - unrecorded,
+      outside,
+      // What the messages of the view are in provider tokens (the scale of the bench's counts).
+      recorded: snap.used - outside,
       conversationOf: (view) => view.filter((v) => !isStanding(componentOf, v)),
     };
     const row = {

@@ -70,7 +70,7 @@ for (const f of files) {
     const instances = Array.isArray(s.extra?.instances) ? s.extra.instances : [];
     for (const instance of instances.slice(1)) sessions.push(await readSession(f, { instance }));
   } catch (e) {
-    // Formats abridge names but has no reader for (Aider, the DeepSeek harness): listed, not measured.
+    // Formats abridge names but has no reader for: listed, not measured.
     if (e?.code !== 'UNSUPPORTED_FORMAT') throw e;
     refused.push(f);
   }
