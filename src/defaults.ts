@@ -83,6 +83,14 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   // todo_write's long description, agent, run_shell_command, edit, read_file, grep_search, glob, skill, web_fetch…, more
   // with MCP servers). An estimate, not a measured count: ~55k characters / 4 ≈ 14,000 tokens.
   'qwen-code': 14000,
+  // Its log records the system prompt and the tool definitions of every request (`request/header`, amended by
+  // `request/header-delta`): the reader counts them, nothing of the prompt is left unrecorded.
+  'deepseek-harness': 0,
+  // Not in its chat history: the system prompt of its edit format with its example exchange (~1,500–2,500 tokens for
+  // diff and whole), the repository map (`--map-tokens`, 1,024 by default, more when no file is in the chat) and the
+  // files added to the chat, which vary from request to request: its token reports teach the rest. The corpus' first
+  // requests: 3.2k sent for a one-line input (diff format, 4,096-token map), 1.8k (whole format, 1,024-token map).
+  aider: 2500,
 };
 
 /**

@@ -1,6 +1,6 @@
 // Mutation fuzz of real transcripts (issue 13): byte flips, truncations, duplicated/removed/swapped lines, type changes,
-// deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent, Copilot CLI, OpenHands, Gemini CLI,
-// Qwen Code and opencode (a real session in their record shapes) and request-body inputs. Every
+// deleted keys, huge values and invalid UTF-8 over pi, Claude Code, Codex, SWE-agent, Copilot CLI, OpenHands, Aider, Gemini CLI,
+// Qwen Code and opencode (a real session in their record shapes), the DeepSeek harness and request-body inputs. Every
 // case is read, inspected, compacted and replayed through the library (a sample also through the built CLI), and must
 // end in a result or a clear AbridgeError: no other exception (a crash), no hang, and for the JSONL transcripts abridge
 // writes (pi, Claude Code) writing the session back must give the mutated input again, byte for byte.
@@ -62,6 +62,10 @@ function sources(): { name: string; bytes: Buffer }[] {
   add('swe-agent', 'princeton-nlp__SWE-agent__6e44b9__sweagenttestrepo-1c2844.traj', true);
   add('swe-agent', 'princeton-nlp__SWE-agent__i_got_id_demo.traj', true);
   add('other', 'Copilotclaw__copilotclaw__6a7cf5a4-12e5-4c11-9518-8fd66737b0a6-events.jsonl');
+  // Markdown: its first lines are whole runs too (input, replies, token reports).
+  add('other', 'AFI-Protocol__afi-core__.aider.chat.history.md');
+  // Whole (394 KB, most of it streaming chunks): its request-header deltas come after line 690.
+  add('other', 'HarleyCoops__deepseek-Entire.io__live-mode-switching-2026-07-07.session.jsonl', true);
   add('openhands', 'japer-technology__githubification-OpenHands__gpt-4o-2024-05-13_maxiter_10_N_v1.5-output.jsonl');
   // Request bodies, as abridge writes them from a real session (the corpus holds none).
   const base = parseSession(

@@ -103,6 +103,7 @@ run('every model named in the corpus resolves', () => {
       'gpt-5.5',
       'gpt-5.3-codex-spark',
       'gemini-3-flash-preview',
+      'deepseek-v4-flash', // the DeepSeek harness trace
     ]) {
       const m = models.find((s) => s.id === id);
       expect(m, `${id} is read from the corpus`).toBeDefined();
@@ -112,8 +113,6 @@ run('every model named in the corpus resolves', () => {
   });
 
   it('ids named by corpus files abridge has no reader for yet (SOURCES.md) resolve too', async () => {
-    const { unreadable } = await corpusModels();
-    expect(unreadable.length).toBeGreaterThan(0);
     const catalog = new ModelCatalog();
     for (const [id, source, window] of [
       ['claude-sonnet-4.6', 'catalog', 1_000_000], // GitHub Copilot CLI events

@@ -152,11 +152,13 @@ describe('abridge inspect', () => {
     expect(report.models.map((m: { id: string }) => m.id)).toContain('claude-opus-4-6');
   });
 
-  it('refuses an Aider history with exit 2, naming the format', () => {
-    const r = abridge('inspect', corpusFile('other', 'AFI-Protocol__afi-core__.aider.chat.history.md'));
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/Aider/);
-    expect(r.stderr).toMatch(/not|no reader/);
+  it('reads an Aider history: its last run in context, anchored on its last token report', () => {
+    const r = abridge('inspect', corpusFile('other', 'AFI-Protocol__afi-core__.aider.chat.history.md'), '--json');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.format).toBe('aider');
+    expect(report.lastUsage).toMatchObject({ input: 18000, output: 66, prompt: 18000, model: 'gpt-4.1' });
+    expect(report.context.used).toBeGreaterThan(18000);
   });
 });
 

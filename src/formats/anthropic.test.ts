@@ -544,7 +544,7 @@ run('corpus transcripts written as Anthropic requests', () => {
   // pi and Claude Code, and the agents whose transcripts abridge reads but does not write (a request body is how
   // their compacted context reaches a model).
   for (const folder of ['pi', 'claude-code', 'openhands', 'other']) {
-    for (const file of corpusFiles(folder).filter((f) => !f.endsWith('.md') && !/deepseek/i.test(f))) {
+    for (const file of corpusFiles(folder).filter((f) => !f.endsWith('.md'))) {
       const name = `${folder}/${basename(file)}`;
       it(name, async () => {
         const s = await readSession(file);

@@ -18,10 +18,10 @@ const SUPPORTED: Record<string, string> = {
   openhands: 'openhands',
 };
 
-/** `other/` mixes agents: GitHub Copilot CLI events are read; Aider and the DeepSeek harness are named and refused. */
+/** `other/` mixes agents: GitHub Copilot CLI events, Aider histories and DeepSeek harness logs are read. */
 function otherFormat(file: string): { reads: string } | { refused: RegExp } {
-  if (file.endsWith('.md')) return { refused: /Aider/ };
-  if (/deepseek/i.test(file)) return { refused: /DeepSeek/ };
+  if (file.endsWith('.aider.chat.history.md')) return { reads: 'aider' };
+  if (/deepseek/i.test(file)) return { reads: 'deepseek-harness' };
   return { reads: 'copilot-cli' };
 }
 

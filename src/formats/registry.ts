@@ -14,6 +14,8 @@ import { openHandsFormat } from './openhands.js';
 import { geminiCliFormat } from './gemini-cli.js';
 import { opencodeFormat } from './opencode.js';
 import { qwenCodeFormat } from './qwen-code.js';
+import { deepSeekHarnessFormat } from './deepseek-harness.js';
+import { aiderFormat } from './aider.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -31,6 +33,8 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   geminiCliFormat,
   opencodeFormat,
   qwenCodeFormat,
+  deepSeekHarnessFormat,
+  aiderFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

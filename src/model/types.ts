@@ -21,6 +21,8 @@ export const FORMAT_IDS = [
   'gemini-cli',
   'opencode',
   'qwen-code',
+  'deepseek-harness',
+  'aider',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];

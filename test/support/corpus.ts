@@ -27,10 +27,10 @@ export function corpusFile(folder: string, name: string): string {
 
 /**
  * Every corpus transcript abridge has a reader for, with its folder: all but the formats it names and refuses (Aider's
- * markdown history and the DeepSeek harness trace in `other/`).
+ * markdown history in `other/`).
  */
 export function readableCorpusFiles(): { folder: string; file: string }[] {
-  const refused = (file: string) => file.endsWith('.md') || /deepseek/i.test(file);
+  const refused = (file: string) => file.endsWith('.md');
   return ['pi', 'claude-code', 'codex', 'swe-agent', 'openhands', 'other'].flatMap((folder) =>
     corpusFiles(folder)
       .filter((file) => !refused(file))
