@@ -363,7 +363,7 @@ function textEdits(text: string): [string, string][] {
     const line = lines[i]!;
     if (/^<{5,9} SEARCH\s*$/.test(line)) {
       // Back over the fence to the path line (diff-fenced puts the path just after the fence).
-      let j = i - 1;
+      const j = i - 1;
       let path = j >= 0 && !FENCE.test(lines[j]!) ? fileLine(lines[j]!) : '';
       if (!path && j >= 1 && FENCE.test(lines[j]!)) path = fileLine(lines[j - 1]!);
       if (path && pathsIn(` ${path} `)[0] === path) out.push([path, 'edit']);
