@@ -167,6 +167,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
   const results = new Map<string, ToolResultPart>();
   for (const m of messages) for (const p of m.parts) if (p.type === 'tool-result') results.set(p.callId, p);
   const changes = new Map<string, string[]>();
+  const changed = (path: string, how: string) => changes.set(path, [...(changes.get(path) ?? []), how]);
   // Errors seen and not yet followed by a success of the same tool: the next success is how they were fixed.
   let open: { error: string; tool: string; tried: string[] }[] = [];
   let lastSaid: string | undefined;
@@ -197,13 +198,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
             );
           open = open.filter((o) => !fixed.includes(o));
         }
-        if (writes(c)) {
-          for (const path of argValue(c.arguments, PATH_KEYS)) {
-            const list = changes.get(path) ?? [];
-            list.push(changeOf(c));
-            changes.set(path, list);
-          }
-        }
+        if (writes(c)) for (const path of argValue(c.arguments, PATH_KEYS)) changed(path, changeOf(c));
       }
     }
     if ((m.role === 'user' && !m.synthetic) || m.role === 'assistant')
@@ -212,9 +207,7 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
     if (m.role === 'assistant')
       for (const [path, how] of textEdits(textOf(m))) {
         ev.filesModified.push(path);
-        const list = changes.get(path) ?? [];
-        list.push(how);
-        changes.set(path, list);
+        changed(path, how);
       }
     if (m.role === 'user' && !m.synthetic) {
       const t = textOf(m).trim();
@@ -321,7 +314,7 @@ function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | und
   const paths = argValue(call.arguments, PATH_KEYS);
   const argText = argumentsText(call.arguments);
   // apply_patch style inputs name their files inside the patch text.
-  for (const m of argText.matchAll(/\*\*\* (?:Update|Add|Delete) File: ([^\s\\"]+)/g)) paths.push(m[1]!);
+  for (const m of argText.matchAll(PATCH_FILE)) paths.push(m[2]!);
   const commands = shellCommands(call);
   if (commands.length === 0 && SHELL_TOOL.test(name) && typeof call.arguments === 'string')
     commands.push(call.arguments);
@@ -347,6 +340,9 @@ function namesFile(p: string): boolean {
   return /\.[A-Za-z][\w]{0,7}$/.test(p) || /^(?:~|\.{1,2})?\//.test(p) || p.endsWith('/') || /\/.+\/./.test(p);
 }
 
+/** An apply_patch header: `*** Update File: src/a.ts` (in a tool's input, or written in a reply). */
+const PATCH_FILE = /\*\*\* (Update|Add|Delete) File: ([^\s\\"]+)/g;
+const PATCH_LINE = new RegExp(`^${PATCH_FILE.source}`);
 const FENCE = /^\s*(`{3,}|~{3,})/;
 /** `path` on its line, as Aider writes it before an edit block (it strips these marks too). */
 const fileLine = (line: string) => line.trim().replace(/^[`*#\s]+|[`*:\s]+$/g, '');
@@ -356,7 +352,7 @@ const fileLine = (line: string) => line.trim().replace(/^[`*#\s]+|[`*:\s]+$/g, '
  * first), unified diff headers (`+++ b/path`), apply_patch headers — each with how (`edit`, `diff`, `add`, `delete`).
  */
 function textEdits(text: string): [string, string][] {
-  if (!text.includes('<<<<<<< SEARCH') && !text.includes('\n+++ ') && !text.includes('*** ')) return [];
+  if (!text.includes('<<<<<<< SEARCH') && !text.includes('+++ ') && !text.includes(' File: ')) return [];
   const out: [string, string][] = [];
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -374,7 +370,7 @@ function textEdits(text: string): [string, string][] {
       out.push([diff[1]!, 'diff']);
       continue;
     }
-    const patch = /^\*\*\* (Update|Add|Delete) File: (\S+)/.exec(line);
+    const patch = PATCH_LINE.exec(line);
     if (patch) out.push([patch[2]!, patch[1] === 'Update' ? 'edit' : patch[1]!.toLowerCase()]);
   }
   return out;

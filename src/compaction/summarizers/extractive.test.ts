@@ -252,6 +252,7 @@ describe('files an agent edits by writing', () => {
           '```\nsrc/config.py\n<<<<<<< SEARCH\n=======\nVERBOSE = False\n>>>>>>> REPLACE\n```',
       ),
       reply('--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-old\n+new'),
+      reply('*** Begin Patch\n*** Add File: src/new.py\n+x = 1\n*** End Patch'),
       reply('One more in src/cli.py:\n\nsrc/cli.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```'),
     ];
     const text = new ExtractiveSummarizer().summarizeSync({ messages, maxTokens: 4000, counter });
@@ -260,6 +261,7 @@ describe('files an agent edits by writing', () => {
       '- src/cli.py — edit ×2',
       '- src/config.py — edit',
       '- README.md — diff',
+      '- src/new.py — add',
     ]);
     expect(section('Files mentioned')!.split('\n')).toEqual(['- docs/usage.md']);
   });
