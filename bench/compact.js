@@ -3,7 +3,7 @@
  * Compaction benchmark (`npm run bench:compact`, which builds first; this file only uses dist/).
  *
  *   node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--no-scaling]
- *                         [--file f.jsonl]
+ *                         [--file f.jsonl] [--cut 0.3]
  *
  * 1. Every corpus transcript (pi, claude-code, codex, swe-agent in ../shared/corpus or $ABRIDGE_CORPUS) at three
  *    budgets: target = prefix + 50% / 25% / 10% of its conversation (contextSnapshot's components: prefix = unrecorded
@@ -26,6 +26,10 @@
  *    child's own process.resourceUsage().maxRSS.
  * 3. `--random` random sessions from test/support/random-session.ts (the property test's generator, transpiled
  *    with TypeScript on the fly) checked with its checkCompactionCase against dist/: cases with violations.
+ *
+ * `--cut f` measures each corpus session cut short instead: its entries up to the first answer without a tool call
+ * (the end of a turn) at or after the fraction f of them — sessions of other sizes and shapes than the corpus holds,
+ * a check that the figures are not the corpus's own.
  *
  * Prints tables; `--json` prints the figures as JSON. Exits 1 only if something fails to run, not when a target is
  * missed (targets are for people to read).
@@ -100,7 +104,10 @@ function parseArgs(argv) {
     else if (a === '--no-rss') opts.rss = false;
     else if (a === '--no-scaling') opts.scaling = false;
     else if (a === '--file') opts.file = resolve(value());
-    else if (a === '--child')
+    else if (a === '--cut') {
+      opts.cut = Number(value());
+      if (!(opts.cut > 0 && opts.cut < 1)) usage('--cut needs a fraction between 0 and 1');
+    } else if (a === '--child')
       opts.child = value(); // internal: baseline | read | compact | compact-default
     else if (a === '--target')
       opts.target = int(a, value(), 1); // internal: the child's target
@@ -118,7 +125,7 @@ function int(name, v, min) {
 
 function usage(error) {
   const text =
-    'usage: node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--no-scaling] [--file transcript.jsonl]';
+    'usage: node bench/compact.js [--json] [--runs 3] [--random 10000] [--seed 1] [--no-random] [--no-rss] [--no-scaling] [--file transcript.jsonl] [--cut fraction]';
   if (error) {
     console.error(`${error}\n${text}`);
     process.exit(2);
@@ -143,7 +150,7 @@ const fmtMs = (x) => (x === undefined || Number.isNaN(x) ? '—' : x < 10 ? x.to
 const fmtMb = (b) => (b === undefined ? '—' : `${(b / MB).toFixed(1)} MB`);
 
 /** abridge's public API from dist/, plus the internals the checks use, from src/ (bench/internals.js). */
-async function loadLib() {
+async function loadLib(cut) {
   const [root, invariants, turns, family] = await Promise.all([
     import(pathToFileURL(INDEX).href),
     internal('compaction/invariants.ts'),
@@ -152,6 +159,10 @@ async function loadLib() {
   ]);
   return {
     ...root,
+    // The corpus's sessions, cut short with --cut (generated sessions and the RSS children read whole files).
+    readCorpusSession: cut
+      ? async (path, options) => cutShort(await root.readSession(path, options), cut)
+      : root.readSession,
     introducedViolations: invariants.introducedViolations,
     isHumanUser: turns.isHumanUser,
     unitsOf: turns.unitsOf,
@@ -211,6 +222,22 @@ function runChild(mode, file, target) {
   res.peakRssBytes = kb ? Number(kb[1]) * 1024 : res.maxRssBytes;
   res.rssSource = kb ? '/usr/bin/time -v' : 'process.resourceUsage().maxRSS';
   return res;
+}
+
+/**
+ * A session cut at the end of a turn: its entries up to the first answer that calls no tool (with its usage, so that
+ * the snapshot is anchored) at or after `fraction` of them. The whole session when there is none.
+ */
+function cutShort(session, fraction) {
+  const n = session.entries.length;
+  for (let k = Math.max(1, Math.ceil(n * fraction)); k < n; k++) {
+    const m = session.entries[k - 1].message;
+    if (m?.role === 'assistant' && m.usage && !m.parts.some((p) => p.type === 'tool-call')) {
+      session.entries = session.entries.slice(0, k);
+      break;
+    }
+  }
+  return session;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -292,7 +319,7 @@ async function runAbridge(lib, file, chain, target, base, opts) {
   const times = [];
   let rec;
   for (let run = 0; run < opts.runs; run++) {
-    const session = await lib.readSession(file.path, file.read);
+    const session = await lib.readCorpusSession(file.path, file.read);
     const originals = run === 0 ? session.entries.map((e) => JSON.stringify(e)) : undefined;
     const view0 = lib.activeView(session);
     const options = { target };
@@ -338,7 +365,7 @@ async function runAbridge(lib, file, chain, target, base, opts) {
 }
 
 async function runReference(lib, file, chain, target, base) {
-  const session = await lib.readSession(file.path, file.read);
+  const session = await lib.readCorpusSession(file.path, file.read);
   const view0 = lib.activeView(session);
   const m = measurer(lib, view0, base.recorded);
   // The policies act on the conversation; the standing instructions stay, as they do for abridge.
@@ -377,7 +404,7 @@ async function benchCorpus(lib, opts, log) {
     log(`  [${n + 1}/${files.length}] ${file.name}`);
     let first;
     try {
-      first = await lib.readSession(file.path, file.read);
+      first = await lib.readCorpusSession(file.path, file.read);
     } catch (e) {
       if (e?.code !== 'UNSUPPORTED_FORMAT') throw e;
       refused.push({ file: file.name, reason: e.message.replace(/^.*: recognized as /, '') });
@@ -604,6 +631,9 @@ function printReport(report) {
       `Corpus: ${corpus.files.length} sessions read from ${new Set(corpus.files.map((f) => f.file.replace(/#.*$/, ''))).size} transcripts (${[...byFormat].map(([k, n]) => `${k} ${n}`).join(', ')})` +
         (corpus.refused.length
           ? `; ${corpus.refused.length} refused (${corpus.refused.map((r) => `${r.file}: ${r.reason}`).join('; ')})`
+          : '') +
+        (report.options.cut
+          ? `; each cut short at the first turn end after ${report.options.cut * 100}% of its entries (--cut)`
           : ''),
     );
     const head = [
@@ -883,10 +913,10 @@ async function main() {
     console.error(`${INDEX} not found: run \`npm run build\` first (npm run bench:compact does).`);
     process.exit(1);
   }
-  const lib = await loadLib();
+  const lib = await loadLib(opts.cut);
   const log = opts.json ? () => {} : (s) => process.stderr.write(`${s}\n`);
   const report = {
-    options: { runs: opts.runs, random: opts.random, seed: opts.seed },
+    options: { runs: opts.runs, random: opts.random, seed: opts.seed, ...(opts.cut ? { cut: opts.cut } : {}) },
     corpus: {},
     big: undefined,
     random: {},

@@ -781,7 +781,9 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
       // Every step's answer and tool results are in the manager once: nothing absorbed twice.
       const messages = sessionMessages(cm);
       expect(messages.filter((m) => m.role === 'assistant')).toHaveLength(result.steps.length);
-      const calls = result.steps.reduce((n, s) => n + s.toolCalls.length, 0);
+      // A run stopped by its step limit while the model still called tools never sends that last step's results.
+      const sent = result.finishReason === 'tool-calls' ? result.steps.slice(0, -1) : result.steps;
+      const calls = sent.reduce((n, s) => n + s.toolCalls.length, 0);
       expect(messages.flatMap((m) => m.parts).filter((p) => p.type === 'tool-result')).toHaveLength(calls);
     });
 

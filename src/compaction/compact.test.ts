@@ -532,6 +532,23 @@ describe('head-tail alone', () => {
     );
   });
 
+  it('keeps the error lines it elides after the marker, as a cleared result keeps them', () => {
+    const counter = new TokenCounter();
+    const all = lines(600, 'test').split('\n');
+    all[250] = 'FAIL test/router.test.ts > builds the routes: TypeError: cannot read properties of undefined';
+    all[251] = '    at buildRoutes (src/server/router.ts:42:7)';
+    all[300] = 'Error: expected 200 to be 404';
+    const out = compress(all.join('\n'), 800, 'r_0123456789abcdef', { counter }).split('\n');
+    expect(counter.text(out.join('\n'))).toBeLessThanOrEqual(800 + 60);
+    const marker = out.findIndex((l) => l.startsWith('[… lines '));
+    expect(out.slice(marker + 1, marker + 4)).toEqual(['[error lines among them: 251, 301]', all[250], all[300]]);
+    expect(out[0]).toBe(all[0]);
+    expect(out.at(-1)).toBe(all.at(-1));
+    // Nothing to keep when the elided lines hold no error: the marker is followed by the last lines.
+    const plain = compress(lines(600, 'test'), 800, 'r_0123456789abcdef', { counter }).split('\n');
+    expect(plain.some((l) => l.startsWith('[error lines'))).toBe(false);
+  });
+
   it('cuts a single huge line by characters', async () => {
     const t = new PiTranscript();
     t.user(TASK);
@@ -576,6 +593,30 @@ describe('summarize alone', () => {
       .map((v) => JSON.stringify(v.message.parts))
       .join('\n');
     for (let i = 6; i < 12; i++) expect(text).toContain(`p${i} line 0020`);
+  });
+
+  it('gives the summary the room that archiving whole units left, up to its size by what it replaces', async () => {
+    const make = () => {
+      const t = new PiTranscript();
+      t.user(TASK);
+      for (let i = 0; i < 10; i++) {
+        t.user(`Request ${i}: ${'keep the retry budget per host and log every give-up with its cause; '.repeat(12)}`);
+        t.step({ text: `Part ${i}: edit src/part${i}/retry.ts as follows.\n${lines(120, `part${i}`)}` });
+      }
+      return build(t);
+    };
+    const size = await sizeOf(make());
+    expect(size).toBeGreaterThan(15_000);
+    for (const share of [0.2, 0.25, 0.3, 0.35]) {
+      const s = make();
+      const target = Math.floor(size * share);
+      const r = await compact(s, { ...base, target, strategies: ['summarize'] });
+      expect(r.reachedTarget).toBe(true);
+      expect(activeView(s).some(isSummaryItem)).toBe(true);
+      // Archiving a turn of ~1,600 tokens whole overshoots; the summary takes the difference (before: 74–80% of the
+      // target was used at 20% and 25%).
+      expect(r.afterTokens, `at ${share}`).toBeGreaterThan(target * 0.9);
+    }
   });
 
   it('replaces a span with the extractive summary and leaves the first user message, the last 5 steps and the latest thinking', async () => {
@@ -782,6 +823,36 @@ describe('the chain', () => {
       tokensAfter: r.afterTokens,
       strategies: ['clear-tool-results'],
     });
+  });
+
+  it('gives what clearing took beyond the target back to the newest cleared results, whole or in part', async () => {
+    const { session, outputs } = toolSession(14, 120);
+    const size = await sizeOf(session);
+    const target = Math.floor(size * 0.55);
+    const r = await compact(session, { ...base, target });
+    expect(r.strategiesRun.map((s) => s.name)).toEqual(['clear-tool-results']);
+    expect(r.reachedTarget).toBe(true);
+    // The room is used: without giving back, every result outside the recent window stayed cleared (~40% of the size).
+    expect(r.afterTokens).toBeGreaterThan(target * 0.97);
+    const items = toolItems(activeView(session));
+    const edits = items.map((v) => v.edit ?? 'whole');
+    // Oldest cleared, the newest of the cleared ones back in part (its first and last lines), the rest whole.
+    const cut = edits.indexOf('compressed');
+    expect(cut).toBeGreaterThan(0);
+    expect(edits).toEqual([
+      ...Array(cut).fill('cleared'),
+      'compressed',
+      ...Array(edits.length - cut - 1).fill('whole'),
+    ]);
+    const back = resultTextOf(items[cut]!).split('\n');
+    const original = outputs.get((items[cut]!.message.parts[0] as ToolResultPart).callId)!.split('\n');
+    expect(back[0]).toBe(original[0]);
+    expect(back.at(-1)).toBe(original.at(-1));
+    // Clearing asked for alone is Anthropic's context editing: its batch stays cleared.
+    const alone = toolSession(14, 120).session;
+    const r2 = await compact(alone, { ...base, target, strategies: ['clear-tool-results'] });
+    expect(r2.afterTokens).toBeLessThan(target * 0.8);
+    expect(toolItems(activeView(alone)).filter((v) => v.edit === 'cleared')).toHaveLength(11);
   });
 
   it('goes down the chain, cheapest first, until the target is reached', async () => {

@@ -371,12 +371,17 @@ export async function compact(session: Session, options: CompactOptions): Promis
       }
       // Still over with a summary of ours in view: squeeze that summary into the room left, down to a note if need be.
       if (size(plan.view) > target) plan.view = await squeezeSummary(plan.view, target, size, counter, notes);
+      // What the cheap edits took beyond the target goes back to the newest results, whole or in part: in a chain that
+      // may archive, clearing is a means to the target, and a batch of cleared results breaks the prompt cache once
+      // however many of them stay cleared, so the room left is better spent on the recent work verbatim than empty.
+      // Clearing asked for alone (or to clear at least so much) is Anthropic's context editing: its batch stays.
       const archived = plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate');
-      // Without archiving, a batch of cleared results stays cleared (one cache break buys the most room); results that
-      // were offloaded or cut short for their size get back what fits, newest first.
+      const clearedStay = !archives || opts.clearing.clearAtLeast > 0;
       if (
         options.restoreRecent !== false &&
-        (archived || plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))
+        (archived ||
+          (!clearedStay && plan.run.length > 0) ||
+          plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))
       ) {
         plan.view = restoreNewest(
           plan.view,
@@ -385,7 +390,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
           size,
           counter,
           protection.entries,
-          archived ? undefined : new Set(['offloaded', 'compressed']),
+          archived || !clearedStay ? undefined : new Set(['offloaded', 'compressed']),
         );
         // The last step's figure is of the view as it is handed back.
         plan.run[plan.run.length - 1]!.afterTokens = tokensOf(size(plan.view));

@@ -165,6 +165,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private overheadKey = '';
   private overheadCounted = 0;
   private lastMaxOutput: number | undefined;
+  /** What abridge predicted for the last prepared request: a refusal's count is of that request. */
+  private lastRequestPredicted: number | undefined;
   private readonly encoder = new RequestEncoder();
   private observedPrompt = 0;
 
@@ -383,6 +385,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         );
     }
     this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
+    this.lastRequestPredicted = prediction.predicted;
     const request = this.encoder.build(this.provider, {
       model: this.model,
       maxOutputTokens: maxOutput,
@@ -425,12 +428,12 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const maxOutput = this.lastMaxOutput ?? this.info.maxOutputTokens;
     const ceiling = this.info.contextWindow - maxOutput;
     const before = this.tracker.predict(this.model);
-    // How much more the provider counted than predicted (at least the share that made it refuse).
+    // How much more the provider counted than predicted for the refused request (the last prepared one; what was
+    // appended since is not in the provider's count), at least the share that made it refuse.
+    const refused = this.lastRequestPredicted ?? before.predicted;
     const factor = Math.max(
       1.05,
-      info.promptTokens && before.predicted > 0
-        ? info.promptTokens / before.predicted
-        : ceiling / Math.max(1, before.predicted),
+      info.promptTokens && refused > 0 ? info.promptTokens / refused : ceiling / Math.max(1, refused),
       MANAGER_DEFAULTS.overflowFactor,
     );
     const target = Math.floor(

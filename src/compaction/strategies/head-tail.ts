@@ -1,6 +1,7 @@
 import type { ViewItem } from '../../model/view.js';
 import {
   changeable,
+  ERROR_LINE,
   outputText,
   resultText,
   storedAs,
@@ -80,12 +81,18 @@ export function compress(
 ): string {
   const lines = text.split('\n');
   const cost = (line: string) => ctx.counter.text(line) + 1;
+  // Error lines the elision would hide are the evidence later steps need (as a cleared result's placeholder keeps
+  // them): up to a few, within an eighth of the room, listed after the marker. Room is set aside for them first; what
+  // is left of it goes back to the last lines.
+  const candidates = errorLines(lines, EVIDENCE_LINES, keepTokens / 8, cost);
+  let used = candidates.reduce((n, l) => n + cost(l.text), 0);
   let head = 0;
-  let used = 0;
   while (head < lines.length && used + cost(lines[head]!) <= keepTokens / 2) used += cost(lines[head++]!);
   let tail = 0;
   while (tail < lines.length - head && used + cost(lines[lines.length - 1 - tail]!) <= keepTokens)
     used += cost(lines[lines.length - 1 - tail++]!);
+  const evidence = candidates.filter((l) => l.at >= head && l.at < lines.length - tail);
+  used -= candidates.filter((l) => !evidence.includes(l)).reduce((n, l) => n + cost(l.text), 0);
   // A single huge line (minified output): cut by characters instead.
   if (head === 0 && tail === 0) {
     const chars = Math.max(200, keepTokens * 2);
@@ -108,8 +115,34 @@ export function compress(
     ...lines.slice(0, head),
     ...(part ? [part] : []),
     `[… ${range} (${detail}); the whole ${what}: read_result {"ref_id": "${refId}", "offset": ${head}} …]`,
+    ...(evidence.length > 0
+      ? [`[error lines among them: ${evidence.map((l) => l.at + 1).join(', ')}]`, ...evidence.map((l) => l.text)]
+      : []),
     ...lines.slice(lines.length - tail),
   ].join('\n');
+}
+
+/** Error lines a shortened text keeps from what it elides, at most. */
+const EVIDENCE_LINES = 3;
+
+/** The first `max` lines that read as errors, each at most 300 characters, within `room` tokens. */
+function errorLines(
+  lines: readonly string[],
+  max: number,
+  room: number,
+  cost: (line: string) => number,
+): { at: number; text: string }[] {
+  const out: { at: number; text: string }[] = [];
+  let used = 0;
+  for (let at = 0; at < lines.length && out.length < max; at++) {
+    const l = lines[at]!;
+    if (l.trim().length < 4 || !ERROR_LINE.test(l)) continue;
+    const text = l.length > 300 ? `${l.slice(0, 300)}…` : l;
+    if (used + cost(text) > room) break;
+    used += cost(text);
+    out.push({ at, text });
+  }
+  return out;
 }
 
 /** About what the elision marker costs, kept free when the room left goes to part of a line. */

@@ -11,6 +11,9 @@ const USER_MESSAGE_TOKENS = 1000;
 /** The least a summary is planned at: room for a few lines of what was archived. */
 const SUMMARY_FLOOR = 100;
 
+/** Room left beside a summary below which it is not asked again for a larger one. */
+const SLACK_MIN = 60;
+
 /** A unit may be archived when every message in it may change (abridge's earlier summary may; another agent's may not). */
 export function archivable(view: readonly ViewItem[], u: Unit, ctx: StrategyContext): boolean {
   if (u.kind === 'system') return false;
@@ -193,6 +196,28 @@ export const summarizeSpan: Strategy = {
             slimmed = { k, items: slim };
           }
         }
+      }
+    }
+    // Archiving whole units frees more than the plan needs; what the view leaves of the target once the summary is in,
+    // and no shortened unit beside it could take back (restoreNewest gives those the room first), goes to the summary,
+    // up to its size by what it replaces: the room is the caller's to fill, and an empty stretch of it serves no one.
+    if (best.fits && ctx.summarizer.local && !slimmed) {
+      const span = sized(made.n);
+      const kept = new Set(order.slice(0, made.n));
+      const givable = units.reduce((n, _, k) => n + (kept.has(k) ? 0 : originalTokens[k]! - tokens[k]!), 0);
+      const slack = span.room - made.tokens - givable;
+      const grown = Math.floor(
+        Math.min(
+          made.tokens + slack,
+          summaryBudget(replacedSum[made.n]! - carriedSum[made.n]!, carriedSum[made.n]!, {
+            ...ctx,
+            summaryRoom: Number.POSITIVE_INFINITY,
+          }),
+        ),
+      );
+      if (grown - made.tokens >= SLACK_MIN) {
+        const larger = await summarizeFirst(made.n, grown);
+        if (larger.tokens > made.tokens && larger.tokens <= span.room - givable) made = larger;
       }
     }
     const { text } = made;

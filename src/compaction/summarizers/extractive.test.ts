@@ -109,6 +109,35 @@ describe('the shortest form (no room for sections)', () => {
   });
 });
 
+describe('a budget the sections cannot hold whole', () => {
+  it('takes the compact form when it keeps more of the evidence than sections that gave up whole lists', () => {
+    const t = new PiTranscript();
+    // Long requests (their opening is what both forms quote) and many small files: the sections give up the file
+    // list before the people's words, the compact form lists a file in a few tokens.
+    for (let r = 0; r < 4; r++) {
+      t.user(`Request ${r}: ${'please keep the schemas strict and the exports tidy; '.repeat(30)}`);
+      for (let i = 0; i < 12; i++)
+        t.step({
+          text: `Reading ${r}.${i}.`,
+          calls: [{ name: 'read', args: { path: `src/s${r}/f${i}.ts` }, result: 'x' }],
+        });
+    }
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const summarizer = new ExtractiveSummarizer();
+    const files = (text: string) => new Set(text.match(/src\/s\d\/f\d+\.ts/g)).size;
+    const roomy = summarizer.summarizeSync({ messages: view, maxTokens: 4000, counter, strict: true });
+    expect(roomy).toContain('### Files read');
+    expect(files(roomy)).toBe(48);
+    const tight = summarizer.summarizeSync({ messages: view, maxTokens: 500, counter, strict: true });
+    expect(counter.text(tight)).toBeLessThanOrEqual(500);
+    expect(tight).not.toContain('### ');
+    expect(files(tight)).toBeGreaterThan(30);
+    for (let r = 0; r < 4; r++) expect(tight).toContain(`Request ${r}: please keep`);
+    // Read back into evidence when folded into the next summary.
+    expect(parseSummary(tight)!.evidence.filesRead.length).toBe(files(tight));
+  });
+});
+
 describe("the harness's messages", () => {
   const summarizer = new ExtractiveSummarizer();
 

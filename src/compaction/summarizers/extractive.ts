@@ -240,42 +240,65 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
   // Counting every rendering is what costs: count by characters at this text's own rate while shrinking, then check.
   const rate = text.length / Math.max(1, counter.text(text));
   const tokens = (t: string, exact: boolean) => (exact ? counter.text(t) : Math.ceil(t.length / rate));
+  // The last steps give up whole lists; from there the compact form below may keep more of the evidence.
+  const listsGiveWay = steps.length - 2;
+  let gaveLists = false;
   for (const exact of [false, true]) {
-    for (const step of steps) {
+    for (const [at, step] of steps.entries()) {
       if (tokens(text, exact) <= maxTokens) break;
-      while (tokens(text, exact) > maxTokens && step()) text = render(c, l);
+      while (tokens(text, exact) > maxTokens && step()) {
+        text = render(c, l);
+        if (at >= listsGiveWay) gaveLists = true;
+      }
     }
-    if (counter.text(text) <= maxTokens) return text;
+    if (counter.text(text) <= maxTokens) {
+      // Not for a summary that carries an earlier one: the compact form has no place for what it inherits.
+      if (!gaveLists || c.foreign || c.inherited.size > 0) return text;
+      const short = compactForm(c, maxTokens, counter);
+      return evidenceKept(c, short) > evidenceKept(c, text) ? short : text;
+    }
   }
   if (!strict) return text;
-  // No room for lists at all: what was archived and where the task stands, as far as it fits.
-  const minimal = [
+  const short = compactForm(c, maxTokens, counter);
+  return counter.text(short) < counter.text(text) ? short : text;
+}
+
+/**
+ * How many of the evidence's items a rendering keeps: people's words (their opening), files, commands (their opening)
+ * and error lines. Two renderings of one budget are compared by it.
+ */
+function evidenceKept(c: Content, text: string): number {
+  const flat = oneLine(text);
+  const has = (s: string, n: number) => flat.includes(oneLine(s).slice(0, n));
+  const e = c.evidence;
+  const files = new Set([
+    ...e.changes.map((x) => x.split(' — ')[0]!),
+    ...e.filesModified,
+    ...e.filesRead,
+    ...e.filesMentioned,
+  ]);
+  let n = 0;
+  for (const i of e.instructions) if (has(i, 100)) n++;
+  for (const f of files) if (flat.includes(f)) n++;
+  for (const x of e.commands) if (has(x.command, 40)) n++;
+  for (const x of e.errors) if (has(x, 60)) n++;
+  return n;
+}
+
+/**
+ * The summary at its most compact, for a budget with no room for lists: what was archived and where the task stands,
+ * people's words and then files, commands and error lines in turn, as far as they fit.
+ */
+function compactForm(c: Content, maxTokens: number, counter: TokenCounter): string {
+  const header = [
     TITLE,
     `${c.archivedMessages} earlier messages were archived here; the full history is kept, nothing was deleted.`,
   ];
-  // People's words first (their opening 200 characters), then a file, a command and an error line in turn (modified
-  // files before read ones; failing commands, then the most recent; the newest error lines), then where the work
-  // stood — each item as far as it fits, so that a long list gives up its tail, not its whole line. Files and commands
-  // are written in the order of the work (parseSummary reads them back into evidence).
-  let used = counter.text(minimal.join('\n'));
-  const add = (piece: string) => {
-    const cost = counter.text(piece) + 1;
-    if (used + cost > maxTokens) return false;
-    used += cost;
-    return true;
-  };
-  for (const i of c.evidence.instructions) {
-    const line = `- ${clip(oneLine(i), 200)}`;
-    if (add(line)) minimal.push(line);
-  }
-  // Then what the person did through the harness (slash commands and what they printed), the latest first.
-  const events = c.evidence.events
-    .slice(-10)
-    .map((x) => `Harness: ${clip(x, 120)}`)
-    .reverse()
-    .filter(add)
-    .reverse();
-  minimal.push(...events);
+  // People's words first (their opening 200 characters), then what the person did through the harness (slash commands
+  // and what they printed, the latest first), then a file, a command and an error line in turn (modified files before
+  // read ones; failing commands, then the most recent; the newest error lines), then where the work stood — each item
+  // as far as it fits, so that a long list gives up its tail, not its whole line. Files and commands are written in
+  // the order of the work (parseSummary reads them back into evidence).
   const files = [
     ...new Set([
       ...c.evidence.changes.map((x) => x.split(' — ')[0]!),
@@ -285,39 +308,70 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
       ...c.evidence.filesMentioned,
     ]),
   ];
-  const commands = c.evidence.commands.map((x, at) => ({
-    at,
-    status: x.status,
-    text: `${code(clip(x.command, 60))} → ${x.status}`,
-  }));
-  const byPriority = failingFirst(commands);
-  const keptFiles = new Set<number>();
-  const keptCommands = new Set<number>();
+  const commands = c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`);
   const errors = c.evidence.errors.slice(-20).reverse();
-  const keptErrors: string[] = [];
-  // A list's label is paid with its first item.
-  for (let i = 0; i < Math.max(files.length, byPriority.length, errors.length); i++) {
-    if (i < files.length && add(`${keptFiles.size ? '' : 'Files: '}${files[i]}`)) keptFiles.add(i);
-    const cmd = byPriority[i];
-    if (cmd && add(`${keptCommands.size ? '' : 'Commands: '}${cmd.text}`)) keptCommands.add(cmd.at);
-    const error = i < errors.length ? `Error line: ${clip(oneLine(errors[i]!), 100)}` : undefined;
-    if (error && add(error)) keptErrors.push(error);
-  }
-  if (keptFiles.size) minimal.push(`Files: ${files.filter((_, i) => keptFiles.has(i)).join(', ')}`);
-  if (keptCommands.size)
-    minimal.push(
-      `Commands: ${commands
-        .filter((x) => keptCommands.has(x.at))
-        .map((x) => x.text)
-        .join('; ')}`,
-    );
   const state = c.evidence.state[0];
-  if (state && add(state)) minimal.push(state);
-  minimal.push(...keptErrors);
-  // The per-piece sum estimates the whole: give back pieces from the end while it is over.
-  while (minimal.length > 2 && counter.text(minimal.join('\n')) > maxTokens) minimal.pop();
-  const short = minimal.join('\n');
-  return counter.text(short) < counter.text(text) ? short : text;
+  type Item = { kind: 'said' | 'event' | 'file' | 'command' | 'error' | 'state'; at: number; text: string };
+  const candidates: Item[] = [
+    ...c.evidence.instructions.map((x, at) => ({ kind: 'said' as const, at, text: `- ${clip(oneLine(x), 200)}` })),
+    ...c.evidence.events
+      .slice(-10)
+      .map((x, at) => ({ kind: 'event' as const, at, text: `Harness: ${clip(x, 120)}` }))
+      .reverse(),
+  ];
+  const byPriority = failingFirst(commands.map((text, at) => ({ at, text, status: c.evidence.commands[at]!.status })));
+  for (let i = 0; i < Math.max(files.length, byPriority.length, errors.length); i++) {
+    if (i < files.length) candidates.push({ kind: 'file', at: i, text: files[i]! });
+    const cmd = byPriority[i];
+    if (cmd) candidates.push({ kind: 'command', at: cmd.at, text: cmd.text });
+    if (i < errors.length)
+      candidates.push({ kind: 'error', at: i, text: `Error line: ${clip(oneLine(errors[i]!), 100)}` });
+  }
+  if (state) candidates.push({ kind: 'state', at: 0, text: state });
+  const render = (kept: readonly Item[]) => {
+    const of = (kind: Item['kind']) => kept.filter((x) => x.kind === kind).sort((a, b) => a.at - b.at);
+    const list = (label: string, kind: Item['kind'], sep: string) => {
+      const xs = of(kind);
+      return xs.length > 0 ? [`${label}${xs.map((x) => x.text).join(sep)}`] : [];
+    };
+    return [
+      ...header,
+      ...of('said').map((x) => x.text),
+      ...kept
+        .filter((x) => x.kind === 'event')
+        .map((x) => x.text)
+        .reverse(),
+      ...list('Files: ', 'file', ', '),
+      ...list('Commands: ', 'command', '; '),
+      ...of('state').map((x) => x.text),
+      ...kept.filter((x) => x.kind === 'error').map((x) => x.text),
+    ].join('\n');
+  };
+  // Each item as far as the sum of their costs goes (a list's label is paid with its first item) …
+  let used = counter.text(header.join('\n'));
+  const kept: Item[] = [];
+  const labelled = new Set<Item['kind']>();
+  for (const item of candidates) {
+    const label = labelled.has(item.kind)
+      ? ''
+      : item.kind === 'file'
+        ? 'Files: '
+        : item.kind === 'command'
+          ? 'Commands: '
+          : '';
+    const cost = counter.text(label + item.text) + 1;
+    if (used + cost > maxTokens) continue;
+    used += cost;
+    labelled.add(item.kind);
+    kept.push(item);
+  }
+  // … then, the sum being an estimate of the whole, the last taken items give way one by one while it is over.
+  let text = render(kept);
+  while (kept.length > 0 && counter.text(text) > maxTokens) {
+    kept.pop();
+    text = render(kept);
+  }
+  return text;
 }
 
 /** Commands as a summary lists them: the failing ones first, then the rest, most recent first within each. */
