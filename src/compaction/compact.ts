@@ -636,14 +636,19 @@ function restoreNewest(
     // come out a little larger, so aim lower until it fits).
     const giveBack = (text: string, ref: string, what: 'result' | 'message', shown: (excerpt: string) => Message) => {
       const size = counter.message(it.message);
-      for (let keep = target - total + size - PARTIAL_MIN / 2; keep >= PARTIAL_MIN / 2; keep *= 0.8) {
+      let keep = target - total + size - PARTIAL_MIN / 2;
+      while (keep >= PARTIAL_MIN / 2) {
         const message = shown(compress(text, Math.floor(keep), ref, { counter }, what));
         const grow = counter.message(message) - size;
         if (grow <= 0) return;
-        if (total + grow > target) continue;
-        out[i] = { entry: it.entry, message, edit: 'compressed' };
-        total += grow;
-        return;
+        const over = total + grow - target;
+        if (over <= 0) {
+          out[i] = { entry: it.entry, message, edit: 'compressed' };
+          total += grow;
+          return;
+        }
+        // Aim lower by what it came out over, and by a twentieth at least (a few tries reach a fit).
+        keep = Math.min(keep * 0.95, keep - over - 8);
       }
     };
     // A person's command output cut short: its first and last lines back, the same way.

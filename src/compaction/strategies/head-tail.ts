@@ -85,7 +85,8 @@ export function compress(
   // them): up to a few, within an eighth of the room, listed after the marker. Room is set aside for them first; what
   // is left of it goes back to the last lines.
   const candidates = errorLines(lines, EVIDENCE_LINES, keepTokens / 8, cost);
-  let used = candidates.reduce((n, l) => n + cost(l.text), 0);
+  const label = (at: readonly { at: number }[]) => `[error lines among them: ${at.map((l) => l.at + 1).join(', ')}]`;
+  let used = candidates.length > 0 ? candidates.reduce((n, l) => n + cost(l.text), cost(label(candidates))) : 0;
   let head = 0;
   while (head < lines.length && used + cost(lines[head]!) <= keepTokens / 2) used += cost(lines[head++]!);
   let tail = 0;
@@ -115,9 +116,7 @@ export function compress(
     ...lines.slice(0, head),
     ...(part ? [part] : []),
     `[… ${range} (${detail}); the whole ${what}: read_result {"ref_id": "${refId}", "offset": ${head}} …]`,
-    ...(evidence.length > 0
-      ? [`[error lines among them: ${evidence.map((l) => l.at + 1).join(', ')}]`, ...evidence.map((l) => l.text)]
-      : []),
+    ...(evidence.length > 0 ? [label(evidence), ...evidence.map((l) => l.text)] : []),
     ...lines.slice(lines.length - tail),
   ].join('\n');
 }
