@@ -203,8 +203,8 @@ export const summarizeSpan: Strategy = {
     // up to its size by what it replaces: the room is the caller's to fill, and an empty stretch of it serves no one.
     if (best.fits && ctx.summarizer.local && !slimmed) {
       const span = sized(made.n);
-      const kept = new Set(order.slice(0, made.n));
-      const givable = units.reduce((n, _, k) => n + (kept.has(k) ? 0 : originalTokens[k]! - tokens[k]!), 0);
+      const archived = new Set(order.slice(0, made.n));
+      const givable = units.reduce((n, _, k) => n + (archived.has(k) ? 0 : originalTokens[k]! - tokens[k]!), 0);
       const slack = span.room - made.tokens - givable;
       const grown = Math.floor(
         Math.min(
