@@ -138,6 +138,22 @@ describe('a budget the sections cannot hold whole', () => {
   });
 });
 
+describe('what comes next', () => {
+  it('is said once: a sentence that reads as a pending task and as the next step is the next step', () => {
+    const t = new PiTranscript();
+    t.user('Migrate the users table.');
+    t.step({
+      text: 'Schema written. The next step is to run the migration against the staging database.',
+      calls: [{ name: 'bash', args: { command: 'npm run db:generate' }, result: 'ok' }],
+    });
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+    // Before: listed under Pending tasks and again under Next step (and quoted in the agent's last words).
+    expect(text).not.toContain('### Pending tasks');
+    expect(text.slice(text.indexOf('### Next step'))).toContain('run the migration against the staging database');
+  });
+});
+
 describe("the harness's messages", () => {
   const summarizer = new ExtractiveSummarizer();
 

@@ -157,8 +157,13 @@ function render(c: Content, limits: Limits): string {
   section('errors', keep('errors', c.errorsOutsideFixes, limits.errors, same));
   section('decisions', keep('decisions', e.decisions, limits.decisions, same));
   section('numbers', keep('numbers', e.numbers, limits.numbers, same));
-  section('todos', keep('todos', e.todos, limits.todos, same));
-  section('next', keep('next', e.next, limits.next, same, true));
+  // A sentence that says what comes next can read as a pending task too: it is said once, as the next step.
+  const next = keep('next', e.next, limits.next, same, true);
+  section(
+    'todos',
+    keep('todos', e.todos, limits.todos, same).filter((x) => !next.includes(x)),
+  );
+  section('next', next);
   return out.join('\n');
 }
 
