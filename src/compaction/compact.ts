@@ -376,12 +376,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
       // however many of them stay cleared, so the room left is better spent on the recent work verbatim than empty.
       // Clearing asked for alone (or to clear at least so much) is Anthropic's context editing: its batch stays.
       const archived = plan.run.some((r) => r.name === 'summarize' || r.name === 'truncate');
-      const clearedStay = !archives || opts.clearing.clearAtLeast > 0;
+      const restoreAll = archived || (archives && opts.clearing.clearAtLeast === 0);
       if (
         options.restoreRecent !== false &&
-        (archived ||
-          (!clearedStay && plan.run.length > 0) ||
-          plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))
+        plan.run.length > 0 &&
+        (restoreAll || plan.run.some((r) => r.name === 'offload' || r.name === 'head-tail'))
       ) {
         plan.view = restoreNewest(
           plan.view,
@@ -390,7 +389,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
           size,
           counter,
           protection.entries,
-          archived || !clearedStay ? undefined : new Set(['offloaded', 'compressed']),
+          restoreAll ? undefined : new Set(['offloaded', 'compressed']),
         );
         // The last step's figure is of the view as it is handed back.
         plan.run[plan.run.length - 1]!.afterTokens = tokensOf(size(plan.view));

@@ -276,18 +276,22 @@ function evidenceKept(c: Content, text: string): number {
   const flat = oneLine(text);
   const has = (s: string, n: number) => flat.includes(oneLine(s).slice(0, n));
   const e = c.evidence;
-  const files = new Set([
-    ...e.changes.map((x) => x.split(' — ')[0]!),
-    ...e.filesModified,
-    ...e.filesRead,
-    ...e.filesMentioned,
-  ]);
   let n = 0;
   for (const i of e.instructions) if (has(i, 100)) n++;
-  for (const f of files) if (flat.includes(f)) n++;
+  for (const f of filesOf(e)) if (flat.includes(f)) n++;
   for (const x of e.commands) if (has(x.command, 40)) n++;
   for (const x of e.errors) if (has(x, 60)) n++;
   return n;
+}
+
+/**
+ * Every file the evidence names, once: changed and modified first, then read, then only named in words (for an agent
+ * that names files only in its words — Aider, a chat — they are all there is).
+ */
+function filesOf(e: Content['evidence']): string[] {
+  return [
+    ...new Set([...e.changes.map((x) => x.split(' — ')[0]!), ...e.filesModified, ...e.filesRead, ...e.filesMentioned]),
+  ];
 }
 
 /**
@@ -304,15 +308,7 @@ function compactForm(c: Content, maxTokens: number, counter: TokenCounter): stri
   // read ones; failing commands, then the most recent; the newest error lines), then where the work stood — each item
   // as far as it fits, so that a long list gives up its tail, not its whole line. Files and commands are written in
   // the order of the work (parseSummary reads them back into evidence).
-  const files = [
-    ...new Set([
-      ...c.evidence.changes.map((x) => x.split(' — ')[0]!),
-      ...c.evidence.filesModified,
-      ...c.evidence.filesRead,
-      // Last: for an agent that names files only in its words (Aider, a chat), they are all there is.
-      ...c.evidence.filesMentioned,
-    ]),
-  ];
+  const files = filesOf(c.evidence);
   const commands = c.evidence.commands.map((x) => `${code(clip(x.command, 60))} → ${x.status}`);
   const errors = c.evidence.errors.slice(-20).reverse();
   const state = c.evidence.state[0];
