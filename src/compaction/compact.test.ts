@@ -10,7 +10,7 @@ import type { StrategyName } from './strategies/strategy.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { comparable } from '../../test/support/view-compare.js';
 import { compact, forceCompact, squeezeSummary, STRATEGIES, type CompactOptions } from './compact.js';
-import { checkInvariants } from './invariants.js';
+import { checkInvariants, introducedViolations } from './invariants.js';
 import { compress } from './strategies/head-tail.js';
 import { STRATEGY_NAMES, type Strategy } from './strategies/strategy.js';
 import { summaryMessage, summaryText } from './strategies/summarize.js';
@@ -911,6 +911,51 @@ describe('the chain', () => {
     ]);
     expect(r.entry).toBeUndefined();
     expect(checkInvariants(activeView(session))).toEqual([]);
+  });
+
+  it('archives parallel calls recorded one message each together with their results (Codex), never a call alone', async () => {
+    const make = () => {
+      const t = new PiTranscript();
+      t.user(TASK);
+      for (let i = 0; i < 12; i++)
+        t.step({
+          split: true,
+          calls: [0, 1, 2].map((j) => ({
+            name: 'bash',
+            args: { command: `git show HEAD~${i}:src/part${j}.ts` },
+            result: lines(40 + j * 20, `s${i}c${j}`),
+          })),
+          resultOrder: [2, 0, 1],
+        });
+      t.user('Now push the branch.');
+      t.step({ text: 'Pushed.' });
+      return build(t);
+    };
+    const view0 = activeView(make());
+    // The input has calls whose results come after another call's message (out of place, but every pair is there).
+    const baseline = checkInvariants(view0);
+    expect(new Set(baseline.map((v) => v.kind))).toEqual(new Set(['result-not-after-call', 'call-without-result']));
+    const size = await sizeOf(make());
+    for (const share of [0.1, 0.25, 0.5]) {
+      const s = make();
+      const r = await compact(s, { ...base, target: Math.floor(size * share), strategies: ['summarize'] });
+      expect(r.reachedTarget, `at ${share}`).toBe(true);
+      expect(
+        r.skipped.filter((x) => x.reason.includes('invariant')),
+        `at ${share}`,
+      ).toEqual([]);
+      expect(r.strategiesRun.map((x) => x.name)).toEqual(['summarize']);
+      const view = activeView(s);
+      expect(introducedViolations(baseline, checkInvariants(view)), `at ${share}`).toEqual([]);
+      // Each kept result's call is kept, and each kept call of the three keeps its siblings.
+      const calls = new Set(
+        view.flatMap((v) => v.message.parts.flatMap((p) => (p.type === 'tool-call' ? [p.id] : []))),
+      );
+      const results = view.flatMap((v) => v.message.parts.flatMap((p) => (p.type === 'tool-result' ? [p.callId] : [])));
+      expect(results.length).toBeGreaterThan(0);
+      for (const id of results) expect(calls.has(id), `${id} at ${share}`).toBe(true);
+      expect(results.length, `at ${share}`).toBe(calls.size);
+    }
   });
 
   it('archives, never deletes: entries only grow and activeView shows the compacted view', async () => {

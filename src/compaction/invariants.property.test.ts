@@ -33,13 +33,32 @@ const SEED = process.env.ABRIDGE_PROPERTY_SEED === undefined ? undefined : Numbe
 const params = { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) };
 
 describe('compaction invariants on random sessions', () => {
-  it('the generator makes readable pi sessions with what the properties need (parallel calls, errors, orphans, thinking, `!` commands, long answers)', () => {
-    const seen = { parallel: 0, errors: 0, orphans: 0, thinking: 0, synthetic: 0, huge: 0, commands: 0, answers: 0 };
+  it('the generator makes readable pi sessions with what the properties need (parallel calls, in one message or one each, errors, orphans, thinking, `!` commands, long answers)', () => {
+    const seen = {
+      parallel: 0,
+      split: 0,
+      errors: 0,
+      orphans: 0,
+      thinking: 0,
+      synthetic: 0,
+      huge: 0,
+      commands: 0,
+      answers: 0,
+    };
     for (const spec of fc.sample(sessionSpec, { numRuns: 200, seed: 7 })) {
       const s = parseSession(sessionJsonl(spec));
       expect(s.format).toBe('pi');
       expect(s.problems).toEqual([]);
       const view = activeView(s);
+      view.forEach((v, i) => {
+        const next = view[i + 1]?.message;
+        if (
+          v.message.role === 'assistant' &&
+          next?.role === 'assistant' &&
+          next.parts.some((p) => p.type === 'tool-call')
+        )
+          if (v.message.parts.some((p) => p.type === 'tool-call')) seen.split++;
+      });
       expect(view.some((v) => isHumanUser(v.message))).toBe(true);
       for (const v of view) {
         const calls = v.message.parts.filter((p) => p.type === 'tool-call').length;

@@ -3,6 +3,7 @@ import type { ViewItem } from '../model/view.js';
 
 export type ViolationKind =
   | 'result-not-after-call' // a tool result that does not directly follow the message holding its call
+  | 'result-without-call' // a tool result whose call is nowhere before it (the provider refuses it outright)
   | 'call-without-result' // a tool call with no result, other than in the final assistant message
   | 'duplicate-result' // two results for one call
   | 'empty-message'
@@ -54,6 +55,9 @@ export function checkInvariants(view: readonly ViewItem[], options: InvariantOpt
   let open = new Map<string, number>();
   let openAt = -1;
   const answered = new Set<string>();
+  // Every call so far: a result out of place (Codex records parallel calls one item each, their results after them
+  // all) is a different fault from a result whose call is gone, and must not hide one that compaction introduced.
+  const called = new Set<string>();
   const closeOpen = (before: number) => {
     for (const [id, at] of open) {
       if (!answered.has(id) && at !== lastAssistant)
@@ -79,7 +83,14 @@ export function checkInvariants(view: readonly ViewItem[], options: InvariantOpt
     if (m.role === 'tool') {
       for (const p of m.parts) {
         if (p.type !== 'tool-result') continue;
-        if (!open.has(p.callId))
+        if (!called.has(p.callId))
+          out.push({
+            kind: 'result-without-call',
+            at: i,
+            key: p.callId,
+            message: `tool result ${p.callId} (message ${i}) has no call before it`,
+          });
+        else if (!open.has(p.callId))
           out.push({
             kind: 'result-not-after-call',
             at: i,
@@ -102,7 +113,10 @@ export function checkInvariants(view: readonly ViewItem[], options: InvariantOpt
       const calls = m.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
       if (calls.length > 0) {
         openAt = i;
-        for (const c of calls) open.set(c.id, i);
+        for (const c of calls) {
+          open.set(c.id, i);
+          called.add(c.id);
+        }
       }
     }
   });

@@ -14,7 +14,38 @@ const result = (callId: string): Message => ({
   parts: [{ type: 'tool-result', callId, content: [], isError: false }],
 });
 
+const call = (id: string): Message => ({
+  role: 'assistant',
+  parts: [{ type: 'tool-call', id, name: 'exec_command', arguments: { cmd: `echo ${id}` } }],
+});
+
 describe('unitsOf', () => {
+  it('keeps calls recorded one message each in the step of their results (Codex writes parallel calls so)', () => {
+    const view = [
+      item(0, { role: 'user', parts: [{ type: 'text', text: 'go' }] }),
+      item(1, call('c1')),
+      item(2, call('c2')),
+      item(3, call('c3')),
+      item(4, result('c1')),
+      item(5, result('c3')),
+      item(6, result('c2')),
+      item(7, asst(undefined, 'all three ran')),
+      // A call never answered does not draw the next messages into its step.
+      item(8, call('lost')),
+      item(9, call('c4')),
+      item(10, result('c4')),
+      item(11, asst(undefined, 'done')),
+    ];
+    expect(unitsOf(view).map((u) => [u.kind, u.start, u.end])).toEqual([
+      ['user', 0, 1],
+      ['step', 1, 7],
+      ['step', 7, 8],
+      ['step', 8, 9],
+      ['step', 9, 11],
+      ['step', 11, 12],
+    ]);
+  });
+
   it('keeps the records of one response in one step, results interleaved or not (Claude Code writes a block per record)', () => {
     const view = [
       item(0, { role: 'user', parts: [{ type: 'text', text: 'go' }] }),

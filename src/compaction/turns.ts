@@ -64,10 +64,20 @@ export function isSummary(m: Message): boolean {
 /**
  * Splits a view into units. Tool messages join the step before them, and so do assistant messages of the same response
  * (Claude Code writes a response as one record per content block: its thinking, text and calls are one step, and
- * Claude Code drops a thinking block left alone when the rest of its response is archived); other messages stand alone.
+ * Claude Code drops a thinking block left alone when the rest of its response is archived) and assistant messages
+ * written before the results of the step's calls (Codex records parallel calls one item each, then their results: a
+ * unit boundary between them would let a call be archived while its result stays, which the provider refuses); other
+ * messages stand alone.
  */
 export function unitsOf(view: readonly ViewItem[]): Unit[] {
+  const lastResult = new Map<string, number>();
+  view.forEach((v, i) => {
+    if (v.message.role === 'tool')
+      for (const p of v.message.parts) if (p.type === 'tool-result') lastResult.set(p.callId, i);
+  });
   const units: Unit[] = [];
+  // The furthest position of a result answering a call of the current step.
+  let reach = -1;
   for (let i = 0; i < view.length; i++) {
     const m = view[i]!.message;
     const last = units[units.length - 1];
@@ -78,8 +88,10 @@ export function unitsOf(view: readonly ViewItem[]): Unit[] {
       view
         .slice(last.start, last.end)
         .some((v) => v.message.role === 'assistant' && v.message.responseId === m.responseId);
-    if ((m.role === 'tool' || sameResponse) && last?.kind === 'step') {
+    const awaited = m.role === 'assistant' && last?.kind === 'step' && i < reach;
+    if ((m.role === 'tool' || sameResponse || awaited) && last?.kind === 'step') {
       last.end = i + 1;
+      reach = Math.max(reach, callsReach(m, lastResult));
       continue;
     }
     const kind: Unit['kind'] = isSummary(m)
@@ -90,8 +102,15 @@ export function unitsOf(view: readonly ViewItem[]): Unit[] {
           ? 'step'
           : 'user';
     units.push({ kind, start: i, end: i + 1 });
+    reach = kind === 'step' ? callsReach(m, lastResult) : -1;
   }
   return units;
+}
+
+function callsReach(m: Message, lastResult: ReadonlyMap<string, number>): number {
+  let reach = -1;
+  for (const p of m.parts) if (p.type === 'tool-call') reach = Math.max(reach, lastResult.get(p.id) ?? -1);
+  return reach;
 }
 
 const INSTRUCTION =

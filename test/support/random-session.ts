@@ -26,6 +26,8 @@ export interface StepSpec {
   calls?: (CallSpec & { result?: string | null; isError?: boolean })[];
   /** Results in this order of the calls (indexes); default: call order. */
   resultOrder?: number[];
+  /** Each call in an assistant message of its own, the results after them all (how Codex records parallel calls). */
+  split?: boolean;
   usage?: { input: number; output: number; cacheRead: number; cacheWrite: number };
 }
 
@@ -118,8 +120,15 @@ export class PiTranscript {
 
   /** An assistant message and the results of its calls (a call whose result is null gets none). */
   step(step: StepSpec): string[] {
-    const ids = this.assistant(step);
     const calls = step.calls ?? [];
+    const ids =
+      step.split && calls.length > 1
+        ? calls.flatMap((c, i) =>
+            this.assistant(
+              i === 0 ? { ...step, calls: [c] } : { calls: [c], ...(step.usage ? { usage: step.usage } : {}) },
+            ),
+          )
+        : this.assistant(step);
     const order = step.resultOrder ?? calls.map((_, i) => i);
     for (const i of order) {
       const c = calls[i];
@@ -244,6 +253,8 @@ export type EventSpec =
       thinking: boolean;
       calls: CallGen[];
       shuffleResults: boolean;
+      /** Parallel calls recorded one assistant message each (Codex), their results after them all. */
+      split: boolean;
       usage: number | null;
     };
 
@@ -315,6 +326,7 @@ const event: fc.Arbitrary<EventSpec> = fc.oneof(
         { weight: 2, arbitrary: fc.array(callGen, { minLength: 2, maxLength: 3 }) },
       ),
       shuffleResults: fc.boolean(),
+      split: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
       // Now and then a provider usage report (any size: the prediction anchors on it, however far from the content).
       usage: fc.oneof(
         { weight: 15, arbitrary: fc.constant(null) },
@@ -378,7 +390,7 @@ export function sessionJsonl(spec: SessionSpec): string {
       });
       const order = calls.map((_, i) => i);
       if (e.shuffleResults) order.reverse();
-      const step: StepSpec = { calls, resultOrder: order };
+      const step: StepSpec = { calls, resultOrder: order, split: e.split };
       if (e.thinking) step.thinking = randomSentence(r);
       if (e.textChars > 0) step.text = randomOutput(e.seed, e.textChars);
       else if (e.text || calls.length === 0) step.text = randomSentence(r);
