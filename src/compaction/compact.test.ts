@@ -8,11 +8,12 @@ import { MemoryResultStore } from './memory-result-store.js';
 import type { ResultStore, StoredResultMeta } from './result-store.js';
 import type { StrategyName } from './strategies/strategy.js';
 import { PiTranscript } from '../../test/support/random-session.js';
+import { DEFAULT_STRATEGY_OPTIONS } from '../defaults.js';
 import { comparable } from '../../test/support/view-compare.js';
 import { compact, forceCompact, squeezeSummary, STRATEGIES, type CompactOptions } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 import { compress } from './strategies/head-tail.js';
-import { STRATEGY_NAMES, type Strategy } from './strategies/strategy.js';
+import { STRATEGY_NAMES, type Strategy, type StrategyContext } from './strategies/strategy.js';
 import { summaryMessage, summaryText } from './strategies/summarize.js';
 import { ExtractiveSummarizer, parseSummary } from './summarizers/extractive.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
@@ -565,6 +566,42 @@ describe('head-tail alone', () => {
 });
 
 describe('summarize alone', () => {
+  it('when no span fits the planned summary, archives as far as gives it its floor share rather than starving it', async () => {
+    const t = new PiTranscript();
+    t.user(TASK);
+    for (let i = 0; i < 20; i++)
+      t.step({
+        text: `Step ${i}: ran \`npm test -- case${i}\` and read src/mod${i}/file${i}.ts.\n${lines(24, `step${i}`)}`,
+      });
+    const view = activeView(build(t));
+    const counter = new TokenCounter({ family: 'claude' });
+    const size = (v: readonly ViewItem[]) => v.reduce((n, x) => n + counter.message(x.message), 0);
+    const head = counter.message(view[0]!.message);
+    const step = (size(view) - head) / 20;
+    // The first request and the last 8 steps must stay; the target leaves the summary at most two steps' worth once
+    // all 12 older steps are archived, less than the 40% of the room it is planned at.
+    const target = head + 10 * step;
+    const ctx: StrategyContext = {
+      counter,
+      target,
+      size,
+      protectedEntries: new Set([view[0]!.entry!, ...view.slice(-8).map((v) => v.entry!)]),
+      store: new MemoryResultStore(),
+      summarizer: new ExtractiveSummarizer(),
+      options: { ...DEFAULT_STRATEGY_OPTIONS },
+      room: target - head,
+      summaryRoom: (target - head) * 0.4,
+    };
+    const out = await STRATEGIES.summarize.apply(view, ctx);
+    expect(size(out)).toBeLessThanOrEqual(target);
+    const summary = out.find(isSummaryItem)!;
+    // All 12 archivable steps went (archiving 11 also reached the target, with a summary of one step's room).
+    expect(out.length).toBe(1 + 1 + 8);
+    expect(counter.message(summary.message)).toBeGreaterThan(
+      (target - head) * DEFAULT_STRATEGY_OPTIONS.summarize.minRoomShare,
+    );
+  });
+
   it('archives no more than the room needs when the newest edit is an input stubbed for its size (it comes back whole or not at all)', async () => {
     const t = new PiTranscript();
     t.user(TASK);

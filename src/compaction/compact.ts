@@ -213,21 +213,27 @@ export async function compact(session: Session, options: CompactOptions): Promis
     violations: [],
     summaryNotes: [],
   };
-  const report = (p: Protection, archivedSome = false) => {
+  const report = (p: Protection, note: 'archived' | 'needed' | 'none' = 'none') => {
     result.keptLastSteps = p.steps;
     result.keptRecentTokens = Math.round(ratio * p.tailCounted);
-    // Archiving leaves at the least a note saying so (the model must know that earlier work exists).
-    const note = archivedSome
-      ? [
-          {
-            what: 'the note of what was archived, at its shortest',
-            counted: counter.message(summaryMessage(shortNote(1))),
-          },
-        ]
-      : [];
+    // Archiving leaves at the least a note saying so (the model must know that earlier work exists); when nothing could
+    // be archived because that note would not fit beside what stays, the note is part of what made the target
+    // unreachable, and is named.
+    const noteParts =
+      note === 'none'
+        ? []
+        : [
+            {
+              what:
+                note === 'archived'
+                  ? 'the note of what was archived, at its shortest'
+                  : 'the note archiving anything needs, at its shortest',
+              counted: counter.message(summaryMessage(shortNote(1))),
+            },
+          ];
     result.protectedParts = [
       { what: 'system prompt and tools (not in the transcript)', tokens: Math.round(fixed) },
-      ...[...p.parts, ...note].map((x) => ({ what: x.what, tokens: Math.round(ratio * x.counted) })),
+      ...[...p.parts, ...noteParts].map((x) => ({ what: x.what, tokens: Math.round(ratio * x.counted) })),
     ].filter((x) => x.tokens > 0);
     result.protectedTokens = result.protectedParts.reduce((n, x) => n + x.tokens, 0);
   };
@@ -466,7 +472,11 @@ export async function compact(session: Session, options: CompactOptions): Promis
   result.summaryNotes = notes;
   report(
     protection,
-    view.some((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge'),
+    view.some((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge')
+      ? 'archived'
+      : !reached(view) && !headFits
+        ? 'needed'
+        : 'none',
   );
   // Report a strategy as skipped only if it never ran, once, with its last reason.
   const ran = new Set(result.strategiesRun.map((r) => r.name));

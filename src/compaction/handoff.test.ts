@@ -668,6 +668,35 @@ describe('honest figures', () => {
   });
 });
 
+describe('a target the archive note cannot fit beside what stays', () => {
+  it('keeps the last step and names the note among what made the target unreachable', async () => {
+    const make = () => {
+      const t = new PiTranscript();
+      t.user('Rename the flag.');
+      t.step({ text: `Renamed --fast to --quick in src/cli.ts.\n${body(20, 'readme')}` });
+      return build(t);
+    };
+    const counter = new TokenCounter({ family: 'claude' });
+    const view0 = activeView(make());
+    const first = counter.message(view0[0]!.message);
+    // Room for the first request and a few tokens: less than the shortest note an archive leaves.
+    const target = Math.ceil(first) + 4;
+    const session = make();
+    const r = await compact(session, { target, prefixTokens: 0, now: NOW });
+    expect(r.reachedTarget).toBe(false);
+    expect(activeView(session).map((v) => v.message)).toEqual(view0.map((v) => v.message));
+    const note = r.protectedParts.find((p) => p.what === 'the note archiving anything needs, at its shortest');
+    expect(note?.tokens).toBeGreaterThan(4);
+    // Without the last step, what must stay and the note are still over the target: nothing could have reached it.
+    const withoutLast = r.protectedParts.filter((p) => p.what !== 'the last step').reduce((n, p) => n + p.tokens, 0);
+    expect(withoutLast).toBeGreaterThan(target);
+    // With room for the note, the target is reached.
+    const r2 = await compact(make(), { target: target + 40, prefixTokens: 0, now: NOW });
+    expect(r2.reachedTarget).toBe(true);
+    expect(r2.protectedParts.map((p) => p.what)).not.toContain('the note archiving anything needs, at its shortest');
+  });
+});
+
 describe('cheap steps keep the evidence', () => {
   /** The task, one tool use, six reads after it; cleared to 80% of its size by clear-tool-results alone. */
   async function clearedAfter(call: NonNullable<Parameters<PiTranscript['step']>[0]['calls']>[number]) {

@@ -98,6 +98,18 @@ export const summarizeSpan: Strategy = {
     }
     if (!best || best.span - best.budget <= 0)
       throw new StrategySkipped('no old span whose summary would be smaller than it');
+    // No span fits a summary of the planned size beside what must stay: every span from the first that reaches the
+    // target frees the same, its summary taking what the rest leaves. The fewest units keep the most work verbatim, but
+    // a summary starved to a few lines loses the commands and errors of all it replaces; it is given at least its
+    // floor share of the room (`minRoomShare`, what it keeps under the heaviest compaction) where archiving more allows.
+    if (!best.fits) {
+      const most = best.span - best.budget;
+      const enough = (ctx.room ?? ctx.target) * ctx.options.summarize.minRoomShare;
+      for (let n = best.n; n <= order.length && best.budget < Math.min(best.wanted, enough); n++) {
+        const s = sized(n);
+        if (s.span - s.budget >= most - 0.5 && s.budget > best.budget) best = s;
+      }
+    }
     // End at a turn boundary — before the next person's message — when the rest of that turn costs at most a quarter
     // more and a tenth of the room, and still fits (`fits` says whether a span of n units does): under heavy compaction
     // a quarter of what is archived can be all the recent work the room holds.
