@@ -138,6 +138,56 @@ describe('a budget the sections cannot hold whole', () => {
   });
 });
 
+describe('lists that give way', () => {
+  it('give way together: a tight summary keeps some files, commands and error lines, not all of one and none of another', () => {
+    const t = new PiTranscript();
+    t.user('Make the integration suite pass.');
+    for (let i = 0; i < 16; i++) {
+      t.step({
+        text: `Checking part ${i}.`,
+        calls: [
+          {
+            name: 'read',
+            args: {
+              path: `/home/user/projects/spotter-worktrees/spotter-review/lib/spotter_web/part${i}/handler_${i}.ex`,
+            },
+            result: 'defmodule X do\nend',
+          },
+        ],
+      });
+      t.step({
+        calls: [
+          {
+            name: 'bash',
+            args: { command: `bd show p${i}` },
+            result: `Error: part${i} handler timed out after ${i * 100}ms while waiting for the session registry to answer the pane lookup for the review`,
+            isError: true,
+          },
+        ],
+      });
+    }
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const summarizer = new ExtractiveSummarizer();
+    const count = (text: string, re: RegExp) => new Set(text.match(re)).size;
+    let tried = 0;
+    for (let budget = 200; budget <= 700; budget += 50) {
+      const text = summarizer.summarizeSync({ messages: view, maxTokens: budget, counter, strict: true });
+      expect(counter.text(text)).toBeLessThanOrEqual(budget);
+      const files = count(text, /part\d+\/handler_\d+\.ex/g);
+      const commands = count(text, /bd show p\d+/g);
+      const errors = count(text, /handler timed out after \d+ms/g);
+      if (files + commands + errors < 6) continue;
+      tried++;
+      // Before: every error line went first, then every file, while 10 or more commands stayed.
+      expect(
+        Math.min(files, commands, errors),
+        `at ${budget}: ${files} files, ${commands} commands, ${errors} errors`,
+      ).toBeGreaterThan(0);
+    }
+    expect(tried).toBeGreaterThan(3);
+  });
+});
+
 describe('what comes next', () => {
   it('is said once: a sentence that reads as a pending task and as the next step is the next step', () => {
     const t = new PiTranscript();

@@ -208,6 +208,13 @@ const GENEROUS: Limits = {
 /** Renders within the token budget, giving up the least valuable detail first and people's words last. */
 function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boolean): string {
   const l = { ...GENEROUS };
+  const lastLists = inTurn([
+    () => shrink(l, 'errors', 0),
+    () => shrink(l, 'filesRead', 0),
+    () => shrink(l, 'filesMentioned', 0),
+    () => shrink(l, 'commands', 3),
+    () => shrink(l, 'fixes', 1),
+  ]);
   // People's words (the first 300 characters of each) and the paths and commands go last.
   const steps: (() => boolean)[] = [
     () => shrink(l, 'numbers', 10),
@@ -232,14 +239,9 @@ function fit(c: Content, maxTokens: number, counter: TokenCounter, strict: boole
       shrink(l, 'commands', 40) ||
       shrink(l, 'fixes', 5) ||
       shrink(l, 'filesMentioned', 10),
-    () =>
-      shrink(l, 'errors', 0) ||
-      shrink(l, 'commandChars', 60) ||
-      shrink(l, 'filesRead', 0) ||
-      shrink(l, 'filesMentioned', 0) ||
-      shrink(l, 'commands', 10) ||
-      shrink(l, 'fixes', 1) ||
-      shrink(l, 'foreignChars', 2000),
+    // The lists give way together, each halved in turn: one emptied before the next is touched leaves a summary of
+    // commands with no file or error in it, when a few of each are what the next model continues from.
+    () => shrink(l, 'commandChars', 60) || lastLists() || shrink(l, 'foreignChars', 2000),
   ];
   let text = render(c, l);
   // Counting every rendering is what costs: count by characters at this text's own rate while shrinking, then check.
@@ -384,6 +386,21 @@ function failingFirst<T extends { status: string }>(commands: readonly T[]): T[]
 }
 
 /** Halves a limit toward `floor`; false once it is there. */
+/** One move of several per call, taking them in turn (a move that can no longer act is passed over). */
+function inTurn(moves: (() => boolean)[]): () => boolean {
+  let next = 0;
+  return () => {
+    for (let k = 0; k < moves.length; k++) {
+      const at = (next + k) % moves.length;
+      if (moves[at]!()) {
+        next = (at + 1) % moves.length;
+        return true;
+      }
+    }
+    return false;
+  };
+}
+
 function shrink(l: Limits, key: keyof Limits, floor: number): boolean {
   if (l[key] <= floor) return false;
   l[key] = Math.max(floor, Math.floor(l[key] / 2));
