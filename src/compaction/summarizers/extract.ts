@@ -66,8 +66,15 @@ const SHELL_TOOL = /bash|shell|exec|run|command|terminal|sh$|powershell/i;
 /** Path-like tokens: dirs/file.ext, ./x, ../x, ~/x, /abs/x, or a bare file name with a common extension. */
 const PATH_RE =
   /(?:^|[\s"'`(=<[,:])((?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w+-]|[\w.-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|mdx|json|jsonl|yaml|yml|toml|ini|cfg|conf|sql|sh|bash|zsh|txt|csv|html|css|scss|vue|svelte|lock|xml|env|ex|exs|lua|dart|scala|gradle|tf|proto|log|out|db|sqlite|png|jpg|pdf|zip|tgz|gz|patch|diff))(?=$|[\s"'`),:;\]>.!?])/gm;
+/**
+ * A decision is an outcome: what was chosen, or found to be the cause. A sentence of intent ("Let me check the tabs
+ * bar:", "I'll run the tests") narrates the next action and is one only when it gives a reason or an alternative.
+ */
 const DECISION =
-  /\b(I'll|I will|let's|let me|we'll|we will|decided|decision|instead|switch(?:ing)? to|going to|plan is|approach|chose|choose|will now|the fix is|root cause)\b/i;
+  /\b(decided|decision|instead|rather than|switch(?:ing|ed)? to|plan is|approach|chose|choose|going with|opted|the fix is|root cause|the (?:issue|problem|bug) (?:is|was))\b/i;
+const INTENT = /\b(I'll|I will|let's|let me|we'll|we will|going to|will now)\b/i;
+const REASON = /\b(because|since|so that|to avoid|in order to|better|prefer|safer|simpler)\b/i;
+const isDecision = (s: string) => DECISION.test(s) || (INTENT.test(s) && REASON.test(s));
 const TODO = /\bTODO\b|\bFIXME\b|next step|remaining|still need|left to do|not yet|- \[ \]/i;
 const NUMBER = /(?<![\w./-])-?\d[\d,]*(?:\.\d+)?(?:%|ms|s|x|k|K|M|MB|KB|GB)?(?![\w/-])/g;
 
@@ -219,12 +226,13 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
     }
     if (m.role === 'assistant') {
       for (const s of sentences(textOf(m))) {
-        if (DECISION.test(s)) ev.decisions.push(clip(s, 240));
+        if (isDecision(s)) ev.decisions.push(clip(s, 240));
         if (TODO.test(s)) ev.todos.push(clip(s, 240));
         NUMBER.lastIndex = 0;
         if (
           NUMBER.test(s) &&
           (DECISION.test(s) ||
+            INTENT.test(s) ||
             /\b(tests?|passed|failed|errors?|files?|lines?|tokens?|ms|seconds?|version|port|%)\b/i.test(s))
         )
           ev.numbers.push(clip(s, 200));

@@ -188,6 +188,31 @@ describe('lists that give way', () => {
   });
 });
 
+describe('decisions', () => {
+  it('are outcomes — what was chosen and why, or found to be the cause — not the narration of the next action', () => {
+    const t = new PiTranscript();
+    t.user('Keep the repository URL visible while browsing the report.');
+    t.step({
+      text: 'Let me check if the Tabs bar is sticky: I will look at Tabs.tsx.',
+      calls: [{ name: 'read', args: { path: 'src/components/Tabs.tsx' }, result: 'export function Tabs() {}' }],
+    });
+    t.step({
+      text: "Now let me implement the changes. I'll put the URL in a strip below the header instead of inside it. The root cause is the Summary tab scrolling away.",
+      calls: [{ name: 'edit', args: { path: 'src/App.tsx', oldText: 'a', newText: 'b' }, result: 'ok' }],
+    });
+    t.step({ text: "I'll use a sticky strip because the header is already sticky. Let me run the tests." });
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+    const decisions = text.slice(text.indexOf('### Decisions')).split('\n### ')[0]!;
+    expect(decisions).toContain('strip below the header instead of inside it');
+    expect(decisions).toContain('The root cause is the Summary tab scrolling away');
+    expect(decisions).toContain('because the header is already sticky');
+    expect(decisions).not.toContain('Let me check if the Tabs bar is sticky');
+    expect(decisions).not.toContain('Now let me implement the changes');
+    expect(decisions).not.toContain('Let me run the tests');
+  });
+});
+
 describe('what comes next', () => {
   it('is said once: a sentence that reads as a pending task and as the next step is the next step', () => {
     const t = new PiTranscript();
