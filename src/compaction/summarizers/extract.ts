@@ -331,7 +331,8 @@ function noteCall(ev: Evidence, call: ToolCallPart, result: ToolResultPart | und
     if (cmd) {
       ev.commands.push({ command: clip(cmd.replace(/\s*\n\s*/g, ' ⏎ '), 300), status: exitStatus(result, call) });
       const written = writtenByCommand(cmd);
-      for (const p of pathsIn(cmd)) (written.has(p) ? ev.filesModified : ev.filesRead).push(p);
+      // A pattern or an option with a slash in it (`grep "bg-slate-800/95"`) is not a file: only what names one.
+      for (const p of pathsIn(cmd)) if (namesFile(p)) (written.has(p) ? ev.filesModified : ev.filesRead).push(p);
     }
   }
   for (const p of paths) (writes(call) ? ev.filesModified : ev.filesRead).push(p);

@@ -213,6 +213,28 @@ describe('decisions', () => {
   });
 });
 
+describe('files a command names', () => {
+  it('are the arguments that name a file, not a pattern or an option with a slash in it', () => {
+    const t = new PiTranscript();
+    t.user('Find where the header colour is set.');
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: 'grep -rn "bg-slate-800/95" frontend/src/App.tsx ./lib/theme' },
+          result: '12: x',
+        },
+        { name: 'bash', args: { command: 'sed -n 1,40p src/components/Tabs.tsx' }, result: 'tabs' },
+      ],
+    });
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+    const files = text.slice(text.indexOf('### Files read')).split('\n### ')[0]!;
+    for (const f of ['frontend/src/App.tsx', './lib/theme', 'src/components/Tabs.tsx']) expect(files).toContain(f);
+    expect(files).not.toContain('bg-slate-800/95');
+  });
+});
+
 describe('what comes next', () => {
   it('is said once: a sentence that reads as a pending task and as the next step is the next step', () => {
     const t = new PiTranscript();
