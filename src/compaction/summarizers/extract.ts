@@ -126,6 +126,7 @@ function printedError(text: string, call: ToolCallPart | undefined): boolean {
   const head = text.slice(0, 300);
   if (/^\s*\{\s*"(?:status"\s*:\s*"(?:error|failed)"|error"\s*:)/.test(head)) return true;
   if (/^\s*(?:Error: )?E(?:NOENT|ACCES|ISDIR|NOTDIR|EXIST|PERM)\b/.test(head)) return true;
+  if (SWE_AGENT_EDIT_REFUSED.test(head)) return true;
   const readsFile =
     call !== undefined && argValue(call.arguments, PATH_KEYS).length > 0 && shellCommands(call).length === 0;
   return (
@@ -206,6 +207,12 @@ export function extractEvidence(messages: readonly Message[]): Evidence {
           open = open.filter((o) => !fixed.includes(o));
         }
         if (writes(c)) for (const path of argValue(c.arguments, PATH_KEYS)) changed(path, changeOf(c));
+        const edited = aciEditedFile(c, r);
+        if (edited) {
+          ev.filesModified.push(edited);
+          changed(edited, 'edit');
+          for (const o of open) if (o.tried.length < 3) o.tried.push(describeCall(c, r));
+        }
       }
     }
     if ((m.role === 'user' && !m.synthetic) || m.role === 'assistant')
@@ -386,6 +393,22 @@ function textEdits(text: string): [string, string][] {
 }
 
 /** Paths a shell command writes: redirection targets and the operands of commands that create, move or delete. */
+/**
+ * The file an edit of SWE-agent's own commands changed: `edit 287:295` (or `insert 12`) acts on the file open at the
+ * time, which its answer names in a `[File: /path (372 lines total)]` header; an edit it refused names none.
+ */
+function aciEditedFile(call: ToolCallPart, r: ToolResultPart | undefined): string | undefined {
+  if (!r || r.isError) return undefined;
+  const cmd = shellCommands(call).join(' ').trim();
+  if (!/^(?:edit\s+\d+(?::\d+)?|insert\s+\d+)\s/.test(`${cmd} `)) return undefined;
+  const t = resultText(r);
+  if (SWE_AGENT_EDIT_REFUSED.test(t)) return undefined;
+  return t.match(/^\[File: (\S+) \(\d+ lines total\)\]/m)?.[1];
+}
+
+/** SWE-agent's answer to an edit its linter refused (the file is left as it was). */
+const SWE_AGENT_EDIT_REFUSED = /^\s*Your proposed edit has introduced new syntax error/;
+
 function writtenByCommand(cmd: string): Set<string> {
   const out = new Set<string>();
   for (const m of cmd.matchAll(/(?:^|[^0-9&])>>?\s*([^\s&|;<>]+)/g)) if (!m[1]!.startsWith('/dev/')) out.add(m[1]!);
@@ -393,7 +416,8 @@ function writtenByCommand(cmd: string): Set<string> {
     const words = seg.trim().split(/\s+/);
     const verb = words[0] ?? '';
     const writes =
-      ['mv', 'cp', 'rm', 'touch', 'mkdir', 'tee', 'truncate', 'ln', 'install'].includes(verb) ||
+      // `create` is SWE-agent's command that makes a file (no shell has one).
+      ['mv', 'cp', 'rm', 'touch', 'mkdir', 'tee', 'truncate', 'ln', 'install', 'create'].includes(verb) ||
       (verb === 'sed' && words.includes('-i')) ||
       (verb === 'git' && ['mv', 'rm', 'checkout', 'restore'].includes(words[1] ?? ''));
     if (writes) for (const w of words.slice(1)) if (!w.startsWith('-')) for (const p of pathsIn(` ${w} `)) out.add(p);

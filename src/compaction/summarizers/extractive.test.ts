@@ -235,6 +235,60 @@ describe('files a command names', () => {
   });
 });
 
+describe("SWE-agent's own file commands", () => {
+  it('an edit changes the file its answer names; one its linter refused changed nothing and is an error', () => {
+    const t = new PiTranscript();
+    t.user('Make the Pixel Representation attribute optional.');
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: 'open pydicom/pixel_data_handlers/numpy_handler.py 293\n' },
+          result: '[File: /repo/pydicom/pixel_data_handlers/numpy_handler.py (372 lines total)]\n293:    missing = []',
+        },
+      ],
+    });
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: "edit 287:295\n    required = ['Rows'\nend_of_edit\n" },
+          result:
+            'Your proposed edit has introduced new syntax error(s). Please understand the fixes and retry your edit commmand.\n\nERRORS:\n- E999 SyntaxError: unmatched bracket',
+        },
+      ],
+    });
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: "edit 287:295\n    required = ['Rows']\nend_of_edit\n" },
+          result:
+            "[File: /repo/pydicom/pixel_data_handlers/numpy_handler.py (370 lines total)]\n287:    required = ['Rows']\nFile updated.",
+        },
+      ],
+    });
+    t.step({
+      calls: [
+        {
+          name: 'bash',
+          args: { command: 'create reproduce.py\n' },
+          result: '[File: /repo/reproduce.py (1 lines total)]',
+        },
+      ],
+    });
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+    const modified = text.slice(text.indexOf('### Files modified')).split('\n### ')[0]!;
+    expect(modified).toContain('/repo/pydicom/pixel_data_handlers/numpy_handler.py — edit');
+    expect(modified).not.toContain('edit ×2');
+    expect(modified).toContain('reproduce.py');
+    const errors = text.slice(text.indexOf('### Errors and how they were handled')).split('\n### ')[0]!;
+    expect(errors).toContain('Your proposed edit has introduced new syntax error(s)');
+    expect(errors).toContain("→ then `edit 287:295 required = ['Rows'] end_of_edit` (ok)");
+  });
+});
+
 describe('what comes next', () => {
   it('is said once: a sentence that reads as a pending task and as the next step is the next step', () => {
     const t = new PiTranscript();
