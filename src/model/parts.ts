@@ -19,6 +19,21 @@ export function partTextLength(part: Part): number {
   }
 }
 
+/** The argument names agents' tools give a file or directory they act on (read, write, edit, list). */
+export const PATH_KEYS: readonly string[] = [
+  'path',
+  'file_path',
+  'filePath',
+  'filepath', // Continue
+  'absolute_path', // Gemini CLI and Qwen Code's read_file
+  'file',
+  'filename',
+  'notebook_path',
+  'target_file',
+  'paths',
+  'files',
+];
+
 export function argumentsText(args: unknown): string {
   if (typeof args === 'string') return args;
   if (args === undefined) return '';

@@ -1,9 +1,7 @@
-import { argumentsText } from '../../model/parts.js';
+import { argumentsText, PATH_KEYS } from '../../model/parts.js';
 import type { ToolCallPart } from '../../model/types.js';
 import type { ViewItem } from '../../model/view.js';
 import { changeable, storedAs, StrategySkipped, type Strategy } from './strategy.js';
-
-const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'notebook_path', 'target_file'];
 
 /** Bytes of a call's input, once per part (every round of a compaction asks again). */
 const inputBytes = new WeakMap<ToolCallPart, number>();

@@ -1,4 +1,4 @@
-import { argumentsText } from '../../model/parts.js';
+import { argumentsText, PATH_KEYS } from '../../model/parts.js';
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/types.js';
 import { ERROR_LINE } from '../strategies/strategy.js';
 import { isHarnessText } from '../turns.js';
@@ -49,17 +49,6 @@ export function emptyEvidence(): Evidence {
   };
 }
 
-const PATH_KEYS = [
-  'path',
-  'file_path',
-  'filePath',
-  'file',
-  'filename',
-  'notebook_path',
-  'target_file',
-  'paths',
-  'files',
-];
 const COMMAND_KEYS = ['command', 'cmd', 'script', 'commands'];
 const WRITE_TOOL = /edit|write|create|patch|replace|insert|delete|move|rename|apply|update|notebook/i;
 const SHELL_TOOL = /bash|shell|exec|run|command|terminal|sh$|powershell/i;
@@ -88,7 +77,7 @@ function resultText(p: ToolResultPart): string {
   return p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 }
 
-function argValue(args: unknown, keys: string[]): string[] {
+function argValue(args: unknown, keys: readonly string[]): string[] {
   if (!args || typeof args !== 'object') return [];
   const out: string[] = [];
   for (const k of keys) {

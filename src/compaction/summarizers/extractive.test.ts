@@ -233,6 +233,28 @@ describe('files a command names', () => {
     for (const f of ['frontend/src/App.tsx', './lib/theme', 'src/components/Tabs.tsx']) expect(files).toContain(f);
     expect(files).not.toContain('bg-slate-800/95');
   });
+
+  it("are named by each agent's own argument (Gemini CLI's read_file takes absolute_path, Continue's filepath): a file read whose text opens like an error did not fail", () => {
+    const t = new PiTranscript();
+    t.user('Read the config loaders.');
+    t.step({
+      calls: [
+        // A file whose own text opens like an error report: read, not failed.
+        {
+          name: 'read_file',
+          args: { absolute_path: '/work/app/src/config/messages.txt' },
+          result: 'Error: the configuration could not be loaded.\nWarning: falling back to defaults.',
+        },
+        { name: 'read_file', args: { filepath: 'src/config/schema.ts' }, result: 'export {}' },
+      ],
+    });
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+    const files = text.slice(text.indexOf('### Files read')).split('\n### ')[0]!;
+    expect(files).toContain('/work/app/src/config/messages.txt');
+    expect(files).toContain('src/config/schema.ts');
+    expect(text).not.toContain('printed an error');
+  });
 });
 
 describe("SWE-agent's own file commands", () => {
