@@ -52,9 +52,12 @@ export function emptyEvidence(): Evidence {
 const COMMAND_KEYS = ['command', 'cmd', 'script', 'commands'];
 const WRITE_TOOL = /edit|write|create|patch|replace|insert|delete|move|rename|apply|update|notebook/i;
 const SHELL_TOOL = /bash|shell|exec|run|command|terminal|sh$|powershell/i;
-/** Path-like tokens: dirs/file.ext, ./x, ../x, ~/x, /abs/x, or a bare file name with a common extension. */
+/**
+ * Path-like tokens: dirs/file.ext, ./x, ../x, ~/x, /abs/x, or a bare file name with a common extension; also in
+ * Markdown bold (`**src/a.ts**`), as models write the files of a list.
+ */
 const PATH_RE =
-  /(?:^|[\s"'`(=<[,:])((?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w+-]|[\w.-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|mdx|json|jsonl|yaml|yml|toml|ini|cfg|conf|sql|sh|bash|zsh|txt|csv|html|css|scss|vue|svelte|lock|xml|env|ex|exs|lua|dart|scala|gradle|tf|proto|log|out|db|sqlite|png|jpg|pdf|zip|tgz|gz|patch|diff))(?=$|[\s"'`),:;\]>.!?])/gm;
+  /(?:^|[\s"'`(=<[,:*])((?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w+-]|[\w.-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rs|go|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|md|mdx|json|jsonl|yaml|yml|toml|ini|cfg|conf|sql|sh|bash|zsh|txt|csv|html|css|scss|vue|svelte|lock|xml|env|ex|exs|lua|dart|scala|gradle|tf|proto|log|out|db|sqlite|png|jpg|pdf|zip|tgz|gz|patch|diff))(?=$|[\s"'`),:;\]>.!?*])/gm;
 /**
  * A decision is an outcome: what was chosen, or found to be the cause. A sentence of intent ("Let me check the tabs
  * bar:", "I'll run the tests") narrates the next action and is one only when it gives a reason or an alternative.

@@ -234,6 +234,19 @@ describe('files a command names', () => {
     expect(files).not.toContain('bg-slate-800/95');
   });
 
+  it('are found in Markdown bold, as models list them', () => {
+    const t = new PiTranscript();
+    t.user('Which files validate signals?');
+    t.step({
+      text: '1. **validators/SignalValidator.tsx**: a React component.\n2. **schemas/universal_signal_schema.ts**: the schema.',
+    });
+    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+    const files = text.slice(text.indexOf('### Files mentioned')).split('\n### ')[0]!;
+    expect(files).toContain('validators/SignalValidator.tsx');
+    expect(files).toContain('schemas/universal_signal_schema.ts');
+  });
+
   it("are named by each agent's own argument (Gemini CLI's read_file takes absolute_path, Continue's filepath): a file read whose text opens like an error did not fail", () => {
     const t = new PiTranscript();
     t.user('Read the config loaders.');
