@@ -7,6 +7,18 @@ import { ExtractiveSummarizer, parseSummary } from './extractive.js';
 import type { Message } from '../../model/types.js';
 
 const counter = new TokenCounter();
+
+/** The extractive summary of a transcript, with room for every section. */
+function summaryOf(t: PiTranscript): string {
+  const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
+  return new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+}
+
+/** One section of a summary (`### name` up to the next section). */
+function section(text: string, name: string): string {
+  const at = text.indexOf(`### ${name}`);
+  return at === -1 ? '' : text.slice(at).split('\n### ')[0]!;
+}
 const WORDS = ['Use exponential backoff, capped at 30 s.', 'Keep the public API of src/net/index.ts.'];
 
 /** Two requests from a person, a failing test run, a fix, a passing run. */
@@ -201,9 +213,8 @@ describe('decisions', () => {
       calls: [{ name: 'edit', args: { path: 'src/App.tsx', oldText: 'a', newText: 'b' }, result: 'ok' }],
     });
     t.step({ text: "I'll use a sticky strip because the header is already sticky. Let me run the tests." });
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
-    const decisions = text.slice(text.indexOf('### Decisions')).split('\n### ')[0]!;
+    const text = summaryOf(t);
+    const decisions = section(text, 'Decisions');
     expect(decisions).toContain('strip below the header instead of inside it');
     expect(decisions).toContain('The root cause is the Summary tab scrolling away');
     expect(decisions).toContain('because the header is already sticky');
@@ -227,9 +238,8 @@ describe('files a command names', () => {
         { name: 'bash', args: { command: 'sed -n 1,40p src/components/Tabs.tsx' }, result: 'tabs' },
       ],
     });
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
-    const files = text.slice(text.indexOf('### Files read')).split('\n### ')[0]!;
+    const text = summaryOf(t);
+    const files = section(text, 'Files read');
     for (const f of ['frontend/src/App.tsx', './lib/theme', 'src/components/Tabs.tsx']) expect(files).toContain(f);
     expect(files).not.toContain('bg-slate-800/95');
   });
@@ -240,9 +250,8 @@ describe('files a command names', () => {
     t.step({
       text: '1. **validators/SignalValidator.tsx**: a React component.\n2. **schemas/universal_signal_schema.ts**: the schema.',
     });
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
-    const files = text.slice(text.indexOf('### Files mentioned')).split('\n### ')[0]!;
+    const text = summaryOf(t);
+    const files = section(text, 'Files mentioned');
     expect(files).toContain('validators/SignalValidator.tsx');
     expect(files).toContain('schemas/universal_signal_schema.ts');
   });
@@ -261,9 +270,8 @@ describe('files a command names', () => {
         { name: 'read_file', args: { filepath: 'src/config/schema.ts' }, result: 'export {}' },
       ],
     });
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
-    const files = text.slice(text.indexOf('### Files read')).split('\n### ')[0]!;
+    const text = summaryOf(t);
+    const files = section(text, 'Files read');
     expect(files).toContain('/work/app/src/config/messages.txt');
     expect(files).toContain('src/config/schema.ts');
     expect(text).not.toContain('printed an error');
@@ -312,13 +320,12 @@ describe("SWE-agent's own file commands", () => {
         },
       ],
     });
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
-    const modified = text.slice(text.indexOf('### Files modified')).split('\n### ')[0]!;
+    const text = summaryOf(t);
+    const modified = section(text, 'Files modified');
     expect(modified).toContain('/repo/pydicom/pixel_data_handlers/numpy_handler.py — edit');
     expect(modified).not.toContain('edit ×2');
     expect(modified).toContain('reproduce.py');
-    const errors = text.slice(text.indexOf('### Errors and how they were handled')).split('\n### ')[0]!;
+    const errors = section(text, 'Errors and how they were handled');
     expect(errors).toContain('Your proposed edit has introduced new syntax error(s)');
     expect(errors).toContain("→ then `edit 287:295 required = ['Rows'] end_of_edit` (ok)");
   });
@@ -332,8 +339,7 @@ describe('what comes next', () => {
       text: 'Schema written. The next step is to run the migration against the staging database.',
       calls: [{ name: 'bash', args: { command: 'npm run db:generate' }, result: 'ok' }],
     });
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+    const text = summaryOf(t);
     // Before: listed under Pending tasks and again under Next step (and quoted in the agent's last words).
     expect(text).not.toContain('### Pending tasks');
     expect(text.slice(text.indexOf('### Next step'))).toContain('run the migration against the staging database');
