@@ -35,6 +35,10 @@ describe('unitsOf', () => {
       item(9, call('c4')),
       item(10, result('c4')),
       item(11, asst(undefined, 'done')),
+      // An id that comes again in a later turn: each call is answered by the first result after it.
+      item(12, call('c1')),
+      item(13, result('c1')),
+      item(14, asst(undefined, 'again')),
     ];
     expect(unitsOf(view).map((u) => [u.kind, u.start, u.end])).toEqual([
       ['user', 0, 1],
@@ -43,6 +47,8 @@ describe('unitsOf', () => {
       ['step', 8, 9],
       ['step', 9, 11],
       ['step', 11, 12],
+      ['step', 12, 14],
+      ['step', 14, 15],
     ]);
   });
 

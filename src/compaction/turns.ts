@@ -70,11 +70,25 @@ export function isSummary(m: Message): boolean {
  * messages stand alone.
  */
 export function unitsOf(view: readonly ViewItem[]): Unit[] {
-  const lastResult = new Map<string, number>();
+  // Where each call's results are, in order: a call is answered by the first result with its id after it (an id may
+  // come again in a later turn — replayed trajectories, harnesses that number calls per turn — and must not tie the
+  // two turns together).
+  const resultsOf = new Map<string, number[]>();
   view.forEach((v, i) => {
-    if (v.message.role === 'tool')
-      for (const p of v.message.parts) if (p.type === 'tool-result') lastResult.set(p.callId, i);
+    if (v.message.role !== 'tool') return;
+    for (const p of v.message.parts)
+      if (p.type === 'tool-result') {
+        const at = resultsOf.get(p.callId);
+        if (at) at.push(i);
+        else resultsOf.set(p.callId, [i]);
+      }
   });
+  const answeredAt = (id: string, after: number) => resultsOf.get(id)?.find((i) => i > after) ?? -1;
+  const callsReach = (m: Message, at: number) => {
+    let reach = -1;
+    for (const p of m.parts) if (p.type === 'tool-call') reach = Math.max(reach, answeredAt(p.id, at));
+    return reach;
+  };
   const units: Unit[] = [];
   // The furthest position of a result answering a call of the current step.
   let reach = -1;
@@ -91,7 +105,7 @@ export function unitsOf(view: readonly ViewItem[]): Unit[] {
     const awaited = m.role === 'assistant' && last?.kind === 'step' && i < reach;
     if ((m.role === 'tool' || sameResponse || awaited) && last?.kind === 'step') {
       last.end = i + 1;
-      reach = Math.max(reach, callsReach(m, lastResult));
+      reach = Math.max(reach, callsReach(m, i));
       continue;
     }
     const kind: Unit['kind'] = isSummary(m)
@@ -102,15 +116,9 @@ export function unitsOf(view: readonly ViewItem[]): Unit[] {
           ? 'step'
           : 'user';
     units.push({ kind, start: i, end: i + 1 });
-    reach = kind === 'step' ? callsReach(m, lastResult) : -1;
+    reach = kind === 'step' ? callsReach(m, i) : -1;
   }
   return units;
-}
-
-function callsReach(m: Message, lastResult: ReadonlyMap<string, number>): number {
-  let reach = -1;
-  for (const p of m.parts) if (p.type === 'tool-call') reach = Math.max(reach, lastResult.get(p.id) ?? -1);
-  return reach;
 }
 
 const INSTRUCTION =
