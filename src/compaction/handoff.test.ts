@@ -733,6 +733,22 @@ describe('cheap steps keep the evidence', () => {
     expect(text).toMatch(/read_result \{"ref_id": "r_[0-9a-f]{16}"\}/);
   });
 
+  it("a cleared failure with no error word keeps what the command printed, not its harness's header (Codex's exec)", async () => {
+    const printed = 'if any flags in the group [detailed json] are set none of the others can be';
+    const view = await clearedAfter({
+      name: 'exec_command',
+      args: { cmd: 'entire status --detailed --json' },
+      result: `Chunk ID: 42eb7d\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 27\nOutput:\n${printed}\n${body(30, 'rest')}`,
+    });
+    const cleared = view.find(
+      (v) => v.edit === 'cleared' && JSON.stringify(v.message).includes('It ended with exit 1'),
+    )!;
+    const text = JSON.stringify(cleared.message);
+    expect(text).toContain('It ended with exit 1; first error lines:');
+    expect(text).toContain(printed);
+    expect(text).not.toContain('Chunk ID');
+  });
+
   it('a cleared result that did not fail keeps its lines that read as errors without being said to have failed', async () => {
     const doc = `# Design\n${body(30, 'doc')}\n| **Fail-closed security** | nothing runs without the sentinel file |`;
     const view = await clearedAfter({ name: 'read', args: { path: 'docs/design.md' }, result: doc });

@@ -159,6 +159,19 @@ export const ERROR_LINE =
 const EXIT = /(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code |returncode[=: ]+)(-?\d+)/i;
 
 /**
+ * The first line a command printed, past the header a harness puts before it: Codex's exec results open with `Chunk
+ * ID: …`, `Wall time: …`, `Process exited with code 1`, `Output:` — the chunk id says nothing of what went wrong. With
+ * no output after that header, its exit line; with no header, the first line.
+ */
+export function firstOutputLine(text: string): string | undefined {
+  const lines = text.slice(0, 8000).split('\n');
+  const output = lines.findIndex((l) => /^\s*Output:\s*$/.test(l));
+  const header = output !== -1 && output < 10 && lines.slice(0, output).every((l) => l.length <= 120);
+  const printed = (header ? lines.slice(output + 1) : lines).find((l) => l.trim());
+  return (printed ?? (header ? lines.find((l) => EXIT.test(l)) : undefined) ?? lines.find((l) => l.trim()))?.trim();
+}
+
+/**
  * What a placeholder must keep of a failed or error-reporting result, as its sentence: the exit status and the first
  * error lines (verbatim, at most `maxLines` of at most 300 characters) — `It ended with exit 1; first error lines: …`.
  * A result that did not fail (no error flag, no non-zero exit) but has lines that read as errors — a document about
@@ -178,8 +191,8 @@ export function errorEvidence(p: ToolResultPart, maxLines = 3): string {
     if (lines.length >= maxLines) break;
   }
   if (lines.length === 0 && failed) {
-    const first = head.split('\n').find((l) => l.trim());
-    if (first) lines.push(first.trim().slice(0, 300));
+    const first = firstOutputLine(head);
+    if (first) lines.push(first.slice(0, 300));
   }
   if (!failed) return lines.length ? `It has lines that read as errors (it did not fail):\n${lines.join('\n')}` : '';
   const status = exit ? `exit ${exit[1]}` : 'failed';

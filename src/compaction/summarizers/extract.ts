@@ -1,6 +1,6 @@
 import { argumentsText, PATH_KEYS } from '../../model/parts.js';
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/types.js';
-import { ERROR_LINE } from '../strategies/strategy.js';
+import { ERROR_LINE, firstOutputLine } from '../strategies/strategy.js';
 import { isHarnessText } from '../turns.js';
 
 /** Evidence pulled out of a span of conversation, to be listed rather than paraphrased. */
@@ -279,10 +279,7 @@ function errorLines(text: string): string[] {
     if (out.length >= 3) return out;
   }
   if (out.length === 0) {
-    const first = text
-      .split('\n')
-      .find((l) => l.trim())
-      ?.trim();
+    const first = firstOutputLine(text);
     if (first) out.push(first);
   }
   return out;

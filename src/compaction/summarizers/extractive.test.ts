@@ -331,6 +331,27 @@ describe("SWE-agent's own file commands", () => {
   });
 });
 
+describe('errors without an error word', () => {
+  it("are quoted by what the command printed, not by its harness's header (Codex's exec)", () => {
+    const t = new PiTranscript();
+    t.user('Show the checkpoint status.');
+    t.step({
+      calls: [
+        {
+          name: 'exec_command',
+          args: { cmd: 'entire status --detailed --json' },
+          result:
+            'Chunk ID: 42eb7d\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 27\nOutput:\nif any flags in the group [detailed json] are set none of the others can be\n',
+        },
+      ],
+    });
+    const errors = section(summaryOf(t), 'Errors and how they were handled');
+    expect(errors).toContain('`entire status --detailed --json` (exit 1):');
+    expect(errors).toContain('if any flags in the group [detailed json] are set none of the others can be');
+    expect(errors).not.toContain('Chunk ID');
+  });
+});
+
 describe('what comes next', () => {
   it('is said once: a sentence that reads as a pending task and as the next step is the next step', () => {
     const t = new PiTranscript();
