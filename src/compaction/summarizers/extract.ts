@@ -381,7 +381,6 @@ function textEdits(text: string): [string, string][] {
   return out;
 }
 
-/** Paths a shell command writes: redirection targets and the operands of commands that create, move or delete. */
 /**
  * The file an edit of SWE-agent's own commands changed: `edit 287:295` (or `insert 12`) acts on the file open at the
  * time, which its answer names in a `[File: /path (372 lines total)]` header; an edit it refused names none.
@@ -398,6 +397,7 @@ function aciEditedFile(call: ToolCallPart, r: ToolResultPart | undefined): strin
 /** SWE-agent's answer to an edit its linter refused (the file is left as it was). */
 const SWE_AGENT_EDIT_REFUSED = /^\s*Your proposed edit has introduced new syntax error/;
 
+/** Paths a shell command writes: redirection targets and the operands of commands that create, move or delete. */
 function writtenByCommand(cmd: string): Set<string> {
   const out = new Set<string>();
   for (const m of cmd.matchAll(/(?:^|[^0-9&])>>?\s*([^\s&|;<>]+)/g)) if (!m[1]!.startsWith('/dev/')) out.add(m[1]!);
