@@ -140,9 +140,9 @@ export const DEFAULT_STRATEGY_OPTIONS = {
   summarize: {
     maxSummaryTokens: 12000,
     minSummaryTokens: 400,
-    ratio: 0.3,
-    maxRoomShare: 0.4,
-    minRoomShare: 0.15,
+    ratio: 0.4,
+    maxRoomShare: 0.6,
+    minRoomShare: 0.3,
     recentShare: 0.1,
   },
 };

@@ -351,7 +351,8 @@ const SPAN: Message[] = [
         type: 'tool-result',
         callId: 'b1',
         toolName: 'bash',
-        content: [{ type: 'text', text: 'src/index.ts(3,1): error TS2307\nexit code: 2' }],
+        // pi's bash writes the exit code after the output.
+        content: [{ type: 'text', text: 'src/index.ts(3,1): error TS2307\n\nCommand exited with code 2' }],
         isError: true,
       },
     ],
@@ -433,7 +434,8 @@ describe('llmSummarizerFromEnv', () => {
     ['openai-responses', { OPENAI_API_KEY: 'sk-env' }, '/v1', '/v1/responses'],
   ] as const)('summarizes through %s as the environment says', async (provider, keys, suffix, path) => {
     // A summary with the sections the LLM summarizer asks for (an answer without them is refused and replaced).
-    const answer = `${LLM_SUMMARY_SECTIONS.map((s) => `## ${s}\nSummary from ${provider}: ${s.toLowerCase()} of the span, with what the next step needs.`).join('\n\n')}`;
+    // An answer the summarizer accepts: every section, the build and its unresolved failure named.
+    const answer = `${LLM_SUMMARY_SECTIONS.map((s) => `## ${s}\nSummary from ${provider}: ${s.toLowerCase()} of the span — \`npm run build\` still fails (error TS2307); keep Node 20 support.`).join('\n\n')}`;
     const server = await loopback(() => ({ text: answer }));
     const summarizer = llmSummarizerFromEnv({
       ABRIDGE_LLM_PROVIDER: provider,

@@ -28,8 +28,16 @@ function session(): string {
 }
 
 describe('abridge compact exit status', () => {
-  it('exits 3 when even what must stay verbatim is over the budget, naming it', () => {
+  it('reaches a budget below what stays verbatim by letting it give way, and names what gave way', () => {
     const r = run('compact', session(), '--budget', '20', '--prefix-tokens', '0');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(
+      /note: to reach the target, these gave way \(archived, quoted in the summary as far as it holds\): .*(first user message|latest instruction)/,
+    );
+  });
+
+  it('exits 3 when even what must stay verbatim is over the budget and --keep-protected keeps it, naming it', () => {
+    const r = run('compact', session(), '--budget', '20', '--prefix-tokens', '0', '--keep-protected');
     expect(r.status).toBe(3);
     expect(r.stderr).toMatch(
       /budget not reached: even what must stay verbatim comes to [\d,]+ tokens, over the budget of 20/,
@@ -37,7 +45,17 @@ describe('abridge compact exit status', () => {
     expect(r.stderr).toMatch(/first user message \(entry \d+\): \d+ tokens/);
     expect(r.stderr).toMatch(/latest instruction \(entry \d+\): \d+ tokens/);
     // A request body over the budget is not printed: the same exit and reason instead.
-    const body = run('compact', session(), '--budget', '20', '--prefix-tokens', '0', '--emit', 'anthropic');
+    const body = run(
+      'compact',
+      session(),
+      '--budget',
+      '20',
+      '--prefix-tokens',
+      '0',
+      '--emit',
+      'anthropic',
+      '--keep-protected',
+    );
     expect(body.status).toBe(3);
     expect(body.stdout).toBe('');
     expect(body.stderr).toMatch(/budget not reached: even what must stay verbatim/);

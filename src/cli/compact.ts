@@ -31,6 +31,8 @@ const OUT_FORMATS: readonly FormatId[] = ['pi', 'claude-code'];
 
 interface CompactFlags extends ConfigFlags {
   budget?: string;
+  instructions?: string;
+  keepProtected?: boolean;
   strategies?: string;
   summarizer?: string;
   json?: boolean;
@@ -47,7 +49,7 @@ export function registerCompact(program: Command): void {
   const cmd = program
     .command('compact')
     .description(
-      'Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; exits 3 when the budget cannot be reached (what must stay verbatim is named)',
+      'Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; what must stay verbatim gives way last, and is named (exits 3 only when even the system messages exceed the budget, or with --keep-protected)',
     )
     .argument('<file>', 'transcript file')
     .option(
@@ -59,6 +61,14 @@ export function registerCompact(program: Command): void {
       '--summarizer <kind>',
       'extractive (no LLM, default) or llm (needs ABRIDGE_LLM_PROVIDER, ABRIDGE_LLM_MODEL and the provider API key)',
       'extractive',
+    )
+    .option(
+      '--instructions <text>',
+      'what the summary must keep or focus on (the extractive summary puts what matches first; an LLM summarizer is told)',
+    )
+    .option(
+      '--keep-protected',
+      "never shrink the first request, the latest instruction, the last step or another agent's summary: exit 3 instead when the budget needs it",
     )
     .option(
       '--keep-last-steps <n>',
@@ -161,6 +171,8 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
       redact,
       onStrategy: (name) => status.update(`compacting ${file}: ${name}…`),
       ...(strategies ? { strategies } : {}),
+      ...(opts.instructions?.trim() ? { instructions: opts.instructions.trim() } : {}),
+      ...(opts.keepProtected ? { shrinkProtected: false } : {}),
       ...(keepLastSteps !== undefined ? { keepLastSteps } : {}),
       ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
       ...(exact ? { exact } : {}),
@@ -261,7 +273,7 @@ function render(file: string, target: number, r: CompactionResult, out: string |
   const lines: string[] = [pc.bold(file)];
   const pct = (a: number, b: number) => `${Math.round((a / b) * 100)}%`;
   lines.push(
-    `${fmtInt(r.beforeTokens)} → ${pc.bold(fmtInt(r.afterTokens))} tokens (${pct(r.afterTokens, r.beforeTokens)}), target ${fmtInt(target)}${r.reachedTarget ? pc.green(' ✓') : pc.yellow(' — not reached: the rest is protected (first request, last steps)')}`,
+    `${fmtInt(r.beforeTokens)} → ${pc.bold(fmtInt(r.afterTokens))} tokens (${pct(r.afterTokens, r.beforeTokens)}), target ${fmtInt(target)}${r.reachedTarget ? pc.green(' ✓') : pc.yellow(' — not reached: the rest is protected (see below)')}`,
   );
   lines.push(
     `${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; every entry is kept in the session (archived, not deleted)`,

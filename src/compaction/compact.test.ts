@@ -581,25 +581,27 @@ describe('summarize alone', () => {
     // The first request and the last 8 steps must stay; the target leaves the summary at most two steps' worth once
     // all 12 older steps are archived, less than the 40% of the room it is planned at.
     const target = head + 10 * step;
+    const summarizer = new RecordingSummarizer();
     const ctx: StrategyContext = {
       counter,
       target,
       size,
       protectedEntries: new Set([view[0]!.entry!, ...view.slice(-8).map((v) => v.entry!)]),
       store: new MemoryResultStore(),
-      summarizer: new ExtractiveSummarizer(),
+      summarizer,
       options: { ...DEFAULT_STRATEGY_OPTIONS },
       room: target - head,
       summaryRoom: (target - head) * 0.4,
     };
     const out = await STRATEGIES.summarize.apply(view, ctx);
     expect(size(out)).toBeLessThanOrEqual(target);
-    const summary = out.find(isSummaryItem)!;
-    // All 12 archivable steps went (archiving 11 also reached the target, with a summary of one step's room).
+    // All 12 archivable steps went (archiving 11 also reached the target, with a summary of one step's room), and the
+    // summary was given its floor share of the room (what it fills of it is its content's to say).
     expect(out.length).toBe(1 + 1 + 8);
-    expect(counter.message(summary.message)).toBeGreaterThan(
-      (target - head) * DEFAULT_STRATEGY_OPTIONS.summarize.minRoomShare,
-    );
+    const asked = Math.max(...summarizer.requests.filter((r) => r.messages.length >= 12).map((r) => r.maxTokens));
+    // Starved, it would have had what archiving 11 steps leaves: about one step's worth.
+    expect(asked).toBeGreaterThanOrEqual(DEFAULT_STRATEGY_OPTIONS.summarize.minSummaryTokens);
+    expect(asked).toBeGreaterThan(1.5 * step);
   });
 
   it('archives no more than the room needs when the newest edit is an input stubbed for its size (it comes back whole or not at all)', async () => {
@@ -696,20 +698,16 @@ describe('summarize alone', () => {
     const thinking = [...view0].reverse().find((v) => v.message.parts.some((p) => p.type === 'thinking'))!;
     expect(view.find((x) => x.entry === thinking.entry)?.message).toBe(thinking.message);
     // The evidence of the span is listed: every path and command of its calls, every human instruction in it.
-    const parsed = parseSummary(summarizer.answers[0]!)!;
-    expect(parsed).toBeDefined();
+    const answer = summarizer.answers[0]!;
+    expect(parseSummary(answer)).toBeDefined();
     const calls = archived.flatMap((v) => v.message.parts).filter((p): p is ToolCallPart => p.type === 'tool-call');
     const args = (c: ToolCallPart) => c.arguments as Record<string, string>;
     expect(calls.length).toBeGreaterThan(3);
-    expect([...parsed.evidence.filesRead, ...parsed.evidence.filesModified]).toEqual(
-      expect.arrayContaining(calls.filter((c) => args(c).path).map((c) => args(c).path)),
-    );
-    expect(parsed.evidence.commands.map((c) => c.command)).toEqual(
-      expect.arrayContaining(calls.filter((c) => args(c).command).map((c) => args(c).command)),
-    );
-    expect(parsed.evidence.instructions).toEqual(
-      archived.filter((v) => isHumanUser(v.message)).map((v) => textOf(v.message)),
-    );
+    for (const c of calls) {
+      if (args(c).path) expect(answer).toContain(args(c).path);
+      if (args(c).command) expect(answer).toContain(`\`${args(c).command}\``);
+    }
+    for (const v of archived.filter((x) => isHumanUser(x.message))) expect(answer).toContain(textOf(v.message));
     expect(checkInvariants(view)).toEqual([]);
   });
 
@@ -1075,27 +1073,21 @@ describe('the chain', () => {
     expect(view1.find(isSummaryItem)).toBeDefined();
     const s2 = parseSummary(summaryText(summary.message))!;
     expect(s2).toBeDefined();
-    const files = (s: typeof s1) => [...s.evidence.filesRead, ...s.evidence.filesModified];
-    expect(files(s2)).toEqual(expect.arrayContaining(files(s1)));
-    expect(s2.evidence.commands.map((c) => c.command)).toEqual(
-      expect.arrayContaining(s1.evidence.commands.map((c) => c.command)),
-    );
-    expect(s2.evidence.instructions).toEqual(expect.arrayContaining(s1.evidence.instructions));
+    // Every item of the first summary is carried (its first line, as the first summary wrote it).
+    const text2 = summaryText(summary.message);
+    for (const it of s1.items) expect(text2).toContain(it.levels[it.levels.length - 1]!.split('\n')[0]!.slice(0, 60));
     // What the second span archived of the new work is listed too (where the span ends depends on the budget).
     const archivedNow = view1.filter((v) => v.entry !== undefined && !view.some((w) => w.entry === v.entry));
     const said = (t: string) =>
       archivedNow.some(
         (v) => v.message.role === 'user' && v.message.parts.some((p) => p.type === 'text' && p.text === t),
       );
-    if (said('Now also handle ECONNRESET in src/net/socket.ts.')) {
-      expect(s2.evidence.instructions).toEqual(
-        expect.arrayContaining(['Now also handle ECONNRESET in src/net/socket.ts.']),
-      );
-    }
+    if (said('Now also handle ECONNRESET in src/net/socket.ts.'))
+      expect(text2).toContain('Now also handle ECONNRESET in src/net/socket.ts.');
     for (const v of archivedNow) {
       for (const p of v.message.parts)
         if (p.type === 'tool-call' && p.name === 'bash')
-          expect(s2.evidence.commands.map((c) => c.command)).toContain((p.arguments as { command: string }).command);
+          expect(text2).toContain(`\`${(p.arguments as { command: string }).command}\``);
     }
     expect(archivedNow.length).toBeGreaterThan(0);
     expect(checkInvariants(view)).toEqual([]);
@@ -1420,7 +1412,8 @@ describe('squeezing the summary into the room left', () => {
     const rest: ViewItem = { entry: 40, message: { role: 'user', parts: [{ type: 'text', text: 'Go on.' }] } };
     const view: ViewItem[] = [{ message: summaryMessage(full), covers: { fromEntry: 1, toEntry: 30 } }, rest];
     const size = (v: readonly ViewItem[]) => v.reduce((n, it) => n + counter.message(it.message), 0);
-    const target = counter.message(rest.message) + counter.message(summaryMessage(least));
+    // (A couple of tokens over it: a rendering's tokens are not quite the sum of its parts.)
+    const target = counter.message(rest.message) + counter.message(summaryMessage(least)) + 2;
     const notes: string[] = [];
     const out = await squeezeSummary(view, target, size, counter, notes);
     expect(size(out)).toBeLessThanOrEqual(target);

@@ -84,6 +84,17 @@ export interface CompactOptions {
    */
   minKeepLastSteps?: number;
   /**
+   * Never refuse what can shrink (default true): when the target cannot be reached with the last step, the thinking
+   * of a tool-use loop under way, another agent's summary, the first request and the latest instruction kept whole,
+   * they give way in that order — archived like older work, into the summary, which quotes them as far as the room
+   * allows (the whole stays in the session). Only the system messages and project memory never give way: a target
+   * below them is refused (`reachedTarget` false, what stays named). False keeps them whole and refuses instead. Not
+   * with `minKeepLastSteps` set, which keeps that many steps whatever happens.
+   */
+  shrinkProtected?: boolean;
+  /** What the person asked the summary to keep or focus on (passed to the summarizer). */
+  instructions?: string;
+  /**
    * When the chain archived something, give back the newest cleared or shortened messages their whole content while
    * the context still fits (default true): the recent work stays verbatim as far as the target allows.
    */
@@ -134,6 +145,12 @@ export interface CompactionResult {
    */
   protectedParts: ProtectedPart[];
   protectedTokens: number;
+  /**
+   * What had to stay verbatim and gave way to reach the target (`shrinkProtected`): the thinking of the step under way,
+   * another agent's summary, the first request, the latest instruction — each archived into the summary, which quotes
+   * it as far as the room allows. Empty when everything protected stayed.
+   */
+  gaveWay: string[];
   /** Invariant violations the compaction introduced (always empty: a strategy that would introduce one is undone). */
   violations: Violation[];
   /**
@@ -161,7 +178,7 @@ interface Protection {
   steps: number;
   tailCounted: number;
   /** The parts that stay verbatim at the least (counted tokens), for the report. */
-  parts: { what: string; counted: number }[];
+  parts: { what: string; counted: number; entries?: number[] }[];
 }
 
 /**
@@ -210,6 +227,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
     keptRecentTokens: 0,
     protectedParts: [],
     protectedTokens: 0,
+    gaveWay: [],
     violations: [],
     summaryNotes: [],
   };
@@ -255,22 +273,31 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // What an entry itself holds (entries are numbered by their place in the session).
   const rawOf = (entry: number) => session.entries[entry]?.message;
   const keep = options.keepLastSteps ?? 1;
+  const canRelax = options.shrinkProtected !== false && options.minKeepLastSteps === undefined;
   const head = protect(view0, { steps: 0, tailCounted: 0, counter });
-  const headCounted = [...head.entries.values()].reduce((n, m) => n + counter.message(m), 0);
+  let headCounted = [...head.entries.values()].reduce((n, m) => n + counter.message(m), 0);
   // Giving up the last step helps only when what stays whatever happens (system messages, the first request, the latest
   // instruction) fits beside the shortest note of an archive; otherwise it would be archived for nothing.
   const headFits = headCounted + counter.message(summaryMessage(shortNote(1))) <= target;
-  const minKeep = Math.min(keep, options.minKeepLastSteps ?? (headFits ? 0 : 1));
+  const minKeep = Math.min(keep, options.minKeepLastSteps ?? (headFits || canRelax ? 0 : 1));
   // When the last step gives way (no step protected, after keepLastSteps asked for some), it is cut short first, and
   // archived only if that is still over (its answer, however short, is what the model continues from).
-  const lastStep = keep > 0 ? [...protect(view0, { steps: 1, tailCounted: 0, counter }).entries.keys()] : [];
+  // (Its own entries: the last step unit's, whatever else protects them.)
+  const lastUnit = unitsOf(view0).findLast((u) => u.kind === 'step');
+  const lastStep =
+    keep > 0 && lastUnit
+      ? view0
+          .slice(lastUnit.start, lastUnit.end)
+          .map((v) => v.entry)
+          .filter((e): e is number => e !== undefined)
+      : [];
   // Reached as the result will say it (in provider tokens, rounded), not a fraction of a token short of it.
   const reached = (v: readonly ViewItem[]) => tokensOf(size(v)) <= options.target;
   // The room (counted) the target leaves beside what stays whatever happens (system messages, project memory, the first
   // request, the latest instruction), and the conversation besides that. The tail's default is a quarter of the room;
   // the summary's share of it is sized beside the tail (summaryRoom).
-  const roomCounted = Math.max(0, target - headCounted);
-  const conversationCounted = Math.max(0, counted0 - headCounted);
+  let roomCounted = Math.max(0, target - headCounted);
+  let conversationCounted = Math.max(0, counted0 - headCounted);
   const recent = options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, (ratio * roomCounted) / 4);
   let tail = Math.max(0, recent / ratio);
   let view = view0;
@@ -296,8 +323,17 @@ export async function compact(session: Session, options: CompactOptions): Promis
   };
   // Last of all, when cutting the last step short did not reach the target either: archive it like any older unit.
   let archiveLast = false;
+  // Beyond that, what must stay gives way in turn (shrinkProtected): 1 the thinking step of a loop under way, 2 another
+  // agent's summary, 3 the first request, 4 the latest instruction.
+  let relax = 0;
   for (let k = keep; ; ) {
     notes = [];
+    if (relax > 0) {
+      const headNow = protect(view0, { steps: 0, tailCounted: 0, counter, relax });
+      headCounted = [...headNow.entries.values()].reduce((n, m) => n + counter.message(m), 0);
+      roomCounted = Math.max(0, target - headCounted);
+      conversationCounted = Math.max(0, counted0 - headCounted);
+    }
     // With the last step archived nothing recent stays beside the summary: it may take the whole room.
     const summaryCounted = archiveLast
       ? roomCounted
@@ -307,6 +343,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       tailCounted: tail,
       windowCounted: headCounted + roomCounted - summaryCounted,
       counter,
+      relax,
     });
     view = view0;
     result.strategiesRun = [];
@@ -324,6 +361,8 @@ export async function compact(session: Session, options: CompactOptions): Promis
       summaryRoom: summaryCounted,
       ...(task ? { task: textOf(task) } : {}),
       ...(session.info.id ? { sessionId: session.info.id } : {}),
+      ...(relax >= 2 ? { archiveAgentSummaries: true } : {}),
+      ...(options.instructions ? { instructions: options.instructions } : {}),
     };
     const baseline = checkInvariants(view0, { protectedEntries: protection.entries });
     // Cheap edits (clearing, offloading, stubbing) are for old work: when the chain can archive, the recent window
@@ -448,12 +487,18 @@ export async function compact(session: Session, options: CompactOptions): Promis
     result.skipped.push(...plan.skipped);
     notes = plan.notes;
     // The last step gives way only for a view that reaches the target: short of it, it stays as an earlier round left it.
-    const gaveWay = k === 0 && keep > 0 && !reached(view);
+    // (Nor does what must stay: a relaxed round counts only if it reaches the target.)
+    const gaveWay = (k === 0 && keep > 0 && !reached(view)) || (relax > 0 && !reached(view));
     if (!best || (!gaveWay && size(view) < size(best.view)))
       best = { view, run: result.strategiesRun, protection, notes };
     if (reached(view)) break;
     if (k === 0 && keep > 0 && !archiveLast && tail <= 0) {
       archiveLast = true;
+      continue;
+    }
+    if (k === 0 && tail <= 0 && canRelax && relax < 4) {
+      archiveLast = true;
+      relax++;
       continue;
     }
     if (k <= minKeep && tail <= 0) break;
@@ -486,6 +531,16 @@ export async function compact(session: Session, options: CompactOptions): Promis
   await batch?.commit();
   if (view === view0) return result;
 
+  // What was protected and is not in view any more gave way (never silently: the result names it).
+  const inView = new Set(view.map((v) => v.entry).filter((e): e is number => e !== undefined));
+  result.gaveWay = head.parts
+    .filter((p) => p.entries !== undefined && p.entries.length > 0 && p.entries.every((e) => !inView.has(e)))
+    .map((p) => p.what);
+  if (result.gaveWay.length > 0)
+    notes.push(
+      `to reach the target, these gave way (archived, quoted in the summary as far as it holds): ${result.gaveWay.join('; ')}`,
+    );
+  result.summaryNotes = notes;
   const after = size(view);
   result.afterTokens = Math.min(beforeTokens, tokensOf(after));
   result.afterMessages = view.length;
@@ -705,15 +760,26 @@ export async function forceCompact(
  */
 function protect(
   view: readonly ViewItem[],
-  o: { steps: number; tailCounted: number; windowCounted?: number; counter: { message(m: Message): number } },
+  o: {
+    steps: number;
+    tailCounted: number;
+    windowCounted?: number;
+    counter: { message(m: Message): number };
+    /**
+     * What gives way (see CompactOptions.shrinkProtected): 1 the thinking step, 2 agents' summaries, 3 the first
+     * request, 4 the latest instruction.
+     */
+    relax?: number;
+  },
 ): Protection {
+  const relax = o.relax ?? 0;
   const entries = new Map<number, Message>();
   const parts: Protection['parts'] = [];
   const add = (it: ViewItem | undefined, what?: string) => {
     if (it?.entry === undefined || isSummaryItem(it) || entries.has(it.entry)) return 0;
     entries.set(it.entry, it.message);
     const n = o.counter.message(it.message);
-    if (what) parts.push({ what: `${what} (entry ${it.entry})`, counted: n });
+    if (what) parts.push({ what: `${what} (entry ${it.entry})`, counted: n, entries: [it.entry] });
     return n;
   };
   for (const it of view) {
@@ -728,32 +794,38 @@ function protect(
     if (file !== undefined) memory.set(file, it);
   }
   for (const it of memory.values()) add(it, 'project memory');
-  // Another agent's summary stays whole: nothing else records what it replaced.
+  // Another agent's summary stays whole: nothing else records what it replaced (until it must give way: then it is
+  // quoted in abridge's summary as far as the room allows, and kept whole in the session).
   for (const it of view) {
-    if (!agentSummary(it.message)) continue;
+    if (!agentSummary(it.message) || relax >= 2) continue;
     const n = o.counter.message(it.message);
     if (it.entry !== undefined && !entries.has(it.entry)) entries.set(it.entry, it.message);
     parts.push({
       what: `the agent's own summary of earlier work${it.entry !== undefined ? ` (entry ${it.entry})` : ''}`,
       counted: n,
+      ...(it.entry !== undefined ? { entries: [it.entry] } : {}),
     });
   }
-  add(
-    view.find((v) => isHumanUser(v.message)),
-    'first user message',
-  );
-  add(
-    view.find((v) => isRequest(v.message)),
-    'primary request',
-  );
-  add(
-    [...view].reverse().find((v) => isRequest(v.message)),
-    'latest instruction',
-  );
-  add(
-    [...view].reverse().find((v) => isHumanUser(v.message)),
-    'latest user message',
-  );
+  if (relax < 3) {
+    add(
+      view.find((v) => isHumanUser(v.message)),
+      'first user message',
+    );
+    add(
+      view.find((v) => isRequest(v.message)),
+      'primary request',
+    );
+  }
+  if (relax < 4) {
+    add(
+      [...view].reverse().find((v) => isRequest(v.message)),
+      'latest instruction',
+    );
+    add(
+      [...view].reverse().find((v) => isHumanUser(v.message)),
+      'latest user message',
+    );
+  }
   const units = unitsOf(view);
   let steps = 0;
   let tail = 0;
@@ -810,13 +882,18 @@ function protect(
   // that loop), with its whole step. A turn that ended with the assistant's answer has no loop under way: its thinking
   // becomes an earlier turn's with the next message, which providers do not need (Anthropic strips it).
   const from = thinkingNeededFrom(view);
-  const stepUnits = units.filter((u) => u.kind === 'step' && u.start > from);
+  const stepUnits = units.filter((u) => u.kind === 'step' && u.start > from && relax < 1);
   for (let j = stepUnits.length - 1; j >= 0; j--) {
     const u = stepUnits[j]!;
     if (view[u.start]!.message.parts.some((p) => p.type === 'thinking')) {
       let n = 0;
-      for (let i = u.start; i < u.end; i++) n += add(view[i]);
-      if (n > 0) parts.push({ what: 'the step of the latest thinking', counted: n });
+      const at: number[] = [];
+      for (let i = u.start; i < u.end; i++) {
+        const added = add(view[i]);
+        if (added > 0) at.push(view[i]!.entry!);
+        n += added;
+      }
+      if (n > 0) parts.push({ what: 'the step of the latest thinking', counted: n, entries: at });
       break;
     }
   }

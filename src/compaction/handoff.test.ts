@@ -120,8 +120,12 @@ describe('selection: oldest first, recent verbatim', () => {
     const summary = view.find(isSummaryItem)!;
     // The summary starts right after the first request: the oldest work went first.
     expect(summary.covers.fromEntry).toBe(view0[1]!.entry);
-    // Everything after the summary is the end of the conversation, exactly as it was.
-    const after = view.slice(view.indexOf(summary) + 1);
+    // Everything after the summary is the end of the conversation, exactly as it was — but for the newest archived
+    // step, which may stand beside the summary with its result cut to its first and last lines.
+    let after = view.slice(view.indexOf(summary) + 1);
+    const edited = after.map((v) => v.edit !== undefined).lastIndexOf(true);
+    expect(edited).toBeLessThanOrEqual(1);
+    after = after.slice(edited + 1);
     expect(after.map((v) => v.message)).toEqual(view0.slice(view0.length - after.length).map((v) => v.message));
     for (let i = 0; i < after.length; i++)
       expect(after[i]!.message).toBe(view0[view0.length - after.length + i]!.message);
@@ -135,20 +139,21 @@ describe('selection: oldest first, recent verbatim', () => {
   it('under heavy compaction the summary keeps to its share of the room and the recent work keeps the rest', async () => {
     const { summary, verbatim, room } = await requestsCompacted(0.12);
     const share = DEFAULT_STRATEGY_OPTIONS.summarize.maxRoomShare;
-    expect(share).toBeLessThan(0.5);
+    expect(share).toBeLessThan(1);
     expect(summary).toBeLessThanOrEqual(Math.ceil(room * share));
     // The end of the conversation as it was holds a good part of the rest (the newest archived step may stand beside the
     // summary with its results cut short).
-    expect(verbatim).toBeGreaterThan(room * 0.4);
+    expect(verbatim).toBeGreaterThan(room * (1 - share) * 0.6);
   });
 
   it('when the room holds little more than the newest tenth of the conversation, the summary gives way to it', async () => {
     const { summary, verbatim, room } = await requestsCompacted(0.1);
     const { minRoomShare, maxRoomShare } = DEFAULT_STRATEGY_OPTIONS.summarize;
-    // Planned at its least share of the room, not at the most it may take when the room is larger.
-    expect(summary).toBeLessThanOrEqual(Math.ceil(room * minRoomShare));
-    expect(summary).toBeLessThan(room * maxRoomShare * 0.5);
-    expect(verbatim).toBeGreaterThan(room * 0.7);
+    // Planned at its least share of the room (it may take what whole units left unused beside it), not at the most it
+    // may take when the room is larger.
+    expect(summary).toBeLessThanOrEqual(Math.ceil(room * minRoomShare * 1.25));
+    expect(summary).toBeLessThan(room * maxRoomShare * 0.75);
+    expect(verbatim).toBeGreaterThan(room * (1 - minRoomShare) * 0.75);
   });
 
   it('a turn whose rest costs more than a tenth of the room is cut inside, its newest steps kept', async () => {
@@ -309,11 +314,13 @@ describe('the tail is the end of the conversation', () => {
       if (ended) t.step({ text: 'The docs agree with the code.' });
       return build(t);
     };
+    // What stays when nothing gives way (shrinkProtected off: the thinking step may otherwise give way last).
     const protectedWhat = async (session: Session) => {
       const r = await compact(session, {
         target: Math.floor((await sizeOf(session)) * 0.3),
         prefixTokens: 0,
         now: NOW,
+        shrinkProtected: false,
       });
       return r.protectedParts.map((p) => p.what);
     };
@@ -719,7 +726,8 @@ describe('cheap steps keep the evidence', () => {
     const view = await clearedAfter({
       name: 'bash',
       args: { command: 'npm test' },
-      result: `${body(30, 'log')}\nError: expected 3 to be 4\n    at retry.test.ts:12\nProcess exited with code 1`,
+      // pi's bash writes the exit code after the output.
+      result: `${body(30, 'log')}\nError: expected 3 to be 4\n    at retry.test.ts:12\n\nCommand exited with code 1`,
       isError: true,
     });
     const cleared = view.find(
@@ -749,14 +757,26 @@ describe('cheap steps keep the evidence', () => {
     expect(text).not.toContain('Chunk ID');
   });
 
-  it('a cleared result that did not fail keeps its lines that read as errors without being said to have failed', async () => {
-    const doc = `# Design\n${body(30, 'doc')}\n| **Fail-closed security** | nothing runs without the sentinel file |`;
-    const view = await clearedAfter({ name: 'read', args: { path: 'docs/design.md' }, result: doc });
-    const cleared = view.find((v) => v.edit === 'cleared' && JSON.stringify(v.message).includes('Fail-closed'))!;
+  it('a cleared result that did not fail keeps the error-shaped lines it printed without being said to have failed', async () => {
+    const printed = 'src/a.ts:3:1: error Unexpected any';
+    const view = await clearedAfter({
+      name: 'bash',
+      args: { command: 'npm run lint' },
+      result: `${body(30, 'lint')}\n${printed}`,
+    });
+    const cleared = view.find((v) => v.edit === 'cleared' && JSON.stringify(v.message).includes('Unexpected any'))!;
     const text = JSON.stringify(cleared.message);
-    expect(text).toContain('| **Fail-closed security** | nothing runs without the sentinel file |');
-    expect(text).toContain('It has lines that read as errors (it did not fail)');
-    expect(text).not.toMatch(/reported errors|ended with|first error lines/);
+    expect(text).toContain(printed);
+    expect(text).toContain('It printed lines that read as errors (its record says it did not fail)');
+    expect(text).not.toMatch(/ended with|first error lines/);
+  });
+
+  it('a cleared file read is not said to report errors for the words in it', async () => {
+    const doc = `# Design\n${body(30, 'doc')}\n| **Fail-closed security** | errors stop the run; exit 1 |`;
+    const view = await clearedAfter({ name: 'read', args: { path: 'docs/design.md' }, result: doc });
+    const cleared = view.find((v) => v.edit === 'cleared' && JSON.stringify(v.message).includes('docs/design.md'));
+    const text = JSON.stringify(cleared?.message ?? view);
+    expect(text).not.toMatch(/read as errors|ended with|first error lines/);
   });
 
   it('stubs a large old tool input to its path, size and a reference that reads it back', async () => {
@@ -875,14 +895,21 @@ describe('summaries as hand-offs', () => {
     t.user(long);
     t.step({
       text: 'I will run the tests.',
-      calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'Error: boom\nexit code 1', isError: true }],
+      calls: [
+        {
+          name: 'bash',
+          args: { command: 'npm test' },
+          result: 'Error: boom\n\nCommand exited with code 1',
+          isError: true,
+        },
+      ],
     });
     t.user('[Request interrupted by user]');
     t.step({
       text: 'The fix is to await the timer.',
       calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', old_string: 'a', new_string: 'b' }, result: 'ok' }],
     });
-    t.step({ calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'all passed, exit code 0' }] });
+    t.step({ calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'all passed' }] });
     for (let i = 0; i < 8; i++)
       t.step({
         text: `Next, I will check part ${i}.`,
@@ -905,8 +932,7 @@ describe('summaries as hand-offs', () => {
     for (const h of [
       '### Primary request',
       '### User messages (verbatim)',
-      '### Current state',
-      '### Errors and how they were handled',
+      '### Where the work stands',
       '### Files modified',
       '### Commands run',
     ])
@@ -916,9 +942,16 @@ describe('summaries as hand-offs', () => {
     const said = /### User messages \(verbatim\)\n([\s\S]*?)\n\n###/.exec(text)?.[1];
     expect(said).toContain('Constraint: never retry');
     expect(said).not.toContain('Request interrupted');
-    expect(text).toMatch(/### Harness messages [^\n]*\n- \[Request interrupted by user\]\n/);
-    expect(text).toMatch(/Error: boom\n\s*→ fixed by edit src\/net\/retry\.ts \(ok\); then `npm test` \(exit 0\)/);
-    expect(text).toContain('src/net/retry.ts — edit');
+    expect(text).toMatch(/### Harness messages\n- \[Request interrupted by user\](\n|$)/);
+    // The newest archived request is not the next step: a newer one stays in view.
+    expect(text).not.toContain('Next step: go on with the latest request');
+    // The failure is resolved by the same command succeeding after the edit — said as such, with no exit status the
+    // records do not give.
+    expect(text).toMatch(
+      /`npm test` \(exit 1\): Error: boom → the same command succeeded later, after edits to src\/net\/retry\.ts/,
+    );
+    expect(text).toContain('src/net/retry.ts — edited');
+    expect(text).not.toContain('exit 0');
   });
 
   it("keeps an agent's own earlier summary whole instead of archiving it away", async () => {

@@ -6,6 +6,7 @@ import type { Summarizer } from '../summarizers/summarizer.js';
 import type { ViewItem } from '../../model/view.js';
 import { componentOf } from '../../budget/components.js';
 import { isRequest } from '../turns.js';
+import { failureLines, printedErrors, recordedExit } from '../records.js';
 
 export type StrategyName =
   | 'clear-tool-results'
@@ -98,6 +99,10 @@ export interface StrategyContext {
   room?: number;
   /** The counted tokens the summary may take, the people's words it carries included (default: room × maxRoomShare). */
   summaryRoom?: number;
+  /** Another agent's summary may be archived (quoted in abridge's): only when nothing else reaches the target. */
+  archiveAgentSummaries?: boolean;
+  /** What the person asked the summary to keep or focus on. */
+  instructions?: string;
 }
 
 /** One way of making the view smaller. Returns a new view; never changes messages in place. */
@@ -156,45 +161,24 @@ export function withResults(m: Message, replace: (p: ToolResultPart) => ToolResu
 /** A line that reads as an error: what placeholders and summaries keep of a result as evidence. */
 export const ERROR_LINE =
   /\b(errors?|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|no such file|segmentation fault|cannot|can't|unable to|undefined is not|FAIL|ERR!?)\b/i;
-const EXIT = /(?:exit(?:ed)?(?: with)?(?: status| code)?[: ]+|Process exited with code |returncode[=: ]+)(-?\d+)/i;
-
 /**
- * The first line a command printed, past the header a harness puts before it: Codex's exec results open with `Chunk
- * ID: …`, `Wall time: …`, `Process exited with code 1`, `Output:` — the chunk id says nothing of what went wrong. With
- * no output after that header, its exit line; with no header, the first line.
- */
-export function firstOutputLine(text: string): string | undefined {
-  const lines = text.slice(0, 8000).split('\n');
-  const output = lines.findIndex((l) => /^\s*Output:\s*$/.test(l));
-  const header = output !== -1 && output < 10 && lines.slice(0, output).every((l) => l.length <= 120);
-  const printed = (header ? lines.slice(output + 1) : lines).find((l) => l.trim());
-  return (printed ?? (header ? lines.find((l) => EXIT.test(l)) : undefined) ?? lines.find((l) => l.trim()))?.trim();
-}
-
-/**
- * What a placeholder must keep of a failed or error-reporting result, as its sentence: the exit status and the first
- * error lines (verbatim, at most `maxLines` of at most 300 characters) — `It ended with exit 1; first error lines: …`.
- * A result that did not fail (no error flag, no non-zero exit) but has lines that read as errors — a document about
- * failures, a log it printed — keeps those lines without being said to have failed. Empty for a result with neither.
+ * What a placeholder must keep of a failed result, as its sentence: how it ended (the exit code its harness recorded,
+ * else `failed`) and its first error lines (verbatim, at most `maxLines`) — `It ended with exit 1; first error lines:
+ * …`. A result whose record says it did not fail but that printed error-shaped lines (a test run reporting failures)
+ * keeps those lines without being said to have failed. Empty for a result with neither. Only the record's flag and
+ * its harness's header decide that a call failed — never words inside its output.
  */
 export function errorEvidence(p: ToolResultPart, maxLines = 3): string {
   const text = resultText(p);
-  const head = text.slice(0, 50_000);
-  const exit = EXIT.exec(head);
-  const failed = p.isError || (exit !== null && exit[1] !== '0');
-  if (!failed && !ERROR_LINE.test(head)) return '';
-  const lines: string[] = [];
-  for (const line of head.split('\n')) {
-    const l = line.trim();
-    if (l.length < 4 || !ERROR_LINE.test(l)) continue;
-    lines.push(l.length > 300 ? `${l.slice(0, 300)}…` : l);
-    if (lines.length >= maxLines) break;
+  const exit = recordedExit(p);
+  const failed = p.isError || (exit !== undefined && exit !== 0);
+  if (!failed) {
+    const lines = printedErrors(text, maxLines);
+    return lines.length
+      ? `It printed lines that read as errors (its record says it did not fail):\n${lines.join('\n')}`
+      : '';
   }
-  if (lines.length === 0 && failed) {
-    const first = firstOutputLine(head);
-    if (first) lines.push(first.slice(0, 300));
-  }
-  if (!failed) return lines.length ? `It has lines that read as errors (it did not fail):\n${lines.join('\n')}` : '';
-  const status = exit ? `exit ${exit[1]}` : 'failed';
+  const lines = failureLines(text, maxLines);
+  const status = exit !== undefined ? `exit ${exit}` : 'failed';
   return `It ended with ${status}${lines.length ? `; first error lines:\n${lines.join('\n')}` : ''}`;
 }

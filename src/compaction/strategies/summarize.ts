@@ -1,5 +1,5 @@
 import type { CompactionMarker, Message } from '../../model/types.js';
-import { isSummary, unitsOf, type Unit } from '../turns.js';
+import { isRequest, isSummary, unitsOf, type Unit } from '../turns.js';
 import { isSummaryItem, type SummaryItem, type ViewItem } from '../../model/view.js';
 import type { SummaryRequest } from '../summarizers/summarizer.js';
 import { offloadResults } from './offload.js';
@@ -20,7 +20,7 @@ export function archivable(view: readonly ViewItem[], u: Unit, ctx: StrategyCont
   for (let i = u.start; i < u.end; i++) {
     const item = view[i]!;
     // Another agent's summary is the only record of what it replaced: it stays as it is (protected, counted as such).
-    if (agentSummary(item.message)) return false;
+    if (agentSummary(item.message) && !ctx.archiveAgentSummaries) return false;
     if (item.entry === undefined ? !isSummaryItem(item) : !changeable(item, ctx)) return false;
   }
   return true;
@@ -129,7 +129,17 @@ export const summarizeSpan: Strategy = {
     const summarizeFirst = async (n: number, maxTokens: number) => {
       const positions = [...order.slice(0, n)].sort((a, b) => a - b);
       const items = positions.flatMap((k) => view.slice(units[k]!.start, units[k]!.end));
-      const text = await ctx.summarizer.summarize(summaryInput(items, ctx, Math.max(1, maxTokens - overhead)));
+      // Whether a person's request newer than every archived one stays in view (then the newest archived request is
+      // not what the next step answers).
+      const taken = new Set(positions);
+      const lastTaken = positions[positions.length - 1] ?? -1;
+      const laterRequestKept = units.some(
+        (u, k) => k > lastTaken && !taken.has(k) && u.kind === 'user' && isRequest(view[u.start]!.message),
+      );
+      const text = await ctx.summarizer.summarize({
+        ...summaryInput(items, ctx, Math.max(1, maxTokens - overhead)),
+        laterRequestKept,
+      });
       if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
       return { n, text, tokens: ctx.counter.message(summaryMessage(text)) };
     };
@@ -263,10 +273,11 @@ export function summaryInput(span: readonly ViewItem[], ctx: StrategyContext, ma
   const messages: Message[] = [];
   const entries: (number | undefined)[] = [];
   const previous: string[] = [];
+  const others: string[] = [];
   for (const it of span) {
     if (isSummary(it.message)) {
       const t = summaryText(it.message).trim();
-      if (t) previous.push(t);
+      if (t) (agentSummary(it.message) ? others : previous).push(t);
       continue;
     }
     messages.push((it.entry !== undefined ? ctx.originals?.get(it.entry) : undefined) ?? it.message);
@@ -277,7 +288,9 @@ export function summaryInput(span: readonly ViewItem[], ctx: StrategyContext, ma
     entries,
     ...(ctx.report ? { report: ctx.report } : {}),
     ...(previous.length > 0 ? { previousSummary: previous.join('\n\n') } : {}),
+    ...(others.length > 0 ? { otherSummaries: others } : {}),
     ...(ctx.task ? { task: ctx.task } : {}),
+    ...(ctx.instructions ? { instructions: ctx.instructions } : {}),
     maxTokens,
     counter: ctx.counter,
     // Within its budget even if that costs detail: a summary over it would archive recent work to make room for itself.

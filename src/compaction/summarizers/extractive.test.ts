@@ -1,553 +1,483 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSession } from '../../formats/read.js';
-import { activeView } from '../../model/view.js';
-import { PiTranscript } from '../../../test/support/random-session.js';
+import type { Message, Part } from '../../model/types.js';
 import { TokenCounter } from '../../tokens/counter.js';
 import { ExtractiveSummarizer, parseSummary } from './extractive.js';
-import type { Message } from '../../model/types.js';
 
 const counter = new TokenCounter();
+const summarizer = new ExtractiveSummarizer();
 
-/** The extractive summary of a transcript, with room for every section. */
-function summaryOf(t: PiTranscript): string {
-  const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-  return new ExtractiveSummarizer().summarizeSync({ messages: view, maxTokens: 4000, counter });
+/** A tiny transcript builder: calls get ids, results follow in a tool message. */
+class Span {
+  readonly messages: Message[] = [];
+  private n = 0;
+  user(text: string): this {
+    this.messages.push({ role: 'user', parts: [{ type: 'text', text }] });
+    return this;
+  }
+  harness(text: string): this {
+    this.messages.push({ role: 'user', parts: [{ type: 'text', text }] });
+    return this;
+  }
+  say(text: string): this {
+    this.messages.push({ role: 'assistant', parts: [{ type: 'text', text }] });
+    return this;
+  }
+  step(text: string | undefined, calls: { name: string; args: unknown; result?: string; isError?: boolean }[]): this {
+    const parts: Part[] = text ? [{ type: 'text', text }] : [];
+    const results: Part[] = [];
+    for (const c of calls) {
+      const id = `c${this.n++}`;
+      parts.push({ type: 'tool-call', id, name: c.name, arguments: c.args });
+      if (c.result !== undefined)
+        results.push({
+          type: 'tool-result',
+          callId: id,
+          toolName: c.name,
+          isError: c.isError ?? false,
+          content: [{ type: 'text', text: c.result }],
+        });
+    }
+    this.messages.push({ role: 'assistant', parts });
+    if (results.length) this.messages.push({ role: 'tool', parts: results });
+    return this;
+  }
 }
 
-/** One section of a summary (`### name` up to the next section). */
+function summary(
+  span: Span,
+  maxTokens = 4000,
+  more: Partial<Parameters<ExtractiveSummarizer['summarizeSync']>[0]> = {},
+) {
+  return summarizer.summarizeSync({ messages: span.messages, maxTokens, counter, ...more });
+}
+
+/** One section of a summary (`### name…` up to the next section). */
 function section(text: string, name: string): string {
   const at = text.indexOf(`### ${name}`);
   return at === -1 ? '' : text.slice(at).split('\n### ')[0]!;
 }
-const WORDS = ['Use exponential backoff, capped at 30 s.', 'Keep the public API of src/net/index.ts.'];
 
-/** Two requests from a person, a failing test run, a fix, a passing run. */
-function messages() {
-  const t = new PiTranscript();
-  t.user('Port the retry logic in src/net/retry.ts to exponential backoff.');
-  t.user(WORDS[0]!);
-  t.step({
-    text: 'Running the tests.',
-    calls: [
+/** A session of work: a plan, a failing test, a fix, the test passing, a file read, facts said along the way. */
+function work(): Span {
+  return new Span()
+    .user(
+      'Port the retry logic in src/net/retry.ts to exponential backoff, capped at 30 s. Keep the API of src/net/index.ts.',
+    )
+    .step('Planning.', [
       {
-        name: 'bash',
-        args: { command: 'npm test' },
-        result: 'FAIL src/net/retry.test.ts\nError: expected 800 to be 400',
+        name: 'TodoWrite',
+        args: {
+          todos: [
+            { content: 'Read the retry code', status: 'completed' },
+            { content: 'Switch to exponential backoff', status: 'in_progress' },
+            { content: 'Document the cap in README.md', status: 'pending' },
+          ],
+        },
+        result: 'Todos have been modified successfully',
+      },
+    ])
+    .step(undefined, [
+      {
+        name: 'Read',
+        args: { file_path: 'src/net/retry.ts' },
+        result:
+          '1→export function retryDelay(attempt: number): number {\n2→  return 100 * attempt;\n3→}\n4→// exit 1 means the caller gave up\n5→export class RetryPolicy {}',
+      },
+    ])
+    .step('The root cause is the linear delay in retryDelay: it grows by 100 ms per attempt instead of doubling.', [
+      {
+        name: 'Edit',
+        args: {
+          file_path: 'src/net/retry.ts',
+          old_string: '  return 100 * attempt;',
+          new_string: '  return Math.min(30_000, 100 * 2 ** attempt);',
+        },
+        result: 'The file src/net/retry.ts has been updated.',
+      },
+    ])
+    .step(undefined, [
+      {
+        name: 'Bash',
+        args: { command: 'npm test -- retry' },
+        result: 'Exit code 1\nFAIL src/net/retry.test.ts\nError: expected 800 to be 400',
         isError: true,
       },
-    ],
-  });
-  t.user(WORDS[1]!);
-  t.step({
-    text: 'Fixed the doubling.',
-    calls: [{ name: 'edit', args: { path: 'src/net/retry.ts', oldText: 'a', newText: 'b' }, result: 'ok' }],
-  });
-  t.step({ text: 'Passing now.', calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'ok' }] });
-  return activeView(parseSession(t.jsonl())).map((v) => v.message);
+    ])
+    .step(undefined, [
+      {
+        name: 'Edit',
+        args: { file_path: 'src/net/retry.test.ts', old_string: 'toBe(400)', new_string: 'toBe(800)' },
+        result: 'ok',
+      },
+    ])
+    .step('Tests pass now; the dev server runs on localhost:5173 with RETRY_MAX=5.', [
+      { name: 'Bash', args: { command: 'npm test -- retry' }, result: 'Tests: 12 passed, 12 total' },
+    ]);
 }
 
-describe('the shortest form (no room for sections)', () => {
-  const summarizer = new ExtractiveSummarizer();
+describe('a hand-off of the work', () => {
+  const text = summary(work());
 
-  it('carries the people’s words, the commands and the error lines as far as they fit', () => {
-    const text = summarizer.summarizeSync({ messages: messages(), maxTokens: 120, counter, strict: true });
-    expect(text).not.toContain('### ');
-    expect(counter.text(text)).toBeLessThanOrEqual(120);
-    for (const w of WORDS) expect(text).toContain(w);
-    expect(text).toContain('`npm test` → ');
-    expect(text).toContain('Error line: Error: expected 800 to be 400');
+  it('quotes the request, and says where the work stands with the next step from the plan, not narration', () => {
+    expect(text).toContain('Port the retry logic in src/net/retry.ts to exponential backoff, capped at 30 s.');
+    const state = section(text, 'Where the work stands');
+    expect(state).toContain('Next step: continue "Switch to exponential backoff" (in progress in the plan)');
   });
 
-  it('lists the files an agent only named in its words (Aider, a chat) after those it changed or read', () => {
-    const said: Message[] = [
-      { role: 'user', parts: [{ type: 'text', text: 'Why is the export missing?' }] },
-      {
-        role: 'assistant',
-        parts: [
-          { type: 'text', text: 'It is in src/schemas/index.ts, re-exported by src/index.ts; see docs/exports.md.' },
-        ],
-      },
-    ];
-    const text = summarizer.summarizeSync({ messages: said, maxTokens: 80, counter, strict: true });
-    expect(text).not.toContain('### ');
-    expect(text).toContain('Files: src/schemas/index.ts, src/index.ts, docs/exports.md');
+  it("lists the agent's plan with what is done, under way and pending", () => {
+    const plan = section(text, 'Plan');
+    expect(plan).toContain('- [x] Read the retry code');
+    expect(plan).toContain('- [~] Switch to exponential backoff');
+    expect(plan).toContain('- [ ] Document the cap in README.md');
   });
 
-  it('is read back whole when folded into the next summary, not dropped with its missing sections', () => {
-    const short = summarizer.summarizeSync({ messages: messages(), maxTokens: 120, counter, strict: true });
-    const parsed = parseSummary(short)!;
-    expect(parsed.evidence.instructions).toEqual(expect.arrayContaining(WORDS));
-    expect(parsed.evidence.commands.map((c) => c.command)).toContain('npm test');
-    expect(parsed.evidence.errors).toContain('Error: expected 800 to be 400');
-    // The next compaction, with room again: what the short summary carried is still there.
-    const next = summarizer.summarizeSync({ messages: [], previousSummary: short, maxTokens: 4000, counter });
-    for (const w of WORDS) expect(next).toContain(w);
-    expect(next).toContain('Error: expected 800 to be 400');
-    expect(next).toContain('`npm test`');
+  it('says what changed in each file modified: the lines taken out and put in', () => {
+    const files = section(text, 'Files modified');
+    expect(files).toContain('src/net/retry.ts — edited');
+    expect(files).toContain('- return 100 * attempt;');
+    expect(files).toContain('+ return Math.min(30_000, 100 * 2 ** attempt);');
+    expect(files).toContain('src/net/retry.test.ts — edited');
+    expect(files).toContain('+ toBe(800)');
   });
 
-  it('gives up the tail of a long list, not the whole list: files and commands each as far as they fit', () => {
-    const t = new PiTranscript();
-    t.user('Tidy the packages.');
-    for (let i = 0; i < 30; i++)
-      t.step({
-        text: `Package ${i}.`,
-        calls: [
-          {
-            name: 'bash',
-            args: { command: `npm --prefix packages/component-number-${i}/long/nested/folder run lint:fix` },
-            result: 'ok',
-          },
-          { name: 'read', args: { path: `packages/component-number-${i}/long/nested/folder/index.ts` }, result: 'x' },
-        ],
-      });
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = summarizer.summarizeSync({ messages: view, maxTokens: 220, counter, strict: true });
-    expect(text).not.toContain('### ');
-    expect(counter.text(text)).toBeLessThanOrEqual(220);
-    // Neither list fits whole in 220 tokens; before, each went whole or not at all, and both went.
-    const parsed = parseSummary(text)!;
-    const files = parsed.evidence.filesRead;
-    const commands = parsed.evidence.commands.map((c) => c.command);
-    expect(files.length).toBeGreaterThan(1);
-    expect(files.length).toBeLessThan(30);
-    expect(commands.length).toBeGreaterThan(1);
-    expect(commands.length).toBeLessThan(30);
-    // The most recent commands are the ones kept, written in the order they ran.
-    expect(commands.at(-1)).toContain('component-number-29/');
-    expect(commands).toEqual(
-      [...commands].sort((a, b) => Number(/(\d+)\//.exec(a)![1]) - Number(/(\d+)\//.exec(b)![1])),
+  it('says a failure was resolved only by the same command succeeding later, with the edits in between', () => {
+    const errors = `${section(text, 'Errors')}\n${section(text, 'Where the work stands')}`;
+    expect(errors).toContain(
+      '`npm test -- retry` (exit 1): FAIL src/net/retry.test.ts … Error: expected 800 to be 400',
     );
+    expect(errors).toContain('the same command succeeded later, after edits to src/net/retry.test.ts');
+  });
+
+  it('quotes a command with the status its harness recorded and what it printed last', () => {
+    const commands = section(text, 'Commands run');
+    expect(commands).toContain('`npm test -- retry` ×2 — printed: Tests: 12 passed, 12 total');
+  });
+
+  it('says what a file read defines, and never calls it failed for the words in it', () => {
+    const read = section(text, 'Files read');
+    expect(read).toBe('');
+    // Read then edited: it is a modified file, listed once.
+    expect(text.match(/src\/net\/retry\.ts —/g)).toHaveLength(1);
+    expect(text).not.toMatch(/retry\.ts.*exit 1/);
+  });
+
+  it("keeps the agent's findings and the key facts with the line they were said in", () => {
+    expect(section(text, "The agent's findings")).toContain('The root cause is the linear delay in retryDelay');
+    const facts = section(text, 'Key facts');
+    expect(facts).toContain(
+      '`localhost:5173` — Tests pass now; the dev server runs on localhost:5173 with RETRY_MAX=5.',
+    );
+    expect(facts).toContain('`RETRY_MAX=5`');
+  });
+
+  it('fits its budget', () => {
+    expect(counter.text(text)).toBeLessThanOrEqual(4000);
   });
 });
 
-describe('a budget the sections cannot hold whole', () => {
-  it('takes the compact form when it keeps more of the evidence than sections that gave up whole lists', () => {
-    const t = new PiTranscript();
-    // Long requests (their opening is what both forms quote) and many small files: the sections give up the file
-    // list before the people's words, the compact form lists a file in a few tokens.
-    for (let r = 0; r < 4; r++) {
-      t.user(`Request ${r}: ${'please keep the schemas strict and the exports tidy; '.repeat(30)}`);
-      for (let i = 0; i < 12; i++)
-        t.step({
-          text: `Reading ${r}.${i}.`,
-          calls: [{ name: 'read', args: { path: `src/s${r}/f${i}.ts` }, result: 'x' }],
-        });
-    }
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const summarizer = new ExtractiveSummarizer();
-    const files = (text: string) => new Set(text.match(/src\/s\d\/f\d+\.ts/g)).size;
-    const roomy = summarizer.summarizeSync({ messages: view, maxTokens: 4000, counter, strict: true });
-    expect(roomy).toContain('### Files read');
-    expect(files(roomy)).toBe(48);
-    const tight = summarizer.summarizeSync({ messages: view, maxTokens: 500, counter, strict: true });
-    expect(counter.text(tight)).toBeLessThanOrEqual(500);
-    expect(tight).not.toContain('### ');
-    expect(files(tight)).toBeGreaterThan(30);
-    for (let r = 0; r < 4; r++) expect(tight).toContain(`Request ${r}: please keep`);
-    // Read back into evidence when folded into the next summary.
-    expect(parseSummary(tight)!.evidence.filesRead.length).toBe(files(tight));
-  });
-});
-
-describe('lists that give way', () => {
-  it('give way together: a tight summary keeps some files, commands and error lines, not all of one and none of another', () => {
-    const t = new PiTranscript();
-    t.user('Make the integration suite pass.');
-    for (let i = 0; i < 16; i++) {
-      t.step({
-        text: `Checking part ${i}.`,
-        calls: [
-          {
-            name: 'read',
-            args: {
-              path: `/home/user/projects/spotter-worktrees/spotter-review/lib/spotter_web/part${i}/handler_${i}.ex`,
-            },
-            result: 'defmodule X do\nend',
-          },
-        ],
-      });
-      t.step({
-        calls: [
-          {
-            name: 'bash',
-            args: { command: `bd show p${i}` },
-            result: `Error: part${i} handler timed out after ${i * 100}ms while waiting for the session registry to answer the pane lookup for the review`,
-            isError: true,
-          },
-        ],
-      });
-    }
-    const view = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const summarizer = new ExtractiveSummarizer();
-    const count = (text: string, re: RegExp) => new Set(text.match(re)).size;
-    let tried = 0;
-    for (let budget = 200; budget <= 700; budget += 50) {
-      const text = summarizer.summarizeSync({ messages: view, maxTokens: budget, counter, strict: true });
-      expect(counter.text(text)).toBeLessThanOrEqual(budget);
-      const files = count(text, /part\d+\/handler_\d+\.ex/g);
-      const commands = count(text, /bd show p\d+/g);
-      const errors = count(text, /handler timed out after \d+ms/g);
-      if (files + commands + errors < 6) continue;
-      tried++;
-      // Before: every error line went first, then every file, while 10 or more commands stayed.
-      expect(
-        Math.min(files, commands, errors),
-        `at ${budget}: ${files} files, ${commands} commands, ${errors} errors`,
-      ).toBeGreaterThan(0);
-    }
-    expect(tried).toBeGreaterThan(3);
-  });
-});
-
-describe('decisions', () => {
-  it('are outcomes — what was chosen and why, or found to be the cause — not the narration of the next action', () => {
-    const t = new PiTranscript();
-    t.user('Keep the repository URL visible while browsing the report.');
-    t.step({
-      text: 'Let me check if the Tabs bar is sticky: I will look at Tabs.tsx.',
-      calls: [{ name: 'read', args: { path: 'src/components/Tabs.tsx' }, result: 'export function Tabs() {}' }],
-    });
-    t.step({
-      text: "Now let me implement the changes. I'll put the URL in a strip below the header instead of inside it. The root cause is the Summary tab scrolling away.",
-      calls: [{ name: 'edit', args: { path: 'src/App.tsx', oldText: 'a', newText: 'b' }, result: 'ok' }],
-    });
-    t.step({ text: "I'll use a sticky strip because the header is already sticky. Let me run the tests." });
-    const text = summaryOf(t);
-    const decisions = section(text, 'Decisions');
-    expect(decisions).toContain('strip below the header instead of inside it');
-    expect(decisions).toContain('The root cause is the Summary tab scrolling away');
-    expect(decisions).toContain('because the header is already sticky');
-    expect(decisions).not.toContain('Let me check if the Tabs bar is sticky');
-    expect(decisions).not.toContain('Now let me implement the changes');
-    expect(decisions).not.toContain('Let me run the tests');
-  });
-});
-
-describe('files a command names', () => {
-  it('are the arguments that name a file, not a pattern or an option with a slash in it', () => {
-    const t = new PiTranscript();
-    t.user('Find where the header colour is set.');
-    t.step({
-      calls: [
-        {
-          name: 'bash',
-          args: { command: 'grep -rn "bg-slate-800/95" frontend/src/App.tsx ./lib/theme' },
-          result: '12: x',
-        },
-        { name: 'bash', args: { command: 'sed -n 1,40p src/components/Tabs.tsx' }, result: 'tabs' },
-      ],
-    });
-    const text = summaryOf(t);
-    const files = section(text, 'Files read');
-    for (const f of ['frontend/src/App.tsx', './lib/theme', 'src/components/Tabs.tsx']) expect(files).toContain(f);
-    expect(files).not.toContain('bg-slate-800/95');
+describe('only what the records say', () => {
+  it('a result the tool did not flag is never said to have failed; its error-shaped lines are quoted as printed', () => {
+    const text = summary(
+      new Span().user('Run the checks.').step(undefined, [
+        { name: 'bash', args: { command: 'npm run lint' }, result: 'src/a.ts:3:1: error Unexpected any\n1 problem' },
+        { name: 'read', args: { path: 'docs/errors.md' }, result: '# Errors\nError: when the disk is full, exit 1.' },
+      ]),
+    );
+    const commands = section(text, 'Commands run');
+    expect(commands).toContain('`npm run lint` — printed: src/a.ts:3:1: error Unexpected any');
+    expect(commands).not.toMatch(/→ (failed|exit)/);
+    expect(section(text, 'Errors')).toBe('');
+    expect(text).not.toContain('when the disk is full');
   });
 
-  it('are found in Markdown bold, as models list them', () => {
-    const t = new PiTranscript();
-    t.user('Which files validate signals?');
-    t.step({
-      text: '1. **validators/SignalValidator.tsx**: a React component.\n2. **schemas/universal_signal_schema.ts**: the schema.',
-    });
-    const text = summaryOf(t);
-    const files = section(text, 'Files mentioned');
-    expect(files).toContain('validators/SignalValidator.tsx');
-    expect(files).toContain('schemas/universal_signal_schema.ts');
-  });
-
-  it("are named by each agent's own argument (Gemini CLI's read_file takes absolute_path, Continue's filepath): a file read whose text opens like an error did not fail", () => {
-    const t = new PiTranscript();
-    t.user('Read the config loaders.');
-    t.step({
-      calls: [
-        // A file whose own text opens like an error report: read, not failed.
-        {
-          name: 'read_file',
-          args: { absolute_path: '/work/app/src/config/messages.txt' },
-          result: 'Error: the configuration could not be loaded.\nWarning: falling back to defaults.',
-        },
-        { name: 'read_file', args: { filepath: 'src/config/schema.ts' }, result: 'export {}' },
-      ],
-    });
-    const text = summaryOf(t);
-    const files = section(text, 'Files read');
-    expect(files).toContain('/work/app/src/config/messages.txt');
-    expect(files).toContain('src/config/schema.ts');
-    expect(text).not.toContain('printed an error');
-  });
-});
-
-describe("SWE-agent's own file commands", () => {
-  it('an edit changes the file its answer names; one its linter refused changed nothing and is an error', () => {
-    const t = new PiTranscript();
-    t.user('Make the Pixel Representation attribute optional.');
-    t.step({
-      calls: [
-        {
-          name: 'bash',
-          args: { command: 'open pydicom/pixel_data_handlers/numpy_handler.py 293\n' },
-          result: '[File: /repo/pydicom/pixel_data_handlers/numpy_handler.py (372 lines total)]\n293:    missing = []',
-        },
-      ],
-    });
-    t.step({
-      calls: [
-        {
-          name: 'bash',
-          args: { command: "edit 287:295\n    required = ['Rows'\nend_of_edit\n" },
-          result:
-            'Your proposed edit has introduced new syntax error(s). Please understand the fixes and retry your edit commmand.\n\nERRORS:\n- E999 SyntaxError: unmatched bracket',
-        },
-      ],
-    });
-    t.step({
-      calls: [
-        {
-          name: 'bash',
-          args: { command: "edit 287:295\n    required = ['Rows']\nend_of_edit\n" },
-          result:
-            "[File: /repo/pydicom/pixel_data_handlers/numpy_handler.py (370 lines total)]\n287:    required = ['Rows']\nFile updated.",
-        },
-      ],
-    });
-    t.step({
-      calls: [
-        {
-          name: 'bash',
-          args: { command: 'create reproduce.py\n' },
-          result: '[File: /repo/reproduce.py (1 lines total)]',
-        },
-      ],
-    });
-    const text = summaryOf(t);
-    const modified = section(text, 'Files modified');
-    expect(modified).toContain('/repo/pydicom/pixel_data_handlers/numpy_handler.py — edit');
-    expect(modified).not.toContain('edit ×2');
-    expect(modified).toContain('reproduce.py');
-    const errors = section(text, 'Errors and how they were handled');
-    expect(errors).toContain('Your proposed edit has introduced new syntax error(s)');
-    expect(errors).toContain("→ then `edit 287:295 required = ['Rows'] end_of_edit` (ok)");
-  });
-});
-
-describe('errors without an error word', () => {
-  it("are quoted by what the command printed, not by its harness's header (Codex's exec)", () => {
-    const t = new PiTranscript();
-    t.user('Show the checkpoint status.');
-    t.step({
-      calls: [
+  it("quotes a Codex exec failure by what it printed past its harness's header, with the exit code the header gives", () => {
+    const text = summary(
+      new Span().user('Build it.').step(undefined, [
         {
           name: 'exec_command',
-          args: { cmd: 'entire status --detailed --json' },
+          args: { cmd: 'cargo build' },
           result:
-            'Chunk ID: 42eb7d\nWall time: 0.0000 seconds\nProcess exited with code 1\nOriginal token count: 27\nOutput:\nif any flags in the group [detailed json] are set none of the others can be\n',
+            'Chunk ID: 1a2b\nWall time: 0.4 seconds\nProcess exited with code 101\nOutput:\n   Compiling app v0.1.0\nerror[E0425]: cannot find value `x` in this scope',
+          isError: true,
         },
-      ],
-    });
-    const errors = section(summaryOf(t), 'Errors and how they were handled');
-    expect(errors).toContain('`entire status --detailed --json` (exit 1):');
-    expect(errors).toContain('if any flags in the group [detailed json] are set none of the others can be');
-    expect(errors).not.toContain('Chunk ID');
-  });
-});
-
-describe('what comes next', () => {
-  it('is said once: a sentence that reads as a pending task and as the next step is the next step', () => {
-    const t = new PiTranscript();
-    t.user('Migrate the users table.');
-    t.step({
-      text: 'Schema written. The next step is to run the migration against the staging database.',
-      calls: [{ name: 'bash', args: { command: 'npm run db:generate' }, result: 'ok' }],
-    });
-    const text = summaryOf(t);
-    // Before: listed under Pending tasks and again under Next step (and quoted in the agent's last words).
-    expect(text).not.toContain('### Pending tasks');
-    expect(text.slice(text.indexOf('### Next step'))).toContain('run the migration against the staging database');
-  });
-});
-
-describe("the harness's messages", () => {
-  const summarizer = new ExtractiveSummarizer();
-
-  it('are listed apart from the people’s words, and carried when the summary is folded into the next', () => {
-    const t = new PiTranscript();
-    t.user('Port the retry logic in src/net/retry.ts to exponential backoff.');
-    t.user('<command-name>/mcp</command-name>\n<command-message>mcp</command-message>');
-    t.user('<local-command-stdout>Reconnected to tidewave.</local-command-stdout>');
-    t.step({ text: 'Reading it.', calls: [{ name: 'read', args: { path: 'src/net/retry.ts' }, result: 'code' }] });
-    t.user('[Request interrupted by user]');
-    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = summarizer.summarizeSync({ messages: all, maxTokens: 4000, counter });
-    const events = [
-      '<command-name>/mcp</command-name> <command-message>mcp</command-message>',
-      '<local-command-stdout>Reconnected to tidewave.</local-command-stdout>',
-      '[Request interrupted by user]',
-    ];
-    const said = /### User messages \(verbatim\)\n([\s\S]*?)(\n\n###|$)/.exec(text)![1]!;
-    expect(said).toContain('Port the retry logic');
-    for (const e of events) expect(said).not.toContain(e);
-    const listed = /### Harness messages [^\n]*\n([\s\S]*?)(\n\n###|$)/.exec(text)![1]!;
-    expect(listed.split('\n')).toEqual(events.map((e) => `- ${e}`));
-    // Folded forward (no new messages): the list comes back whole.
-    const next = summarizer.summarizeSync({ messages: [], previousSummary: text, maxTokens: 4000, counter });
-    expect(parseSummary(next)!.evidence.events).toEqual(events);
-  });
-});
-
-describe('a long list of commands', () => {
-  it('keeps the opening of every command before it keeps the whole text of fewer', () => {
-    const t = new PiTranscript();
-    t.user('Retry the stuck jobs.');
-    const commands = Array.from(
-      { length: 60 },
-      (_, i) =>
-        `curl -s -X POST localhost:8080/v1/jobs/${1000 + i}/retry -H 'Content-Type: application/json' --data '{"force":true,"attempt":${i}}'`,
+      ]),
     );
-    for (const command of commands) t.step({ calls: [{ name: 'bash', args: { command }, result: 'ok' }] });
-    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    // Room for every command's opening (60 characters and `…`), not for every command whole (all 60 whole take 3,630);
-    // cut to 80 characters and `… [N more chars]` they held 40 in this room.
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 2500, counter });
-    expect(counter.text(text)).toBeLessThanOrEqual(2500);
-    for (const c of commands) expect(text).toContain(`\`${c.slice(0, 60)}…\``);
-    expect(text).not.toContain(commands[0]);
+    expect(text).toContain('`cargo build` (exit 101): error[E0425]: cannot find value `x` in this scope');
+    expect(text).not.toContain('Chunk ID');
   });
-});
 
-describe('a result the tool did not flag', () => {
-  it('is said to have printed an error when it opens with one, and listed among the failing', () => {
-    const t = new PiTranscript();
-    t.user('Load the notes and search for the release date.');
-    t.step({
-      calls: [
-        {
-          name: 'read',
-          args: { path: 'memory/2026-04-08.md' },
-          result: '{\n  "status": "error",\n  "error": "ENOENT: no such file or directory"\n}',
-        },
-      ],
-    });
-    t.step({ calls: [{ name: 'read', args: { path: 'docs/errors.md' }, result: 'Error handling: how we report.\n' }] });
-    t.step({ calls: [{ name: 'bash', args: { command: 'ls' }, result: 'a\nb' }] });
-    t.step({
-      calls: [
+  it('an error is unresolved when only an unrelated call succeeded after it', () => {
+    const text = summary(
+      new Span().user('Check the session.').step(undefined, [
+        { name: 'session_status', args: {}, result: 'session not found', isError: true },
+        { name: 'write', args: { path: 'essay.md', content: 'An essay.' }, result: 'written' },
+      ]),
+    );
+    expect(text).toContain('Unresolved, the latest failure: session_status (failed): session not found');
+    expect(text).not.toMatch(/resolved: session_status|fixed by/);
+  });
+
+  it('a search or a file print that found lines with "error" in them quotes none of them as errors', () => {
+    const text = summary(
+      new Span().user('Find the handlers.').step(undefined, [
         {
           name: 'bash',
-          args: { command: 'python search.py "release date"' },
-          result: "Error during web search: module 'duckduckgo_search' has no attribute 'ddg'",
+          args: { command: 'grep -rn error src/' },
+          result: 'src/a.ts:12:    throw new Error("boom")\nsrc/b.ts:3: // error handling',
         },
-      ],
-    });
-    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
-    const commands = /### Commands run[^\n]*\n([\s\S]*?)(\n\n###|$)/.exec(text)![1]!.split('\n');
-    expect(commands).toEqual(['- `python search.py "release date"` → printed an error', '- `ls` → ok']);
-    expect(text).toMatch(
-      /read memory\/2026-04-08\.md \(printed an error\):\n\s*"status": "error",\n\s*"error": "ENOENT/,
+        {
+          name: 'bash',
+          args: { command: 'sed -n 1,20p src/c.ts && cat src/missing.ts' },
+          result: 'error: message,\ncat: src/missing.ts: No such file or directory',
+          isError: true,
+        },
+      ]),
     );
-    // A file whose own text opens with the word is not an error.
-    expect(text).not.toMatch(/docs\/errors\.md \(printed an error\)/);
+    expect(text).not.toContain('throw new Error');
+    expect(text).toContain('cat: src/missing.ts: No such file or directory');
+    expect(text).not.toMatch(/: error: message/);
   });
-});
 
-describe('an editor tool that names its operation in `command`', () => {
-  it('reads with `view` and writes with the others, and none of them is a command run', () => {
-    const t = new PiTranscript();
-    t.user('Fix the parser bug.');
-    const editor = (args: Record<string, string>, result: string) => ({ name: 'str_replace_editor', args, result });
-    t.step({ calls: [editor({ command: 'view', path: '/repo/src/parse.py' }, 'def parse(x):\n    return x\n')] });
-    t.step({ calls: [editor({ command: 'view', path: '/repo/README.md' }, 'Error: handling is documented here.')] });
-    t.step({
-      calls: [
-        editor(
-          { command: 'str_replace', path: '/repo/src/parse.py', old_str: 'return x', new_str: 'return x or 0' },
-          'The file /repo/src/parse.py has been edited.',
-        ),
-      ],
-    });
-    t.step({ calls: [editor({ command: 'create', path: '/repo/tests/test_parse.py', file_text: 'x' }, 'created')] });
-    t.step({ calls: [{ name: 'execute_bash', args: { command: 'pytest -q' }, result: '1 passed' }] });
-    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
-    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
-    expect(section('Commands run')!.split('\n')).toEqual(['- `pytest -q` → ok']);
-    expect(section('Files modified')).toMatch(/\/repo\/src\/parse\.py/);
-    expect(section('Files modified')).toMatch(/\/repo\/tests\/test_parse\.py/);
-    // A file both read and changed is listed as changed; a file's own text is not an error the tool printed.
-    expect(section('Files read')!.split('\n')).toEqual(['- /repo/README.md']);
-    expect(text).not.toMatch(/printed an error/);
-    expect(text).not.toMatch(/`view`|`str_replace`|`create`/);
+  it('a grep that matched nothing (exit 1, no output) is no failure to fix', () => {
+    const text = summary(
+      new Span()
+        .user('Is console.log used?')
+        .step(undefined, [
+          { name: 'Bash', args: { command: 'grep -n console src/a.ts' }, result: 'Exit code 1', isError: true },
+        ]),
+    );
+    expect(section(text, 'Errors')).toBe('');
+    expect(text).not.toContain('Unresolved');
+    expect(section(text, 'Commands run')).toContain('`grep -n console src/a.ts` → exit 1');
   });
-});
 
-describe('files named by commands', () => {
-  it('a remote branch is no file, and a bare name is not listed beside the full path that ends in it', () => {
-    const t = new PiTranscript();
-    t.user('Why does the hook fail?');
-    t.step({ calls: [{ name: 'bash', args: { command: 'git diff origin/main --stat' }, result: ' 2 files changed' }] });
-    t.step({ calls: [{ name: 'bash', args: { command: 'cat /repo/.entire/settings.json' }, result: '{}' }] });
-    t.step({ calls: [{ name: 'bash', args: { command: 'grep -n hook settings.json notes.md' }, result: '' }] });
-    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
-    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
-    expect(section('Files read')!.split('\n')).toEqual(['- /repo/.entire/settings.json', '- notes.md']);
-    // The commands themselves still say what they ran on.
-    expect(text).toContain('`git diff origin/main --stat` → ok');
-  });
-});
-
-describe('files an agent edits by writing', () => {
-  it("Aider's SEARCH/REPLACE blocks and unified diffs in a reply are files modified; words with a slash are not files", () => {
-    const reply = (text: string): Message => ({ role: 'assistant', parts: [{ type: 'text', text }] });
-    const messages: Message[] = [
-      {
-        role: 'user',
-        parts: [{ type: 'text', text: 'Add the flag and/or a config key; see docs/usage.md and `.d.ts` files.' }],
-      },
-      reply(
-        'src/cli.py\n```python\n<<<<<<< SEARCH\nimport sys\n=======\nimport sys\nimport argparse\n>>>>>>> REPLACE\n```\n\n' +
-          '```\nsrc/config.py\n<<<<<<< SEARCH\n=======\nVERBOSE = False\n>>>>>>> REPLACE\n```',
-      ),
-      reply('--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-old\n+new'),
-      reply('*** Begin Patch\n*** Add File: src/new.py\n+x = 1\n*** End Patch'),
-      reply('One more in src/cli.py:\n\nsrc/cli.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n```'),
-    ];
-    const text = new ExtractiveSummarizer().summarizeSync({ messages, maxTokens: 4000, counter });
-    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
-    expect(section('Files modified')!.split('\n')).toEqual([
-      '- src/cli.py — edit ×2',
-      '- src/config.py — edit',
-      '- README.md — diff',
-      '- src/new.py — add',
-    ]);
-    expect(section('Files mentioned')!.split('\n')).toEqual(['- docs/usage.md']);
-  });
-});
-
-describe('error lines', () => {
-  it('are listed once: under the fix that quotes them, else among the other error lines', () => {
-    const t = new PiTranscript();
-    t.user('Make the tests pass.');
-    t.step({
-      calls: [
+  it('terminal control codes never reach the summary', () => {
+    const text = summary(
+      new Span().user('Test.').step(undefined, [
         {
           name: 'bash',
           args: { command: 'npm test' },
-          result: 'FAIL src/a.test.ts\nError: expected 800 to be 400',
+          result: '\u001b[31mFAIL\u001b[39m src/a.test.ts\r\n\u001b[2mError: nope\u001b[22m',
           isError: true,
         },
-      ],
+      ]),
+    );
+    expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(text).toContain('FAIL src/a.test.ts');
+  });
+
+  it("the harness's text is never the primary request nor a person's words; it is listed apart", () => {
+    const span = new Span()
+      .harness('<command-name>/compact</command-name>')
+      .harness('[Request interrupted by user]')
+      .user('Rename the module.')
+      .say('Renamed.');
+    const text = summary(span, 4000, { task: '/gsd:progress' });
+    expect(section(text, 'Primary request')).toBe('');
+    expect(section(text, 'User messages')).toContain('Rename the module.');
+    expect(section(text, 'User messages')).not.toContain('/compact');
+    expect(section(text, 'Harness messages')).toContain('[Request interrupted by user]');
+  });
+
+  it('a file is a path that names one: words with slashes and options are not', () => {
+    const text = summary(
+      new Span()
+        .user(
+          'Use --title/--description and mark it open/closed/blocked; the schema/Zod split stays. See **src/api/routes.ts** and README.md.',
+        )
+        .say('I will update src/api/routes.ts and docs/api.md; the pass/fail rule is in .env.'),
+    );
+    const files = section(text, 'Files named in messages');
+    for (const f of ['src/api/routes.ts', 'README.md', 'docs/api.md', '.env']) expect(files).toContain(`- ${f}`);
+    for (const w of ['--title', 'open/closed', 'schema/Zod', 'pass/fail']) expect(files).not.toContain(w);
+  });
+});
+
+describe('plans the agent keeps', () => {
+  it("Codex's update_plan and Claude Code's TaskCreate/TaskUpdate", () => {
+    const codex = summary(
+      new Span().user('Remove the plugin.').step(undefined, [
+        {
+          name: 'update_plan',
+          args: {
+            plan: [
+              { step: 'Inspect references', status: 'completed' },
+              { step: 'Delete the package', status: 'pending' },
+            ],
+          },
+          result: 'Plan updated',
+        },
+      ]),
+    );
+    expect(section(codex, 'Plan')).toContain('- [ ] Delete the package');
+    expect(codex).toContain('Next step: "Delete the package" (the first pending item of the plan)');
+    const cc = summary(
+      new Span().user('Add --threshold.').step(undefined, [
+        {
+          name: 'TaskCreate',
+          args: { subject: 'Explore the CLI' },
+          result: 'Task #1 created successfully: Explore the CLI',
+        },
+        {
+          name: 'TaskCreate',
+          args: { subject: 'Write the design' },
+          result: 'Task #2 created successfully: Write the design',
+        },
+        { name: 'TaskUpdate', args: { taskId: '1', status: 'completed' }, result: 'Updated task #1 status' },
+        { name: 'TaskUpdate', args: { taskId: '2', status: 'in_progress' }, result: 'Updated task #2 status' },
+      ]),
+    );
+    expect(section(cc, 'Plan')).toContain('- [x] Explore the CLI');
+    expect(section(cc, 'Plan')).toContain('- [~] Write the design');
+  });
+});
+
+describe('agents that edit otherwise', () => {
+  it("SWE-agent's edit changes the file its answer names; one its linter refused changed nothing", () => {
+    const text = summary(
+      new Span().user('Fix the bug.').step(undefined, [
+        {
+          name: 'bash',
+          args: { command: 'open src/calc.py' },
+          result: '[File: /repo/src/calc.py (40 lines total)]\n1:def div(a, b)',
+        },
+        {
+          name: 'bash',
+          args: { command: 'edit 1:1\ndef div(a, b):\nend_of_edit' },
+          result: '[File: /repo/src/calc.py (40 lines total)]\n1:def div(a, b):',
+        },
+        {
+          name: 'bash',
+          args: { command: 'edit 2:2\n  return a /\nend_of_edit' },
+          result: 'Your proposed edit has introduced new syntax error(s).',
+        },
+      ]),
+    );
+    expect(section(text, 'Files modified')).toContain('/repo/src/calc.py — edited');
+    expect(section(text, 'Files modified')).toContain('+ def div(a, b):');
+    expect(section(text, 'Files modified')).not.toContain('return a /');
+  });
+
+  it("Aider's SEARCH/REPLACE blocks in a reply are edits, with their lines", () => {
+    const text = summary(
+      new Span()
+        .user('Export the DAGs.')
+        .say(
+          'dist/index.js\n```js\n<<<<<<< SEARCH\nexport const dagStubs = {};\n=======\nexport * from "./dags/index.js";\n>>>>>>> REPLACE\n```',
+        ),
+    );
+    expect(section(text, 'Files modified')).toContain('dist/index.js — edited');
+    expect(section(text, 'Files modified')).toContain('+ export * from "./dags/index.js";');
+  });
+});
+
+describe('a tight budget', () => {
+  const span = work();
+  for (let i = 0; i < 30; i++)
+    span.step(undefined, [
+      { name: 'Bash', args: { command: `npm --prefix packages/pkg-${i} run lint` }, result: 'ok' },
+      { name: 'Read', args: { file_path: `packages/pkg-${i}/index.ts` }, result: `export function f${i}() {}` },
+    ]);
+  span.user('Now also cap the jitter at 10%.');
+
+  it('keeps the newest request whole and a few lines of every kind, not all of one list', () => {
+    const text = summary(span, 500);
+    expect(counter.text(text)).toBeLessThanOrEqual(500);
+    expect(text).toContain('Now also cap the jitter at 10%.');
+    const commands = section(text, 'Commands run').split('\n- ').length - 1;
+    const files = section(text, 'Files read').split('\n- ').length - 1;
+    expect(commands).toBeGreaterThan(2);
+    expect(files).toBeGreaterThanOrEqual(2);
+    // What did not fit is counted, not silently gone.
+    expect(text).toMatch(/\(Not listed for room: \d+ commands, \d+ files read/);
+    // The newest request comes after the plan was last written: it is the next step.
+    expect(text).toContain('Next step: go on with the latest request ("Now also cap the jitter at 10%.")');
+    expect(commands).toBeLessThan(30);
+    // The newest are kept before the oldest.
+    expect(text).toContain('pkg-29');
+    expect(text).not.toContain('pkg-0/');
+  });
+
+  it('never exceeds its budget, down to a note of what was archived', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3000 }), (maxTokens) => {
+        const text = summarizer.summarizeSync({ messages: span.messages, maxTokens, counter, strict: true });
+        return (
+          counter.text(text) <= maxTokens ||
+          /^\[\d+ earlier messages archived; the full history is kept\.\]$/.test(text)
+        );
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('folded forward', () => {
+  it('a second summary carries the first: the people’s words, the files-modified ledger, the errors; a newer plan replaces the old', () => {
+    const first = summary(work());
+    const later = new Span()
+      .user('Now document it.')
+      .step(undefined, [
+        {
+          name: 'TodoWrite',
+          args: { todos: [{ content: 'Write the docs section', status: 'in_progress' }] },
+          result: 'ok',
+        },
+      ])
+      .step(undefined, [
+        {
+          name: 'Edit',
+          args: { file_path: 'README.md', old_string: '## Retry', new_string: '## Retry\nCapped at 30 s.' },
+          result: 'ok',
+        },
+      ]);
+    const second = summarizer.summarizeSync({
+      messages: later.messages,
+      previousSummary: first,
+      maxTokens: 4000,
+      counter,
     });
-    t.step({ calls: [{ name: 'edit', args: { path: 'src/a.ts', oldText: 'a', newText: 'b' }, result: 'ok' }] });
-    t.step({ calls: [{ name: 'bash', args: { command: 'npm test' }, result: 'ok' }] });
-    t.step({
-      calls: [{ name: 'read', args: { path: 'logs/x.log' }, result: 'boot\nError: disk quota exceeded on /var' }],
+    expect(second).toContain('Port the retry logic in src/net/retry.ts');
+    expect(second).toContain('Now document it.');
+    const files = section(second, 'Files modified');
+    expect(files).toContain('src/net/retry.ts — edited');
+    expect(files).toContain('README.md — edited');
+    expect(section(second, 'Plan')).toContain('- [~] Write the docs section');
+    expect(section(second, 'Plan')).not.toContain('Switch to exponential backoff');
+    expect(second).toMatch(/resolved: `npm test -- retry`/);
+    expect(parseSummary(second)!.archivedMessages).toBe(work().messages.length + later.messages.length);
+  });
+
+  it("quotes another agent's summary it archives, as far as the budget holds", () => {
+    const text = summarizer.summarizeSync({
+      messages: new Span().user('Go on.').messages,
+      otherSummaries: ['1. Primary Request: implement spotter-gqc\n2. Pending: gqc.7'],
+      maxTokens: 2000,
+      counter,
     });
-    const all = activeView(parseSession(t.jsonl())).map((v) => v.message);
-    const text = new ExtractiveSummarizer().summarizeSync({ messages: all, maxTokens: 4000, counter });
-    const section = (title: string) => new RegExp(`### ${title}[^\\n]*\\n([\\s\\S]*?)(\\n\\n###|$)`).exec(text)?.[1];
-    expect(section('Errors and how they were handled')).toContain('Error: expected 800 to be 400');
-    expect(section('Other error lines')!.split('\n')).toEqual(['- Error: disk quota exceeded on /var']);
+    expect(section(text, 'Earlier summary')).toContain('> 1. Primary Request: implement spotter-gqc');
+  });
+});
+
+describe('instructions for this summary', () => {
+  it('puts what matches them first: under pressure the matching items stay', () => {
+    const span = new Span().user('Tidy up.');
+    for (let i = 0; i < 5; i++)
+      span.step(undefined, [
+        { name: 'Read', args: { file_path: `src/mod-${i}.ts` }, result: `export const m${i} = ${i};` },
+      ]);
+    span.step(undefined, [
+      { name: 'Read', args: { file_path: 'src/billing/invoice.ts' }, result: 'export class Invoice {}' },
+    ]);
+    for (let i = 5; i < 60; i++)
+      span.step(undefined, [
+        { name: 'Read', args: { file_path: `src/mod-${i}.ts` }, result: `export const m${i} = ${i};` },
+      ]);
+    const plain = summary(span, 300);
+    const focused = summary(span, 300, { instructions: 'keep everything about billing and the invoice' });
+    expect(plain).not.toContain('src/billing/invoice.ts');
+    expect(focused).toContain('src/billing/invoice.ts');
+    expect(section(focused, 'Focus of this summary')).toContain('keep everything about billing and the invoice');
   });
 });

@@ -1,7 +1,9 @@
 import { argumentsText } from '../../model/parts.js';
 import type { FilePart, ImagePart, Message, ResultContentPart } from '../../model/types.js';
 import type { TokenCounter } from '../../tokens/counter.js';
-import { extractEvidence, type Evidence } from './extract.js';
+import { extractHandOff, type HandOff } from './handoff.js';
+import { oneLine } from '../records.js';
+import { itemsOf, pack } from './render.js';
 import { ExtractiveSummarizer } from './extractive.js';
 import type { SummaryRequest, Summarizer } from './summarizer.js';
 
@@ -45,6 +47,8 @@ export interface LlmSummarizerOptions {
 
 /** What the summarizer sends, and what it had to leave out to fit the summarizer model's window. */
 export interface PreparedSummaryRequest extends LlmCompletionRequest {
+  /** What an answer must mention to stand for the span (see `checkAnswer`). */
+  checklist: AnswerChecklist;
   /** Messages of the span left out (oldest first) because the span did not fit. */
   omittedMessages: number;
   /** Tool results, tool inputs or messages cut to their first and last lines to fit. */
@@ -57,13 +61,16 @@ export const LLM_SUMMARY_SECTIONS = [
   'Primary request',
   'User messages (verbatim)',
   'Current state',
-  'Errors and fixes',
+  'Plan',
   'Files and changes',
+  'Errors and fixes',
   'Commands (exit status)',
-  'Decisions',
-  'Pending tasks',
+  'Findings and key facts',
   'Next step',
 ] as const;
+
+/** The sections an answer cannot do without: what the task is, where the work stands, what comes next. */
+const REQUIRED_SECTIONS = ['Primary request', 'Current state', 'Next step'] as const;
 
 const SECTION_HINTS: Record<(typeof LLM_SUMMARY_SECTIONS)[number], string> = {
   'Primary request':
@@ -72,12 +79,15 @@ const SECTION_HINTS: Record<(typeof LLM_SUMMARY_SECTIONS)[number], string> = {
     'every message the person wrote, quoted word for word, in order; do not soften, merge or drop any',
   'Current state':
     'where the work stands at the end of these messages: what is done, what is half done, what was being looked at',
-  'Errors and fixes': 'each error, quoted, and how it was fixed (or that it was not)',
-  'Files and changes': 'files read, and files modified with what changed in each, with their full paths',
-  'Commands (exit status)': 'commands run with their exit status, failing ones first',
-  Decisions: 'what was decided, as outcomes, and why',
-  'Pending tasks': 'what is still to do, in order',
-  'Next step': 'the very next action, as the agent was about to take it',
+  Plan: 'the plan: each item done, in progress or pending, as the agent kept it',
+  'Files and changes':
+    'every file modified with what changed in it (the code, briefly), and the files read with what was learned from them; full paths',
+  'Errors and fixes':
+    'each error, quoted, and whether a later step resolved it (say "unresolved" when nothing did; never call an error fixed without a later success)',
+  'Commands (exit status)': 'commands run with the exit status the records give, failing ones first',
+  'Findings and key facts':
+    'what the agent found and answered; hosts, ports, URLs, environment variables, versions and ids that were fixed',
+  'Next step': "the very next action: the plan's item in progress or the latest request — not a narration",
 };
 
 const DEFAULT_SLACK = 1.25;
@@ -132,9 +142,11 @@ export class LlmSummarizer implements Summarizer {
         continue;
       }
       const text = cleanAnswer(typeof answer === 'string' ? answer : '');
-      const problem = invalidAnswer(text, req, req.counter);
-      if (problem) {
-        reason = `${this.client.model} ${problem}`;
+      const problems = checkAnswer(text, req, req.counter, prepared.checklist);
+      if (problems.length > 0) {
+        reason = `${this.client.model} ${problems.join('; ')}`;
+        // The next attempt is told what was wrong with this one.
+        prepared = { ...prepared, prompt: `${prepared.prompt.replace(RETRY_NOTE, '')}${retryNote(problems)}` };
         continue;
       }
       return fitAnswer(text, req.maxTokens, req.counter);
@@ -168,20 +180,32 @@ export class LlmSummarizer implements Summarizer {
     const messages = req.messages.filter((m) => !isSummaryMessage(m));
     let previous = req.previousSummary ?? (summaries.length > 0 ? summaries.map(summaryOf).join('\n\n') : undefined);
     if (previous !== undefined && !previous.trim()) previous = undefined;
-    const evidence = extractEvidence(messages);
-    if (req.task) evidence.instructions = evidence.instructions.filter((i) => i !== req.task);
+    // The checklist is the extractive hand-off of the same messages: files with their changes, errors and whether they
+    // were resolved, the plan, every person's message — the facts the answer must carry.
+    const evidence = extractHandOff(messages);
+    const items = itemsOf(evidence, {
+      ...(req.task ? { task: req.task } : {}),
+      ...(req.instructions ? { instructions: req.instructions } : {}),
+      ...(req.laterRequestKept ? { laterRequestKept: true } : {}),
+    });
+    const checklistAt = (tokens: number) => (tokens <= 0 ? '' : pack([], items, tokens, counter).trim());
     const system = systemPrompt(req.maxTokens, req.task !== undefined);
     let task = req.task;
 
-    const shape: PromptShape = { previous, task, checklistLimit: Number.POSITIVE_INFINITY, evidence };
+    const shape: PromptShape = {
+      previous,
+      task,
+      checklist: checklistAt(CHECKLIST_TOKENS),
+      ...(req.instructions ? { instructions: req.instructions } : {}),
+    };
     const fixedCost = (omitted: number) =>
       counter.text(system) + counter.text(renderPrompt(shape, [], omitted, messages.length));
     let truncatedBlocks = 0;
     // The parts besides the messages: the checklist gives way first (it may take at most half), then the task, then
     // the earlier summary (cut, as a last resort).
-    for (const lim of [200, 100, 50, 20, 10, 5, 0]) {
+    for (const tokens of [2000, 1000, 500, 250, 120, 0]) {
       if (fixedCost(messages.length) <= avail / 2) break;
-      shape.checklistLimit = lim;
+      shape.checklist = checklistAt(tokens);
     }
     if (task && fixedCost(messages.length) > avail * 0.75) {
       task = headTail(task, Math.max(100, Math.floor(avail / 10)), counter);
@@ -259,6 +283,7 @@ export class LlmSummarizer implements Summarizer {
           omittedMessages: omitted,
           truncatedBlocks,
           requestTokens: Math.ceil(total * slack),
+          checklist: answerChecklist(evidence, shape.checklist, req),
         };
       }
       omitted += groups[first]!.size;
@@ -281,10 +306,13 @@ interface Group {
 interface PromptShape {
   previous: string | undefined;
   task: string | undefined;
-  evidence: Evidence;
-  /** Most items per checklist list (the latest are kept). */
-  checklistLimit: number;
+  /** The extractive hand-off of the messages, as far as it fits (empty: none). */
+  checklist: string;
+  instructions?: string;
 }
+
+/** The most the checklist may take of the request, in tokens, before the window asks for less. */
+const CHECKLIST_TOKENS = 4000;
 
 function isSummaryMessage(m: Message): boolean {
   return m.parts.some((p) => p.type === 'compaction');
@@ -329,12 +357,19 @@ function renderPrompt(s: PromptShape, rendered: string[], omitted: number, total
     out.push('Summarize the conversation below.', '');
   }
   if (s.task) out.push('<original-task>', s.task, '</original-task>', '');
-  const checklist = renderChecklist(s.evidence, s.checklistLimit);
-  if (checklist)
+  if (s.instructions)
+    out.push(
+      '<instructions>',
+      'The person asked this summary to keep or focus on the following; follow it first:',
+      s.instructions,
+      '</instructions>',
+      '',
+    );
+  if (s.checklist)
     out.push(
       '<checklist>',
-      `These come from the ${incremental ? 'new ' : ''}messages. Every item must appear in your summary, exactly as written:`,
-      checklist,
+      `What the records of the ${incremental ? 'new ' : ''}messages say, extracted without a model: every file, unresolved error, plan item and person's message in it must appear in your summary (paths, commands and error lines exactly as written). It is a list of facts, not the summary: say what the work is, what was done and what comes next.`,
+      s.checklist,
       '</checklist>',
       '',
     );
@@ -349,28 +384,10 @@ function renderPrompt(s: PromptShape, rendered: string[], omitted: number, total
   return out.join('\n');
 }
 
-function renderChecklist(e: Evidence, limit: number): string {
-  const out: string[] = [];
-  const list = (title: string, items: string[], itemChars: number) => {
-    if (items.length === 0) return;
-    const shown = limit >= items.length ? items : limit <= 0 ? [] : items.slice(items.length - limit);
-    out.push(`${title}:`);
-    const dropped = items.length - shown.length;
-    if (dropped > 0) out.push(`- (${dropped} earlier ones not listed here; keep those the messages show)`);
-    for (const it of shown) out.push(`- ${clip(it, itemChars).replace(/\n/g, '\n  ')}`);
-  };
-  list('Files modified', e.filesModified, 400);
-  list('Files read', e.filesRead, 400);
-  list(
-    'Commands run (exit status)',
-    e.commands.map((c) => `${code(c.command)} → ${c.status}`),
-    400,
-  );
-  list('Errors', e.errors, 300);
-  list('Numbers', e.numbers, 240);
-  list('User instructions (quote them verbatim)', e.instructions, 1500);
-  list('Open items mentioned', e.todos, 240);
-  return out.join('\n');
+const RETRY_NOTE = /\n\nYour previous answer was not accepted:[\s\S]*$/;
+
+function retryNote(problems: string[]): string {
+  return `\n\nYour previous answer was not accepted: it ${problems.join('; it ')}. Write the whole summary again, every section, mentioning every file and unresolved error of the checklist.`;
 }
 
 /** Assistant messages with the tool results after them; user and system messages alone. */
@@ -471,21 +488,89 @@ async function withTimeout<T>(call: (signal: AbortSignal) => Promise<T>, ms: num
   }
 }
 
+/** What an answer must mention to stand for a span: the checklist's files and unresolved errors, and the task's words. */
+export interface AnswerChecklist {
+  /** Files the checklist lists (modified and read): each by its path or its file name. */
+  files: string[];
+  /** Unresolved errors: each by the opening of its command or call. */
+  errors: string[];
+  /** Distinctive words of the people's requests (and an earlier summary): an answer that has none is off-task. */
+  words: string[];
+}
+
+function answerChecklist(h: HandOff, rendered: string, req: SummaryRequest): AnswerChecklist {
+  const files = h.files.map((f) => f.path).filter((p) => rendered.includes(p));
+  const errors = h.errors
+    .filter((e) => e.resolved === undefined)
+    .map((e) => e.what.replace(/^`|`$/g, ''))
+    .map((w) => oneLine(w).slice(0, 30))
+    .filter((w) => w && rendered.includes(w));
+  const said = [req.task ?? '', ...h.requests.map((r) => r.text), req.previousSummary ?? ''].join('\n');
+  return { files, errors, words: distinctiveWords(said) };
+}
+
+const STOP = new Set(
+  'about above after again against because before being below between could doing during every from further having other should their there these those through under until where which while would your yours please thanks'.split(
+    ' ',
+  ),
+);
+
+/** Up to 12 of the longest words (5+ letters) of a text: what an answer about it will name. */
+function distinctiveWords(text: string): string[] {
+  const words = [...new Set((text.toLowerCase().match(/[a-z][a-z0-9_-]{4,}/g) ?? []).filter((w) => !STOP.has(w)))];
+  return words.sort((a, b) => b.length - a.length).slice(0, 12);
+}
+
 /**
- * Why an answer cannot stand in for the span, or undefined when it can: empty, missing the summary's sections, or
- * absurdly short for what it replaces.
+ * Why an answer cannot stand in for the span, or an empty list when it can: empty, absurdly short, without the
+ * sections that say what the task is, where the work stands and what comes next (a truncated answer loses the last),
+ * missing a file or an unresolved error of the checklist, or about something else (none of the requests' words).
  */
-export function invalidAnswer(text: string, req: SummaryRequest, counter: TokenCounter): string | undefined {
-  if (!text) return 'returned an empty summary';
-  const missing = LLM_SUMMARY_SECTIONS.filter(
-    (title) => !new RegExp(`^#{1,4}\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'im').test(text),
-  );
-  if (missing.length > 1) return `left out the summary's sections (${missing.join(', ')})`;
+export function checkAnswer(
+  text: string,
+  req: Pick<SummaryRequest, 'maxTokens' | 'messages'>,
+  counter: TokenCounter,
+  checklist?: AnswerChecklist,
+): string[] {
+  if (!text) return ['returned an empty summary'];
+  const problems: string[] = [];
+  const section = (title: string) => {
+    const m = new RegExp(
+      `^#{1,4}\\s*${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^\\n]*\\n([\\s\\S]*?)(?=^#{1,4}\\s|(?![\\s\\S]))`,
+      'im',
+    ).exec(text);
+    return m ? m[1]!.trim() : undefined;
+  };
+  const absent = REQUIRED_SECTIONS.filter((t) => !section(t));
+  if (absent.length > 0) problems.push(`left out the ${absent.join(', ')} section${absent.length > 1 ? 's' : ''}`);
+  const missing = LLM_SUMMARY_SECTIONS.filter((t) => section(t) === undefined);
+  if (missing.length > 2) problems.push(`left out the summary's sections (${missing.join(', ')})`);
   const tokens = counter.text(text);
   const least = Math.min(300, Math.floor(req.maxTokens / 4), 40 + 2 * req.messages.length);
   if (tokens < least)
-    return `returned ${tokens} tokens for ${req.messages.length} messages (at least ${least} expected)`;
-  return undefined;
+    problems.push(`returned ${tokens} tokens for ${req.messages.length} messages (at least ${least} expected)`);
+  if (checklist) {
+    const lower = text.toLowerCase();
+    const files = checklist.files.filter((f) => !text.includes(f) && !text.includes(f.slice(f.lastIndexOf('/') + 1)));
+    if (files.length > 0)
+      problems.push(
+        `did not mention ${files.length} file${files.length > 1 ? 's' : ''} of the checklist (${files.slice(0, 5).join(', ')}${files.length > 5 ? ', …' : ''})`,
+      );
+    const errors = checklist.errors.filter((e) => !oneLine(text).includes(e));
+    if (errors.length > 0)
+      problems.push(
+        `did not mention ${errors.length} unresolved error${errors.length > 1 ? 's' : ''} (${errors.slice(0, 3).join('; ')})`,
+      );
+    if (checklist.words.length >= 3 && !checklist.words.some((w) => lower.includes(w)))
+      problems.push('is about something else: it names none of the requests’ words');
+  }
+  return problems;
+}
+
+/** Why an answer cannot stand in for the span, or undefined when it can (see checkAnswer). */
+export function invalidAnswer(text: string, req: SummaryRequest, counter: TokenCounter): string | undefined {
+  const problems = checkAnswer(text, req, counter);
+  return problems.length > 0 ? problems.join('; ') : undefined;
 }
 
 /** ` (entries a–b)` for the first `n` messages of a request, when their entries are known. */
@@ -523,12 +608,4 @@ function fitAnswer(text: string, maxTokens: number, counter: TokenCounter): stri
   while (chars > 0 && counter.text(`${lines[0]!.slice(0, chars)}…\n${note}`) > maxTokens)
     chars = Math.floor(chars * 0.8);
   return chars > 0 ? `${lines[0]!.slice(0, chars)}…\n${note}` : note;
-}
-
-function clip(s: string, n: number): string {
-  return s.length > n ? `${s.slice(0, n)}… [${s.length - n} more chars]` : s;
-}
-
-function code(s: string): string {
-  return s.includes('`') ? `\`\` ${s} \`\`` : `\`${s}\``;
 }

@@ -6,6 +6,11 @@ export interface SummaryRequest {
   messages: Message[];
   /** The text of an earlier compaction summary inside the span: the new summary must keep what it kept. */
   previousSummary?: string;
+  /**
+   * Summaries another agent wrote (pi's, Claude Code's, Codex's) that are archived with the span: the only record of
+   * what they replaced, quoted as far as the budget allows.
+   */
+  otherSummaries?: string[];
   /** The session's first user message: the original task. */
   task?: string;
   /** The summary must fit in this many tokens (as `counter` counts). */
@@ -18,6 +23,16 @@ export interface SummaryRequest {
    * it a summarizer may keep a little more than asked rather than drop the evidence.
    */
   strict?: boolean;
+  /**
+   * What the person asked this summary to keep or focus on (`compact --instructions`, `/compact <instructions>`): an
+   * LLM summarizer is told; the extractive one puts what matches first.
+   */
+  instructions?: string;
+  /**
+   * A person's request newer than every one in `messages` stays in the conversation: the newest archived request is
+   * then not what the next step answers (undefined: not known).
+   */
+  laterRequestKept?: boolean;
   /** Receives what the caller should know of how the summary was made (a fallback, messages left out of a request). */
   report?: (note: string) => void;
 }

@@ -1,0 +1,623 @@
+import { diffLines } from 'diff';
+import { PATH_KEYS } from '../model/parts.js';
+import type { ToolCallPart, ToolResultPart } from '../model/types.js';
+
+/**
+ * What the records of a session say of each tool call — and nothing they do not. A call failed only when its record
+ * says so (the result's error flag, which every reader sets from its harness's own field or header); an exit code is
+ * quoted only from the header or trailer a harness writes around a command's output (Claude Code's `Exit code N`,
+ * Codex's `Process exited with code N`, pi's `Command exited with code N`), never from text inside the output.
+ */
+
+/** Terminal control: ANSI escapes (CSI, OSC, two-byte) and the C0 controls a summary must not quote. */
+const CONTROL =
+  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-Z\\-_]|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u009b]/g;
+
+/** Text as a summary may quote it: control codes gone, a carriage-return progress line reduced to what it ended as. */
+export function clean(text: string): string {
+  return text
+    .replace(/\r\n/g, '\n')
+    .split('\n')
+    .map((l) => (l.includes('\r') ? l.slice(l.lastIndexOf('\r') + 1) : l))
+    .join('\n')
+    .replace(CONTROL, '');
+}
+
+export function oneLine(s: string): string {
+  return s.replace(/\s+/g, ' ').trim();
+}
+
+export function resultText(r: ToolResultPart): string {
+  return r.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+}
+
+const SHELL_TOOL = /bash|shell|exec|terminal|powershell|^run$|run_command|run_terminal|^sh$|command$/i;
+const COMMAND_KEYS = ['command', 'cmd', 'script', 'commands'];
+const OLD_KEYS = ['old_string', 'oldString', 'old_str', 'oldText', 'search'];
+const NEW_KEYS = ['new_string', 'newString', 'new_str', 'newText', 'replace'];
+const BODY_KEYS = ['content', 'file_text', 'contents', 'text', 'code'];
+const WRITE_NAME = /write|edit|create|patch|replace|insert|notebook|multiedit|apply/i;
+const READ_NAME = /read|view|open|cat\b|get_file|show_file/i;
+const SEARCH_NAME = /grep|glob|search|find|list|ls\b/i;
+
+function args(call: ToolCallPart): Record<string, unknown> {
+  return call.arguments && typeof call.arguments === 'object' ? (call.arguments as Record<string, unknown>) : {};
+}
+
+function strings(a: Record<string, unknown>, keys: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const k of keys) {
+    const v = a[k];
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') out.push(x);
+  }
+  return out;
+}
+
+function firstString(a: Record<string, unknown>, keys: readonly string[]): string | undefined {
+  for (const k of keys) if (typeof a[k] === 'string') return a[k] as string;
+  return undefined;
+}
+
+/**
+ * The operation an editor tool names in `command` beside a path (`str_replace_editor`, Anthropic's text editor: `view`,
+ * `create`, `str_replace`, `insert`, `undo_edit`): a verb, not a shell command.
+ */
+function editorOperation(call: ToolCallPart): string | undefined {
+  if (SHELL_TOOL.test(call.name)) return undefined;
+  const a = args(call);
+  const op = typeof a.command === 'string' ? a.command : undefined;
+  if (!op || !/^[a-z][a-z_]*$/i.test(op)) return undefined;
+  return strings(a, PATH_KEYS).length > 0 ? op : undefined;
+}
+
+/** The shell command a call runs, whole (Codex's `["bash", "-lc", "…"]` as its script); undefined for other tools. */
+export function commandOf(call: ToolCallPart): string | undefined {
+  if (typeof call.arguments === 'string') {
+    if (!SHELL_TOOL.test(call.name) || /^\s*\*\*\* Begin Patch/.test(call.arguments)) return undefined;
+    return call.arguments.trim() || undefined;
+  }
+  if (editorOperation(call) !== undefined) return undefined;
+  const a = args(call);
+  for (const k of COMMAND_KEYS) {
+    const v = a[k];
+    if (typeof v === 'string' && v.trim()) return v.trim();
+    if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string')) {
+      const xs = v as string[];
+      if (xs.length >= 3 && /^(?:ba|z|da)?sh$/.test(xs[0]!.replace(/^.*\//, '')) && /^-\w*c$/.test(xs[1]!))
+        return xs.slice(2).join(' ').trim();
+      return xs.join(' ').trim();
+    }
+  }
+  return undefined;
+}
+
+/** A command on one line: its lines joined by ` ⏎ ` (blank lines dropped), as a summary quotes it. */
+export function commandLine(command: string): string {
+  return command
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(' ⏎ ');
+}
+
+/** The exit code the harness wrote in its header or trailer, when it wrote one. */
+export function recordedExit(r: ToolResultPart): number | undefined {
+  const text = resultText(r);
+  const head = text.slice(0, 600).split('\n').slice(0, 6);
+  // Codex's exec: `Chunk ID: …`, `Wall time: …`, `Process exited with code N`, `Output:`.
+  for (const l of head) {
+    const m = /^Process exited with code (-?\d+)\s*$/.exec(l);
+    if (m) return Number(m[1]);
+    if (!/^(?:Chunk ID|Wall time|Original token count|Total output lines)\b/.test(l)) break;
+  }
+  // Claude Code's Bash on failure: `Exit code N` alone on the first line.
+  const first = /^Exit code (-?\d+)\s*$/.exec(head[0] ?? '');
+  if (first) return Number(first[1]);
+  // pi's bash: `Command exited with code N` alone on the last line.
+  const tail = text.slice(-200).trimEnd().split('\n').pop() ?? '';
+  const last = /^\(?Command exited with code (-?\d+)\)?\s*$/.exec(tail);
+  if (last) return Number(last[1]);
+  return undefined;
+}
+
+/** How a call ended, as its record says: `failed` only when flagged. */
+export interface Outcome {
+  failed: boolean;
+  /** No result recorded at all (a call cut off, or still under way). */
+  missing: boolean;
+  exit?: number;
+}
+
+export function outcomeOf(r: ToolResultPart | undefined, isCommand: boolean): Outcome {
+  if (!r) return { failed: false, missing: true };
+  const exit = isCommand ? recordedExit(r) : undefined;
+  // A recorded non-zero exit is a failure even where a reader left the flag unset; the flag alone is one too.
+  const failed = r.isError || (exit !== undefined && exit !== 0);
+  return exit !== undefined ? { failed, missing: false, exit } : { failed, missing: false };
+}
+
+/** The status words a summary writes for an outcome: empty when the record says nothing. */
+export function statusWords(o: Outcome): string {
+  if (o.missing) return 'no result recorded';
+  if (o.exit !== undefined) return `exit ${o.exit}`;
+  return o.failed ? 'failed' : '';
+}
+
+/** Commands whose output is a file's text or search hits: their lines are never error lines. */
+const READS_OUTPUT =
+  /^(?:sudo\s+)?(?:grep|rg|ag|ack|find|fd|cat|bat|head|tail|less|more|nl|sed\s+-n|awk|ls|tree|wc|jq|yq|diff|git\s+(?:log|show|diff|grep|blame|status)|gh\s+\w+\s+(?:view|list|diff)|curl|wget|echo|printf|sqlite3|psql|bd\s+(?:show|list|ready))\b/;
+
+export function printsContent(command: string): boolean {
+  return command
+    .split(/&&|\|\||;|\|/)
+    .map((s) => s.trim().replace(/^cd\s+\S+\s*$/, ''))
+    .filter(Boolean)
+    .every((s) => READS_OUTPUT.test(s));
+}
+
+/**
+ * A line shaped like an error report — a compiler's, an interpreter's, a test runner's or a shell's — as opposed to a
+ * line that merely contains the word: a file's line (`12→ … error …`), a JSON record, a log of a program. Strict on
+ * purpose: a summary that calls a source line an error misleads.
+ */
+export function errorShaped(line: string): boolean {
+  const l = line.trim();
+  if (l.length < 4 || l.length > 2000) return false;
+  if (/^[[{"]/.test(l) || /^\s*\d+\s*(?:→|\||:\s|\t)/.test(line)) return false;
+  return (
+    /^(?:[\w$.]*(?:Error|Exception|Failure))(?:\s*\[[^\]]*\])?:\s/.test(l) ||
+    /^(?:error|fatal|panic|FAIL|FAILED|ERROR|ERR!|E)(?:\[[\w-]+\])?(?::|\s{1,3}\S)/.test(l) ||
+    /^Traceback \(most recent call last\)/.test(l) ||
+    /^[\w./@-]+(?:[:(]\d+(?::\d+)?\)?)+:?\s*-?\s*(?:error|fatal)\b/i.test(l) ||
+    /^(?:npm ERR!|\[ERROR\]|✗|✘|×)\s*\S/.test(l) ||
+    /^(?:[^:\n]{1,80}: ){1,4}(?:command not found|No such file or directory|Permission denied|Operation not permitted|Read-only file system|not found|Is a directory|Not a directory|File exists|Directory not empty)\s*$/.test(
+      l,
+    ) ||
+    /^(?:Assertion|assert)\w*Error\b/.test(l)
+  );
+}
+
+/**
+ * The lines that say what went wrong in a failed result: its error-shaped lines (the first three), else the first
+ * line it printed past its harness's header (Codex's Chunk ID / Wall time / exit line / `Output:`; Claude Code's
+ * `Exit code N`).
+ */
+export function failureLines(text: string, max = 3, command?: string): string[] {
+  const lines = clean(text.slice(0, 50_000)).split('\n');
+  const out: string[] = [];
+  // A command that prints files or search hits: its output's lines are the files' lines; only what its programs said
+  // of themselves (`sed: can't read x: No such file or directory`) is an error line.
+  const own = command !== undefined && printsContent(command) ? programsOf(command) : undefined;
+  for (const l of lines) {
+    if (own ? !own.some((p) => l.startsWith(`${p}: `)) : !errorShaped(l)) continue;
+    out.push(clip(l.trim(), 220));
+    if (out.length >= max) return out;
+  }
+  if (out.length > 0) return out;
+  // No line reads as an error report: the first line it printed (what a tool says first), and its last (where a
+  // command's own failure message usually is).
+  const first = firstOutput(lines);
+  const last = lastLine(lines);
+  return [first, last !== first ? last : undefined].filter((x): x is string => !!x).map((x) => clip(x, 220));
+}
+
+/**
+ * A command whose exit status 1 means "nothing found" or "different" rather than an error (grep, diff, test …), and
+ * that printed nothing: its status is said as recorded, but it is no failure to fix.
+ */
+export function emptyNoMatch(command: string, exit: number | undefined, text: string): boolean {
+  if (
+    exit !== 1 ||
+    text
+      .replace(
+        /^(?:Exit code 1|Process exited with code 1|Command exited with code 1|Chunk ID:.*|Wall time:.*|Output:|\s)*$/gm,
+        '',
+      )
+      .trim()
+  )
+    return false;
+  const last = command
+    .split(/\|\||&&|;|\|/)
+    .pop()!
+    .trim();
+  return /^(?:grep|egrep|fgrep|rg|ag|ack|diff|cmp|test|\[|git\s+diff\s+--quiet|git\s+grep|pgrep)\b/.test(last);
+}
+
+/** The programs a command line runs (the first word of each segment, `cd` aside). */
+function programsOf(command: string): string[] {
+  return command
+    .split(/&&|\|\||;|\||\n/)
+    .map((seg) => seg.trim().split(/\s+/)[0] ?? '')
+    .filter((w) => w && w !== 'cd' && !w.includes('='))
+    .map((w) => w.replace(/^.*\//, ''));
+}
+
+/** The first printed line past a harness header; the last line of what a command printed. */
+function firstOutput(lines: string[]): string | undefined {
+  const at = lines.findIndex((l) => /^\s*Output:\s*$/.test(l));
+  const body = at !== -1 && at < 8 ? lines.slice(at + 1) : lines;
+  return body
+    .map((l) => l.trim())
+    .find(
+      (l) =>
+        l &&
+        !/^(?:Exit code -?\d+|Process exited with code -?\d+|Command exited with code -?\d+|Chunk ID:.*|Wall time:.*)$/.test(
+          l,
+        ),
+    );
+}
+
+export function lastOutput(text: string): string | undefined {
+  const last = lastLine(clean(text.slice(-4000)).split('\n'));
+  return last !== undefined ? clip(last, 160) : undefined;
+}
+
+/** The last line that says something, past a harness's trailer. */
+function lastLine(lines: readonly string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const l = lines[i]!.trim();
+    if (
+      (l.match(/[A-Za-z0-9]/g) ?? []).length >= 3 &&
+      !/^(?:\(?Command exited with code -?\d+\)?|Process exited with code -?\d+|Output:|<\/?[\w-]+>)$/.test(l)
+    )
+      return l;
+  }
+  return undefined;
+}
+
+/** Error-shaped lines a command printed without failing (a test run that reports failures and exits 0). */
+export function printedErrors(text: string, max = 2): string[] {
+  const out: string[] = [];
+  for (const l of clean(text.slice(0, 50_000)).split('\n')) {
+    if (!errorShaped(l)) continue;
+    out.push(clip(l.trim(), 200));
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+export function clip(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Files
+
+const EXTENSIONS =
+  'ts|tsx|mts|cts|js|jsx|mjs|cjs|py|pyi|rs|go|java|kt|kts|rb|php|c|h|cc|cpp|hpp|cs|fs|swift|m|mm|md|mdx|rst|json|jsonl|json5|yaml|yml|toml|ini|cfg|conf|properties|sql|sh|bash|zsh|fish|ps1|txt|csv|tsv|html|htm|css|scss|sass|less|vue|svelte|astro|lock|xml|env|ex|exs|heex|eex|erl|hrl|lua|dart|scala|sbt|gradle|tf|tfvars|proto|graphql|gql|log|out|db|sqlite|png|jpg|jpeg|gif|svg|webp|pdf|zip|tgz|gz|patch|diff|ipynb|r|jl|zig|nim|ml|mli|hs|clj|cljs|elm|vim|nix|dockerfile|makefile|mk|cmake|bazel|bzl|traj|pony|sol|wasm|bin';
+/** A path-shaped token in prose or a command: a directory part, or a bare name with a known extension. */
+const PATH_TOKEN = new RegExp(
+  `(?<![\\w@:/.~$%-])((?:~|\\.{1,2})?\\/?(?:[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\\/)+[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*|[A-Za-z0-9_][A-Za-z0-9_.-]*\\.(?:${EXTENSIONS})|\\.[A-Za-z][\\w-]*)(?![\\w/])`,
+  'gi',
+);
+const KNOWN_EXT = new RegExp(`\\.(?:${EXTENSIONS})$`, 'i');
+const KNOWN_NAME =
+  /^(?:Makefile|Dockerfile|Gemfile|Rakefile|Procfile|LICENSE|README|CHANGELOG|Cargo\.lock|go\.mod|go\.sum)$/;
+
+/** Dotfiles people name bare (`.env`); a bare `.ts` or `.test.ts` is an extension, not a file. */
+const DOTFILE =
+  /^\.(?:env(?:\.[\w-]+)?|gitignore|gitattributes|gitmodules|npmrc|nvmrc|yarnrc|bashrc|zshrc|profile|dockerignore|editorconfig|prettierrc|eslintrc|babelrc|envrc|tool-versions)$/;
+
+/** A file name with an extension: a stem, a dot, then letters (`a.ts`, `Cargo.lock`). */
+const hasExtension = (name: string) => /^[\w@+-][\w@.+-]*\.[A-Za-z][\w]{0,9}$/.test(name);
+
+/**
+ * Whether a string names a file or directory: an absolute or relative path (`/x/y`, `./x`, `~/x`), a directory part
+ * and a name with an extension (`src/a.ts`), a directory (`src/lib/`), or a bare name with a known extension or a
+ * known dotfile. `open/closed/blocked`, `--title/--body`, `pass/fail`, `schema/Zod` and `.test.ts` are words.
+ */
+export function isFilePath(p: string): boolean {
+  if (p.length < 3 || p.length > 400 || /\s/.test(p) || p.startsWith('-') || p.includes('//')) return false;
+  if (/^[a-z][\w+.-]*:/i.test(p)) return false; // a URL or a scheme (file:, http:)
+  if (/^\d+(?:[./]\d+)+$/.test(p)) return false; // a version, a date, a ratio
+  if (/^(?:~|\.{1,2})?\//.test(p)) return /\w/.test(p);
+  const name = p.slice(p.lastIndexOf('/') + 1);
+  if (p.includes('/')) {
+    if (p.endsWith('/')) return p.split('/').filter(Boolean).length >= 2 && /^[\w@.+/-]+$/.test(p);
+    return hasExtension(name) || KNOWN_NAME.test(name) || DOTFILE.test(name);
+  }
+  if (DOTFILE.test(name)) return true;
+  // `d.ts` is how people write the declaration extension, not a file.
+  if (/^d\.[cm]?ts$/.test(name)) return false;
+  return (KNOWN_EXT.test(name) && hasExtension(name)) || KNOWN_NAME.test(name);
+}
+
+/** Paths named in a text (prose, a command), each a file or directory by isFilePath. */
+export function pathsIn(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(PATH_TOKEN)) {
+    const p = m[1]!.replace(/[.,:;]+$/, '');
+    if (isFilePath(p)) out.push(p);
+  }
+  return out;
+}
+
+/** What a call did to a file: the lines it took out and put in (capped), or how it changed it. */
+export interface FileChange {
+  path: string;
+  how: 'edit' | 'write' | 'create' | 'delete' | 'move' | 'append';
+  removed: string[];
+  added: string[];
+  /** Lines of a file written whole. */
+  lines?: number;
+}
+
+/** Every line of a change is kept up to this many; the rendering caps it again. */
+const CHANGE_LINES = 60;
+
+function lineDiff(path: string, before: string, after: string, how: FileChange['how'] = 'edit'): FileChange {
+  const removed: string[] = [];
+  const added: string[] = [];
+  for (const part of diffLines(before, after)) {
+    if (!part.added && !part.removed) continue;
+    const lines = part.value.split('\n').filter((l) => l.trim());
+    (part.added ? added : removed).push(...lines.slice(0, CHANGE_LINES - (part.added ? added : removed).length));
+  }
+  return { path, how, removed, added };
+}
+
+function written(path: string, body: string, how: FileChange['how'] = 'write'): FileChange {
+  const lines = body.split('\n');
+  return {
+    path,
+    how,
+    removed: [],
+    added: lines.filter((l) => l.trim()).slice(0, CHANGE_LINES),
+    lines: lines.length - (body.endsWith('\n') ? 1 : 0),
+  };
+}
+
+/** The files an apply_patch text or a unified diff changes, with their lines. */
+export function patchChanges(text: string): FileChange[] {
+  const out: FileChange[] = [];
+  let current: FileChange | undefined;
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    const header = /^\*\*\* (Update|Add|Delete) File: (.+?)\s*$/.exec(l);
+    const diff = /^\+\+\+ (?:b\/)?(\S+)/.exec(l);
+    if (header) {
+      current = {
+        path: header[2]!,
+        how: header[1] === 'Add' ? 'create' : header[1] === 'Delete' ? 'delete' : 'edit',
+        removed: [],
+        added: [],
+      };
+      out.push(current);
+    } else if (diff && i > 0 && lines[i - 1]!.startsWith('--- ') && diff[1] !== '/dev/null') {
+      current = { path: diff[1]!, how: 'edit', removed: [], added: [] };
+      out.push(current);
+    } else if (/^\*\*\* Move to: /.test(l) && current) {
+      current.how = 'move';
+      current.path = `${current.path} → ${l.slice(13).trim()}`;
+    } else if (current && /^[+-]/.test(l) && !/^(?:\+\+\+|---) /.test(l)) {
+      const body = l.slice(1);
+      if (!body.trim()) continue;
+      const list = l.startsWith('+') ? current.added : current.removed;
+      if (list.length < CHANGE_LINES) list.push(body);
+    } else if (/^\*\*\* End Patch/.test(l)) current = undefined;
+  }
+  return out;
+}
+
+/** Aider's SEARCH/REPLACE blocks in a reply: the path on the line before the fence (or just inside it). */
+export function searchReplaceChanges(text: string): FileChange[] {
+  if (!text.includes('<<<<<<< SEARCH')) return [];
+  const out: FileChange[] = [];
+  const lines = text.split('\n');
+  const fence = /^\s*(`{3,}|~{3,})/;
+  const fileLine = (line: string) => line.trim().replace(/^[`*#\s]+|[`*:\s]+$/g, '');
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^<{5,9} SEARCH\s*$/.test(lines[i]!)) continue;
+    let path = i >= 1 && !fence.test(lines[i - 1]!) ? fileLine(lines[i - 1]!) : '';
+    if (!path && i >= 2 && fence.test(lines[i - 1]!)) path = fileLine(lines[i - 2]!);
+    const sep = lines.findIndex((l, k) => k > i && /^={5,9}\s*$/.test(l));
+    const end = lines.findIndex((l, k) => k > sep && /^>{5,9} REPLACE\s*$/.test(l));
+    if (!path || !isFilePath(path) || sep === -1 || end === -1) continue;
+    out.push(lineDiff(path, lines.slice(i + 1, sep).join('\n'), lines.slice(sep + 1, end).join('\n')));
+    i = end;
+  }
+  return out;
+}
+
+/** Paths a shell command writes: redirection targets and the operands of commands that create, move or delete. */
+function commandWrites(cmd: string): FileChange[] {
+  const out: FileChange[] = [];
+  // A heredoc into a file: its body is what was written.
+  const heredoc =
+    /(?:^|[;&|]\s*)(?:cat|tee)\s*(>>?)?\s*(\S+)?\s*<<-?\s*['"]?(\w+)['"]?\s*(>>?\s*(\S+))?\n([\s\S]*?)\n\s*\3\s*(?:\n|$)/m.exec(
+      cmd,
+    );
+  if (heredoc) {
+    const target = heredoc[2] ?? heredoc[5];
+    if (target && isFilePath(target))
+      out.push(written(target, heredoc[6]!, heredoc[1] === '>>' || heredoc[4]?.startsWith('>>') ? 'append' : 'write'));
+  }
+  for (const m of cmd.matchAll(/(?:^|[^0-9&<>])(>>?)\s*([^\s&|;<>()]+)/g)) {
+    const target = m[2]!;
+    if (target.startsWith('/dev/') || !isFilePath(target) || out.some((c) => c.path === target)) continue;
+    out.push({ path: target, how: m[1] === '>>' ? 'append' : 'write', removed: [], added: [] });
+  }
+  for (const seg of cmd.split(/&&|\|\||;|\||\n/)) {
+    const words = seg.trim().split(/\s+/);
+    const verb = words[0] ?? '';
+    const operands = words.slice(1).filter((w) => !w.startsWith('-') && isFilePath(w));
+    const how: FileChange['how'] | undefined =
+      verb === 'rm' || (verb === 'git' && words[1] === 'rm')
+        ? 'delete'
+        : verb === 'mv' || (verb === 'git' && words[1] === 'mv')
+          ? 'move'
+          : verb === 'touch' || verb === 'mkdir' || verb === 'create'
+            ? 'create'
+            : verb === 'cp' || verb === 'install' || verb === 'ln' || verb === 'tee' || verb === 'truncate'
+              ? 'write'
+              : verb === 'sed' && words.some((w) => /^-i/.test(w))
+                ? 'edit'
+                : undefined;
+    if (!how) continue;
+    const targets = how === 'move' || how === 'write' ? operands.slice(-1) : operands;
+    if (how === 'move' && operands.length >= 2) {
+      out.push({ path: `${operands[0]} → ${operands[operands.length - 1]}`, how, removed: [], added: [] });
+      continue;
+    }
+    for (const t of targets) if (!out.some((c) => c.path === t)) out.push({ path: t, how, removed: [], added: [] });
+  }
+  return out;
+}
+
+/** What a call is, for a summary: its kind, command, the files it reads and the changes it makes. */
+export interface CallInfo {
+  kind: 'command' | 'read' | 'write' | 'search' | 'other';
+  command?: string;
+  /** Files it reads (path arguments of a read, or the files a reading command names). */
+  reads: string[];
+  changes: FileChange[];
+  /** Files it names otherwise (a search's directory, a command's operands). */
+  names: string[];
+  /** Paths given as the tool's file arguments (`path`, `file_path` …): files whatever they look like. */
+  argPaths: string[];
+}
+
+/** SWE-agent's commands (its ACI): `open`, `create`, `edit N:M … end_of_edit`, `goto`, `scroll_*`, `search_*`. */
+function aciCommand(cmd: string, r: ToolResultPart | undefined): Omit<CallInfo, 'argPaths'> | undefined {
+  const open = /^open\s+"?([^"\s]+)"?(?:\s+\d+)?\s*$/.exec(cmd);
+  if (open) return { kind: 'read', command: cmd, reads: [open[1]!], changes: [], names: [] };
+  const create = /^create\s+"?([^"\s]+)"?\s*$/.exec(cmd);
+  if (create)
+    return { kind: 'write', command: cmd, reads: [], changes: [written(create[1]!, '', 'create')], names: [] };
+  const edit = /^(?:edit\s+\d+(?::\d+)?|insert\s+\d+)\s*\n([\s\S]*?)\n(?:end_of_edit|end_of_insert)\s*$/.exec(cmd);
+  if (edit) {
+    const text = r ? resultText(r) : '';
+    // The file it changed is the one open at the time, which the answer names; a refused edit changed nothing.
+    if (!r || /^\s*Your proposed edit has introduced new syntax error/.test(text))
+      return { kind: 'other', command: cmd, reads: [], changes: [], names: [] };
+    const path = /^\[File: (\S+) \(\d+ lines total\)\]/m.exec(text)?.[1];
+    return path
+      ? { kind: 'write', command: cmd, reads: [], changes: [{ ...written(path, edit[1]!), how: 'edit' }], names: [] }
+      : { kind: 'other', command: cmd, reads: [], changes: [], names: [] };
+  }
+  return undefined;
+}
+
+/** Reads, writes and commands of one call, from its arguments (and, for SWE-agent's edits, its answer). */
+export function callInfo(call: ToolCallPart, r?: ToolResultPart): CallInfo {
+  const info = callInfoOf(call, r) as CallInfo;
+  info.argPaths = strings(args(call), PATH_KEYS).filter((p) => p.trim() && !p.includes('\n') && p.length <= 400);
+  return info;
+}
+
+function callInfoOf(call: ToolCallPart, r?: ToolResultPart): Omit<CallInfo, 'argPaths'> {
+  const a = args(call);
+  const op = editorOperation(call);
+  const paths = strings(a, PATH_KEYS).filter((p) => p.trim() && !p.includes('\n'));
+  // A patch as the whole input (Codex's apply_patch), or inside a command.
+  const raw = typeof call.arguments === 'string' ? call.arguments : firstString(a, ['patch', 'input', 'diff']);
+  if (raw && /\*\*\* (?:Update|Add|Delete) File: |^\+\+\+ /m.test(raw))
+    return { kind: 'write', reads: [], changes: patchChanges(raw), names: [] };
+  const command = commandOf(call);
+  if (command !== undefined) {
+    const aci = aciCommand(command, r);
+    if (aci) return aci;
+    if (/\*\*\* Begin Patch/.test(command))
+      return { kind: 'write', command, reads: [], changes: patchChanges(command), names: [] };
+    const changes = commandWrites(command);
+    const changed = new Set(changes.map((c) => c.path));
+    const named = pathsIn(command).filter((p) => !changed.has(p));
+    const reading = /^(?:sudo\s+)?(?:cat|head|tail|less|more|nl|bat|sed\s+-n)\b/.test(command.trim());
+    return {
+      kind: 'command',
+      command,
+      reads: reading ? named : [],
+      changes,
+      names: reading ? [] : named,
+    };
+  }
+  const verb = op ?? call.name;
+  const path = paths[0];
+  const oldText = firstString(a, OLD_KEYS);
+  const newText = firstString(a, NEW_KEYS);
+  const body = firstString(a, BODY_KEYS);
+  if (path && (op ? /^(?:create|str_replace|insert|undo_edit|write|edit)$/.test(op) : WRITE_NAME.test(call.name))) {
+    const edits = Array.isArray(a.edits) ? (a.edits as unknown[]).filter((e) => e && typeof e === 'object') : [];
+    if (edits.length > 0) {
+      const c: FileChange = { path, how: 'edit', removed: [], added: [] };
+      for (const e of edits as Record<string, unknown>[]) {
+        const d = lineDiff(path, firstString(e, OLD_KEYS) ?? '', firstString(e, NEW_KEYS) ?? '');
+        c.removed.push(...d.removed);
+        c.added.push(...d.added);
+      }
+      return { kind: 'write', reads: [], changes: [c], names: [] };
+    }
+    if (oldText !== undefined || (op === 'insert' && newText !== undefined))
+      return { kind: 'write', reads: [], changes: [lineDiff(path, oldText ?? '', newText ?? '')], names: [] };
+    if (body !== undefined || newText !== undefined)
+      return {
+        kind: 'write',
+        reads: [],
+        changes: [
+          written(path, body ?? newText ?? '', op === 'create' || /create/i.test(call.name) ? 'create' : 'write'),
+        ],
+        names: [],
+      };
+    return { kind: 'write', reads: [], changes: [{ path, how: 'edit', removed: [], added: [] }], names: [] };
+  }
+  // SWE-agent's function-calling edit acts on the file open at the time, which its answer names.
+  if (!path && (oldText !== undefined || newText !== undefined) && WRITE_NAME.test(call.name) && r && !r.isError) {
+    const opened = /^\[File: (\S+) \(\d+ lines total\)\]/m.exec(resultText(r))?.[1];
+    if (opened)
+      return { kind: 'write', reads: [], changes: [lineDiff(opened, oldText ?? '', newText ?? '')], names: [] };
+  }
+  if (path && (op === 'view' || READ_NAME.test(verb))) return { kind: 'read', reads: paths, changes: [], names: [] };
+  if (SEARCH_NAME.test(call.name)) return { kind: 'search', reads: [], changes: [], names: paths };
+  if (paths.length > 0) return { kind: 'other', reads: [], changes: [], names: paths };
+  return { kind: 'other', reads: [], changes: [], names: [] };
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// What a file holds: its definitions, for a file read or written
+
+/** A line-number prefix a read tool puts before each line (`   12→`, `12:`, `12\t`, `  12 | `). */
+const LINE_NO = /^\s*\d+(?:→|\t|: | \| ?|:(?=\S))/;
+
+const DEFINITION = [
+  // JS/TS
+  /^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?|class|interface|type|enum|namespace)\s+[\w$]+/,
+  /^\s*(?:export\s+)(?:const|let|var)\s+[\w$]+/,
+  // Python, Ruby, Elixir, Rust, Go, Kotlin, Swift, Scala, C#, Java
+  /^\s*(?:async\s+)?(?:def|class)\s+\w+/,
+  /^\s*(?:defmodule|defp?|defmacrop?|defstruct|defprotocol|defimpl)\s+[\w.?!]+/,
+  /^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|impl|mod)\s+\w+/,
+  /^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:const|static)\s+[A-Z_][A-Z0-9_]*\s*:/,
+  /^\s*func\s+(?:\([^)]*\)\s*)?\w+/,
+  /^\s*(?:(?:public|private|protected|internal|static|final|abstract|override|open|sealed|data|suspend)\s+)+(?:[\w<>[\],.? ]+\s+)?\w+\s*[({]/,
+  /^\s*(?:fun|val|var|object|trait|case class)\s+\w+/,
+  // SQL
+  /^\s*CREATE\s+(?:TABLE|INDEX|VIEW|FUNCTION|TYPE)\s+/i,
+];
+/** A document's outline is its headings. */
+const HEADING = /^#{1,3}\s+\S/;
+const DOCUMENT = /\.(?:md|mdx|markdown|rst|txt)$/i;
+
+/**
+ * The definition lines of a file's text (functions, classes, modules, types; a document's headings), in order,
+ * trimmed. `path` tells a document from code (a `#` line is a heading in one and a comment in the other).
+ */
+export function definitions(text: string, path = '', max = 40): string[] {
+  const out: string[] = [];
+  const patterns = DOCUMENT.test(path) ? [HEADING] : DEFINITION;
+  for (const raw of clean(text.slice(0, 200_000)).split('\n')) {
+    const line = raw.replace(LINE_NO, '');
+    if (line.length > 300 || !patterns.some((re) => re.test(line))) continue;
+    out.push(clip(line.trim().replace(/\s*\{\s*$/, ''), 140));
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
+/** A read result's text without its line-number prefixes. */
+export function plainLines(text: string): string[] {
+  return clean(text)
+    .split('\n')
+    .map((l) => l.replace(LINE_NO, ''));
+}
