@@ -303,13 +303,23 @@ const isStanding = (componentOf, v) => {
   return c === 'system' || c === 'memory';
 };
 
-function outcome(view0, view, target, tokens, conversation0) {
+/**
+ * Whether the latest human instruction alone fits the room the budget leaves beside the prefix (`tokens` of a message,
+ * in the session's provider tokens): where it does not, no policy can keep it verbatim, and the figure leaves it out.
+ */
+function latestFits(lib, view0, target, base, m) {
+  const latest = [...view0].reverse().find((v) => lib.isHumanUser(v.message));
+  return !latest || m.scale * m.counter.message(latest.message) <= target - base.prefix;
+}
+
+function outcome(view0, view, target, tokens, conversation0, fits = true) {
   return {
     target,
     after: tokens,
     over: tokens > target,
     retention: measureRetention(view0, view),
     latestVerbatim: latestInstructionVerbatim(view0, view),
+    latestFits: fits,
     tail: recentTailExact(conversation0, view),
     tailWholeMessage: recentTailVerbatim(conversation0, view),
   };
@@ -337,7 +347,7 @@ async function runAbridge(lib, file, chain, target, base, opts) {
     const m = measurer(lib, view0, base.recorded);
     const tokens = Math.max(r.afterTokens, Math.round(base.outside + m.scale * m.size(view)));
     rec = {
-      ...outcome(view0, view, target, tokens, base.conversationOf(view0)),
+      ...outcome(view0, view, target, tokens, base.conversationOf(view0), latestFits(lib, view0, target, base, m)),
       before: r.beforeTokens,
       reported: r.afterTokens,
       reached: r.reachedTarget,
@@ -384,7 +394,7 @@ async function runReference(lib, file, chain, target, base) {
   const ms = performance.now() - t0;
   const tokens = Math.round(base.outside + m.scale * m.size(view));
   return {
-    ...outcome(view0, view, target, tokens, conversation0),
+    ...outcome(view0, view, target, tokens, conversation0, latestFits(lib, view0, target, base, m)),
     reached: tokens <= target,
     honest: true,
     violations: 0,
@@ -492,7 +502,10 @@ async function benchCorpus(lib, opts, log) {
         over: recs.filter((r) => r.over).length,
         avoidable: recs.filter((r) => r.avoidable).length,
         dishonest: recs.filter((r) => !r.honest).length,
-        latestVerbatimPct: pct(recs.filter((r) => r.latestVerbatim).length, recs.length),
+        latestVerbatimPct: pct(
+          recs.filter((r) => r.latestFits && r.latestVerbatim).length,
+          recs.filter((r) => r.latestFits).length,
+        ),
         tailPct: pct(
           recs.reduce((n, r) => n + r.tail.retained, 0),
           recs.reduce((n, r) => n + r.tail.total, 0),
@@ -758,7 +771,7 @@ function printReport(report) {
       );
   }
   lines.push('', 'Targets:');
-  for (const t of report.targets) lines.push(`  ${t.ok === undefined ? '?' : t.ok ? '✓' : '✗'} ${t.what}: ${t.value}`);
+  for (const t of report.targets) lines.push(`  ${t.ok === undefined ? '·' : t.ok ? '✓' : '✗'} ${t.what}: ${t.value}`);
   console.log(lines.join('\n'));
 }
 
@@ -793,19 +806,34 @@ function targets(report) {
       value: fmtPct(e.instructions.pct),
       ok: e.instructions.pct >= 99,
     });
-    out.push({ what: 'default @25%: error lines ≥ 80%', value: fmtPct(e.errors.pct), ok: e.errors.pct >= 80 });
+    // Withdrawn (issue 32): retention.js counts any line with an error word of any result that "reports an error" — file
+    // reads and search hits included — which is what a truthful summary must not call an error.
     out.push({
-      what: 'default @25%: latest instruction verbatim 100%',
+      what: 'default @25%: error lines (withdrawn: counts lines a summary must not call errors)',
+      value: fmtPct(e.errors.pct),
+      ok: undefined,
+    });
+    out.push({
+      what: 'default @25%: latest instruction verbatim 100% (where it fits the room)',
       value: fmtPct(d25.latestVerbatimPct),
       ok: d25.latestVerbatimPct === 100,
     });
-    out.push({ what: 'default @25%: recent tail ≥ 95%', value: fmtPct(d25.tailPct), ok: d25.tailPct >= 95 });
+    // The recent-tail targets are withdrawn (issue 32: a verbatim tail competes with the hand-off); shown for reading.
     out.push({
-      what: 'default @10%: latest instruction verbatim 100%',
+      what: 'default @25%: recent tail (withdrawn target, was ≥ 95%)',
+      value: fmtPct(d25.tailPct),
+      ok: undefined,
+    });
+    out.push({
+      what: 'default @10%: latest instruction verbatim 100% (where it fits the room)',
       value: fmtPct(d10.latestVerbatimPct),
       ok: d10.latestVerbatimPct === 100,
     });
-    out.push({ what: 'default @10%: recent tail ≥ 85%', value: fmtPct(d10.tailPct), ok: d10.tailPct >= 85 });
+    out.push({
+      what: 'default @10%: recent tail (withdrawn target, was ≥ 85%)',
+      value: fmtPct(d10.tailPct),
+      ok: undefined,
+    });
     out.push({
       what: 'default @10%: over budget only where the protected content alone exceeds it',
       value: `${d10.over} over, ${d10.avoidable} of them avoidable`,

@@ -318,6 +318,13 @@ export function isFilePath(p: string): boolean {
     return hasExtension(name) || KNOWN_NAME.test(name) || DOTFILE.test(name);
   }
   if (DOTFILE.test(name)) return true;
+  // A property of a well-known object (`console.log`, `process.env`) is code, not a file.
+  if (
+    /^(?:console|window|document|process|module|exports|Math|JSON|Object|Array|Promise|String|Number|this|self)\./.test(
+      name,
+    )
+  )
+    return false;
   // `d.ts` is how people write the declaration extension, not a file.
   if (/^d\.[cm]?ts$/.test(name)) return false;
   return (KNOWN_EXT.test(name) && hasExtension(name)) || KNOWN_NAME.test(name);
@@ -346,13 +353,35 @@ export interface FileChange {
 /** Every line of a change is kept up to this many; the rendering caps it again. */
 const CHANGE_LINES = 60;
 
+/** Beyond this many differing lines a line diff costs more than its excerpt is worth: the two sides are listed as is. */
+const DIFF_EDITS = 200;
+
 function lineDiff(path: string, before: string, after: string, how: FileChange['how'] = 'edit'): FileChange {
+  // The lines both sides open and close with are no change; what differs between them is diffed, when it is small.
+  const a = before.split('\n');
+  const b = after.split('\n');
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (tail < a.length - head && tail < b.length - head && a[a.length - 1 - tail] === b[b.length - 1 - tail]) tail++;
+  const oldMiddle = a.slice(head, a.length - tail);
+  const newMiddle = b.slice(head, b.length - tail);
   const removed: string[] = [];
   const added: string[] = [];
-  for (const part of diffLines(before, after)) {
-    if (!part.added && !part.removed) continue;
-    const lines = part.value.split('\n').filter((l) => l.trim());
-    (part.added ? added : removed).push(...lines.slice(0, CHANGE_LINES - (part.added ? added : removed).length));
+  const take = (into: string[], lines: readonly string[]) =>
+    into.push(...lines.filter((l) => l.trim()).slice(0, Math.max(0, CHANGE_LINES - into.length)));
+  const parts =
+    oldMiddle.length + newMiddle.length <= 4 * DIFF_EDITS
+      ? diffLines(`${oldMiddle.join('\n')}\n`, `${newMiddle.join('\n')}\n`, { maxEditLength: DIFF_EDITS })
+      : undefined;
+  if (parts)
+    for (const part of parts) {
+      if (part.added) take(added, part.value.split('\n'));
+      else if (part.removed) take(removed, part.value.split('\n'));
+    }
+  else {
+    take(removed, oldMiddle);
+    take(added, newMiddle);
   }
   return { path, how, removed, added };
 }
@@ -502,10 +531,16 @@ function aciCommand(cmd: string, r: ToolResultPart | undefined): Omit<CallInfo, 
 
 /** Reads, writes and commands of one call, from its arguments (and, for SWE-agent's edits, its answer). */
 export function callInfo(call: ToolCallPart, r?: ToolResultPart): CallInfo {
+  // A compaction summarizes overlapping spans several times: what a call did is worked out once per call and result.
+  const cached = infoCache.get(call);
+  if (cached && cached.result === r) return cached.info;
   const info = callInfoOf(call, r) as CallInfo;
   info.argPaths = strings(args(call), PATH_KEYS).filter((p) => p.trim() && !p.includes('\n') && p.length <= 400);
+  infoCache.set(call, { result: r, info });
   return info;
 }
+
+const infoCache = new WeakMap<ToolCallPart, { result: ToolResultPart | undefined; info: CallInfo }>();
 
 function callInfoOf(call: ToolCallPart, r?: ToolResultPart): Omit<CallInfo, 'argPaths'> {
   const a = args(call);
@@ -604,6 +639,10 @@ const DOCUMENT = /\.(?:md|mdx|markdown|rst|txt)$/i;
  * trimmed. `path` tells a document from code (a `#` line is a heading in one and a comment in the other).
  */
 export function definitions(text: string, path = '', max = 40): string[] {
+  return definitionsOf(text, path, max);
+}
+
+function definitionsOf(text: string, path: string, max: number): string[] {
   const out: string[] = [];
   const patterns = DOCUMENT.test(path) ? [HEADING] : DEFINITION;
   for (const raw of clean(text.slice(0, 200_000)).split('\n')) {

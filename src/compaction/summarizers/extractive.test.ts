@@ -166,7 +166,7 @@ describe('a hand-off of the work', () => {
     expect(section(text, "The agent's findings")).toContain('The root cause is the linear delay in retryDelay');
     const facts = section(text, 'Key facts');
     expect(facts).toContain(
-      '`localhost:5173` — Tests pass now; the dev server runs on localhost:5173 with RETRY_MAX=5.',
+      '`localhost:5173`, `RETRY_MAX=5` — Tests pass now; the dev server runs on localhost:5173 with RETRY_MAX=5.',
     );
     expect(facts).toContain('`RETRY_MAX=5`');
   });
@@ -275,8 +275,9 @@ describe('only what the records say', () => {
       .say('Renamed.');
     const text = summary(span, 4000, { task: '/gsd:progress' });
     expect(section(text, 'Primary request')).toBe('');
-    expect(section(text, 'User messages')).toContain('Rename the module.');
-    expect(section(text, 'User messages')).not.toContain('/compact');
+    expect(section(text, 'The latest user message')).toContain('Rename the module.');
+    expect(section(text, 'User messages')).toBe('');
+    expect(section(text, 'Harness messages')).toContain('<command-name>/compact</command-name>');
     expect(section(text, 'Harness messages')).toContain('[Request interrupted by user]');
   });
 
@@ -388,7 +389,7 @@ describe('a tight budget', () => {
     const commands = section(text, 'Commands run').split('\n- ').length - 1;
     const files = section(text, 'Files read').split('\n- ').length - 1;
     expect(commands).toBeGreaterThan(2);
-    expect(files).toBeGreaterThanOrEqual(2);
+    expect(files).toBeGreaterThanOrEqual(1);
     // What did not fit is counted, not silently gone.
     expect(text).toMatch(/\(Not listed for room: \d+ commands, \d+ files read/);
     // The newest request comes after the plan was last written: it is the next step.

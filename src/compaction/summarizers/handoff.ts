@@ -202,10 +202,14 @@ const OUTCOME =
   /\b(?:found|root cause|the (?:issue|problem|bug|cause|fix) (?:is|was)|because|decided|decision|instead of|rather than|turns out|confirmed|works now|passes|passed|fails? (?:because|with|when)|fixed|resolved|so that|the reason)\b/i;
 
 function sentences(text: string): string[] {
-  return clean(text)
-    .split(/(?<=[.!?])\s+(?=[A-Z`"'(\d])|\n+/)
-    .map((s) => s.trim().replace(/^[-*•#>\d.)\s]+/, ''))
-    .filter((s) => s.length >= 12);
+  return (
+    clean(text)
+      // A heading (`### Diagnosis (Root Cause)`) names a finding; it is not one.
+      .replace(/^\s*#{1,6}\s.*$/gm, '')
+      .split(/(?<=[.!?])\s+(?=[A-Z`"'(\d])|\n+/)
+      .map((s) => s.trim().replace(/^[-*•>\d.)\s]+/, ''))
+      .filter((s) => s.length >= 12)
+  );
 }
 
 /** Describes a call in a few words: its command or its tool and path, and the status its record gives. */
@@ -227,6 +231,16 @@ function namesAFile(p: string): boolean {
   return (
     /\.[A-Za-z][\w]{0,9}$/.test(name) || p.endsWith('/') || /^\.[\w-]+$/.test(name) || /^[A-Z][a-z]*file$/.test(name)
   );
+}
+
+/** A read's definitions, worked out once per result (a compaction summarizes overlapping spans several times). */
+const definitionsSeen = new WeakMap<ToolResultPart, { path: string; defs: string[] }>();
+function definitionsOf(r: ToolResultPart, path: string, text: string): string[] {
+  const seen = definitionsSeen.get(r);
+  if (seen?.path === path) return seen.defs;
+  const defs = definitions(text, path);
+  definitionsSeen.set(r, { path, defs });
+  return defs;
 }
 
 /** Pulls the hand-off out of a span of messages. */
@@ -340,7 +354,7 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
           const f = file(p, at);
           f.reads++;
           if (info.kind === 'read' && text) {
-            const defs = definitions(text, p);
+            const defs = definitionsOf(r!, p, text);
             if (defs.length > 0) f.defs = defs;
             f.lines = text.split('\n').length;
           }

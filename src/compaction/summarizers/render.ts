@@ -17,6 +17,7 @@ export const SECTIONS = {
   task: 'Primary request',
   focus: 'Focus of this summary (as asked)',
   requests: 'User messages (verbatim)',
+  latest: 'The latest user message (verbatim)',
   foreign: 'Earlier summary',
   state: 'Where the work stands',
   plan: 'Plan',
@@ -38,9 +39,11 @@ const HEADINGS: Partial<Record<SectionKey, string>> = {
 
 /** How much each further item of a list ranks below the one before it (see pack). */
 const LIST_DISCOUNT = 0.25;
+/** How much an item ranks lower per doubling of its cost beyond a few tokens (see pack). */
+const COST_WEIGHT = 0.5;
 
 /** Sections the next step cannot do without: packed first. */
-const ESSENTIAL = new Set<SectionKey>(['task', 'focus', 'requests', 'foreign', 'state', 'plan']);
+const ESSENTIAL = new Set<SectionKey>(['task', 'focus', 'requests', 'latest', 'foreign', 'state', 'plan']);
 
 export interface Item {
   section: SectionKey;
@@ -125,40 +128,24 @@ export function itemsOf(h: HandOff, o: { task?: string; instructions?: string; l
   const task = o.task !== undefined && !isHarnessText(o.task) ? o.task : undefined;
   o = { ...o, ...(task === undefined ? { task: undefined } : {}) };
   const archivedTask = o.task !== undefined && h.requests.some((r) => same(r.text, o.task!));
-  if (o.task && archivedTask)
-    add(
-      'task',
-      'task',
-      0,
-      10.5,
-      levels(
-        clip(o.task, 20_000),
-        clip(o.task, 4000),
-        clip(o.task, 1000),
-        clip(oneLine(o.task), 300),
-        clip(oneLine(o.task), 120),
-      ),
-    );
+  if (o.task && archivedTask) add('task', 'task', 0, 10.5, quoted(o.task));
   else if (o.task) add('task', 'task', 0, 9, [`(kept at the start of the conversation) ${clip(oneLine(o.task), 160)}`]);
   if (o.instructions?.trim()) add('focus', 'focus', 0, 11, [clip(oneLine(o.instructions), 1000)]);
   h.requests.forEach((r, k) => {
     if (o.task && same(r.text, o.task)) return;
     // The latest request is what the next step answers: above every other item (unless a newer one stays in view).
+    // Whole, it is quoted as written, in a fence of its own (byte for byte); cut, it is a list entry like the others.
     const newest = k === h.requests.length - 1 && !o.laterRequestKept;
-    add(
-      'requests',
-      `request:${oneLine(r.text).slice(0, 80)}`,
-      r.at,
-      newest ? 12 : 10 + recency(r.at),
-      levels(
-        clip(r.text, 20_000),
-        clip(r.text, 4000),
-        clip(r.text, 1000),
-        clip(oneLine(r.text), 300),
-        // The first 200 characters whole: which request it was.
-        clip(oneLine(r.text), 201),
-      ),
-    );
+    const key = `request:${oneLine(r.text).slice(0, 80)}`;
+    if (newest && r.text.length <= 20_000)
+      items.push({
+        section: 'latest',
+        key,
+        order: r.at,
+        priority: 12,
+        levels: [fenced(r.text), ...quoted(r.text).slice(1)],
+      });
+    else add('requests', key, r.at, newest ? 12 : 10 + recency(r.at), quoted(r.text));
   });
   // Where the work stands: the next step (from the plan or the latest request), an open blocker, the last actions.
   const plan = h.plan?.items ?? [];
@@ -323,17 +310,21 @@ export function itemsOf(h: HandOff, o: { task?: string; instructions?: string; l
       (x.answer ? 5.5 : 4) + recency(x.at),
       levels(clip(oneLine(x.text), 600), clip(oneLine(x.text), 240), clip(oneLine(x.text), 120)),
     );
-  for (const x of h.facts)
+  // Facts said in one line are one item: the values, then the line once.
+  const byLine = new Map<string, HandOff['facts']>();
+  for (const x of h.facts) byLine.set(x.context, [...(byLine.get(x.context) ?? []), x]);
+  for (const [context, xs] of byLine) {
+    const values = xs.map((x) => code(x.value)).join(', ');
+    const at = Math.max(...xs.map((x) => x.at));
+    const alone = xs.length === 1 && context === xs[0]!.value;
     add(
       'facts',
-      `fact:${x.value}`,
-      x.at,
-      (x.person ? 4.5 : 3) + recency(x.at),
-      levels(
-        x.context === x.value ? code(x.value) : `${code(x.value)} — ${clip(x.context, 200)}`,
-        x.context === x.value ? code(x.value) : `${code(x.value)} — ${clip(x.context, 80)}`,
-      ),
+      `fact:${xs.map((x) => x.value).join(',')}`,
+      at,
+      (xs.some((x) => x.person) ? 4.5 : 3) + recency(at),
+      levels(alone ? values : `${values} — ${clip(context, 200)}`, alone ? values : `${values} — ${clip(context, 80)}`),
     );
+  }
   // Files only named: for an agent that edits by writing (Aider, a chat) they are all the files there are.
   const viaTools = h.files.some((f) => f.reads > 0) || h.commands.length > 0;
   for (const m of h.mentioned)
@@ -374,6 +365,24 @@ function focusWords(instructions: string): string[] {
   return [...new Set(instructions.toLowerCase().match(/[\w./-]{4,}/g) ?? [])].filter((w) => !stop.has(w));
 }
 
+/** A person's words, richest first: whole, then cut; at the least its first 200 characters whole (which it was). */
+function quoted(text: string): string[] {
+  return levels(
+    clip(text, 20_000),
+    clip(text, 4000),
+    clip(text, 1000),
+    clip(oneLine(text), 300),
+    clip(oneLine(text), 201),
+  );
+}
+
+/** A text inside a fence longer than any run of backticks it holds: quoted byte for byte. */
+function fenced(text: string): string {
+  const longest = Math.max(2, ...(text.match(/`+/g) ?? []).map((r) => r.length));
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}text\n${text}\n${fence}`;
+}
+
 /** One item as a list entry. */
 function entry(text: string): string {
   return `- ${text.replace(/\n/g, '\n  ')}`;
@@ -388,6 +397,7 @@ export function render(header: string[], chosen: ReadonlyMap<Item, number>): str
     for (const [it, level] of its) {
       const text = it.levels[level]!;
       if (key === 'foreign') out.push(...text.split('\n').map((l) => (l ? `> ${l}` : '>')));
+      else if (key === 'latest' && level === 0) out.push(text);
       else out.push(entry(text));
     }
   }
@@ -426,6 +436,7 @@ export function pack(header: string[], items: Item[], maxTokens: number, counter
   // More of one kind is worth less than the first of another: the k-th item of a list ranks a little lower, so that
   // lists give way together (a tight budget keeps some files, some commands, some errors, not all of one and none of
   // the next). The people's words and where the work stands are not discounted.
+  const barest = (it: Item) => it.levels.length - 1;
   const rankInSection = new Map<Item, number>();
   const bySection = new Map<SectionKey, Item[]>();
   for (const it of items) bySection.set(it.section, [...(bySection.get(it.section) ?? []), it]);
@@ -433,9 +444,13 @@ export function pack(header: string[], items: Item[], maxTokens: number, counter
     if (ESSENTIAL.has(key)) continue;
     list.sort((a, b) => b.priority - a.priority || b.order - a.order).forEach((it, k) => rankInSection.set(it, k));
   }
-  const rank = (it: Item) => it.priority - LIST_DISCOUNT * (rankInSection.get(it) ?? 0);
+  // And a long item ranks a little below a short one of the same worth: a path or a command's opening in a handful
+  // of tokens, a paragraph in fifty (the barest rendering is what the item costs when the budget is tight).
+  const weight = new Map<Item, number>();
+  for (const it of items)
+    weight.set(it, COST_WEIGHT * Math.log2(Math.max(8, tokens(entry(it.levels[barest(it)]!))) / 8));
+  const rank = (it: Item) => it.priority - LIST_DISCOUNT * (rankInSection.get(it) ?? 0) - weight.get(it)!;
   const byPriority = [...items].sort((a, b) => rank(b) - rank(a) || b.order - a.order);
-  const barest = (it: Item) => it.levels.length - 1;
   // 1. What the next step cannot do without — the people's words, where the work stands, the plan, open errors, an
   //    earlier summary — at their barest (the newest request, which the next step answers, at its richest).
   for (const it of byPriority) {
@@ -518,6 +533,7 @@ const BASE: Record<SectionKey, number> = {
   task: 9,
   focus: 3,
   requests: 10,
+  latest: 10,
   foreign: 8.5,
   state: 0,
   plan: 7,
@@ -576,6 +592,18 @@ export function parseSummary(text: string): ParsedSummary | undefined {
       return;
     }
     if (section === 'state' || section === 'focus') return;
+    // The latest message of an earlier span is one of the people's messages now.
+    if (section === 'latest') {
+      items.push({
+        section: 'requests',
+        key: `requests:${body.slice(0, 80)}`,
+        order: -1e6 + items.length,
+        priority: BASE.requests,
+        levels: levels(body, clip(oneLine(body), 201)),
+        inherited: true,
+      });
+      return;
+    }
     const first = body.split('\n')[0]!;
     const key =
       section === 'modified' || section === 'read'
@@ -592,7 +620,22 @@ export function parseSummary(text: string): ParsedSummary | undefined {
       inherited: true,
     });
   };
+  let fence: string | undefined;
   for (const line of text.split('\n')) {
+    // Inside the latest message's fence every line is its text (a `### ` in it is the person's, not a section).
+    if (fence !== undefined) {
+      if (line === fence) {
+        fence = undefined;
+        flush();
+      } else current!.push(line);
+      continue;
+    }
+    if (section === 'latest' && /^`{3,}text$/.test(line)) {
+      flush();
+      fence = line.slice(0, line.length - 4);
+      current = [];
+      continue;
+    }
     if (line.startsWith('### ')) {
       flush();
       const title = line.slice(4).trim();
