@@ -22,25 +22,37 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { contextOverflow, type RequestProvider } from '../formats/wire.js';
-import { ContextManager } from '../manager/context-manager.js';
+import { ContextManager, type ContextManagerOptions } from '../manager/context-manager.js';
 import type { Message } from '../model/types.js';
+import { activeMessages } from '../model/view.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
 import {
   abridgeMessages,
   abridgeMiddleware,
+  aiSdkClient,
   abridgePrepareStep,
   abridgeTools,
   type AiSdkEvent,
   type AiSdkRequestReport,
 } from './ai-sdk.js';
 import { fromV3Message, toV3Prompt, usageFromV3, V3Originals } from './ai-sdk-v3.js';
+import { handOffFor, isSummaryRequest, SECTIONS } from '../../test/support/summary-model.js';
 
 // The fake provider and the example workspace live outside src/ (under their own tsconfig): loaded by path, typed here.
 interface FakeRequest {
+  index: number;
   refused?: { status: number; message: string };
   usage?: { promptTokens: number; cacheReadTokens: number };
   markerInSystem?: boolean;
   maxOutputTokens?: number;
+  body?: unknown;
+  answer?: { text?: string };
+}
+interface FakeScriptContext {
+  system: string;
+  assistantTurns: number;
+  tools: { name: string }[];
+  messages: { role: string; parts: { kind: string; text?: string }[] }[];
 }
 interface Fake {
   v1URL: string;
@@ -50,7 +62,13 @@ interface Fake {
 type StartFake = (o: {
   window: number;
   maxOutputTokens?: number;
-  script?: { marker?: string; toolTurns?: number };
+  script?: {
+    marker?: string;
+    toolTurns?: number;
+    answer?: (
+      ctx: FakeScriptContext,
+    ) => { text: string; toolCalls?: { name: string; input: Record<string, unknown> }[] } | undefined;
+  };
 }) => Promise<Fake>;
 type ToolOutput = { output: string; isError: boolean };
 const outside = (path: string) => new URL(path, import.meta.url).href;
@@ -723,12 +741,23 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
     await fake?.close();
     fake = undefined;
   });
+  // The agent's own model writes the summaries (the middleware's default): the fake answers abridge's summary
+  // requests as a careful model would.
+  const BY_THE_MODEL = 'Summary written by the agent model.';
   const start = async () =>
     (fake = await startFakeProvider({
       window: WINDOW,
       maxOutputTokens: 8_000,
-      script: { marker: TASK, toolTurns: 12 },
+      script: {
+        marker: TASK,
+        toolTurns: 12,
+        answer: (ctx) =>
+          isSummaryRequest(ctx.system)
+            ? { text: handOffFor(ctx.messages[0]!.parts.map((p) => p.text ?? '').join(''), { mark: BY_THE_MODEL }) }
+            : undefined,
+      },
     }));
+  const isSummary = (r: FakeRequest) => isSummaryRequest(r.body);
 
   function setup(w: WireCase, f: Fake) {
     const cm = new ContextManager({ model: w.modelId, provider: w.wire, config, maxOutputTokens: 4_000 });
@@ -744,12 +773,14 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
   }
 
   function expectWithinWindow(f: Fake, reports: AiSdkRequestReport[], compactions: number) {
+    // Nothing refused, the summary requests included.
     expect(f.requests.filter((r) => r.refused)).toEqual([]);
     expect(compactions).toBeGreaterThanOrEqual(2);
-    expect(f.requests.every((r) => r.markerInSystem === true)).toBe(true);
+    const agent = f.requests.filter((r) => !isSummary(r));
+    expect(agent.every((r) => r.markerInSystem === true)).toBe(true);
     // Not set by the app: the reserve abridge counted, sent explicitly (not the provider's default of 64,000).
-    expect(new Set(f.requests.map((r) => r.maxOutputTokens))).toEqual(new Set([4_000]));
-    expect(reports.map((r) => r.reported)).toEqual(f.requests.map((r) => r.usage!.promptTokens));
+    expect(new Set(agent.map((r) => r.maxOutputTokens))).toEqual(new Set([4_000]));
+    expect(reports.map((r) => r.reported)).toEqual(agent.map((r) => r.usage!.promptTokens));
     // Once anchored on a bill of some size, the prediction is within 5% of the server's count.
     const anchored = reports.filter((r) => r.anchored && r.turn >= 3);
     expect(anchored.length).toBeGreaterThan(3);
@@ -758,6 +789,27 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
         Math.abs(r.predicted - r.reported!) / r.reported!,
         `turn ${r.turn}: ${r.predicted} vs ${r.reported}`,
       ).toBeLessThan(0.05);
+  }
+
+  /**
+   * The summaries are the agent model's: asked of the wrapped model whenever a compaction summarized, accepted, and what
+   * the view shows. (On the OpenAI wire the cheaper strategies suffice: no summary is needed there.)
+   */
+  function expectSummariesByTheModel(f: Fake, cm: ContextManager, mustSummarize: boolean) {
+    const asked = f.requests.filter(isSummary);
+    const summarized = cm.session.entries.some((e) =>
+      (e.compaction as { strategies?: string[] } | undefined)?.strategies?.includes('summarize'),
+    );
+    expect(summarized).toBe(mustSummarize);
+    expect(asked.length > 0).toBe(summarized);
+    if (!summarized) return;
+    expect(asked.every((r) => r.answer?.text?.includes(BY_THE_MODEL))).toBe(true);
+    const summaries = activeMessages(cm.session)
+      .flatMap((m) => m.parts)
+      .flatMap((p) => (p.type === 'compaction' ? [p.marker.summary] : []));
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toContain(BY_THE_MODEL);
+    expect(summaries[0]).toMatch(/^## Primary request\n/);
   }
 
   for (const w of WIRES) {
@@ -774,10 +826,12 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
         providerOptions: w.providerOptions,
       });
       expectWithinWindow(f, reports, compactions());
+      expectSummariesByTheModel(f, cm, w.wire === 'anthropic');
       expect(events).toEqual([]);
       // Anthropic: the system prompt and the conversation are cache breakpoints; later requests read the prefix from the cache.
-      const cached = f.requests.filter((r) => r.usage!.cacheReadTokens > 0).length;
-      if (w.wire === 'anthropic') expect(cached).toBeGreaterThan(f.requests.length / 3);
+      const agent = f.requests.filter((r) => !isSummary(r));
+      const cached = agent.filter((r) => r.usage!.cacheReadTokens > 0).length;
+      if (w.wire === 'anthropic') expect(cached).toBeGreaterThan(agent.length / 3);
       // Every step's answer and tool results are in the manager once: nothing absorbed twice.
       const messages = sessionMessages(cm);
       expect(messages.filter((m) => m.role === 'assistant')).toHaveLength(result.steps.length);
@@ -806,6 +860,7 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
       expect(errors).toEqual([]);
       expect(text).toContain('Step 1:');
       expectWithinWindow(f, reports, compactions());
+      expectSummariesByTheModel(f, cm, w.wire === 'anthropic');
       expect(events).toEqual([]);
       expect(sessionMessages(cm).filter((m) => m.role === 'assistant')).toHaveLength((await result.steps).length);
     });
@@ -855,8 +910,138 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
     });
     expect(f.requests.filter((r) => r.refused)).toEqual([]);
     expect(compactions).toBeGreaterThanOrEqual(2);
-    expect(f.requests.every((r) => r.markerInSystem === true && r.maxOutputTokens === 4_000)).toBe(true);
+    expect(
+      f.requests.filter((r) => !isSummary(r)).every((r) => r.markerInSystem === true && r.maxOutputTokens === 4_000),
+    ).toBe(true);
+    // prepareStep is given the step's model: it writes the summaries too.
+    expectSummariesByTheModel(f, cm, true);
     // Every step's answer was recorded (the last one only when a next step starts).
     expect(sessionMessages(cm).filter((m) => m.role === 'assistant')).toHaveLength(result.steps.length - 1);
+  });
+});
+
+describe('abridgeMiddleware: summaries by the agent’s own model', () => {
+  let fake: Fake | undefined;
+  afterEach(async () => {
+    await fake?.close();
+    fake = undefined;
+  });
+  const KEEP = 'Keep the router findings and the name of the failing test.';
+  const promptOf = (ctx: FakeScriptContext) => ctx.messages[0]!.parts.map((p) => p.text ?? '').join('');
+  /** The summary request bodies the fake received: the model asked, the max output, the prompt. */
+  const summaryRequests = (f: Fake) =>
+    f.requests
+      .filter((r) => isSummaryRequest(r.body))
+      .map((r) => {
+        const body = r.body as { model: string; messages: { content: string | { text: string }[] }[] };
+        const content = body.messages[0]!.content;
+        return {
+          model: body.model,
+          prompt: typeof content === 'string' ? content : content.map((c) => c.text).join(''),
+        };
+      });
+
+  /**
+   * An agent whose model reads files for three turns, then calls compact_context with instructions, and is stopped
+   * one step later (before the window asks for another compaction); its summary answers come from `summary` (the
+   * n-th summary request, 1-based). The chain only summarizes, so that the tool's compaction needs a summary.
+   */
+  async function run(
+    summary: (prompt: string, n: number) => string,
+    options: (f: Fake) => Partial<ContextManagerOptions> = () => ({}),
+  ) {
+    let n = 0;
+    fake = await startFakeProvider({
+      window: WINDOW,
+      maxOutputTokens: 8_000,
+      script: {
+        marker: TASK,
+        toolTurns: 5,
+        answer: (ctx) => {
+          if (isSummaryRequest(ctx.system)) return { text: summary(promptOf(ctx), ++n) };
+          if (ctx.assistantTurns === 3 && ctx.tools.some((t) => t.name === 'compact_context'))
+            return {
+              text: 'That phase is done; compacting before the next one.',
+              toolCalls: [{ name: 'compact_context', input: { instructions: KEEP } }],
+            };
+          return undefined;
+        },
+      },
+    });
+    const cm = new ContextManager({
+      model: 'claude-sonnet-4-5',
+      provider: 'anthropic',
+      config,
+      maxOutputTokens: 4_000,
+      compaction: { strategies: ['summarize'] },
+      ...options(fake),
+    });
+    const model = wrapLanguageModel({ model: WIRES[0]!.model(fake), middleware: abridgeMiddleware(cm) });
+    await generateText({
+      model,
+      system: SYSTEM,
+      messages: [{ role: 'user', content: 'Start on the task.' }],
+      tools: { ...agentTools, ...(await abridgeTools(cm)) },
+      stopWhen: stepCountIs(5),
+      maxRetries: 0,
+    });
+    const summaries = activeMessages(cm.session)
+      .flatMap((m) => m.parts)
+      .flatMap((p) => (p.type === 'compaction' ? [p.marker.summary] : []));
+    const toolAnswers = fake.requests.flatMap((r) =>
+      JSON.stringify(r.body).includes('Compacted the context:') ? [r.index] : [],
+    );
+    return { f: fake, summaries, toolAnswers, asked: summaryRequests(fake) };
+  }
+
+  it('the agent’s compact_context instructions reach the wrapped model; a truncated answer is retried, the retry shown', async () => {
+    const { f, summaries, toolAnswers, asked } = await run((prompt, n) =>
+      n === 1
+        ? handOffFor(prompt, { omit: ['Next step'], mark: 'FIRST, CUT' })
+        : handOffFor(prompt, { mark: 'RETRIED' }),
+    );
+    expect(f.requests.filter((r) => r.refused)).toEqual([]);
+    // Both attempts went to the agent's own model, with the agent's instructions; the second says what was wrong.
+    expect(asked.map((a) => a.model)).toEqual(['claude-sonnet-4-5', 'claude-sonnet-4-5']);
+    for (const a of asked) expect(a.prompt).toContain(`follow it first:\n${KEEP}\n</instructions>`);
+    expect(asked[0]!.prompt).not.toContain('Your previous answer was not accepted');
+    expect(asked[1]!.prompt).toContain('Your previous answer was not accepted: it left out the Next step section.');
+    // The model's second answer is the summary the later requests carry; the tool answered its one line.
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toContain('RETRIED');
+    expect(summaries[0]).toContain('## Next step\n');
+    // The step after the tool's compaction: the retried summary, and the tool's one-line answer.
+    const lastSummary = f.requests.findLastIndex((r) => isSummaryRequest(r.body));
+    const later = f.requests.slice(lastSummary + 1);
+    expect(later).toHaveLength(1);
+    expect(JSON.stringify(later[0]!.body)).toContain('RETRIED');
+    expect(JSON.stringify(later[0]!.body)).not.toContain('FIRST, CUT');
+    expect(toolAnswers).toEqual([later[0]!.index]);
+  });
+
+  it('summarizer: "extractive" opts out: no summary request, the extractive summary in the view', async () => {
+    const { f, summaries, asked } = await run(
+      () => 'never asked',
+      () => ({ summarizer: 'extractive' }),
+    );
+    expect(asked).toEqual([]);
+    expect(f.requests.filter((r) => r.refused)).toEqual([]);
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toMatch(/^## Summary of earlier conversation \(abridge, extractive\)\n/);
+    expect(summaries[0]).toContain(KEEP);
+  });
+
+  it('summaryClient: aiSdkClient(another model) writes the summaries instead of the agent’s', async () => {
+    const { asked, summaries } = await run(
+      (prompt) => handOffFor(prompt, { mark: 'BY HAIKU' }),
+      (f) => ({
+        summaryClient: aiSdkClient(createAnthropic({ baseURL: f.v1URL, apiKey: 'sk-ant-test' })('claude-haiku-4-5'), {
+          contextWindow: 32_000,
+        }),
+      }),
+    );
+    expect(asked.map((a) => a.model)).toEqual(['claude-haiku-4-5']);
+    expect(summaries[0]).toContain('BY HAIKU');
+    expect(SECTIONS.every((s) => summaries[0]!.includes(`## ${s}\n`))).toBe(true);
   });
 });

@@ -21,6 +21,10 @@
  * never forgets what it had; compaction archives it in time) and a `resync` event says how many. One middleware (one
  * ContextManager) serves one conversation at a time.
  *
+ * Summaries: the model the middleware wraps writes them (one `doGenerate` with abridge's hand-off prompt, answer
+ * checked, the extractive summary standing in when it fails), unless the manager was given a summarizer of its own
+ * (`summarizer: 'extractive'`, a Summarizer, or `summaryClient` — e.g. `aiSdkClient(anthropic('claude-haiku-4-5'))`).
+ *
  * The AI SDK types are imported as types only: `ai` and `@ai-sdk/provider` are optional peer dependencies.
  */
 import { createHash } from 'node:crypto';
@@ -37,7 +41,9 @@ import type {
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
 import type { ModelMessage, PrepareStepFunction, StepResult, Tool, ToolSet } from 'ai';
+import { ModelCatalog } from '../budget/catalog.js';
 import type { Level } from '../budget/types.js';
+import type { LlmClient } from '../compaction/summarizers/llm.js';
 import { aiSdkFormat, encodeAiSdkMessages } from '../formats/ai-sdk.js';
 import { CONVERSATION_START_TEXT } from '../formats/request-body.js';
 import { contextOverflow, type ContextOverflow } from '../formats/wire.js';
@@ -412,6 +418,72 @@ async function ownToolNames(cm: ContextManager): Promise<Set<string>> {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
+// Summaries by a model of the AI SDK
+
+/** One completion by a V3 model: the system prompt and one user message in, the text of its answer out. */
+function completeWith(model: LanguageModelV3): LlmClient['complete'] {
+  return async (req) => {
+    const result = await model.doGenerate({
+      prompt: [
+        { role: 'system', content: req.system },
+        { role: 'user', content: [{ type: 'text', text: req.prompt }] },
+      ],
+      maxOutputTokens: req.maxOutputTokens,
+      ...(req.signal ? { abortSignal: req.signal } : {}),
+    });
+    return result.content
+      .filter((c): c is Extract<LanguageModelV3Content, { type: 'text' }> => c.type === 'text')
+      .map((c) => c.text)
+      .join('');
+  };
+}
+
+export interface AiSdkClientOptions {
+  /** The model's window; default: the model catalog's for its id. */
+  contextWindow?: number;
+  /** The model's output limit; default: the model catalog's for its id. */
+  maxOutputTokens?: number;
+}
+
+/**
+ * An LlmClient on an AI SDK model (`anthropic('claude-haiku-4-5')`, `openai('gpt-5-mini')`…), for the manager's
+ * `summaryClient`: summaries by another model than the agent's (the middleware's default is the agent's own).
+ */
+export function aiSdkClient(model: LanguageModelV3, options: AiSdkClientOptions = {}): LlmClient {
+  const info = new ModelCatalog().lookup(model.modelId, { provider: model.provider.split('.')[0]! });
+  return {
+    model: model.modelId,
+    contextWindow: options.contextWindow ?? info.contextWindow,
+    maxOutputTokens: options.maxOutputTokens ?? info.maxOutputTokens,
+    complete: completeWith(model),
+  };
+}
+
+/** Gives the manager the agent's own model to summarize with, once per model object it sees. */
+class AgentModelSummaries {
+  private offered: unknown;
+
+  constructor(private readonly cm: ContextManager) {}
+
+  offer(model: unknown): void {
+    if (model === this.offered) return;
+    this.offered = model;
+    // A model id (the AI SDK's gateway string) or an older specification cannot be called here: extractive, then.
+    if (!isV3Model(model)) return;
+    this.cm.summarizeWithAgentModel(completeWith(model));
+  }
+}
+
+function isV3Model(model: unknown): model is LanguageModelV3 {
+  return (
+    typeof model === 'object' &&
+    model !== null &&
+    (model as Partial<LanguageModelV3>).specificationVersion === 'v3' &&
+    typeof (model as Partial<LanguageModelV3>).doGenerate === 'function'
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
 // The middleware
 
 interface PreparedCall {
@@ -432,6 +504,7 @@ export function abridgeMiddleware(
 ): LanguageModelV3Middleware {
   const emit = (e: AiSdkEvent) => options.onEvent?.(e);
   const sync = new HistorySync(cm, emit);
+  const summaries = new AgentModelSummaries(cm);
   const calls = new WeakMap<object, PreparedCall>();
   const warned = new Set<string>();
   let turn = 0;
@@ -461,6 +534,7 @@ export function abridgeMiddleware(
     params: LanguageModelV3CallOptions;
     model: LanguageModelV3;
   }): Promise<LanguageModelV3CallOptions> {
+    summaries.offer(model);
     const { system, rest } = systemTextOf(params.prompt);
     if (system !== undefined && system !== systemText) {
       systemText = system;
@@ -651,8 +725,18 @@ export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(
   options: AbridgePrepareStepOptions = {},
 ): PrepareStepFunction<TOOLS> {
   const sync = new HistorySync(cm, (e) => options.onEvent?.(e));
+  const summaries = new AgentModelSummaries(cm);
   let steps = 0;
-  return async ({ messages, steps: done }: { messages: ModelMessage[]; steps: StepResult<TOOLS>[] }) => {
+  return async ({
+    messages,
+    steps: done,
+    model,
+  }: {
+    messages: ModelMessage[];
+    steps: StepResult<TOOLS>[];
+    model?: unknown;
+  }) => {
+    summaries.offer(model);
     // The previous step's answer is in `messages` now; its usage comes with the step.
     const last = done.length > steps ? done[done.length - 1] : undefined;
     steps = done.length;

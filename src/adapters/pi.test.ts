@@ -18,8 +18,15 @@ import {
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import { activeMessages } from '../model/view.js';
-import { startFakeAnthropic, type AnthropicRequest, type ModelAnswer } from '../../test/support/anthropic-sse.js';
+import { TITLE } from '../compaction/summarizers/render.js';
+import {
+  startFakeAnthropic,
+  type AnthropicRequest,
+  type FakeAnthropic,
+  type ModelAnswer,
+} from '../../test/support/anthropic-sse.js';
 import { comparable, firstDifference, piResume } from '../../test/support/pi-loader.js';
+import { handOffFor, isSummaryRequest } from '../../test/support/summary-model.js';
 import { abridgeExtension, PI_CONTEXT_TYPE, type AbridgePiOptions } from './pi.js';
 
 const WINDOW = 32_000;
@@ -29,8 +36,19 @@ const TURNS = 44;
 const root = mkdtempSync(join(tmpdir(), 'abridge-pi-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** The scripted model: asked to read a file, it calls `read`; given the result, it says it read it. */
+const textOf = (m: AnthropicRequest['messages'][number]) =>
+  typeof m.content === 'string' ? m.content : m.content.map((b) => b.text ?? '').join('');
+
+/** The summary requests pi's model received (abridge's summarizer, called as pi calls its model), as prompts. */
+const summaryPrompts = (fake: FakeAnthropic) =>
+  fake.requests.filter((r) => isSummaryRequest(r.body.system)).map((r) => textOf(r.body.messages[0]!));
+
+/**
+ * The scripted model: asked to read a file, it calls `read`; given the result, it says it read it. Asked for a
+ * summary (abridge's summarizer, through pi's model), it writes a careful hand-off.
+ */
 function answer(body: AnthropicRequest): ModelAnswer {
+  if (isSummaryRequest(body.system)) return { text: handOffFor(textOf(body.messages[0]!), { mark: 'By pi’s model.' }) };
   const last = body.messages.at(-1)!;
   const blocks = typeof last.content === 'string' ? [{ type: 'text', text: last.content }] : last.content;
   if (blocks.some((b) => b.type === 'tool_result')) return { text: 'I read it; it lists the retry attempts.' };
@@ -42,71 +60,108 @@ function answer(body: AnthropicRequest): ModelAnswer {
   return asked ? { text: 'Reading it.', tool: { name: 'read', input: { path: `f${asked[1]}.txt` } } } : { text: 'OK.' };
 }
 
+/** Writes `count` files f0.txt… of 20–40 KB into `cwd` (retry logs, one line per attempt). */
+function writeFiles(cwd: string, count: number): void {
+  mkdirSync(cwd, { recursive: true });
+  for (let i = 0; i < count; i++) {
+    const bytes = 20_000 + ((i * 7919) % 20_000);
+    const line = (k: number) =>
+      `f${i} attempt ${k}: retry after ${(k * 37) % 250} ms, status ${k % 7 === 0 ? 'ECONNRESET' : 'ok'} `.padEnd(
+        99,
+        '.',
+      );
+    writeFileSync(join(cwd, `f${i}.txt`), Array.from({ length: Math.ceil(bytes / 100) }, (_, k) => line(k)).join('\n'));
+  }
+}
+
+/**
+ * A headless pi agent (pi's SDK) on a loopback Anthropic model `claude-loopback` answering with `answer`, with
+ * abridge's extension configured by `options` (or loaded by pi from `path`), in `root/<name>`. HOME is `root` while it
+ * runs; `close` restores it.
+ */
+async function startPi(
+  name: string,
+  options: AbridgePiOptions | { path: string },
+  settings: { files: number; keepRecentTokens: number; answer?: (body: AnthropicRequest) => ModelAnswer },
+) {
+  const cwd = join(root, name, 'work');
+  const agentDir = join(root, name, 'agent');
+  writeFiles(cwd, settings.files);
+  mkdirSync(agentDir, { recursive: true });
+  const fake = await startFakeAnthropic({ window: WINDOW, answer: settings.answer ?? answer });
+  const previousHome = process.env.HOME;
+  process.env.HOME = root;
+  const authStorage = AuthStorage.inMemory();
+  authStorage.setRuntimeApiKey('anthropic', 'sk-ant-test');
+  const modelRegistry = ModelRegistry.inMemory(authStorage);
+  const model = {
+    id: 'claude-loopback',
+    name: 'loopback',
+    api: 'anthropic-messages' as const,
+    provider: 'anthropic',
+    baseUrl: fake.baseURL,
+    reasoning: false,
+    input: ['text' as const],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: WINDOW,
+    maxTokens: MAX_OUTPUT,
+  };
+  const settingsManager = SettingsManager.inMemory({
+    compaction: { enabled: true, reserveTokens: 8_192, keepRecentTokens: settings.keepRecentTokens },
+    retry: { enabled: false },
+  });
+  const loader = new DefaultResourceLoader({
+    cwd,
+    agentDir,
+    settingsManager,
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+    ...('path' in options
+      ? { additionalExtensionPaths: [options.path] }
+      : { extensionFactories: [abridgeExtension(options)] }),
+  });
+  await loader.reload();
+  const { session } = await createAgentSession({
+    cwd,
+    agentDir,
+    authStorage,
+    modelRegistry,
+    model,
+    thinkingLevel: 'off',
+    resourceLoader: loader,
+    sessionManager: SessionManager.create(cwd, join(root, name, 'sessions')),
+    settingsManager,
+  });
+  return {
+    session,
+    fake,
+    /** pi's session file as records. */
+    records: () =>
+      readFileSync(session.sessionFile!, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    close: async () => {
+      session.dispose();
+      process.env.HOME = previousHome;
+      await fake.close();
+    },
+  };
+}
+
 describe('abridge as a pi extension', () => {
   it(`keeps a ${TURNS}-turn pi agent inside a ${WINDOW.toLocaleString('en-US')}-token window; pi resumes what abridge reads`, async () => {
-    const cwd = join(root, 'work');
-    const agentDir = join(root, 'agent');
-    mkdirSync(cwd, { recursive: true });
-    mkdirSync(agentDir, { recursive: true });
-    for (let i = 0; i < TURNS; i++) {
-      const bytes = 20_000 + ((i * 7919) % 20_000);
-      const line = (k: number) =>
-        `f${i} attempt ${k}: retry after ${(k * 37) % 250} ms, status ${k % 7 === 0 ? 'ECONNRESET' : 'ok'} `.padEnd(
-          99,
-          '.',
-        );
-      writeFileSync(
-        join(cwd, `f${i}.txt`),
-        Array.from({ length: Math.ceil(bytes / 100) }, (_, k) => line(k)).join('\n'),
-      );
-    }
-    const fake = await startFakeAnthropic({ window: WINDOW, answer });
-    const previousHome = process.env.HOME;
-    process.env.HOME = root;
+    const calls: Parameters<NonNullable<AbridgePiOptions['onCall']>>[0][] = [];
+    const printed: string[] = [];
+    const pi = await startPi(
+      'long',
+      { onCall: (c) => calls.push(c), print: (t) => printed.push(t) },
+      { files: TURNS, keepRecentTokens: 8_000 },
+    );
+    const { session, fake } = pi;
     try {
-      const authStorage = AuthStorage.inMemory();
-      authStorage.setRuntimeApiKey('anthropic', 'sk-ant-test');
-      const modelRegistry = ModelRegistry.inMemory(authStorage);
-      const model = {
-        id: 'claude-loopback',
-        name: 'loopback',
-        api: 'anthropic-messages' as const,
-        provider: 'anthropic',
-        baseUrl: fake.baseURL,
-        reasoning: false,
-        input: ['text' as const],
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-        contextWindow: WINDOW,
-        maxTokens: MAX_OUTPUT,
-      };
-      const settingsManager = SettingsManager.inMemory({
-        compaction: { enabled: true, reserveTokens: 8_192, keepRecentTokens: 8_000 },
-        retry: { enabled: false },
-      });
-      const calls: Parameters<NonNullable<AbridgePiOptions['onCall']>>[0][] = [];
-      const printed: string[] = [];
-      const loader = new DefaultResourceLoader({
-        cwd,
-        agentDir,
-        settingsManager,
-        noSkills: true,
-        noPromptTemplates: true,
-        noThemes: true,
-        noContextFiles: true,
-        extensionFactories: [abridgeExtension({ onCall: (c) => calls.push(c), print: (t) => printed.push(t) })],
-      });
-      await loader.reload();
-      const { session } = await createAgentSession({
-        cwd,
-        agentDir,
-        authStorage,
-        modelRegistry,
-        model,
-        thinkingLevel: 'off',
-        resourceLoader: loader,
-        sessionManager: SessionManager.create(cwd, join(root, 'sessions')),
-        settingsManager,
-      });
       let compactedByHand = false;
       for (let i = 0; i < TURNS; i++) {
         await session.prompt(`Read f${i}.txt and tell me what it says.`);
@@ -126,19 +181,22 @@ describe('abridge as a pi extension', () => {
       }
       await session.prompt('/context');
       const file = session.sessionFile!;
-      session.dispose();
 
       expect(compactedByHand).toBe(true);
-      // Nothing refused: every request fit (prompt + max_tokens ≤ window) and kept its tool pairs.
+      // Nothing refused: every request fit (prompt + max_tokens ≤ window) and kept its tool pairs — pi's model asked
+      // for summaries (abridge's default) included.
       expect(fake.requests.filter((r) => r.refused).map((r) => r.refused)).toEqual([]);
-      expect(fake.requests.length).toBeGreaterThanOrEqual(2 * TURNS + 4);
       expect(Math.max(...fake.requests.map((r) => r.promptTokens + r.body.max_tokens))).toBeLessThanOrEqual(WINDOW);
+      const agent = fake.requests.filter((r) => !isSummaryRequest(r.body.system));
+      const summaries = summaryPrompts(fake);
+      expect(summaries.length).toBeGreaterThan(0);
+      expect(agent.length).toBeGreaterThanOrEqual(2 * TURNS + 4);
       // The tools and the command are pi's.
-      expect((fake.requests.at(-1)!.body.tools as { name: string }[]).map((t) => t.name)).toEqual(
+      expect((agent.at(-1)!.body.tools as { name: string }[]).map((t) => t.name)).toEqual(
         expect.arrayContaining(['read_result', 'compact_context']),
       );
       expect(printed.join('\n')).toContain('Recent turns');
-      const results = fake.requests.flatMap((r) =>
+      const results = agent.flatMap((r) =>
         r.body.messages.flatMap((m) =>
           typeof m.content === 'string'
             ? []
@@ -149,24 +207,26 @@ describe('abridge as a pi extension', () => {
       expect(results.some((t) => /\[ref r_[0-9a-f]+ · lines 0–4 of/.test(t))).toBe(true);
       // abridge compacted what the calls sent, and its figures are what the server counted (anchored on its bills).
       expect(calls.filter((c) => c.compaction?.marker).length).toBeGreaterThan(0);
+      expect(calls).toHaveLength(agent.length);
       const errors = calls
-        .map((c, i) => Math.abs(c.snapshot.used - fake.requests[i]!.promptTokens) / fake.requests[i]!.promptTokens)
+        .map((c, i) => Math.abs(c.snapshot.used - agent[i]!.promptTokens) / agent[i]!.promptTokens)
         .sort((a, b) => a - b);
       const median = errors[Math.floor(errors.length / 2)]!;
       console.log(
-        `abridge in pi: ${fake.requests.length} requests, 0 refused, ${calls.filter((c) => c.compaction?.marker).length} per-call compactions, predicted vs counted prompt: median error ${(median * 100).toFixed(1)}%, largest prompt + max_tokens ${Math.max(...fake.requests.map((r) => r.promptTokens + r.body.max_tokens))} of ${WINDOW}`,
+        `abridge in pi: ${agent.length} requests and ${summaries.length} summary requests, 0 refused, ${calls.filter((c) => c.compaction?.marker).length} per-call compactions, predicted vs counted prompt: median error ${(median * 100).toFixed(1)}%, largest prompt + max_tokens ${Math.max(...fake.requests.map((r) => r.promptTokens + r.body.max_tokens))} of ${WINDOW}`,
       );
       expect(median).toBeLessThan(0.1);
 
-      // In pi's file: pi's compaction records carrying abridge's summary, and abridge's per-call records.
+      // In pi's file: pi's compaction records carrying abridge's summary (written by pi's model), and abridge's
+      // per-call records.
       const text = readFileSync(file, 'utf8');
-      const records = text
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const records = pi.records();
       const compactions = records.filter((r) => r.type === 'compaction');
       expect(compactions.length).toBeGreaterThan(0);
-      for (const c of compactions) expect(c.details).toMatchObject({ abridge: { source: 'abridge', layout: 'pi' } });
+      for (const c of compactions) {
+        expect(c.details).toMatchObject({ abridge: { source: 'abridge', layout: 'pi', summarizer: 'llm' } });
+        expect(c.summary).toContain('By pi’s model.');
+      }
       expect(records.filter((r) => r.type === 'custom' && r.customType === PI_CONTEXT_TYPE).length).toBeGreaterThan(0);
       // pi resumes from the file exactly what abridge reads in it.
       const resumed = piResume(text).sent;
@@ -174,10 +234,148 @@ describe('abridge as a pi extension', () => {
       expect(firstDifference(resumed, abridgeView)).toBe(-1);
       expect(comparable(resumed).length).toBeGreaterThan(0);
     } finally {
-      process.env.HOME = previousHome;
-      await fake.close();
+      await pi.close();
     }
   }, 300_000);
+
+  const KEEP = 'Keep the ECONNRESET attempts and the retry delays.';
+
+  it('/compact <instructions>: pi’s model writes the summary, told what to keep; a truncated answer is retried once', async () => {
+    let n = 0;
+    const calls: Parameters<NonNullable<AbridgePiOptions['onCall']>>[0][] = [];
+    const pi = await startPi(
+      'compact-llm',
+      { onCall: (c) => calls.push(c) },
+      {
+        files: 2,
+        keepRecentTokens: 2_000,
+        answer: (body) => {
+          if (!isSummaryRequest(body.system)) return answer(body);
+          const prompt = textOf(body.messages[0]!);
+          return ++n === 1
+            ? { text: handOffFor(prompt, { omit: ['Next step'], mark: 'First answer, cut short.' }) }
+            : { text: handOffFor(prompt, { mark: 'Second answer, whole.' }) };
+        },
+      },
+    );
+    try {
+      for (let i = 0; i < 2; i++) await pi.session.prompt(`Read f${i}.txt and tell me what it says.`);
+      expect(calls.filter((c) => c.compaction?.marker)).toEqual([]);
+      await pi.session.compact(`  ${KEEP} `);
+
+      const prompts = summaryPrompts(pi.fake);
+      expect(prompts).toHaveLength(2);
+      for (const p of prompts) expect(p).toContain(`follow it first:\n${KEEP}\n</instructions>`);
+      expect(prompts[0]).not.toContain('Your previous answer was not accepted');
+      expect(prompts[1]).toContain('Your previous answer was not accepted: it left out the Next step section.');
+      // The summary requests went to pi's model, within its window.
+      const asked = pi.fake.requests.filter((r) => isSummaryRequest(r.body.system));
+      expect(asked.map((r) => r.body.model)).toEqual(['claude-loopback', 'claude-loopback']);
+      expect(asked.every((r) => !r.refused && r.promptTokens + r.body.max_tokens <= WINDOW)).toBe(true);
+
+      const [compaction, ...more] = pi.records().filter((r) => r.type === 'compaction');
+      expect(more).toEqual([]);
+      expect(compaction!.summary).toBe(handOffFor(prompts[1]!, { mark: 'Second answer, whole.' }));
+      expect(compaction!.details).toEqual({
+        abridge: { source: 'abridge', layout: 'pi', summarizer: 'llm', messages: expect.any(Number) },
+      });
+      // What pi sends next holds that summary.
+      const resumed = JSON.stringify(piResume(readFileSync(pi.session.sessionFile!, 'utf8')).sent);
+      expect(resumed).toContain('Second answer, whole.');
+      expect(resumed).not.toContain('First answer, cut short.');
+    } finally {
+      await pi.close();
+    }
+  }, 120_000);
+
+  it("summarizer: 'extractive' makes no model call; /compact's instructions still lead the summary", async () => {
+    const pi = await startPi('compact-extractive', { summarizer: 'extractive' }, { files: 2, keepRecentTokens: 2_000 });
+    try {
+      for (let i = 0; i < 2; i++) await pi.session.prompt(`Read f${i}.txt and tell me what it says.`);
+      await pi.session.compact(KEEP);
+      expect(summaryPrompts(pi.fake)).toEqual([]);
+      const [compaction] = pi.records().filter((r) => r.type === 'compaction');
+      expect(String(compaction!.summary).startsWith(TITLE)).toBe(true);
+      expect(compaction!.summary).toContain(KEEP);
+      expect(compaction!.details).toMatchObject({ abridge: { summarizer: 'extractive' } });
+    } finally {
+      await pi.close();
+    }
+  }, 120_000);
+
+  it('the model’s compact_context instructions reach pi’s model; an answer without its sections twice gives the extractive summary, and pi’s record says so', async () => {
+    const pi = await startPi(
+      'tool-llm',
+      {},
+      {
+        files: 0,
+        keepRecentTokens: 2_000,
+        answer: (body) => {
+          if (isSummaryRequest(body.system)) return { text: '## Primary request\nRead the files.\n\nAll good.' };
+          const last = textOf(body.messages.at(-1)!);
+          if (last.startsWith('Compact your context'))
+            return { tool: { name: 'compact_context', input: { instructions: KEEP } } };
+          return answer(body);
+        },
+      },
+    );
+    try {
+      await pi.session.prompt('The deploys keep failing; I will paste their logs.');
+      // What the person pasted cannot be cleared like tool output: halving the context takes a summary.
+      for (let k = 0; k < 3; k++) {
+        const log = Array.from({ length: 120 }, (_, j) => `deploy ${k}.${j}: ECONNRESET after ${j * 13} ms`).join('\n');
+        await pi.session.prompt(`Keep this deploy log in mind:\n${log}`);
+      }
+      await pi.session.prompt('Compact your context now.');
+      const prompts = summaryPrompts(pi.fake);
+      expect(prompts).toHaveLength(2);
+      for (const p of prompts) expect(p).toContain(`follow it first:\n${KEEP}\n</instructions>`);
+      expect(prompts[1]).toContain(
+        'Your previous answer was not accepted: it left out the Current state, Next step sections',
+      );
+      const [context, ...more] = pi
+        .records()
+        .filter((r) => r.type === 'custom' && r.customType === PI_CONTEXT_TYPE)
+        .map((r) => (r.data as { abridge: { summary?: string } }).abridge);
+      expect(more).toEqual([]);
+      expect(context!.summary!.startsWith(TITLE)).toBe(true);
+      expect(context!.summary).toContain(KEEP);
+      const last = pi.fake.requests.at(-1)!;
+      expect(isSummaryRequest(last.body.system)).toBe(false);
+      expect(JSON.stringify(last.body.messages)).toContain('Compacted the context');
+      expect(JSON.stringify(last.body.messages)).not.toContain('All good.');
+
+      // pi's /compact then: the same failures, and pi's compaction record says how its summary was made.
+      await pi.session.compact(KEEP);
+      expect(summaryPrompts(pi.fake)).toHaveLength(4);
+      const [compaction] = pi.records().filter((r) => r.type === 'compaction');
+      expect(String(compaction!.summary).startsWith(TITLE)).toBe(true);
+      expect(compaction!.details).toMatchObject({
+        abridge: {
+          summarizer: 'llm',
+          notes: [
+            expect.stringMatching(
+              /^the LLM summarizer failed \(claude-loopback left out the Current state, Next step sections.* \(2 attempts\)\); the extractive summary was used instead$/,
+            ),
+          ],
+        },
+      });
+    } finally {
+      await pi.close();
+    }
+  }, 120_000);
+
+  it('bad summarizer options are errors when pi loads the extension, naming the option', () => {
+    expect(() => abridgeExtension({ summarizer: 'fast' as never })).toThrow(
+      "abridge pi extension: summarizer: expected 'extractive', 'llm' or a Summarizer (an object with a summarize() method), got \"fast\"",
+    );
+    expect(() =>
+      abridgeExtension({
+        summarizer: 'extractive',
+        summaryClient: { model: 'm', contextWindow: 1000, complete: async () => '' },
+      }),
+    ).toThrow("abridge pi extension: summaryClient is the model of summarizer 'llm', but summarizer is 'extractive'");
+  });
 
   const built = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/adapters/pi.js');
   it.skipIf(!existsSync(built))(
@@ -198,5 +396,25 @@ describe('abridge as a pi extension', () => {
       expect([...extensions[0]!.tools.keys()].sort()).toEqual(['compact_context', 'read_result']);
       expect([...extensions[0]!.commands.keys()]).toEqual(['context']);
     },
+  );
+
+  it.skipIf(!existsSync(built))(
+    'the built `abridge/pi`, loaded by pi, reaches pi’s model for /compact <instructions> (pi-ai resolved from pi)',
+    async () => {
+      const pi = await startPi('built', { path: built }, { files: 2, keepRecentTokens: 2_000 });
+      try {
+        for (let i = 0; i < 2; i++) await pi.session.prompt(`Read f${i}.txt and tell me what it says.`);
+        await pi.session.compact(KEEP);
+        const prompts = summaryPrompts(pi.fake);
+        expect(prompts).toHaveLength(1);
+        expect(prompts[0]).toContain(`follow it first:\n${KEEP}\n</instructions>`);
+        const [compaction] = pi.records().filter((r) => r.type === 'compaction');
+        expect(compaction!.summary).toBe(handOffFor(prompts[0]!, { mark: 'By pi’s model.' }));
+        expect(compaction!.details).toMatchObject({ abridge: { summarizer: 'llm' } });
+      } finally {
+        await pi.close();
+      }
+    },
+    120_000,
   );
 });

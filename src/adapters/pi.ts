@@ -11,8 +11,12 @@
  *   in the context; the extension re-applies it on every later call and after a resume).
  * - pi's own compaction (`session_before_compact`, automatic or /compact): abridge writes the summary; pi records its
  *   compaction entry with it, so what pi resumes from the file is exactly what abridge's reader shows for the file.
+ *   What `/compact <instructions>` asks the summary to keep goes to the summarizer.
+ * - Summaries are written by pi's current model (called as pi calls it), checked against abridge's extractive hand-off,
+ *   which stands in when the model's answer fails; `summarizer: 'extractive'` makes no model call.
  * - `compact_context` tool, `/context` command (abridge's breakdown), the pressure line in pi's footer status.
  */
+import type { Api, AssistantMessage, Model } from '@mariozechner/pi-ai';
 import type { ExtensionAPI, ExtensionContext } from '@mariozechner/pi-coding-agent';
 import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
 import { pressureLine, renderBreakdownText } from '../budget/report.js';
@@ -20,12 +24,14 @@ import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import type { BudgetSettings } from '../budget/types.js';
 import { compact, forceCompact, type CompactionResult } from '../compaction/compact.js';
 import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
+import { LlmSummarizer, type LlmClient, type LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { isHumanUser } from '../compaction/turns.js';
 import { isRecord } from '../formats/format.js';
 import { decodePiMessage } from '../formats/pi.js';
 import { PI_SUMMARY_TYPE, piRecordsFor } from '../formats/pi-write.js';
 import { parseSession } from '../formats/read.js';
+import { chooseSummarizer } from '../manager/summarizer.js';
 import type { CompactionMarker, Message, Session } from '../model/types.js';
 import { activeMessages, activeView, isSummaryItem, type AbridgeMarker } from '../model/view.js';
 import { FileResultStore } from '../store/file-result-store.js';
@@ -36,6 +42,7 @@ import { estimateTokens } from '../tokens/estimate.js';
 import { compactContextTool } from '../tools/compact-context.js';
 import { readResultTool } from '../tools/read-result.js';
 import type { AgentTool } from '../tools/tool.js';
+import { importSdk } from './missing-sdk.js';
 
 /** customType of the session entry recording a compaction of what the LLM calls send. */
 export const PI_CONTEXT_TYPE = 'abridge.context';
@@ -49,8 +56,15 @@ export interface AbridgePiOptions {
   budget?: Partial<BudgetSettings>;
   /** Where cleared and offloaded tool output goes (default: `<session file>.results/`, as `abridge compact --out`; in memory without a file). */
   store?: ResultStore;
-  /** Writes the summaries (default: abridge's extractive summarizer, no LLM). */
-  summarizer?: Summarizer;
+  /**
+   * Writes the summaries. Default (and `'llm'` without `summaryClient`): pi's current model, called as pi calls it (its
+   * key and headers from pi's model registry, through `@mariozechner/pi-ai`, which pi brings) — the answer checked
+   * against abridge's extractive hand-off, retried once, and replaced by the extractive summary when it still fails.
+   * `'extractive'`: abridge's extractive summary, no model call. Or a Summarizer of your own.
+   */
+  summarizer?: Summarizer | 'extractive' | 'llm';
+  /** Another model than pi's for the summaries (`anthropicClient()` of `abridge/providers/anthropic`, …). */
+  summaryClient?: LlmClient;
   /** Agent steps at the end kept verbatim (default 5). */
   keepLastSteps?: number;
   /** Sees every LLM call abridge prepared: the snapshot after any compaction, the messages sent, the compaction. */
@@ -61,8 +75,16 @@ export interface AbridgePiOptions {
 
 /** The extension, configured. pi's loader takes the default export, `abridgeExtension()` with the defaults. */
 export function abridgeExtension(options: AbridgePiOptions = {}): (pi: ExtensionAPI) => void {
+  // Checked when pi loads the extension: a bad option is an error then, not at the first compaction.
+  const chosen = chooseSummarizer(options, 'abridge pi extension');
+  const extractive = new ExtractiveSummarizer();
   return (pi) => {
-    const summarizer = options.summarizer ?? new ExtractiveSummarizer();
+    /** The summarizer chosen, else pi's current model (`signal`: pi's own abort of the compaction). */
+    const summarizerFor = (ctx: ExtensionContext, signal?: AbortSignal): Summarizer => {
+      if (chosen && chosen !== 'llm') return chosen;
+      const client = ctx.model ? piModelClient(ctx, ctx.model, signal) : undefined;
+      return client ? new LlmSummarizer(client) : extractive;
+    };
     let store = options.store;
     const storeFor = (ctx: ExtensionContext): ResultStore => {
       if (!store) {
@@ -93,7 +115,7 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
     };
     const compactOptions = (ctx: ExtensionContext, settings: BudgetSettings) => ({
       store: storeFor(ctx),
-      summarizer,
+      summarizer: summarizerFor(ctx),
       ...(options.keepLastSteps !== undefined ? { keepLastSteps: options.keepLastSteps } : {}),
       ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
     });
@@ -126,19 +148,24 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
       return { messages: piMessages(session) as never };
     });
 
-    pi.on('session_before_compact', async (event) => {
+    pi.on('session_before_compact', async (event, ctx) => {
       const { preparation } = event;
       const messages = [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages]
         .map((m) => decodePiMessage(m as unknown as PiMessage))
         .filter((m): m is Message => m !== undefined);
       const task = firstTask(event.branchEntries as unknown as PiMessage[]);
+      const instructions = event.customInstructions?.trim();
       const counter = new TokenCounter();
+      const summarizer = summarizerFor(ctx, event.signal);
+      const notes: string[] = [];
       const summary = await summarizer.summarize({
         messages,
         ...(preparation.previousSummary ? { previousSummary: preparation.previousSummary } : {}),
         ...(task ? { task } : {}),
+        ...(instructions ? { instructions } : {}),
         maxTokens: Math.max(500, Math.floor(preparation.settings.reserveTokens / 2)),
         counter,
+        report: (note) => notes.push(note),
       });
       if (!summary.trim()) return undefined; // pi's own summary then
       return {
@@ -147,7 +174,14 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
           firstKeptEntryId: preparation.firstKeptEntryId,
           tokensBefore: preparation.tokensBefore,
           details: {
-            abridge: { source: 'abridge', layout: 'pi', summarizer: summarizer.name, messages: messages.length },
+            abridge: {
+              source: 'abridge',
+              layout: 'pi',
+              summarizer: summarizer.name,
+              messages: messages.length,
+              // A fallback to the extractive summary, and why: the file says how its summary was made.
+              ...(notes.length > 0 ? { notes } : {}),
+            },
           },
         },
       };
@@ -186,9 +220,12 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
       'Compact context',
       (ctx) =>
         compactContextTool({
-          compact: async () => {
+          compact: async ({ instructions }) => {
             const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
-            const r = await forceCompact(session, compactOptions(ctx, settingsFor(ctx)));
+            const r = await forceCompact(session, {
+              ...compactOptions(ctx, settingsFor(ctx)),
+              ...(instructions ? { instructions } : {}),
+            });
             record(r);
             return r;
           },
@@ -208,6 +245,48 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
 }
 
 export default abridgeExtension();
+
+/**
+ * An LlmClient on pi's model, called as pi's own compaction calls it: pi-ai's `completeSimple` with the key and headers
+ * pi's model registry resolves for the model. `signal` (pi's abort of a compaction) ends the call too.
+ */
+function piModelClient(ctx: ExtensionContext, model: Model<Api>, signal?: AbortSignal): LlmClient {
+  return {
+    model: model.id,
+    contextWindow: model.contextWindow > 0 ? model.contextWindow : 128_000,
+    ...(model.maxTokens > 0 ? { maxOutputTokens: model.maxTokens } : {}),
+    async complete(req: LlmCompletionRequest): Promise<string> {
+      const auth = await ctx.modelRegistry.getApiKeyAndHeaders(model);
+      if (!auth.ok) throw new Error(`no credentials for ${model.provider}/${model.id}: ${auth.error}`);
+      const { completeSimple } = await importSdk(
+        () => import('@mariozechner/pi-ai'),
+        '@mariozechner/pi-ai',
+        "pi's model for abridge's summaries",
+      );
+      const signals = [req.signal, signal].filter((s): s is AbortSignal => s !== undefined);
+      const reply: AssistantMessage = await completeSimple(
+        model,
+        {
+          systemPrompt: req.system,
+          messages: [{ role: 'user', content: [{ type: 'text', text: req.prompt }], timestamp: Date.now() }],
+        },
+        {
+          maxTokens: req.maxOutputTokens,
+          ...(signals.length > 0 ? { signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0]! } : {}),
+          ...(auth.apiKey ? { apiKey: auth.apiKey } : {}),
+          ...(auth.headers ? { headers: auth.headers } : {}),
+        },
+      );
+      // pi-ai answers a failed call with a message rather than a rejection.
+      if (reply.stopReason === 'error' || reply.stopReason === 'aborted')
+        throw new Error(reply.errorMessage || `the call ended: ${reply.stopReason}`);
+      return reply.content
+        .map((c) => (c.type === 'text' ? c.text : ''))
+        .join('')
+        .trim();
+    },
+  };
+}
 
 /** pi's session as its file holds it (header, then every entry). */
 function sessionText(ctx: ExtensionContext): string {

@@ -8,6 +8,7 @@ import type { Level } from '../budget/types.js';
 import { compact, type CompactionResult, type CompactOptions } from '../compaction/compact.js';
 import { compress } from '../compaction/strategies/head-tail.js';
 import { resultText } from '../compaction/strategies/strategy.js';
+import { LlmSummarizer, type LlmClient } from '../compaction/summarizers/llm.js';
 import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { isHumanUser, unitsOf } from '../compaction/turns.js';
 import { AbridgeError } from '../errors.js';
@@ -27,6 +28,7 @@ import { PromptTracker } from '../tokens/predict.js';
 import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
 import { MANAGER_DEFAULTS } from './defaults.js';
+import { chooseSummarizer } from './summarizer.js';
 import { ContextOverflowError, type OverflowDetails } from './overflow.js';
 import { fromResponse, type RequestProvider, type ResponseResult, type ToolSpec } from '../formats/wire.js';
 import { anthropicTool, renderPrompt, RequestEncoder, type ProviderRequestBody } from './request.js';
@@ -65,10 +67,26 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
   agentTools?: boolean;
   /** Root folder of the memory tool (Anthropic's memory command set, confined to it). */
   memory?: { root: string };
-  summarizer?: Summarizer;
+  /**
+   * Writes the summary that stands in for archived turns: `'extractive'` (made of what the records say, no model call),
+   * `'llm'` (a model writes it, through `summaryClient`; its answer is checked against the extractive hand-off, retried
+   * once with what was wrong, and replaced by the extractive summary when it still fails — `summaryNotes` of the
+   * compaction say so), or a Summarizer of your own. Default: `'llm'` when `summaryClient` is given; else the agent's
+   * own model when an integration gives it (`summarizeWithAgentModel`: the AI SDK middleware does); else extractive.
+   * `'llm'` without `summaryClient` is an INVALID_INPUT error.
+   */
+  summarizer?: Summarizer | 'extractive' | 'llm';
+  /**
+   * The model that writes summaries (`anthropicClient()` of `abridge/providers/anthropic`, `openaiClient()` of
+   * `abridge/providers/openai`, or your own LlmClient): implies `summarizer: 'llm'`.
+   */
+  summaryClient?: LlmClient;
   /** Compact automatically when the context reaches the compact level (default true). */
   autoCompact?: boolean;
-  /** Options passed to every compaction (strategies as values, keepLastSteps, strategy options). */
+  /**
+   * Options passed to every compaction (strategies as values, keepLastSteps, strategy options). Its `instructions`
+   * hold for every summary; those of one `compactNow` (or `compact_context` call) are added to them.
+   */
   compaction?: Omit<CompactOptions, 'target' | 'store' | 'summarizer' | 'prefixTokens'>;
   /** Default max output tokens of a request (default: the model's maximum from the catalog). */
   maxOutputTokens?: number;
@@ -169,9 +187,19 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private lastRequestPredicted: number | undefined;
   private readonly encoder = new RequestEncoder();
   private observedPrompt = 0;
+  /** What the options chose to write summaries; undefined leaves it to an integration's model, else the default. */
+  private readonly chosenSummarizer: Summarizer | undefined;
+  private agentSummarizer: LlmSummarizer | undefined;
 
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
+    const chosen = chooseSummarizer(options, 'ContextManager');
+    if (chosen === 'llm')
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        "ContextManager: summarizer 'llm' needs summaryClient, the model that writes the summaries (anthropicClient() of abridge/providers/anthropic, openaiClient() of abridge/providers/openai, or an LlmClient of your own); with abridgeMiddleware, leave summarizer unset: the wrapped model writes them",
+      );
+    this.chosenSummarizer = chosen;
     const config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
     this.config =
       options.contextWindow !== undefined
@@ -461,11 +489,41 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     return contextSnapshot(this.session, { settings, catalog: this.catalog });
   }
 
-  /** Compacts now, to `target` tokens — by default the compaction target, or half the current size when under it. */
-  async compactNow(target?: number): Promise<CompactionResult> {
+  /**
+   * Compacts now, to `target` tokens — by default the compaction target, or half the current size when under it.
+   * `instructions`: what the person (or the agent, through `compact_context`) asked this summary to keep or focus on;
+   * it goes to the summarizer after the standing `compaction.instructions`. A number is the target (the older form).
+   */
+  async compactNow(options: number | { target?: number; instructions?: string } = {}): Promise<CompactionResult> {
+    const { target, instructions } = compactNowOptions(options);
     const p = this.tracker.predict(this.model);
     const marks = this.budget(this.lastMaxOutput).marks;
-    return this.compactTo(target ?? Math.min(marks.target, Math.floor(p.predicted / 2)));
+    return this.compactTo(target ?? Math.min(marks.target, Math.floor(p.predicted / 2)), instructions);
+  }
+
+  /**
+   * Lets the agent's own model write the summaries, for integrations that can call it (the AI SDK middleware does, with
+   * the model it wraps): `complete` sends one completion to that model; its window and output limit are the manager's
+   * model's, as `setModel` changes them. Taken only when the options chose no summarizer (neither `summarizer` nor
+   * `summaryClient`): returns whether it was. The extractive summary stands in for an answer that fails its checks.
+   */
+  summarizeWithAgentModel(complete: LlmClient['complete']): boolean {
+    if (this.chosenSummarizer) return false;
+    const manager = this;
+    const client: LlmClient = {
+      get model() {
+        return manager.model;
+      },
+      get contextWindow() {
+        return manager.info.contextWindow;
+      },
+      get maxOutputTokens() {
+        return manager.info.maxOutputTokens;
+      },
+      complete,
+    };
+    this.agentSummarizer = new LlmSummarizer(client);
+    return true;
   }
 
   /**
@@ -481,7 +539,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       ]);
       const list: AgentTool[] = [
         readResultTool(this.results) as AgentTool,
-        compactContextTool({ compact: () => this.compactNow() }) as AgentTool,
+        compactContextTool({
+          compact: ({ instructions }) => this.compactNow(instructions ? { instructions } : {}),
+        }) as AgentTool,
       ];
       if (this.deferral && this.deferral.deferredTools().length > 0) {
         const { toolSearchTool } = await import('../tools/tool-search.js');
@@ -643,15 +703,18 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.tracker.setOverhead(this.overheadCounted);
   }
 
-  private async compactTo(target: number): Promise<CompactionResult> {
+  private async compactTo(target: number, asked?: string): Promise<CompactionResult> {
     const before = this.tracker.predict(this.model);
-    const compaction = this.options.compaction ?? {};
+    const { instructions: standing, ...compaction } = this.options.compaction ?? {};
+    const instructions = [standing?.trim(), asked?.trim()].filter(Boolean).join('\n');
+    const summarizer = this.chosenSummarizer ?? this.agentSummarizer;
     const result = await compact(this.session, {
       ...compaction,
       target,
       force: true,
       store: this.results,
-      ...(this.options.summarizer ? { summarizer: this.options.summarizer } : {}),
+      ...(summarizer ? { summarizer } : {}),
+      ...(instructions ? { instructions } : {}),
       prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
       redact: this.options.compaction?.redact ?? createRedactor(this.config.redaction),
       ...(this.options.now ? { now: this.options.now } : {}),
@@ -717,6 +780,37 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       margin,
     };
   }
+}
+
+/** compactNow's argument checked: a target alone (the older form), or a target and instructions. */
+function compactNowOptions(options: unknown): { target?: number; instructions?: string } {
+  const raw = typeof options === 'number' ? { target: options } : options;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `compactNow: expected a target in tokens or { target?, instructions? }, got ${JSON.stringify(options) ?? String(options)}`,
+    );
+  const { target, instructions, ...rest } = raw as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `compactNow: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (expected target, instructions)`,
+    );
+  if (target !== undefined && (typeof target !== 'number' || !Number.isFinite(target) || target <= 0))
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `compactNow: target: expected a positive number of tokens, got ${JSON.stringify(target) ?? String(target)}`,
+    );
+  if (instructions !== undefined && typeof instructions !== 'string')
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `compactNow: instructions: expected a string (what the summary must keep), got ${JSON.stringify(instructions) ?? String(instructions)}`,
+    );
+  return {
+    ...(target !== undefined ? { target: Math.max(1, Math.floor(target)) } : {}),
+    ...(instructions?.trim() ? { instructions: instructions.trim() } : {}),
+  };
 }
 
 /** A tool definition as the wire encoders take it (without abridge's deferral facts). */

@@ -12,10 +12,50 @@ const LINE =
 const fixed = (r: CompactContextOutcome) => compactContextTool({ compact: async () => r });
 
 describe('compact_context', () => {
-  it('takes no input: an empty, closed object schema', () => {
+  it('takes one optional input, instructions: a closed object schema that tells the model what it is for', () => {
     const tool = fixed({ beforeTokens: 1, afterTokens: 1, beforeMessages: 1, afterMessages: 1 });
     expect(tool.name).toBe('compact_context');
-    expect(tool.inputSchema).toEqual({ type: 'object', properties: {}, additionalProperties: false });
+    const schema = tool.inputSchema as { properties: { instructions: { description: string } } };
+    expect(tool.inputSchema).toEqual({
+      type: 'object',
+      properties: { instructions: { type: 'string', maxLength: 2000, description: expect.any(String) } },
+      additionalProperties: false,
+    });
+    expect(tool.inputSchema).not.toHaveProperty('required');
+    expect(schema.properties.instructions.description).toMatch(/^What the summary of the earlier turns must keep/);
+    expect(tool.description).toContain('Optional `instructions`: what the summary must keep.');
+  });
+
+  it('passes the instructions to the compaction it runs, trimmed; none when absent or blank', async () => {
+    const asked: { instructions?: string }[] = [];
+    const tool = compactContextTool({
+      compact: async (input) => {
+        asked.push(input);
+        return { beforeTokens: 10_000, afterTokens: 4_000, beforeMessages: 40, afterMessages: 12 };
+      },
+    });
+    const line = await tool.run({ instructions: '  Keep the failing test names and the agreed fix.\n' });
+    expect(line).toMatch(/^Compacted the context: 10,000 → 4,000 tokens \(−60%\)/);
+    await tool.run({});
+    await tool.run({ instructions: '   ' });
+    expect(asked).toEqual([{ instructions: 'Keep the failing test names and the agreed fix.' }, {}, {}]);
+  });
+
+  it('rejects instructions that are not a string, or too long, naming the key; nothing is compacted', async () => {
+    let runs = 0;
+    const tool = compactContextTool({
+      compact: async () => {
+        runs++;
+        return { beforeTokens: 1, afterTokens: 1, beforeMessages: 1, afterMessages: 1 };
+      },
+    });
+    expect(await tool.run({ instructions: 42 })).toBe(
+      'Error: invalid input for compact_context: instructions: Invalid input: expected string, received number',
+    );
+    expect(await tool.run({ instructions: 'x'.repeat(2001) })).toBe(
+      'Error: invalid input for compact_context: instructions: Too big: expected string to have <=2000 characters',
+    );
+    expect(runs).toBe(0);
   });
 
   it('answers one line with tokens, the saving and messages', async () => {

@@ -12,11 +12,27 @@ export interface CompactContextOutcome {
 }
 
 export interface CompactContextToolOptions {
-  /** Compacts the context now, e.g. `() => forceCompact(session, { store })`. */
-  compact: () => Promise<CompactContextOutcome>;
+  /**
+   * Compacts the context now, e.g. `({ instructions }) => forceCompact(session, { store, instructions })`.
+   * `instructions`: what the agent asked the summary to keep (absent when it asked nothing in particular).
+   */
+  compact: (input: { instructions?: string }) => Promise<CompactContextOutcome>;
 }
 
-export const compactContextInput = z.object({}).strict();
+/** The most an agent may ask the summary to keep, in characters: a focus, not a second transcript. */
+export const MAX_COMPACT_INSTRUCTIONS = 2000;
+
+export const compactContextInput = z
+  .object({
+    instructions: z
+      .string()
+      .max(MAX_COMPACT_INSTRUCTIONS)
+      .optional()
+      .describe(
+        'What the summary of the earlier turns must keep or focus on: facts, decisions, file paths, open questions you will need next (e.g. "the failing test names and the fix we agreed on"). Leave it out to keep the default summary.',
+      ),
+  })
+  .strict();
 
 export type CompactContextInput = z.infer<typeof compactContextInput>;
 
@@ -49,12 +65,13 @@ export function compactContextTool(options: CompactContextToolOptions): AgentToo
     name: 'compact_context',
     description:
       'Compact your context now: earlier turns are summarized and old tool output is cleared (kept in a store; read it back with read_result). ' +
-      'Use it when a phase of work is done or before a long task. Takes no input; answers with the tokens and messages before and after.',
+      'Use it when a phase of work is done or before a long task. Optional `instructions`: what the summary must keep. Answers with the tokens and messages before and after.',
     input: compactContextInput,
-    async run() {
+    async run(input) {
+      const instructions = input.instructions?.trim();
       let outcome: CompactContextOutcome;
       try {
-        outcome = await options.compact();
+        outcome = await options.compact(instructions ? { instructions } : {});
       } catch (err) {
         throw new Error(`compaction failed: ${oneLine(err instanceof Error ? err.message : String(err))}`);
       }
