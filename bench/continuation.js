@@ -3,7 +3,8 @@
  * What the agent can do next after compaction (`npm run bench:continuation`, which builds first; this file uses dist/
  * for abridge and bench/continuation-facts.js, which imports nothing of abridge, for the measure).
  *
- *   node bench/continuation.js [--json] [--only substring] [--fractions 0.25,0.1] [--show file-substring:cut:fraction:policy]
+ *   node bench/continuation.js [--json] [--only substring] [--fractions 0.25,0.1] [--cuts 0.5,0.75] [--by-file]
+ *                              [--no-anchor] [--show file-substring:cut:fraction:policy]
  *
  * Every corpus session (../shared/corpus or $ABRIDGE_CORPUS) is cut just before a real assistant step (an assistant
  * message after a person's or a tool's) near 50% and 75% of its messages and before its last step. The prefix is
@@ -64,7 +65,13 @@ function parseArgs(argv) {
       if (o.fractions.length === 0) usage('--fractions: expected fractions between 0 and 1, e.g. 0.25,0.1');
     } else if (a === '--show') o.show = value();
     else if (a === '--no-anchor') o.anchor = false;
-    else if (a === '--by-file') o.byFile = true;
+    else if (a === '--cuts') {
+      CUTS = value()
+        .split(',')
+        .map(Number)
+        .filter((x) => x > 0 && x < 1);
+      if (CUTS.length === 0) usage('--cuts: expected fractions between 0 and 1, e.g. 0.3,0.6');
+    } else if (a === '--by-file') o.byFile = true;
     else if (a === '--anchor-only') o.cuts = false;
     else if (a === '-h' || a === '--help') usage();
     else usage(`unknown argument: ${a}`);
@@ -74,7 +81,7 @@ function parseArgs(argv) {
 
 function usage(error) {
   const text =
-    'usage: node bench/continuation.js [--json] [--only substring] [--fractions 0.25,0.1] [--no-anchor] [--anchor-only] [--show file:cut:fraction:policy]';
+    'usage: node bench/continuation.js [--json] [--only substring] [--fractions 0.25,0.1] [--cuts 0.5,0.75] [--no-anchor] [--anchor-only] [--by-file] [--show file:cut:fraction:policy]';
   if (error) {
     console.error(`${error}\n${text}`);
     process.exit(2);
@@ -103,7 +110,8 @@ function corpusFiles(only) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// The one measure of size: o200k tokens of each message as the Anthropic encoder writes it (a view's size is the sum).
+// The one measure of size: o200k tokens of each message as the Anthropic encoder writes it (a view's size is the sum),
+// thinking signatures aside and media at a fixed price.
 
 const sizeCache = new WeakMap();
 function messageTokens(lib, m) {
@@ -118,6 +126,8 @@ function messageTokens(lib, m) {
   // Media are priced by size, not by their base64 text: a fixed 1,600 tokens each (a ~1,200×1,200 image).
   let media = 0;
   const json = JSON.stringify(body.messages, (k, v) => {
+    // A thinking block's signature is opaque provider data, not prompt text.
+    if (k === 'signature') return undefined;
     if (k === 'data' && typeof v === 'string' && v.length > 200) {
       media++;
       return '';
@@ -151,19 +161,18 @@ function stepStarts(view) {
   return out;
 }
 
-function cutPoints(view) {
+function cutPoints(view, at = CUTS) {
   const steps = stepStarts(view);
   if (steps.length === 0) return [];
   const near = (f) => steps.find((i) => i >= f * view.length) ?? steps[steps.length - 1];
   const chosen = new Map();
-  for (const [label, i] of [
-    ['50%', near(0.5)],
-    ['75%', near(0.75)],
-    ['last', steps[steps.length - 1]],
-  ])
+  for (const [label, i] of [...at.map((f) => [`${Math.round(f * 100)}%`, near(f)]), ['last', steps[steps.length - 1]]])
     if (!chosen.has(i)) chosen.set(i, label);
   return [...chosen].map(([at, label]) => ({ at, label }));
 }
+
+/** Where sessions are cut (fractions of their messages; the last step is always a cut too). */
+let CUTS = [0.5, 0.75];
 
 /** The assistant messages from `at` up to the next person's message. */
 function continuation(view, at) {
@@ -271,33 +280,33 @@ async function abridgePolicy(lib, session, view0, budget) {
     const view = lib.activeView(s);
     return { result, view, size: viewTokens(lib, view), target };
   };
-  const ok = (r) => r.result.reachedTarget && r.size <= budget;
+  // Targets in abridge's units: `unreached` (abridge could not get down to it) < feasible < `over` (its view is over
+  // the bench's budget). Bisect between the bounds known, from the proportional guess; keep the largest view within.
   let best;
   let last;
-  let lo; // a target whose view is within the budget
-  let hi; // one whose view is not
+  let unreached = 0;
+  let over = Number.POSITIVE_INFINITY;
   let target = Math.floor(fixed + budget * scale);
-  for (let attempt = 0; attempt < 10 && target > 0; attempt++) {
+  for (let attempt = 0; attempt < 12 && target > unreached && target < over; attempt++) {
     last = await run(target);
-    if (ok(last)) {
+    if (process.env.CONT_DEBUG)
+      console.error('attempt', target, last.result.reachedTarget, last.size, budget, last.result.gaveWay);
+    if (!last.result.reachedTarget) unreached = target;
+    else if (last.size > budget) over = target;
+    else {
       if (!best || last.size > best.size) best = last;
-      lo = target;
-    } else hi = target;
-    const step = Math.max(1, Math.round(target * 0.005));
-    if (lo !== undefined && hi !== undefined) {
-      if (Math.abs(hi - lo) <= step) break;
-      target = Math.floor((lo + hi) / 2);
-    } else if (lo === undefined) {
-      // Over the budget: lower the target by what the view came out over; refused while within it (abridge counts
-      // more than the bench): raise it.
-      target =
-        last.size > budget
-          ? Math.floor(target - Math.max(step, (last.size - budget) * scale * 1.1))
-          : Math.floor(target + Math.max(step, (budget - last.size) * scale * 0.5));
-    } else {
       if (last.size >= budget * 0.995) break;
-      target = Math.floor(target + Math.max(step, (budget - last.size) * scale * 0.9));
+      unreached = target; // a larger target may keep more within the budget
     }
+    const step = Math.max(1, Math.round(target * 0.005));
+    const next =
+      over === Number.POSITIVE_INFINITY
+        ? target + Math.max(step, (budget - last.size) * scale)
+        : unreached === 0
+          ? target - Math.max(step, (last.size - budget) * scale * 1.1)
+          : (unreached + over) / 2;
+    if (over - unreached <= step) break;
+    target = Math.floor(next);
   }
   const ms = performance.now() - t0;
   const chosen = best ?? last;
