@@ -54,6 +54,7 @@ import { internal } from './internals.js';
 import { claudeLikePolicy, piPolicy, tailPolicy } from './policies.js';
 import {
   KINDS,
+  latestInstruction,
   latestInstructionVerbatim,
   measureRetention,
   recentTailCeiling,
@@ -308,7 +309,7 @@ const isStanding = (componentOf, v) => {
  * in the session's provider tokens): where it does not, no policy can keep it verbatim, and the figure leaves it out.
  */
 function latestFits(lib, view0, target, base, m) {
-  const latest = [...view0].reverse().find((v) => lib.isHumanUser(v.message));
+  const latest = latestInstruction(view0);
   return !latest || m.scale * m.counter.message(latest.message) <= target - base.prefix;
 }
 
@@ -431,6 +432,7 @@ async function benchCorpus(lib, opts, log) {
     const { outside, standing, prefix, conversation } = budgetBase(snap);
     const base = {
       outside,
+      prefix,
       // What the messages of the view are in provider tokens (the scale of the bench's counts).
       recorded: snap.used - outside,
       conversationOf: (view) => view.filter((v) => !isStanding(componentOf, v)),

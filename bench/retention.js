@@ -175,12 +175,23 @@ export function measureRetention(viewBefore, viewAfter) {
   return out;
 }
 
+/** The harness's text in a user's turn (slash commands, notifications, an agent loop's automatic "continue"). */
+const HARNESS =
+  /^\s*(?:\/[\w:-]+(\s|$)|<(?:command-|local-command|task-notification|system-reminder|user-prompt-submit-hook|environment_context|user_instructions|turn_aborted|bash-)|\[Request interrupted|Caveat: The messages below|This session is being continued|# AGENTS\.md|<INSTRUCTIONS>|Please continue working on the task)/;
+
+/** The latest message a person wrote as an instruction (not the harness's text in the user's turn). */
+export function latestInstruction(view) {
+  return [...view]
+    .reverse()
+    .find((v) => isHuman(v.message) && textParts(v.message).trim() && !HARNESS.test(textParts(v.message)));
+}
+
 /**
  * Whether the latest human instruction of `viewBefore` reaches the model byte-identical in `viewAfter` (its text
  * appears unchanged in some message). True when there was none.
  */
 export function latestInstructionVerbatim(viewBefore, viewAfter) {
-  const last = [...viewBefore].reverse().find((v) => isHuman(v.message) && textParts(v.message).trim());
+  const last = latestInstruction(viewBefore);
   if (!last) return true;
   const want = textParts(last.message);
   return viewAfter.some((v) => messageText(v.message).includes(want));
