@@ -22,6 +22,8 @@
  * verbatim.
  */
 
+import { messageText as messageTextOf } from './retention.js';
+
 export const KINDS = ['path', 'command', 'identifier', 'number', 'version', 'hex'];
 export const CONTENT_KINDS = new Set(['identifier', 'number', 'version', 'hex']);
 
@@ -114,18 +116,8 @@ const firstLine = (s) =>
       .find((l) => l.trim()) ?? '',
   );
 
-/** Text of a message as the model reads it, for lookups. */
-export function messageText(m) {
-  const out = [];
-  for (const p of m.parts) {
-    if (p.type === 'text') out.push(p.text);
-    else if (p.type === 'tool-call')
-      out.push(`${p.name} ${typeof p.arguments === 'string' ? p.arguments : JSON.stringify(p.arguments)}`);
-    else if (p.type === 'tool-result') out.push(resultText(p));
-    else if (p.type === 'compaction') out.push(p.marker.summary);
-  }
-  return out.join('\n');
-}
+/** Text of a message as the model reads it, for lookups (an earlier turn's reasoning is not sent again). */
+export const messageText = (m) => messageTextOf(m, { thinking: false });
 
 /** A view's text, normalized for lookups (JSON escapes of tool arguments undone, whitespace collapsed). */
 export function haystackOf(texts) {

@@ -47,11 +47,11 @@ function resultText(p) {
   return (p.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
 }
 
-/** Everything the model reads in a message, as text. */
-export function messageText(m) {
+/** Everything the model reads in a message, as text (`thinking: false` leaves out reasoning, which providers drop). */
+export function messageText(m, { thinking = true } = {}) {
   const out = [];
   for (const p of m.parts) {
-    if (p.type === 'text' || p.type === 'thinking') out.push(p.text);
+    if (p.type === 'text' || (thinking && p.type === 'thinking')) out.push(p.text);
     else if (p.type === 'tool-call')
       out.push(`${p.name} ${typeof p.arguments === 'string' ? p.arguments : JSON.stringify(p.arguments)}`);
     else if (p.type === 'tool-result') out.push(resultText(p));
