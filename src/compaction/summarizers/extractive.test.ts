@@ -334,6 +334,19 @@ describe('plans the agent keeps', () => {
   });
 });
 
+describe("a checklist in the agent's words", () => {
+  it('is its plan while it is the newest word on the work; a request after it comes first', () => {
+    const span = new Span()
+      .user('Audit the package.')
+      .say('Readiness:\n- [x] ESM entrypoints\n- [ ] Type declarations\n- [ ] Documentation');
+    expect(summary(span)).toContain('Next step: "Type declarations" (the first pending item of the agent\'s checklist)');
+    span.user('Add the DAG scaffolding.').say('Added dist/dags/index.js.');
+    const later = summary(span);
+    expect(section(later, 'Plan')).toContain('- [ ] Type declarations');
+    expect(later).not.toContain('Next step: "Type declarations"');
+  });
+});
+
 describe('agents that edit otherwise', () => {
   it("SWE-agent's edit changes the file its answer names; one its linter refused changed nothing", () => {
     const text = summary(

@@ -39,6 +39,8 @@ const HEADINGS: Partial<Record<SectionKey, string>> = {
 
 /** How much each further item of a list ranks below the one before it (see pack). */
 const LIST_DISCOUNT = 0.25;
+/** The share of the budget items may fill at their barest before any is made richer (see pack). */
+const BREADTH = 0.9;
 /** How much an item ranks lower per doubling of its cost beyond a few tokens (see pack). */
 const COST_WEIGHT = 0.5;
 
@@ -149,8 +151,12 @@ export function itemsOf(h: HandOff, o: { task?: string; instructions?: string; l
   });
   // Where the work stands: the next step (from the plan or the latest request), an open blocker, the last actions.
   const plan = h.plan?.items ?? [];
-  const doing = plan.find((p) => p.status === 'doing');
-  const pending = plan.find((p) => p.status === 'pending');
+  // A checklist in the agent's words older than the latest request is not what it works through now (a plan tool is
+  // kept up to date by the agent; its items stand).
+  const staleChecklist =
+    h.plan?.source === CHECKLIST && h.requests.length > 0 && h.requests[h.requests.length - 1]!.at > h.plan.at;
+  const doing = staleChecklist ? undefined : plan.find((p) => p.status === 'doing');
+  const pending = staleChecklist ? undefined : plan.find((p) => p.status === 'pending');
   const latest = h.requests[h.requests.length - 1];
   const planName = h.plan?.source === CHECKLIST ? "the agent's checklist" : 'the plan';
   // A request newer than the plan's last writing, not yet answered, comes before the plan's items.
@@ -462,7 +468,7 @@ export function pack(header: string[], items: Item[], maxTokens: number, counter
       take(it, barest(it), budget);
   }
   // 2. Everything else at its barest, by priority, within nine tenths of the budget.
-  for (const it of byPriority) if (!chosen.has(it)) take(it, barest(it), budget * 0.9);
+  for (const it of byPriority) if (!chosen.has(it)) take(it, barest(it), budget * BREADTH);
   // The essential items left out so far, at their barest, with what is left.
   for (const it of byPriority) if (!chosen.has(it) && ESSENTIAL.has(it.section)) take(it, barest(it), budget);
   // 3. Richer, one level at a time in rounds by priority: the budget goes to depth across items, not to one list.
