@@ -339,7 +339,9 @@ describe("a checklist in the agent's words", () => {
     const span = new Span()
       .user('Audit the package.')
       .say('Readiness:\n- [x] ESM entrypoints\n- [ ] Type declarations\n- [ ] Documentation');
-    expect(summary(span)).toContain('Next step: "Type declarations" (the first pending item of the agent\'s checklist)');
+    expect(summary(span)).toContain(
+      'Next step: "Type declarations" (the first pending item of the agent\'s checklist)',
+    );
     span.user('Add the DAG scaffolding.').say('Added dist/dags/index.js.');
     const later = summary(span);
     expect(section(later, 'Plan')).toContain('- [ ] Type declarations');
