@@ -47,6 +47,12 @@ const ERROR_REPORT =
 const WRITE_TOOL = /write|edit|create|patch|replace|insert|notebook/i;
 const CONTENT_ARG = ['new_string', 'newText', 'new_str', 'content', 'file_text', 'text', 'contents', 'code'];
 
+/**
+ * `CONTINUATION_PLAIN_WORDS=1` counts every word of 6+ characters as an identifier, prose included (a looser reading
+ * of the measure, to check that the figures do not hang on what "identifier" means).
+ */
+const PLAIN_WORDS = process.env.CONTINUATION_PLAIN_WORDS === '1';
+
 /** A code-shaped name: not a plain word of prose. */
 function codeShaped(s) {
   if (/^[0-9a-f]+$/.test(s) && /\d/.test(s)) return false; // a hex id
@@ -158,7 +164,7 @@ function scanText(text, add) {
   for (const m of rest.matchAll(VERSION)) add('version', m[0]);
   rest = rest.replace(VERSION, ' ');
   for (const m of rest.matchAll(HEX)) if (/\d/.test(m[0]) && /[a-f]/.test(m[0])) add('hex', m[0]);
-  for (const m of rest.matchAll(IDENT)) if (codeShaped(m[0])) add('identifier', m[0]);
+  for (const m of rest.matchAll(IDENT)) if (PLAIN_WORDS || codeShaped(m[0])) add('identifier', m[0]);
   for (const m of rest.matchAll(NUMBER)) add('number', m[0]);
 }
 

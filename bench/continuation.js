@@ -287,6 +287,7 @@ async function abridgePolicy(lib, session, view0, budget) {
   let unreached = 0;
   let over = Number.POSITIVE_INFINITY;
   let target = Math.floor(fixed + budget * scale);
+  let climb = 0;
   for (let attempt = 0; attempt < 12 && target > unreached && target < over; attempt++) {
     last = await run(target);
     if (process.env.CONT_DEBUG)
@@ -299,9 +300,11 @@ async function abridgePolicy(lib, session, view0, budget) {
       unreached = target; // a larger target may keep more within the budget
     }
     const step = Math.max(1, Math.round(target * 0.005));
+    // Below what abridge can reach with no bound above yet: the step doubles each time.
+    if (!last.result.reachedTarget && over === Number.POSITIVE_INFINITY) climb = Math.max(climb * 2, step * 2);
     const next =
       over === Number.POSITIVE_INFINITY
-        ? target + Math.max(step, (budget - last.size) * scale)
+        ? target + Math.max(step, climb, (budget - last.size) * scale)
         : unreached === 0
           ? target - Math.max(step, (last.size - budget) * scale * 1.1)
           : (unreached + over) / 2;
@@ -432,10 +435,11 @@ async function runCuts(lib, files, opts, log, skipped) {
           continue;
         }
         const row = { file: basename(file), format: session.format, cut: cut.label, fraction: f, budget, scores: {} };
-        // The latest instruction as a probe only where it fits the room at all.
+        // The latest instruction as a probe only where it fits the room at all — with a tenth to spare: a policy that
+        // counts with the provider's tokenizer may find one message that much larger than o200k does.
         const latestMessage = [...view0].reverse().find((v) => isPerson(v.message));
         const probesHere =
-          latestMessage && messageTokens(lib, latestMessage.message) > budget - sys
+          latestMessage && messageTokens(lib, latestMessage.message) > 0.9 * (budget - sys)
             ? { ...probes, latest: undefined }
             : probes;
         if (probesHere !== probes) row.latestTooLarge = true;
@@ -608,7 +612,7 @@ function report(rows, anchors, opts, skipped) {
     const tooSmall = skipped.filter((x) => x.fraction === f).length;
     const tooLarge = cuts.filter((r) => r.latestTooLarge).length;
     console.log(
-      `not scored: ${tooSmall} cut points whose room is under ${MIN_ROOM} tokens; the latest-instruction probe left out at ${tooLarge} where that message alone is larger than the room`,
+      `not scored: ${tooSmall} cut points whose room is under ${MIN_ROOM} tokens; the latest-instruction probe left out at ${tooLarge} where that message alone takes more than 90% of the room`,
     );
     const ms = cuts.map((r) => r.abridgeMs).sort((a, b) => a - b);
     if (ms.length)

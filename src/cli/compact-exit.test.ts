@@ -29,11 +29,16 @@ function session(): string {
 
 describe('abridge compact exit status', () => {
   it('reaches a budget below what stays verbatim by letting it give way, and names what gave way', () => {
-    const r = run('compact', session(), '--budget', '20', '--prefix-tokens', '0');
+    // The first request and the latest instruction come to more than 30 tokens; the latest alone, with a note, less.
+    const r = run('compact', session(), '--budget', '30', '--prefix-tokens', '0');
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(
-      /note: to reach the target, these gave way \(archived, quoted in the summary as far as it holds\): .*(first user message|latest instruction)/,
+      /note: to reach the target, these gave way \(archived, quoted in the summary as far as it holds\): first user message \(entry \d+\)/,
     );
+    // The latest instruction never gives way: below it, exit 3.
+    const below = run('compact', session(), '--budget', '20', '--prefix-tokens', '0');
+    expect(below.status).toBe(3);
+    expect(below.stderr).toMatch(/latest instruction \(entry \d+\): \d+ tokens/);
   });
 
   it('exits 3 when even what must stay verbatim is over the budget and --keep-protected keeps it, naming it', () => {

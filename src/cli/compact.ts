@@ -49,7 +49,7 @@ export function registerCompact(program: Command): void {
   const cmd = program
     .command('compact')
     .description(
-      'Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; what must stay verbatim gives way last, and is named (exits 3 only when even the system messages exceed the budget, or with --keep-protected)',
+      'Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; what must stay verbatim gives way last, and is named (exits 3 only when the system messages, project memory and the latest instruction alone exceed the budget, or with --keep-protected)',
     )
     .argument('<file>', 'transcript file')
     .option(
@@ -68,7 +68,7 @@ export function registerCompact(program: Command): void {
     )
     .option(
       '--keep-protected',
-      "never shrink the first request, the latest instruction, the last step or another agent's summary: exit 3 instead when the budget needs it",
+      "never shrink the first request, the last step or another agent's summary: exit 3 instead when the budget needs it",
     )
     .option(
       '--keep-last-steps <n>',

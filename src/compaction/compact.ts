@@ -85,10 +85,10 @@ export interface CompactOptions {
   minKeepLastSteps?: number;
   /**
    * Never refuse what can shrink (default true): when the target cannot be reached with the last step, the thinking
-   * of a tool-use loop under way, another agent's summary, the first request and the latest instruction kept whole,
-   * they give way in that order — archived like older work, into the summary, which quotes them as far as the room
-   * allows (the whole stays in the session). Only the system messages and project memory never give way: a target
-   * below them is refused (`reachedTarget` false, what stays named). False keeps them whole and refuses instead. Not
+   * of a tool-use loop under way, another agent's summary and the first request kept whole, they give way in that
+   * order — archived like older work, into the summary, which quotes them as far as the room allows (the whole stays
+   * in the session). The system messages, project memory and the latest instruction never give way: a target below
+   * them is refused (`reachedTarget` false, what stays named). False keeps them all whole and refuses instead. Not
    * with `minKeepLastSteps` set, which keeps that many steps whatever happens.
    */
   shrinkProtected?: boolean;
@@ -324,7 +324,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
   // Last of all, when cutting the last step short did not reach the target either: archive it like any older unit.
   let archiveLast = false;
   // Beyond that, what must stay gives way in turn (shrinkProtected): 1 the thinking step of a loop under way, 2 another
-  // agent's summary, 3 the first request, 4 the latest instruction.
+  // agent's summary, 3 the first request. The latest instruction never does: it is what the next step answers.
   let relax = 0;
   for (let k = keep; ; ) {
     notes = [];
@@ -496,7 +496,7 @@ export async function compact(session: Session, options: CompactOptions): Promis
       archiveLast = true;
       continue;
     }
-    if (k === 0 && tail <= 0 && canRelax && relax < 4) {
+    if (k === 0 && tail <= 0 && canRelax && relax < 3) {
       archiveLast = true;
       relax++;
       continue;
@@ -765,10 +765,7 @@ function protect(
     tailCounted: number;
     windowCounted?: number;
     counter: { message(m: Message): number };
-    /**
-     * What gives way (see CompactOptions.shrinkProtected): 1 the thinking step, 2 agents' summaries, 3 the first
-     * request, 4 the latest instruction.
-     */
+    /** What gives way (see CompactOptions.shrinkProtected): 1 the thinking step, 2 agents' summaries, 3 the first request. */
     relax?: number;
   },
 ): Protection {
@@ -816,7 +813,7 @@ function protect(
       'primary request',
     );
   }
-  if (relax < 4) {
+  {
     add(
       [...view].reverse().find((v) => isRequest(v.message)),
       'latest instruction',
