@@ -2,9 +2,8 @@
  * Replay of predictions: what abridge would have predicted for each request of a recorded session, beside what the
  * provider billed (`abridge replay`, bench:tokens, the viewer).
  */
-import { codexSentOutput, codexTruncationPolicy } from '../formats/codex.js';
 import { conversationEntries } from '../model/branch.js';
-import type { Entry, Session } from '../model/types.js';
+import type { Session } from '../model/types.js';
 import type { ProviderFamily } from '../tokens/family.js';
 import { followEntries, trackerFor, type ReplayOptions, type ReplayRequest } from '../tokens/replay.js';
 
@@ -16,37 +15,9 @@ export function replaySession(session: Session, options: ReplayOptions = {}): Re
   const branch = conversationEntries(session);
   const tracker = trackerFor(session, branch, options);
   const out: ReplayRequest[] = [];
-  followEntries(session.format === 'codex' ? codexSends(session, branch) : branch, tracker, (r) => out.push(r));
+  // (The tracker counts what the harness sends: a Codex output as cut to its model's policy.)
+  followEntries(branch, tracker, (r) => out.push(r));
   return out;
-}
-
-/**
- * Codex's entries as it sends them: a tool output longer than its model's truncation policy allows is cut in the
- * history Codex sends (the rollout keeps it whole), so the replay counts the cut text. See `codexSentOutput`.
- */
-function* codexSends(session: Session, branch: readonly Entry[]): Generator<Entry> {
-  let model: string | undefined;
-  for (const e of branch) {
-    if (e.model) model = e.model.id;
-    if (e.message?.role === 'assistant' && e.message.model) model = e.message.model;
-    const m = e.message;
-    if (m?.role !== 'tool') {
-      yield e;
-      continue;
-    }
-    const policy = codexTruncationPolicy(session, model);
-    let changed = false;
-    const parts = m.parts.map((p) => {
-      if (p.type !== 'tool-result') return p;
-      const texts = p.content.filter((c) => c.type === 'text').map((c) => c.text);
-      const sent = codexSentOutput(texts, policy);
-      if (sent.every((t, i) => t === texts[i])) return p;
-      changed = true;
-      let i = 0;
-      return { ...p, content: p.content.map((c) => (c.type === 'text' ? { ...c, text: sent[i++]! } : c)) };
-    });
-    yield changed ? { ...e, message: { ...m, parts } } : e;
-  }
 }
 
 export interface ErrorSummary {

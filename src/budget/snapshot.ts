@@ -2,7 +2,7 @@ import { AbridgeError } from '../errors.js';
 import { conversationEntries } from '../model/branch.js';
 import type { Session } from '../model/types.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
-import { followEntries, trackerFor } from '../tokens/replay.js';
+import { followEntries, modelAt, trackerFor } from '../tokens/replay.js';
 import { ContextBudget, type AllocationRow } from './budget.js';
 import { ModelCatalog, normalizeModelId, type LookupOptions, type ModelInfo } from './catalog.js';
 import { measureContext } from './components.js';
@@ -57,8 +57,6 @@ export interface ContextSnapshot {
   counting: string;
 }
 
-const COMPONENT_IDS_COUNT = 9;
-
 export function contextSnapshot(session: Session, options: SnapshotOptions = {}): ContextSnapshot {
   const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
   const catalog = options.catalog ?? new ModelCatalog(settings);
@@ -69,8 +67,9 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   }
   const at = options.at ?? last;
   const cut = branch.filter((e) => e.index <= at);
-  const requestModel = (session.extra?.request as { model?: unknown } | undefined)?.model;
-  let modelId = settings.model ?? (typeof requestModel === 'string' ? requestModel : undefined);
+  // The model as every count of a session at a point names it (tokens/replay.ts modelAt).
+  const modelId = modelAt(session, cut, settings.model);
+  let current = modelAt(session, [], settings.model);
   let provider: string | undefined;
   let reportedWindow: number | undefined;
   // The largest prompt billed per model: a window smaller than that is wrong (a 1M-context variant, a new model).
@@ -78,15 +77,15 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   for (const e of cut) {
     const m = e.message;
     if (m?.role === 'assistant' && m.model) {
-      modelId = m.model;
+      current = m.model;
       provider = m.provider;
     }
-    if (e.kind === 'model-change' && e.model?.id) modelId = e.model.id;
+    if (e.kind === 'model-change' && e.model?.id) current = e.model.id;
     const w = m?.usage?.contextWindow ?? e.usage?.contextWindow;
     if (w) reportedWindow = w;
     const u = m?.usage ?? e.usage;
     if (u) {
-      const key = normalizeModelId((m?.role === 'assistant' && m.model) || modelId || '');
+      const key = normalizeModelId((m?.role === 'assistant' && m.model) || current || '');
       billed.set(key, Math.max(billed.get(key) ?? 0, u.input + u.cacheRead + u.cacheWrite));
     }
   }
@@ -98,7 +97,8 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   const model = catalog.lookup(modelId, lookup);
   const budget = new ContextBudget(model, settings);
 
-  const tracker = trackerFor(session, branch, {
+  // Only what the session holds up to this point decides how it is counted.
+  const tracker = trackerFor(session, cut, {
     ...(options.exact ? { exact: options.exact } : {}),
     ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
   });
@@ -107,19 +107,24 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   const measure = measureContext(session, cut, tracker.counter);
 
   const components = { ...measure.byComponent, unrecorded: 0 } as Record<ComponentId | 'unrecorded', number>;
-  let visible = 0;
-  for (const k of Object.keys(measure.byComponent) as ComponentId[]) {
-    components[k] = Math.round(measure.byComponent[k] * prediction.ratio);
-    visible += components[k];
-  }
   const used = prediction.predicted;
-  // Rounding each component can overshoot by a token or so; only a real excess means the provider saw less.
-  if (visible <= used + COMPONENT_IDS_COUNT) components.unrecorded = Math.max(0, used - visible);
-  else {
-    // The provider saw less than we counted (a harness that truncates what it sends): scale down to what was billed.
-    const f = used / visible;
-    for (const k of Object.keys(measure.byComponent) as ComponentId[]) components[k] = Math.round(components[k] * f);
-  }
+  // The prefix — learned once from the session's first bill, so the same wherever the session is cut — is what the
+  // request carries besides its messages: the tool definitions a request body recorded, and the rest, which the
+  // transcript does not hold (`unrecorded`). What the provider bills beyond it is the messages': each component gets
+  // its share, so that they sum to `used` (a ratio a little off over a long context, or the reasoning a Codex turn
+  // carries, shows where the messages are).
+  const prefix = Math.min(used, prediction.prefix);
+  const definitionsCounted = measure.tools.builtIn + measure.tools.mcp;
+  const definitions = Math.min(prefix, Math.round(definitionsCounted * prediction.ratio));
+  components.unrecorded = prefix - definitions;
+  const messages = { ...measure.byComponent, tools: measure.byComponent.tools - definitionsCounted };
+  const ids = Object.keys(messages) as ComponentId[];
+  const visible = ids.reduce((n, k) => n + messages[k], 0);
+  const share = visible > 0 ? (used - prefix) / visible : 0;
+  // (Each rounded on its own: the sum may be a token or two off `used`, the prefix stays what it is.)
+  for (const k of ids) components[k] = Math.round(messages[k] * share);
+  components.tools += definitions;
+  if (visible === 0) components.unrecorded += used - prefix;
   const marks = budget.marks;
   const atEntry = session.entries[at];
   const snapshot: ContextSnapshot = {

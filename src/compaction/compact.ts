@@ -6,7 +6,7 @@ import { stableId } from '../model/ids.js';
 import { MemoryResultStore } from './memory-result-store.js';
 import type { ResultStore } from './result-store.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
-import { followEntries, trackerFor } from '../tokens/replay.js';
+import { followEntries, modelAt, trackerFor } from '../tokens/replay.js';
 import { createRedactor, redactMarker, type Redactor } from '../redact/redact.js';
 import { checkInvariants, introducedViolations, type Violation } from './invariants.js';
 import { redactingStore, redactingSummarizer } from './redaction.js';
@@ -197,22 +197,15 @@ export async function compact(session: Session, options: CompactOptions): Promis
     ...(options.prefixTokens !== undefined ? { prefixTokens: options.prefixTokens } : {}),
   });
   followEntries(branch, tracker);
-  const lastModel = [...branch].reverse().find((e) => e.message?.role === 'assistant' && e.message.model)
-    ?.message?.model;
-  const prediction = tracker.predict(lastModel);
+  const prediction = tracker.predict(modelAt(session, branch));
   const counter = tracker.counter;
-  const ratio = prediction.ratio;
 
   const view0 = activeView(session);
   const size = (view: readonly ViewItem[]) => view.reduce((n, it) => n + counter.message(it.message), 0);
   const counted0 = size(view0);
-  // Never below what the messages alone (plus a prefix the caller states) come to: an anchor whose learned prefix is
-  // negative, or entries the provider never saw (duplicates), would otherwise make every figure too small.
-  const beforeTokens = Math.max(
-    prediction.predicted,
-    Math.round(ratio * counted0 + Math.max(0, options.prefixTokens ?? 0)),
-  );
-  const fixed = beforeTokens - ratio * counted0;
+  // One count: the size before is what `inspect` and the ContextManager give this session at this point.
+  const beforeTokens = prediction.predicted;
+  const { fixed, ratio } = splitPrompt(beforeTokens, prediction, counted0);
   const tokensOf = (counted: number) => Math.max(0, Math.round(fixed + ratio * counted));
   const target = (options.target - fixed) / ratio;
   const result: CompactionResult = {
@@ -895,6 +888,26 @@ function protect(
     }
   }
   return { entries, window, steps, tailCounted: tail, parts };
+}
+
+/**
+ * What of a prompt compaction can change: `fixed` provider tokens (the session's prefix: system prompt and tools the
+ * transcript does not hold) and `ratio` provider tokens per counted token of the messages — so that a view of `c`
+ * counted tokens comes to fixed + ratio × c, and the view as it is to exactly `predicted`. What the bill shows beyond
+ * the prefix and the counted messages (a ratio a little off over a long context, the reasoning a Codex turn carries) is
+ * the messages' (within a factor of two of the learned ratio); a bill below the messages' count (a harness that
+ * sends less than it records) scales them down.
+ */
+export function splitPrompt(
+  predicted: number,
+  p: { ratio: number; prefix: number },
+  counted: number,
+): { fixed: number; ratio: number } {
+  if (counted <= 0) return { fixed: Math.max(0, predicted), ratio: p.ratio };
+  const fixed0 = Math.max(0, Math.min(predicted, p.prefix));
+  const ratio = Math.min(2 * p.ratio, Math.max(p.ratio / 2, (predicted - fixed0) / counted));
+  const fixed = predicted - ratio * counted;
+  return fixed >= 0 ? { fixed, ratio } : { fixed: 0, ratio: predicted / counted };
 }
 
 function mergeOptions(o: CompactOptions['options']): StrategyOptions {

@@ -3,7 +3,8 @@ import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
 import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
-import { codexFormat, codexSentOutput, codexTruncationPolicy } from './codex.js';
+import { codexFormat } from './codex.js';
+import { codexSentOutput, codexTruncationPolicy } from '../tokens/sent.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { parseSession, readSession } from './read.js';
 

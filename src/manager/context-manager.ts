@@ -25,6 +25,10 @@ import { createRedactor } from '../redact/redact.js';
 import type { SessionStore } from '../store/session-store.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { PromptTracker } from '../tokens/predict.js';
+import { followEntries, trackerFor } from '../tokens/replay.js';
+import type { SendResult } from '../tokens/sent.js';
+import { conversationEntries } from '../model/branch.js';
+import { loadSession } from '../store/session-store.js';
 import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
 import { MANAGER_DEFAULTS } from './defaults.js';
@@ -169,8 +173,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private readonly config: AbridgeConfig;
   private readonly catalog: ModelCatalog;
   private readonly monitor: BudgetMonitor;
-  private readonly tracker: PromptTracker;
-  private readonly counter: TokenCounter;
+  private tracker: PromptTracker;
+  private counter: TokenCounter;
+  /** How the harness that recorded a resumed session sends a tool result (`harnessSends`): what requests carry. */
+  private send: SendResult | undefined;
   private deferral: DeferralManager | undefined;
   private agentTools: readonly ManagedTool[];
   private model: string;
@@ -237,8 +243,11 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /**
-   * Continues a stored session from its latest compaction snapshot (not the whole history): the snapshot's messages,
-   * then the entries appended after it.
+   * Continues a stored session: from its latest compaction snapshot (not the whole history) — the snapshot's messages,
+   * then the entries appended after it — or, for a session with none (one imported from a transcript), the session
+   * itself, counted as the harness that recorded it sends it (a Codex rollout's long outputs cut to its model's policy,
+   * and sent so). The provider's bills recorded after the snapshot anchor the count, as they did before: a resumed
+   * manager gives the session the size `inspect` gives it.
    */
   static async resume<P extends RequestProvider = RequestProvider>(
     store: SessionStore,
@@ -252,26 +261,36 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         `no session "${sessionId}" in this store: start it with new ContextManager({store, sessionId})`,
       );
     const snapshot = await store.latestSnapshot(sessionId);
-    const after = await store.entries(sessionId, { from: snapshot?.atVersion ?? 0 });
     const cm = new ContextManager<P>({ ...options, store, sessionId } as ContextManagerOptions<P>);
     cm.created = Promise.resolve();
     const entries = cm.session.entries;
-    // The working session is one chain: the snapshot's messages, then what came after, linked in order.
-    const add = (draft: Omit<Entry, 'index'>) => {
-      const parentId = entries.length > 0 ? entries[entries.length - 1]!.id! : null;
-      const entry = {
-        ...draft,
-        id: draft.id ?? `snapshot-${entries.length}`,
-        parentId,
-        index: entries.length,
-      } as Entry;
-      entries.push(entry);
-      cm.tracker.push(entry);
-    };
-    for (const message of snapshot?.messages ?? []) add({ kind: 'message', message });
-    for (const e of after) {
-      const { index: _index, ...draft } = e;
-      add(draft);
+    // The entries counted without their bills (a snapshot's messages carry bills of the context before it was
+    // compacted), then those followed with them.
+    let counted: Entry[] = [];
+    let follow: Entry[];
+    if (snapshot) {
+      // The working session is one chain: the snapshot's messages, then what came after, linked in order.
+      const after = await store.entries(sessionId, { from: snapshot.atVersion });
+      const add = (draft: Omit<Entry, 'index'>) => {
+        const parentId = entries.length > 0 ? entries[entries.length - 1]!.id! : null;
+        const entry = {
+          ...draft,
+          id: draft.id ?? `snapshot-${entries.length}`,
+          parentId,
+          index: entries.length,
+        } as Entry;
+        entries.push(entry);
+        return entry;
+      };
+      counted = snapshot.messages.map((message) => add({ kind: 'message', message }));
+      follow = after.map(({ index: _index, ...draft }) => add(draft));
+    } else {
+      // The stored session as it is (its entries keep their numbers, which its markers refer to), in its own format.
+      const whole = await loadSession(store, sessionId);
+      entries.push(...whole.entries);
+      cm.session.format = whole.format;
+      if (whole.extra) cm.session.extra = whole.extra;
+      follow = conversationEntries(cm.session);
     }
     cm.view = activeMessages(cm.session);
     const lastModel = [...cm.session.entries]
@@ -279,7 +298,36 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       .find((e) => e.kind === 'model-change' || (e.message?.role === 'assistant' && e.message.model));
     const model = lastModel?.model?.id ?? lastModel?.message?.model;
     if (model && model !== cm.model && !options.model) cm.switchModel(model);
+    // Counted the way `inspect` counts the session (one tracker for both: the harness' sending rule, its billing),
+    // with what the manager sends besides the messages counted as overhead instead of a harness prefix.
+    cm.tracker = trackerFor(cm.session, conversationEntries(cm.session), { prefixTokens: 0 });
+    cm.counter = cm.tracker.counter;
+    cm.send = cm.counter.send;
+    for (const e of counted) cm.tracker.push(e);
+    // What the next request carries besides the messages is counted before the bills are read, as it was when they
+    // were made: a bill includes it.
+    const tools = await cm.requestTools();
+    cm.countOverhead(
+      tools,
+      renderPrompt(cm.provider, {
+        model: cm.model,
+        prompt: cm.prompt,
+        tools,
+        counter: cm.counter,
+        ratio: cm.tracker.ratioOf(cm.model),
+      }),
+    );
+    followEntries(follow, cm.tracker);
     return cm;
+  }
+
+  /**
+   * The size of the next request as the manager counts it now (provider tokens, anchored on the last bill when it has
+   * one), without walking the session: what `prepare` measures before it compacts.
+   */
+  size(): { tokens: number; anchored: boolean } {
+    const p = this.tracker.predict(this.model);
+    return { tokens: p.predicted, anchored: p.anchored };
   }
 
   /**
@@ -419,7 +467,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       maxOutputTokens: maxOutput,
       prompt: this.prompt,
       tools,
-      messages: this.view,
+      messages: this.sent(this.view),
       counter: this.counter,
       built,
       promptTokens: prediction.predicted,
@@ -438,7 +486,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const out: PreparedTurn<P> = {
       provider: this.provider,
       request,
-      messages: this.view.slice(),
+      messages: this.sent(this.view),
       pressure,
       snapshot: () => this.snapshot(),
     };
@@ -576,6 +624,17 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   // ------------------------------------------------------------------------------------------------------------------
+
+  /** The messages as the request carries them: as the harness of a resumed session sends them, else as they are. */
+  private sent(view: readonly Message[]): Message[] {
+    const send = this.send;
+    if (!send) return view.slice();
+    return view.map((m) =>
+      m.role === 'tool' && m.parts.some((p) => p.type === 'tool-result' && send(p) !== p)
+        ? { ...m, parts: m.parts.map((p) => (p.type === 'tool-result' ? send(p) : p)) }
+        : m,
+    );
+  }
 
   private now(): Date {
     return (this.options.now ?? (() => new Date()))();

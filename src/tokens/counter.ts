@@ -4,6 +4,7 @@ import { estimateTokens } from './estimate.js';
 import type { ExactTokenizer } from './exact.js';
 import type { ProviderFamily } from './family.js';
 import { imageTokens } from './images.js';
+import type { SendResult } from './sent.js';
 
 /**
  * Framing a provider adds around content, in tokens: role markers per message, and the envelope of a tool call or
@@ -30,6 +31,11 @@ export interface TokenCounterOptions {
   family?: ProviderFamily;
   /** Count text exactly with this tokenizer instead of estimating. */
   exact?: ExactTokenizer;
+  /**
+   * Count a tool result as the harness sends it (`harnessSends`): a counter of a Codex session counts each output as
+   * cut to its model's truncation policy, the way the provider saw it.
+   */
+  send?: SendResult;
 }
 
 /**
@@ -51,9 +57,12 @@ export class TokenCounter {
   private readonly tokenizer: ExactTokenizer | undefined;
   private readonly parts = new WeakMap<object, number>();
   private readonly texts = new Map<string, number>();
+  /** How this counter takes a tool result to be sent (`TokenCounterOptions.send`): what a request should carry. */
+  readonly send: SendResult | undefined;
 
   constructor(options: TokenCounterOptions = {}) {
     this.family = options.family ?? 'other';
+    this.send = options.send;
     this.framing = FRAMING[this.family];
     this.tokenizer = options.exact;
     this.exact = options.exact !== undefined;
@@ -89,7 +98,7 @@ export class TokenCounter {
         return this.framing.toolCall + this.ownText(p);
       case 'tool-result': {
         let n = this.framing.toolResult + this.text(p.callId);
-        for (const c of p.content) n += this.part(c);
+        for (const c of (this.send ? this.send(p) : p).content) n += this.part(c);
         return n;
       }
       case 'image':

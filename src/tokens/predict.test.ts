@@ -170,6 +170,71 @@ describe('PromptTracker anchoring', () => {
   });
 });
 
+describe('PromptTracker: one prefix, honest anchors', () => {
+  it('learns the prefix once, from the first bill: later bills do not move it', () => {
+    const tracker = new PromptTracker({ prefixTokens: 0 });
+    const u1 = user(filler(200, 11));
+    tracker.push({ index: 0, kind: 'message', message: u1 });
+    tracker.observe(usage(3000), CLAUDE, 1, tracker.contextTokens);
+    const prefix = Math.round(3000 - FAMILY_RATIO.claude * count(u1));
+    expect(tracker.predict(CLAUDE).prefix).toBe(prefix);
+    tracker.push({ index: 1, kind: 'message', message: assistant('ok', CLAUDE) });
+    const r = toolResult('c1', filler(600, 12));
+    tracker.push({ index: 2, kind: 'message', message: r });
+    // A later bill 400 tokens above what the count says: the prefix stays; the prediction follows the bill.
+    const counted = tracker.contextTokens;
+    tracker.observe(usage(Math.round(prefix + FAMILY_RATIO.claude * counted + 400)), CLAUDE, 3, counted);
+    const p = tracker.predict(CLAUDE);
+    expect(p.prefix).toBe(prefix);
+    expect(p.anchored).toBe(true);
+    expect(p.predicted).toBe(Math.round(prefix + FAMILY_RATIO.claude * counted + 400));
+  });
+
+  it('does not anchor on a bill under half of what its messages count (a harness reporting part of the prompt)', () => {
+    const tracker = new PromptTracker({ prefixTokens: 1000 });
+    const u1 = user(filler(2000, 13));
+    tracker.push({ index: 0, kind: 'message', message: u1 });
+    tracker.observe(usage(50), CLAUDE, 1, tracker.contextTokens);
+    const p = tracker.predict(CLAUDE);
+    expect(p.anchored).toBe(false);
+    expect(p.predicted).toBe(Math.round(1000 + FAMILY_RATIO.claude * count(u1)));
+    // At half or more it is a bill.
+    tracker.observe(usage(Math.ceil((FAMILY_RATIO.claude * count(u1)) / 2)), CLAUDE, 2, tracker.contextTokens);
+    expect(tracker.predict(CLAUDE).anchored).toBe(true);
+  });
+
+  it("after abridge's compaction, predicts the size its marker reported, plus what came after", () => {
+    const u1 = user(filler(300, 14));
+    const a1 = assistant(filler(100, 15), CLAUDE, 9000);
+    const r1 = toolResult('c1', filler(900, 16));
+    const marker: CompactionMarker = {
+      number: 1,
+      source: 'abridge',
+      summary: 'Read the file.',
+      archived: { fromEntry: 1, toEntry: 2 },
+      tokensAfter: 1234,
+    };
+    const u2 = user('Now fix it.');
+    const tracker = new PromptTracker({ prefixTokens: 0 });
+    tracker.push({ index: 0, kind: 'message', message: u1 });
+    tracker.observe(a1.usage!, CLAUDE, 1, tracker.contextTokens);
+    tracker.push({ index: 1, kind: 'message', message: a1 });
+    tracker.push({ index: 2, kind: 'message', message: r1 });
+    tracker.push({
+      index: 3,
+      kind: 'compaction',
+      compaction: marker,
+      message: { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true },
+    });
+    // The context is the view: u1 and the summary, counted once.
+    const summary = { role: 'user' as const, parts: [{ type: 'compaction' as const, marker }], synthetic: true };
+    expect(tracker.contextTokens).toBe(count(u1) + count(summary));
+    expect(tracker.predict(CLAUDE)).toMatchObject({ predicted: 1234, anchored: false });
+    tracker.push({ index: 4, kind: 'message', message: u2 });
+    expect(tracker.predict(CLAUDE).predicted).toBe(Math.round(1234 + FAMILY_RATIO.claude * count(u2)));
+  });
+});
+
 describe('stale anchors', () => {
   it('a compaction marker drops the anchor; the next report re-anchors', () => {
     const u1 = user(filler(400, 11));
@@ -326,7 +391,7 @@ describe('stale anchors', () => {
     expect(out.map((r) => idOf(tree, r))).toEqual(['a1', 'a2b', 'a3b']);
     expect(out.map((r) => r.reported)).toEqual([6000, 6300, 6450]);
     // Identical to the session that never had the abandoned branch: no anchor and no calibration from it.
-    const strip = (rs: ReplayRequest[]) => rs.map(({ index: _i, line: _l, ...rest }) => rest);
+    const strip = (rs: ReplayRequest[]) => rs.map(({ index: _i, start: _s, line: _l, ...rest }) => rest);
     expect(strip(out)).toEqual(strip(replaySession(linear, { prefixTokens: 0 })));
     expect(out[1]!.anchored).toBe(true);
     const a1 = tree.entries.find((e) => e.id === 'a1')!.message!;

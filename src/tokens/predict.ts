@@ -1,5 +1,6 @@
 import { promptTokens } from '../model/parts.js';
-import type { CompactionMarker, Entry, Message, Usage } from '../model/types.js';
+import type { Entry, Message, Usage } from '../model/types.js';
+import { viewOf } from '../model/view.js';
 import { TokenCounter } from './counter.js';
 import { CALIBRATION_PRIOR_WEIGHT, FAMILY_RATIO } from './defaults.js';
 import { familyOf, type ProviderFamily } from './family.js';
@@ -34,18 +35,25 @@ export interface Prediction {
   ratio: number;
   /** Counted tokens of the context (what the model sees), without the prefix. */
   counted: number;
+  /**
+   * The part of `predicted` that is not the context's messages — the system prompt and tool definitions the transcript
+   * does not hold: learned once, from the model's first bill in the session (what it billed beyond the messages it was
+   * sent then), else the harness prefix the tracker was given; never above `predicted`. Stable along a session: what the
+   * bills show beyond that later (a ratio a little off over a long context, the reasoning a Codex turn carries) belongs
+   * to the messages.
+   */
+  prefix: number;
 }
 
 interface Calibration {
   num: number;
   den: number;
-  /** The session's own prefix, learned from reported prompts: reported − ratio × counted. */
+  /**
+   * The session's own prefix for this model, learned once from its first bill: billed − ratio × counted then (the least
+   * content, so the least error from the ratio), less the reasoning it carried. Not derived again from later bills nor
+   * moved by a ratio they refine: one session shows one prefix wherever it is cut.
+   */
   prefix?: number;
-}
-
-interface ContextItem {
-  index: number;
-  tokens: number;
 }
 
 /**
@@ -58,7 +66,8 @@ export class PromptTracker {
   private readonly prefix: number;
   private readonly ratios: Record<ProviderFamily, number>;
   private readonly priorWeight: number;
-  private context: ContextItem[] = [];
+  /** The entries pushed so far: a compaction marker is read against them. */
+  private readonly entries: Entry[] = [];
   private counted = 0;
   /** Counted tokens of what a request carries besides the messages (system prompt, tool definitions), when known. */
   private overhead = 0;
@@ -70,6 +79,12 @@ export class PromptTracker {
   private turnReasoning = 0;
   private userTurnSinceAnchor = false;
   private viewEnd: { entry: number; tokens: number } | undefined;
+  /**
+   * The size abridge's last compaction gave the view it left (its marker's `tokensAfter`), and the counted tokens of
+   * that view: until a bill anchors again, the next prompts are that plus what was added since — so that the size after
+   * a compaction is the one the compaction reported, not a recount by another rule.
+   */
+  private compacted: { prompt: number; counted: number; model: string } | undefined;
   private readonly calibration = new Map<string, Calibration>();
   private lastModel: string | undefined;
 
@@ -96,36 +111,19 @@ export class PromptTracker {
     this.overhead = counted;
   }
 
-  /** Adds an entry to what the model sees. Compaction markers replace the context with what they keep. */
+  /**
+   * Adds an entry to what the model sees. A compaction marker replaces the context with what it keeps — as the view
+   * says (model/view.ts `viewOf`, the one reading of a marker): the tracker counts exactly the messages a request built
+   * from the session carries.
+   */
   push(entry: Entry): void {
+    this.entries.push(entry);
     if (entry.compaction) {
-      const marker = entry.compaction as CompactionMarker & {
-        edits?: { entry: number; message: Message }[];
-        hidden?: { fromEntry: number; toEntry: number }[];
-        view?: Message[];
-      };
-      let kept: ContextItem[];
-      if (marker.source === 'abridge' && marker.view) {
-        // A checkpoint holds the messages themselves.
-        kept = marker.view.map((m) => ({ index: -1, tokens: this.counter.message(m) }));
-      } else if (marker.source === 'abridge') {
-        // abridge's marker says exactly what stays: everything outside its archived and hidden spans, as edited.
-        const out = (i: number) =>
-          [marker.archived, ...(marker.hidden ?? [])].some(
-            (r) => r !== undefined && i >= r.fromEntry && i <= r.toEntry,
-          );
-        const edits = new Map((marker.edits ?? []).map((e) => [e.entry, e.message]));
-        kept = this.context
-          .filter((c) => !out(c.index))
-          .map((c) => (edits.has(c.index) ? { index: c.index, tokens: this.counter.message(edits.get(c.index)!) } : c));
-      } else {
-        const keepFrom = marker.firstKeptEntry;
-        kept = keepFrom !== undefined && keepFrom <= entry.index ? this.context.filter((c) => c.index >= keepFrom) : [];
-      }
-      this.context = kept;
-      this.counted = this.overhead + kept.reduce((n, c) => n + c.tokens, 0);
+      const marker = entry.compaction;
+      this.counted = this.overhead + viewOf(this.entries).reduce((n, it) => n + this.counter.message(it.message), 0);
       // A report from before the compaction describes a context that is gone.
       this.anchor = undefined;
+      this.compacted = undefined;
       // A compacted view re-appended by a writer is, where it ends, of the size the compaction reported (itself built
       // on the last bill before it): anchor there.
       const end = (marker as { viewEndsAt?: number }).viewEndsAt;
@@ -134,16 +132,18 @@ export class PromptTracker {
           ? { entry: end, tokens: marker.tokensAfter }
           : undefined;
     }
-    if (entry.message) {
+    // (A marker's own message, its summary, is in the view already.)
+    if (entry.message && !entry.compaction) {
       if (entry.message.role === 'user' && !entry.message.synthetic) {
         this.turnReasoning = 0;
         this.userTurnSinceAnchor = true;
       }
-      const tokens = this.counter.message(entry.message);
-      this.context.push({ index: entry.index, tokens });
-      this.counted += tokens;
+      this.counted += this.counter.message(entry.message);
       if (entry.message.role === 'assistant' && entry.message.model) this.lastModel = entry.message.model;
     }
+    // (Set once the marker's own message, the summary, is counted: the size it reported includes it.)
+    if (entry.compaction?.source === 'abridge' && entry.compaction.tokensAfter !== undefined)
+      this.compacted = { prompt: entry.compaction.tokensAfter, counted: this.counted, model: this.lastModel ?? '' };
     if (this.viewEnd && this.viewEnd.entry === entry.index) {
       // (A view with no assistant message left has no model to go by: any model then reads this anchor.)
       this.anchor = {
@@ -164,6 +164,9 @@ export class PromptTracker {
   observe(usage: Usage, model: string, entry: number, countedAtStart: number): void {
     const prompt = promptTokens(usage);
     if (prompt <= 0) return; // an aborted or failed request reports nothing useful
+    // A bill under half of what its messages count is not a bill of them (a harness reporting only part of the prompt,
+    // a usage field misread): anchoring on it would put every figure of the session far under what it holds.
+    if (prompt < (this.ratioOf(model) * countedAtStart) / 2) return;
     const cal = this.cal(model);
     const a = this.anchor;
     if (a && a.model === model) {
@@ -177,7 +180,8 @@ export class PromptTracker {
         cal.den += grown;
       }
     }
-    cal.prefix = prompt - this.ratioOf(model) * countedAtStart;
+    cal.prefix ??= prompt - this.ratioOf(model) * countedAtStart - this.turnReasoning;
+    this.compacted = undefined;
     this.anchor = { prompt, counted: countedAtStart, model, entry, reasoningCarried: this.turnReasoning };
     if (this.dropsReasoning) this.turnReasoning += usage.reasoning ?? 0;
     this.userTurnSinceAnchor = false;
@@ -188,29 +192,46 @@ export class PromptTracker {
     const family = familyOf(model);
     const ratio = model ? this.ratioOf(model) : this.ratios[family];
     const estimateOnly = Math.round(this.prefix + this.ratios[family] * this.counted);
+    const prefix = this.prefixOf(model);
     const a = this.anchor;
     if (a && model !== undefined && (a.model === model || a.model === '')) {
       // A person spoke since: the reasoning the reported prompt carried is gone from the next one.
       const dropped = this.dropsReasoning && this.userTurnSinceAnchor ? a.reasoningCarried : 0;
+      const predicted = Math.round(a.prompt - dropped + ratio * (this.counted - a.counted));
       return {
-        predicted: Math.round(a.prompt - dropped + ratio * (this.counted - a.counted)),
+        predicted,
         estimateOnly,
         anchored: true,
         anchorEntry: a.entry,
         ratio,
         counted: this.counted,
+        prefix: Math.max(0, Math.min(predicted, Math.round(prefix))),
       };
     }
-    // No usable report: count, with the prefix this session showed for this model when it has one.
-    const learned = model ? this.calibration.get(model)?.prefix : undefined;
-    const prefix = learned !== undefined && learned >= 0 ? learned : this.prefix;
+    // No usable report: from the size abridge's compaction reported when it was the last thing to set one, else
+    // counted, with the prefix this session showed for this model when it has one.
+    const c = this.compacted;
+    const predicted =
+      c && model !== undefined && (c.model === model || c.model === '')
+        ? Math.max(0, Math.round(c.prompt + ratio * (this.counted - c.counted)))
+        : Math.round(prefix + ratio * this.counted);
     return {
-      predicted: Math.round(prefix + ratio * this.counted),
+      predicted,
       estimateOnly,
       anchored: false,
       ratio,
       counted: this.counted,
+      prefix: Math.max(0, Math.min(predicted, Math.round(prefix))),
     };
+  }
+
+  /**
+   * Provider tokens a request of `model` carries besides the messages: the prefix the session's first bill for that
+   * model showed (see Calibration.prefix), else the harness prefix this tracker was given.
+   */
+  prefixOf(model: string | undefined): number {
+    const learned = model ? this.calibration.get(model)?.prefix : undefined;
+    return learned !== undefined && learned >= 0 ? learned : this.prefix;
   }
 
   private cal(model: string): Calibration {

@@ -5,10 +5,13 @@ import { FAMILY_RATIO, harnessPrefixTokens } from './defaults.js';
 import type { ExactTokenizer } from './exact.js';
 import { familyOf, type ProviderFamily } from './family.js';
 import { PromptTracker, startsResponse, type PredictorOptions } from './predict.js';
+import { harnessSends } from './sent.js';
 
 export interface ReplayRequest {
   /** Entry index of the assistant message that carries the usage. */
   index: number;
+  /** Entry index where the response began (its first assistant message): the prediction is of the context before it. */
+  start: number;
   line?: number;
   model: string;
   family: ProviderFamily;
@@ -25,11 +28,24 @@ export interface ReplayOptions extends Omit<PredictorOptions, 'counter'> {
   exact?: ExactTokenizer;
 }
 
-/** A PromptTracker set up for a session: its family's counter and the harness prefix its format implies. */
+/**
+ * A PromptTracker set up for a session: its family's counter, counting what the harness sends (`harnessSends`), and the
+ * harness prefix its format implies. Every count of a session goes through one of these (inspect, compact, replay, the
+ * ContextManager), so that they give one session the same size at the same point.
+ */
 export function trackerFor(session: Session, branch: readonly Entry[], options: ReplayOptions = {}): PromptTracker {
-  const firstModel = branch.find((e) => e.message?.role === 'assistant' && e.message.model)?.message;
-  const family = familyOf(firstModel?.model, firstModel?.provider);
-  const counter = new TokenCounter(options.exact ? { family, exact: options.exact } : { family });
+  // The family (which frames and prices what is counted) of the first model the entries name.
+  const first = branch.find(
+    (e) => (e.message?.role === 'assistant' && e.message.model) || (e.kind === 'model-change' && e.model?.id),
+  );
+  const model = first?.message?.model ?? first?.model?.id ?? modelAt(session, []);
+  const family = familyOf(model, first?.message?.provider ?? first?.model?.provider);
+  const send = harnessSends(session, model);
+  const counter = new TokenCounter({
+    family,
+    ...(options.exact ? { exact: options.exact } : {}),
+    ...(send ? { send } : {}),
+  });
   // The harness' own prompt (what transcripts do not record) plus tool definitions a request body carries, in provider
   // tokens. `prefixTokens` replaces the first only.
   const tools = Math.round(
@@ -56,7 +72,14 @@ export function followEntries(
 ): void {
   let previousAssistant: Message | undefined;
   let pending:
-    | { counted: number; predicted: number; estimateOnly: number; anchored: boolean; reported: boolean }
+    | {
+        counted: number;
+        predicted: number;
+        estimateOnly: number;
+        anchored: boolean;
+        reported: boolean;
+        start: number;
+      }
     | undefined;
   for (const e of entries) {
     const m = e.message;
@@ -69,12 +92,14 @@ export function followEntries(
           estimateOnly: p.estimateOnly,
           anchored: p.anchored,
           reported: false,
+          start: e.index,
         };
       }
       if (m.usage && pending && !pending.reported && promptTokens(m.usage) > 0) {
         const model = m.model ?? 'unknown';
         const r: ReplayRequest = {
           index: e.index,
+          start: pending.start,
           model,
           family: familyOf(model, m.provider),
           reported: promptTokens(m.usage),
@@ -91,6 +116,21 @@ export function followEntries(
     } else if (m) previousAssistant = undefined;
     tracker.push(e);
   }
+}
+
+/**
+ * The model the next request goes to, as far as the entries say: the last one an assistant message or a model change
+ * names, else the request body's, else `fallback`. Every count of a session at a point asks this one question the same
+ * way (a model decides the ratio, and which bill anchors).
+ */
+export function modelAt(session: Session, entries: Iterable<Entry>, fallback?: string): string | undefined {
+  const requestModel = (session.extra?.request as { model?: unknown } | undefined)?.model;
+  let model = fallback ?? (typeof requestModel === 'string' ? requestModel : undefined);
+  for (const e of entries) {
+    if (e.message?.role === 'assistant' && e.message.model) model = e.message.model;
+    if (e.kind === 'model-change' && e.model?.id) model = e.model.id;
+  }
+  return model;
 }
 
 /** Tokens of a request body's tool definitions (API formats keep them outside the messages). */
