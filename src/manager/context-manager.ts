@@ -5,17 +5,17 @@ import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { BudgetMonitor, type BudgetEvents } from '../budget/monitor.js';
 import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
 import type { Level } from '../budget/types.js';
-import { compact, type CompactionResult, type CompactOptions } from '../compaction/compact.js';
+import { compact, planCompaction, type CompactionResult, type CompactOptions } from '../compaction/compact.js';
+import { mustStay as planMustStay } from '../compaction/plan.js';
 import { compress } from '../compaction/strategies/head-tail.js';
 import { resultText } from '../compaction/strategies/strategy.js';
 import { LlmSummarizer, type LlmClient } from '../compaction/summarizers/llm.js';
 import type { Summarizer } from '../compaction/summarizers/summarizer.js';
-import { isHumanUser, unitsOf } from '../compaction/turns.js';
 import { AbridgeError } from '../errors.js';
 import { stableId } from '../model/ids.js';
 import { promptTokens } from '../model/parts.js';
 import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
-import { activeMessages, activeView, type AbridgeMarker } from '../model/view.js';
+import { activeMessages, type AbridgeMarker } from '../model/view.js';
 import { PromptBuilder, type BuiltPrompt, type PromptSection } from '../prompt/builder.js';
 import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
@@ -812,30 +812,26 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const built = renderPrompt(this.provider, { model: this.model, prompt: this.prompt, tools: [] });
     const system = Math.round(this.counter.text(built.system) * ratio);
     const tools = Math.max(0, Math.round(this.overheadCounted * ratio) - system);
-    const view = activeView(this.session);
-    let protectedCounted = 0;
-    const first = view.find((v) => isHumanUser(v.message));
-    const last = [...view].reverse().find((v) => isHumanUser(v.message));
-    const steps = unitsOf(view).filter((u) => u.kind === 'step');
-    const lastStep = steps[steps.length - 1];
-    const seen = new Set<number>();
-    const add = (i: number) => {
-      if (seen.has(i)) return;
-      seen.add(i);
-      protectedCounted += this.counter.message(view[i]!.message);
-    };
-    if (first) add(view.indexOf(first));
-    if (last) add(view.indexOf(last));
-    if (lastStep) for (let i = lastStep.start; i < lastStep.end; i++) add(i);
+    // What must stay is what compaction's own plan says no round of it could archive (one home for the rule): the
+    // messages of its least protected round, with the options this manager compacts with.
+    const ceiling = this.info.contextWindow - maxOutput;
+    const { instructions: _standing, ...compaction } = this.options.compaction ?? {};
+    const plan = planCompaction(this.session, {
+      ...compaction,
+      target: ceiling - margin,
+      prefixTokens: Math.round(this.overheadCounted * ratio),
+    });
+    const mustStay = planMustStay(plan).filter((p) => !p.what.startsWith('system prompt and tools'));
     return {
       model: this.model,
       window: this.info.contextWindow,
       maxOutputTokens: maxOutput,
-      ceiling: this.info.contextWindow - maxOutput,
+      ceiling,
       predicted,
       system,
       tools,
-      protected: Math.round(protectedCounted * ratio),
+      protected: mustStay.reduce((n, p) => n + p.tokens, 0),
+      mustStay,
       margin,
     };
   }

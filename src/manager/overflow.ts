@@ -13,8 +13,13 @@ export interface OverflowDetails {
   /** System prompt and tool definitions: sent whole with every request, never compacted. */
   system: number;
   tools: number;
-  /** What compaction may not touch: the first request, the latest instruction, the last step. */
+  /** What compaction may not archive, in provider tokens: the sum of `mustStay`. */
   protected: number;
+  /**
+   * What compaction may not archive, named, with its size: the messages of the least protected round of its plan (with
+   * the default options: the system messages, project memory and the latest instruction).
+   */
+  mustStay?: { what: string; tokens: number }[];
   /** Room kept for the prediction's own error. */
   margin: number;
 }
@@ -38,7 +43,8 @@ export function describeOverflow(d: OverflowDetails): string {
   if (d.maxOutputTokens >= d.window) return `${head}: max output tokens alone reach the window; lower maxOutputTokens`;
   if (room <= 0)
     return `${head}: system prompt + tools ≈ ${k(fixed)} leave no room for the conversation; shorten them, defer tools, or lower maxOutputTokens`;
+  const named = d.mustStay?.length ? ` (${d.mustStay.map((p) => `${p.what} ≈ ${k(p.tokens)}`).join(', ')})` : '';
   if (d.protected > room)
-    return `${head}: system prompt + tools ≈ ${k(fixed)} leave ${k(room)}; the protected messages (first request, latest instruction, last step) need ${k(d.protected)}; lower maxOutputTokens or split the last step's output`;
-  return `${head}: after compaction the prompt is still ≈ ${k(d.predicted)} (system prompt + tools ≈ ${k(fixed)}, protected messages ≈ ${k(d.protected)})`;
+    return `${head}: system prompt + tools ≈ ${k(fixed)} leave ${k(room)}; what must stay verbatim${named} needs ${k(d.protected)}; lower maxOutputTokens or shorten it`;
+  return `${head}: after compaction the prompt is still ≈ ${k(d.predicted)} (system prompt + tools ≈ ${k(fixed)}, what must stay verbatim ≈ ${k(d.protected)}${named})`;
 }
