@@ -96,7 +96,15 @@ export { pressureLine, markdownFooter, renderBreakdownText, renderBreakdownMarkd
 export { ToolAttribution, mcpServerOf, type ToolCost, type McpServerCost } from './budget/attribution.js';
 
 // Compaction
-export { compact, forceCompact, type CompactOptions, type CompactionResult } from './compaction/compact.js';
+export {
+  compact,
+  forceCompact,
+  planCompaction,
+  type CompactOptions,
+  type CompactionPlan,
+  type CompactionResult,
+  type PlannedRound,
+} from './compaction/compact.js';
 export { checkInvariants, type InvariantOptions, type Violation, type ViolationKind } from './compaction/invariants.js';
 export {
   STRATEGY_NAMES,

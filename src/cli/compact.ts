@@ -49,7 +49,7 @@ export function registerCompact(program: Command): void {
   const cmd = program
     .command('compact')
     .description(
-      'Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; what must stay verbatim gives way last, and is named (exits 3 only when the system messages, project memory and the latest instruction alone exceed the budget, or with --keep-protected)',
+      'Compact a transcript to a token budget (clear and offload old tool output, summarize, truncate) without deleting anything; what must stay verbatim gives way last, and is named (exits 3 only when the system messages and project memory alone exceed the budget, or a latest instruction too short to cut beside them, or with --keep-protected)',
     )
     .argument('<file>', 'transcript file')
     .option(

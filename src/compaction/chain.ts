@@ -4,7 +4,8 @@
  * given back their content, and — when the round lets it — the last step cut short.
  */
 import type { Message } from '../model/types.js';
-import type { ViewItem } from '../model/view.js';
+import { isSummaryItem, type ViewItem } from '../model/view.js';
+import { markerOf } from './marker.js';
 import { giveWay, squeezeSummary } from './give-way.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 import type { CompactOptions, CompactionResult } from './options.js';
@@ -77,9 +78,12 @@ export async function runRound(env: ChainEnv, round: PlannedRound): Promise<Roun
     counter,
     target,
     size,
+    // (The last step while it is cut short rather than archived, and the latest instruction, cut short in place when
+    // it gives way: not archived by the strategies.)
     protectedEntries: new Set([
       ...protection.entries.keys(),
       ...(round.steps === 0 && !round.archiveLast ? lastStep : []),
+      ...(round.relax >= 4 ? plan.latest : []),
     ]),
     store,
     summarizer,
@@ -143,8 +147,21 @@ export async function runRound(env: ChainEnv, round: PlannedRound): Promise<Roun
       // Passes until the target is met: a summary that came out larger than planned takes in the next oldest units.
       if (name === 'summarize' && ++summaryPasses < 4) at--;
     }
-    // Still over with a summary of ours in view: squeeze that summary into the room left, down to a note if need be.
-    if (size(out.view) > target) out.view = await squeezeSummary(out.view, target, size, counter, notes);
+    // Still over with a summary of ours in view: squeeze that summary into the room left, down to a note if need be —
+    // below a hand-off's least size only when that reaches the target: short of it, a one-line note would lose the
+    // archived work for nothing (the caller gets the nearest view that still hands the work off).
+    if (size(out.view) > target) {
+      const tried = notes.slice();
+      const squeezed = await squeezeSummary(out.view, target, size, counter, tried);
+      if (env.reached(squeezed)) {
+        out.view = squeezed;
+        notes.splice(0, notes.length, ...tried);
+      } else {
+        const summary = out.view.find((it) => isSummaryItem(it) && markerOf(it.message)?.source === 'abridge');
+        const over = summary ? counter.message(summary.message) - plan.options.summarize.minSummaryTokens : 0;
+        if (over > 0) out.view = await squeezeSummary(out.view, size(out.view) - over, size, counter, notes);
+      }
+    }
     // What the cheap edits took beyond the target goes back to the newest results, whole or in part: in a chain that
     // may archive, clearing is a means to the target, and a batch of cleared results breaks the prompt cache once
     // however many of them stay cleared, so the room left is better spent on the recent work verbatim than empty.
@@ -200,6 +217,23 @@ export async function runRound(env: ChainEnv, round: PlannedRound): Promise<Roun
         ...(env.sessionId ? { sessionId: env.sessionId } : {}),
       });
     // The last step's figure is of the view as it is handed back (the notes say what gave way).
+    const lastRun = outcome.run[outcome.run.length - 1];
+    if (lastRun) lastRun.afterTokens = tokensOf(size(outcome.view));
+  }
+  // Last of all, the latest instruction: cut short in place (never archived: it is what the next step answers), sharing
+  // the room with the summary like the last step.
+  if (round.relax >= 4 && !env.reached(outcome.view)) {
+    outcome.view = await giveWay(outcome.view, {
+      counter,
+      target,
+      size,
+      entries: new Set(plan.latest),
+      store,
+      original: env.raw,
+      notes: outcome.notes,
+      person: true,
+      ...(env.sessionId ? { sessionId: env.sessionId } : {}),
+    });
     const lastRun = outcome.run[outcome.run.length - 1];
     if (lastRun) lastRun.afterTokens = tokensOf(size(outcome.view));
   }

@@ -137,15 +137,28 @@ export async function compact(session: Session, options: CompactOptions): Promis
   await batch?.commit();
   if (view === view0) return result;
 
-  // What was protected and is not in view any more gave way (never silently: the result names it).
-  const inView = new Set(view.map((v) => v.entry).filter((e): e is number => e !== undefined));
-  result.gaveWay = plan.head.parts
-    .filter((p) => p.entries !== undefined && p.entries.length > 0 && p.entries.every((e) => !inView.has(e)))
-    .map((p) => p.what);
-  if (result.gaveWay.length > 0)
-    notes.push(
-      `to reach the target, these gave way (archived, quoted in the summary as far as it holds): ${result.gaveWay.join('; ')}`,
-    );
+  // What was protected and is not in view any more, or not as it was, gave way (never silently: the result names it).
+  const inView = new Map(view.filter((v) => v.entry !== undefined).map((v) => [v.entry!, v]));
+  const shownMessages = new Set(view.map((v) => v.message));
+  const how = (p: Protection['parts'][number]): string | undefined => {
+    if (!p.entries?.length)
+      return p.message && !shownMessages.has(p.message)
+        ? 'archived, quoted in the summary as far as it holds'
+        : undefined;
+    if (p.entries.every((e) => !inView.has(e))) return 'archived, quoted in the summary as far as it holds';
+    const cut = p.entries.some((e) => inView.get(e)?.message !== env.before.get(e)?.message && inView.has(e));
+    return cut ? 'cut to its first and last lines, the whole stored' : undefined;
+  };
+  const gave = plan.head.parts.flatMap((p) => {
+    const h = how(p);
+    if (!h) return [];
+    // Cut in place is only ever the latest instruction (which may also be the first message a person wrote).
+    const cutLatest = h.startsWith('cut') && p.entries!.some((e) => plan.latest.includes(e));
+    return [{ what: cutLatest ? `latest instruction (entry ${p.entries![0]})` : p.what, how: h }];
+  });
+  result.gaveWay = gave.map((g) => g.what);
+  if (gave.length > 0)
+    notes.push(`to reach the target, these gave way: ${gave.map((g) => `${g.what} (${g.how})`).join('; ')}`);
   result.summaryNotes = notes;
   result.afterTokens = Math.min(beforeTokens, tokensOf(size(view)));
   result.afterMessages = view.length;

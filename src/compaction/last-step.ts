@@ -29,6 +29,11 @@ export interface CutLastStepContext {
    * Default 60: below that a few lines say little.
    */
   keepAtLeast?: number;
+  /**
+   * The entries are a person's message (the latest instruction, last of all): its text may be cut too, and the notes
+   * name it so. Default: the last agent step (its answers and results).
+   */
+  person?: boolean;
 }
 
 /**
@@ -58,7 +63,7 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
   out.forEach((it, i) => {
     if (!cuttable(i) || (it.edit !== undefined && it.edit !== 'compressed')) return;
     it.message.parts.forEach((part, p) => {
-      const text = textOfPart(it.message, part);
+      const text = textOfPart(it.message, part, ctx.person);
       if (text !== undefined) parts.push({ i, p, tokens: ctx.counter.text(text) });
     });
   });
@@ -71,7 +76,8 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
     const it = out[i]!;
     const part = it.message.parts[p]!;
     const text =
-      (it.edit ? originalText(it.message, p, ctx.original?.(it.entry!)) : undefined) ?? textOfPart(it.message, part)!;
+      (it.edit ? originalText(it.message, p, ctx.original?.(it.entry!), ctx.person) : undefined) ??
+      textOfPart(it.message, part, ctx.person)!;
     const stored = await ctx.store.put(
       text,
       storedAs(ctx, it.entry, part.type === 'tool-result' ? { tool: part.toolName, callId: part.callId } : undefined),
@@ -99,7 +105,9 @@ export async function cutLastStep(view: readonly ViewItem[], ctx: CutLastStepCon
     if (ctx.counter.message(message) >= ctx.counter.message(it.message)) continue;
     out[i] = edited(it, message);
     ctx.report(
-      `the last step's ${what === 'result' ? 'tool result' : 'answer'} (entry ${it.entry}) was cut to its first and last lines to fit the budget; the whole ${what} is stored`,
+      ctx.person
+        ? `the latest instruction (entry ${it.entry}) was cut to its first and last lines to fit the budget; the whole message is stored`
+        : `the last step's ${what === 'result' ? 'tool result' : 'answer'} (entry ${it.entry}) was cut to its first and last lines to fit the budget; the whole ${what} is stored`,
     );
   }
   return out;
@@ -113,7 +121,7 @@ function edited(it: ViewItem, message: Message): ViewItem {
  * The whole text of a part already cut short, from the entry's own message: a tool result by its call, an assistant's
  * text by its place among the message's texts (thinking dropped before it does not move it among those).
  */
-function originalText(m: Message, at: number, original: Message | undefined): string | undefined {
+function originalText(m: Message, at: number, original: Message | undefined, person?: boolean): string | undefined {
   const part = m.parts[at]!;
   if (!original) return undefined;
   if (part.type === 'tool-result') {
@@ -122,12 +130,13 @@ function originalText(m: Message, at: number, original: Message | undefined): st
   }
   const k = m.parts.slice(0, at).filter((x) => x.type === part.type).length;
   const was = original.parts.filter((x) => x.type === part.type)[k];
-  return was ? textOfPart(original, was) : undefined;
+  return was ? textOfPart(original, was, person) : undefined;
 }
 
-/** The text a part of the last step could be cut to: an assistant's text, or a tool result's. */
-function textOfPart(m: Message, part: Part): string | undefined {
+/** The text a part could be cut to: an assistant's text, a tool result's, or (a `person`'s message) its text. */
+function textOfPart(m: Message, part: Part, person?: boolean): string | undefined {
   if (m.role === 'assistant' && part.type === 'text') return part.text;
+  if (person && m.role === 'user' && part.type === 'text') return part.text;
   if (m.role === 'tool' && part.type === 'tool-result') return resultText(part);
   return undefined;
 }

@@ -17,7 +17,8 @@ export interface Protection {
   steps: number;
   tailCounted: number;
   /** The parts that stay verbatim at the least (counted tokens), for the report. */
-  parts: { what: string; counted: number; entries?: number[] }[];
+  /** (`message`: a part with no entry of its own — another agent's summary standing for what it archived.) */
+  parts: { what: string; counted: number; entries?: number[]; message?: Message }[];
 }
 
 /**
@@ -25,6 +26,11 @@ export interface Protection {
  * message a person wrote and the primary request, the latest instruction, the recent tail (whole units from the end
  * within `tailCounted` tokens, never fewer than `steps` agent steps), and the step of the latest thinking.
  */
+/** The latest instruction (a person's request) and the latest message a person wrote: what the next step answers. */
+export function latest(view: readonly ViewItem[]): [ViewItem | undefined, ViewItem | undefined] {
+  return [view.findLast((v) => isRequest(v.message)), view.findLast((v) => isHumanUser(v.message))];
+}
+
 export function protect(
   view: readonly ViewItem[],
   o: {
@@ -32,7 +38,10 @@ export function protect(
     tailCounted: number;
     windowCounted?: number;
     counter: { message(m: Message): number };
-    /** What gives way (see CompactOptions.shrinkProtected): 1 the thinking step, 2 agents' summaries, 3 the first request. */
+    /**
+     * What gives way (see CompactOptions.shrinkProtected): 1 the thinking step, 2 agents' summaries, 3 the first request,
+     * 4 the latest instruction (cut in place to its first and last lines, never archived: see chain.ts).
+     */
     relax?: number;
   },
 ): Protection {
@@ -67,7 +76,7 @@ export function protect(
     parts.push({
       what: `the agent's own summary of earlier work${it.entry !== undefined ? ` (entry ${it.entry})` : ''}`,
       counted: n,
-      ...(it.entry !== undefined ? { entries: [it.entry] } : {}),
+      ...(it.entry !== undefined ? { entries: [it.entry] } : { message: it.message }),
     });
   }
   if (relax < 3) {
@@ -80,15 +89,10 @@ export function protect(
       'primary request',
     );
   }
-  {
-    add(
-      [...view].reverse().find((v) => isRequest(v.message)),
-      'latest instruction',
-    );
-    add(
-      [...view].reverse().find((v) => isHumanUser(v.message)),
-      'latest user message',
-    );
+  if (relax < 4) {
+    const [instruction, message] = latest(view);
+    add(instruction, 'latest instruction');
+    add(message, 'latest user message');
   }
   const units = unitsOf(view);
   let steps = 0;

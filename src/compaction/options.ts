@@ -38,9 +38,12 @@ export interface CompactOptions {
    * Never refuse what can shrink (default true): when the target cannot be reached with the last step, the thinking
    * of a tool-use loop under way, another agent's summary and the first request kept whole, they give way in that
    * order — archived like older work, into the summary, which quotes them as far as the room allows (the whole stays
-   * in the session). The system messages, project memory and the latest instruction never give way: a target below
-   * them is refused (`reachedTarget` false, what stays named). False keeps them all whole and refuses instead. Not
-   * with `minKeepLastSteps` set, which keeps that many steps whatever happens.
+   * in the session; another agent's summary is also stored whole behind a `read_result` reference the quote begins
+   * with). Last of all the latest instruction is cut in place to its first and last lines, its whole text behind a
+   * reference (never archived: it is what the next step answers). The system messages and project memory never give
+   * way: a target below them is refused (`reachedTarget` false, what stays named) — and the view then keeps a hand-off
+   * of the archived work, not a one-line note. False keeps everything protected whole and refuses instead. Not with
+   * `minKeepLastSteps` set, which keeps that many steps whatever happens.
    */
   shrinkProtected?: boolean;
   /** What the person asked the summary to keep or focus on (passed to the summarizer). */
@@ -98,8 +101,8 @@ export interface CompactionResult {
   protectedTokens: number;
   /**
    * What had to stay verbatim and gave way to reach the target (`shrinkProtected`): the thinking of the step under way,
-   * another agent's summary, the first request, the latest instruction — each archived into the summary, which quotes
-   * it as far as the room allows. Empty when everything protected stayed.
+   * another agent's summary, the first request — each archived into the summary, which quotes it as far as the room
+   * allows — and the latest instruction, cut in place (the notes say which). Empty when everything protected stayed.
    */
   gaveWay: string[];
   /** Invariant violations the compaction introduced (always empty: a strategy that would introduce one is undone). */

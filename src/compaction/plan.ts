@@ -11,7 +11,7 @@ import { activeView, type ViewItem } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import { followEntries, modelAt, trackerFor } from '../tokens/replay.js';
 import { shortNote } from './give-way.js';
-import { protect, type Protection } from './must-stay.js';
+import { latest, protect, type Protection } from './must-stay.js';
 import type { CompactOptions, ProtectedPart } from './options.js';
 import { DEFAULT_STRATEGY_OPTIONS, type StrategyOptions } from './strategies/strategy.js';
 import { summaryMessage, summaryRoom } from './strategies/summarize.js';
@@ -25,7 +25,11 @@ export interface PlannedRound {
   tailCounted: number;
   /** The last step is archived like older work (everything else gave way first). */
   archiveLast: boolean;
-  /** What must stay gives way, in order: 1 the thinking step of a loop under way, 2 agents' summaries, 3 the first request. */
+  /**
+   * What must stay gives way, in order: 1 the thinking step of a loop under way, 2 agents' summaries, 3 the first
+   * request, 4 the latest instruction — cut in place to its first and last lines with its whole text behind a
+   * reference, never archived (it is what the next step answers).
+   */
   relax: number;
   protection: Protection;
   /** Counted tokens the target leaves beside what stays whatever happens (at this round's relax level). */
@@ -58,6 +62,8 @@ export interface CompactionPlan {
   headFits: boolean;
   /** The entries of the last agent step (what gives way last, cut short first). */
   lastStep: number[];
+  /** The entries of the latest instruction (and latest person's message): cut in place, never archived. */
+  latest: number[];
   /** The rounds, from the most protected to the least: `compact` stops at the first that reaches the target. */
   rounds: PlannedRound[];
 }
@@ -131,12 +137,20 @@ export function planFrom(m: Measured, options: CompactOptions): CompactionPlan {
   // the summary's share of it is sized beside the tail (summaryRoom).
   const recent =
     options.keepRecentTokens ?? Math.min(DEFAULT_KEEP_RECENT_TOKENS, (ratio * Math.max(0, target - head0)) / 4);
+  const latestEntries = [
+    ...new Set(
+      latest(view0)
+        .map((it) => it?.entry)
+        .filter((e): e is number => e !== undefined),
+    ),
+  ];
   const rounds: PlannedRound[] = [];
   // Protect the tail; if the target is still out of reach, protect half as much and run the whole chain again from the
   // start (so cheap strategies still come first), down to the last `minKeepLastSteps` steps alone. Last of all, when
   // cutting the last step short did not reach the target either: archive it like any older unit. Beyond that, what
   // must stay gives way in turn (shrinkProtected): 1 the thinking step of a loop under way, 2 another agent's summary,
-  // 3 the first request. The latest instruction never does: it is what the next step answers.
+  // 3 the first request, and last of all 4 the latest instruction — cut short in place, never archived: it is what the
+  // next step answers. The system messages and project memory never give way.
   let tail = Math.max(0, recent / ratio);
   let archiveLast = false;
   let relax = 0;
@@ -158,7 +172,7 @@ export function planFrom(m: Measured, options: CompactOptions): CompactionPlan {
       archiveLast = true;
       continue;
     }
-    if (k === 0 && tail <= 0 && canRelax && relax < 3) {
+    if (k === 0 && tail <= 0 && canRelax && relax < (latestEntries.length > 0 ? 4 : 3)) {
       archiveLast = true;
       relax++;
       continue;
@@ -184,6 +198,7 @@ export function planFrom(m: Measured, options: CompactOptions): CompactionPlan {
     head,
     headFits,
     lastStep,
+    latest: latestEntries,
     rounds,
   };
 }

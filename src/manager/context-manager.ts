@@ -451,8 +451,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       prediction = this.tracker.predict(this.model);
     }
     if (prediction.predicted > hardLimit()) {
-      // Over the hard ceiling (a huge result, a small window, a large max output): compact to it, protecting less.
-      const result = await this.compactTo(Math.min(budget.marks.target, hardLimit()));
+      // Over the hard ceiling (a huge result, a small window, a large max output): compact to the ceiling itself — a
+      // compaction that cannot reach a lower target keeps a hand-off of the archived work, and this one lets it shrink
+      // further where that is what fits the request.
+      const result = await this.compactTo(compaction ? hardLimit() : Math.min(budget.marks.target, hardLimit()));
       compaction = result.entry ? result : (compaction ?? result);
       prediction = this.tracker.predict(this.model);
       if (prediction.predicted > hardLimit())

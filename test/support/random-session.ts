@@ -610,9 +610,17 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
       result.gaveWay.some((w) => w.endsWith(`(entry ${it.entry})`));
     const task = view0.find((v) => lib.isHumanUser(v.message));
     if (task && !gaveWay(task)) verbatim(task, 'the first human user message');
-    // The latest never gives way: it is what the next step answers.
+    // The latest gives way last of all, and only in place (it is what the next step answers): named, in a view that
+    // reaches the target, still there, cut to its first and last lines with a reference to the whole.
     const latest = [...view0].reverse().find((v) => lib.isHumanUser(v.message));
-    if (latest) verbatim(latest, 'the latest human user message');
+    if (latest) {
+      const named = result.reachedTarget && result.gaveWay.includes(`latest instruction (entry ${latest.entry})`);
+      const now = byEntry.get(latest.entry!);
+      if (!named) verbatim(latest, 'the latest human user message');
+      else if (!now) problems.push(`${where}: the latest human user message (entry ${latest.entry}) was archived`);
+      else if (!/read_result \{"ref_id": "r_[0-9a-f]+"/.test(JSON.stringify(now.message)))
+        problems.push(`${where}: the latest human user message (entry ${latest.entry}) was cut with no reference`);
+    }
     const steps = lib.unitsOf(view0).filter((u) => u.kind === 'step');
     for (const u of steps.slice(Math.max(0, steps.length - result.keptLastSteps)))
       for (let i = u.start; i < u.end; i++)

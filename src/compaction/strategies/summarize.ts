@@ -3,7 +3,14 @@ import { isRequest, isSummary, unitsOf, type Unit } from '../turns.js';
 import { isSummaryItem, type SummaryItem, type ViewItem } from '../../model/view.js';
 import type { SummaryRequest } from '../summarizers/summarizer.js';
 import { offloadResults } from './offload.js';
-import { changeable, StrategySkipped, type Strategy, type StrategyContext, type StrategyOptions } from './strategy.js';
+import {
+  changeable,
+  storedAs,
+  StrategySkipped,
+  type Strategy,
+  type StrategyContext,
+  type StrategyOptions,
+} from './strategy.js';
 
 /** What a summary carries of each person's message, at most (the extractive summary quotes ~4,000 characters). */
 const USER_MESSAGE_TOKENS = 1000;
@@ -126,6 +133,17 @@ export const summarizeSpan: Strategy = {
     if (best.fits) best = sized(toTurnEnd(best.n, (m) => sized(m).fits));
     // Budgets are of the summary's message; the summarizer is asked for its text, the message's own cost aside.
     const overhead = ctx.counter.message(summaryMessage(''));
+    const stored = new Map<string, Promise<string>>();
+    const referenced = (text: string): Promise<string> => {
+      let out = stored.get(text);
+      if (!out) {
+        out = ctx.store
+          .put(text, storedAs(ctx, undefined))
+          .then((s) => `(The agent's own summary, whole: read_result {"ref_id": "${s.refId}"})\n${text}`);
+        stored.set(text, out);
+      }
+      return out;
+    };
     const summarizeFirst = async (n: number, maxTokens: number) => {
       const positions = [...order.slice(0, n)].sort((a, b) => a - b);
       const items = positions.flatMap((k) => view.slice(units[k]!.start, units[k]!.end));
@@ -136,10 +154,11 @@ export const summarizeSpan: Strategy = {
       const laterRequestKept = units.some(
         (u, k) => k > lastTaken && !taken.has(k) && u.kind === 'user' && isRequest(view[u.start]!.message),
       );
-      const text = await ctx.summarizer.summarize({
-        ...summaryInput(items, ctx, Math.max(1, maxTokens - overhead)),
-        laterRequestKept,
-      });
+      const input = summaryInput(items, ctx, Math.max(1, maxTokens - overhead));
+      // Another agent's summary archived as a last resort is quoted as far as the room allows: its whole text is
+      // stored, and the quote begins with the reference that reads it back.
+      if (input.otherSummaries) input.otherSummaries = await Promise.all(input.otherSummaries.map(referenced));
+      const text = await ctx.summarizer.summarize({ ...input, laterRequestKept });
       if (!text.trim()) throw new StrategySkipped(`the ${ctx.summarizer.name} summarizer returned nothing`);
       return { n, text, tokens: ctx.counter.message(summaryMessage(text)) };
     };
