@@ -618,7 +618,11 @@ export async function checkCompactionCase(lib: CompactionLib, c: RandomCase): Pr
       const now = byEntry.get(latest.entry!);
       if (!named) verbatim(latest, 'the latest human user message');
       else if (!now) problems.push(`${where}: the latest human user message (entry ${latest.entry}) was archived`);
-      else if (!/read_result \{"ref_id": "r_[0-9a-f]+"/.test(JSON.stringify(now.message)))
+      else if (
+        !/read_result \{"ref_id": "r_[0-9a-f]+"/.test(
+          now.message.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n'),
+        )
+      )
         problems.push(`${where}: the latest human user message (entry ${latest.entry}) was cut with no reference`);
     }
     const steps = lib.unitsOf(view0).filter((u) => u.kind === 'step');
