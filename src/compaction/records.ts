@@ -495,6 +495,297 @@ function commandWrites(cmd: string): FileChange[] {
   return out;
 }
 
+/** What a call shows of a file: its path (as the call named it), and which lines when the call says. */
+export interface FileRead {
+  path: string;
+  /** The directory a shell command was in when it named a relative path (`cd DIR && cat x`). */
+  cwd?: string;
+  /** First and last line shown (1-based; `to` absent: to the end). Both absent and not `partial`: the whole file. */
+  from?: number;
+  to?: number;
+  /** Some part of the file whose lines the record does not say (a `tail`, an editor's window). */
+  partial?: boolean;
+  /** The output shows more than this file (other files, other statements' output): it is not the file's text alone. */
+  mixed?: boolean;
+}
+
+type ShellToken = { word: string } | { op: string };
+
+/**
+ * A shell command as words and operators (`&&`, `||`, `;`, `|`, newlines, redirections), quotes and escapes resolved;
+ * undefined for what this reading cannot follow (a heredoc, a command substitution, an unclosed quote).
+ */
+function shellTokens(command: string): ShellToken[] | undefined {
+  if (/<<|\$\(|`/.test(command)) return undefined;
+  const out: ShellToken[] = [];
+  let word: string | undefined;
+  const end = () => {
+    if (word !== undefined) out.push({ word });
+    word = undefined;
+  };
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (c === "'" || c === '"') {
+      const close = command.indexOf(c, i + 1);
+      if (close === -1) return undefined;
+      word = (word ?? '') + command.slice(i + 1, close).replace(c === '"' ? /\\(["\\$])/g : /(?!)/g, '$1');
+      i = close;
+    } else if (c === '\\' && i + 1 < command.length) {
+      if (command[i + 1] !== '\n') word = (word ?? '') + command[i + 1];
+      i++;
+    } else if (c === ' ' || c === '\t') end();
+    else if (c === '\n' || c === ';' || c === ')' || (c === '(' && word === undefined)) {
+      end();
+      out.push({ op: ';' });
+    } else if (c === '&' || c === '|') {
+      end();
+      const double = command[i + 1] === c;
+      out.push({ op: double ? `${c}${c}` : c === '|' ? '|' : '&' });
+      if (double) i++;
+    } else if (c === '>' || c === '<') {
+      // A redirection takes the descriptor written before it (`2>`) and its target (`&1`, a file) as one operator.
+      const fd = word !== undefined && /^\d$/.test(word) ? word : '';
+      if (fd) word = undefined;
+      end();
+      let op = fd + c;
+      if (command[i + 1] === '>' || command[i + 1] === '&') op += command[++i];
+      if (op.endsWith('&')) {
+        const m = /^\d+|^-/.exec(command.slice(i + 1));
+        if (m) i += m[0].length;
+        out.push({ op: `${op}${m?.[0] ?? ''}` });
+        continue;
+      }
+      out.push({ op });
+    } else if (c === '#' && word === undefined) {
+      const nl = command.indexOf('\n', i);
+      if (nl === -1) break;
+      i = nl - 1;
+    } else word = (word ?? '') + c;
+  }
+  end();
+  return out;
+}
+
+/** Lines `sed -n` prints for a script of line addresses (`12p`, `1,80p`, `5,$p`); undefined for any other script. */
+function sedRange(script: string): { from: number; to?: number } | undefined {
+  const m = /^\s*(\d+)(?:\s*,\s*(\d+|\$))?\s*p\s*;?\s*$/.exec(script);
+  if (!m) return undefined;
+  const from = Number(m[1]);
+  const to = m[2] === undefined ? from : m[2] === '$' ? undefined : Number(m[2]);
+  return to === undefined ? { from } : { from, to };
+}
+
+/** Lines a filter stage keeps of what it is given (`sed -n A,Bp`, `head -n N`, `tail`), or undefined: not a filter. */
+function filterStage(words: readonly string[]): { from?: number; to?: number; partial?: boolean } | undefined {
+  const [program = '', ...rest] = words;
+  // What a filter reads is its input: a file operand of its own makes it a read, not a filter.
+  const { operands, scripts, quiet } = optionsOf(program, rest);
+  if (program === 'cat' && operands.length === 0) return {};
+  if (program === 'sed' && quiet && operands.length + scripts.length === 1) return sedRange(scripts[0] ?? operands[0]!);
+  if (program === 'head' && operands.length === 0) {
+    const n = headCount(rest);
+    return n === undefined ? { partial: true } : { from: 1, to: n };
+  }
+  if (program === 'tail' && operands.length === 0) return { partial: true };
+  return undefined;
+}
+
+/** A program's arguments: its operands, the scripts given with `-e`, and whether `-n` (sed's quiet mode) is set. */
+function optionsOf(
+  program: string,
+  args: readonly string[],
+): { operands: string[]; scripts: string[]; quiet: boolean } {
+  const takesValue = VALUE_OPTIONS[program] ?? new Set<string>();
+  const operands: string[] = [];
+  const scripts: string[] = [];
+  let quiet = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      operands.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith('-') && a.length > 1) {
+      if (program === 'sed' && /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a)) quiet = true;
+      if (takesValue.has(a)) {
+        if (program === 'sed') scripts.push(args[i + 1] ?? '');
+        i++;
+      }
+      continue;
+    }
+    operands.push(a);
+  }
+  return { operands, scripts, quiet };
+}
+
+/** The line count of `head -n N`, `head -N`, `head` (10); undefined for a count of bytes. */
+function headCount(args: readonly string[]): number | undefined {
+  if (args.some((a) => /^-c|^--bytes/.test(a))) return undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (/^-\d+$/.test(a)) return Number(a.slice(1));
+    if (a === '-n' && /^\d+$/.test(args[i + 1] ?? '')) return Number(args[i + 1]);
+    if (/^-n\d+$/.test(a)) return Number(a.slice(2));
+  }
+  return 10;
+}
+
+/** Options of the programs that print files which take a value (`head -n 20`, `sed -e SCRIPT`). */
+const VALUE_OPTIONS: Record<string, ReadonlySet<string>> = {
+  head: new Set(['-n', '-c']),
+  tail: new Set(['-n', '-c']),
+  sed: new Set(['-e']),
+  nl: new Set(['-b', '-w', '-s', '-v', '-i']),
+};
+
+/**
+ * The files a shell command prints (`cat`, `nl`, `head`, `tail`, `sed -n`, `less`, `bat`), with the lines it prints
+ * when the command says (`sed -n '40,120p' f`, `head -n 50 f`, `nl -ba f | sed -n '1,200p'`), past `cd DIR &&` and
+ * beside other statements (`printf '---'`). `text` says the output is the file's own lines: a pipe into another program
+ * (`grep`, `wc`, `xxd`) prints something else, and output redirected to a file prints nothing.
+ */
+export function shellReads(command: string): (FileRead & { text: boolean })[] {
+  const tokens = shellTokens(command);
+  if (!tokens) return [];
+  const out: (FileRead & { text: boolean })[] = [];
+  let cwd: string | undefined;
+  // Statements, each a pipeline of stages of words (redirections apart).
+  let stages: { words: string[]; redirected: boolean }[] = [{ words: [], redirected: false }];
+  // A statement after `||` runs only when the one before failed: what was printed is not known.
+  let fallback = false;
+  const statement = (next?: string) => {
+    const [first, ...filters] = stages;
+    const alternative = fallback;
+    fallback = next === '||';
+    stages = [{ words: [], redirected: false }];
+    if (!first || first.words.length === 0) return;
+    let words = first.words;
+    while (words.length > 0 && (/^[A-Za-z_]\w*=/.test(words[0]!) || words[0] === 'sudo')) words = words.slice(1);
+    const program = (words[0] ?? '').replace(/^.*\//, '');
+    if (program === 'cd') {
+      const dir = words[1];
+      cwd = dir === undefined || dir.startsWith('-') ? undefined : dir.startsWith('/') || !cwd ? dir : `${cwd}/${dir}`;
+      return;
+    }
+    const reads = readsOf(program, words.slice(1));
+    if (reads.length === 0) return;
+    // What the rest of the pipeline keeps of the lines printed; a stage that is not a filter prints something else.
+    let text = !alternative && !first.redirected && filters.every((s) => !s.redirected);
+    let range: { from?: number; to?: number; partial?: boolean } | undefined =
+      reads.length === 1 ? { ...reads[0] } : undefined;
+    for (const s of filters) {
+      const f = filterStage(s.words);
+      if (!f) {
+        text = false;
+        break;
+      }
+      if (range && !range.partial && (f.from !== undefined || f.partial)) {
+        const base = range.from ?? 1;
+        const from = base + (f.from ?? 1) - 1;
+        const to = f.to === undefined ? range.to : Math.min(range.to ?? Infinity, base + f.to - 1);
+        range = f.partial ? { partial: true } : to === undefined ? { from } : { from, to };
+      } else if (!range && (f.from !== undefined || f.partial)) {
+        // Several files through one filter: which lines of which file is not said.
+        for (const r of reads) r.partial = true;
+      }
+    }
+    if (reads.length === 1 && range) reads[0] = { ...reads[0]!, ...range };
+    for (const r of reads) {
+      if (r.partial) {
+        delete r.from;
+        delete r.to;
+      }
+      out.push({ ...r, ...(cwd !== undefined && !r.path.startsWith('/') ? { cwd } : {}), text });
+    }
+  };
+  // Statements that print something (and so share the output with a file's text).
+  let printing = 0;
+  const silent = /^(?:cd|test|\[|true|:|export|set|mkdir|touch)$/;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    const stage = stages[stages.length - 1]!;
+    if (stage.words.length === 0 && 'word' in t && stages.length === 1 && !silent.test(t.word)) printing++;
+    if ('word' in t) stage.words.push(t.word);
+    else if (t.op === '|') stages.push({ words: [], redirected: false });
+    else if (/^\d?>>?$/.test(t.op) || t.op === '&>') {
+      // Output sent to a file (or /dev/null) is shown to no one; an error stream's redirection changes nothing.
+      const target = tokens[k + 1];
+      if (target && 'word' in target) {
+        k++;
+        if (!/^[2-9]/.test(t.op)) stage.redirected = true;
+      }
+    } else if (t.op === '<') {
+      const target = tokens[k + 1];
+      if (target && 'word' in target) {
+        k++;
+        stage.words.push(target.word);
+      }
+    } else if (/^\d?>&/.test(t.op) || t.op === '&') continue;
+    else statement(t.op);
+  }
+  statement();
+  if (printing > 1 || out.length > 1) for (const r of out) r.mixed = true;
+  return out;
+}
+
+/** The files one program prints and which of their lines, from its arguments. */
+function readsOf(program: string, args: readonly string[]): FileRead[] {
+  if (!/^(?:cat|nl|head|tail|sed|less|more|bat|batcat)$/.test(program)) return [];
+  // `sed -i` changes the file (commandWrites), it prints nothing.
+  if (program === 'sed' && args.some((a) => /^-[a-zA-Z]*i/.test(a) || a.startsWith('--in-place'))) return [];
+  const { operands, scripts, quiet } = optionsOf(program, args);
+  if (program === 'sed') {
+    if (!quiet) return [];
+    const script = scripts[0] ?? operands.shift();
+    const range = script !== undefined ? sedRange(script) : undefined;
+    if (!range) return [];
+    return operands.map((path) => ({ path, ...range }));
+  }
+  // A glob names no one file; stdin and devices are no file's text.
+  const files = operands.filter((p) => p !== '-' && !p.startsWith('/dev/') && !/[*?[]/.test(p));
+  if (program === 'head') {
+    const n = headCount(args);
+    return files.map((path) => (n === undefined ? { path, partial: true } : { path, from: 1, to: n }));
+  }
+  if (program === 'tail') return files.map((path) => ({ path, partial: true }));
+  return files.map((path) => ({ path }));
+}
+
+/** The numbers of a tool's line arguments: `offset`/`limit`, `view_range: [a, b]`, `start_line`/`end_line`. */
+function toolRange(a: Record<string, unknown>): { from?: number; to?: number } {
+  const num = (v: unknown) =>
+    typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
+  const range = Array.isArray(a.view_range) ? a.view_range.map(num) : [];
+  const from = range[0] ?? num(a.offset) ?? num(a.start_line) ?? num(a.startLine) ?? num(a.line_start);
+  const limit = num(a.limit);
+  const last =
+    range[1] !== undefined && range[1] >= 0 ? range[1] : (num(a.end_line) ?? num(a.endLine) ?? num(a.line_end));
+  const to = last ?? (limit !== undefined ? (from ?? 1) + limit - 1 : undefined);
+  if (from === undefined && to === undefined) return {};
+  return to === undefined ? { from: Math.max(1, from!) } : { from: Math.max(1, from ?? 1), to };
+}
+
+/**
+ * What a call shows of files: a read tool's file (with the lines its arguments name), an editor's `view`, SWE-agent's
+ * `open` (a window), a shell command that prints files as they are (see shellReads). Empty for a call whose result
+ * says it failed, and for everything else (a search prints hits, not a file).
+ */
+export function fileReads(call: ToolCallPart, r?: ToolResultPart): FileRead[] {
+  if (r?.isError) return [];
+  const command = commandOf(call);
+  const info = callInfo(call, r);
+  if (command !== undefined) {
+    if (info.kind === 'read') return info.reads.map((path) => ({ path, partial: true }));
+    if (r && recordedExit(r) !== undefined && recordedExit(r) !== 0) return [];
+    return shellReads(command)
+      .filter((x) => x.text)
+      .map(({ text: _text, ...x }) => x);
+  }
+  if (info.kind !== 'read') return [];
+  const range = info.reads.length === 1 ? toolRange(args(call)) : {};
+  return info.reads.map((path) => ({ path, ...range }));
+}
+
 /** What a call is, for a summary: its kind, command, the files it reads and the changes it makes. */
 export interface CallInfo {
   kind: 'command' | 'read' | 'write' | 'search' | 'other';
@@ -558,15 +849,12 @@ function callInfoOf(call: ToolCallPart, r?: ToolResultPart): Omit<CallInfo, 'arg
       return { kind: 'write', command, reads: [], changes: patchChanges(command), names: [] };
     const changes = commandWrites(command);
     const changed = new Set(changes.map((c) => c.path));
-    const named = pathsIn(command).filter((p) => !changed.has(p));
-    const reading = /^(?:sudo\s+)?(?:cat|head|tail|less|more|nl|bat|sed\s+-n)\b/.test(command.trim());
-    return {
-      kind: 'command',
-      command,
-      reads: reading ? named : [],
-      changes,
-      names: reading ? [] : named,
-    };
+    // The files its programs print (their operands, past `cd DIR &&` and beside other statements), and the other
+    // paths it names.
+    const reads = [...new Set(shellReads(command).map((x) => x.path))].filter((p) => !changed.has(p));
+    const read = new Set(reads);
+    const named = pathsIn(command).filter((p) => !changed.has(p) && !read.has(p));
+    return { kind: 'command', command, reads, changes, names: named };
   }
   const verb = op ?? call.name;
   const path = paths[0];
@@ -659,4 +947,84 @@ export function plainLines(text: string): string[] {
   return clean(text)
     .split('\n')
     .map((l) => l.replace(LINE_NO, ''));
+}
+
+/**
+ * A change a call made to a file, whole enough to apply to its text: strings replaced (an edit tool's old and new
+ * text, a patch hunk's lines), lines replaced (SWE-agent's `edit N:M`), text inserted after a line, or the file
+ * written whole. Unlike `FileChange`, nothing is capped.
+ */
+export type TextChange =
+  | { path: string; how: 'replace'; old: string; new: string; all?: boolean }
+  | { path: string; how: 'lines'; from: number; to: number; text: string }
+  | { path: string; how: 'insert'; after: number; text: string }
+  | { path: string; how: 'write'; text: string };
+
+/** The changes of one call as text to apply, in order; empty where the record does not say them whole. */
+export function textChanges(call: ToolCallPart, r?: ToolResultPart): TextChange[] {
+  const info = callInfo(call, r);
+  if (info.changes.length === 0) return [];
+  const a = args(call);
+  const raw = typeof call.arguments === 'string' ? call.arguments : firstString(a, ['patch', 'input', 'diff']);
+  const command = commandOf(call);
+  const patch = raw && /\*\*\* (?:Update|Add|Delete) File: |^\+\+\+ /m.test(raw) ? raw : command;
+  if (patch && /\*\*\* (?:Update|Add) File: |^\+\+\+ /m.test(patch)) return patchHunks(patch);
+  if (command !== undefined) {
+    const edit = /^edit\s+(\d+)(?::(\d+))?\s*\n([\s\S]*?)\n?end_of_edit\s*$/.exec(command);
+    const path = info.changes[0]!.path;
+    if (edit) return [{ path, how: 'lines', from: Number(edit[1]), to: Number(edit[2] ?? edit[1]), text: edit[3]! }];
+    return [];
+  }
+  const path = info.changes[0]!.path;
+  const edits = Array.isArray(a.edits) ? (a.edits as unknown[]).filter((e) => e && typeof e === 'object') : [];
+  const pairs = (edits.length > 0 ? (edits as Record<string, unknown>[]) : [a]).map((e) => ({
+    old: firstString(e, OLD_KEYS),
+    new: firstString(e, NEW_KEYS),
+    all: e.replace_all === true || e.replaceAll === true || e['replace-all'] === true,
+  }));
+  if (pairs.every((p) => p.old !== undefined && p.old !== '' && p.new !== undefined))
+    return pairs.map((p) => ({ path, how: 'replace', old: p.old!, new: p.new!, ...(p.all ? { all: true } : {}) }));
+  const line = a.insert_line ?? a.line;
+  const newText = firstString(a, NEW_KEYS);
+  if (typeof line === 'number' && newText !== undefined) return [{ path, how: 'insert', after: line, text: newText }];
+  const body = firstString(a, BODY_KEYS);
+  if (info.changes[0]!.how === 'write' || info.changes[0]!.how === 'create')
+    if (body !== undefined) return [{ path, how: 'write', text: body }];
+  return [];
+}
+
+/** The hunks of an apply_patch text or a unified diff as replacements (context and removed lines → context and added). */
+function patchHunks(text: string): TextChange[] {
+  const out: TextChange[] = [];
+  let path: string | undefined;
+  let adding = false;
+  let oldLines: string[] = [];
+  let newLines: string[] = [];
+  const flush = () => {
+    if (path && (oldLines.length > 0 || newLines.length > 0)) {
+      if (adding) out.push({ path, how: 'write', text: newLines.join('\n') });
+      else if (oldLines.some((l) => l.trim()))
+        out.push({ path, how: 'replace', old: oldLines.join('\n'), new: newLines.join('\n') });
+    }
+    oldLines = [];
+    newLines = [];
+  };
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!;
+    const header = /^\*\*\* (Update|Add|Delete) File: (.+?)\s*$/.exec(l);
+    const diff = /^\+\+\+ (?:b\/)?(\S+)/.exec(l);
+    if (header || (diff && i > 0 && lines[i - 1]!.startsWith('--- '))) {
+      flush();
+      path = header ? header[2]! : diff![1]!;
+      adding = header?.[1] === 'Add';
+      if (header?.[1] === 'Delete') path = undefined;
+    } else if (/^(?:@@|\*\*\* End)/.test(l) || /^--- /.test(l)) flush();
+    else if (path && /^[ +-]/.test(l)) {
+      if (l[0] !== '+') oldLines.push(l.slice(1));
+      if (l[0] !== '-') newLines.push(l.slice(1));
+    }
+  }
+  flush();
+  return out;
 }
