@@ -223,7 +223,7 @@ describe('clear-tool-results alone', () => {
     }
   });
 
-  it('with untilTarget, stops once under the target, oldest first', async () => {
+  it("with untilTarget, stops once under the target, oldest first — a file's latest read after the other results of its turn", async () => {
     const { session } = toolSession(8);
     const size = await sizeOf(session);
     const r = await compact(session, {
@@ -235,7 +235,13 @@ describe('clear-tool-results alone', () => {
       options: { clearing: { untilTarget: true } },
     });
     expect(r.reachedTarget).toBe(true);
-    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual(['cleared', ...Array(7).fill(undefined)]);
+    // Reads of src/file0.ts, src/file2.ts… (each the latest read of its file) and commands in between, in one turn:
+    // the oldest command output goes first.
+    expect(toolItems(activeView(session)).map((v) => v.edit)).toEqual([
+      undefined,
+      'cleared',
+      ...Array(6).fill(undefined),
+    ]);
   });
 
   it('by default clears every eligible result in one batch (one cache break buys the most room)', async () => {

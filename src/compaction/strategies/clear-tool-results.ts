@@ -1,5 +1,6 @@
 import type { ToolResultPart } from '../../model/types.js';
 import type { ViewItem } from '../../model/view.js';
+import { givingWayOrder, inPlay, laterNote } from '../in-play.js';
 import {
   changeable,
   errorEvidence,
@@ -27,9 +28,14 @@ export const clearToolResults: Strategy = {
       if (item.message.role === 'tool' && item.message.parts.some((p) => p.type === 'tool-result')) positions.push(i);
     });
     const keepFrom = positions.length - o.keep;
-    const candidates = positions.filter(
-      (i, k) => k < keepFrom && changeable(view[i]!, ctx) && view[i]!.edit === undefined,
-    );
+    // What is no longer in play goes first (a read a later read superseded, a result a later change made stale), then
+    // turn by turn from the oldest, a file's latest read after the other results of its turn (in-play.ts).
+    const original = (it: ViewItem) => (it.entry !== undefined ? ctx.originals?.get(it.entry) : undefined);
+    const play = inPlay(view, original);
+    const place = new Map(givingWayOrder(view, original, play).map((i, k) => [i, k]));
+    const candidates = positions
+      .filter((i, k) => k < keepFrom && changeable(view[i]!, ctx) && view[i]!.edit === undefined)
+      .sort((a, b) => place.get(a)! - place.get(b)!);
     const out = view.slice();
     let size = ctx.size(view);
     let cleared = 0;
@@ -67,6 +73,7 @@ export const clearToolResults: Strategy = {
                     before,
                     refs.get(p.callId)!,
                     errorEvidence(originals.get(p.callId)!),
+                    laterNote(play.results.get(p.callId)),
                   ),
                 },
               ],
@@ -94,10 +101,14 @@ function placeholder(p: ToolResultPart, cleared: Set<string>): ToolResultPart {
   return { ...p, content: [{ type: 'text', text: '' }] };
 }
 
-/** The placeholder of a cleared result; an error keeps its status and first error lines (the evidence later steps need). */
-function placeholderText(tool: string | undefined, tokens: number, refId: string, errors: string): string {
+/**
+ * The placeholder of a cleared result; an error keeps its status and first error lines (the evidence later steps need),
+ * and a result no longer in play says which later call has the file's current text or changed it.
+ */
+function placeholderText(tool: string | undefined, tokens: number, refId: string, errors: string, later = ''): string {
   const evidence = errors ? ` ${errors}\n` : ' ';
-  return `[tool result cleared to save context: ${tool ?? 'tool'} output of ~${tokens} tokens.${evidence}Read it back with read_result {"ref_id": "${refId}"} if it is needed again.]`;
+  const note = later ? `${later} ` : '';
+  return `[tool result cleared to save context: ${tool ?? 'tool'} output of ~${tokens} tokens.${evidence}${note}Read it back with read_result {"ref_id": "${refId}"} if it is needed again.]`;
 }
 
 /** Replaces the arguments of cleared calls with an empty object (their results are gone; the inputs can go too). */
