@@ -7,6 +7,7 @@ import type { Message } from '../model/types.js';
 import { isSummaryItem, type ViewItem } from '../model/view.js';
 import { markerOf } from './marker.js';
 import { giveWay, squeezeSummary } from './give-way.js';
+import { filesBack } from './in-play.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 import type { CompactOptions, CompactionResult } from './options.js';
 import type { CompactionPlan, PlannedRound } from './plan.js';
@@ -183,6 +184,11 @@ export async function runRound(env: ChainEnv, round: PlannedRound): Promise<Roun
         restoreAll ? undefined : new Set(['offloaded', 'compressed']),
       );
       // The last step's figure is of the view as it is handed back.
+      out.run[out.run.length - 1]!.afterTokens = tokensOf(size(out.view));
+    }
+    // What room is still left goes to the files the archived work leaves in play (in-play.ts).
+    if (out.run.some((r) => r.name === 'summarize')) {
+      out.view = filesBack(out.view, { before: view0, raw: env.raw, target, size, counter });
       out.run[out.run.length - 1]!.afterTokens = tokensOf(size(out.view));
     }
     return out;

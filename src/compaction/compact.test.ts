@@ -12,6 +12,7 @@ import { DEFAULT_STRATEGY_OPTIONS } from '../defaults.js';
 import { comparable } from '../../test/support/view-compare.js';
 import { compact, forceCompact, squeezeSummary, STRATEGIES, type CompactOptions } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
+import { FILES_HEADING } from './in-play.js';
 import { compress } from './strategies/head-tail.js';
 import { STRATEGY_NAMES, type Strategy, type StrategyContext } from './strategies/strategy.js';
 import { summaryMessage, summaryText } from './strategies/summarize.js';
@@ -682,10 +683,14 @@ describe('summarize alone', () => {
     const view = activeView(session);
     const summary = view.find(isSummaryItem)!;
     expect(summary).toBeDefined();
-    // The summary is what the extractive summarizer wrote for exactly the archived messages.
+    // The summary is what the extractive summarizer wrote for exactly the archived messages, then (in the room left)
+    // the files the archived work leaves in play.
     expect(summarizer.answers).toHaveLength(1);
-    expect(summaryText(summary.message)).toBe(summarizer.answers[0]);
-    expect(r.marker!.summary).toBe(summarizer.answers[0]);
+    const [said, files] = summaryText(summary.message).split(`\n\n${FILES_HEADING}\n`);
+    expect(said).toBe(summarizer.answers[0]);
+    // The most recently read file of the span first (src/net/mod0.ts … mod7.ts were read last, in that order).
+    expect(files).toMatch(/^- src\/net\/mod7\.ts — read in entry \d+:\n```\nmod7 line 0001/);
+    expect(r.marker!.summary).toBe(summaryText(summary.message));
     const archived = view0.filter((v) => v.entry! >= summary.covers.fromEntry && v.entry! <= summary.covers.toEntry);
     expect(summarizer.requests[0]!.messages).toEqual(archived.map((v) => v.message));
     expect(summarizer.requests[0]!.task).toBe(TASK);

@@ -2,11 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
 import type { Session, ToolCallPart, ToolResultPart } from '../model/types.js';
-import { activeView, type ViewItem } from '../model/view.js';
+import { activeView, isSummaryItem, type ViewItem } from '../model/view.js';
+import { TokenCounter } from '../tokens/counter.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { compact } from './compact.js';
-import { givingWayOrder, inPlay, laterNote, type Standing } from './in-play.js';
+import { FILES_HEADING, filesSection, givingWayOrder, inPlay, laterNote, type Standing } from './in-play.js';
 import { MemoryResultStore } from './memory-result-store.js';
+import { summaryText } from './strategies/summarize.js';
+import { parseSummary } from './summarizers/extractive.js';
+
+const counter = new TokenCounter();
 
 /** The context size compact() works with (no prefix). */
 async function sizeOf(session: Session): Promise<number> {
@@ -344,5 +349,128 @@ describe('compaction with what is in play', () => {
     expect(texts).toHaveLength(2);
     expect(texts[0]).toContain(` Stale: a.ts was changed after this (entry ${editEntry}). Read it back`);
     expect(texts[1]).not.toMatch(/Stale|Superseded/);
+  });
+
+  it('after archiving, the room left brings back the files the archived work leaves in play, edits applied', async () => {
+    const t = new PiTranscript();
+    t.user('Rename the retry option.');
+    t.step({ calls: [{ name: 'read', args: { path: 'src/retry.ts' }, result: fileLines('retry.ts', 0, 1, 10) }] });
+    const edit = { path: 'src/retry.ts', oldText: 'retry.ts v0 line 8', newText: 'retry.ts v1 line 8 renamed' };
+    t.step({ calls: [{ name: 'edit', args: edit, result: 'ok' }] });
+    t.step({ calls: [{ name: 'read', args: { path: 'src/other.ts' }, result: fileLines('other.ts', 0, 1, 4) }] });
+    // Later work of long answers and short outputs: nothing shortened to give back, few items for the summary, units
+    // large enough that archiving whole ones leaves room over.
+    for (let i = 0; i < 12; i++)
+      t.step({
+        text: `Step ${i}: ${'checking the next part of the rename '.repeat(40)}`,
+        calls: [{ name: 'bash', args: { command: `make part${i}` }, result: 'ok' }],
+      });
+    t.step({ text: 'Done.' });
+    const session = parseSession(t.jsonl());
+    const size = await sizeOf(parseSession(t.jsonl()));
+    const r = await compact(session, { target: Math.floor(size * 0.3), prefixTokens: 0 });
+    expect(r.strategiesRun.map((s) => s.name)).toContain('summarize');
+    expect(r.reachedTarget).toBe(true);
+    expect(r.violations).toEqual([]);
+    const text = summaryText(activeView(session).find(isSummaryItem)!.message);
+    const [said, files] = text.split(`\n\n${FILES_HEADING}\n`);
+    // The most recently touched first; the edit applied to what the read showed.
+    const other = fileLines('other.ts', 0, 1, 4);
+    const retry = fileLines('retry.ts', 0, 1, 10).replace('retry.ts v0 line 8', 'retry.ts v1 line 8 renamed');
+    expect(files).toBe(
+      `- src/other.ts — read in entry 7:\n\`\`\`\n${other}\n\`\`\`\n` +
+        `- src/retry.ts — read in entry 3, then changed in entry 4 (applied here):\n\`\`\`\n${retry}\n\`\`\``,
+    );
+    // A later compaction reads the summary back without the files (each compaction brings back its own).
+    expect(parseSummary(text)).toEqual(parseSummary(said!));
+  });
+
+  it('files within the room: a read again later is left out, a change that does not apply is said, a large file is excerpted around its change', () => {
+    const b = new ViewBuilder().user('Go.');
+    const big = Array.from({ length: 400 }, (_, i) => `big line ${i + 1} ${'x'.repeat(40)}`).join('\n');
+    const rBig = b.call('read', { path: 'big.ts' }, big);
+    const eBig = b.call('edit', { path: 'big.ts', oldText: 'big line 300 ', newText: 'big line 300 CHANGED ' }, 'ok');
+    const rA = b.call('read', { path: 'a.ts' }, fileLines('a.ts', 0, 1, 5));
+    const eA = b.call('edit', { path: 'a.ts', oldText: 'not in the file', newText: 'y' }, 'ok');
+    const rC = b.call('read', { path: 'c.ts' }, fileLines('c.ts', 0, 1, 5));
+    b.call('read', { path: 'c.ts' }, fileLines('c.ts', 0, 1, 5)); // after the span: in view
+    const play = inPlay(b.items);
+    const section = filesSection(play, new Set([rBig, eBig, rA, eA, rC]), 1200, counter);
+    expect(section.startsWith(`${FILES_HEADING}\n`)).toBe(true);
+    expect(section).not.toContain('c.ts');
+    expect(section).toMatch(
+      /- a\.ts — read in entry \d+; changed after that in entry \d+, not applied here:\n```\na\.ts v0 line 1/,
+    );
+    expect(section).toMatch(
+      /- big\.ts — read in entry \d+, then changed in entry \d+ \(applied here\):\n```\n\[an excerpt: lines \d+–\d+ of the 400 of this text\]/,
+    );
+    expect(section).toContain('big line 300 CHANGED');
+    expect(counter.text(section)).toBeLessThanOrEqual(1200);
+  });
+
+  it('the files given back keep every view within the target and every invariant (random sessions with reads and edits)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(op, { minLength: 3, maxLength: 30 }),
+        fc.double({ min: 0.15, max: 0.8, noNaN: true }),
+        async (ops, share) => {
+          const t = new PiTranscript();
+          t.user('Work on the files.');
+          const version = FILES.map(() => 0);
+          ops.forEach((o, k) => {
+            if (o.kind === 'read')
+              t.step({
+                calls: [
+                  {
+                    name: 'read',
+                    args: {
+                      path: FILES[o.file]!,
+                      ...(o.range ? { offset: o.range.from, limit: o.range.to - o.range.from + 1 } : {}),
+                    },
+                    result: fileLines(FILES[o.file]!, version[o.file]!, o.range?.from ?? 1, o.range?.to ?? 40),
+                    isError: o.failed,
+                  },
+                ],
+              });
+            else if (o.kind === 'change') {
+              t.step({
+                calls: [
+                  {
+                    name: 'edit',
+                    args: {
+                      path: FILES[o.file]!,
+                      oldText: `${FILES[o.file]} v${version[o.file]} line ${3 + k}`,
+                      newText: `changed ${k}`,
+                    },
+                    result: 'ok',
+                  },
+                ],
+              });
+              version[o.file]!++;
+            } else
+              t.step({
+                text: `Step ${k}.`,
+                calls: [{ name: 'bash', args: { command: `make ${k}` }, result: fileLines('make', k, 1, 30) }],
+              });
+          });
+          t.step({ text: 'Done.' });
+          const session = parseSession(t.jsonl());
+          const size = await sizeOf(parseSession(t.jsonl()));
+          const target = Math.floor(size * share);
+          const r = await compact(session, { target, prefixTokens: 0 });
+          expect(r.violations).toEqual([]);
+          if (r.reachedTarget) expect(r.afterTokens).toBeLessThanOrEqual(target);
+          const summary = activeView(session).find(isSummaryItem);
+          if (summary) {
+            const text = summaryText(summary.message);
+            // The files come last, after what the summarizer wrote, and an extractive summary still reads back.
+            const at = text.indexOf(FILES_HEADING);
+            if (at !== -1) expect(text.indexOf('### ', at + FILES_HEADING.length)).toBe(-1);
+            if (text.startsWith('## Summary of earlier conversation')) expect(parseSummary(text)).toBeDefined();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });

@@ -1,7 +1,20 @@
 import { posix } from 'node:path';
 import type { Message, ToolCallPart, ToolResultPart } from '../model/types.js';
-import type { ViewItem } from '../model/view.js';
-import { callInfo, commandOf, fileReads, outcomeOf, printedErrors, resultText, type FileRead } from './records.js';
+import { isSummaryItem, type SummaryItem, type ViewItem } from '../model/view.js';
+import type { TokenCounter } from '../tokens/counter.js';
+import {
+  callInfo,
+  commandOf,
+  fileReads,
+  outcomeOf,
+  printedErrors,
+  resultText,
+  textChanges,
+  type FileRead,
+  type TextChange,
+} from './records.js';
+import { summaryMessage, summaryText } from './strategies/summarize.js';
+import { FILES_HEADING, TITLE } from './summarizers/render.js';
 import { isHumanUser } from './turns.js';
 
 /**
@@ -10,7 +23,8 @@ import { isHumanUser } from './turns.js';
  * read is a read tool's file, an editor's `view`, SWE-agent's `open` or a shell command that prints a file as it is
  * (records.ts `fileReads`); a change is a file change (records.ts `callInfo`) of a call that did not fail.
  *
- * Clearing takes the results no longer in play first and a file's latest read last (clear-tool-results.ts).
+ * Clearing takes the results no longer in play first and a file's latest read last (clear-tool-results.ts); after
+ * archiving, the files the archived work leaves in play come back in the room the view leaves (compact.ts).
  */
 
 /**
@@ -285,4 +299,238 @@ export function givingWayOrder(
       const y = key[b]!;
       return Number(y.dead) - Number(x.dead) || x.turn - y.turn || Number(x.latest) - Number(y.latest) || a - b;
     });
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Files given back after archiving
+
+export { FILES_HEADING };
+
+/** How many files come back after archiving, and how large each may be (Claude Code's rule: 5 files of ≤ 5K tokens). */
+export interface FilesBack {
+  files: number;
+  perFile: number;
+}
+
+export const DEFAULT_FILES_BACK: FilesBack = { files: 5, perFile: 5000 };
+
+/** A line-number prefix as read tools write it: `   12→`, `    12\t`, `12:` (SWE-agent), `12. ` (Copilot CLI). */
+const NUMBERED = [/^\s*\d+→/, /^\s*\d+\t/, /^\d+:/, /^\d+\. /];
+
+/** A read's lines without the line-number prefix its tool wrote (when most of its lines have one). */
+function plainText(text: string): string {
+  const lines = text.split('\n');
+  const filled = lines.filter((l) => l.trim());
+  const prefix = NUMBERED.find((re) => filled.filter((l) => re.test(l)).length >= 0.6 * filled.length);
+  return prefix ? lines.map((l) => l.replace(prefix, '')).join('\n') : text;
+}
+
+/** A command's output without the header its harness writes before it (Codex's Chunk ID, Wall time, exit, `Output:`). */
+function withoutHeader(text: string): string {
+  const lines = text.split('\n');
+  const at = lines.indexOf('Output:');
+  if (at === -1 || at > 6) return text;
+  const header = /^(?:Chunk ID|Wall time|Process exited with code|Exit code|Original token count|Total output lines)\b/;
+  return lines.slice(0, at).every((l) => header.test(l)) ? lines.slice(at + 1).join('\n') : text;
+}
+
+/** A change applied to a file's text, and where it falls; undefined when the text does not hold what it replaces. */
+function applyChange(text: string, c: TextChange): { text: string; at: number } | undefined {
+  if (c.how === 'write') return { text: c.text, at: 0 };
+  if (c.how === 'replace') {
+    const at = text.indexOf(c.old);
+    if (at === -1) return undefined;
+    const next = c.all ? text.split(c.old).join(c.new) : text.slice(0, at) + c.new + text.slice(at + c.old.length);
+    return { text: next, at };
+  }
+  const lines = text.split('\n');
+  const line = c.how === 'lines' ? c.from - 1 : c.after;
+  if (line < 0 || line > lines.length) return undefined;
+  if (c.how === 'lines') lines.splice(line, Math.max(0, c.to - c.from + 1), ...c.text.split('\n'));
+  else lines.splice(line, 0, ...c.text.split('\n'));
+  return { text: lines.join('\n'), at: lines.slice(0, line).join('\n').length };
+}
+
+/** A file's text as the records leave it at some point, where its latest change falls, and how it was made. */
+interface FileText {
+  path: string;
+  text: string;
+  focus: number;
+  how: string;
+}
+
+const entryWords = (entries: readonly number[]) =>
+  `${entries.length === 1 ? 'entry' : 'entries'} ${entries.join(', ')}`;
+
+/**
+ * A file's text up to view position `until`: from its latest whole write, else its latest read (when that read printed
+ * the file alone), with the changes after it applied as far as they apply — the first that does not is said, and
+ * nothing after it is applied.
+ */
+function fileText(file: FileInPlay, until: number): FileText | undefined {
+  const changes = file.changes.filter((c) => c.at <= until);
+  const writes = changes.flatMap((c, k) => {
+    const w = textChanges(c.call, c.result).find((t) => t.how === 'write');
+    return w ? [{ k, text: w.text }] : [];
+  });
+  const write = writes[writes.length - 1];
+  let text: string;
+  let from: number;
+  let how: string;
+  let numbered = false;
+  if (write) {
+    text = write.text;
+    from = write.k + 1;
+    const e = changes[write.k]!.entry;
+    how = `written whole${e !== undefined ? ` in entry ${e}` : ''}`;
+  } else if (file.read && file.read.at <= until && !file.read.range.mixed) {
+    const r = file.read;
+    text = withoutHeader(resultText(r.result));
+    from = 0;
+    numbered = true;
+    const lines = r.range.from !== undefined ? ` (lines ${r.range.from}–${r.range.to ?? 'end'})` : '';
+    how = `read${r.entry !== undefined ? ` in entry ${r.entry}` : ''}${lines}`;
+  } else return undefined;
+  let focus = 0;
+  const applied: number[] = [];
+  for (const c of changes.slice(from)) {
+    const parts = textChanges(c.call, c.result);
+    // Line numbers a read tool wrote are not in the file: its old text is matched without them.
+    let next: string | undefined = parts.length > 0 ? (numbered ? plainText(text) : text) : undefined;
+    let at = focus;
+    for (const t of parts) {
+      const done = next === undefined ? undefined : applyChange(next, t);
+      next = done?.text;
+      if (done) at = done.at;
+    }
+    if (next === undefined) {
+      how += `; changed after that${c.entry !== undefined ? ` in entry ${c.entry}` : ''}, not applied here`;
+      break;
+    }
+    text = next;
+    focus = at;
+    numbered = false;
+    if (c.entry !== undefined) applied.push(c.entry);
+  }
+  if (applied.length > 0) how += `, then changed in ${entryWords(applied)} (applied here)`;
+  return { path: file.path, text: text.replace(/\n+$/, ''), focus, how };
+}
+
+/** The lines of `text` around character `focus` within `tokens` (what follows favoured), the lines shown said. */
+function excerpt(text: string, focus: number, tokens: number, counter: TokenCounter): string {
+  if (counter.text(text) <= tokens) return text;
+  const lines = text.split('\n');
+  const at = Math.max(0, Math.min(lines.length - 1, text.slice(0, focus).split('\n').length - 1));
+  let lo = at;
+  let hi = at + 1;
+  let used = counter.text(lines[at]!) + 1;
+  // Two lines after the focus for each line before it (a change is read on from where it starts).
+  for (let turn = 0; lo > 0 || hi < lines.length; turn++) {
+    const down = hi < lines.length && (turn % 3 !== 2 || lo === 0);
+    const cost = counter.text(down ? lines[hi]! : lines[lo - 1]!) + 1;
+    if (used + cost > tokens - 16) break;
+    used += cost;
+    if (down) hi++;
+    else lo--;
+  }
+  if (used > tokens) return '';
+  return [`[an excerpt: lines ${lo + 1}–${hi} of the ${lines.length} of this text]`, ...lines.slice(lo, hi)].join('\n');
+}
+
+/** A fence longer than any run of backticks in the text. */
+function fenceFor(text: string): string {
+  return '`'.repeat(Math.max(3, ...[...text.matchAll(/`+/g)].map((m) => m[0].length + 1)));
+}
+
+/**
+ * The files an archived span leaves in play, as their text stood at its end, within `budget` tokens: the most recently
+ * read or changed first (over the whole view), only those whose latest read or whole write is in the span and that no
+ * later read or whole write in view shows again. A file too large for its share comes as the lines around its latest
+ * change (or its opening). Empty when none.
+ */
+export function filesSection(
+  play: InPlay,
+  span: ReadonlySet<string>,
+  budget: number,
+  counter: TokenCounter,
+  o: FilesBack = DEFAULT_FILES_BACK,
+): string {
+  const inSpan = play.files.flatMap((f) =>
+    [f.read, ...f.changes].filter((x) => x !== undefined && span.has(x.call.id)),
+  );
+  if (inSpan.length === 0) return '';
+  const until = Math.max(...inSpan.map((x) => x!.at));
+  const parts: string[] = [];
+  let left = budget - counter.text(FILES_HEADING) - 2;
+  for (const f of play.files) {
+    if (parts.length >= o.files || left < 60) break;
+    // Read again after the span, or written whole: that later call in view has its text.
+    if (f.read && f.read.at > until) continue;
+    if (f.changes.some((c) => c.at > until && textChanges(c.call, c.result).some((t) => t.how === 'write'))) continue;
+    const t = fileText(f, until);
+    if (!t?.text.trim()) continue;
+    const header = `- ${t.path} — ${t.how}:`;
+    const room = Math.min(o.perFile, left) - counter.text(header) - 8;
+    if (room < 40) continue;
+    const body = excerpt(t.text, t.focus, room, counter);
+    if (!body.trim()) continue;
+    const fence = fenceFor(body);
+    const block = `${header}\n${fence}\n${body}\n${fence}`;
+    left -= counter.text(block) + 1;
+    parts.push(block);
+  }
+  return parts.length > 0 ? `${FILES_HEADING}\n${parts.join('\n')}` : '';
+}
+
+/**
+ * After the chain archived work: the room the view leaves under `target` goes to the files the archived span leaves in
+ * play (filesSection), appended to abridge's summary. Only the room left: measured on bench:continuation, files that
+ * take from the summary's own budget cost more facts than they bring. The view unchanged when nothing fits.
+ */
+export function filesBack(
+  view: ViewItem[],
+  o: {
+    /** The view before this compaction, and what an entry itself holds. */
+    before: readonly ViewItem[];
+    raw: (entry: number) => Message | undefined;
+    target: number;
+    size: (v: readonly ViewItem[]) => number;
+    counter: TokenCounter;
+    files?: FilesBack;
+  },
+): ViewItem[] {
+  const at = view.findIndex(
+    (it) => isSummaryItem(it) && it.message.parts.some((p) => p.type === 'compaction' && p.marker.source === 'abridge'),
+  );
+  const room = o.target - o.size(view);
+  if (at === -1 || room < 80) return view;
+  const item = view[at] as SummaryItem;
+  // Only abridge's extractive hand-off takes the section (its parse knows where it starts); a model's accepted answer is
+  // the summary as the model wrote it, and a note squeezed to a line has no room for more.
+  if (!summaryText(item.message).startsWith(TITLE)) return view;
+  const shown = new Set(view.map((v) => v.entry));
+  const span = new Set<string>();
+  for (const it of o.before) {
+    const e = it.entry;
+    if (e === undefined || shown.has(e) || e < item.covers.fromEntry || e > item.covers.toEntry) continue;
+    for (const p of it.message.parts) if (p.type === 'tool-result') span.add(p.callId);
+  }
+  if (span.size === 0) return view;
+  const play = inPlay(o.before, (it) => (it.entry !== undefined ? o.raw(it.entry) : undefined));
+  const text = summaryText(item.message).replace(/\n+$/, '');
+  let budget = Math.floor(room);
+  // The section is sized by its text; the message may count a little more: aim lower by what it came out over.
+  for (let attempt = 0; attempt < 3 && budget >= 60; attempt++) {
+    const section = filesSection(play, span, budget, o.counter, o.files);
+    if (!section) return view;
+    const message = summaryMessage(`${text}\n\n${section}`);
+    const grow = o.counter.message(message) - o.counter.message(item.message);
+    if (grow <= room) {
+      const out = view.slice();
+      out[at] = { message, covers: item.covers } as SummaryItem;
+      return out;
+    }
+    budget -= grow - room + 10;
+  }
+  return view;
 }

@@ -13,6 +13,12 @@ import { isHarnessText } from '../turns.js';
 
 export const TITLE = '## Summary of earlier conversation (abridge, extractive)';
 
+/**
+ * The heading of the last section of a summary when compaction appends the files the archived work leaves in play
+ * (in-play.ts `filesBack`): their text is no item, and its parse stops there (each compaction brings back its own).
+ */
+export const FILES_HEADING = '### Files as they stood at the end of the archived span';
+
 export const SECTIONS = {
   task: 'Primary request',
   focus: 'Focus of this summary (as asked)',
@@ -628,6 +634,7 @@ export function parseSummary(text: string): ParsedSummary | undefined {
   };
   let fence: string | undefined;
   for (const line of text.split('\n')) {
+    if (fence === undefined && line === FILES_HEADING) break;
     // Inside the latest message's fence every line is its text (a `### ` in it is the person's, not a section).
     if (fence !== undefined) {
       if (line === fence) {
