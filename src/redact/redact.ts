@@ -69,22 +69,61 @@ export function redactionRules(settings: Partial<RedactionSettings> = {}): Secre
 
 /** Every secret the rules recognize in `text`, in order, without overlaps (the earlier rule wins). */
 export function findSecrets(text: string, rules: readonly SecretRule[] = SECRET_RULES): SecretMatch[] {
+  // Sorted by start and never overlapping, so a new match is checked against its two neighbours only.
   const found: SecretMatch[] = [];
   for (const rule of rules) {
-    if (rule.hint !== undefined && !text.includes(rule.hint)) continue;
-    rule.pattern.lastIndex = 0;
-    for (const m of text.matchAll(rule.pattern)) {
+    if (rule.hints !== undefined && !rule.hints.some((h) => text.includes(h))) continue;
+    const re = rule.pattern;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      // An empty match must not stall the loop.
+      if (m[0].length === 0) re.lastIndex++;
       if (!boundaryOk(text, m.index, rule.notAfter)) continue;
       const range: readonly [number, number] | undefined =
         rule.group === undefined ? [m.index, m.index + m[0].length] : m.indices?.[rule.group];
       if (!range || range[1] <= range[0]) continue;
-      const [start, end] = range;
-      if (rule.accept && !rule.accept(text.slice(start, end))) continue;
-      if (found.some((f) => start < f.end && end > f.start)) continue;
-      found.push({ kind: rule.id, start, end });
+      let [start, end] = range;
+      if (rule.extend) {
+        while (end < text.length && rule.extend.test(text[end]!)) end++;
+        // Whatever the verdict, the run just read is one value: the search goes on after it (each character of the
+        // text is read once per rule, however many names a long run holds).
+        if (end > re.lastIndex) re.lastIndex = end;
+      }
+      // Never start inside a JSON escape (`\u0041…`, `\/`): the marker would follow a lone backslash.
+      start = afterEscape(text, start);
+      if (end <= start) continue;
+      if (rule.accept) {
+        const ok = rule.accept(text.slice(start, end), m);
+        if (ok === false || ok === 0) continue;
+        if (typeof ok === 'number') end = start + ok;
+      }
+      insertMatch(found, { kind: rule.id, start, end });
     }
   }
-  return found.sort((a, b) => a.start - b.start);
+  return found;
+}
+
+/** Adds `match` to `found` (sorted, without overlaps) unless it overlaps a match already there. */
+function insertMatch(found: SecretMatch[], match: SecretMatch): void {
+  let lo = 0;
+  let hi = found.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (found[mid]!.start < match.start) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo > 0 && found[lo - 1]!.end > match.start) return;
+  if (lo < found.length && found[lo]!.start < match.end) return;
+  if (lo === found.length) found.push(match);
+  else found.splice(lo, 0, match);
+}
+
+/** `start`, moved past a JSON escape it would otherwise split (an odd run of backslashes right before it). */
+function afterEscape(text: string, start: number): number {
+  let n = 0;
+  while (start - n - 1 >= 0 && text[start - n - 1] === '\\') n++;
+  if (n % 2 === 0) return start;
+  return start + (text[start] === 'u' ? 5 : 1);
 }
 
 /** `text` with every recognized secret replaced by `[REDACTED:<kind>]`. Idempotent: markers are never matched again. */
@@ -110,6 +149,53 @@ export function createRedactor(settings: Partial<RedactionSettings> = {}): Redac
 
 /** The redactor that changes nothing (redaction turned off). */
 export const noRedaction: Redactor = (text) => text;
+
+/** Whether `text` parses as JSON. */
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Serialized JSON or JSONL (a transcript, a request body) with every recognized secret redacted, and still valid: the
+ * rules never match a quote or a backslash, so a replacement inside a string keeps its line valid; a line (or a
+ * document) that would not parse after replacement is redacted value by value instead (and re-serialized). Lines
+ * without a secret stay byte for byte as they were.
+ */
+export function redactSerialized(text: string, redact: Redactor): string {
+  if (redact === noRedaction) return text;
+  const whole = redact(text);
+  if (whole === text) return text;
+  if (!text.includes('\n') || text.indexOf('\n') === text.length - 1) return redactDocument(text, whole, redact);
+  const lines = text.split('\n');
+  const out = lines.map((line) => {
+    const r = redact(line);
+    return r === line ? line : redactDocument(line, r, redact);
+  });
+  const joined = out.join('\n');
+  // A pretty-printed document (its lines are not JSON one by one): judged whole.
+  return lines.some((l, i) => out[i] !== l && !parses(out[i]!) && !parses(l))
+    ? redactDocument(text, whole, redact)
+    : joined;
+}
+
+/** `redacted` (the redaction of `original`) if it still parses whenever `original` did; else value by value. */
+function redactDocument(original: string, redacted: string, redact: Redactor): string {
+  if (parses(redacted)) return redacted;
+  let value: unknown;
+  try {
+    value = JSON.parse(original);
+  } catch {
+    return redacted; // not JSON to begin with: text
+  }
+  const indent = /^[[{]\r?\n( +)/.exec(original)?.[1]?.length ?? 0;
+  const trailing = /\s*$/.exec(original)![0];
+  return `${JSON.stringify(redactValue(value, redact), null, indent || undefined)}${trailing}`;
+}
 
 /** Every string inside a JSON-like value, redacted (objects and arrays copied only where something changed). */
 export function redactValue<T>(value: T, redact: Redactor): T {

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fakeSecrets } from '../../test/support/secrets.js';
+import { fakeSecrets, issuerSamples } from '../../test/support/secrets.js';
 import { createRedactor, findSecrets, redactMessage, redactSecrets, redactValue } from './redact.js';
 import { SECRET_KINDS } from './rules.js';
 
 /** Per rule: texts that must be redacted (the secret, then the text around it), and texts that must not. */
-const CASES: Record<string, { hit: [string, string][]; miss: string[] }> = {
+const CASES: Record<string, { hit: [string, string][]; miss: string[]; notThisKind?: string[] }> = {
   'anthropic-api-key': {
     hit: [
       ['sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789_-ABCDEFGH', 'ANTHROPIC_API_KEY=%s'],
@@ -131,7 +131,29 @@ const CASES: Record<string, { hit: [string, string][]; miss: string[] }> = {
       '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----',
     ],
   },
+  'basic-auth': {
+    hit: [
+      ['dXNlcjpodW50ZXIyIXNlY3JldA==', 'Authorization: Basic %s'],
+      ['hunter2!secret', 'curl -u admin:%s https://example.com'],
+    ],
+    miss: ['Basic auth is described in RFC 7617', 'Authorization: Basic YWJjZGVmZ2hpams=', 'curl -u admin:$PASS x'],
+  },
 };
+
+/** Where each issuer's sample is planted (default: alone in a sentence). */
+const ISSUER_CONTEXT: Record<string, string> = {
+  'azure-storage-key': 'DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=%s;EndpointSuffix=core.windows.net',
+};
+
+// Every issuer rule: two fake keys of its format in context, and its near misses (cut short, prefix changed).
+for (const seed of [1, 2]) {
+  for (const { kind, secret, nearMiss } of issuerSamples(seed)) {
+    const c = (CASES[kind] ??= { hit: [], miss: [] });
+    c.hit.push([secret, ISSUER_CONTEXT[kind] ?? (seed === 1 ? 'the key is %s, keep it safe' : '{"key":"%s"}')]);
+    // Not this issuer's key (another rule, such as the generic one, may still take it).
+    (c.notThisKind ??= []).push(`a near miss: ${nearMiss} .`);
+  }
+}
 
 describe('secret rules', () => {
   it('every built-in kind has cases', () => {
@@ -150,6 +172,11 @@ describe('secret rules', () => {
         expect(redactSecrets(text)).toBe(around.replace('%s', `[REDACTED:${kind}]`));
       }
       for (const text of CASES[kind]!.miss) expect(findSecrets(text), text).toEqual([]);
+      for (const text of CASES[kind]!.notThisKind ?? [])
+        expect(
+          findSecrets(text).filter((f) => f.kind === kind),
+          text,
+        ).toEqual([]);
     });
   }
 

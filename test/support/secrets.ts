@@ -79,3 +79,95 @@ export function fakeSecrets(seed: number): PlantedSecret[] {
   );
   return out;
 }
+
+const HEX = '0123456789abcdef';
+const UP_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const LOWER_DIGITS = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const BECH32 = 'QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L';
+
+/**
+ * One well-formed fake key per issuer rule (src/redact/rules.ts), from `seed`, with a near miss for each: the same key
+ * cut short of the issuer's length (or with its prefix changed), which must not be redacted as that kind.
+ */
+export function issuerSamples(seed: number): { kind: string; secret: string; nearMiss: string }[] {
+  const rnd = prng(seed);
+  const p = (alphabet: string, n: number) =>
+    Array.from({ length: n }, () => alphabet[Math.floor(rnd() * alphabet.length)]!).join('');
+  const out: { kind: string; secret: string; nearMiss: string }[] = [];
+  const add = (kind: string, secret: string, nearMiss: string) => out.push({ kind, secret, nearMiss });
+  const cut = (kind: string, prefix: string, body: string, keep: number) =>
+    add(kind, prefix + body, `${prefix}${body.slice(0, keep)}`);
+  cut('gitlab-token', 'glpat-', p(ALNUM, 20), 12);
+  cut(
+    'discord-webhook',
+    `https://discord.com/api/webhooks/${p('0123456789', 18)}/`,
+    p(B64URL.replace(/[-_]/g, ''), 68),
+    20,
+  );
+  cut('google-oauth', 'GOCSPX-', p(ALNUM, 28), 20);
+  cut('aws-bedrock-key', 'ABSK', p(ALNUM, 128), 60);
+  add('azure-storage-key', `${p(B64, 86)}==`, `AccountKey=${p(B64, 40)}==`);
+  add('azure-client-secret', `${p(ALNUM, 3)}7Q~${p(ALNUM, 34)}`, `abc7Q~${p(ALNUM, 10)}`);
+  cut('alibaba-access-key-id', 'LTAI', p(ALNUM, 20), 12);
+  cut('npm-token', 'npm_', p(ALNUM, 36), 20);
+  cut('pypi-token', 'pypi-AgEIcHlwaS5vcmc', p(B64URL, 70), 20);
+  cut('rubygems-key', 'rubygems_', p(HEX, 48), 30);
+  cut('clojars-token', 'CLOJARS_', p(LOWER_DIGITS, 60), 30);
+  cut('docker-token', 'dckr_pat_', p(ALNUM, 27), 15);
+  cut('huggingface-token', 'hf_', p(ALNUM, 34), 20);
+  cut('groq-key', 'gsk_', p(ALNUM, 52), 30);
+  cut('xai-key', 'xai-', p(ALNUM, 80), 40);
+  cut('perplexity-key', 'pplx-', p(ALNUM, 48), 30);
+  cut('replicate-token', 'r8_', p(ALNUM, 37), 20);
+  add('langsmith-key', `lsv2_pt_${p(HEX, 32)}_${p(HEX, 10)}`, `lsv2_pt_${p(HEX, 32)}`);
+  add('sendgrid-key', `SG.${p(B64URL, 22)}.${p(B64URL, 43)}`, `SG.${p(ALNUM, 22)}.${p(ALNUM, 20)}`);
+  add('sendinblue-key', `xkeysib-${p(HEX, 64)}-${p(ALNUM, 16)}`, `xkeysib-${p(HEX, 64)}`);
+  cut('twilio-key', 'SK', p(HEX, 32), 20);
+  add('mailchimp-key', `${p(HEX, 32)}-us${1 + Math.floor(rnd() * 20)}`, `${p(HEX, 32)}-usa`);
+  cut('shopify-token', 'shpat_', p(HEX, 32), 20);
+  cut('square-token', 'sq0atp-', p(B64URL, 22), 12);
+  cut('shippo-token', 'shippo_live_', p(HEX, 40), 20);
+  cut('easypost-key', 'EZAK', p(ALNUM, 54), 30);
+  cut('duffel-token', 'duffel_test_', p(ALNUM, 43), 20);
+  cut('flutterwave-key', 'FLWSECK-', `${p('abcdef0123456789', 32)}-X`, 6);
+  cut('digitalocean-token', 'dop_v1_', p(HEX, 64), 40);
+  add('cloudflare-origin-ca-key', `v1.0-${p(HEX, 24)}-${p(HEX, 146)}`, `v1.0-${p(HEX, 24)}-${p(HEX, 40)}`);
+  cut('flyio-token', 'fo1_', p(B64URL, 43), 20);
+  cut('heroku-key', 'HRKU-AA', p(B64URL, 58), 30);
+  cut('vercel-token', 'vcp_', p(ALNUM, 24), 10);
+  cut('supabase-key', 'sbp_', p(HEX, 40), 20);
+  cut('planetscale-token', 'pscale_tkn_', p(ALNUM, 43), 20);
+  cut('databricks-token', 'dapi', p(HEX, 32), 20);
+  cut('doppler-token', 'dp.pt.', p(ALNUM, 43), 20);
+  cut('vault-token', 'hvs.', p(B64URL, 95), 40);
+  add('terraform-token', `${p(ALNUM, 14)}.atlasv1.${p(ALNUM, 67)}`, `${p(ALNUM, 14)}.atlasv1.${p(ALNUM, 30)}`);
+  cut('pulumi-token', 'pul-', p(HEX, 40), 20);
+  add('postman-key', `PMAK-${p(HEX, 24)}-${p(HEX, 34)}`, `PMAK-${p(HEX, 24)}-${p(HEX, 20)}`);
+  cut('prefect-key', 'pnu_', p(ALNUM, 36), 20);
+  cut('readme-key', 'rdme_', p(LOWER_DIGITS, 70), 40);
+  cut('linear-key', 'lin_api_', p(ALNUM, 40), 20);
+  add('notion-token', `ntn_${p('0123456789', 11)}${p(ALNUM, 35)}`, `ntn_${p('0123456789', 11)}${p(ALNUM, 10)}`);
+  cut('figma-token', 'figd_', p(B64URL, 40), 20);
+  cut('sentry-token', 'sntryu_', p(HEX, 64), 40);
+  add('grafana-token', `glsa_${p(ALNUM, 32)}_${p(HEX, 8)}`, `glsa_${p(ALNUM, 20)}_${p(HEX, 8)}`);
+  cut('new-relic-key', 'NRAK-', p(UP_DIGITS, 27), 15);
+  add('dynatrace-token', `dt0c01.${p(UP_DIGITS, 24)}.${p(ALNUM, 64)}`, `dt0c01.${p(UP_DIGITS, 24)}.${p(ALNUM, 30)}`);
+  cut('atlassian-token', 'ATATT3', p(B64URL, 186), 60);
+  cut('artifactory-key', 'AKCp', p(ALNUM, 69), 30);
+  add(
+    'onepassword-token',
+    `A3-${p(UP_DIGITS, 6)}-${p(UP_DIGITS, 11)}-${p(UP_DIGITS, 5)}-${p(UP_DIGITS, 5)}-${p(UP_DIGITS, 5)}`,
+    `A3-${p(UP_DIGITS, 6)}-${p(UP_DIGITS, 11)}-${p(UP_DIGITS, 5)}`,
+  );
+  cut('age-secret-key', 'AGE-SECRET-KEY-1', p(BECH32, 58), 30);
+  add('telegram-bot-token', `${p('123456789', 9)}:AA${p(B64URL, 33)}`, `${p('123456789', 9)}:AB${p(B64URL, 33)}`);
+  cut('facebook-token', 'EAAC', p(ALNUM, 120), 50);
+  cut('openshift-token', 'sha256~', p(B64URL, 43), 20);
+  cut('infracost-key', 'ico-', p(ALNUM, 32), 20);
+  add('harness-key', `pat.${p(B64URL, 22)}.${p(ALNUM, 24)}.${p(ALNUM, 20)}`, `pat.${p(B64URL, 22)}.${p(ALNUM, 24)}`);
+  cut('frameio-token', 'fio-u-', p(B64URL, 64), 30);
+  cut('typeform-token', 'tfp_', p(B64URL, 59), 30);
+  cut('scalingo-token', 'tk-us-', p(B64URL, 48), 20);
+  cut('octopus-key', 'API-', p(UP_DIGITS, 26), 15);
+  return out;
+}
