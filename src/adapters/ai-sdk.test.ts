@@ -677,7 +677,7 @@ describe('abridgeMiddleware keeps the manager in step with the app’s history',
         error: { type: 'invalid_request_error', message: 'prompt is too long: 41000 tokens > 40000 maximum' },
       }),
     });
-    const model = scriptedModel([answer([{ type: 'text', text: 'fine' }], 9_000)], refusal);
+    const model = scriptedModel([answer([{ type: 'text', text: 'fine' }], 20_000)], refusal);
     const mw = abridgeMiddleware(cm, { onEvent: (e) => events.push(e), onRequest: (r) => reports.push(r) });
     const prompt: LanguageModelV3Prompt = [sys, user('Start.')];
     for (let i = 0; i < 5; i++) {
@@ -701,7 +701,7 @@ describe('abridgeMiddleware keeps the manager in step with the app’s history',
     expect(JSON.stringify(model.calls[1]!.prompt).length).toBeLessThan(JSON.stringify(model.calls[0]!.prompt).length);
     expect(reports.map((r) => [r.turn, r.retry, r.reported])).toEqual([
       [1, false, null],
-      [2, true, 9_000],
+      [2, true, 20_000],
     ]);
     expect(sessionMessages(cm).filter((m) => m.role === 'assistant' && m.usage)).toHaveLength(1);
   });

@@ -2,6 +2,7 @@
  * Replay of predictions: what abridge would have predicted for each request of a recorded session, beside what the
  * provider billed (`abridge replay`, bench:tokens, the viewer).
  */
+import { windowsOf } from '../budget/windows.js';
 import { conversationEntries } from '../model/branch.js';
 import type { Session } from '../model/types.js';
 import type { ProviderFamily } from '../tokens/family.js';
@@ -13,7 +14,8 @@ import { followEntries, trackerFor, type ReplayOptions, type ReplayRequest } fro
  */
 export function replaySession(session: Session, options: ReplayOptions = {}): ReplayRequest[] {
   const branch = conversationEntries(session);
-  const tracker = trackerFor(session, branch, options);
+  // The same bills believed as inspect and compact believe (the window check of the bundled catalog).
+  const tracker = trackerFor(session, branch, { windowOf: windowsOf(), ...options });
   const out: ReplayRequest[] = [];
   // (The tracker counts what the harness sends: a Codex output as cut to its model's policy.)
   followEntries(branch, tracker, (r) => out.push(r));

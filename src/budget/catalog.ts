@@ -211,6 +211,8 @@ export class ModelCatalog {
   private readonly overrides = new Map<string, { key: string; override: ModelOverride }>();
   private readonly added: CatalogSource[] = [];
   private index: CatalogIndex | undefined;
+  /** largestWindow by provider and model (the line scan is a walk over the catalog). */
+  private readonly largest = new Map<string, number | undefined>();
 
   constructor(
     private readonly settings: BudgetSettings = DEFAULT_BUDGET_SETTINGS,
@@ -226,6 +228,7 @@ export class ModelCatalog {
   addSource(entries: Iterable<CatalogEntry>, name = 'added'): this {
     this.added.push({ name, batches: [[...entries]] });
     this.index = undefined;
+    this.largest.clear();
     return this;
   }
 
@@ -270,6 +273,38 @@ export class ModelCatalog {
     if (observed !== undefined && Number.isFinite(observed) && observed > info.contextWindow)
       this.raise(info, Math.round(observed), options.provider);
     return info;
+  }
+
+  /**
+   * The largest window known for a model: its catalog entry's, or a larger variant's (the same model at another
+   * provider, a 1M-context variant), or the largest of its line; undefined when the catalog does not know the model.
+   * A prompt billed above it is no bill of that model (PromptTracker `windowOf`).
+   */
+  largestWindow(model: string, provider?: string): number | undefined {
+    const key = `${provider ?? ''}\u0000${model}`;
+    const hit = this.largest.get(key);
+    if (hit !== undefined || this.largest.has(key)) return hit;
+    const sized = this.overrides.has(normalizeModelId(model)) ? undefined : suffixWindow(model);
+    const base = sized?.base ?? model;
+    const entry = this.find(base, provider);
+    let out: number | undefined;
+    if (entry) {
+      const index = this.catalog();
+      out = Math.max(entry.contextWindow, sized?.window ?? 0);
+      for (const e of [
+        ...(index.variants.get(normalizeModelId(base)) ?? []),
+        ...(index.variants.get(normalizeModelId(entry.id)) ?? []),
+      ])
+        out = Math.max(out, e.contextWindow);
+      const want = index.words(normalizeModelId(entry.id)).names.join(' ');
+      const family = familyOf(entry.id);
+      if (want)
+        for (const [k, e] of index.byNorm)
+          if (index.words(k).names.join(' ') === want && familyOf(e.id) === family)
+            out = Math.max(out, e.contextWindow);
+    }
+    this.largest.set(key, out);
+    return out;
   }
 
   private resolve(id: string, family: ProviderFamily, options: LookupOptions): ModelInfo {

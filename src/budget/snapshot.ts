@@ -2,7 +2,8 @@ import { AbridgeError } from '../errors.js';
 import { conversationEntries } from '../model/branch.js';
 import type { Session } from '../model/types.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
-import { followEntries, modelAt, trackerFor } from '../tokens/replay.js';
+import { followEntries, modelAt, trackerFor, type ReplayRequest } from '../tokens/replay.js';
+import { windowsOf } from './windows.js';
 import { ContextBudget, type AllocationRow } from './budget.js';
 import { ModelCatalog, normalizeModelId, type LookupOptions, type ModelInfo } from './catalog.js';
 import { measureContext } from './components.js';
@@ -55,6 +56,8 @@ export interface ContextSnapshot {
   counts: { messages: number; toolResults: number; compactions: number; entries: number };
   asOf: { entry: number; line?: number; ofEntries: number };
   counting: string;
+  /** Bills not believed (PromptTracker.observe): a report that cannot be a count of its request, and why. */
+  ignoredUsage?: { entry: number; reported: number; reason: string }[];
 }
 
 export function contextSnapshot(session: Session, options: SnapshotOptions = {}): ContextSnapshot {
@@ -69,41 +72,41 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   const cut = branch.filter((e) => e.index <= at);
   // The model as every count of a session at a point names it (tokens/replay.ts modelAt).
   const modelId = modelAt(session, cut, settings.model);
-  let current = modelAt(session, [], settings.model);
   let provider: string | undefined;
   let reportedWindow: number | undefined;
-  // The largest prompt billed per model: a window smaller than that is wrong (a 1M-context variant, a new model).
-  const billed = new Map<string, number>();
   for (const e of cut) {
     const m = e.message;
-    if (m?.role === 'assistant' && m.model) {
-      current = m.model;
-      provider = m.provider;
-    }
-    if (e.kind === 'model-change' && e.model?.id) current = e.model.id;
+    if (m?.role === 'assistant' && m.model) provider = m.provider;
     const w = m?.usage?.contextWindow ?? e.usage?.contextWindow;
     if (w) reportedWindow = w;
-    const u = m?.usage ?? e.usage;
-    if (u) {
-      const key = normalizeModelId((m?.role === 'assistant' && m.model) || current || '');
-      billed.set(key, Math.max(billed.get(key) ?? 0, u.input + u.cacheRead + u.cacheWrite));
-    }
   }
-  const lookup: LookupOptions = {};
-  if (provider) lookup.provider = provider;
-  if (reportedWindow) lookup.reportedWindow = reportedWindow;
-  const observedPrompt = billed.get(normalizeModelId(modelId ?? ''));
-  if (observedPrompt) lookup.observedPrompt = observedPrompt;
-  const model = catalog.lookup(modelId, lookup);
-  const budget = new ContextBudget(model, settings);
-
-  // Only what the session holds up to this point decides how it is counted.
+  // Only what the session holds up to this point decides how it is counted, and a bill is used only when it can be one
+  // (PromptTracker.observe): the others are reported, not believed.
   const tracker = trackerFor(session, cut, {
     ...(options.exact ? { exact: options.exact } : {}),
     ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
+    windowOf: windowsOf(catalog),
   });
-  followEntries(cut, tracker);
+  const accepted: ReplayRequest[] = [];
+  const ignoredUsage: NonNullable<ContextSnapshot['ignoredUsage']> = [];
+  followEntries(cut, tracker, (r) => {
+    if (r.ignored) ignoredUsage.push({ entry: r.index, reported: r.reported, reason: r.ignored });
+    else accepted.push(r);
+  });
   const prediction = tracker.predict(modelId);
+  const lookup: LookupOptions = {};
+  if (provider) lookup.provider = provider;
+  if (reportedWindow) lookup.reportedWindow = reportedWindow;
+  // A window smaller than what the provider billed is wrong (a 1M-context variant, a new model) — when two bills of the
+  // model, each believable, say so: one alone may be a report that lies.
+  const assumed = catalog.lookup(modelId, lookup).contextWindow;
+  const norm = normalizeModelId(modelId ?? '');
+  const above = accepted
+    .filter((r) => normalizeModelId(r.model) === norm && r.reported > assumed)
+    .map((r) => r.reported);
+  if (above.length >= 2) lookup.observedPrompt = Math.max(...above);
+  const model = catalog.lookup(modelId, lookup);
+  const budget = new ContextBudget(model, settings);
   const measure = measureContext(session, cut, tracker.counter);
 
   const components = { ...measure.byComponent, unrecorded: 0 } as Record<ComponentId | 'unrecorded', number>;
@@ -159,6 +162,7 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
     counting: tracker.counter.exact ? 'exact' : 'estimate',
   };
   if (atEntry?.line !== undefined) snapshot.asOf.line = atEntry.line;
+  if (ignoredUsage.length > 0) snapshot.ignoredUsage = ignoredUsage;
   if (Object.keys(settings.allocations).length > 0) snapshot.allocations = budget.allocations(components);
   return snapshot;
 }

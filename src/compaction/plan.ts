@@ -4,6 +4,7 @@
  * the summary — decided from the view alone, before anything runs. `compact` carries the rounds out in order until one
  * reaches the target (chain.ts); the overflow error and a preview read the same value.
  */
+import { windowsOf } from '../budget/windows.js';
 import { DEFAULT_KEEP_RECENT_TOKENS } from '../defaults.js';
 import { conversationEntries } from '../model/branch.js';
 import type { Entry, Session } from '../model/types.js';
@@ -87,6 +88,7 @@ export function measureForCompaction(
   const tracker = trackerFor(session, branch, {
     ...(options.exact ? { exact: options.exact } : {}),
     ...(options.prefixTokens !== undefined ? { prefixTokens: options.prefixTokens } : {}),
+    windowOf: windowsOf(),
   });
   followEntries(branch, tracker);
   const prediction = tracker.predict(modelAt(session, branch));

@@ -268,18 +268,27 @@ describe('ContextManager', () => {
     expect(retry.pressure.predicted).toBeLessThanOrEqual(Math.floor((last * (60_000 - 8000)) / 61_234));
   });
 
-  it('raises the window when a prompt larger than it was billed (a 1M-context variant)', async () => {
+  it('raises the window when two prompts larger than it were billed (a 1M-context variant), not one', async () => {
     const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic' });
-    await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    const ignored: { reported: number; reason: string }[] = [];
+    cm.on('usage-ignored', (e) => ignored.push(e));
+    // A large request (~120K tokens), billed at 2.5× that: more than its count, within what a provider's tokenizer
+    // could make of it — but above the 200K window assumed.
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: `${TASK}\n${'word '.repeat(100_000)}` }] });
     expect((await cm.prepare({ maxOutputTokens: 8000 })).pressure.window).toBe(200_000);
-    await cm.recordResponse(
-      { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] },
-      { input: 3, output: 5, cacheRead: 303_112, cacheWrite: 0 },
-    );
+    const bill = { input: 3, output: 5, cacheRead: 303_112, cacheWrite: 0 };
+    await cm.recordResponse({ role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, bill);
+    // One such bill is not believed: recorded as a problem, the window kept.
+    expect(ignored.map((e) => e.reported)).toEqual([303_115]);
+    expect(cm.session.problems.map((p) => p.kind)).toEqual(['implausible-usage']);
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'go on' }] });
+    expect((await cm.prepare({ maxOutputTokens: 8000 })).pressure.window).toBe(200_000);
+    // A second one is.
+    await cm.recordResponse({ role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, bill);
     await cm.append({ role: 'user', parts: [{ type: 'text', text: 'go on' }] });
     const p = await cm.prepare({ maxOutputTokens: 8000 });
     expect(p.pressure.window).toBe(1_000_000);
-    expect(p.compaction).toBeUndefined();
+    expect(ignored).toHaveLength(1);
   });
 
   it('builds OpenAI Chat and Responses requests with the system prompt and the view', async () => {

@@ -26,6 +26,7 @@ import type { SessionStore } from '../store/session-store.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { PromptTracker } from '../tokens/predict.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
+import { windowsOf } from '../budget/windows.js';
 import type { SendResult } from '../tokens/sent.js';
 import { conversationEntries } from '../model/branch.js';
 import { loadSession } from '../store/session-store.js';
@@ -141,6 +142,12 @@ export interface PreparedTurn<P extends RequestProvider = RequestProvider> {
 export interface ManagerEvents extends BudgetEvents {
   /** The provider refused a request as too long; `recovered` says whether compacting to the ceiling let a retry through. */
   overflow: [{ message: string; predicted: number; ceiling: number; recovered: boolean }];
+  /**
+   * A response's usage was not believed (see `recordResponse`): a prompt that is no count of the request sent (not
+   * finite, above every window known for the model, more than 3× off what was sent), or the first one billed above the
+   * window assumed. Also recorded in `session.problems` (kind `implausible-usage`).
+   */
+  'usage-ignored': [{ reported: number; reason: string }];
 }
 
 const DEFERRAL_SECTION = 'deferred-tools';
@@ -193,6 +200,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private lastRequestPredicted: number | undefined;
   private readonly encoder = new RequestEncoder();
   private observedPrompt = 0;
+  /** Prompts billed above the window assumed for the model (the window is raised by the second). */
+  private billedAboveWindow: number[] = [];
   /** What the options chose to write summaries; undefined leaves it to an integration's model, else the default. */
   private readonly chosenSummarizer: Summarizer | undefined;
   private agentSummarizer: LlmSummarizer | undefined;
@@ -230,7 +239,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
               : (options.system ?? []),
           );
     this.counter = new TokenCounter({ family: this.info.family });
-    this.tracker = new PromptTracker({ counter: this.counter, prefixTokens: 0 });
+    // The manager counts everything it sends (its system prompt and tools as overhead): a bill far from that count is
+    // no bill of the request (PromptTracker.observe).
+    this.tracker = new PromptTracker({
+      counter: this.counter,
+      prefixTokens: 0,
+      windowOf: windowsOf(this.catalog),
+      countsEverything: true,
+    });
     this.monitor = new BudgetMonitor(this.budget());
     for (const event of ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'] as const) {
       this.monitor.on(event, (...args: unknown[]) =>
@@ -300,7 +316,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     if (model && model !== cm.model && !options.model) cm.switchModel(model);
     // Counted the way `inspect` counts the session (one tracker for both: the harness' sending rule, its billing),
     // with what the manager sends besides the messages counted as overhead instead of a harness prefix.
-    cm.tracker = trackerFor(cm.session, conversationEntries(cm.session), { prefixTokens: 0 });
+    cm.tracker = trackerFor(cm.session, conversationEntries(cm.session), {
+      prefixTokens: 0,
+      windowOf: windowsOf(cm.catalog),
+    });
     cm.counter = cm.tracker.counter;
     cm.send = cm.counter.send;
     for (const e of counted) cm.tracker.push(e);
@@ -318,6 +337,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       }),
     );
     followEntries(follow, cm.tracker);
+    // (The history's bills were of the prompt its harness sent; from here on the manager sends, and counts, it all.)
+    cm.tracker.countEverything();
     return cm;
   }
 
@@ -381,28 +402,56 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /**
-   * Adds the model's response, with the usage the provider reported for the request that produced it: later counts
-   * anchor on it, and the session's tokens-per-counted-token ratio is learned from it.
+   * Adds the model's response, with the usage the provider reported for the request that produced it (`usage`, else
+   * the message's own): later counts anchor on it, and the session's tokens-per-counted-token ratio is learned from it —
+   * once it is believed (see `doubt`); a bill not believed is recorded as a problem and kept off the message.
    */
   async recordResponse(message: Message, usage?: Usage): Promise<void> {
     const m: Message = { ...message, role: 'assistant', model: message.model ?? this.model };
-    if (usage) m.usage = usage;
+    usage ??= message.usage;
+    delete m.usage;
     const pending = this.pending;
     this.pending = undefined;
+    const countedAtStart = pending?.counted ?? this.tracker.contextTokens;
+    // A bill not believed is not kept on the message either: every later count of this session (a compaction's, a
+    // snapshot's) reads the message's usage, and would anchor on it.
+    const doubt = usage ? this.doubt(usage, m.model!, countedAtStart) : undefined;
+    if (usage && !doubt) m.usage = usage;
     if (this.deferral) {
       for (const p of m.parts) if (p.type === 'tool-call') this.deferral.markUsed(p.name);
       this.deferral.nextTurn();
     }
     await this.appendEntries([{ kind: 'message', message: m }], (entry) => {
-      if (usage && promptTokens(usage) > 0)
-        this.tracker.observe(usage, m.model!, entry.index, pending?.counted ?? this.tracker.contextTokens);
+      if (usage && doubt) {
+        this.session.problems.push({
+          line: entry.index + 1,
+          kind: 'implausible-usage',
+          message: `entry ${entry.index}: ${doubt}; not used`,
+        });
+        this.emit('usage-ignored', { reported: promptTokens(usage), reason: doubt });
+      } else if (usage && promptTokens(usage) > 0) this.tracker.observe(usage, m.model!, entry.index, countedAtStart);
     });
-    // A prompt billed above the assumed window is evidence of a larger one (a 1M-context variant).
-    const billed = usage ? promptTokens(usage) : 0;
-    if (billed > this.info.contextWindow && m.model === this.model) {
-      this.observedPrompt = Math.max(this.observedPrompt, billed);
+  }
+
+  /**
+   * Usage is evidence, not truth: why a bill cannot be one of the request that was sent (PromptTracker.judge), or why it
+   * is not believed yet (the first prompt billed above the window assumed: the window is raised only when two requests
+   * the provider accepted were billed above it); undefined when it is believed. A bill not believed calibrates nothing
+   * and moves no window.
+   */
+  private doubt(usage: Usage, model: string, countedAtStart: number): string | undefined {
+    const billed = promptTokens(usage);
+    const verdict = this.tracker.judge(usage, model, countedAtStart);
+    if (!verdict.used) return verdict.problem;
+    if (billed > this.info.contextWindow && model === this.model) {
+      this.billedAboveWindow.push(billed);
+      if (this.billedAboveWindow.length < 2)
+        return `a prompt of ${billed} tokens was billed above the ${this.info.contextWindow}-token window assumed for ${model} (believed when a second request is)`;
+      // Twice: evidence of a larger window (a 1M-context variant).
+      this.observedPrompt = Math.max(this.observedPrompt, ...this.billedAboveWindow);
       this.info = this.catalog.lookup(this.model, { observedPrompt: this.observedPrompt });
     }
+    return undefined;
   }
 
   /**

@@ -213,7 +213,9 @@ export type ProblemKind =
   | 'unknown-entry-type'
   | 'invalid-entry'
   /** The file holds more than one conversation (OpenHands: one per benchmark instance); the first was read. */
-  | 'more-sessions';
+  | 'more-sessions'
+  /** A provider's usage report that cannot be a count of the request sent: recorded, not used. */
+  | 'implausible-usage';
 
 /** A record the reader could not take as it was. Reading always continues. */
 export interface Problem {

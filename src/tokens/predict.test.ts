@@ -165,8 +165,14 @@ describe('PromptTracker anchoring', () => {
       prefixTokens: 0,
     });
     expect(first[0]!.predicted).toBe(Math.round(FAMILY_RATIO.claude * count(user(filler(300, 9)))));
-    // The next request does anchor on it (that is the point of anchoring).
-    expect(absurd[2]!.predicted).toBeGreaterThan(50_000_000);
+    // Nor does the next one: a 50M-token prompt is no bill of any request (above every window offered), so it is
+    // reported as not used, and nothing anchors on it.
+    expect(absurd[1]!.ignored).toMatch(/no count of a request/);
+    expect(absurd[2]!.predicted).toBeLessThan(8000);
+    // A believable bill is what the next request anchors on (that is the point of anchoring).
+    const odd = replaySession(build(9000, 6500), { prefixTokens: 0 });
+    expect(odd[1]!.ignored).toBeUndefined();
+    expect(odd[2]!.predicted).toBeGreaterThan(9000);
   });
 });
 

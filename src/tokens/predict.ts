@@ -8,6 +8,17 @@ import { familyOf, type ProviderFamily } from './family.js';
 export interface PredictorOptions {
   /** Counts the content; default: the estimator. Pass an exact counter to count with a real tokenizer. */
   counter?: TokenCounter;
+  /**
+   * The largest window known for a model (any of its variants), or undefined when none is known: a bill above it is no
+   * bill of that model, and is not used (see `observe`).
+   */
+  windowOf?: (model: string) => number | undefined;
+  /**
+   * The caller counts everything a request carries (its system prompt and tools through `setOverhead`, as the
+   * ContextManager does): a first bill far from the count is then as implausible as any other. Default false: a
+   * transcript's harness prefix is a guess, and a first bill may be several times it.
+   */
+  countsEverything?: boolean;
   /** Tokens sent on every request but not in the entries (system prompt, tool definitions): the harness prefix. */
   prefixTokens?: number;
   /** Seed ratios of provider tokens per counted token, by family (defaults: FAMILY_RATIO). */
@@ -45,6 +56,23 @@ export interface Prediction {
   prefix: number;
 }
 
+/** What became of a bill (`observe`): used, or not, and why (`problem`: a report that cannot be true). */
+export type UsageVerdict = { used: true } | { used: false; problem?: string };
+
+/**
+ * How far a bill may be from what the tracker expected of the request before it is taken for a lie: the corpus's
+ * anchored bills are within 0.75–1.5× their prediction; a report 3× off is no bill of what was sent.
+ */
+const PLAUSIBLE_FACTOR = 3;
+/**
+ * …and by more than this many tokens: a small request carries what no count sees (a provider's own tool-use system
+ * prompt is 300–700 tokens; an image billed by its pixels), so a bill of a few hundred tokens against a count of fifty
+ * is no lie.
+ */
+const PLAUSIBLE_SLACK = 4_000;
+/** Above any window a provider offers (10M is the largest known): a bill this large is not one. */
+const MAX_PLAUSIBLE_PROMPT = 20_000_000;
+
 interface Calibration {
   num: number;
   den: number;
@@ -75,6 +103,8 @@ export class PromptTracker {
     | { prompt: number; counted: number; model: string; entry: number; reasoningCarried: number }
     | undefined;
   private readonly dropsReasoning: boolean;
+  private readonly windowOf: ((model: string) => number | undefined) | undefined;
+  private countsEverything: boolean;
   /** Reasoning tokens of the responses of the current turn so far (see `reasoningDroppedAtUserTurn`). */
   private turnReasoning = 0;
   private userTurnSinceAnchor = false;
@@ -94,6 +124,8 @@ export class PromptTracker {
     this.ratios = { ...FAMILY_RATIO, ...options.familyRatio };
     this.priorWeight = options.priorWeight ?? CALIBRATION_PRIOR_WEIGHT;
     this.dropsReasoning = options.reasoningDroppedAtUserTurn === true;
+    this.windowOf = options.windowOf;
+    this.countsEverything = options.countsEverything === true;
   }
 
   /** Counted tokens of the context so far (without prefix): the messages, plus the request overhead when set. */
@@ -157,16 +189,58 @@ export class PromptTracker {
     }
   }
 
-  /**
-   * Records what the provider reported for a request whose prompt was the context as it stood when the request
-   * started (`countedAtStart`, from `contextTokens` then): anchors later predictions and calibrates the ratio.
-   */
-  observe(usage: Usage, model: string, entry: number, countedAtStart: number): void {
+  /** Whether a bill can be one of the request that started at `countedAtStart` (see `observe`), changing nothing. */
+  judge(usage: Usage, model: string, countedAtStart: number): UsageVerdict {
     const prompt = promptTokens(usage);
-    if (prompt <= 0) return; // an aborted or failed request reports nothing useful
+    if (!Number.isFinite(prompt) || prompt > MAX_PLAUSIBLE_PROMPT)
+      return { used: false, problem: `a prompt of ${String(prompt)} tokens is no count of a request` };
+    if (prompt <= 0) return { used: false }; // an aborted or failed request reports nothing useful
+    const window = this.windowOf?.(model);
+    if (window !== undefined && prompt > window)
+      return {
+        used: false,
+        problem: `a prompt of ${prompt} tokens is above every window known for ${model} (${window})`,
+      };
     // A bill under half of what its messages count is not a bill of them (a harness reporting only part of the prompt,
     // a usage field misread): anchoring on it would put every figure of the session far under what it holds.
-    if (prompt < (this.ratioOf(model) * countedAtStart) / 2) return;
+    if (prompt < (this.ratioOf(model) * countedAtStart) / 2)
+      return {
+        used: false,
+        problem: `a prompt of ${prompt} tokens is under half of what the request's messages count (${Math.round(this.ratioOf(model) * countedAtStart)})`,
+      };
+    const expected = this.expectedAt(model, countedAtStart);
+    if (
+      expected !== undefined &&
+      Math.abs(prompt - expected) > PLAUSIBLE_SLACK &&
+      (prompt > expected * PLAUSIBLE_FACTOR || prompt * PLAUSIBLE_FACTOR < expected)
+    )
+      return {
+        used: false,
+        problem: `a prompt of ${prompt} tokens is more than ${PLAUSIBLE_FACTOR}× off the ${Math.round(expected)} expected of the request`,
+      };
+    return { used: true };
+  }
+
+  /**
+   * Counts everything a request carries from now on (see `countsEverything`): for a caller that follows a recorded
+   * history first (bills of another harness's prompt) and then sends its own requests.
+   */
+  countEverything(): void {
+    this.countsEverything = true;
+  }
+
+  /**
+   * Records what the provider reported for a request whose prompt was the context as it stood when the request
+   * started (`countedAtStart`, from `contextTokens` then): anchors later predictions and calibrates the ratio — when it
+   * is evidence of that request. A report is checked before it is used: one that is not a finite count, that is above
+   * any window known for the model, under half of what the request's messages count, or more than 3× off what the
+   * tracker expected of the request (from its last bill; or from its count, when `countsEverything`) is not used, and
+   * the verdict says why.
+   */
+  observe(usage: Usage, model: string, entry: number, countedAtStart: number): UsageVerdict {
+    const verdict = this.judge(usage, model, countedAtStart);
+    if (!verdict.used) return verdict;
+    const prompt = promptTokens(usage);
     const cal = this.cal(model);
     const a = this.anchor;
     if (a && a.model === model) {
@@ -185,6 +259,21 @@ export class PromptTracker {
     this.anchor = { prompt, counted: countedAtStart, model, entry, reasoningCarried: this.turnReasoning };
     if (this.dropsReasoning) this.turnReasoning += usage.reasoning ?? 0;
     this.userTurnSinceAnchor = false;
+    return { used: true };
+  }
+
+  /**
+   * What the tracker expected of a request of `model` that started at `countedAtStart`: from its last bill, else (when it
+   * counts everything a request carries) from the count; undefined when it cannot say (a transcript's first bill).
+   */
+  private expectedAt(model: string, countedAtStart: number): number | undefined {
+    const a = this.anchor;
+    const ratio = this.ratioOf(model);
+    if (a && (a.model === model || a.model === '')) return Math.max(1, a.prompt + ratio * (countedAtStart - a.counted));
+    const c = this.compacted;
+    if (c && (c.model === model || c.model === '')) return Math.max(1, c.prompt + ratio * (countedAtStart - c.counted));
+    if (this.countsEverything) return Math.max(1, this.prefixOf(model) + ratio * countedAtStart);
+    return undefined;
   }
 
   /** Predicts the prompt of a request sent now by `model` (default: the last model seen). */

@@ -22,6 +22,8 @@ export interface ReplayRequest {
   /** The prediction with no usage anchor at all (family ratio and harness prefix only). */
   estimateOnly: number;
   anchored: boolean;
+  /** Why the bill was not used (`PromptTracker.observe`): a report that cannot be a count of this request. */
+  ignored?: string;
 }
 
 export interface ReplayOptions extends Omit<PredictorOptions, 'counter'> {
@@ -108,8 +110,9 @@ export function followEntries(
           anchored: pending.anchored,
         };
         if (e.line !== undefined) r.line = e.line;
+        const verdict = tracker.observe(m.usage, model, e.index, pending.counted);
+        if (!verdict.used && verdict.problem) r.ignored = verdict.problem;
         onRequest?.(r);
-        tracker.observe(m.usage, model, e.index, pending.counted);
         pending.reported = true;
       }
       previousAssistant = m;
