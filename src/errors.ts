@@ -19,15 +19,49 @@ export type AbridgeErrorCode =
   | 'CONFLICT'
   | 'CONTEXT_OVERFLOW';
 
-/** An error meant for a person: the message names the input and what was expected. */
+/**
+ * An error meant for a person: the message names the input and what was expected. The password of any connection
+ * string in it is hidden (see redactConnectionStrings): a store's URL or a driver's message may carry one.
+ */
 export class AbridgeError extends Error {
   override readonly name = 'AbridgeError';
   constructor(
     readonly code: AbridgeErrorCode,
     message: string,
   ) {
-    super(message);
+    super(redactConnectionStrings(message));
   }
+}
+/**
+ * Connection strings in messages (a store's `--db`, a driver's error): every password they carry hidden as `***`,
+ * whatever it looks like (a short or word-like password is still a password here), in each form a database client
+ * takes:
+ *
+ * - URL credentials: `postgres://user:PASSWORD@host/db` (the password runs to the last `@` before the path);
+ * - URL query parameters: `postgresql://host/db?password=P`, `&sslpassword=P`, `?sslkey_password=P`, `;password=P`
+ *   (JDBC), and tokens and secrets passed the same way;
+ * - key=value strings: `host=db user=app password=P`, `password='a b'` (libpq quoting), `Password=P;` (ADO/ODBC).
+ *
+ * Every pattern is a bounded run after a literal, so the time is linear in the text.
+ */
+
+/** Parameter names whose value is a credential. */
+const PARAMS = String.raw`password|passwd|pwd|pass|sslpassword|sslkey_?password|secret|client_secret|token|access_token|auth_token|api_?key`;
+
+const USERINFO = /(:\/\/[^\s:/?#@"'`]{0,128}):([^\s/"'`]{0,256})@/g;
+const QUERY = new RegExp(String.raw`([?&;](?:${PARAMS})=)([^&#;\s"'\x60]{1,4096})`, 'gi');
+const KEY_VALUE = new RegExp(
+  String.raw`((?:^|[\s;,(])(?:password|passwd|pwd|sslpassword|sslkey_?password)\s{0,4}=\s{0,4})('(?:[^'\\\n]|\\.){0,4096}'|[^\s;'"\x60)]{1,4096})`,
+  'gi',
+);
+
+/** `text` with the password of every connection string in it replaced by `***`. */
+export function redactConnectionStrings(text: string): string {
+  if (!text.includes('=') && !text.includes('://')) return text;
+  return text
+    .replace(USERINFO, (_m, head: string) => `${head}:***@`)
+    .replace(QUERY, (m, head: string, v: string) => (v === '***' ? m : `${head}***`))
+    .replace(KEY_VALUE, (m, head: string, v: string) => (v === '***' ? m : `${head}***`));
 }
 
 /**

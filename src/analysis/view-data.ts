@@ -10,6 +10,7 @@ import type { CompactionMarker, Entry, Message, Part, Session } from '../model/t
 import type { AbridgeMarker } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
+import { createRedactor, redactMessage, type Redactor } from '../redact/redact.js';
 import { startsResponse } from '../tokens/predict.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
 
@@ -147,6 +148,11 @@ export interface ViewDataOptions {
   maxTextChars?: number;
   /** Tool categories kept apart in the chart and breakdown; the others are grouped (default 24). */
   maxToolCategories?: number;
+  /**
+   * Secret redaction of every text the page shows (messages, previews, summaries, edits, the title): the page leaves
+   * the process. Default: the built-in detector; `noRedaction` turns it off. Counts are of the session as it is.
+   */
+  redact?: Redactor;
 }
 
 const BASE_CATEGORIES: ViewCategory[] = [
@@ -163,6 +169,7 @@ const PREVIEW_CHARS = 120;
 export function buildViewData(session: Session, options: ViewDataOptions = {}): { data: ViewData; texts: string[] } {
   const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
   const maxText = options.maxTextChars ?? 64_000;
+  const redact = options.redact ?? createRedactor();
   const branch = conversationEntries(session);
   const tracker = trackerFor(session, branch, {
     ...(options.exact ? { exact: options.exact } : {}),
@@ -319,13 +326,20 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
     calls.forEach((x, i) => points.calls[i]!.push(x));
   }
 
-  const { records, texts, truncatedChars, compactions } = conversation(branch, counter, maxText, compactionPoints, raw);
+  const { records, texts, truncatedChars, compactions } = conversation(
+    branch,
+    counter,
+    maxText,
+    compactionPoints,
+    raw,
+    redact,
+  );
   const sidechainMessages =
     session.entries.filter((e) => e.sidechain && e.message).length -
     (branch.some((e) => e.sidechain) ? branch.filter((e) => e.sidechain && e.message).length : 0);
   const meta: ViewMeta = {
-    title: session.info.title ?? session.info.id ?? options.source ?? 'session',
-    source: options.source ?? '',
+    title: redact(session.info.title ?? session.info.id ?? options.source ?? 'session'),
+    source: redact(options.source ?? ''),
     format: session.format,
     models,
     counting: counter.exact ? 'exact' : 'estimate',
@@ -336,8 +350,8 @@ export function buildViewData(session: Session, options: ViewDataOptions = {}): 
     sidechainMessages,
     truncatedChars,
   };
-  if (session.info.id) meta.sessionId = session.info.id;
-  if (session.info.cwd) meta.cwd = session.info.cwd;
+  if (session.info.id) meta.sessionId = redact(session.info.id);
+  if (session.info.cwd) meta.cwd = redact(session.info.cwd);
   return { data: { meta, categories, points, compactions, records }, texts };
 }
 
@@ -498,6 +512,7 @@ function conversation(
   maxText: number,
   compactionPoints: Map<number, number>,
   points: readonly { reported: number | null }[],
+  redact: Redactor,
 ) {
   const records: MessageRecord[] = [];
   const texts: string[] = [];
@@ -530,8 +545,9 @@ function conversation(
         if (p.type === 'tool-result' && p.isError) rec.err = true;
       }
       if (tools.size > 0) rec.tools = [...tools];
-      text = messageText(m, callNames);
-    } else if (e.compaction) text = e.compaction.summary;
+      // Redacted before it is cut into a preview, so that no part of a secret is left at a cut.
+      text = messageText(redactMessage(m, redact), callNames);
+    } else if (e.compaction) text = redact(e.compaction.summary);
     rec.p = text
       .slice(0, PREVIEW_CHARS * 3)
       .replace(/\s+/g, ' ')
@@ -555,6 +571,7 @@ function conversation(
           counter,
           compactionPoints.get(e.index) ?? points.length,
           points,
+          redact,
         ),
       );
   }
@@ -569,6 +586,7 @@ function compactionView(
   counter: TokenCounter,
   beforePoint: number,
   points: readonly { reported: number | null }[],
+  redact: Redactor,
 ): ViewCompaction {
   const m = marker as AbridgeMarker;
   // abridge says what it archived (nothing, when it only cleared results); other agents replace what came before the
@@ -594,8 +612,8 @@ function compactionView(
   for (const ed of m.edits ?? []) {
     const rec = byEntry.get(ed.entry);
     const after = counter.message(ed.message);
-    const text = ed.message.parts
-      .map((p) =>
+    const text = redactMessage(ed.message, redact)
+      .parts.map((p) =>
         p.type === 'tool-result'
           ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
           : p.type === 'text'
@@ -618,7 +636,7 @@ function compactionView(
     entry: e.index,
     source: marker.source,
     beforePoint,
-    summary: marker.summary,
+    summary: redact(marker.summary),
     archivedMessages,
     archivedTokens,
     edits,

@@ -19,7 +19,7 @@ import { MemoryResultStore } from '../compaction/memory-result-store.js';
 import type { ResultStore } from '../compaction/result-store.js';
 import { writeFileAtomic } from '../atomic-write.js';
 import { refuseOutOverInput, withFileLock } from './output.js';
-import { createRedactor } from '../redact/redact.js';
+import { createRedactor, redactSerialized } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { progressReporter, statusLine } from './progress.js';
 import { fmtInt, table } from './render.js';
@@ -198,8 +198,9 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     if (opts.json) {
       const { entry: _entry, marker, ...rest } = result;
       process.stdout.write(
-        redact(
+        redactSerialized(
           `${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`,
+          redact,
         ),
       );
       exitIfOverBudget(result, target);

@@ -7,7 +7,7 @@ import { AbridgeError } from '../errors.js';
 import { inspectSession, inspectTranscript, type InspectReport } from '../formats/inspect.js';
 import { readSession } from '../formats/read.js';
 import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
-import { createRedactor } from '../redact/redact.js';
+import { createRedactor, redactSerialized } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { getFormat } from '../formats/registry.js';
 import { FORMAT_IDS } from '../model/types.js';
@@ -104,7 +104,7 @@ export function registerInspect(program: Command): void {
       }
       // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
       const redact = createRedactor(config.redaction);
-      if (opts.json) process.stdout.write(redact(`${JSON.stringify(report, null, 2)}\n`));
+      if (opts.json) process.stdout.write(redactSerialized(`${JSON.stringify(report, null, 2)}\n`, redact));
       else if (opts.markdown && report.context)
         process.stdout.write(redact(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`));
       else process.stdout.write(redact(renderInspect(report)));

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { isWriteErrorCode, writeError } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
+import { redactForMessage } from '../redact/connection.js';
 import { registerInspect } from './inspect.js';
 import { registerReplay } from './replay.js';
 import { registerCompact } from './compact.js';
@@ -44,7 +45,7 @@ async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : 2;
     }
     if (err instanceof AbridgeError) {
-      process.stderr.write(`abridge: ${err.message}\n`);
+      process.stderr.write(`abridge: ${redactForMessage(err.message)}\n`);
       return 2;
     }
     const sys = err as NodeJS.ErrnoException | null;
@@ -53,9 +54,9 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`abridge: ${writeError(sys.path ?? 'standard output', err, false).message}\n`);
       return 2;
     }
-    const message = err instanceof Error ? err.message : String(err);
+    const message = redactForMessage(err instanceof Error ? err.message : String(err));
     process.stderr.write(
-      `abridge: internal error: ${message}${process.env.ABRIDGE_DEBUG ? `\n${(err as Error).stack ?? ''}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`,
+      `abridge: internal error: ${message}${process.env.ABRIDGE_DEBUG ? `\n${redactForMessage((err as Error).stack ?? '')}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`,
     );
     return 1;
   }
@@ -81,7 +82,7 @@ main(process.argv).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`abridge: internal error: ${String(err)}\n`);
+    process.stderr.write(`abridge: internal error: ${redactForMessage(String(err))}\n`);
     process.exitCode = 1;
   },
 );

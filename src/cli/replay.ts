@@ -8,6 +8,8 @@ import type { ReplayRequest } from '../tokens/replay.js';
 import { loadExactTokenizer } from '../tokens/exact.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
+import { redactSerialized } from '../redact/redact.js';
+import { outputRedactor } from './redaction.js';
 import { AbridgeError } from '../errors.js';
 
 export function registerReplay(program: Command): void {
@@ -51,13 +53,18 @@ export function registerReplay(program: Command): void {
         ...(prefixTokens !== undefined ? { prefixTokens } : {}),
       });
       const summary = summarizeReplay(requests);
+      // A report leaves the process: names and paths in it are redacted like any other output.
+      const redact = await outputRedactor();
       if (opts.json) {
         process.stdout.write(
-          `${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`,
+          redactSerialized(
+            `${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`,
+            redact,
+          ),
         );
         return;
       }
-      process.stdout.write(renderReplay(file, requests, summary));
+      process.stdout.write(redact(renderReplay(file, requests, summary)));
     });
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { writeFileAtomic } from '../atomic-write.js';
-import { AbridgeError } from '../errors.js';
+import { AbridgeError, redactConnectionStrings } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
@@ -11,6 +11,7 @@ import { importSession, loadSession, type SessionStore, type StoredSession } fro
 import { isModuleNotFound } from '../store/sqlite/driver.js';
 import { openSqliteStore } from '../store/sqlite/session-store.js';
 import { progressReporter } from './progress.js';
+import { outputRedactor } from './redaction.js';
 import { fmtInt, table } from './render.js';
 
 /** Formats `abridge export` writes. Transcripts (pi, claude-code) get the whole history; request bodies the context. */
@@ -23,9 +24,9 @@ export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
 
-/** A connection URL with its password hidden, for messages. */
+/** A connection string (any form: URL credentials, ?password=, key=value) with its passwords hidden, for messages. */
 export function redactDb(db: string): string {
-  return isPostgresUrl(db) ? db.replace(/^([^:]+:\/\/[^:/@]*):[^@/]*@/, '$1:***@') : db;
+  return redactConnectionStrings(db);
 }
 
 /**
@@ -138,6 +139,7 @@ export function registerStoreCommands(program: Command): void {
           `--format: expected one of ${EXPORT_FORMATS.join(', ')}, got "${opts.format}"`,
         );
       }
+      const redact = await outputRedactor();
       const { text, session, format } = await withStore(
         opts.db,
         true,
@@ -158,11 +160,14 @@ export function registerStoreCommands(program: Command): void {
               `session "${sessionId}" is ${session.format}, which abridge cannot write; choose --format ${EXPORT_FORMATS.join(', ')}`,
             );
           }
+          // An export leaves the store: every record is redacted, the session's own ones too (writeSession, the one
+          // point), and a transcript stays one the agent resumes.
+          const write = { redact, redactOriginal: true };
           if (TRANSCRIPT_FORMATS.includes(format) || !session.entries.some((e) => e.compaction))
-            return { text: writeSession(session, format), session, format };
+            return { text: writeSession(session, format, write), session, format };
           // A compacted session as a request body: what the model sees now (the latest snapshot and what followed it).
           const resumed = await store.resume(sessionId);
-          return { text: writeSession(contextSession(session, resumed.messages), format), session, format };
+          return { text: writeSession(contextSession(session, resumed.messages), format, write), session, format };
         },
         true,
       );

@@ -5,6 +5,7 @@ import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { getFormat } from '../formats/registry.js';
 import type { Session } from '../model/types.js';
+import { createRedactor } from '../redact/redact.js';
 import { loadSession } from '../store/session-store.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { progressReporter } from './progress.js';
@@ -61,7 +62,14 @@ export function registerView(program: Command): void {
       import('../analysis/view-data.js'),
       import('../analysis/view-page.js'),
     ]);
-    const { data, texts } = buildViewData(session, { settings: config.budget, source, ...(exact ? { exact } : {}) });
+    // The page leaves the process: its texts are redacted as the configuration says (view-data.ts, the one point).
+    const redact = createRedactor(config.redaction);
+    const { data, texts } = buildViewData(session, {
+      settings: config.budget,
+      source,
+      redact,
+      ...(exact ? { exact } : {}),
+    });
     const html = renderViewPage(data, texts);
     if (opts.serve) {
       await serve(html, port);

@@ -11,15 +11,21 @@ import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
  * records compaction adds to the session (the marker's summary and edits) are redacted in compact.ts.
  */
 
+/** The redactor each store made by redactingStore applies (a store already wrapped is not wrapped again). */
+const wrapped = new WeakMap<ResultStore, Redactor>();
+
 /** A ResultStore whose `put` stores the redacted text (refs are addressed by what is stored). */
 export function redactingStore(store: ResultStore, redact: Redactor): ResultStore {
-  return new Proxy(store, {
+  if (wrapped.get(store) === redact) return store;
+  const proxy = new Proxy(store, {
     get(target, key, receiver) {
       if (key === 'put') return (text: string, meta?: StoredResultMeta) => target.put(redact(text), meta);
       const v = Reflect.get(target, key, receiver) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
   });
+  wrapped.set(proxy, redact);
+  return proxy;
 }
 
 /**

@@ -1,11 +1,17 @@
 import { AbridgeError } from '../errors.js';
 import type { FormatId, Session } from '../model/types.js';
-import { createRedactor, type Redactor } from '../redact/redact.js';
+import { createRedactor, redactSerialized, type Redactor } from '../redact/redact.js';
 import { getFormat } from './registry.js';
 
 export interface WriteOptions {
   /** The secret redaction applied to what abridge makes (default: the built-in detector; `noRedaction` turns it off). */
   redact?: Redactor;
+  /**
+   * Redact the transcript's own records too (an export: the transcript leaves for another place). The result is still
+   * a transcript the agent resumes — each line valid JSON, a line without a secret byte for byte as it was (see
+   * redactSerialized). Default false: a transcript written back to its own file keeps its records as they were.
+   */
+  redactOriginal?: boolean;
 }
 
 /**
@@ -29,8 +35,11 @@ export function writeSession(
     );
   const redact = options.redact ?? createRedactor();
   // The user's own transcript: its records as they were, the records abridge added redacted by the writer.
-  if (f.id === session.format && TRANSCRIPT_FORMATS.includes(f.id)) return f.write(session, { redact });
-  return redact(f.write(session));
+  if (f.id === session.format && TRANSCRIPT_FORMATS.includes(f.id)) {
+    const text = f.write(session, { redact });
+    return options.redactOriginal ? redactSerialized(text, redact) : text;
+  }
+  return redactSerialized(f.write(session), redact);
 }
 
 /** Agents' own transcript formats: written back as they were read. */

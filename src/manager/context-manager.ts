@@ -21,7 +21,8 @@ import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
 import type { KeyedResultStore, ResultStore } from '../compaction/result-store.js';
-import { createRedactor } from '../redact/redact.js';
+import { createRedactor, type Redactor } from '../redact/redact.js';
+import { redactingStore } from '../compaction/redaction.js';
 import type { SessionStore } from '../store/session-store.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { PromptTracker } from '../tokens/predict.js';
@@ -174,6 +175,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   readonly session: Session;
   readonly store: SessionStore;
   readonly results: ResultStore;
+  private readonly redact: Redactor;
   readonly sessionId: string;
   readonly provider: P;
   readonly prompt: PromptBuilder;
@@ -229,7 +231,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.store = options.store ?? new MemorySessionStore();
     // A shared store is seen through this session's view: refs of other sessions cannot be read by this agent.
     const results = options.results ?? new MemoryResultStore();
-    this.results = isKeyed(results) ? results.forSession(this.sessionId) : results;
+    // Whatever goes into the store (a large result offloaded as it arrives, what compaction clears) is redacted on the
+    // way in: one wrapper, which compact() recognizes and does not wrap again.
+    this.redact = options.compaction?.redact ?? createRedactor(this.config.redaction);
+    this.results = redactingStore(isKeyed(results) ? results.forSession(this.sessionId) : results, this.redact);
     this.prompt =
       options.system instanceof PromptBuilder
         ? options.system
@@ -826,7 +831,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       ...(summarizer ? { summarizer } : {}),
       ...(instructions ? { instructions } : {}),
       prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
-      redact: this.options.compaction?.redact ?? createRedactor(this.config.redaction),
+      redact: this.redact,
       ...(this.options.now ? { now: this.options.now } : {}),
     });
     if (!result.entry) return result;

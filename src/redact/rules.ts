@@ -101,6 +101,8 @@ export function isExpansion(v: string): boolean {
   if (c === '<' && /^<[^<>]{0,120}>$/.test(v)) return true;
   if (c === '{' && /^\{{1,3}[^{}]{0,200}\}{1,3}$/.test(v)) return true;
   if (c === '[' && /^\[(?:REDACTED|redacted|MASKED|masked|HIDDEN|hidden)/.test(v)) return true;
+  // A template with an expansion inside (`~${home}`, `pre$(cmd)`, `{{ .Values.x }}`): built, not written.
+  if (/\$\{|\$\(|\{\{/.test(v)) return true;
   if (/^(?:\*+|x+|X+|#+|\.{3,}|…|-+|_+)$/.test(v)) return true;
   if (/^(?:[*xX#•]{3,}|\.{3})/.test(v) || /(?:\*{3,}|x{6,}|X{6,}|\.{3}|…)$/.test(v)) return true; // sk-****, abc...
   return /REDACTED|redacted|PLACEHOLDER|placeholder/.test(v);
@@ -675,7 +677,7 @@ const VALUE_CHAR = new RegExp(VALUE_CHARS);
  * `_URL`, `_NAME`, `_TYPE`, `s`, `izer`) makes another name.
  */
 const PASSWORD_WORDS = String.raw`passw(?:or)?d|passphrase|pwd|pass`;
-const TOKEN_WORDS = String.raw`secret|token|credentials?|api[_-]?key|apikey|(?:access|private|auth|master|signing|encryption|license|client|app|consumer|session|account|service|webhook|admin|root|bot|deploy|cookie)[_-]?key`;
+const TOKEN_WORDS = String.raw`secret|token|credentials?|api[_-]?key|apikey|(?:access|private|auth|master|signing|encryption|license|client|app|consumer|account|service|webhook|admin|root|bot|deploy|cookie)[_-]?key`;
 const NAME_SUFFIX = String.raw`(?:[_.-]?(?:key(?:[_.-]?base)?|value|hash|str|string|b64|base64|hex|plain(?:text)?))?`;
 
 /** The name ends here (a quote, `]`, space or the connector follows). */
@@ -730,7 +732,9 @@ function acceptAssignment(secret: string, m: RegExpExecArray): number {
   const sep = m[3]!;
   const quoted = (m[4] ?? '') !== '';
   const { prefix, flag, envLike } = nameAround(m.input, m.index, keyword);
-  const password = /^(?:pass|pwd)/i.test(keyword);
+  // `pwd` alone is as often the working directory (`PWD=/home/x`, `pwd = os.getcwd()`): a password only as part of a
+  // longer name (`DB_PWD`, `mysql_pwd`); alone, its value must look random.
+  const password = /^pass/i.test(keyword) || (/^pwd$/i.test(keyword) && prefix !== '');
   // `pass` alone is a word of its own only at the start of a name or after a separator (DB_PASS, --pass; not bypass).
   if (/^pass$/i.test(keyword) && prefix !== '' && !/[_.-]$/.test(prefix) && !envLike) return 0;
   if (sep.trim() === '' && !flag) return 0; // "the token is …": prose, not an assignment
@@ -826,11 +830,18 @@ const rules: SecretRule[] = [
   },
   {
     id: 'basic-auth',
-    description: 'curl -u user:password, --user user:password',
-    pattern: /(?:^|\s)(?:-u|--user)[ =]{1,4}["']?[^\s:"'\\]{1,64}:([^\s"'\\]{3,256})/dg,
+    description: 'curl -u user:password, --user user:password (curl, wget, httpie on the same line before it)',
+    pattern:
+      /(?:^|\s)(?:-u|--user|--http-user|--auth|-a)[ =]{1,4}["']?[^\s:"'\\+%][^\s:"'\\]{0,63}:([^\s"'\\]{3,256})/dg,
     group: 1,
-    hints: ['-u'],
-    accept: (v) => !isPlaceholder(v),
+    hints: ['curl', 'wget', 'http', 'xh'],
+    // The command is one that takes user:password (not `date -u +%H:%M`): looked for in the 200 characters before,
+    // on the same line.
+    accept: (v, m) => {
+      const before = m.input.slice(Math.max(0, m.index - 200), m.index);
+      const line = before.slice(Math.max(before.lastIndexOf('\n'), before.lastIndexOf('\\n')) + 1);
+      return /(?:^|[\s;&|(])(?:curl|wget|http|xh)(?:\s|$)/.test(line) && !isPlaceholder(v);
+    },
   },
   {
     id: 'generic-secret',
@@ -841,6 +852,28 @@ const rules: SecretRule[] = [
     hints: ['ass', 'ASS', 'wd', 'WD', 'ecret', 'ECRET', 'oken', 'OKEN', 'redential', 'REDENTIAL', 'ey', 'EY', 'phrase'],
     extend: VALUE_CHAR,
     accept: acceptAssignment,
+  },
+  {
+    id: 'generic-secret',
+    description: 'A password attached to mysql/mariadb -p (-pSECRET; a separate word after -p is a database name)',
+    pattern: /\s-p([^\s"'\\|;&]{1,256})/dg,
+    group: 1,
+    hints: ['mysql', 'mariadb'],
+    accept: (v, m) => {
+      const before = m.input.slice(Math.max(0, m.index - 200), m.index);
+      const line = before.slice(Math.max(before.lastIndexOf('\n'), before.lastIndexOf('\\n')) + 1);
+      return (
+        /(?:^|[\s;&|(/])(?:mysql|mysqldump|mysqladmin|mariadb)(?:\s|$)/.test(line) && !isPlaceholder(v) && !isCode(v)
+      );
+    },
+  },
+  {
+    id: 'generic-secret',
+    description: 'A password given to sshpass -p',
+    pattern: /sshpass\s{1,4}-p\s{0,4}([^\s"'\\|;&]{1,256})/dg,
+    group: 1,
+    hints: ['sshpass'],
+    accept: (v) => !isPlaceholder(v) && !isCode(v),
   },
   {
     id: 'generic-secret',

@@ -1,5 +1,5 @@
 import type { Pool, PoolClient, PoolConfig } from 'pg';
-import { AbridgeError, isMissingPackage } from '../../errors.js';
+import { AbridgeError, isMissingPackage, redactConnectionStrings } from '../../errors.js';
 
 type PgModule = typeof import('pg');
 
@@ -44,15 +44,9 @@ export function quoteSchema(schema: unknown): string {
   return `"${schema}"`;
 }
 
-/** The connection URL without its password, for messages. */
+/** The connection string without its passwords (URL credentials, `?password=`, `sslpassword=`, key=value), for messages. */
 export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable connection string)';
-  }
+  return redactConnectionStrings(url);
 }
 
 /** Wraps a driver or server error as STORE_ERROR naming what was being done; AbridgeErrors pass through. */
