@@ -79,22 +79,35 @@ export function findSecrets(text: string, rules: readonly SecretRule[] = SECRET_
       // An empty match must not stall the loop.
       if (m[0].length === 0) re.lastIndex++;
       if (!boundaryOk(text, m.index, rule.notAfter)) continue;
+      const matchEnd = m.index + m[0].length;
+      const group = rule.group === undefined ? undefined : m[rule.group];
       const range: readonly [number, number] | undefined =
-        rule.group === undefined ? [m.index, m.index + m[0].length] : m.indices?.[rule.group];
+        rule.group === undefined
+          ? [m.index, matchEnd]
+          : m.indices
+            ? m.indices[rule.group]
+            : group === undefined
+              ? undefined
+              : [matchEnd - group.length, matchEnd];
       if (!range || range[1] <= range[0]) continue;
       let [start, end] = range;
       if (rule.extend) {
         while (end < text.length && rule.extend.test(text[end]!)) end++;
-        // Whatever the verdict, the run just read is one value: the search goes on after it (each character of the
-        // text is read once per rule, however many names a long run holds).
-        if (end > re.lastIndex) re.lastIndex = end;
+        // The search goes on after the value, so that a long run is read once per rule however many names it holds;
+        // a short value may itself be the name of the next assignment (`credentials: accessToken: "…"`), and the
+        // search goes on from it if this match is rejected.
+        re.lastIndex = Math.max(re.lastIndex, end);
       }
+      const retryFrom = rule.extend && end - start <= 64 ? start : -1;
       // Never start inside a JSON escape (`\u0041…`, `\/`): the marker would follow a lone backslash.
       start = afterEscape(text, start);
       if (end <= start) continue;
       if (rule.accept) {
         const ok = rule.accept(text.slice(start, end), m);
-        if (ok === false || ok === 0) continue;
+        if (ok === false || ok === 0) {
+          if (retryFrom > m.index) re.lastIndex = retryFrom;
+          continue;
+        }
         if (typeof ok === 'number') end = start + ok;
       }
       insertMatch(found, { kind: rule.id, start, end });

@@ -23,7 +23,11 @@ export interface SecretRule {
    * number keeps only that many characters from the start of the secret (0 rejects).
    */
   readonly accept?: (secret: string, match: RegExpExecArray) => boolean | number;
-  /** The secret is this capture group of the match (the pattern has the `d` flag); default: the whole match. */
+  /**
+   * The secret is this capture group of the match; default: the whole match. Where the group is not the end of the
+   * match, the pattern has the `d` flag (indices); without it, the group is taken to end the match (cheaper: no
+   * indices are made for every match).
+   */
   readonly group?: number;
   /**
    * A character the match may not follow (a word boundary of the rule's own alphabet); the letter of a JSON escape
@@ -38,6 +42,12 @@ export interface SecretRule {
    * longer than the bound is still redacted whole, while the pattern itself stays bounded).
    */
   readonly extend?: RegExp;
+}
+
+/** Where the last line of `text` starts: after its last newline, raw or JSON-escaped (`\n`). */
+export function lineStart(text: string): number {
+  const escaped = text.lastIndexOf('\\n');
+  return Math.max(text.lastIndexOf('\n') + 1, escaped === -1 ? 0 : escaped + 2);
 }
 
 /** Whether the match at `start` follows an allowed character (see SecretRule.notAfter). */
@@ -138,7 +148,12 @@ function isMemberChain(v: string): boolean {
   const call = v.search(/[([]/);
   const chain = call === -1 ? v : v.slice(0, call);
   const parts = chain.split(/\??\.|::|->/);
-  return parts.length >= 2 && parts.length <= 9 && parts.every((p) => /^[A-Za-z_$][\w$]{0,80}$/.test(p));
+  // Names, not random runs: `gebXyWiZjSpiTq.atlasv1.E4yx…` (a key with dots in it) is no member chain.
+  return (
+    parts.length >= 2 &&
+    parts.length <= 9 &&
+    parts.every((p) => /^[A-Za-z_$][\w$]{0,80}$/.test(p) && (p.length <= 12 || isWordy(p)))
+  );
 }
 
 /** Split into its words: non-alphanumerics, camel humps and digit runs separate them. */
@@ -172,6 +187,8 @@ export function isWordy(v: string): boolean {
 /** A random-looking credential value: long enough, mixed characters, high entropy, not a placeholder nor code nor words. */
 function looksRandom(v: string, minEntropy: number, minLength = 8): boolean {
   if (v.length < minLength) return false;
+  // snake_case, kebab-case and CONSTANT_CASE names: decided at once (they are most of what a name is assigned).
+  if (/^[a-z]+(?:[_-][a-z]+)*$/.test(v) || /^[A-Z]+(?:_[A-Z]+)*$/.test(v)) return false;
   if (isPlaceholder(v) || isCode(v) || isWordy(v)) return false;
   if (!/\d/.test(v) && !/[^A-Za-z0-9]/.test(v) && !(/[a-z]/.test(v) && /[A-Z]/.test(v))) return false;
   if (/^-?\d+(?:\.\d+)?(?:e[+-]?\d+)?$/i.test(v) || /^\d{4}-\d{2}-\d{2}/.test(v)) return false; // numbers, dates
@@ -204,7 +221,7 @@ interface IssuerSpec {
  * A look-behind: the text starts here, or the character before is not of `chars`, or is the letter of a JSON escape
  * (`\n`, `\t`, `\r`), so that a secret at the start of a line is found in serialized JSON too.
  */
-const BOUNDARY_BEFORE = (chars: string) => String.raw`(?<=^|[^${chars}]|\\[nrt])`;
+const BOUNDARY_BEFORE = (chars: string) => String.raw`(?<=^|[^${chars.replace('=', '')}]|\\[nrt])`;
 
 function issuer(spec: IssuerSpec): SecretRule {
   const chars = spec.chars ?? 'A-Za-z0-9_-';
@@ -695,9 +712,10 @@ function nameAround(text: string, at: number, keyword: string): { prefix: string
   let s = at;
   while (s > 0 && at - s < 64 && /[\w.-]/.test(text[s - 1]!)) s--;
   // The letter of a JSON escape before the name (`\n`, `\t`) is not part of it.
-  if (s < at && text[s - 1] === '\\' && /[nrt]/.test(text[s]!)) s++;
+  const escaped = s < at && text[s - 1] === '\\' && /[nrt]/.test(text[s]!);
+  if (escaped) s++;
   let prefix = text.slice(s, at);
-  const before = s === 0 ? ' ' : text[s - 1]!;
+  const before = s === 0 || escaped ? ' ' : text[s - 1]!;
   const flag = /^--?(?:[A-Za-z][\w.-]*)?$/.test(prefix) && prefix.startsWith('-') && /[\s"'=\\]/.test(before);
   if (flag) prefix = prefix.replace(/^-+/, '');
   const envLike = /^[A-Z0-9_]*$/.test(prefix) && keyword === keyword.toUpperCase();
@@ -740,14 +758,21 @@ function acceptAssignment(secret: string, m: RegExpExecArray): number {
   if (sep.trim() === '' && !flag) return 0; // "the token is …": prose, not an assignment
   const len = quoted ? secret.length : valueLength(secret);
   const v = secret.slice(0, len);
-  if (v.length < 6 || isPlaceholder(v) || isCode(v)) return 0;
+  if (v.length < 6) return 0;
+  const envValue = envLike && sep.trim() === '=';
+  // Decided at once, the commonest case: an unquoted name (`token = access_token`, `secret_key = secret_key`).
+  if (!quoted && !envValue && /^[A-Za-z_]+$/.test(v) && isWordy(v)) return 0;
+  if (isPlaceholder(v) || isCode(v)) return 0;
   if (v.toLowerCase() === `${prefix}${keyword}`.toLowerCase()) return 0; // PASSWORD=password
   const literal = quoted || flag || sep === '=' || (envLike && sep.trim() === '=');
   if (password) {
     if (!literal) return !isWordy(v) && entropy(v) >= 2.5 ? len : 0; // password: s3cr3tP4ss (YAML), not: string
-    // Unquoted letters alone (`password=pw_var`, `PASSWORD=$X` aside) and identifiers are code, not a password.
-    if (!quoted && /^[A-Za-z_]+$/.test(v)) return 0;
-    if (/^[a-z]+(?:_[a-z0-9]+)+$/.test(v) || /^[a-z]+(?:[A-Z][a-z0-9]+)+$/.test(v)) return 0; // db_password, dbPass
+    // An environment variable's value is the password (PGPASSWORD=…, DB_PASSWORD=…), placeholders aside.
+    if (envValue) return len;
+    // Unquoted words (`password=pw_var`) and identifiers (`db_password`, `dbPass`) are code, not a password; random
+    // letters (`xoekBqcrSc09trwL8z`, `ngnjiQbYMkvipvmWIX`) are not words.
+    if (!quoted && /^[A-Za-z_]+$/.test(v) && isWordy(v)) return 0;
+    if ((/^[a-z]+(?:_[a-z0-9]+)+$/.test(v) || /^[a-z]+(?:[A-Z][a-z0-9]+)+$/.test(v)) && isWordy(v)) return 0;
     return len;
   }
   return looksRandom(v, literal ? 3 : 3.2) ? len : 0;
@@ -807,7 +832,7 @@ const rules: SecretRule[] = [
   {
     id: 'url-password',
     description: 'A password, token or signature in a URL query: ?password=…, &access_token=…, &X-Amz-Signature=…',
-    pattern: new RegExp(URL_QUERY, 'dgi'),
+    pattern: new RegExp(URL_QUERY, 'gi'),
     group: 2,
     hints: ['='],
     accept: (v, m) => !isExpansion(v) && !URL_PLACEHOLDERS.test(v) && (/pass|pwd/i.test(m[1]!) || looksRandom(v, 3, 8)),
@@ -839,15 +864,15 @@ const rules: SecretRule[] = [
     // on the same line.
     accept: (v, m) => {
       const before = m.input.slice(Math.max(0, m.index - 200), m.index);
-      const line = before.slice(Math.max(before.lastIndexOf('\n'), before.lastIndexOf('\\n')) + 1);
-      return /(?:^|[\s;&|(])(?:curl|wget|http|xh)(?:\s|$)/.test(line) && !isPlaceholder(v);
+      const line = before.slice(lineStart(before));
+      return /(?:^|[\s;&|("'`])(?:curl|wget|http|xh)(?:\s|$)/.test(line) && !isPlaceholder(v);
     },
   },
   {
     id: 'generic-secret',
     description:
       'A value assigned to a name that says it is a secret — password, passwd, pwd, passphrase, secret, token, credentials, api_key, access_key, private_key, client_secret … — in code (accessToken = "…"), env files (PGPASSWORD=…, SECRET_KEY=…), JSON ("api_key": "…"), YAML and command flags (--password …); placeholders, expansions, code and type names are left alone',
-    pattern: new RegExp(ASSIGNMENT, 'gid'),
+    pattern: new RegExp(ASSIGNMENT, 'gi'),
     group: 5,
     hints: ['ass', 'ASS', 'wd', 'WD', 'ecret', 'ECRET', 'oken', 'OKEN', 'redential', 'REDENTIAL', 'ey', 'EY', 'phrase'],
     extend: VALUE_CHAR,
@@ -861,9 +886,9 @@ const rules: SecretRule[] = [
     hints: ['mysql', 'mariadb'],
     accept: (v, m) => {
       const before = m.input.slice(Math.max(0, m.index - 200), m.index);
-      const line = before.slice(Math.max(before.lastIndexOf('\n'), before.lastIndexOf('\\n')) + 1);
+      const line = before.slice(lineStart(before));
       return (
-        /(?:^|[\s;&|(/])(?:mysql|mysqldump|mysqladmin|mariadb)(?:\s|$)/.test(line) && !isPlaceholder(v) && !isCode(v)
+        /(?:^|[\s;&|(/"'`])(?:mysql|mysqldump|mysqladmin|mariadb)(?:\s|$)/.test(line) && !isPlaceholder(v) && !isCode(v)
       );
     },
   },
@@ -878,7 +903,7 @@ const rules: SecretRule[] = [
   {
     id: 'generic-secret',
     description: 'An env-file or shell variable named …_KEY with a random-looking value: STRIPE_KEY=…, MY_APP_KEY=…',
-    pattern: new RegExp(String.raw`[A-Z0-9]_KEY=(${Q})(${VALUE_CHARS}{8,4096})`, 'dg'),
+    pattern: new RegExp(String.raw`[A-Z0-9]_KEY=(${Q})(${VALUE_CHARS}{8,4096})`, 'g'),
     group: 2,
     hints: ['_KEY='],
     extend: VALUE_CHAR,

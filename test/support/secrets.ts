@@ -24,7 +24,14 @@ export interface PlantedSecret {
   selfEvident: boolean;
 }
 
-const CONTEXTUAL = new Set(['aws-secret-access-key', 'url-password', 'generic-secret', 'bearer-token']);
+const CONTEXTUAL = new Set([
+  'aws-secret-access-key',
+  'url-password',
+  'generic-secret',
+  'bearer-token',
+  'basic-auth',
+  'azure-storage-key',
+]);
 
 /** One fake secret of every kind, from `seed`. */
 export function fakeSecrets(seed: number): PlantedSecret[] {
@@ -77,6 +84,32 @@ export function fakeSecrets(seed: number): PlantedSecret[] {
     (s) => s,
     ossh.slice(10, 40),
   );
+  // Connection strings in every form a client takes, HTTP basic credentials.
+  add(
+    'url-password',
+    pick(ALNUM, 18),
+    (s) => `psql "postgresql://app@db.internal:5432/app?sslmode=require&password=${s}"`,
+  );
+  add('url-password', pick(ALNUM, 18), (s) => `DATABASE_URL=postgres://db.internal/app?sslpassword=${s}`);
+  add('basic-auth', Buffer.from(`deploy:${pick(ALNUM, 20)}`).toString('base64'), (s) => `Authorization: Basic ${s}`);
+  add('basic-auth', pick(ALNUM, 18), (s) => `curl -u deploy:${s} https://ci.example.com/api`);
+  // Every issuer's key format, alone on a line (as a person pastes one) or in its connection string.
+  for (const { kind, secret } of issuerSamples(seed + 1000)) {
+    const line =
+      kind === 'azure-storage-key'
+        ? (s: string) =>
+            `DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=${s};EndpointSuffix=core.windows.net`
+        : (s: string) => `export ${kind.toUpperCase().replace(/-/g, '_')}=${s}`;
+    add(kind, secret, line);
+  }
+  // The generic rule's forms, each with a value of its own (a value starting with $ % < { keeps that character).
+  for (const [form, example] of GENERIC_FORMS) {
+    const first = /^[$%<{]/.test(example) ? example[0]! : '';
+    const value = example.length > 256 ? pick(ALNUM, 300) : `${first}${pick(ALNUM, 14)}!${pick(ALNUM, 3)}`;
+    // `!` would end a value in some forms (a flag's word); plain letters and digits there.
+    const v = /^[A-Za-z0-9]+$/.test(example) && example.length <= 256 ? pick(ALNUM, 18) : value;
+    add('generic-secret', v, (s) => form.replace('%s', s));
+  }
   return out;
 }
 
@@ -98,6 +131,12 @@ export function issuerSamples(seed: number): { kind: string; secret: string; nea
   const cut = (kind: string, prefix: string, body: string, keep: number) =>
     add(kind, prefix + body, `${prefix}${body.slice(0, keep)}`);
   cut('gitlab-token', 'glpat-', p(ALNUM, 20), 12);
+  cut(
+    'slack-webhook',
+    'https://hooks.slack.com/services/',
+    `T${p(UP_DIGITS, 8)}/B${p(UP_DIGITS, 8)}/${p(ALNUM, 24)}`,
+    10,
+  );
   cut(
     'discord-webhook',
     `https://discord.com/api/webhooks/${p('0123456789', 18)}/`,
