@@ -83,7 +83,7 @@ export function findSecrets(text: string, rules: readonly SecretRule[] = SECRET_
       const group = rule.group === undefined ? undefined : m[rule.group];
       const range: readonly [number, number] | undefined =
         rule.group === undefined
-          ? [m.index, matchEnd]
+          ? [m.index - (rule.back ?? 0), matchEnd]
           : m.indices
             ? m.indices[rule.group]
             : group === undefined

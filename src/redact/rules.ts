@@ -42,6 +42,8 @@ export interface SecretRule {
    * longer than the bound is still redacted whole, while the pattern itself stays bounded).
    */
   readonly extend?: RegExp;
+  /** The secret starts this many characters before the match (a pattern led by a literal from the secret's middle). */
+  readonly back?: number;
 }
 
 /** Where the last line of `text` starts: after its last newline, raw or JSON-escaped (`\n`). */
@@ -215,25 +217,85 @@ interface IssuerSpec {
   readonly hints?: readonly string[];
   /** Least Shannon entropy of a match, where the prefix alone does not make it certain. */
   readonly entropy?: number;
+  /** The secret starts this many characters before the match (see SecretRule.back). */
+  readonly back?: number;
 }
 
 /**
  * A look-behind: the text starts here, or the character before is not of `chars`, or is the letter of a JSON escape
  * (`\n`, `\t`, `\r`), so that a secret at the start of a line is found in serialized JSON too.
  */
-const BOUNDARY_BEFORE = (chars: string) => String.raw`(?<=^|[^${chars.replace('=', '')}]|\\[nrt])`;
+const BOUNDARY_BEFORE_INNER = (chars: string) => String.raw`(?:^|[^${chars.replace('=', '')}]|\\[nrt])`;
+
+/**
+ * A pattern that starts with a group of alternatives (`(?:sbp_…|sb_secret_…)`) as one pattern per alternative, each
+ * starting with its own literal (the rest of the pattern after the group follows each); other patterns as they are.
+ */
+function alternatives(pattern: string): string[] {
+  if (!pattern.startsWith('(?:')) return [pattern];
+  const out: string[] = [];
+  let depth = 0;
+  let inClass = false;
+  let from = 3;
+  for (let i = 3; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === '(') depth++;
+    else if (c === ')') {
+      if (depth === 0) {
+        out.push(pattern.slice(from, i));
+        const rest = pattern.slice(i + 1);
+        // A quantifier on the whole group: keep the pattern whole.
+        if (/^[?*+{]/.test(rest)) return [pattern];
+        return out.map((alt) => alt + rest);
+      }
+      depth--;
+    } else if (c === '|' && depth === 0) {
+      out.push(pattern.slice(from, i));
+      from = i + 1;
+    }
+  }
+  return [pattern];
+}
+
+function issuers(spec: IssuerSpec): SecretRule[] {
+  return alternatives(spec.pattern).map((pattern) => issuer({ ...spec, pattern, ...(spec.hints ? {} : {}) }));
+}
 
 function issuer(spec: IssuerSpec): SecretRule {
   const chars = spec.chars ?? 'A-Za-z0-9_-';
   const min = spec.entropy;
   const literal = /^[^\\[(]+/.exec(spec.pattern)?.[0];
-  const hints = spec.hints ?? (literal ? [literal] : undefined);
+  // The literal that starts every match (none when the pattern starts with a class or a group), without a last
+  // character a quantifier applies to.
+  let lead = /^[A-Za-z0-9_~-]+/.exec(spec.pattern)?.[0] ?? '';
+  if (/^[?*+{]/.test(spec.pattern.slice(lead.length))) lead = lead.slice(0, -1);
+  const head = lead.length >= 2 && spec.back === undefined ? lead : '';
+  // A pattern led by a literal needs no hint: the engine's own scan for the literal is faster than a search for the
+  // hint would be (String.prototype.includes over the whole text, once per rule). Others get their literal as a hint.
+  const hints = head || spec.back !== undefined ? undefined : (spec.hints ?? (literal ? [literal] : undefined));
   return {
     id: spec.id,
     description: spec.description,
-    // The boundary before the secret is a look-behind: the engine then tries the pattern only where a token starts,
-    // so a run of prefixes (`AKIAAKIA…`, `EAACEAAC…`) is read once, not once per prefix.
-    pattern: new RegExp(`${BOUNDARY_BEFORE(chars)}(?:${spec.pattern})(?![${chars}])`, 'g'),
+    // The boundary before the secret is a look-behind placed after the literal the pattern starts with: the engine
+    // still scans for that literal, and tries the rest only where a token starts, so a run of prefixes (`AKIAAKIA…`,
+    // `EAACEAAC…`) is read once, not once per prefix. A pattern without such a literal checks its boundary in code.
+    pattern: new RegExp(
+      head
+        ? `${head}(?<=${BOUNDARY_BEFORE_INNER(chars)}${head})(?:${spec.pattern.slice(head.length)})(?![${chars}])`
+        : `(?:${spec.pattern})(?![${chars}])`,
+      'g',
+    ),
+    ...(head || spec.back !== undefined ? {} : { notAfter: new RegExp(`[${chars.replace('=', '')}]`) }),
+    ...(spec.back !== undefined ? { back: spec.back } : {}),
     ...(hints ? { hints } : {}),
     ...(min !== undefined ? { accept: (s: string) => entropy(s) >= min } : {}),
   };
@@ -259,10 +321,15 @@ const ISSUERS: IssuerSpec[] = [
   },
   {
     id: 'github-token',
-    description: 'GitHub token: ghp_, gho_, ghu_, ghs_, ghr_ (36+ characters) or github_pat_ fine-grained token',
-    pattern: '(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})',
+    description: 'GitHub token: ghp_, gho_, ghu_, ghs_, ghr_ (36+ characters)',
+    pattern: 'gh[pousr]_[A-Za-z0-9]{36,255}',
     chars: 'A-Za-z0-9_',
-    hints: ['gh', 'github_pat_'],
+  },
+  {
+    id: 'github-token',
+    description: 'GitHub fine-grained personal access token: github_pat_…',
+    pattern: 'github_pat_[A-Za-z0-9_]{22,255}',
+    chars: 'A-Za-z0-9_',
   },
   {
     id: 'gitlab-token',
@@ -425,8 +492,9 @@ const ISSUERS: IssuerSpec[] = [
   {
     id: 'mailchimp-key',
     description: 'Mailchimp API key: 32 hex digits then -us and the datacenter number',
-    pattern: '[a-f0-9]{32}-us[0-9]{1,2}',
-    hints: ['-us'],
+    // Led by the literal `-us` (the 32 hex digits before it checked by a look-behind), so the engine scans for it.
+    pattern: '-us(?<=(?:^|[^A-Za-z0-9_-])[a-f0-9]{32}-us)[0-9]{1,2}',
+    back: 32,
     entropy: 3,
   },
   {
@@ -799,7 +867,7 @@ const rules: SecretRule[] = [
     // The body may hold JSON escapes (\n); the block never ends inside one (a backslash of `\"` stays with its quote).
     accept: (key) => key.length - (/\\+$/.exec(key)?.[0].length ?? 0),
   },
-  ...ISSUERS.map(issuer),
+  ...ISSUERS.flatMap(issuers),
   {
     id: 'aws-secret-access-key',
     description:
@@ -815,7 +883,7 @@ const rules: SecretRule[] = [
     id: 'jwt',
     description: 'JSON Web Token: three base64url parts, the first two starting with eyJ',
     pattern: new RegExp(
-      String.raw`${BOUNDARY_BEFORE('A-Za-z0-9_-')}eyJ[A-Za-z0-9_-]{8,8000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,8000}`,
+      String.raw`eyJ(?<=${BOUNDARY_BEFORE_INNER('A-Za-z0-9_-')}eyJ)[A-Za-z0-9_-]{8,8000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{8,8000}`,
       'g',
     ),
     hints: ['eyJ'],
