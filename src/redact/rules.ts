@@ -493,7 +493,7 @@ const ISSUERS: IssuerSpec[] = [
     id: 'mailchimp-key',
     description: 'Mailchimp API key: 32 hex digits then -us and the datacenter number',
     // Led by the literal `-us` (the 32 hex digits before it checked by a look-behind), so the engine scans for it.
-    pattern: '-us(?<=(?:^|[^A-Za-z0-9_-])[a-f0-9]{32}-us)[0-9]{1,2}',
+    pattern: String.raw`-us(?<=(?:^|[^A-Za-z0-9_-]|\\[nrt])[a-f0-9]{32}-us)[0-9]{1,2}`,
     back: 32,
     entropy: 3,
   },
@@ -784,7 +784,7 @@ function nameAround(text: string, at: number, keyword: string): { prefix: string
   if (escaped) s++;
   let prefix = text.slice(s, at);
   const before = s === 0 || escaped ? ' ' : text[s - 1]!;
-  const flag = /^--?(?:[A-Za-z][\w.-]*)?$/.test(prefix) && prefix.startsWith('-') && /[\s"'=\\]/.test(before);
+  const flag = /^--?(?:[A-Za-z][\w.-]*)?$/.test(prefix) && prefix.startsWith('-') && /[\s"'=\\`([]/.test(before);
   if (flag) prefix = prefix.replace(/^-+/, '');
   const envLike = /^[A-Z0-9_]*$/.test(prefix) && keyword === keyword.toUpperCase();
   return { prefix, flag, envLike };
