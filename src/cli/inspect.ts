@@ -82,6 +82,15 @@ export function registerInspect(program: Command): void {
             ...(at !== undefined ? { at } : {}),
             ...(exact ? { exact } : {}),
           });
+          // A bill the count did not believe is a problem of the transcript: shown with the others.
+          for (const u of report.context.ignoredUsage ?? []) {
+            report.problems.push({
+              line: u.entry + 1,
+              kind: 'implausible-usage',
+              message: `entry ${u.entry}: ${u.reason}; not used`,
+            });
+            report.problemCounts['implausible-usage'] = (report.problemCounts['implausible-usage'] ?? 0) + 1;
+          }
         } else {
           if (at !== undefined)
             throw new AbridgeError(
