@@ -253,7 +253,7 @@ function childMs(code, runs = 7) {
   return median(ts);
 }
 const cold = {
-  "import('abridge') (no counting)": childMs(
+  "import('abridge-context') (no counting)": childMs(
     `const t=performance.now(); await import('./dist/index.js'); console.log(performance.now()-t)`,
   ),
   'import + first estimateTokens': childMs(

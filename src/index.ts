@@ -1,4 +1,4 @@
-// abridge's core entry point: what the README documents, and the types those functions take and return. Everything
+// abridge's core entry point: what the README and docs/ document, and the types those functions take and return. Everything
 // else is internal (tests import it by path). test/exports.test.ts keeps this list against test/exports.snapshot.json.
 
 // The message model

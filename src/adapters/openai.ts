@@ -1,5 +1,5 @@
 /**
- * `abridge/openai`: abridge's messages in and out of OpenAI's Chat Completions and Responses APIs, typed with the
+ * `abridge-context/openai`: abridge's messages in and out of OpenAI's Chat Completions and Responses APIs, typed with the
  * official `openai` SDK (imported as types only: nothing of the SDK loads unless `openaiClient` creates a client).
  *
  * ```ts
@@ -8,7 +8,7 @@
  * const { message, usage } = fromOpenAIResponse(reply);
  * ```
  *
- * Also the summarizer's LLM client on the same APIs (`openaiClient`), also reachable as `abridge/providers/openai`.
+ * Also the summarizer's LLM client on the same APIs (`openaiClient`), also reachable as `abridge-context/providers/openai`.
  */
 import type OpenAI from 'openai';
 import { ModelCatalog } from '../budget/catalog.js';

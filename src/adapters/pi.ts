@@ -1,7 +1,7 @@
 /**
- * abridge inside pi: a pi extension (`abridge/pi`).
+ * abridge inside pi: a pi extension (`abridge-context/pi`).
  *
- *   pi -e abridge/pi                       // or "extensions": ["abridge/pi"] in pi's settings.json
+ *   pi -e abridge-context/pi                       // or "extensions": ["abridge-context/pi"] in pi's settings.json
  *   new DefaultResourceLoader({ extensionFactories: [abridgeExtension({ … })] })   // pi's SDK
  *
  * - Every LLM call (pi's `context` event): abridge reads pi's session as it reads a pi file, measures it against the
@@ -63,7 +63,7 @@ export interface AbridgePiOptions {
    * `'extractive'`: abridge's extractive summary, no model call. Or a Summarizer of your own.
    */
   summarizer?: Summarizer | 'extractive' | 'llm';
-  /** Another model than pi's for the summaries (`anthropicClient()` of `abridge/providers/anthropic`, …). */
+  /** Another model than pi's for the summaries (`anthropicClient()` of `abridge-context/providers/anthropic`, …). */
   summaryClient?: LlmClient;
   /** Agent steps at the end kept verbatim (default 5). */
   keepLastSteps?: number;

@@ -28,11 +28,11 @@ const tsc = join(root, 'node_modules/typescript/bin/tsc');
 const GOOD = `
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { activeMessages, contextOverflow, type Session, type Usage } from 'abridge';
-import { fromAnthropicMessage, toAnthropicRequest } from 'abridge/anthropic';
-import { fromOpenAIChatCompletion, fromOpenAIResponse, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge/openai';
-import { anthropicClient } from 'abridge/providers/anthropic';
-import { openaiClient } from 'abridge/providers/openai';
+import { activeMessages, contextOverflow, type Session, type Usage } from 'abridge-context';
+import { fromAnthropicMessage, toAnthropicRequest } from 'abridge-context/anthropic';
+import { fromOpenAIChatCompletion, fromOpenAIResponse, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
+import { anthropicClient } from 'abridge-context/providers/anthropic';
+import { openaiClient } from 'abridge-context/providers/openai';
 
 export async function turn(session: Session, anthropic: Anthropic, openai: OpenAI): Promise<Usage[]> {
   const messages = activeMessages(session);
@@ -80,9 +80,9 @@ export async function turn(session: Session, anthropic: Anthropic, openai: OpenA
 const BAD = `
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import type { Message } from 'abridge';
-import { fromAnthropicMessage, toAnthropicRequest } from 'abridge/anthropic';
-import { fromOpenAIChatCompletion, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge/openai';
+import type { Message } from 'abridge-context';
+import { fromAnthropicMessage, toAnthropicRequest } from 'abridge-context/anthropic';
+import { fromOpenAIChatCompletion, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
 
 export async function wrong(messages: Message[], anthropic: Anthropic, openai: OpenAI) {
   const chat = toOpenAIChatRequest(messages, { model: 'gpt-5', maxOutputTokens: 1 });
@@ -143,7 +143,7 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
     // A consumer project beside nothing of ours: abridge and the SDKs installed as links, as npm would lay them out.
     dir = mkdtempSync(join(tmpdir(), 'abridge-types-'));
     mkdirSync(join(dir, 'node_modules/@anthropic-ai'), { recursive: true });
-    symlinkSync(root, join(dir, 'node_modules/abridge'), 'dir');
+    symlinkSync(root, join(dir, 'node_modules/abridge-context'), 'dir');
     symlinkSync(join(root, 'node_modules/@anthropic-ai/sdk'), join(dir, 'node_modules/@anthropic-ai/sdk'), 'dir');
     symlinkSync(join(root, 'node_modules/openai'), join(dir, 'node_modules/openai'), 'dir');
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }));
@@ -158,13 +158,13 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
     expect(r.code).toBe(0);
   }, 300_000);
 
-  it('at run time the subpaths load, abridge/providers/* are the same modules, and no SDK is imported statically', async () => {
+  it('at run time the subpaths load, abridge-context/providers/* are the same modules, and no SDK is imported statically', async () => {
     const script = [
-      "const a = await import('abridge/anthropic');",
-      "const o = await import('abridge/openai');",
-      "const pa = await import('abridge/providers/anthropic');",
-      "const po = await import('abridge/providers/openai');",
-      "const core = await import('abridge');",
+      "const a = await import('abridge-context/anthropic');",
+      "const o = await import('abridge-context/openai');",
+      "const pa = await import('abridge-context/providers/anthropic');",
+      "const po = await import('abridge-context/providers/openai');",
+      "const core = await import('abridge-context');",
       'console.log(JSON.stringify([a.anthropicClient === pa.anthropicClient, o.openaiClient === po.openaiClient, a.contextOverflow === core.contextOverflow, typeof a.toAnthropicRequest, typeof o.toOpenAIResponsesRequest, typeof core.toRequest]));',
     ].join('\n');
     writeFileSync(join(dir, 'load.mjs'), script);

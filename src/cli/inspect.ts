@@ -41,7 +41,7 @@ export function registerInspect(program: Command): void {
     .option('--at <entry>', 'show the context as of this entry index')
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator')
     .option('--markdown', 'print the /context breakdown as Markdown (with the footer an agent adds to its comments)')
-    .option('--json', 'print one JSON object (schema in the README)');
+    .option('--json', 'print one JSON object (schema in docs/cli.md)');
   addConfigOptions(cmd).action(
     async (
       file: string,

@@ -29,7 +29,7 @@ export function redactDb(db: string): string {
 }
 
 /**
- * Opens the store `--db` names: a postgres:// or postgresql:// URL loads the PostgreSQL store (abridge/postgres, which
+ * Opens the store `--db` names: a postgres:// or postgresql:// URL loads the PostgreSQL store (abridge-context/postgres, which
  * needs the pg package); anything else is a SQLite file (needs better-sqlite3), created unless `mustExist`.
  */
 export async function openStore(
@@ -50,7 +50,7 @@ export async function openStore(
       if (message.includes('store/postgres/index.js')) {
         throw new AbridgeError(
           'MISSING_DEPENDENCY',
-          'the PostgreSQL store (abridge/postgres) is not part of this build of abridge',
+          'the PostgreSQL store (abridge-context/postgres) is not part of this build of abridge',
         );
       }
       throw new AbridgeError(

@@ -1,4 +1,4 @@
-// `abridge/formats`: the transcript formats as values (a reader + writer each), for code that picks or adds one.
+// `abridge-context/formats`: the transcript formats as values (a reader + writer each), for code that picks or adds one.
 export type { DecoderOptions, DetectInput, EntryDecoder, TranscriptFormat, UnsupportedFormat } from './format.js';
 export { formats, getFormat, isFormatId, recognizedButUnsupported } from './registry.js';
 export { detectFormat, type Detection } from './detect.js';

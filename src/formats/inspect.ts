@@ -3,7 +3,7 @@ import type { Entry, FormatId, Problem, Session, SessionInfo } from '../model/ty
 import { streamSession, type ReadOptions } from './read.js';
 import { getFormat } from './registry.js';
 
-/** What `abridge inspect --json` prints. The README documents each field. */
+/** What `abridge inspect --json` prints. docs/cli.md documents each field. */
 export interface InspectReport extends SessionStatsResult {
   file: string;
   format: FormatId;

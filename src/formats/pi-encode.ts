@@ -1,6 +1,6 @@
 /**
  * abridge's messages as pi records: the encoders the pi writer uses for entries that did not come from a pi file, for
- * the rewritten copies of a compacted view, and for the pi extension (`abridge/pi`), which hands pi messages back.
+ * the rewritten copies of a compacted view, and for the pi extension (`abridge-context/pi`), which hands pi messages back.
  */
 import type { CompactionMarker, Entry, Message, Part, Usage } from '../model/types.js';
 import type { AbridgeMarker } from '../model/view.js';

@@ -10,7 +10,7 @@ import { getFormat } from './registry.js';
 import { readStreamSource } from './stream-input.js';
 
 export interface ReadOptions {
-  /** Skip detection and read as this format: its id, or the format itself (a value from `abridge/formats`, or your own). */
+  /** Skip detection and read as this format: its id, or the format itself (a value from `abridge-context/formats`, or your own). */
   format?: FormatId | string | TranscriptFormat;
   /** Called with the bytes read so far while a large file is read. */
   onProgress?: (bytesRead: number, totalBytes: number) => void;

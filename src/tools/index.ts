@@ -1,4 +1,4 @@
-// `abridge/tools`: the agent-callable tools (zod schemas, text answers). Their internals (memory paths, answer
+// `abridge-context/tools`: the agent-callable tools (zod schemas, text answers). Their internals (memory paths, answer
 // trimming, search terms) are not public.
 export { defineTool, toolDefinitions, type AgentTool, type ToolDefinition } from './tool.js';
 export { readResultInput, readResultTool, type ReadResultInput, type ReadResultToolOptions } from './read-result.js';

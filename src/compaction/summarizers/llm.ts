@@ -17,7 +17,7 @@ export interface LlmCompletionRequest {
   signal?: AbortSignal;
 }
 
-/** A model that completes text: what the LLM summarizer needs of a provider (see `abridge/providers/*`). */
+/** A model that completes text: what the LLM summarizer needs of a provider (see `abridge-context/providers/*`). */
 export interface LlmClient {
   readonly model: string;
   /** The model's context window, in its own tokens: the whole request plus the answer must fit in it. */

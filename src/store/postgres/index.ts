@@ -1,7 +1,7 @@
 /**
- * `abridge/postgres`: SessionStore and ResultStore in PostgreSQL, for many workers sharing sessions.
+ * `abridge-context/postgres`: SessionStore and ResultStore in PostgreSQL, for many workers sharing sessions.
  *
- *   import { openPostgresStore } from 'abridge/postgres';
+ *   import { openPostgresStore } from 'abridge-context/postgres';
  *   const store = await openPostgresStore(process.env.DATABASE_URL!, { schema: 'abridge' });
  *   await store.append(sessionId, entries, { expectedVersion });
  *   const refs = store.results; // the ResultStore for offloaded tool results

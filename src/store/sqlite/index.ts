@@ -1,5 +1,5 @@
 /**
- * `abridge/sqlite`: session and result stores in a SQLite database. Needs the optional peer dependency better-sqlite3
+ * `abridge-context/sqlite`: session and result stores in a SQLite database. Needs the optional peer dependency better-sqlite3
  * (`npm install better-sqlite3`); without it, openSqliteStore fails with AbridgeError('MISSING_DEPENDENCY').
  */
 export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions } from './session-store.js';
