@@ -276,13 +276,17 @@ function render(file: string, target: number, r: CompactionResult, out: string |
     `${fmtInt(r.beforeTokens)} → ${pc.bold(fmtInt(r.afterTokens))} tokens (${pct(r.afterTokens, r.beforeTokens)}), target ${fmtInt(target)}${r.reachedTarget ? pc.green(' ✓') : pc.yellow(' — not reached: the rest is protected (see below)')}`,
   );
   lines.push(
-    `${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; every entry is kept in the session (archived, not deleted)`,
+    `${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; ${
+      out
+        ? 'every entry stays in the transcript (archived, not deleted)'
+        : 'nothing written (--out FILE or --in-place writes the compacted transcript, every entry kept)'
+    }`,
   );
   if (r.strategiesRun.length) {
     lines.push('');
     lines.push(
       table(
-        ['strategy', 'before', 'after', 'saved'],
+        ['pass', 'before', 'after', 'saved'],
         r.strategiesRun.map((s) => [
           s.name,
           fmtInt(s.beforeTokens),
@@ -296,12 +300,17 @@ function render(file: string, target: number, r: CompactionResult, out: string |
   // How the summary was made and what else gave way to fit (the last step cut short, the summary squeezed).
   for (const n of r.summaryNotes) lines.push(pc.dim(`note: ${n}`));
   if (r.violations.length) for (const v of r.violations) lines.push(pc.red(`invariant: ${v.message}`));
+  // The table's figures are each pass's own: a later pass may archive what an earlier one shrank, so what the view keeps
+  // is said here, of the view itself.
+  const edited = r.marker?.edits?.length ?? 0;
+  const kept = `${fmtInt(edited)} of the ${fmtInt(r.afterMessages)} messages kept ${edited === 1 ? 'is' : 'are'} shortened (results cleared, offloaded or cut to head and tail; inputs stubbed)`;
   if (r.marker?.archived)
     lines.push(
       pc.dim(
-        `archived entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} behind a ${fmtInt(r.marker.summary.length)}-character summary; ${r.marker.edits?.length ?? 0} ${r.marker.edits?.length === 1 ? 'result' : 'results'} cleared, offloaded or shortened`,
+        `entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} archived behind a ${fmtInt(r.marker.summary.length)}-character summary; ${kept}`,
       ),
     );
+  else if (r.marker) lines.push(pc.dim(kept));
   if (out) lines.push(`written to ${out} with a native compaction record`);
   return `${lines.join('\n')}\n`;
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildViewData } from '../analysis/view-data.js';
@@ -27,7 +28,9 @@ describe('abridge view', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = join(dir, 'small.view.html');
-    expect(r.stdout).toBe(`wrote ${out} (0.1 MB: 1 requests, 0 compactions, 3 messages)\n`);
+    expect(r.stdout).toBe(
+      `wrote ${out} (0.1 MB: 1 request, 0 compactions, 3 messages); open it in a browser: ${pathToFileURL(out).href}\n`,
+    );
     const html = readFileSync(out, 'utf8');
     const data = JSON.parse(/<script type="application\/json" id="data">(.*?)<\/script>/s.exec(html)![1]!);
     expect(data.points.reported).toEqual([130]);

@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../atomic-write.js';
@@ -70,7 +71,7 @@ export function registerView(program: Command): void {
     const out = resolve(opts.out ?? `${name}.view.html`);
     await writeFileAtomic(out, html);
     process.stdout.write(
-      `wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${data.points.entry.length} requests, ${data.compactions.length} compactions, ${data.records.length} messages)\n`,
+      `wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${plural(data.points.entry.length, 'request')}, ${plural(data.compactions.length, 'compaction')}, ${plural(data.records.length, 'message')}); open it in a browser: ${pathToFileURL(out).href}\n`,
     );
   });
 }
@@ -146,4 +147,8 @@ async function serve(html: string, port: number): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+function plural(n: number, what: string): string {
+  return `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
 }
