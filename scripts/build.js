@@ -93,6 +93,9 @@ const result = await build({
   // traces and error class names read as written; the source map has the sources.
   minifyWhitespace: true,
   minifySyntax: true,
+  // An uncaught error makes Node print the source line it was thrown from: without a limit that line is the whole
+  // chunk (26 KB of code on the terminal). Wrapped, it is a line of code.
+  lineLimit: 120,
   sourcesContent: true,
   logLevel: 'warning',
 });

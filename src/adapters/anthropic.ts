@@ -8,7 +8,7 @@
  * const { message, usage } = fromAnthropicMessage(reply);
  * ```
  *
- * Also the summarizer's LLM client on the same API (`anthropicClient`), also reachable as `abridge-context/providers/anthropic`.
+ * Also the summarizer's LLM client on the same API (`anthropicClient`).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';

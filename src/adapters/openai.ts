@@ -8,7 +8,7 @@
  * const { message, usage } = fromOpenAIResponse(reply);
  * ```
  *
- * Also the summarizer's LLM client on the same APIs (`openaiClient`), also reachable as `abridge-context/providers/openai`.
+ * Also the summarizer's LLM client on the same APIs (`openaiClient`).
  */
 import type OpenAI from 'openai';
 import { ModelCatalog } from '../budget/catalog.js';
