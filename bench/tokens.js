@@ -15,10 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { estimateTokenCount } from 'tokenx';
 import { getEncoding } from 'js-tiktoken';
 import { countTokens as gptCount } from 'gpt-tokenizer/encoding/o200k_base';
+import { replaySession, summarizeReplay } from '../dist/analysis/index.js';
 import {
   readSession,
-  replaySession,
-  summarizeReplay,
   estimateTokens,
   loadExactTokenizer,
   TokenCounter,

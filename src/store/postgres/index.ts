@@ -18,7 +18,7 @@ import { PostgresSessionStore, type PostgresStoreHooks } from './session-store.j
 
 export { PostgresSessionStore, type PostgresSessionStoreConfig, type PostgresStoreHooks } from './session-store.js';
 export { PostgresResultStore, type PostgresResultStoreConfig } from './result-store.js';
-export { SCHEMA_VERSION } from './migrations.js';
+export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION } from './migrations.js';
 
 export const DEFAULT_SCHEMA = 'abridge';
 

@@ -18,7 +18,12 @@ import { refIdFor, type KeyedResultStore, type ResultStore } from '../../compact
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
 import { isMissingPg } from './connection.js';
-import { openPostgresStore, PostgresSessionStore, SCHEMA_VERSION, type PostgresStoreOptions } from './index.js';
+import {
+  openPostgresStore,
+  PostgresSessionStore,
+  POSTGRES_SCHEMA_VERSION as SCHEMA_VERSION,
+  type PostgresStoreOptions,
+} from './index.js';
 import { MIGRATIONS } from './migrations.js';
 
 const PG_URL = process.env.ABRIDGE_PG_URL || undefined;

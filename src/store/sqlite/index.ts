@@ -4,4 +4,4 @@
  */
 export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions } from './session-store.js';
 export { SqliteResultStore, type SqliteResultStoreOptions } from './result-store.js';
-export { SCHEMA_VERSION } from './migrations.js';
+export { SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './migrations.js';
