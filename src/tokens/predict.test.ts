@@ -607,6 +607,7 @@ describe("PromptTracker: reasoning dropped at a person's turn (Responses API)", 
 
 describe('PromptTracker.judge: usage is evidence, not truth', () => {
   const usage = (input: number): Usage => ({ input, output: 10, cacheRead: 0, cacheWrite: 0 });
+  const problemOf = (v: ReturnType<PromptTracker['judge']>) => (v.used ? undefined : v.problem);
   const tracker = (windowOf?: (m: string) => number | undefined) =>
     new PromptTracker({ prefixTokens: 0, countsEverything: true, ...(windowOf ? { windowOf } : {}) });
 
@@ -621,12 +622,14 @@ describe('PromptTracker.judge: usage is evidence, not truth', () => {
     const t = tracker((m) => (m === CLAUDE ? 1_000_000 : undefined));
     const counted = 20_000;
     const expected = Math.round(FAMILY_RATIO.claude * counted);
-    expect(t.judge(usage(Number.POSITIVE_INFINITY), CLAUDE, counted).problem).toMatch(/no count of a request/);
-    expect(t.judge(usage(1e308), CLAUDE, counted).problem).toMatch(/no count of a request/);
-    expect(t.judge(usage(30_000_000), CLAUDE, counted).problem).toMatch(/no count of a request/);
-    expect(t.judge(usage(1_200_000), CLAUDE, counted).problem).toMatch(/above every window known for .* \(1000000\)/);
-    expect(t.judge(usage(Math.floor(expected / 2) - 100), CLAUDE, counted).problem).toMatch(/under half/);
-    expect(t.judge(usage(expected * 3 + 5_000), CLAUDE, counted).problem).toMatch(/more than 3× off/);
+    expect(problemOf(t.judge(usage(Number.POSITIVE_INFINITY), CLAUDE, counted))).toMatch(/no count of a request/);
+    expect(problemOf(t.judge(usage(1e308), CLAUDE, counted))).toMatch(/no count of a request/);
+    expect(problemOf(t.judge(usage(30_000_000), CLAUDE, counted))).toMatch(/no count of a request/);
+    expect(problemOf(t.judge(usage(1_200_000), CLAUDE, counted))).toMatch(
+      /above every window known for .* \(1000000\)/,
+    );
+    expect(problemOf(t.judge(usage(Math.floor(expected / 2) - 100), CLAUDE, counted))).toMatch(/under half/);
+    expect(problemOf(t.judge(usage(expected * 3 + 5_000), CLAUDE, counted))).toMatch(/more than 3× off/);
     // The window is the largest known for the model: a model nobody knows is judged by the count alone.
     expect(t.judge(usage(1_200_000), 'some-local-model', 400_000)).toEqual({ used: true });
   });
