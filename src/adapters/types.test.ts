@@ -30,7 +30,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { activeMessages, contextOverflow, type Session, type Usage } from 'abridge-context';
 import { anthropicClient, fromAnthropicMessage, toAnthropicRequest } from 'abridge-context/anthropic';
-import { fromOpenAIChatCompletion, fromOpenAIResponse, openaiClient, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
+import { chatParams, fromOpenAIChatCompletion, fromOpenAIResponse, openaiClient, responsesParams, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
+import type { ChatRequestBody, ResponsesRequestBody } from 'abridge-context';
 
 export async function turn(session: Session, anthropic: Anthropic, openai: OpenAI): Promise<Usage[]> {
   const messages = activeMessages(session);
@@ -72,6 +73,22 @@ export async function turn(session: Session, anthropic: Anthropic, openai: OpenA
   await openaiClient({ model: 'gpt-5-mini', api: 'responses' });
   return usages;
 }
+
+// Streaming: prepare().request through chatParams / responsesParams with {stream: true}, to the SDK's .stream() helper
+// and to create({stream: true}); the non-streaming form still answers a ChatCompletion / Response.
+export async function streamed(chat: ChatRequestBody, responses: ResponsesRequestBody, openai: OpenAI): Promise<Usage[]> {
+  const usages: Usage[] = [];
+  const c1: OpenAI.Chat.ChatCompletion = await openai.chat.completions.stream(chatParams(chat, { stream: true })).finalChatCompletion();
+  const c2: OpenAI.Chat.ChatCompletion = await openai.chat.completions.create(chatParams(chat));
+  for await (const chunk of await openai.chat.completions.create(chatParams(chat, { stream: true }))) if (chunk.usage) console.log(chunk.usage.prompt_tokens);
+  const r1: OpenAI.Responses.Response = await openai.responses.stream(responsesParams(responses, { stream: true })).finalResponse();
+  const r2: OpenAI.Responses.Response = await openai.responses.create(responsesParams(responses));
+  for await (const event of await openai.responses.create(responsesParams(responses, { stream: true }))) if (event.type === 'response.completed') console.log(event.response.usage?.input_tokens);
+  const sent: OpenAI.Chat.ChatCompletionCreateParamsStreaming = chatParams(chat, { stream: true });
+  for (const u of [fromOpenAIChatCompletion(c1).usage, fromOpenAIChatCompletion(c2).usage, fromOpenAIResponse(r1).usage, fromOpenAIResponse(r2).usage]) if (u) usages.push(u);
+  console.log(sent.stream_options?.include_usage);
+  return usages;
+}
 `;
 
 /** Each line is one misuse tsc must refuse (checked one error per line). */
@@ -80,9 +97,10 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import type { Message } from 'abridge-context';
 import { fromAnthropicMessage, toAnthropicRequest } from 'abridge-context/anthropic';
-import { fromOpenAIChatCompletion, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
+import { chatParams, fromOpenAIChatCompletion, responsesParams, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
+import type { ChatRequestBody, ResponsesRequestBody } from 'abridge-context';
 
-export async function wrong(messages: Message[], anthropic: Anthropic, openai: OpenAI) {
+export async function wrong(messages: Message[], anthropic: Anthropic, openai: OpenAI, chatBody: ChatRequestBody, respBody: ResponsesRequestBody) {
   const chat = toOpenAIChatRequest(messages, { model: 'gpt-5', maxOutputTokens: 1 });
   const resp = toOpenAIResponsesRequest(messages, { model: 'gpt-5', maxOutputTokens: 1 });
   const anth = toAnthropicRequest(messages, { model: 'claude', maxOutputTokens: 1 });
@@ -93,6 +111,11 @@ export async function wrong(messages: Message[], anthropic: Anthropic, openai: O
   fromOpenAIChatCompletion(await anthropic.messages.create(anth)); // BAD 5
   await openai.chat.completions.create(resp); // BAD 6
   toAnthropicRequest(messages, { model: 'claude', maxOutputTokens: 1, providerTools: [{ type: 'not_a_tool' }] }); // BAD 7
+  const streamed: OpenAI.Chat.ChatCompletion = await openai.chat.completions.create(chatParams(chatBody, { stream: true })); // BAD 8
+  const completed: OpenAI.Responses.Response = await openai.responses.create(responsesParams(respBody, { stream: true })); // BAD 9
+  await openai.responses.stream(chatParams(chatBody, { stream: true })); // BAD 10
+  await openai.chat.completions.stream(responsesParams(respBody, { stream: true })); // BAD 11
+  console.log(streamed, completed);
 }
 `;
 
@@ -202,6 +225,6 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
       expect(marker, `an error on a line not marked BAD: ${lines[Number(m[1]) - 1]}`).not.toBeNull();
       refused.add(Number(marker![1]));
     }
-    expect([...refused].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect([...refused].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   }, 300_000);
 });
