@@ -220,7 +220,7 @@
           `<tr><td><span class="sw" data-bg="${esc(x.c.color)}"></span>${esc(x.c.label)}</td><td>${int(P.calls[x.k][selected])}</td><td>${int(P.results[x.k][selected])}</td><td>${int(P.tokens[x.k][selected])}</td><td>${pct(P.tokens[x.k][selected] / win)}</td></tr>`,
       )
       .join('');
-    const servers = {};
+    const servers = Object.create(null); // keyed by server names from the transcript (`__proto__` included)
     for (const x of tools) {
       if (!x.c.mcpServer) continue;
       const s = (servers[x.c.mcpServer] ||= { calls: 0, results: 0, tokens: 0, tools: 0 });
@@ -322,6 +322,11 @@
   const list = $('list');
   const inner = $('listInner');
   const fmtSize = (r) => `${int(r.t)} tok`;
+  // A record's time, when it is one a date can hold (toISOString throws a RangeError on any other).
+  const when = (ts) => {
+    const d = new Date(ts);
+    return ts && !Number.isNaN(d.getTime()) ? ` · ${d.toISOString().replace('T', ' ').slice(0, 19)}` : '';
+  };
   function rowHtml(i, top) {
     const r = R[i];
     const role = r.r === 'tool' ? 'tool' : r.r;
@@ -384,7 +389,7 @@
     }
     renderList();
     const d = $('detail');
-    d.innerHTML = `<h3>${esc(r.r === 'tool' ? 'tool result' : r.r)}${r.tools ? ` · ${esc(r.tools.join(', '))}` : ''} · entry ${r.e}${r.l !== undefined ? ` · line ${r.l}` : ''}</h3><p class="dim">${int(r.t)} tokens (counted) · ${int(r.c)} characters${r.a ? ` · archived by compaction #${r.a}` : ''}${r.ts ? ` · ${new Date(r.ts).toISOString().replace('T', ' ').slice(0, 19)}` : ''}</p><pre id="fulltext">loading…</pre>`;
+    d.innerHTML = `<h3>${esc(r.r === 'tool' ? 'tool result' : r.r)}${r.tools ? ` · ${esc(r.tools.join(', '))}` : ''} · entry ${r.e}${r.l !== undefined ? ` · line ${r.l}` : ''}</h3><p class="dim">${int(r.t)} tokens (counted) · ${int(r.c)} characters${r.a ? ` · archived by compaction #${r.a}` : ''}${when(r.ts)}</p><pre id="fulltext">loading…</pre>`;
     const t = await loadTexts();
     if (sel === i) $('fulltext').innerHTML = highlight(t[i]);
   }
