@@ -16,6 +16,7 @@ import { warmEstimator } from '../tokens/estimate.js';
 import { tokenCounterFor } from './tokens.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
+import { escapeControlsDeep, jsonForTerminal } from './terminal.js';
 
 const count = (n: number, noun: string) => `${fmtInt(n)} ${noun}${n === 1 ? '' : 's'}`;
 
@@ -113,10 +114,14 @@ export function registerInspect(program: Command): void {
       }
       // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
       const redact = createRedactor(config.redaction);
-      if (opts.json) process.stdout.write(redact(`${JSON.stringify(report, null, 2)}\n`));
-      else if (opts.markdown && report.context)
-        process.stdout.write(redact(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`));
-      else process.stdout.write(redact(renderInspect(report)));
+      // Its text from the transcript (tool names, titles, problems) reaches a terminal with control characters shown.
+      if (opts.json) process.stdout.write(jsonForTerminal(redact(`${JSON.stringify(report, null, 2)}\n`)));
+      else {
+        const shown = escapeControlsDeep(report);
+        if (opts.markdown && shown.context)
+          process.stdout.write(redact(`${renderBreakdownMarkdown(shown.context)}${markdownFooter(shown.context)}\n`));
+        else process.stdout.write(redact(renderInspect(shown)));
+      }
     },
   );
 }

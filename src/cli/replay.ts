@@ -8,6 +8,7 @@ import type { ReplayRequest } from '../tokens/replay.js';
 import { loadExactTokenizer } from '../tokens/exact.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
+import { escapeControls, escapeControlsDeep, jsonForTerminal } from './terminal.js';
 import { AbridgeError } from '../errors.js';
 
 export function registerReplay(program: Command): void {
@@ -53,11 +54,14 @@ export function registerReplay(program: Command): void {
       const summary = summarizeReplay(requests);
       if (opts.json) {
         process.stdout.write(
-          `${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`,
+          jsonForTerminal(
+            `${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`,
+          ),
         );
         return;
       }
-      process.stdout.write(renderReplay(file, requests, summary));
+      // Model ids and the file's name come from outside: control characters shown, not obeyed.
+      process.stdout.write(renderReplay(escapeControls(file), escapeControlsDeep(requests), summary));
     });
 }
 
