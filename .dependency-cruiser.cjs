@@ -27,6 +27,8 @@ const LAYERS = {
 const PORT = '^src/compaction/(result-store|memory-result-store)\\.ts$';
 /** Files at the top of src/ that every layer but model may use: errors, atomic writes, the defaults, the package's own files. */
 const SHARED = '^src/(errors|atomic-write|defaults|package-file)\\.ts$';
+/** The model may throw the typed error (errors.ts imports nothing), and nothing else above it. */
+const ERRORS = '^src/errors\\.ts$';
 
 function closure(folder, seen = new Set()) {
   for (const dep of LAYERS[folder]) {
@@ -45,7 +47,7 @@ const layerRules = Object.keys(LAYERS).map((folder) => {
   const whole = allowed.filter((d) => !d.includes(':'));
   const pathNot = [`^src/(${[folder, ...whole].join('|')})/`];
   if (allowed.includes('compaction:port')) pathNot.push(PORT);
-  if (folder !== 'model') pathNot.push(SHARED);
+  pathNot.push(folder === 'model' ? ERRORS : SHARED);
   return {
     name: `layer-${folder}`,
     comment: `src/${folder}/ may import only ${allowed.length ? allowed.join(', ') : 'nothing else under src/'} (docs/architecture.md)`,

@@ -16,7 +16,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { prefixStability, readSession } from '../dist/index.js';
+import { prefixStability } from '../dist/analysis/index.js';
+import { readSession } from '../dist/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');

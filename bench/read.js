@@ -10,7 +10,7 @@
  * missing); --rss-via forces one way of measuring the peak RSS. Both exist to exercise the fallbacks.
  *
  * (0) Cold start, each figure beside its trivial baseline, in the same run (fresh processes, interleaved, `--runs`
- *     rounds): a bare `node -e 0` against `import('abridge')` (target ≤ 1.4×); a bare parse of the transcript's lines
+ *     rounds): a bare `node -e 0` against `import('abridge-context')` (target ≤ 1.4×); a bare parse of the transcript's lines
  *     (node reading the file and JSON.parse of each line) against `abridge inspect --json` of it (target ≤ 2.5×);
  *     and `compact()` of that session to 25% of its visible conversation, its first call in a fresh process against
  *     later calls in the same process (warm).
@@ -316,7 +316,7 @@ async function benchColdStart(opts, rows, info) {
   const commands = [
     ['node-bare', ['-e', '0']],
     // Resolved by its name from the package's own folder, as a dependent would (package.json `exports`).
-    ['import', ['--input-type=module', '-e', "await import('abridge')"]],
+    ['import', ['--input-type=module', '-e', "await import('abridge-context')"]],
   ];
   const haveFile = existsSync(file);
   if (haveFile) {
@@ -340,8 +340,8 @@ async function benchColdStart(opts, rows, info) {
   }
   const n = `${opts.runs} fresh processes`;
   const bare = measure('node-bare', `baseline: \`node -e 0\`, ${n}`, 'ms', samples['node-bare']);
-  const imp = measure('import', `\`import('abridge')\` (node -e), ${n}`, 'ms', samples.import);
-  rows.push(bare, imp, ratio('import-ratio', "import('abridge') / bare node", imp, bare, 1.4));
+  const imp = measure('import', `\`import('abridge-context')\` (node -e), ${n}`, 'ms', samples.import);
+  rows.push(bare, imp, ratio('import-ratio', "import('abridge-context') / bare node", imp, bare, 1.4));
   if (!haveFile) {
     rows.push(skipped('cli-inspect', 'CLI `inspect --json`, corpus file', `corpus file not found: ${file}`));
     return;

@@ -15,10 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { estimateTokenCount } from 'tokenx';
 import { getEncoding } from 'js-tiktoken';
 import { countTokens as gptCount } from 'gpt-tokenizer/encoding/o200k_base';
+import { replaySession, summarizeReplay } from '../dist/analysis/index.js';
 import {
   readSession,
-  replaySession,
-  summarizeReplay,
   estimateTokens,
   loadExactTokenizer,
   TokenCounter,
@@ -253,7 +252,7 @@ function childMs(code, runs = 7) {
   return median(ts);
 }
 const cold = {
-  "import('abridge') (no counting)": childMs(
+  "import('abridge-context') (no counting)": childMs(
     `const t=performance.now(); await import('./dist/index.js'); console.log(performance.now()-t)`,
   ),
   'import + first estimateTokens': childMs(

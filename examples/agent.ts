@@ -25,7 +25,7 @@ import {
   type RequestProvider,
   type ResponsesRequestBody,
   type ToolSpec,
-} from 'abridge';
+} from 'abridge-context';
 import { bash, readFile } from './workspace.js';
 
 type Provider = RequestProvider | 'ai-sdk-anthropic' | 'ai-sdk-openai';
@@ -118,9 +118,9 @@ const system = `You are a coding agent working in a repository. Your task: ${o.t
 const stats = { requests: 0, compactions: 0, errors: 0, refused: 0 };
 const print = (line: object) => process.stdout.write(`${JSON.stringify(line)}\n`);
 
-let store: import('abridge').SessionStore | undefined;
+let store: import('abridge-context').SessionStore | undefined;
 if (o.db) {
-  const { openSqliteStore } = await import('abridge/sqlite');
+  const { openSqliteStore } = await import('abridge-context/sqlite');
   store = await openSqliteStore(o.db);
 }
 const base = { model: o.model, contextWindow: o.window, system, tools: TOOLS, maxOutputTokens: o.maxTokens };
@@ -211,13 +211,13 @@ async function sender(provider: RequestProvider): Promise<(body: unknown) => Pro
   const apiKey = process.env.EXAMPLE_API_KEY ?? 'sk-example';
   if (provider === 'anthropic') {
     const { default: Anthropic } = await import('@anthropic-ai/sdk');
-    const { anthropicParams } = await import('abridge/anthropic');
+    const { anthropicParams } = await import('abridge-context/anthropic');
     const client = new Anthropic({ baseURL: o.baseURL.replace(/\/v1\/?$/, ''), apiKey, maxRetries: 0 });
     // Large max_tokens need streaming with this SDK (it refuses a non-streaming request that may run for long).
     return (body) => client.messages.stream(anthropicParams(body as AnthropicRequestBody)).finalMessage();
   }
   const { default: OpenAI } = await import('openai');
-  const { chatParams, responsesParams } = await import('abridge/openai');
+  const { chatParams, responsesParams } = await import('abridge-context/openai');
   const root = o.baseURL.replace(/\/+$/, '');
   const client = new OpenAI({ baseURL: root.endsWith('/v1') ? root : `${root}/v1`, apiKey, maxRetries: 0 });
   if (provider === 'openai-chat') {

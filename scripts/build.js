@@ -3,7 +3,7 @@
  * Builds dist/ (npm run build):
  * 1. tsc writes the type declarations only (dist/**\/*.d.ts, the layout of src/), and type-checks.
  * 2. esbuild bundles the JavaScript: one file per entry point of package.json (`exports` and `bin`), at the path
- *    `exports` names, with the modules several entry points share in dist/chunks/. A cold `import('abridge')` then
+ *    `exports` names, with the modules several entry points share in dist/chunks/. A cold `import('abridge-context')` then
  *    loads a handful of files instead of ~90 (Node's ESM loader costs about half a millisecond per module), and
  *    modules reached only through `import()` (tokenizers, the store commands, SDK clients) stay separate chunks,
  *    loaded when used. Dependencies stay external: npm installs them beside abridge.
@@ -51,7 +51,7 @@ const tsc = spawnSync(
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 // Every other entry point also imports the main one (a side-effect import added at build time), so that the modules
-// of `abridge` itself all reach the same set of entry points and land in one shared chunk: `import('abridge')` then
+// of `abridge` itself all reach the same set of entry points and land in one shared chunk: `import('abridge-context')` then
 // reads two files, not the ~25 chunks esbuild would cut the library into by which subpaths use which module.
 // Modules loaded through import() (the tools, the store commands, the configuration's schema…) are entry points of
 // esbuild's splitting too: they get the same import. Found by their literal import('./…') in src/.
@@ -88,11 +88,14 @@ const result = await build({
   packages: 'external',
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: 'linked',
-  // Compiling the core chunk is most of what `import('abridge')` costs: without whitespace and with simpler syntax it
+  // Compiling the core chunk is most of what `import('abridge-context')` costs: without whitespace and with simpler syntax it
   // compiles faster (83.1 → 80.6 ms, 15 fresh processes each, beside 59.8 ms for bare node). Names are kept, so stack
   // traces and error class names read as written; the source map has the sources.
   minifyWhitespace: true,
   minifySyntax: true,
+  // An uncaught error makes Node print the source line it was thrown from: without a limit that line is the whole
+  // chunk (26 KB of code on the terminal). Wrapped, it is a line of code.
+  lineLimit: 120,
   sourcesContent: true,
   logLevel: 'warning',
 });

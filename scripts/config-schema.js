@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Writes schema/abridge.config.schema.json, the JSON Schema of abridge.config.json, from the zod schema in the
- * build (the `abridge/config` entry, dist/config.js; run `npm run build` first).
+ * build (the `abridge-context/config` entry, dist/config.js; run `npm run build` first).
  *
  *   node scripts/config-schema.js           (re)write schema/abridge.config.schema.json
  *   node scripts/config-schema.js --check   exit 1 if the committed file differs from what the build generates

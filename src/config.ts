@@ -1,4 +1,4 @@
-// abridge/config — the configuration file (zod-validated; a subpath so that importing the core does not load zod).
+// abridge-context/config — the configuration file (zod-validated; a subpath so that importing the core does not load zod).
 export {
   parseConfig,
   mergeConfig,

@@ -17,19 +17,35 @@ export type AbridgeErrorCode =
   | 'SESSION_NOT_FOUND'
   | 'SESSION_EXISTS'
   | 'CONFLICT'
-  | 'CONTEXT_OVERFLOW';
+  | 'CONTEXT_OVERFLOW'
+  | 'SUMMARIZER_FAILED'
+  | 'PROVIDER_ERROR'
+  | 'INTERNAL';
+
+export interface AbridgeErrorOptions<D extends object = Readonly<Record<string, unknown>>> {
+  /** The error this one reports (a driver's, a file system's, an SDK's). */
+  cause?: unknown;
+  /** What a program needs to act on the error, as fields (CONFLICT: `{sessionId, expected, actual}`). */
+  details?: D;
+}
 
 /**
  * An error meant for a person: the message names the input and what was expected. The password of any connection
  * string in it is hidden (see redactConnectionStrings): a store's URL or a driver's message may carry one.
  */
-export class AbridgeError extends Error {
+export class AbridgeError<D extends object = Readonly<Record<string, unknown>>> extends Error {
   override readonly name = 'AbridgeError';
+  declare readonly details?: D;
   constructor(
     readonly code: AbridgeErrorCode,
     message: string,
+    options: AbridgeErrorOptions<D> = {},
   ) {
-    super(redactConnectionStrings(message));
+    super(redactConnectionStrings(message), options.cause !== undefined ? { cause: options.cause } : undefined);
+    if (options.details !== undefined) this.details = options.details;
+    // Node's own convention (`TypeError [ERR_INVALID_ARG_TYPE]: …`): the code on the line an uncaught error prints.
+    if (this.stack?.startsWith(`${this.name}:`))
+      this.stack = `${this.name} [${code}]${this.stack.slice(this.name.length)}`;
   }
 }
 /**

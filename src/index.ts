@@ -1,4 +1,4 @@
-// abridge's core entry point: what the README documents, and the types those functions take and return. Everything
+// abridge's core entry point: what the README and docs/ document, and the types those functions take and return. Everything
 // else is internal (tests import it by path). test/exports.test.ts keeps this list against test/exports.snapshot.json.
 
 // The message model
@@ -179,7 +179,6 @@ export {
 } from './prompt/deferral.js';
 
 // The manager
-export type { AbridgeConfig, ConfigOverrides } from './manager/config.js';
 export {
   ContextManager,
   type ManagedTool,
@@ -191,17 +190,7 @@ export {
 } from './manager/context-manager.js';
 export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';
 export type { ProviderRequestBody } from './manager/request.js';
+/** What `ContextManager.tools()` and `runTool` work with (the tools themselves: `abridge-context/tools`). */
+export type { AgentTool } from './tools/tool.js';
 
-// Analysis of recorded sessions
-export { replaySession, summarizeReplay, type ErrorSummary } from './analysis/replay.js';
-export type { ReplayOptions, ReplayRequest } from './tokens/replay.js';
-export {
-  prefixStability,
-  type PrefixStabilityOptions,
-  type PrefixStabilityReport,
-  type PrefixRow,
-  type ScenarioRow,
-  type ScenarioTotals,
-  type CompactionCacheCost,
-  type BreakPoint,
-} from './analysis/prefix-stability.js';
+// Analysis of recorded sessions (replay of predictions, prefix stability and cost, the viewer): `abridge-context/analysis`.

@@ -1,10 +1,10 @@
 /**
- * Every TypeScript block of the README type-checks against the built package (`import … from 'abridge'` resolves
+ * Every TypeScript block of the README type-checks against the built package (`import … from 'abridge-context'` resolves
  * through package.json `exports` to dist/, as it does for a user): nothing documented is unimportable or misnamed.
  * Run after `npm run build` (`npm test` builds first).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -26,11 +26,25 @@ function typescriptBlocks(markdown: string): { line: number; code: string }[] {
   return out;
 }
 
-describe('README', () => {
-  const blocks = typescriptBlocks(readFileSync(join(ROOT, 'README.md'), 'utf8'));
+/** README.md and every docs/*.md, each block named after its file and line (`docs-agent-loop-line-12.ts`). */
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
-  it('has TypeScript blocks to check', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(4);
+describe('README and docs/', () => {
+  const blocks = DOCS.flatMap((doc) =>
+    typescriptBlocks(readFileSync(join(ROOT, doc), 'utf8')).map((b) => ({
+      ...b,
+      name: `${doc.replace(/\.md$/, '').replace(/\//g, '-')}-line-${b.line}`,
+    })),
+  );
+
+  it('has TypeScript blocks to check, the README its agent loop', () => {
+    expect(blocks.filter((b) => b.name.startsWith('README-')).length).toBeGreaterThanOrEqual(1);
+    expect(blocks.length).toBeGreaterThanOrEqual(6);
   });
 
   it.skipIf(!existsSync(join(ROOT, 'dist', 'index.d.ts')))(
@@ -41,7 +55,7 @@ describe('README', () => {
       const dir = join(ROOT, '.readme-check');
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir);
-      blocks.forEach((b, i) => writeFileSync(join(dir, `readme-line-${b.line}.ts`), `${b.code}\nexport {};\n`));
+      for (const b of blocks) writeFileSync(join(dir, `${b.name}.ts`), `${b.code}\nexport {};\n`);
       writeFileSync(
         join(dir, 'tsconfig.json'),
         JSON.stringify({
@@ -64,7 +78,7 @@ describe('README', () => {
         ),
       );
       rmSync(dir, { recursive: true, force: true });
-      // Errors name the README line of the block (readme-line-N.ts).
+      // Errors name the file and line of the block (docs-cli-line-N.ts).
       expect(result.out).toBe('');
       expect(result.code).toBe(0);
     },

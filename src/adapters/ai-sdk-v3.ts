@@ -1,5 +1,5 @@
 /**
- * AI SDK 6 (LanguageModelV3) prompts and usage ↔ abridge messages: the conversions under `abridge/ai-sdk`'s
+ * AI SDK 6 (LanguageModelV3) prompts and usage ↔ abridge messages: the conversions under `abridge-context/ai-sdk`'s
  * middleware. Internal: not exported from the entry point.
  */
 import type {

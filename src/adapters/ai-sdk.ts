@@ -1,5 +1,5 @@
 /**
- * `abridge/ai-sdk`: abridge inside an AI SDK 6 agent (`generateText` / `streamText` with tools).
+ * `abridge-context/ai-sdk`: abridge inside an AI SDK 6 agent (`generateText` / `streamText` with tools).
  *
  * ```ts
  * const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic' });

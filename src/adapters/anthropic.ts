@@ -1,5 +1,5 @@
 /**
- * `abridge/anthropic`: abridge's messages in and out of Anthropic's Messages API, typed with the official
+ * `abridge-context/anthropic`: abridge's messages in and out of Anthropic's Messages API, typed with the official
  * `@anthropic-ai/sdk` (imported as types only: nothing of the SDK loads unless `anthropicClient` creates a client).
  *
  * ```ts
@@ -8,7 +8,7 @@
  * const { message, usage } = fromAnthropicMessage(reply);
  * ```
  *
- * Also the summarizer's LLM client on the same API (`anthropicClient`), also reachable as `abridge/providers/anthropic`.
+ * Also the summarizer's LLM client on the same API (`anthropicClient`).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';

@@ -1,5 +1,5 @@
 /**
- * `abridge/openai`: abridge's messages in and out of OpenAI's Chat Completions and Responses APIs, typed with the
+ * `abridge-context/openai`: abridge's messages in and out of OpenAI's Chat Completions and Responses APIs, typed with the
  * official `openai` SDK (imported as types only: nothing of the SDK loads unless `openaiClient` creates a client).
  *
  * ```ts
@@ -8,7 +8,7 @@
  * const { message, usage } = fromOpenAIResponse(reply);
  * ```
  *
- * Also the summarizer's LLM client on the same APIs (`openaiClient`), also reachable as `abridge/providers/openai`.
+ * Also the summarizer's LLM client on the same APIs (`openaiClient`).
  */
 import type OpenAI from 'openai';
 import { ModelCatalog } from '../budget/catalog.js';
@@ -57,8 +57,33 @@ export function toOpenAIChatRequest(
   return chatParams(toRequest(messages, 'openai-chat', options));
 }
 
-/** A Chat Completions body abridge built (`ContextManager.prepare().request` with provider `openai-chat`), typed for the SDK. */
-export function chatParams(request: ChatRequestBody): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming {
+/** How `chatParams` / `responsesParams` shape a body for streaming. */
+export interface OpenAIStreamOption {
+  /**
+   * `true`: the body asks for a stream (`stream: true`), typed for `create(…)` returning a stream and for the SDK's
+   * `.stream(…)` helper. Chat Completions bodies also get `stream_options: {include_usage: true}` (unless the request
+   * has its own `stream_options`): without it a stream carries no usage, and `ContextManager.record` none to anchor on.
+   */
+  stream: true;
+}
+
+/**
+ * A Chat Completions body abridge built (`ContextManager.prepare().request` with provider `openai-chat`), typed for the
+ * SDK: `chatParams(request)` for `client.chat.completions.create(…)` answering a `ChatCompletion`;
+ * `chatParams(request, {stream: true})` for `client.chat.completions.stream(…)` and `create(…)` answering a stream.
+ */
+export function chatParams(
+  request: ChatRequestBody,
+  options: OpenAIStreamOption,
+): OpenAI.Chat.ChatCompletionCreateParamsStreaming;
+export function chatParams(
+  request: ChatRequestBody,
+  options?: { stream?: false },
+): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+export function chatParams(
+  request: ChatRequestBody,
+  options?: { stream?: boolean },
+): OpenAI.Chat.ChatCompletionCreateParamsNonStreaming | OpenAI.Chat.ChatCompletionCreateParamsStreaming {
   const { tools, ...rest } = request;
   // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's.
   const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = rest;
@@ -68,7 +93,9 @@ export function chatParams(request: ChatRequestBody): OpenAI.Chat.ChatCompletion
         ? (t as ChatFunctionTool satisfies OpenAI.Chat.ChatCompletionFunctionTool)
         : (t as unknown as OpenAI.Chat.ChatCompletionTool),
     );
-  return body;
+  if (options?.stream !== true) return body;
+  const { stream: _, ...base } = body;
+  return { ...base, stream: true, stream_options: base.stream_options ?? { include_usage: true } };
 }
 
 /** A `ChatCompletion` (what `client.chat.completions.create` resolves to) as abridge's message, usage and stop reason. */
@@ -84,8 +111,24 @@ export function toOpenAIResponsesRequest(
   return responsesParams(toRequest(messages, 'openai-responses', options));
 }
 
-/** A Responses body abridge built (`ContextManager.prepare().request` with provider `openai-responses`), typed for the SDK. */
-export function responsesParams(request: ResponsesRequestBody): OpenAI.Responses.ResponseCreateParamsNonStreaming {
+/**
+ * A Responses body abridge built (`ContextManager.prepare().request` with provider `openai-responses`), typed for the
+ * SDK: `responsesParams(request)` for `client.responses.create(…)` answering a `Response`;
+ * `responsesParams(request, {stream: true})` for `client.responses.stream(…)` and `create(…)` answering a stream
+ * (the stream's `response.completed` event carries the usage).
+ */
+export function responsesParams(
+  request: ResponsesRequestBody,
+  options: OpenAIStreamOption,
+): OpenAI.Responses.ResponseCreateParamsStreaming;
+export function responsesParams(
+  request: ResponsesRequestBody,
+  options?: { stream?: false },
+): OpenAI.Responses.ResponseCreateParamsNonStreaming;
+export function responsesParams(
+  request: ResponsesRequestBody,
+  options?: { stream?: boolean },
+): OpenAI.Responses.ResponseCreateParamsNonStreaming | OpenAI.Responses.ResponseCreateParamsStreaming {
   const { tools, ...rest } = request;
   const body: OpenAI.Responses.ResponseCreateParamsNonStreaming = rest;
   if (tools)
@@ -94,7 +137,9 @@ export function responsesParams(request: ResponsesRequestBody): OpenAI.Responses
         ? (t as ResponsesFunctionTool satisfies OpenAI.Responses.FunctionTool)
         : (t as unknown as OpenAI.Responses.Tool),
     );
-  return body;
+  if (options?.stream !== true) return body;
+  const { stream: _, ...base } = body;
+  return { ...base, stream: true };
 }
 
 /** A `Response` (what `client.responses.create` resolves to) as abridge's message, usage and stop reason. */

@@ -383,7 +383,7 @@ describe('abridge as a pi extension', () => {
 
   const built = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/adapters/pi.js');
   it.skipIf(!existsSync(built))(
-    'pi loads the built `abridge/pi` as an extension (its default export), with its tools and command',
+    'pi loads the built `abridge-context/pi` as an extension (its default export), with its tools and command',
     async () => {
       const dir = mkdtempSync(join(root, 'load-'));
       const loader = new DefaultResourceLoader({
@@ -403,7 +403,7 @@ describe('abridge as a pi extension', () => {
   );
 
   it.skipIf(!existsSync(built))(
-    'the built `abridge/pi`, loaded by pi, reaches pi’s model for /compact <instructions> (pi-ai resolved from pi)',
+    'the built `abridge-context/pi`, loaded by pi, reaches pi’s model for /compact <instructions> (pi-ai resolved from pi)',
     async () => {
       const pi = await startPi('built', { path: built }, { files: 2, keepRecentTokens: 2_000 });
       try {

@@ -1,7 +1,7 @@
 /**
- * abridge inside pi: a pi extension (`abridge/pi`).
+ * abridge inside pi: a pi extension (`abridge-context/pi`).
  *
- *   pi -e abridge/pi                       // or "extensions": ["abridge/pi"] in pi's settings.json
+ *   pi -e abridge-context/pi                       // or "extensions": ["abridge-context/pi"] in pi's settings.json
  *   new DefaultResourceLoader({ extensionFactories: [abridgeExtension({ … })] })   // pi's SDK
  *
  * - Every LLM call (pi's `context` event): abridge reads pi's session as it reads a pi file, measures it against the
@@ -16,6 +16,7 @@
  *   which stands in when the model's answer fails; `summarizer: 'extractive'` makes no model call.
  * - `compact_context` tool, `/context` command (abridge's breakdown), the pressure line in pi's footer status.
  */
+import { AbridgeError } from '../errors.js';
 import type { Api, AssistantMessage, Model } from '@mariozechner/pi-ai';
 import type { ExtensionAPI, ExtensionContext } from '@mariozechner/pi-coding-agent';
 import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
@@ -63,7 +64,7 @@ export interface AbridgePiOptions {
    * `'extractive'`: abridge's extractive summary, no model call. Or a Summarizer of your own.
    */
   summarizer?: Summarizer | 'extractive' | 'llm';
-  /** Another model than pi's for the summaries (`anthropicClient()` of `abridge/providers/anthropic`, …). */
+  /** Another model than pi's for the summaries (`anthropicClient()` of `abridge-context/anthropic`, …). */
   summaryClient?: LlmClient;
   /** Agent steps at the end kept verbatim (default 5). */
   keepLastSteps?: number;
@@ -257,7 +258,8 @@ function piModelClient(ctx: ExtensionContext, model: Model<Api>, signal?: AbortS
     ...(model.maxTokens > 0 ? { maxOutputTokens: model.maxTokens } : {}),
     async complete(req: LlmCompletionRequest): Promise<string> {
       const auth = await ctx.modelRegistry.getApiKeyAndHeaders(model);
-      if (!auth.ok) throw new Error(`no credentials for ${model.provider}/${model.id}: ${auth.error}`);
+      if (!auth.ok)
+        throw new AbridgeError('PROVIDER_ERROR', `no credentials for ${model.provider}/${model.id}: ${auth.error}`);
       const { completeSimple } = await importSdk(
         () => import('@mariozechner/pi-ai'),
         '@mariozechner/pi-ai',
@@ -279,7 +281,7 @@ function piModelClient(ctx: ExtensionContext, model: Model<Api>, signal?: AbortS
       );
       // pi-ai answers a failed call with a message rather than a rejection.
       if (reply.stopReason === 'error' || reply.stopReason === 'aborted')
-        throw new Error(reply.errorMessage || `the call ended: ${reply.stopReason}`);
+        throw new AbridgeError('PROVIDER_ERROR', reply.errorMessage || `the call ended: ${reply.stopReason}`);
       return reply.content
         .map((c) => (c.type === 'text' ? c.text : ''))
         .join('')

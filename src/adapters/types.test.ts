@@ -28,11 +28,10 @@ const tsc = join(root, 'node_modules/typescript/bin/tsc');
 const GOOD = `
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { activeMessages, contextOverflow, type Session, type Usage } from 'abridge';
-import { fromAnthropicMessage, toAnthropicRequest } from 'abridge/anthropic';
-import { fromOpenAIChatCompletion, fromOpenAIResponse, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge/openai';
-import { anthropicClient } from 'abridge/providers/anthropic';
-import { openaiClient } from 'abridge/providers/openai';
+import { activeMessages, contextOverflow, type Session, type Usage } from 'abridge-context';
+import { anthropicClient, fromAnthropicMessage, toAnthropicRequest } from 'abridge-context/anthropic';
+import { chatParams, fromOpenAIChatCompletion, fromOpenAIResponse, openaiClient, responsesParams, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
+import type { ChatRequestBody, ResponsesRequestBody } from 'abridge-context';
 
 export async function turn(session: Session, anthropic: Anthropic, openai: OpenAI): Promise<Usage[]> {
   const messages = activeMessages(session);
@@ -74,17 +73,34 @@ export async function turn(session: Session, anthropic: Anthropic, openai: OpenA
   await openaiClient({ model: 'gpt-5-mini', api: 'responses' });
   return usages;
 }
+
+// Streaming: prepare().request through chatParams / responsesParams with {stream: true}, to the SDK's .stream() helper
+// and to create({stream: true}); the non-streaming form still answers a ChatCompletion / Response.
+export async function streamed(chat: ChatRequestBody, responses: ResponsesRequestBody, openai: OpenAI): Promise<Usage[]> {
+  const usages: Usage[] = [];
+  const c1: OpenAI.Chat.ChatCompletion = await openai.chat.completions.stream(chatParams(chat, { stream: true })).finalChatCompletion();
+  const c2: OpenAI.Chat.ChatCompletion = await openai.chat.completions.create(chatParams(chat));
+  for await (const chunk of await openai.chat.completions.create(chatParams(chat, { stream: true }))) if (chunk.usage) console.log(chunk.usage.prompt_tokens);
+  const r1: OpenAI.Responses.Response = await openai.responses.stream(responsesParams(responses, { stream: true })).finalResponse();
+  const r2: OpenAI.Responses.Response = await openai.responses.create(responsesParams(responses));
+  for await (const event of await openai.responses.create(responsesParams(responses, { stream: true }))) if (event.type === 'response.completed') console.log(event.response.usage?.input_tokens);
+  const sent: OpenAI.Chat.ChatCompletionCreateParamsStreaming = chatParams(chat, { stream: true });
+  for (const u of [fromOpenAIChatCompletion(c1).usage, fromOpenAIChatCompletion(c2).usage, fromOpenAIResponse(r1).usage, fromOpenAIResponse(r2).usage]) if (u) usages.push(u);
+  console.log(sent.stream_options?.include_usage);
+  return usages;
+}
 `;
 
 /** Each line is one misuse tsc must refuse (checked one error per line). */
 const BAD = `
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import type { Message } from 'abridge';
-import { fromAnthropicMessage, toAnthropicRequest } from 'abridge/anthropic';
-import { fromOpenAIChatCompletion, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge/openai';
+import type { Message } from 'abridge-context';
+import { fromAnthropicMessage, toAnthropicRequest } from 'abridge-context/anthropic';
+import { chatParams, fromOpenAIChatCompletion, responsesParams, toOpenAIChatRequest, toOpenAIResponsesRequest } from 'abridge-context/openai';
+import type { ChatRequestBody, ResponsesRequestBody } from 'abridge-context';
 
-export async function wrong(messages: Message[], anthropic: Anthropic, openai: OpenAI) {
+export async function wrong(messages: Message[], anthropic: Anthropic, openai: OpenAI, chatBody: ChatRequestBody, respBody: ResponsesRequestBody) {
   const chat = toOpenAIChatRequest(messages, { model: 'gpt-5', maxOutputTokens: 1 });
   const resp = toOpenAIResponsesRequest(messages, { model: 'gpt-5', maxOutputTokens: 1 });
   const anth = toAnthropicRequest(messages, { model: 'claude', maxOutputTokens: 1 });
@@ -95,6 +111,11 @@ export async function wrong(messages: Message[], anthropic: Anthropic, openai: O
   fromOpenAIChatCompletion(await anthropic.messages.create(anth)); // BAD 5
   await openai.chat.completions.create(resp); // BAD 6
   toAnthropicRequest(messages, { model: 'claude', maxOutputTokens: 1, providerTools: [{ type: 'not_a_tool' }] }); // BAD 7
+  const streamed: OpenAI.Chat.ChatCompletion = await openai.chat.completions.create(chatParams(chatBody, { stream: true })); // BAD 8
+  const completed: OpenAI.Responses.Response = await openai.responses.create(responsesParams(respBody, { stream: true })); // BAD 9
+  await openai.responses.stream(chatParams(chatBody, { stream: true })); // BAD 10
+  await openai.chat.completions.stream(responsesParams(respBody, { stream: true })); // BAD 11
+  console.log(streamed, completed);
 }
 `;
 
@@ -143,7 +164,7 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
     // A consumer project beside nothing of ours: abridge and the SDKs installed as links, as npm would lay them out.
     dir = mkdtempSync(join(tmpdir(), 'abridge-types-'));
     mkdirSync(join(dir, 'node_modules/@anthropic-ai'), { recursive: true });
-    symlinkSync(root, join(dir, 'node_modules/abridge'), 'dir');
+    symlinkSync(root, join(dir, 'node_modules/abridge-context'), 'dir');
     symlinkSync(join(root, 'node_modules/@anthropic-ai/sdk'), join(dir, 'node_modules/@anthropic-ai/sdk'), 'dir');
     symlinkSync(join(root, 'node_modules/openai'), join(dir, 'node_modules/openai'), 'dir');
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', type: 'module', private: true }));
@@ -158,14 +179,13 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
     expect(r.code).toBe(0);
   }, 300_000);
 
-  it('at run time the subpaths load, abridge/providers/* are the same modules, and no SDK is imported statically', async () => {
+  it('at run time the subpaths load, the 0.1 alias subpaths are gone, and no SDK is imported statically', async () => {
     const script = [
-      "const a = await import('abridge/anthropic');",
-      "const o = await import('abridge/openai');",
-      "const pa = await import('abridge/providers/anthropic');",
-      "const po = await import('abridge/providers/openai');",
-      "const core = await import('abridge');",
-      'console.log(JSON.stringify([a.anthropicClient === pa.anthropicClient, o.openaiClient === po.openaiClient, a.contextOverflow === core.contextOverflow, typeof a.toAnthropicRequest, typeof o.toOpenAIResponsesRequest, typeof core.toRequest]));',
+      "const a = await import('abridge-context/anthropic');",
+      "const o = await import('abridge-context/openai');",
+      "const gone = await Promise.all(['abridge-context/providers/anthropic', 'abridge-context/providers/openai'].map((p) => import(p).then(() => 'loaded', (e) => e.code)));",
+      "const core = await import('abridge-context');",
+      'console.log(JSON.stringify([...gone, typeof a.anthropicClient, typeof o.openaiClient, a.contextOverflow === core.contextOverflow, typeof a.toAnthropicRequest, typeof o.toOpenAIResponsesRequest, typeof core.toRequest]));',
     ].join('\n');
     writeFileSync(join(dir, 'load.mjs'), script);
     const out = await new Promise<string>((done, fail) =>
@@ -173,7 +193,16 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
         err ? fail(new Error(stderr)) : done(stdout),
       ),
     );
-    expect(JSON.parse(out)).toEqual([true, true, true, 'function', 'function', 'function']);
+    expect(JSON.parse(out)).toEqual([
+      'ERR_PACKAGE_PATH_NOT_EXPORTED',
+      'ERR_PACKAGE_PATH_NOT_EXPORTED',
+      'function',
+      'function',
+      true,
+      'function',
+      'function',
+      'function',
+    ]);
     // The SDK types are type-only imports: the built modules (entry files and the chunks they share) load an SDK only
     // where a client is created (import()).
     const built = readdirSync(join(root, 'dist'), { recursive: true, encoding: 'utf8' }).filter(
@@ -196,6 +225,6 @@ describe('the typed entry points against the official SDKs (built package, tsc)'
       expect(marker, `an error on a line not marked BAD: ${lines[Number(m[1]) - 1]}`).not.toBeNull();
       refused.add(Number(marker![1]));
     }
-    expect([...refused].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect([...refused].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   }, 300_000);
 });

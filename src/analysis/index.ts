@@ -1,4 +1,4 @@
-// `abridge/analysis`: what reads whole sessions after the fact — the viewer's data and page, replay of predictions,
+// `abridge-context/analysis`: what reads whole sessions after the fact — the viewer's data and page, replay of predictions,
 // prefix stability and cost.
 export {
   buildViewData,

@@ -5,7 +5,7 @@ import { componentOf } from '../budget/components.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import type { BudgetSettings } from '../budget/types.js';
 import { conversationEntries } from '../model/branch.js';
-import { argumentsText, partTextLength } from '../model/parts.js';
+import { argumentsText, isDateMs, partTextLength } from '../model/parts.js';
 import type { CompactionMarker, Entry, Message, Part, Session } from '../model/types.js';
 import type { AbridgeMarker } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
@@ -533,7 +533,7 @@ function conversation(
     if (e.line !== undefined) rec.l = e.line;
     if (e.compaction) rec.k = e.compaction.number;
     const ts = m?.timestamp ?? e.timestamp;
-    if (ts !== undefined) rec.ts = ts;
+    if (isDateMs(ts)) rec.ts = ts;
     if (m?.synthetic) rec.syn = true;
     let text = '';
     if (m) {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -58,11 +59,32 @@ function inert(text: string): string {
   return text.replace(/<\/(script|style)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
 }
 
+/** A CSP source for an inline element's text: the base64 SHA-256 of its UTF-8 bytes. */
+function hashSource(text: string): string {
+  return `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+}
+
+/** The page and its Content-Security-Policy (the same policy the page's meta element carries). */
+export interface RenderedViewPage {
+  html: string;
+  /** For a response header: the meta policy plus what only a header can say (frame-ancestors). */
+  headerPolicy: string;
+}
+
 /**
  * The viewer as one self-contained HTML document: every asset inlined, no network access when opened. The page data is
  * inlined as JSON; the full texts of the messages as one gzip blob (base64) the page decompresses on first use.
  */
 export function renderViewPage(data: ViewData, texts: readonly string[]): string {
+  return renderViewPageWithPolicy(data, texts).html;
+}
+
+/**
+ * The page, and the policy it runs under: no 'unsafe-inline' — its two scripts and two styles are allowed by their
+ * hashes, nothing else runs (no inline handler, no style attribute: the page script styles through the CSSOM), and
+ * it loads nothing (default-src 'none'; images only as data: URLs).
+ */
+export function renderViewPageWithPolicy(data: ViewData, texts: readonly string[]): RenderedViewPage {
   const a = loadAssets();
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
   const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: 1 }).toString('base64');
@@ -70,15 +92,29 @@ export function renderViewPage(data: ViewData, texts: readonly string[]): string
     /[&<>"]/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!,
   );
+  const uplotCss = inert(a.uplotCss);
+  const pageCss = inert(a.css);
+  const uplotJs = inert(a.uplotJs);
+  const pageJs = inert(a.js);
+  const policy = [
+    "default-src 'none'",
+    `script-src ${hashSource(uplotJs)} ${hashSource(pageJs)}`,
+    `style-src ${hashSource(uplotCss)} ${hashSource(pageCss)}`,
+    'img-src data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
   const parts: Record<string, string> = {
+    '/*CSP*/': policy,
     '/*TITLE*/': title,
-    '/*UPLOT_CSS*/': inert(a.uplotCss),
-    '/*PAGE_CSS*/': inert(a.css),
+    '/*UPLOT_CSS*/': uplotCss,
+    '/*PAGE_CSS*/': pageCss,
     '/*DATA*/': json,
     '/*TEXTS*/': blob,
-    '/*UPLOT_JS*/': inert(a.uplotJs),
-    '/*PAGE_JS*/': inert(a.js),
+    '/*UPLOT_JS*/': uplotJs,
+    '/*PAGE_JS*/': pageJs,
   };
   // One pass over the template, so that no inserted text is searched for placeholders.
-  return a.html.replace(/\/\*(TITLE|UPLOT_CSS|PAGE_CSS|DATA|TEXTS|UPLOT_JS|PAGE_JS)\*\//g, (m) => parts[m]!);
+  const html = a.html.replace(/\/\*(CSP|TITLE|UPLOT_CSS|PAGE_CSS|DATA|TEXTS|UPLOT_JS|PAGE_JS)\*\//g, (m) => parts[m]!);
+  return { html, headerPolicy: `${policy}; frame-ancestors 'none'` };
 }

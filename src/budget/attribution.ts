@@ -117,8 +117,16 @@ export class ToolAttribution {
   }
 }
 
+/**
+ * A record keyed by names from a transcript: without a prototype, so that a tool called `__proto__` or `constructor`
+ * is a key like any other (on a plain object, `out.__proto__ = v` would set the prototype and the tool would vanish).
+ */
+export function nameRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function sortedRecord<T extends ToolCost>(m: Map<string, T>): Record<string, T> {
-  const out: Record<string, T> = {};
+  const out = nameRecord<T>();
   for (const [k, v] of [...m].sort(
     (a, b) => b[1].tokens + b[1].callTokens - (a[1].tokens + a[1].callTokens) || a[0].localeCompare(b[0]),
   ))
@@ -128,7 +136,7 @@ function sortedRecord<T extends ToolCost>(m: Map<string, T>): Record<string, T> 
 
 /** Scales counted tokens to provider tokens (the snapshot's ratio), keeping counts as they are. */
 export function scaleCosts<T extends ToolCost>(costs: Record<string, T>, ratio: number): Record<string, T> {
-  const out: Record<string, T> = {};
+  const out = nameRecord<T>();
   for (const [k, v] of Object.entries(costs))
     out[k] = { ...v, tokens: Math.round(v.tokens * ratio), callTokens: Math.round(v.callTokens * ratio) };
   return out;

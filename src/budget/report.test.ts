@@ -254,7 +254,7 @@ describe('renderBreakdownMarkdown', () => {
         '**Context ███████░░░ 71% · 142K/200K · warn**',
         '',
         'claude-opus-4-1-20250805 · window 200,000 · anchored on the last reported usage  ',
-        'used 142,000 of 168,000 usable (85%) · warn 134,400 · compact 151,200 → 100,800 · block 164,640  ',
+        'used 142,000 · usable 168,000 (window − 32,000 reserved) · warn 134,400 · compact 151,200 → 100,800 · block 164,640  ',
         '',
         '| component | tokens | % of window |',
         '|---|--:|--:|',

@@ -112,7 +112,8 @@ function header(s: ContextSnapshot): string[] {
   const source = m.source === 'catalog' ? '' : ` (${m.source}${m.matched ? `: ${m.matched}` : ''})`;
   return [
     `${m.id} · window ${int(s.window)}${source} · ${s.anchored ? 'anchored on the last reported usage' : 'estimated (no usable usage report)'}`,
-    `used ${int(s.used)} of ${int(s.effective)} usable (${pct(s.fill)}) · warn ${int(s.marks.warn)} · compact ${int(s.marks.compact)} → ${int(s.marks.target)} · block ${int(s.marks.block)}`,
+    // One share per state: the pressure line above gives it of the window; the levels are marks in tokens here.
+    `used ${int(s.used)} · usable ${int(s.effective)} (window − ${int(s.reserve)} reserved) · warn ${int(s.marks.warn)} · compact ${int(s.marks.compact)} → ${int(s.marks.target)} · block ${int(s.marks.block)}`,
   ];
 }
 

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { contextSnapshot } from '../budget/snapshot.js';
@@ -23,6 +25,7 @@ import { createRedactor, redactSerialized } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { progressReporter, statusLine } from './progress.js';
 import { fmtInt, table } from './render.js';
+import { escapeControls, escapeControlsDeep, jsonForTerminal } from './terminal.js';
 import { tokenCounterFor } from './tokens.js';
 import { llmSummarizerFromEnv } from './llm.js';
 
@@ -147,6 +150,15 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
         `${file}: line ${notUtf8.line} is not valid UTF-8, and writing the transcript back would replace those bytes with U+FFFD; repair the line first (abridge inspect lists every such line); nothing was written`,
       );
     }
+    const shared = opts.out && session.format === 'pi' ? session.entries.find((e) => e.sameLineAsPrevious) : undefined;
+    if (shared)
+      // pi reads one record a line (its own files hold such lines, from concurrent appends): the compacted copy puts
+      // each record of that line on a line of its own, which pi needs — said, since those bytes change.
+      process.stderr.write(
+        escapeControls(
+          `abridge compact: ${file}: line ${shared.line ?? '?'} holds more than one JSON record; ${opts.out} has them on separate lines, as pi reads them (every other line of the transcript is written as it was)\n`,
+        ),
+      );
     const snapshot = contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) });
     const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
     const summarizer: Summarizer =
@@ -156,37 +168,56 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
           ? new ExtractiveSummarizer()
           : badSummarizer(opts.summarizer);
     const redact = createRedactor(config.redaction);
-    const store: ResultStore = opts.resultsDir
-      ? new FileResultStore(opts.resultsDir)
-      : opts.out
-        ? new FileResultStore(`${opts.out}.results`)
-        : new MemoryResultStore();
+    // The results this run stores: removed again (and the folder, when this run made it) if the run fails, so that a
+    // failed compaction leaves no result behind that no transcript refers to.
+    const created = new Set<string>();
+    const resultsDir = opts.resultsDir ?? (opts.out ? `${opts.out}.results` : undefined);
+    const dirExisted = resultsDir !== undefined && existsSync(resultsDir);
+    const fileStore =
+      resultsDir === undefined ? undefined : new FileResultStore(resultsDir, { onCreating: (ref) => created.add(ref) });
+    const store: ResultStore = fileStore ?? new MemoryResultStore();
+    const undoStore = async () => {
+      if (!fileStore) return;
+      await fileStore.remove(created).catch(() => undefined);
+      if (!dirExisted) await rm(fileStore.dir, { recursive: true, force: true }).catch(() => undefined);
+    };
     // A large session takes seconds after the reading (offloaded results are written one by one): say what runs.
     const status = statusLine(bytes);
-    const result = await compact(session, {
-      target,
-      force: true,
-      summarizer,
-      store,
-      redact,
-      onStrategy: (name) => status.update(`compacting ${file}: ${name}…`),
-      ...(strategies ? { strategies } : {}),
-      ...(opts.instructions?.trim() ? { instructions: opts.instructions.trim() } : {}),
-      ...(opts.keepProtected ? { shrinkProtected: false } : {}),
-      ...(keepLastSteps !== undefined ? { keepLastSteps } : {}),
-      ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
-      ...(exact ? { exact } : {}),
-    }).finally(() => status.stop());
-    // --out: the user's own records as they were, abridge's compaction record redacted (see writeSession).
-    if (opts.out) {
-      status.update(`writing ${opts.out}…`);
-      try {
-        const text = writeSession(session, session.format, { redact });
-        assertHeld?.();
-        await writeFileAtomic(opts.out, text);
-      } finally {
-        status.stop();
+    let result: CompactionResult;
+    try {
+      result = await compact(session, {
+        target,
+        force: true,
+        summarizer,
+        store,
+        redact,
+        onStrategy: (name) => status.update(`compacting ${file}: ${name}…`),
+        ...(strategies ? { strategies } : {}),
+        ...(opts.instructions?.trim() ? { instructions: opts.instructions.trim() } : {}),
+        ...(opts.keepProtected ? { shrinkProtected: false } : {}),
+        ...(keepLastSteps !== undefined ? { keepLastSteps } : {}),
+        ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
+        ...(exact ? { exact } : {}),
+      }).finally(() => status.stop());
+      // --out: the user's own records as they were, abridge's compaction record redacted (see writeSession).
+      if (opts.out) {
+        status.update(`writing ${opts.out}…`);
+        try {
+          const text = writeSession(session, session.format, { redact });
+          assertHeld?.();
+          await writeFileAtomic(opts.out, text);
+        } finally {
+          status.stop();
+        }
       }
+    } catch (err) {
+      await undoStore();
+      if (err instanceof AbridgeError && err.code === 'STORE_ERROR')
+        throw new AbridgeError(
+          'STORE_ERROR',
+          `${err.message}; nothing was written${created.size ? `, and the results this run had begun to store (${created.size}) were removed` : ''}`,
+        );
+      throw err;
     }
     if (opts.emit) {
       // A body over the budget is not printed: a script piping it to the provider gets exit 3, not a request that
@@ -198,15 +229,24 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     if (opts.json) {
       const { entry: _entry, marker, ...rest } = result;
       process.stdout.write(
-        redactSerialized(
-          `${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`,
-          redact,
+        jsonForTerminal(
+          redactSerialized(
+            `${JSON.stringify({ file, format: session.format, target, ...rest, summaryChars: marker?.summary.length ?? 0, archived: marker?.archived, edits: marker?.edits?.length ?? 0, out: opts.out }, null, 2)}\n`,
+            redact,
+          ),
         ),
       );
       exitIfOverBudget(result, target);
       return;
     }
-    process.stdout.write(redact(render(file, target, result, opts.out)));
+    // What it names from the transcript (skipped strategies' reasons, notes, protected parts) with controls shown.
+    const { entry: _e, marker: _m, ...named } = result;
+    const shown = { ...result, ...escapeControlsDeep(named) };
+    process.stdout.write(
+      redact(
+        render(escapeControls(file), target, shown, opts.out === undefined ? undefined : escapeControls(opts.out)),
+      ),
+    );
     exitIfOverBudget(result, target);
   }
 }
@@ -237,7 +277,7 @@ function exitIfOverBudget(r: CompactionResult, target: number): void {
     r.protectedTokens > target
       ? `even what must stay verbatim comes to ${fmtInt(r.protectedTokens)} tokens, over the budget of ${fmtInt(target)}`
       : `the context is ${fmtInt(r.afterTokens)} tokens after ${r.strategiesRun.length ? r.strategiesRun.map((s) => s.name).join(', ') : 'every strategy was skipped'}, over the budget of ${fmtInt(target)}: what must stay verbatim (${fmtInt(r.protectedTokens)} tokens)${r.marker?.summary ? ` plus the summary of what was archived (${fmtInt(r.marker.summary.length)} characters)` : ''}${r.skipped.length ? `; skipped: ${r.skipped.map((s) => `${s.name} (${s.reason})`).join(', ')}` : ''}`;
-  process.stderr.write(`abridge compact: budget not reached: ${why}:\n${parts}\n`);
+  process.stderr.write(escapeControls(`abridge compact: budget not reached: ${why}:\n${parts}\n`));
   process.exitCode = 3;
 }
 
@@ -277,13 +317,17 @@ function render(file: string, target: number, r: CompactionResult, out: string |
     `${fmtInt(r.beforeTokens)} → ${pc.bold(fmtInt(r.afterTokens))} tokens (${pct(r.afterTokens, r.beforeTokens)}), target ${fmtInt(target)}${r.reachedTarget ? pc.green(' ✓') : pc.yellow(' — not reached: the rest is protected (see below)')}`,
   );
   lines.push(
-    `${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; every entry is kept in the session (archived, not deleted)`,
+    `${fmtInt(r.beforeMessages)} → ${fmtInt(r.afterMessages)} messages the model sees; ${
+      out
+        ? 'every entry stays in the transcript (archived, not deleted)'
+        : 'nothing written (--out FILE or --in-place writes the compacted transcript, every entry kept)'
+    }`,
   );
   if (r.strategiesRun.length) {
     lines.push('');
     lines.push(
       table(
-        ['strategy', 'before', 'after', 'saved'],
+        ['pass', 'before', 'after', 'saved'],
         r.strategiesRun.map((s) => [
           s.name,
           fmtInt(s.beforeTokens),
@@ -297,12 +341,17 @@ function render(file: string, target: number, r: CompactionResult, out: string |
   // How the summary was made and what else gave way to fit (the last step cut short, the summary squeezed).
   for (const n of r.summaryNotes) lines.push(pc.dim(`note: ${n}`));
   if (r.violations.length) for (const v of r.violations) lines.push(pc.red(`invariant: ${v.message}`));
+  // The table's figures are each pass's own: a later pass may archive what an earlier one shrank, so what the view keeps
+  // is said here, of the view itself.
+  const edited = r.marker?.edits?.length ?? 0;
+  const kept = `${fmtInt(edited)} of the ${fmtInt(r.afterMessages)} messages kept ${edited === 1 ? 'is' : 'are'} shortened (results cleared, offloaded or cut to head and tail; inputs stubbed)`;
   if (r.marker?.archived)
     lines.push(
       pc.dim(
-        `archived entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} behind a ${fmtInt(r.marker.summary.length)}-character summary; ${r.marker.edits?.length ?? 0} ${r.marker.edits?.length === 1 ? 'result' : 'results'} cleared, offloaded or shortened`,
+        `entries ${r.marker.archived.fromEntry}–${r.marker.archived.toEntry} archived behind a ${fmtInt(r.marker.summary.length)}-character summary; ${kept}`,
       ),
     );
+  else if (r.marker) lines.push(pc.dim(kept));
   if (out) lines.push(`written to ${out} with a native compaction record`);
   return `${lines.join('\n')}\n`;
 }

@@ -191,6 +191,24 @@ describe('abridge inspect: the /context breakdown', () => {
     expect(context.byMcpServer).toEqual({});
   });
 
+  it('a bill that is no count of the request is a problem, and the count does not use it', () => {
+    const lie = piSession.replace('"input":10,', '"input":10000000,');
+    expect(lie).not.toBe(piSession);
+    const r = abridge('inspect', tmpFile('s.jsonl', `${lie}\n`), '--json');
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.problems).toEqual([
+      expect.objectContaining({
+        kind: 'implausible-usage',
+        message: expect.stringMatching(/10000120 tokens.*not used$/),
+      }),
+    ]);
+    expect(report.context.anchored).toBe(false);
+    expect(report.context.used).toBeLessThan(10_000);
+    const text = abridge('inspect', tmpFile('s.jsonl', `${lie}\n`));
+    expect(text.stdout).toMatch(/problems +1 \(implausible-usage 1\)/);
+  });
+
   it('the text report lists the context by tool', () => {
     const r = abridge('inspect', tmpFile('s.jsonl', withUsage));
     expect(r.code).toBe(0);

@@ -16,6 +16,7 @@ import { warmEstimator } from '../tokens/estimate.js';
 import { tokenCounterFor } from './tokens.js';
 import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
+import { escapeControlsDeep, jsonForTerminal } from './terminal.js';
 
 const count = (n: number, noun: string) => `${fmtInt(n)} ${noun}${n === 1 ? '' : 's'}`;
 
@@ -41,7 +42,7 @@ export function registerInspect(program: Command): void {
     .option('--at <entry>', 'show the context as of this entry index')
     .option('--exact', 'count tokens with the o200k_base tokenizer instead of the estimator')
     .option('--markdown', 'print the /context breakdown as Markdown (with the footer an agent adds to its comments)')
-    .option('--json', 'print one JSON object (schema in the README)');
+    .option('--json', 'print one JSON object (schema in docs/cli.md)');
   addConfigOptions(cmd).action(
     async (
       file: string,
@@ -82,6 +83,15 @@ export function registerInspect(program: Command): void {
             ...(at !== undefined ? { at } : {}),
             ...(exact ? { exact } : {}),
           });
+          // A bill the count did not believe is a problem of the transcript: shown with the others.
+          for (const u of report.context.ignoredUsage ?? []) {
+            report.problems.push({
+              line: u.entry + 1,
+              kind: 'implausible-usage',
+              message: `entry ${u.entry}: ${u.reason}; not used`,
+            });
+            report.problemCounts['implausible-usage'] = (report.problemCounts['implausible-usage'] ?? 0) + 1;
+          }
         } else {
           if (at !== undefined)
             throw new AbridgeError(
@@ -104,10 +114,15 @@ export function registerInspect(program: Command): void {
       }
       // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
       const redact = createRedactor(config.redaction);
-      if (opts.json) process.stdout.write(redactSerialized(`${JSON.stringify(report, null, 2)}\n`, redact));
-      else if (opts.markdown && report.context)
-        process.stdout.write(redact(`${renderBreakdownMarkdown(report.context)}${markdownFooter(report.context)}\n`));
-      else process.stdout.write(redact(renderInspect(report)));
+      // Its text from the transcript (tool names, titles, problems) reaches a terminal with control characters shown.
+      if (opts.json)
+        process.stdout.write(jsonForTerminal(redactSerialized(`${JSON.stringify(report, null, 2)}\n`, redact)));
+      else {
+        const shown = escapeControlsDeep(report);
+        if (opts.markdown && shown.context)
+          process.stdout.write(redact(`${renderBreakdownMarkdown(shown.context)}${markdownFooter(shown.context)}\n`));
+        else process.stdout.write(redact(renderInspect(shown)));
+      }
     },
   );
 }

@@ -9,6 +9,7 @@ import { registerCompact } from './compact.js';
 import { registerModels } from './models.js';
 import { registerFooter } from './footer.js';
 import { registerView } from './view.js';
+import { escapeControls } from './terminal.js';
 import { VERSION } from './version.js';
 
 /**
@@ -45,18 +46,20 @@ async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? 0 : 2;
     }
     if (err instanceof AbridgeError) {
-      process.stderr.write(`abridge: ${redactForMessage(err.message)}\n`);
+      process.stderr.write(`abridge: ${escapeControls(redactForMessage(err.message))}\n`);
       return 2;
     }
     const sys = err as NodeJS.ErrnoException | null;
     if (isWriteErrorCode(sys?.code) && (typeof sys?.path === 'string' || sys?.syscall === 'write')) {
       // A file system refusal that escaped a command's own handling is still the environment, not a bug.
-      process.stderr.write(`abridge: ${writeError(sys.path ?? 'standard output', err, false).message}\n`);
+      process.stderr.write(
+        `abridge: ${escapeControls(writeError(sys.path ?? 'standard output', err, false).message)}\n`,
+      );
       return 2;
     }
     const message = redactForMessage(err instanceof Error ? err.message : String(err));
     process.stderr.write(
-      `abridge: internal error: ${message}${process.env.ABRIDGE_DEBUG ? `\n${redactForMessage((err as Error).stack ?? '')}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`,
+      `abridge: internal error: ${escapeControls(message)}${process.env.ABRIDGE_DEBUG ? `\n${redactForMessage((err as Error).stack ?? '')}` : ' (set ABRIDGE_DEBUG=1 for details)'}\n`,
     );
     return 1;
   }

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -67,12 +67,42 @@ function sonnetSession(prompt: number): string {
       timestamp: ts,
       message: {
         role: 'assistant',
+        content: [{ type: 'toolCall', id: 'c2', name: 'bash', arguments: { command: 'git log -1' } }],
+        provider: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        usage: usage(prompt - 5_000 - 8_112 - 300),
+        stopReason: 'toolUse',
+        timestamp: 4,
+      },
+    },
+    {
+      type: 'message',
+      id: 'r2',
+      parentId: 'a2',
+      timestamp: ts,
+      message: {
+        role: 'toolResult',
+        toolCallId: 'c2',
+        toolName: 'bash',
+        content: [{ type: 'text', text: 'commit 1f3e…' }],
+        isError: false,
+        timestamp: 5,
+      },
+    },
+    {
+      type: 'message',
+      id: 'a3',
+      parentId: 'r2',
+      timestamp: ts,
+      message: {
+        role: 'assistant',
         content: [{ type: 'text', text: 'Read it all.' }],
         provider: 'anthropic',
         model: 'claude-sonnet-4-5',
+        // Two requests the provider accepted and billed: the evidence a window is raised on (one could be a bad report).
         usage: usage(prompt - 5_000 - 8_112),
         stopReason: 'stop',
-        timestamp: 4,
+        timestamp: 6,
       },
     },
   ];
@@ -81,7 +111,7 @@ function sonnetSession(prompt: number): string {
   return file;
 }
 
-describe('abridge inspect: a billed prompt above the window raises it', () => {
+describe('abridge inspect: prompts billed above the window raise it', () => {
   it('a Sonnet 4.5 session billed 303,112 tokens runs on the 1M variant, and the report says so', () => {
     const r = abridge(['inspect', sonnetSession(303_112), '--json']);
     expect(r.stderr).toBe('');
@@ -99,6 +129,18 @@ describe('abridge inspect: a billed prompt above the window raises it', () => {
     expect(context.level).toBe('ok');
     const human = abridge(['inspect', sonnetSession(303_112)]);
     expect(human.stdout).toContain('assuming the 1,000,000-token variant');
+  });
+
+  it('one bill above the window is not enough: it could be a bad report', () => {
+    const file = sonnetSession(303_112);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    // Only the last bill is above the window.
+    const a2 = JSON.parse(lines[4]!);
+    a2.message.usage.cacheRead = 150_000;
+    lines[4] = JSON.stringify(a2);
+    writeFileSync(file, lines.join('\n'));
+    const context = JSON.parse(abridge(['inspect', file, '--json']).stdout).context;
+    expect(context.model).toMatchObject({ id: 'claude-sonnet-4-5', contextWindow: 200_000, source: 'catalog' });
   });
 
   it('a session within the window keeps the catalog window', () => {

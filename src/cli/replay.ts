@@ -10,6 +10,7 @@ import { progressReporter } from './progress.js';
 import { fmtInt, table } from './render.js';
 import { redactSerialized } from '../redact/redact.js';
 import { outputRedactor } from './redaction.js';
+import { escapeControls, escapeControlsDeep, jsonForTerminal } from './terminal.js';
 import { AbridgeError } from '../errors.js';
 
 export function registerReplay(program: Command): void {
@@ -57,14 +58,17 @@ export function registerReplay(program: Command): void {
       const redact = await outputRedactor();
       if (opts.json) {
         process.stdout.write(
-          redactSerialized(
-            `${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`,
-            redact,
+          jsonForTerminal(
+            redactSerialized(
+              `${JSON.stringify({ file, format: session.format, counting: exact ? exact.encoding : 'estimate', requests, summary }, null, 2)}\n`,
+              redact,
+            ),
           ),
         );
         return;
       }
-      process.stdout.write(redact(renderReplay(file, requests, summary)));
+      // Model ids and the file's name come from outside: control characters shown, not obeyed; secrets redacted.
+      process.stdout.write(redact(renderReplay(escapeControls(file), escapeControlsDeep(requests), summary)));
     });
 }
 

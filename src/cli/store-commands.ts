@@ -13,6 +13,7 @@ import { openSqliteStore } from '../store/sqlite/session-store.js';
 import { progressReporter } from './progress.js';
 import { outputRedactor } from './redaction.js';
 import { fmtInt, table } from './render.js';
+import { escapeControls, escapeControlsDeep, jsonForTerminal } from './terminal.js';
 
 /** Formats `abridge export` writes. Transcripts (pi, claude-code) get the whole history; request bodies the context. */
 const EXPORT_FORMATS: readonly FormatId[] = ['pi', 'claude-code', 'anthropic', 'openai-chat', 'openai-responses'];
@@ -30,7 +31,7 @@ export function redactDb(db: string): string {
 }
 
 /**
- * Opens the store `--db` names: a postgres:// or postgresql:// URL loads the PostgreSQL store (abridge/postgres, which
+ * Opens the store `--db` names: a postgres:// or postgresql:// URL loads the PostgreSQL store (abridge-context/postgres, which
  * needs the pg package); anything else is a SQLite file (needs better-sqlite3), created unless `mustExist`.
  */
 export async function openStore(
@@ -51,7 +52,7 @@ export async function openStore(
       if (message.includes('store/postgres/index.js')) {
         throw new AbridgeError(
           'MISSING_DEPENDENCY',
-          'the PostgreSQL store (abridge/postgres) is not part of this build of abridge',
+          'the PostgreSQL store (abridge-context/postgres) is not part of this build of abridge',
         );
       }
       throw new AbridgeError(
@@ -84,6 +85,31 @@ async function withStore<T>(
   }
 }
 
+/**
+ * Import keeps a transcript to write it back byte for byte, as text: bytes that are not UTF-8 would come back changed
+ * (as U+FFFD). Such a file is refused, naming where, rather than stored as something export cannot give back.
+ */
+async function refuseInvalidUtf8(file: string, session: Session): Promise<void> {
+  const { statSync } = await import('node:fs');
+  let regular = false;
+  try {
+    regular = file !== '-' && statSync(file).isFile();
+  } catch {
+    regular = false;
+  }
+  const { firstInvalidUtf8 } = await import('../formats/utf8.js');
+  const at = regular ? await firstInvalidUtf8(file) : undefined;
+  const problem = session.problems.find((p) => p.kind === 'invalid-utf8');
+  if (!at && !problem) return;
+  const where = at
+    ? `line ${fmtInt(at.line)}, byte ${fmtInt(at.column)} of the line (byte offset ${fmtInt(at.offset)} in the file)`
+    : `line ${fmtInt(problem!.line)}`;
+  throw new AbridgeError(
+    'INVALID_INPUT',
+    `${file === '-' ? '<stdin>' : file}: not valid UTF-8 at ${where}; abridge stores transcripts as text and export could not give these bytes back, so nothing was imported (repair the file, e.g. iconv -f utf-8 -t utf-8 -c, and import it again)`,
+  );
+}
+
 export function registerStoreCommands(program: Command): void {
   program
     .command('import')
@@ -104,6 +130,7 @@ export function registerStoreCommands(program: Command): void {
         ...inputOptions(),
         onProgress: progress.update,
       }).finally(() => progress.stop());
+      await refuseInvalidUtf8(file, session);
       const stored = await withStore(opts.db, false, (store) =>
         importSession(store, session, opts.id).catch((err: unknown) => {
           if (err instanceof AbridgeError && err.code === 'SESSION_EXISTS')
@@ -115,11 +142,11 @@ export function registerStoreCommands(program: Command): void {
         }),
       );
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify({ sessionId: stored.id, entries: stored.version })}\n`);
+        process.stdout.write(jsonForTerminal(`${JSON.stringify({ sessionId: stored.id, entries: stored.version })}\n`));
         return;
       }
       process.stdout.write(
-        `imported ${file} (${session.format}, ${fmtInt(stored.version)} entries) as session ${pc.bold(stored.id)} into ${redactDb(opts.db)}\n`,
+        `imported ${escapeControls(file)} (${session.format}, ${fmtInt(stored.version)} entries) as session ${pc.bold(escapeControls(stored.id))} into ${escapeControls(redactDb(opts.db))}\n`,
       );
     });
 
@@ -174,7 +201,9 @@ export function registerStoreCommands(program: Command): void {
       if (opts.out) {
         await writeFileAtomic(opts.out, text);
         process.stdout.write(
-          `exported session ${sessionId} (${fmtInt(session.entries.length)} entries) as ${format} to ${opts.out}\n`,
+          escapeControls(
+            `exported session ${sessionId} (${fmtInt(session.entries.length)} entries) as ${format} to ${opts.out}\n`,
+          ),
         );
         return;
       }
@@ -189,14 +218,14 @@ export function registerStoreCommands(program: Command): void {
     .action(async (opts: { db: string; json?: boolean }) => {
       const sessions = await withStore(opts.db, true, (store) => store.listSessions(), true);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(sessions.map(listed), null, 2)}\n`);
+        process.stdout.write(jsonForTerminal(`${JSON.stringify(sessions.map(listed), null, 2)}\n`));
         return;
       }
       if (sessions.length === 0) {
         process.stdout.write(`no sessions in ${redactDb(opts.db)}\n`);
         return;
       }
-      const rows = sessions.map((s) => [
+      const rows = escapeControlsDeep(sessions).map((s) => [
         s.id,
         s.format,
         fmtInt(s.version),

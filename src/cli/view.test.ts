@@ -1,12 +1,16 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildViewData } from '../analysis/view-data.js';
 import { readSession } from '../formats/read.js';
-import { findChromium, launchChromium } from '../../test/support/browser.js';
+import { CHROMIUM_FLAGS, findChromium, launchChromium } from '../../test/support/browser.js';
 import { CLI, runCli, SMALL_PI_SESSION } from '../../test/support/cli.js';
 import { corpusAvailable } from '../../test/support/corpus.js';
 import { abridgeCompactedTranscript, VIEW_CASES } from '../../test/support/view-fixtures.js';
@@ -27,7 +31,9 @@ describe('abridge view', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = join(dir, 'small.view.html');
-    expect(r.stdout).toBe(`wrote ${out} (0.1 MB: 1 requests, 0 compactions, 3 messages)\n`);
+    expect(r.stdout).toBe(
+      `wrote ${out} (0.1 MB: 1 request, 0 compactions, 3 messages); open it in a browser: ${pathToFileURL(out).href}\n`,
+    );
     const html = readFileSync(out, 'utf8');
     const data = JSON.parse(/<script type="application\/json" id="data">(.*?)<\/script>/s.exec(html)![1]!);
     expect(data.points.reported).toEqual([130]);
@@ -69,32 +75,141 @@ describe('abridge view', () => {
   });
 
   it('--serve serves the page on 127.0.0.1 until interrupted', async () => {
-    const child = spawn(process.execPath, [CLI, 'view', small, '--serve'], {
-      cwd: dir,
-      env: { ...process.env, NO_COLOR: '1' },
-    });
+    const served = await serveView(small);
     try {
-      const url = await new Promise<string>((done, fail) => {
-        let out = '';
-        child.stdout.on('data', (b: Buffer) => {
-          out += b.toString();
-          const m = /serving (http:\/\/127\.0\.0\.1:\d+\/) \(Ctrl-C to stop\)\n/.exec(out);
-          if (m) done(m[1]!);
-        });
-        child.once('exit', (code) => fail(new Error(`exited ${code}: ${out}`)));
-      });
-      const res = await fetch(url);
+      const res = await fetch(served.url);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(await res.text()).toContain('<script type="application/json" id="data">');
-      expect((await fetch(`${url}other`)).status).toBe(404);
+      expect((await fetch(`${served.url}other`)).status).toBe(404);
     } finally {
-      const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it('--serve answers only requests to the address it bound: another Host (DNS rebinding) gets 421, no Host 400', async () => {
+    const served = await serveView(small);
+    try {
+      const port = served.port;
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) {
+        const r = await get(port, host);
+        expect(r.status, host).toBe(200);
+        expect(r.body, host).toContain('<script type="application/json" id="data">');
+      }
+      for (const host of [
+        `evil.example:${port}`,
+        'evil.example',
+        `127.0.0.1:${port + 1}`,
+        '127.0.0.1',
+        `localhost.evil.example:${port}`,
+        `127.0.0.1.nip.io:${port}`,
+        `[::1]:${port}`,
+        `0.0.0.0:${port}`,
+      ]) {
+        const r = await get(port, host);
+        expect(r.status, host).toBe(421);
+        expect(r.body, host).not.toContain('id="data"');
+      }
+      // HTTP/1.0 without a Host header: refused too, the page is not sent.
+      const raw = await rawRequest(port, 'GET / HTTP/1.0\r\n\r\n');
+      expect(raw).toMatch(/^HTTP\/1\.[01] 400 /);
+      expect(raw).not.toContain('id="data"');
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it("--serve sends the page with a Content-Security-Policy header without 'unsafe-inline': hashes of its scripts and styles", async () => {
+    const served = await serveView(small);
+    try {
+      const res = await fetch(served.url);
+      const csp = res.headers.get('content-security-policy')!;
+      const html = await res.text();
+      expect(csp).toBeTruthy();
+      expect(csp).not.toContain('unsafe-inline');
+      expect(csp).not.toContain('unsafe-eval');
+      expect(csp).toMatch(/(^|; )default-src 'none'(;|$)/);
+      expect(csp).toMatch(/(^|; )frame-ancestors 'none'(;|$)/);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      // The page's own meta policy says the same (a page written to a file has no header).
+      const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html)![1]!;
+      expect(meta).not.toContain('unsafe-inline');
+      // Every script and style element that runs is allowed by its hash, and nothing else is.
+      const hashes = (kind: 'script' | 'style') =>
+        [...html.matchAll(new RegExp(`<${kind}>([\\s\\S]*?)</${kind}>`, 'g'))].map(
+          (m) => `'sha256-${createHash('sha256').update(m[1]!).digest('base64')}'`,
+        );
+      expect(hashes('script')).toHaveLength(2);
+      expect(hashes('style')).toHaveLength(2);
+      expect(/script-src ([^;]*)/.exec(meta)![1]!.split(' ').sort()).toEqual(hashes('script').sort());
+      expect(/style-src ([^;]*)/.exec(meta)![1]!.split(' ').sort()).toEqual(hashes('style').sort());
+      expect(csp.startsWith(meta)).toBe(true);
+      // No inline event handler or style attribute in the page's markup.
+      expect(html.replace(/<script[\s\S]*?<\/script>/g, '')).not.toMatch(/\son[a-z]+=|\sstyle=/i);
+    } finally {
+      expect(await served.stop()).toBe(0);
     }
   });
 });
+
+/** `abridge view <file> --serve` in a child process, once it says where it serves. */
+async function serveView(file: string): Promise<{ url: string; port: number; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, 'view', file, '--serve'], {
+    cwd: dir,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const url = await new Promise<string>((done, fail) => {
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /serving (http:\/\/127\.0\.0\.1:\d+\/) \(Ctrl-C to stop\)\n/.exec(out);
+      if (m) done(m[1]!);
+    });
+    child.once('exit', (code) => fail(new Error(`exited ${code}: ${out}`)));
+  });
+  return {
+    url,
+    port: Number(new URL(url).port),
+    stop: () => {
+      child.kill('SIGINT');
+      return exited;
+    },
+  };
+}
+
+/** A GET of / on 127.0.0.1:port with the Host header given (what a DNS-rebinding page's request carries). */
+function get(port: number, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+/** Bytes sent as they are, the whole answer back (the server closes an HTTP/1.0 connection). */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    let out = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (c: string) => (out += c));
+    socket.on('end', () => done(out));
+    socket.on('error', fail);
+  });
+}
+
+// Injected before the page's own scripts (by the browser's debugging protocol, which the page's CSP does not govern):
+// every Content-Security-Policy violation the page causes, kept for the test to read.
+const CSP_VIOLATIONS = `window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || ''));
+});`;
 
 // Run in the page (as source text: this project's TypeScript has no DOM types). The chart's canvas: its size, how many
 // colours it holds and the share of pixels drawn.
@@ -147,6 +262,59 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
   }, 60_000);
   afterAll(async () => close?.());
 
+  it("the page --serve sends runs in Chromium under its CSP without 'unsafe-inline'; another host name for 127.0.0.1 (DNS rebinding) gets 421", async () => {
+    const served = await serveView(VIEW_CASES.pi);
+    let rebinding: Awaited<ReturnType<typeof launchChromium>> | undefined;
+    try {
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error' || m.type() === 'warning') errors.push(`${m.type()}: ${m.text()}`);
+      });
+      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+      await page.addInitScript(CSP_VIOLATIONS);
+      const res = await page.goto(served.url);
+      expect(res!.status()).toBe(200);
+      expect(res!.headers()['content-security-policy']).not.toContain('unsafe-inline');
+      await page.waitForSelector('body[data-ready="1"]');
+      const chart = (await page.evaluate(CANVAS_INK)) as { colours: number; inked: number } | undefined;
+      expect(chart!.colours).toBeGreaterThan(8);
+      expect(chart!.inked).toBeGreaterThan(0.1);
+      // What the page styles from its script: the breakdown's swatches and bars, the list's rows one under another.
+      const styled = (await page.evaluate(`(() => ({
+        swatch: getComputedStyle(document.querySelector('#contextBody .sw')).backgroundColor,
+        bar: document.querySelector('#contextBody td.bar span').getBoundingClientRect().width,
+        rows: [...document.querySelectorAll('#listInner .row')].slice(0, 3).map((r) => r.offsetTop),
+      }))()`)) as { swatch: string; bar: number; rows: number[] };
+      expect(styled.swatch).toMatch(/^rgb\(/);
+      expect(styled.swatch).not.toBe('rgba(0, 0, 0, 0)');
+      expect(styled.bar).toBeGreaterThan(0);
+      expect(styled.rows).toHaveLength(3);
+      expect(styled.rows[1]! - styled.rows[0]!).toBeGreaterThan(0);
+      expect(styled.rows[2]! - styled.rows[1]!).toBe(styled.rows[1]! - styled.rows[0]!);
+      await page.locator('#listInner .row').nth(1).click();
+      await page.waitForSelector('#fulltext:not(:empty)');
+      const first = page.locator('details.compaction').first();
+      await first.locator('summary').click();
+      expect(await first.locator('pre.summary').isVisible()).toBe(true);
+      expect(await page.evaluate('window.__cspViolations')).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+
+      // A page at another name that resolves to 127.0.0.1: same address and port, and the server refuses it.
+      rebinding = await launchChromium({
+        args: [...CHROMIUM_FLAGS, '--host-resolver-rules=MAP rebind.test 127.0.0.1'],
+      });
+      const foreign = await rebinding.context.newPage();
+      const refused = await foreign.goto(`http://rebind.test:${served.port}/`);
+      expect(refused!.status()).toBe(421);
+      expect(await foreign.content()).not.toContain('id="data"');
+    } finally {
+      await rebinding?.close();
+      expect(await served.stop()).toBe(0);
+    }
+  }, 120_000);
+
   const cases: [string, () => Promise<string>][] = [
     ['pi (with compactions of its own)', async () => VIEW_CASES.pi],
     ['Claude Code (compact_boundary)', async () => VIEW_CASES.claudeCode],
@@ -174,8 +342,17 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
       page.on('request', (req) => {
         if (!req.url().startsWith('file:') && !req.url().startsWith('data:')) errors.push(`network: ${req.url()}`);
       });
+      await page.addInitScript(CSP_VIOLATIONS);
       await page.goto(`file://${out}`);
       await page.waitForSelector('body[data-ready="1"]');
+      // The page's meta policy: no 'unsafe-inline' (hashes of its scripts and styles), and nothing it does breaks it.
+      const policy = String(
+        await page.evaluate(
+          `document.querySelector('meta[http-equiv="Content-Security-Policy"]').getAttribute('content')`,
+        ),
+      );
+      expect(policy).toMatch(/script-src 'sha256-/);
+      expect(policy).not.toContain('unsafe-inline');
 
       // The chart: uPlot's canvas, drawn (many colours, most of the plot not blank).
       const chart = (await page.evaluate(CANVAS_INK)) as
@@ -231,6 +408,7 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
       expect(spread.width).toBe(1400);
       expect(spread.height).toBeGreaterThan(1000);
       expect(spread.sd).toBeGreaterThan(10);
+      expect(await page.evaluate('window.__cspViolations')).toEqual([]);
       expect(errors).toEqual([]);
       await page.close();
     }, 120_000);

@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../atomic-write.js';
@@ -58,7 +59,7 @@ export function registerView(program: Command): void {
     const { session, source, name } = await sessionFrom(file, opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     // The page's builder (and node:zlib, node:http) are loaded by this command only, not at every start of the CLI.
-    const [{ buildViewData }, { renderViewPage }] = await Promise.all([
+    const [{ buildViewData }, { renderViewPageWithPolicy }] = await Promise.all([
       import('../analysis/view-data.js'),
       import('../analysis/view-page.js'),
     ]);
@@ -70,15 +71,15 @@ export function registerView(program: Command): void {
       redact,
       ...(exact ? { exact } : {}),
     });
-    const html = renderViewPage(data, texts);
+    const { html, headerPolicy } = renderViewPageWithPolicy(data, texts);
     if (opts.serve) {
-      await serve(html, port);
+      await serve(html, headerPolicy, port);
       return;
     }
     const out = resolve(opts.out ?? `${name}.view.html`);
     await writeFileAtomic(out, html);
     process.stdout.write(
-      `wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${data.points.entry.length} requests, ${data.compactions.length} compactions, ${data.records.length} messages)\n`,
+      `wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${plural(data.points.entry.length, 'request')}, ${plural(data.compactions.length, 'compaction')}, ${plural(data.records.length, 'message')}); open it in a browser: ${pathToFileURL(out).href}\n`,
     );
   });
 }
@@ -119,11 +120,35 @@ async function sessionFrom(
   return { session, source: file, name: basename(file).replace(/\.(jsonl|json|traj)$/i, '') };
 }
 
+/**
+ * Whether a request's Host header names the address the server bound: 127.0.0.1 or localhost, with its port. Any other
+ * name is a page that had a name of its own resolve to 127.0.0.1 (DNS rebinding): to the browser that page and this
+ * server are one origin, so it must not be given the page (the transcript it holds).
+ */
+export function isOwnHost(host: string | undefined, port: number): boolean {
+  if (host === undefined) return false;
+  const h = host.toLowerCase();
+  return h === `127.0.0.1:${port}` || h === `localhost:${port}`;
+}
+
 /** Serves the page on 127.0.0.1 only, prints its URL, and runs until the process is interrupted. */
-async function serve(html: string, port: number): Promise<void> {
+async function serve(html: string, policy: string, port: number): Promise<void> {
   const { createServer } = await import('node:http');
   const body = Buffer.from(html);
+  let bound = port;
   const server = createServer((req, res) => {
+    if (req.headers.host === undefined) {
+      res.writeHead(400, { 'content-type': 'text/plain', connection: 'close' }).end('a Host header is required\n');
+      return;
+    }
+    if (!isOwnHost(req.headers.host, bound)) {
+      res
+        .writeHead(421, { 'content-type': 'text/plain', connection: 'close' })
+        .end(
+          `misdirected request: this server answers only http://127.0.0.1:${bound}/ and http://localhost:${bound}/\n`,
+        );
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
       return;
@@ -136,6 +161,10 @@ async function serve(html: string, port: number): Promise<void> {
       'content-type': 'text/html; charset=utf-8',
       'content-length': body.length,
       'cache-control': 'no-store',
+      'content-security-policy': policy,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-resource-policy': 'same-origin',
     });
     res.end(req.method === 'HEAD' ? undefined : body);
   });
@@ -147,11 +176,19 @@ async function serve(html: string, port: number): Promise<void> {
     );
     server.listen(port, '127.0.0.1', () => {
       const address = server.address();
-      const actual = typeof address === 'object' && address ? address.port : port;
-      process.stdout.write(`serving http://127.0.0.1:${actual}/ (Ctrl-C to stop)\n`);
+      bound = typeof address === 'object' && address ? address.port : port;
+      process.stdout.write(`serving http://127.0.0.1:${bound}/ (Ctrl-C to stop)\n`);
     });
-    const stop = () => server.close(() => done());
+    // A browser keeps its connections open (and opens spare ones): close them too, or Ctrl-C waits for their timeouts.
+    const stop = () => {
+      server.close(() => done());
+      server.closeAllConnections();
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+function plural(n: number, what: string): string {
+  return `${n.toLocaleString('en-US')} ${what}${n === 1 ? '' : 's'}`;
 }

@@ -3,6 +3,7 @@
  * undone if it breaks one or does not help), the summary squeezed into the room left, the newest shortened results
  * given back their content, and — when the round lets it — the last step cut short.
  */
+import { AbridgeError } from '../errors.js';
 import type { Message } from '../model/types.js';
 import { isSummaryItem, type ViewItem } from '../model/view.js';
 import { markerOf } from './marker.js';
@@ -126,6 +127,9 @@ export async function runRound(env: ChainEnv, round: PlannedRound): Promise<Roun
           name === 'summarize' || name === 'truncate' ? ctx : cheapCtx,
         );
       } catch (err) {
+        // A store that cannot take the results (a full disk, a dead database) is not this strategy's failure: going on
+        // without it would report success while what the strategy stored before failing stays behind, unreferenced.
+        if (err instanceof AbridgeError && err.code === 'STORE_ERROR') throw err;
         out.skipped.push({
           name,
           reason: `${err instanceof StrategySkipped ? err.reason : `failed: ${err instanceof Error ? err.message : String(err)}`}`,

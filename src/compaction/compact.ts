@@ -13,7 +13,7 @@ import { MemoryResultStore } from './memory-result-store.js';
 import { protect, type Protection } from './must-stay.js';
 import type { CompactOptions, CompactionResult } from './options.js';
 import { shortNote } from './give-way.js';
-import { measureForCompaction, mustStay, planFrom, type PlannedRound } from './plan.js';
+import { checkCompactOptions, measureForCompaction, mustStay, planFrom, type PlannedRound } from './plan.js';
 import { redactingStore, redactingSummarizer } from './redaction.js';
 import type { StrategyName } from './strategies/strategy.js';
 import { summaryMessage } from './strategies/summarize.js';
@@ -36,6 +36,7 @@ export { DEFAULT_KEEP_RECENT_TOKENS };
  * reported.
  */
 export async function compact(session: Session, options: CompactOptions): Promise<CompactionResult> {
+  checkCompactOptions(options);
   const measured = measureForCompaction(session, options);
   const { view: view0, counter, before: beforeTokens, fixed, ratio } = measured;
   const size = (view: readonly ViewItem[]) => view.reduce((n, it) => n + counter.message(it.message), 0);

@@ -6,6 +6,7 @@
  */
 import { windowsOf } from '../budget/windows.js';
 import { DEFAULT_KEEP_RECENT_TOKENS } from '../defaults.js';
+import { AbridgeError } from '../errors.js';
 import { conversationEntries } from '../model/branch.js';
 import type { Entry, Session } from '../model/types.js';
 import { activeView, type ViewItem } from '../model/view.js';
@@ -101,10 +102,44 @@ export function measureForCompaction(
 }
 
 /**
+ * Refuses options no compaction can follow: a `target` that is not a finite number of tokens ≥ 0 (undefined, NaN,
+ * Infinity, negative — the search for a round that reaches it would never end), and likewise the tail sizes.
+ */
+export function checkCompactOptions(options: CompactOptions): void {
+  const given = options as unknown as Record<string, unknown>;
+  const bad = (name: string, v: unknown, integer: boolean) =>
+    new AbridgeError(
+      'INVALID_INPUT',
+      `compact: option "${name}" must be a finite ${integer ? 'whole ' : ''}number ≥ 0${name === 'target' ? ' (the token budget to compact to)' : ''}, got ${describe(v)}`,
+    );
+  const target = given.target;
+  if (typeof target !== 'number' || !Number.isFinite(target) || target < 0) throw bad('target', target, false);
+  for (const [name, integer] of [
+    ['keepRecentTokens', false],
+    ['keepLastSteps', true],
+    ['minKeepLastSteps', true],
+    ['prefixTokens', false],
+  ] as const) {
+    const v = given[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (integer && !Number.isInteger(v)))
+      throw bad(name, v, integer);
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  return v === null ? 'null' : typeof v;
+}
+
+/**
  * Plans a compaction of `session` to `options.target`: what is protected in each round it may try, and the rooms.
  * Nothing is changed.
  */
 export function planCompaction(session: Session, options: CompactOptions): CompactionPlan {
+  checkCompactOptions(options);
   return planFrom(measureForCompaction(session, options), options);
 }
 

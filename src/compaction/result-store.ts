@@ -88,9 +88,17 @@ export function refIdFor(text: string): string {
   return `r_${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
-/** The ref of `text` put for one session: content-addressed within the session, distinct across sessions. */
+/**
+ * The ref of `text` put for one session: content-addressed within the session, distinct across sessions. The hashed
+ * bytes must say where the id ends: `abridge-session NUL id NUL text` does for an id without NUL (the refs stored so
+ * far, kept as they are); an id holding NUL ("a\0b" with "c" would hash as "a" with "b\0c") is hashed under another
+ * prefix with its length in front instead.
+ */
 export function sessionRefIdFor(sessionId: string, text: string): string {
-  return `r_${createHash('sha256').update(`abridge-session\0${sessionId}\0`, 'utf8').update(text, 'utf8').digest('hex').slice(0, 16)}`;
+  const head = sessionId.includes('\0')
+    ? `abridge-session-lp\0${Buffer.byteLength(sessionId, 'utf8')}:${sessionId}`
+    : `abridge-session\0${sessionId}\0`;
+  return `r_${createHash('sha256').update(head, 'utf8').update(text, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
 /**

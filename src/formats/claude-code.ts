@@ -14,7 +14,7 @@ import type {
   SessionInfo,
   Usage,
 } from '../model/types.js';
-import { imageFrom, num, resultContent, textPart } from '../model/parts.js';
+import { EPOCH_ISO, imageFrom, isoTime, num, resultContent, textPart } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 import { takeLinkedRecord } from './linked-record.js';
 import { writeJsonl } from './jsonl.js';
@@ -349,7 +349,7 @@ function recordHeader(ctx: RecordContext, parent: string | null, uuid: string, t
  * new uuids and new `message.id`s; none is a sidechain record, so a subagent's own transcript resumes as a session.
  */
 function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordContext): Record<string, unknown>[] {
-  const iso = new Date(e.timestamp ?? 0).toISOString();
+  const iso = isoTime(e.timestamp) ?? EPOCH_ISO;
   const out: Record<string, unknown>[] = [];
   const seed = `${ctx.sessionId}:${e.index}:${ctx.n}`;
   let parent: string | null = null;
@@ -441,7 +441,7 @@ function assistantMessage(m: Message, id: string): Record<string, unknown> {
 
 function encodeRecords(e: Entry, ctx: RecordContext): Record<string, unknown>[] {
   if (e.compaction?.source === 'abridge') return encodeAbridgeCompaction(e, e.compaction as AbridgeMarker, ctx);
-  const iso = new Date(e.timestamp ?? e.message?.timestamp ?? 0).toISOString();
+  const iso = isoTime(e.timestamp) ?? isoTime(e.message?.timestamp) ?? EPOCH_ISO;
   const common = (uuid: string) => recordHeader(ctx, ctx.parent, uuid, iso, e.sidechain === true);
   const uuid = uuidFrom(`${ctx.sessionId}:${ctx.n}`);
   if (e.compaction && !e.message) {

@@ -55,7 +55,7 @@
  * ended (they wait for either), and non-text blocks (images of later builds, which the DeepSeek wire refuses).
  */
 import type { CompactionMarker, EntryDraft, Message, Part, SessionInfo, Usage } from '../model/types.js';
-import { num, parseArguments, textPart } from '../model/parts.js';
+import { isDateMs, num, parseArguments, textPart } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 
 /** Events that put a message on the surface (what the harness derives its history from). */
@@ -96,8 +96,13 @@ class DeepSeekHarnessDecoder implements EntryDecoder {
   decode(r: Record<string, unknown>, ctx: DecodeContext): EntryDraft[] {
     const type = asString(r.type);
     const base: EntryDraft = { kind: 'event', sourceType: type ?? '', raw: r };
-    if (type === 'session') return [this.sessionHeader(r, base)];
-    const time = typeof r.time === 'number' ? r.time : typeof r.time0 === 'number' ? r.time0 : undefined;
+    if (type === 'session') return [this.sessionHeader(r, base, ctx)];
+    const time =
+      typeof r.time === 'number'
+        ? timeOf(r.time, 'time', ctx)
+        : typeof r.time0 === 'number'
+          ? timeOf(r.time0, 'time0', ctx)
+          : undefined;
     if (time !== undefined) base.timestamp = time;
     if (type === undefined || !isRecord(r.data) || !(typeof r.seq === 'number' || isChunkRow(r))) {
       ctx.problem({
@@ -135,7 +140,7 @@ class DeepSeekHarnessDecoder implements EntryDecoder {
     }
   }
 
-  private sessionHeader(r: Record<string, unknown>, base: EntryDraft): EntryDraft {
+  private sessionHeader(r: Record<string, unknown>, base: EntryDraft, ctx: DecodeContext): EntryDraft {
     base.kind = 'header';
     if (this.info.id !== undefined) return base;
     const id = asString(r.id);
@@ -143,9 +148,10 @@ class DeepSeekHarnessDecoder implements EntryDecoder {
     const cwd = asString(r.cwd);
     if (cwd) this.info.cwd = cwd;
     if (typeof r.version === 'number') this.info.version = r.version;
-    if (typeof r.createdAt === 'number') {
-      this.info.startedAt = r.createdAt;
-      base.timestamp = r.createdAt;
+    const createdAt = typeof r.createdAt === 'number' ? timeOf(r.createdAt, 'createdAt', ctx) : undefined;
+    if (createdAt !== undefined) {
+      this.info.startedAt = createdAt;
+      base.timestamp = createdAt;
     }
     if (typeof r.delegationDepth === 'number') this.extra.delegationDepth = r.delegationDepth;
     const parent = asString(r.parentSession);
@@ -554,3 +560,16 @@ export const deepSeekHarnessFormat: TranscriptFormat = {
   },
   createDecoder: () => new DeepSeekHarnessDecoder(),
 };
+
+/**
+ * An event's epoch-milliseconds time, when a date can hold it. Any other number (year 275,760 and on, 1e20, a huge
+ * negative) is a problem of the file, not a crash of whatever formats the date later: reported, and dropped.
+ */
+function timeOf(v: number, field: string, ctx: DecodeContext): number | undefined {
+  if (isDateMs(v)) return v;
+  ctx.problem({
+    kind: 'bad-timestamp',
+    message: `line ${ctx.line}: "${field}" ${v} is not a time (epoch milliseconds within ±8.64e15); read without it`,
+  });
+  return undefined;
+}

@@ -29,7 +29,9 @@ export function sampleSource(head: string, complete: boolean, whole?: () => stri
       },
       problem() {},
     },
-    { keepSourceText: false },
+    // Detection looks at a record's keys only: a record too deep (or a line too long) is for the reader to refuse,
+    // with the file's name.
+    { keepSourceText: false, maxDepth: Number.POSITIVE_INFINITY, maxLineBytes: Number.POSITIVE_INFINITY },
   );
   // Only whole lines of the head: a cut last line would look truncated.
   const lastNl = complete ? text.length : text.lastIndexOf('\n');

@@ -1,9 +1,10 @@
+import { isoTime } from '../model/parts.js';
 import { problemCounts, SessionStats, type SessionStatsResult } from '../model/stats.js';
 import type { Entry, FormatId, Problem, Session, SessionInfo } from '../model/types.js';
 import { streamSession, type ReadOptions } from './read.js';
 import { getFormat } from './registry.js';
 
-/** What `abridge inspect --json` prints. The README documents each field. */
+/** What `abridge inspect --json` prints. docs/cli.md documents each field. */
 export interface InspectReport extends SessionStatsResult {
   file: string;
   format: FormatId;
@@ -63,8 +64,11 @@ function buildReport(
   if (info.version !== undefined) session.version = info.version;
   if (info.title !== undefined) session.title = info.title;
   const start = info.startedAt ?? s.firstTimestamp;
-  if (start !== undefined) session.startedAt = new Date(start).toISOString();
-  if (s.lastTimestamp !== undefined) session.endedAt = new Date(s.lastTimestamp).toISOString();
+  // Times no date can hold (a session built by a program) are left out rather than thrown on.
+  const startedAt = isoTime(start);
+  if (startedAt !== undefined) session.startedAt = startedAt;
+  const endedAt = isoTime(s.lastTimestamp);
+  if (endedAt !== undefined) session.endedAt = endedAt;
   return {
     file: path,
     format,

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { AbridgeError } from '../errors.js';
 import type { Problem } from '../model/types.js';
 
 /** One JSON object read from a JSONL source. */
@@ -40,6 +41,86 @@ export interface JsonlOptions {
    * writes (it still keeps the text of lines that are not one object, and of a line's byte-order mark or CR).
    */
   keepSourceText?: boolean;
+  /** Names the input in the errors below (a path, `<stdin>`). */
+  source?: string;
+  /**
+   * The longest line read, in bytes (default {@link MAX_LINE_BYTES}, or the environment's `ABRIDGE_MAX_LINE_BYTES`):
+   * a longer one is an error naming its line, raised before the line is held whole.
+   */
+  maxLineBytes?: number;
+  /** The deepest nesting of a record's arrays and objects (default {@link MAX_JSON_DEPTH}); deeper is an error. */
+  maxDepth?: number;
+}
+
+/**
+ * The longest line abridge reads: 512 MiB less 24 bytes, the longest string V8 can hold (a line is decoded into one).
+ */
+export const MAX_LINE_BYTES = 2 ** 29 - 24;
+
+/**
+ * The deepest nesting of arrays and objects abridge reads. Counting, summarizing and writing walk records recursively
+ * (JSON.stringify does): past a few thousand levels the stack runs out. Real transcripts nest a few dozen levels.
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+function lineLimit(options: JsonlOptions): number {
+  if (options.maxLineBytes !== undefined) return options.maxLineBytes;
+  const env = Number(process.env.ABRIDGE_MAX_LINE_BYTES);
+  return Number.isInteger(env) && env > 0 ? Math.min(env, MAX_LINE_BYTES) : MAX_LINE_BYTES;
+}
+
+const mib = (bytes: number) =>
+  bytes >= 1048576
+    ? `${(bytes / 1048576).toFixed(bytes % 1048576 ? 1 : 0)} MiB`
+    : `${bytes.toLocaleString('en-US')} bytes`;
+
+/** The error for a line past the length limit. */
+function lineTooLong(source: string | undefined, line: number, limit: number): AbridgeError {
+  return new AbridgeError(
+    'INVALID_INPUT',
+    `${source ?? '<input>'}: line ${line} is longer than ${mib(limit)}, the longest line abridge can read (one record of that size is not a transcript abridge can hold in memory)`,
+  );
+}
+
+/** The error for a record nested past the depth limit. */
+export function nestedTooDeep(source: string | undefined, line: number | undefined, limit: number): AbridgeError {
+  return new AbridgeError(
+    'INVALID_INPUT',
+    `${source ?? '<input>'}: ${line !== undefined ? `line ${line}: ` : ''}JSON nested more than ${limit.toLocaleString('en-US')} levels deep (arrays and objects within each other); abridge reads records up to that depth`,
+  );
+}
+
+/** Whether a parsed JSON value nests arrays and objects more than `limit` levels deep (iterative: no recursion). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: [object, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (depth > limit) return true;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    for (const c of children) if (typeof c === 'object' && c !== null) stack.push([c, depth + 1]);
+  }
+  return false;
+}
+
+/**
+ * Where JSON text nests arrays and objects more than `limit` levels deep: the offset of the bracket that goes past it,
+ * or -1. A scan of the text (strings skipped), for a document before it is parsed.
+ */
+export function deepNestingOffset(text: string, limit: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return i;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return -1;
 }
 
 const NEWLINE = 0x0a;
@@ -65,12 +146,18 @@ export class JsonlParser {
   trailingBlankLines = 0;
   private blanks = 0;
   private readonly keepText: boolean;
+  private readonly source: string | undefined;
+  private readonly maxLine: number;
+  private readonly maxDepth: number;
 
   constructor(
     private readonly sink: JsonlSink,
     options: JsonlOptions = {},
   ) {
     this.keepText = options.keepSourceText ?? true;
+    this.source = options.source;
+    this.maxLine = lineLimit(options);
+    this.maxDepth = options.maxDepth ?? MAX_JSON_DEPTH;
   }
 
   push(chunk: Buffer): void {
@@ -80,6 +167,8 @@ export class JsonlParser {
     for (;;) {
       const nl = chunk.indexOf(NEWLINE, start);
       if (nl === -1) break;
+      if (this.pendingBytes + (nl - start) > this.maxLine)
+        throw lineTooLong(this.source, this.lineNo + 1, this.maxLine);
       let lineBuf = chunk.subarray(start, nl);
       if (this.pendingBytes > 0) {
         this.pending.push(lineBuf);
@@ -92,6 +181,8 @@ export class JsonlParser {
     }
     if (start < chunk.length) {
       const rest = chunk.subarray(start);
+      // Refused as soon as the line is known to be too long: the rest of it is never held.
+      if (this.pendingBytes + rest.length > this.maxLine) throw lineTooLong(this.source, this.lineNo + 1, this.maxLine);
       // Copy: the caller may reuse its buffer.
       this.pending.push(Buffer.from(rest));
       this.pendingBytes += rest.length;
@@ -149,6 +240,10 @@ export class JsonlParser {
       bom ? '\ufeff' : '',
       cr ? '\r' : '',
       this.keepText,
+      (v) => {
+        if (this.maxDepth !== Number.POSITIVE_INFINITY && nestsDeeperThan(v, this.maxDepth))
+          throw nestedTooDeep(this.source, lineNo, this.maxDepth);
+      },
       blanks > 0
         ? {
             item: (it) =>
@@ -167,6 +262,7 @@ function parseLine(
   before: string,
   after: string,
   keepText: boolean,
+  checkDepth: (value: unknown) => void,
   sink: JsonlSink,
 ): void {
   const source = `${before}${text}${after}`;
@@ -175,6 +271,7 @@ function parseLine(
     value = JSON.parse(text);
   } catch (err) {
     const pieces = splitConcatenated(text);
+    for (const v of pieces.values) checkDepth(v);
     const objects = pieces.values.filter(isObject).length;
     if (pieces.complete && pieces.values.length > 1 && objects > 0) {
       // Each object keeps the text from the end of the object before it up to its own end (non-objects, spacing and
@@ -223,6 +320,7 @@ function parseLine(
     sink.item({ kind: 'bad', line: lineNo, text: source });
     return;
   }
+  checkDepth(value);
   if (!isObject(value)) {
     const what = Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`;
     sink.problem({

@@ -1,7 +1,8 @@
 /**
  * abridge's messages as pi records: the encoders the pi writer uses for entries that did not come from a pi file, for
- * the rewritten copies of a compacted view, and for the pi extension (`abridge/pi`), which hands pi messages back.
+ * the rewritten copies of a compacted view, and for the pi extension (`abridge-context/pi`), which hands pi messages back.
  */
+import { EPOCH_ISO, isoTime } from '../model/parts.js';
 import type { CompactionMarker, Entry, Message, Part, Usage } from '../model/types.js';
 import type { AbridgeMarker } from '../model/view.js';
 
@@ -174,5 +175,5 @@ export function withoutType(r: Record<string, unknown>): Record<string, unknown>
 }
 
 export function isoOf(e: Entry): string {
-  return new Date(e.timestamp ?? e.message?.timestamp ?? 0).toISOString();
+  return isoTime(e.timestamp) ?? isoTime(e.message?.timestamp) ?? EPOCH_ISO;
 }

@@ -7,6 +7,7 @@
  * where the view first differs from the original entries, and re-appends the rest of the view as rewritten records
  * (edits applied, the summary in its place). The abandoned branch stays in the file — pi's /tree shows it.
  */
+import { EPOCH_ISO, isoTime } from '../model/parts.js';
 import { conversationEntries, isTreeShaped } from '../model/branch.js';
 import type { CompactionMarker, Entry, Message, Part, Session } from '../model/types.js';
 import { isSummaryItem, viewOf, type AbridgeMarker, type ViewItem } from '../model/view.js';
@@ -182,7 +183,7 @@ class Originals {
         type: 'session',
         version: 3,
         id: s.info.id ?? stableId(`${s.format}:${s.entries.length}`, 36),
-        timestamp: new Date(s.info.startedAt ?? start).toISOString(),
+        timestamp: isoTime(s.info.startedAt) ?? isoTime(start) ?? EPOCH_ISO,
         cwd: s.info.cwd ?? '',
       }),
     });
@@ -409,7 +410,7 @@ function customMessage(m: Message, e: Entry, iso: string): Record<string, unknow
   const parts: Part[] = m.parts.flatMap((p) => (p.type === 'tool-result' ? p.content : [p]));
   return {
     type: 'custom_message',
-    timestamp: e.timestamp !== undefined ? new Date(e.timestamp).toISOString() : iso,
+    timestamp: isoTime(e.timestamp) ?? iso,
     customType: PI_MESSAGE_TYPE,
     content: encodeParts(parts),
     display: true,

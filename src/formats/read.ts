@@ -5,12 +5,20 @@ import { SessionBuilder } from '../model/session.js';
 import type { Entry, FormatId, Problem, Session, SessionInfo } from '../model/types.js';
 import { detectFormat, sampleSource } from './detect.js';
 import type { DecodeContext, TranscriptFormat } from './format.js';
-import { readJsonlBuffer, readJsonlStream, type JsonlItem, type JsonlOptions } from './jsonl.js';
+import {
+  deepNestingOffset,
+  MAX_JSON_DEPTH,
+  nestedTooDeep,
+  readJsonlBuffer,
+  readJsonlStream,
+  type JsonlItem,
+  type JsonlOptions,
+} from './jsonl.js';
 import { getFormat } from './registry.js';
 import { readStreamSource } from './stream-input.js';
 
 export interface ReadOptions {
-  /** Skip detection and read as this format: its id, or the format itself (a value from `abridge/formats`, or your own). */
+  /** Skip detection and read as this format: its id, or the format itself (a value from `abridge-context/formats`, or your own). */
   format?: FormatId | string | TranscriptFormat;
   /** Called with the bytes read so far while a large file is read. */
   onProgress?: (bytesRead: number, totalBytes: number) => void;
@@ -58,7 +66,7 @@ export function parseSession(data: string | Buffer, options: ReadOptions & { sou
   const layout = readJsonlBuffer(
     typeof data === 'string' ? Buffer.from(data) : data,
     jsonlSink(builder, decoder, (e) => builder.add(e)),
-    jsonlOptions(options),
+    jsonlOptions(options, source),
   );
   finishJsonl(builder, decoder.finish(), layout);
   return builder.build();
@@ -171,14 +179,14 @@ async function readInto(
       read += n;
       options.onProgress?.(read, size);
     },
-    jsonlOptions(options),
+    jsonlOptions(options, path),
   );
   finishJsonl(builder, decoder.finish(), layout);
   return builder;
 }
 
-function jsonlOptions(options: ReadOptions): JsonlOptions {
-  return options.keepSourceText === false ? { keepSourceText: false } : {};
+function jsonlOptions(options: ReadOptions, source: string): JsonlOptions {
+  return options.keepSourceText === false ? { keepSourceText: false, source } : { source };
 }
 
 function jsonlSink(
@@ -288,6 +296,11 @@ function chooseFormat(
 
 function readDocumentText(format: TranscriptFormat, text: string, source: string): Session {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  // A JSON document nested too deep is refused before anything walks it: every count and write of a record recurses.
+  if (/^\s*[[{]/.test(body.slice(0, 64))) {
+    const deep = deepNestingOffset(body, MAX_JSON_DEPTH);
+    if (deep !== -1) throw nestedTooDeep(source, lineAt(body, deep), MAX_JSON_DEPTH);
+  }
   if (format.readText) return format.readText(body, source);
   let document: unknown;
   try {
@@ -348,4 +361,11 @@ function readWholeSync(path: string): string {
     const code = (err as NodeJS.ErrnoException).code;
     throw new AbridgeError('FILE_UNREADABLE', `${path}: cannot read (${code ?? String(err)})`);
   }
+}
+
+/** The 1-based line of an offset in text. */
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+  return line;
 }

@@ -8,7 +8,7 @@
  * Anthropic thinking given back only when signed, Responses reasoning only as the items the API produced. This module adds
  * what a live request has besides the conversation: model, output limit, system prompt, tools, cache breakpoints.
  *
- * The typed entry points (`abridge/anthropic`, `abridge/openai`) wrap these with the official SDKs' types.
+ * The typed entry points (`abridge-context/anthropic`, `abridge-context/openai`) wrap these with the official SDKs' types.
  */
 import { AbridgeError } from '../errors.js';
 import {

@@ -44,7 +44,7 @@ function mergeProblems(base: AbridgeConfig, overrides: Parameters<typeof mergeCo
 }
 
 const FULL_EXAMPLE = {
-  $schema: './node_modules/abridge/schema/abridge.config.schema.json',
+  $schema: './node_modules/abridge-context/schema/abridge.config.schema.json',
   model: 'claude-sonnet-4-5',
   contextWindow: 200000,
   reserveTokens: 32000,

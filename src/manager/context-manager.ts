@@ -83,8 +83,8 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
    */
   summarizer?: Summarizer | 'extractive' | 'llm';
   /**
-   * The model that writes summaries (`anthropicClient()` of `abridge/providers/anthropic`, `openaiClient()` of
-   * `abridge/providers/openai`, or your own LlmClient): implies `summarizer: 'llm'`.
+   * The model that writes summaries (`anthropicClient()` of `abridge-context/anthropic`, `openaiClient()` of
+   * `abridge-context/openai`, or your own LlmClient): implies `summarizer: 'llm'`.
    */
   summaryClient?: LlmClient;
   /** Compact automatically when the context reaches the compact level (default true). */
@@ -214,7 +214,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     if (chosen === 'llm')
       throw new AbridgeError(
         'INVALID_INPUT',
-        "ContextManager: summarizer 'llm' needs summaryClient, the model that writes the summaries (anthropicClient() of abridge/providers/anthropic, openaiClient() of abridge/providers/openai, or an LlmClient of your own); with abridgeMiddleware, leave summarizer unset: the wrapped model writes them",
+        "ContextManager: summarizer 'llm' needs summaryClient, the model that writes the summaries (anthropicClient() of abridge-context/anthropic, openaiClient() of abridge-context/openai, or an LlmClient of your own); with abridgeMiddleware, leave summarizer unset: the wrapped model writes them",
       );
     this.chosenSummarizer = chosen;
     const config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };

@@ -28,9 +28,10 @@ export interface OverflowDetails {
  * A request that would exceed the model's window even after compaction: thrown by `ContextManager.prepare` instead of
  * handing the caller a request the provider would refuse. The message names what does not fit.
  */
-export class ContextOverflowError extends AbridgeError {
-  constructor(readonly details: OverflowDetails) {
-    super('CONTEXT_OVERFLOW', describeOverflow(details));
+export class ContextOverflowError extends AbridgeError<OverflowDetails> {
+  declare readonly details: OverflowDetails;
+  constructor(details: OverflowDetails) {
+    super('CONTEXT_OVERFLOW', describeOverflow(details), { details });
   }
 }
 

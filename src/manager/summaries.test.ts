@@ -273,7 +273,7 @@ describe('ContextManager: choosing the summarizer', () => {
       return 'no error';
     };
     expect(error({ summarizer: 'llm' })).toMatch(
-      /^ContextManager: summarizer 'llm' needs summaryClient, the model that writes the summaries \(anthropicClient\(\) of abridge\/providers\/anthropic/,
+      /^ContextManager: summarizer 'llm' needs summaryClient, the model that writes the summaries \(anthropicClient\(\) of abridge-context\/anthropic/,
     );
     expect(error({ summarizer: 'extractive', summaryClient: fakeClient })).toBe(
       "ContextManager: summaryClient is the model of summarizer 'llm', but summarizer is 'extractive': drop one of the two",

@@ -28,7 +28,7 @@ export function chooseSummarizer(options: SummarizerOptions, owner: string): Sum
     if (!isLlmClient(summaryClient))
       throw new AbridgeError(
         'INVALID_INPUT',
-        `${owner}: summaryClient: expected an LlmClient ({ model, contextWindow, complete() }, e.g. anthropicClient() of abridge/providers/anthropic or openaiClient() of abridge/providers/openai), got ${shown(summaryClient)}`,
+        `${owner}: summaryClient: expected an LlmClient ({ model, contextWindow, complete() }, e.g. anthropicClient() of abridge-context/anthropic or openaiClient() of abridge-context/openai), got ${shown(summaryClient)}`,
       );
     // A client beside another summarizer would be silently unused: say so rather than summarize some other way.
     if (summarizer !== undefined && summarizer !== 'llm')

@@ -1,3 +1,4 @@
+import { AbridgeError } from '../errors.js';
 import type { Entry, Session } from './types.js';
 
 export interface BranchOptions {
@@ -43,7 +44,7 @@ export function activeBranch(session: Session, options: BranchOptions = {}): Ent
   const path: Entry[] = [];
   const seen = new Set<string>();
   let cur = byId.get(leafId);
-  if (!cur) throw new Error(`activeBranch: no entry with id "${leafId}" in this session`);
+  if (!cur) throw new AbridgeError('INVALID_INPUT', `activeBranch: no entry with id "${leafId}" in this session`);
   while (cur && cur.id !== undefined && !seen.has(cur.id)) {
     seen.add(cur.id);
     path.push(cur);

@@ -125,6 +125,19 @@ export function promptTokens(u: Usage): number {
 /** The largest distance from the epoch a Date can hold (ms): beyond it, `new Date(t).toISOString()` throws. */
 const MAX_DATE_MS = 8.64e15;
 
+/** Whether `ms` (epoch milliseconds) is a time a Date can hold: finite and within ±8.64e15 (years −271,821 to 275,760). */
+export function isDateMs(ms: unknown): ms is number {
+  return typeof ms === 'number' && Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS;
+}
+
+/** The epoch as an ISO string: the time written for a record that has none (or none a date can hold). */
+export const EPOCH_ISO = '1970-01-01T00:00:00.000Z';
+
+/** `new Date(ms).toISOString()` for a time a Date can hold; undefined (not a RangeError) for any other value. */
+export function isoTime(ms: number | undefined): string | undefined {
+  return isDateMs(ms) ? new Date(ms).toISOString() : undefined;
+}
+
 /** ISO string or epoch number → epoch milliseconds; undefined for what is not a time a Date can hold. */
 export function toEpochMs(v: unknown): number | undefined {
   if (typeof v === 'number' && Number.isFinite(v)) {

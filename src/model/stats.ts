@@ -30,7 +30,8 @@ export class SessionStats {
     entries: { total: 0, byKind: {} },
     messages: { total: 0, sidechain: 0, synthetic: 0, byRole: {} },
     parts: { byType: {} },
-    tools: { calls: 0, results: 0, errors: 0, byName: {} },
+    // Keyed by tool names from the transcript: no prototype, so `__proto__` or `constructor` counts like any name.
+    tools: { calls: 0, results: 0, errors: 0, byName: Object.create(null) as Record<string, number> },
     media: { images: 0, files: 0, bytes: 0 },
     signatureChars: 0,
     models: [],

@@ -215,7 +215,9 @@ export type ProblemKind =
   /** The file holds more than one conversation (OpenHands: one per benchmark instance); the first was read. */
   | 'more-sessions'
   /** A provider's usage report that cannot be a count of the request sent: recorded, not used. */
-  | 'implausible-usage';
+  | 'implausible-usage'
+  /** A timestamp no date can hold (beyond ±8.64e15 ms of 1970, or not finite): dropped, the record read without it. */
+  | 'bad-timestamp';
 
 /** A record the reader could not take as it was. Reading always continues. */
 export interface Problem {

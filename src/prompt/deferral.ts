@@ -1,3 +1,4 @@
+import { AbridgeError } from '../errors.js';
 import { DEFAULT_DEFERRAL_THRESHOLD } from '../defaults.js';
 import type { ContextBudget } from '../budget/budget.js';
 import type { TokenCounter } from '../tokens/counter.js';
@@ -307,7 +308,8 @@ export class DeferralManager {
     const seen = new Set<string>();
     for (const tool of tools) {
       checkTool(tool);
-      if (seen.has(tool.name)) throw new Error(`duplicate tool name in one registration: ${tool.name}`);
+      if (seen.has(tool.name))
+        throw new AbridgeError('INVALID_INPUT', `duplicate tool name in one registration: ${tool.name}`);
       seen.add(tool.name);
     }
     for (const tool of tools) {
@@ -336,20 +338,24 @@ export function definitionTokens(tool: DeferrableTool, counter: TokenCounter): n
 }
 
 function checkTool(tool: DeferrableTool): void {
-  if (typeof tool.name !== 'string' || tool.name === '') throw new Error('a tool needs a name');
-  if (!KINDS.includes(tool.kind)) throw new Error(`tool ${tool.name}: unknown kind ${String(tool.kind)}`);
+  if (typeof tool.name !== 'string' || tool.name === '') throw new AbridgeError('INVALID_INPUT', 'a tool needs a name');
+  if (!KINDS.includes(tool.kind))
+    throw new AbridgeError('INVALID_INPUT', `tool ${tool.name}: unknown kind ${String(tool.kind)}`);
   if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null || Array.isArray(tool.inputSchema))
-    throw new Error(`tool ${tool.name}: inputSchema must be a JSON Schema object`);
+    throw new AbridgeError('INVALID_INPUT', `tool ${tool.name}: inputSchema must be a JSON Schema object`);
 }
 
 function checkThreshold(t: number): number {
   if (!Number.isFinite(t) || t < 0)
-    throw new Error(`deferral threshold must be a non-negative share of the window, got ${t}`);
+    throw new AbridgeError('INVALID_INPUT', `deferral threshold must be a non-negative share of the window, got ${t}`);
   return t;
 }
 
 function checkWindow(w: number | undefined): number {
   if (w === undefined || !Number.isFinite(w) || w < 0)
-    throw new Error(`effective window must be a non-negative number of tokens, got ${String(w)}`);
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `effective window must be a non-negative number of tokens, got ${String(w)}`,
+    );
   return w;
 }

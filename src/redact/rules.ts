@@ -60,16 +60,36 @@ export function boundaryOk(text: string, start: number, notAfter: RegExp | undef
   return (prev === 'n' || prev === 'r' || prev === 't') && text[start - 2] === '\\';
 }
 
-/** Shannon entropy of a string, in bits per character. */
+/** Counts of ASCII characters, reused by entropy() (reset after each use). */
+const ASCII_COUNTS = new Uint32Array(128);
+
+/** Shannon entropy of a string, in bits per character (of UTF-16 code units beyond ASCII, counted per code point). */
 export function entropy(s: string): number {
-  const counts = new Map<string, number>();
-  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  const n = [...s].length;
+  let other: Map<string, number> | undefined;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    n++;
+    if (c < 128) ASCII_COUNTS[c]!++;
+    else {
+      // A surrogate pair is one character.
+      const ch = c >= 0xd800 && c < 0xdc00 && i + 1 < s.length ? s.slice(i, ++i + 1) : s[i]!;
+      (other ??= new Map()).set(ch, (other.get(ch) ?? 0) + 1);
+    }
+  }
   let h = 0;
-  for (const c of counts.values()) {
-    const p = c / n;
+  for (let c = 0; c < 128; c++) {
+    const count = ASCII_COUNTS[c]!;
+    if (count === 0) continue;
+    ASCII_COUNTS[c] = 0;
+    const p = count / n;
     h -= p * Math.log2(p);
   }
+  if (other)
+    for (const count of other.values()) {
+      const p = count / n;
+      h -= p * Math.log2(p);
+    }
   return h;
 }
 

@@ -18,6 +18,11 @@ import {
 export interface FileResultStoreOptions {
   /** Clock for createdAt (tests). */
   now?: () => Date;
+  /**
+   * Told of each ref about to be written that was not stored yet (its batch views tell it too): what a caller removes
+   * again ({@link FileResultStore.remove}) when the work that stored them fails, so that no result is left unreferenced.
+   */
+  onCreating?: (refId: string) => void;
 }
 
 const META_FILE = /^(r_[0-9a-f]{16})\.json$/;
@@ -42,6 +47,7 @@ const O_NONBLOCK: number = constants.O_NONBLOCK ?? 0;
 export class FileResultStore extends ContentAddressedStore {
   readonly dir: string;
   private readonly now: () => Date;
+  private readonly onCreating: ((refId: string) => void) | undefined;
   /** In a batch's view: the files written without a sync, synced together at commit. */
   private pending?: string[];
 
@@ -49,6 +55,18 @@ export class FileResultStore extends ContentAddressedStore {
     super();
     this.dir = resolve(dir);
     this.now = options.now ?? (() => new Date());
+    this.onCreating = options.onCreating;
+  }
+
+  /** Removes results (both files, whether or not they were complete); refs not stored are ignored. */
+  async remove(refIds: Iterable<string>): Promise<void> {
+    for (const refId of refIds) {
+      validateRefId(refId);
+      for (const path of [this.metaPath(refId), this.textPath(refId)])
+        await unlink(path).catch((err: unknown) => {
+          if (!isCode(err, 'ENOENT')) throw storeError(`Cannot remove result ${refId} from ${this.dir}`, err);
+        });
+    }
   }
 
   textPath(refId: string): string {
@@ -65,6 +83,7 @@ export class FileResultStore extends ContentAddressedStore {
     if (existing) return existing;
     const stored = describeText(text, meta, this.now(), refId);
     const sync = this.pending === undefined;
+    this.onCreating?.(refId);
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       await writeAtomic(this.dir, `${refId}.txt`, text, sync);
@@ -84,7 +103,10 @@ export class FileResultStore extends ContentAddressedStore {
    * a later put of the same content repairs them (it checks the text's size against the metadata).
    */
   batch(): { store: FileResultStore; commit(): Promise<void> } {
-    const store = new FileResultStore(this.dir, { now: this.now });
+    const store = new FileResultStore(this.dir, {
+      now: this.now,
+      ...(this.onCreating ? { onCreating: this.onCreating } : {}),
+    });
     const pending: string[] = [];
     store.pending = pending;
     return {

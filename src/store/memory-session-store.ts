@@ -29,6 +29,7 @@ export function versionConflict(id: string, expected: number, actual: number): A
   return new AbridgeError(
     'CONFLICT',
     `session "${id}" is at version ${actual}, not the expected version ${expected}: another writer appended first; read the new entries and retry`,
+    { details: { sessionId: id, expected, actual } },
   );
 }
 

@@ -50,7 +50,7 @@ export interface ResumedSession {
 
 /**
  * Sessions as append-only entry logs, plus snapshots of their compacted context. Implementations: in memory, SQLite
- * (`abridge/sqlite`), PostgreSQL (`abridge/postgres`); one shared test suite holds them to the same behavior.
+ * (`abridge-context/sqlite`), PostgreSQL (`abridge-context/postgres`); one shared test suite holds them to the same behavior.
  *
  * Entries are stored whole (their `raw` record included), so a transcript imported and exported again is the same
  * bytes. An append is atomic: all of a batch or none. With `expectedVersion`, an append made by a writer that has not

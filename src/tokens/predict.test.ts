@@ -604,3 +604,41 @@ describe("PromptTracker: reasoning dropped at a person's turn (Responses API)", 
     expect(within.predicted).toBe(plain.predict(GPT).predicted);
   });
 });
+
+describe('PromptTracker.judge: usage is evidence, not truth', () => {
+  const usage = (input: number): Usage => ({ input, output: 10, cacheRead: 0, cacheWrite: 0 });
+  const problemOf = (v: ReturnType<PromptTracker['judge']>) => (v.used ? undefined : v.problem);
+  const tracker = (windowOf?: (m: string) => number | undefined) =>
+    new PromptTracker({ prefixTokens: 0, countsEverything: true, ...(windowOf ? { windowOf } : {}) });
+
+  it('believes a bill near what was sent, and a small one a few hundred tokens over a tiny count', () => {
+    const t = tracker(() => 200_000);
+    expect(t.judge(usage(10_400), CLAUDE, 10_000)).toEqual({ used: true });
+    // A provider's own tool-use prompt: 400 tokens on a request counted at 50.
+    expect(t.judge(usage(450), CLAUDE, 50)).toEqual({ used: true });
+  });
+
+  it('refuses what cannot be a count: not finite, beyond every known window, under half, 3× and 4K tokens off', () => {
+    const t = tracker((m) => (m === CLAUDE ? 1_000_000 : undefined));
+    const counted = 20_000;
+    const expected = Math.round(FAMILY_RATIO.claude * counted);
+    expect(problemOf(t.judge(usage(Number.POSITIVE_INFINITY), CLAUDE, counted))).toMatch(/no count of a request/);
+    expect(problemOf(t.judge(usage(1e308), CLAUDE, counted))).toMatch(/no count of a request/);
+    expect(problemOf(t.judge(usage(30_000_000), CLAUDE, counted))).toMatch(/no count of a request/);
+    expect(problemOf(t.judge(usage(1_200_000), CLAUDE, counted))).toMatch(
+      /above every window known for .* \(1000000\)/,
+    );
+    expect(problemOf(t.judge(usage(Math.floor(expected / 2) - 100), CLAUDE, counted))).toMatch(/under half/);
+    expect(problemOf(t.judge(usage(expected * 3 + 5_000), CLAUDE, counted))).toMatch(/more than 3× off/);
+    // The window is the largest known for the model: a model nobody knows is judged by the count alone.
+    expect(t.judge(usage(1_200_000), 'some-local-model', 400_000)).toEqual({ used: true });
+  });
+
+  it('a refused bill anchors nothing: the next prediction is what it was before', () => {
+    const t = tracker(() => 200_000);
+    const before = t.predict(CLAUDE).predicted;
+    const verdict = t.observe(usage(10_000_000), CLAUDE, 1, t.contextTokens);
+    expect(verdict.used).toBe(false);
+    expect(t.predict(CLAUDE)).toMatchObject({ predicted: before, anchored: false });
+  });
+});

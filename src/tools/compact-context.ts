@@ -1,3 +1,4 @@
+import { AbridgeError } from '../errors.js';
 import { z } from 'zod';
 import { defineTool, type AgentTool } from './tool.js';
 
@@ -73,7 +74,13 @@ export function compactContextTool(options: CompactContextToolOptions): AgentToo
       try {
         outcome = await options.compact(instructions ? { instructions } : {});
       } catch (err) {
-        throw new Error(`compaction failed: ${oneLine(err instanceof Error ? err.message : String(err))}`);
+        throw new AbridgeError(
+          'INTERNAL',
+          `compaction failed: ${oneLine(err instanceof Error ? err.message : String(err))}`,
+          {
+            cause: err,
+          },
+        );
       }
       return describeCompaction(outcome);
     },

@@ -38,7 +38,8 @@ export class DirHandle {
     const dir = new DirHandle(fh, label);
     try {
       const [viaFd, direct] = await Promise.all([fsp.stat(`${FD_DIR}/${fh.fd}/`), fh.stat()]);
-      if (viaFd.ino !== direct.ino || viaFd.dev !== direct.dev) throw new Error('descriptor mismatch');
+      if (viaFd.ino !== direct.ino || viaFd.dev !== direct.dev)
+        throw new AbridgeError('INTERNAL', 'descriptor mismatch');
     } catch {
       await dir.close();
       throw new AbridgeError(
@@ -51,15 +52,15 @@ export class DirHandle {
 
   /** The path of `name` inside this directory, resolved through the descriptor. */
   at(name: string): string {
-    if (this.closed) throw new Error(`internal: directory handle for ${this.label} used after close`);
+    if (this.closed) throw new AbridgeError('INTERNAL', `directory handle for ${this.label} used after close`);
     if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0'))
-      throw new Error(`internal: not a single name: ${JSON.stringify(name)}`);
+      throw new AbridgeError('INTERNAL', `not a single name: ${JSON.stringify(name)}`);
     return `${FD_DIR}/${this.fh.fd}/${name}`;
   }
 
   /** The directory itself, through the descriptor (for readdir). */
   private self(): string {
-    if (this.closed) throw new Error(`internal: directory handle for ${this.label} used after close`);
+    if (this.closed) throw new AbridgeError('INTERNAL', `directory handle for ${this.label} used after close`);
     return `${FD_DIR}/${this.fh.fd}/`;
   }
 

@@ -1,6 +1,7 @@
-// `abridge/tools`: the agent-callable tools (zod schemas, text answers). Their internals (memory paths, answer
+// `abridge-context/tools`: the agent-callable tools (zod schemas, text answers). Their internals (memory paths, answer
 // trimming, search terms) are not public.
-export { defineTool, toolDefinitions, type AgentTool, type ToolDefinition } from './tool.js';
+export { defineTool, toolDefinitions, type ToolDefinition } from './tool.js';
+// AgentTool, what these return, is the core's (abridge-context), where ContextManager.tools() returns it.
 export { readResultInput, readResultTool, type ReadResultInput, type ReadResultToolOptions } from './read-result.js';
 export { DEFAULT_ANSWER_LIMITS, type AnswerLimits } from './answer-limits.js';
 export {

@@ -877,7 +877,8 @@ export function memoryTool(options: MemoryToolOptions): AgentTool<MemoryInput> {
         return await dir.exclusive(() => runCommand(dir, input));
       } catch (err) {
         if (err instanceof AbridgeError) throw err;
-        throw new Error(dir.sanitize(err instanceof Error ? err.message : String(err)));
+        // No `cause`: the original message names paths outside the memory root, which sanitize() takes out.
+        throw new AbridgeError('STORE_ERROR', dir.sanitize(err instanceof Error ? err.message : String(err)));
       }
     },
   });

@@ -12,6 +12,16 @@
   const pct = (x) => `${(x * 100).toFixed(x < 0.1 ? 1 : 0)}%`;
   const esc = (s) =>
     String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+  // The page runs under a Content-Security-Policy without 'unsafe-inline': markup carries no style attributes. Colours,
+  // widths and offsets ride in data-* attributes and are set here, through the CSSOM (which the policy allows).
+  const styled = (root) => {
+    for (const el of root.querySelectorAll('[data-bg],[data-width],[data-top]')) {
+      if (el.dataset.bg) el.style.background = el.dataset.bg;
+      if (el.dataset.width) el.style.width = el.dataset.width;
+      if (el.dataset.top) el.style.top = el.dataset.top;
+    }
+    return root;
+  };
   const BASE_COLORS = {
     prefix: '#9aa3b5',
     system: '#c5b3e6',
@@ -196,7 +206,7 @@
     const catRows = rows
       .map(
         (r) =>
-          `<tr><td><span class="sw" style="background:${r.c.color}"></span>${esc(r.c.label)}</td><td>${int(r.t)}</td><td>${pct(r.t / win)}</td><td class="bar"><span style="width:${Math.min(100, (r.t / win) * 100)}%;background:${r.c.color}"></span></td></tr>`,
+          `<tr><td><span class="sw" data-bg="${esc(r.c.color)}"></span>${esc(r.c.label)}</td><td>${int(r.t)}</td><td>${pct(r.t / win)}</td><td class="bar"><span data-width="${Math.min(100, (r.t / win) * 100)}%" data-bg="${esc(r.c.color)}"></span></td></tr>`,
       )
       .join('');
     const free = Math.max(0, P.compact[selected] - used);
@@ -207,10 +217,10 @@
     const toolRows = tools
       .map(
         (x) =>
-          `<tr><td><span class="sw" style="background:${x.c.color}"></span>${esc(x.c.label)}</td><td>${int(P.calls[x.k][selected])}</td><td>${int(P.results[x.k][selected])}</td><td>${int(P.tokens[x.k][selected])}</td><td>${pct(P.tokens[x.k][selected] / win)}</td></tr>`,
+          `<tr><td><span class="sw" data-bg="${esc(x.c.color)}"></span>${esc(x.c.label)}</td><td>${int(P.calls[x.k][selected])}</td><td>${int(P.results[x.k][selected])}</td><td>${int(P.tokens[x.k][selected])}</td><td>${pct(P.tokens[x.k][selected] / win)}</td></tr>`,
       )
       .join('');
-    const servers = {};
+    const servers = Object.create(null); // keyed by server names from the transcript (`__proto__` included)
     for (const x of tools) {
       if (!x.c.mcpServer) continue;
       const s = (servers[x.c.mcpServer] ||= { calls: 0, results: 0, tokens: 0, tools: 0 });
@@ -233,7 +243,8 @@
       <tr class="dim"><td>Free until compaction (at ${int(P.compact[selected])})</td><td>${int(free)}</td><td>${pct(free / win)}</td><td></td></tr>
       <tr class="dim"><td>Marks</td><td colspan="3">warn ${int(P.warn[selected])} · compact ${int(P.compact[selected])} · block ${int(P.block[selected])}</td></tr></table></div>
       <div><table><tr><th>tool</th><th>calls</th><th>results</th><th>result tokens</th><th>of window</th></tr>${toolRows || '<tr><td colspan="5" class="dim">no tool results in this context</td></tr>'}</table>
-      ${serverRows ? `<table style="margin-top:12px"><tr><th>MCP server</th><th>calls</th><th>results</th><th>result tokens</th><th>of window</th></tr>${serverRows}</table>` : '<p class="hint">No MCP tools (named mcp__server__tool) in this context.</p>'}</div></div>`;
+      ${serverRows ? `<table class="spaced"><tr><th>MCP server</th><th>calls</th><th>results</th><th>result tokens</th><th>of window</th></tr>${serverRows}</table>` : '<p class="hint">No MCP tools (named mcp__server__tool) in this context.</p>'}</div></div>`;
+    styled($('contextBody'));
     if (plot) plot.redraw(false, false);
   }
 
@@ -247,7 +258,7 @@
             ? `<table><tr><th>entry</th><th>tool</th><th>how</th><th>tokens before</th><th>after</th><th>ref</th><th>now reads</th></tr>${c.edits
                 .map(
                   (e) =>
-                    `<tr><td><a href="#" data-entry="${e.entry}">${e.entry}</a></td><td>${esc(((D.records[recByEntry.get(e.entry)] || {}).tools || []).join(', '))}</td><td>${esc(e.how)}</td><td>${int(e.before)}</td><td>${int(e.after)}</td><td>${esc(e.ref || '')}</td><td style="white-space:normal;text-align:left" class="dim">${esc(e.preview.slice(0, 160))}</td></tr>`,
+                    `<tr><td><a href="#" data-entry="${e.entry}">${e.entry}</a></td><td>${esc(((D.records[recByEntry.get(e.entry)] || {}).tools || []).join(', '))}</td><td>${esc(e.how)}</td><td>${int(e.before)}</td><td>${int(e.after)}</td><td>${esc(e.ref || '')}</td><td class="dim prose">${esc(e.preview.slice(0, 160))}</td></tr>`,
                 )
                 .join('')}</table>`
             : '';
@@ -311,6 +322,11 @@
   const list = $('list');
   const inner = $('listInner');
   const fmtSize = (r) => `${int(r.t)} tok`;
+  // A record's time, when it is one a date can hold (toISOString throws a RangeError on any other).
+  const when = (ts) => {
+    const d = new Date(ts);
+    return ts && !Number.isNaN(d.getTime()) ? ` · ${d.toISOString().replace('T', ' ').slice(0, 19)}` : '';
+  };
   function rowHtml(i, top) {
     const r = R[i];
     const role = r.r === 'tool' ? 'tool' : r.r;
@@ -327,7 +343,7 @@
       (r.err ? '<span class="badge err">error</span>' : '');
     const label =
       r.r === 'tool' ? 'result' : r.r === 'compaction' ? `compact #${r.k}` : r.syn && r.r === 'user' ? 'injected' : r.r;
-    return `<div class="row${r.a ? ' archived' : ''}${i === sel ? ' sel' : ''}" data-i="${i}" style="top:${top}px"><span class="n">${r.l !== undefined ? r.l : r.e}</span><span class="role ${role}">${label}</span>${r.tools ? `<span class="tools">${esc(r.tools.join(', '))}</span>` : ''}<span class="size">${fmtSize(r)}</span>${badges}<span class="pv">${esc(r.p)}</span></div>`;
+    return `<div class="row${r.a ? ' archived' : ''}${i === sel ? ' sel' : ''}" data-i="${i}" data-top="${top}px"><span class="n">${r.l !== undefined ? r.l : r.e}</span><span class="role ${role}">${label}</span>${r.tools ? `<span class="tools">${esc(r.tools.join(', '))}</span>` : ''}<span class="size">${fmtSize(r)}</span>${badges}<span class="pv">${esc(r.p)}</span></div>`;
   }
   function renderList() {
     inner.style.height = `${view.length * ROW}px`;
@@ -336,6 +352,7 @@
     let html = '';
     for (let j = first; j < last; j++) html += rowHtml(view[j], j * ROW);
     inner.innerHTML = html;
+    styled(inner);
   }
   list.addEventListener('scroll', () => requestAnimationFrame(renderList));
   inner.addEventListener('click', (ev) => {
@@ -372,7 +389,7 @@
     }
     renderList();
     const d = $('detail');
-    d.innerHTML = `<h3>${esc(r.r === 'tool' ? 'tool result' : r.r)}${r.tools ? ` · ${esc(r.tools.join(', '))}` : ''} · entry ${r.e}${r.l !== undefined ? ` · line ${r.l}` : ''}</h3><p class="dim">${int(r.t)} tokens (counted) · ${int(r.c)} characters${r.a ? ` · archived by compaction #${r.a}` : ''}${r.ts ? ` · ${new Date(r.ts).toISOString().replace('T', ' ').slice(0, 19)}` : ''}</p><pre id="fulltext">loading…</pre>`;
+    d.innerHTML = `<h3>${esc(r.r === 'tool' ? 'tool result' : r.r)}${r.tools ? ` · ${esc(r.tools.join(', '))}` : ''} · entry ${r.e}${r.l !== undefined ? ` · line ${r.l}` : ''}</h3><p class="dim">${int(r.t)} tokens (counted) · ${int(r.c)} characters${r.a ? ` · archived by compaction #${r.a}` : ''}${when(r.ts)}</p><pre id="fulltext">loading…</pre>`;
     const t = await loadTexts();
     if (sel === i) $('fulltext').innerHTML = highlight(t[i]);
   }

@@ -1,3 +1,4 @@
+import { AbridgeError } from '../../errors.js';
 import { argumentsText } from '../../model/parts.js';
 import type { FilePart, ImagePart, Message, ResultContentPart } from '../../model/types.js';
 import type { TokenCounter } from '../../tokens/counter.js';
@@ -17,7 +18,7 @@ export interface LlmCompletionRequest {
   signal?: AbortSignal;
 }
 
-/** A model that completes text: what the LLM summarizer needs of a provider (see `abridge/providers/*`). */
+/** A model that completes text: what the LLM summarizer needs of a provider (see `abridge-context/providers/*`). */
 export interface LlmClient {
   readonly model: string;
   /** The model's context window, in its own tokens: the whole request plus the answer must fit in it. */
@@ -157,7 +158,7 @@ export class LlmSummarizer implements Summarizer {
   /** The fallback's summary when the model gave none worth keeping, and a note saying so. */
   private async fallBack(req: SummaryRequest, reason: string): Promise<string> {
     const fallback = this.options.fallback === undefined ? new ExtractiveSummarizer() : this.options.fallback;
-    if (fallback === null) throw new Error(`the LLM summarizer failed: ${reason}`);
+    if (fallback === null) throw new AbridgeError('SUMMARIZER_FAILED', `the LLM summarizer failed: ${reason}`);
     req.report?.(`the LLM summarizer failed (${reason}); the ${fallback.name} summary was used instead`);
     return fallback.summarize(req);
   }
@@ -220,7 +221,8 @@ export class LlmSummarizer implements Summarizer {
       }
     }
     if (fixedCost(messages.length) > avail) {
-      throw new Error(
+      throw new AbridgeError(
+        'SUMMARIZER_FAILED',
         `the LLM summarizer's model ${this.client.model} has too small a window (${window} tokens, ${maxOutputTokens} for the answer) for even the instructions and the earlier summary`,
       );
     }
@@ -273,7 +275,8 @@ export class LlmSummarizer implements Summarizer {
       const total = counter.text(system) + counter.text(prompt);
       if (fits(total) || first >= groups.length) {
         if (!fits(total))
-          throw new Error(
+          throw new AbridgeError(
+            'SUMMARIZER_FAILED',
             `the LLM summarizer could not fit its request into the window of ${this.client.model} (${window} tokens)`,
           );
         return {

@@ -1,7 +1,7 @@
 /**
- * `abridge/postgres`: SessionStore and ResultStore in PostgreSQL, for many workers sharing sessions.
+ * `abridge-context/postgres`: SessionStore and ResultStore in PostgreSQL, for many workers sharing sessions.
  *
- *   import { openPostgresStore } from 'abridge/postgres';
+ *   import { openPostgresStore } from 'abridge-context/postgres';
  *   const store = await openPostgresStore(process.env.DATABASE_URL!, { schema: 'abridge' });
  *   await store.append(sessionId, entries, { expectedVersion });
  *   const refs = store.results; // the ResultStore for offloaded tool results
@@ -18,7 +18,7 @@ import { PostgresSessionStore, type PostgresStoreHooks } from './session-store.j
 
 export { PostgresSessionStore, type PostgresSessionStoreConfig, type PostgresStoreHooks } from './session-store.js';
 export { PostgresResultStore, type PostgresResultStoreConfig } from './result-store.js';
-export { SCHEMA_VERSION } from './migrations.js';
+export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION } from './migrations.js';
 
 export const DEFAULT_SCHEMA = 'abridge';
 

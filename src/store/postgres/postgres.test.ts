@@ -18,7 +18,12 @@ import { refIdFor, type KeyedResultStore, type ResultStore } from '../../compact
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
 import { isMissingPg } from './connection.js';
-import { openPostgresStore, PostgresSessionStore, SCHEMA_VERSION, type PostgresStoreOptions } from './index.js';
+import {
+  openPostgresStore,
+  PostgresSessionStore,
+  POSTGRES_SCHEMA_VERSION as SCHEMA_VERSION,
+  type PostgresStoreOptions,
+} from './index.js';
 import { MIGRATIONS } from './migrations.js';
 
 const PG_URL = process.env.ABRIDGE_PG_URL || undefined;
@@ -97,11 +102,11 @@ describe('PostgreSQL store without a server', () => {
   });
 
   it.skipIf(!existsSync(new URL('../../../dist/store/postgres/index.js', import.meta.url)))(
-    'the package exports it as abridge/postgres (built code, types beside it)',
+    'the package exports it as abridge-context/postgres (built code, types beside it)',
     () => {
       const repo = fileURLToPath(new URL('../../..', import.meta.url));
       const probe =
-        "const m = await import('abridge/postgres'); console.log(typeof m.openPostgresStore, typeof m.PostgresSessionStore, typeof m.PostgresResultStore);";
+        "const m = await import('abridge-context/postgres'); console.log(typeof m.openPostgresStore, typeof m.PostgresSessionStore, typeof m.PostgresResultStore);";
       const out = execFileSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: repo, encoding: 'utf8' });
       expect(out.trim()).toBe('function function function');
       expect(existsSync(join(repo, 'dist/store/postgres/index.d.ts'))).toBe(true);

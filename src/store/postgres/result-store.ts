@@ -1,3 +1,4 @@
+import { AbridgeError } from '../../errors.js';
 import type { Pool } from 'pg';
 import {
   describeText,
@@ -82,7 +83,7 @@ export class PostgresResultStore extends ContentAddressedStore {
       // Another worker put the same content between our stat and insert: theirs is the first put.
       const first = await this.stat(refId);
       if (first) return first;
-      throw new Error(`result ${refId} neither inserted nor found`);
+      throw new AbridgeError('STORE_ERROR', `result ${refId} neither inserted nor found`);
     } catch (err) {
       throw storeError(`storing result ${refId}`, err);
     }

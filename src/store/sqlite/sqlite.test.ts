@@ -8,7 +8,12 @@ import { refIdFor } from '../../compaction/result-store.js';
 import { importSession } from '../session-store.js';
 import { messageEntry, runSessionStoreSuite } from '../../../test/support/session-store-suite.js';
 import { checkSessionScoping } from '../../../test/support/result-scope.js';
-import { openSqliteStore, SCHEMA_VERSION, SqliteResultStore, type SqliteSessionStore } from './index.js';
+import {
+  openSqliteStore,
+  SQLITE_SCHEMA_VERSION as SCHEMA_VERSION,
+  SqliteResultStore,
+  type SqliteSessionStore,
+} from './index.js';
 import { loadSqliteDriver } from './driver.js';
 import { MIGRATIONS } from './migrations.js';
 
