@@ -245,10 +245,12 @@ describe('planted secrets: every kind of rule, every output kind', () => {
   ];
   /** Leaks per output kind, printed at the end (0 everywhere is the claim). */
   const table: [string, number][] = [];
+  /** ABRIDGE_PLANTED_COUNT_ONLY=1 counts the leaks of every output kind without failing (to measure a baseline). */
+  const countOnly = process.env.ABRIDGE_PLANTED_COUNT_ONLY === '1';
   const check = (what: string, text: string) => {
     const found = leaks(text);
     table.push([what, found.length]);
-    expect(found, what).toEqual([]);
+    if (!countOnly) expect(found, what).toEqual([]);
   };
 
   it('plants a secret of every built-in kind, the 40 generic forms among them, in all three transcripts', () => {
@@ -397,7 +399,7 @@ describe('planted secrets: every kind of rule, every output kind', () => {
             `error message: ${args[0]} --db ${db.replace(password, '…')}`,
             r.stderr.includes(password) || r.stdout.includes(password) ? 1 : 0,
           ]);
-          expect(r.stderr + r.stdout, db).not.toContain(password);
+          if (!countOnly) expect(r.stderr + r.stdout, db).not.toContain(password);
         }
       }
     },
@@ -406,6 +408,6 @@ describe('planted secrets: every kind of rule, every output kind', () => {
 
   it('reports the leaks per output kind', () => {
     // Printed for the record (the assertions above fail on any leak).
-    console.log(table.map(([what, n]) => `planted leaks ${n}\t${what}`).join('\n'));
+    console.log(table.map(([what, n]) => `planted leaks ${n} of ${SECRETS.length}\t${what}`).join('\n'));
   });
 });
