@@ -84,8 +84,7 @@ describe('compact() with a target no compaction can follow', () => {
   // process with a deadline: a hang fails the test instead of hanging the suite.
   it('rejects at once with AbridgeError INVALID_INPUT naming "target" (undefined, NaN, ±Infinity, negative)', () => {
     const script = `
-      import { compact } from ${JSON.stringify(resolve('dist/index.js'))};
-      import { parseSession } from ${JSON.stringify(resolve('dist/formats/index.js'))};
+      import { compact, parseSession } from ${JSON.stringify(resolve('dist/index.js'))};
       const s = parseSession(${JSON.stringify(SMALL_PI_SESSION)}, { format: 'pi' });
       const out = [];
       for (const target of [undefined, NaN, Infinity, -Infinity, -1]) {
