@@ -67,15 +67,16 @@ function ensureBuilt(): void {
   if (process.env.ABRIDGE_TEST_BUILD === '0') return;
   const reason = buildReason();
   if (!reason) return;
-  console.log(`[global setup] building dist/ (npm run build) because ${reason}`);
+  console.error(`[global setup] building dist/ (npm run build) because ${reason}`);
   const started = performance.now();
-  const r = spawnSync(process.execPath, [join(ROOT, 'scripts/build.js')], { cwd: ROOT, stdio: 'inherit' });
+  // Its output to stderr, as these notes: stdout stays the reporter's (`vitest list --json`).
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts/build.js')], { cwd: ROOT, stdio: ['ignore', 2, 2] });
   if (r.status !== 0)
     throw new Error(
       `npm run build failed (exit ${r.status ?? r.signal}; its errors are above): the tests run the built package. ` +
         'Fix the build, or set ABRIDGE_TEST_BUILD=0 to run with dist/ as it is.',
     );
-  console.log(`[global setup] built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  console.error(`[global setup] built dist/ in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
 /** One line per kind of test that will skip here, with what would make it run. */
@@ -105,5 +106,5 @@ export default function setup(project: TestProject): void {
   project.onTestsRerun(() => ensureBuilt());
   const notes = skipNotes();
   if (notes.length > 0)
-    console.log(`[global setup] these tests skip here:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
+    console.error(`[global setup] these tests skip here:\n${notes.map((n) => `  - ${n}`).join('\n')}`);
 }
