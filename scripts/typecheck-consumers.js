@@ -23,6 +23,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -245,6 +246,15 @@ async function main() {
   );
   if (missing.length > 0) {
     console.error(`typecheck:consumers: ${missing.join(', ')} not found: run \`npm run build\` first (npm test does)`);
+    process.exit(1);
+  }
+  // Against stale declarations the errors would be about code that is no longer there: say so instead.
+  const built = statSync(join(ROOT, 'dist/index.d.ts')).mtimeMs;
+  const newer = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).find(
+    (f) => f.endsWith('.ts') && !/\.test\.ts$/.test(f) && statSync(join(ROOT, 'src', f)).mtimeMs > built,
+  );
+  if (newer) {
+    console.error(`typecheck:consumers: dist/ is older than src/${newer}: run \`npm run build\` first (npm test does)`);
     process.exit(1);
   }
   const docsDir = join(ROOT, '.readme-check');
