@@ -118,38 +118,35 @@ describe('planted secrets never leave abridge', () => {
     }
   });
 
-  it.runIf(readdirSync(resolve(import.meta.dirname, '..')).includes('dist'))(
-    'the CLI: compact --json/--emit/--out, inspect, export: 0 leaks',
-    () => {
-      const dir = tmp();
-      const file = join(dir, 's.jsonl');
-      writeFileSync(file, jsonl);
-      const run = (...args: string[]) => {
-        const r = spawnSync(process.execPath, [BIN, ...args], {
-          encoding: 'utf8',
-          env: { ...process.env, NO_COLOR: '1' },
-        });
-        expect(r.status, r.stderr).toBe(0);
-        return r.stdout;
-      };
-      expect(leaks(run('inspect', file))).toEqual([]);
-      expect(leaks(run('inspect', file, '--json'))).toEqual([]);
-      expect(leaks(run('inspect', file, '--markdown'))).toEqual([]);
-      expect(leaks(run('compact', file, '--budget', '8000', '--json'))).toEqual([]);
-      for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
-        expect(leaks(run('compact', file, '--budget', '8000', '--emit', f)), f).toEqual([]);
-      const out = join(dir, 'out.jsonl');
-      run('compact', file, '--budget', '8000', '--out', out);
-      const written = readFileSync(out, 'utf8');
-      expect(written.startsWith(jsonl)).toBe(true);
-      expect(leaks(written.slice(jsonl.length))).toEqual([]);
-      const results = readdirSync(`${out}.results`).map((n) => readFileSync(join(`${out}.results`, n), 'utf8'));
-      expect(leaks(results.join('\n'))).toEqual([]);
-      const db = join(dir, 's.db');
-      const imported = run('import', out, '--db', db);
-      const id = /as session (\S+)/.exec(imported)?.[1] ?? 'sess-planted';
-      for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'claude-code'])
-        expect(leaks(run('export', id, '--db', db, '--format', f)), f).toEqual([]);
-    },
-  );
+  it('the CLI: compact --json/--emit/--out, inspect, export: 0 leaks', () => {
+    const dir = tmp();
+    const file = join(dir, 's.jsonl');
+    writeFileSync(file, jsonl);
+    const run = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    expect(leaks(run('inspect', file))).toEqual([]);
+    expect(leaks(run('inspect', file, '--json'))).toEqual([]);
+    expect(leaks(run('inspect', file, '--markdown'))).toEqual([]);
+    expect(leaks(run('compact', file, '--budget', '8000', '--json'))).toEqual([]);
+    for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
+      expect(leaks(run('compact', file, '--budget', '8000', '--emit', f)), f).toEqual([]);
+    const out = join(dir, 'out.jsonl');
+    run('compact', file, '--budget', '8000', '--out', out);
+    const written = readFileSync(out, 'utf8');
+    expect(written.startsWith(jsonl)).toBe(true);
+    expect(leaks(written.slice(jsonl.length))).toEqual([]);
+    const results = readdirSync(`${out}.results`).map((n) => readFileSync(join(`${out}.results`, n), 'utf8'));
+    expect(leaks(results.join('\n'))).toEqual([]);
+    const db = join(dir, 's.db');
+    const imported = run('import', out, '--db', db);
+    const id = /as session (\S+)/.exec(imported)?.[1] ?? 'sess-planted';
+    for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'claude-code'])
+      expect(leaks(run('export', id, '--db', db, '--format', f)), f).toEqual([]);
+  });
 });
