@@ -7,8 +7,8 @@
 #      locked dependencies plus the peers' current majors (default: openai@7 better-sqlite3@13 — better-sqlite3 13
 #      ships its prebuilt binaries inside the npm package: no download from GitHub, no compiler);
 #   3. in that copy, on Node 22: that better-sqlite3 loads, `npm run build` (tsc + esbuild), `tsc --noEmit` of src/
-#      and test/ against those majors, then `vitest run` of the adapters', stores' and CLI test files (and the example
-#      agent's and the package's tests).
+#      and test/ against those majors, the typed consumers and documentation blocks (scripts/typecheck-consumers.js),
+#      then `vitest run` of the adapters', stores' and CLI test files (and the example agent's and the package's tests).
 #
 #   bash scripts/node22-check.sh [vitest filters…]      # default filters: see TESTS below
 #
@@ -68,6 +68,8 @@ echo "== build and type-check on Node 22" >&2
 t=$(date +%s)
 npm run build >&2
 node node_modules/typescript/bin/tsc -p tsconfig.json --noEmit >&2
+# The typed consumers (good/bad against the SDKs, now openai 7) and the documentation's blocks: tsc's own pass, not a test.
+node scripts/typecheck-consumers.js >&2
 echo "built and type-checked in $(( $(date +%s) - t )) s" >&2
 echo "== vitest run ${TESTS[*]} (Node 22)" >&2
 t=$(date +%s)

@@ -23,6 +23,7 @@ import { writeSession } from '../src/formats/write.js';
 import { MemoryResultStore } from '../src/compaction/memory-result-store.js';
 import { builtDist } from './support/session-store-suite.js';
 import { corpusAvailable, corpusFile } from './support/corpus.js';
+import { EXAMPLE_PI, fixtureTranscripts } from './support/fixture-transcripts.js';
 import { MUTATION_KINDS, mutate, prng, type MutationKind } from './support/mutate.js';
 import { replaySession } from '../src/analysis/replay.js';
 import type { Message } from '../src/model/types.js';
@@ -67,20 +68,34 @@ function sources(): { name: string; bytes: Buffer }[] {
   // Whole (394 KB, most of it streaming chunks): its request-header deltas come after line 690.
   add('other', 'HarleyCoops__deepseek-Entire.io__live-mode-switching-2026-07-07.session.jsonl', true);
   add('openhands', 'japer-technology__githubification-OpenHands__gpt-4o-2024-05-13_maxiter_10_N_v1.5-output.jsonl');
-  // Request bodies, as abridge writes them from a real session (the corpus holds none).
-  const base = parseSession(
-    head(
-      corpusFile(
-        'pi',
-        'anuragsinghbhandari__gitclaw__2026-02-11T17-55-09-367Z_66ced8ac-1f2d-4634-b1b3-35f9920bc10a.jsonl',
+  // Request bodies, as abridge writes them from a real session (the corpus holds none), and other agents' formats.
+  out.push(
+    ...derivedSources(
+      head(
+        corpusFile(
+          'pi',
+          'anuragsinghbhandari__gitclaw__2026-02-11T17-55-09-367Z_66ced8ac-1f2d-4634-b1b3-35f9920bc10a.jsonl',
+        ),
+        120,
       ),
-      120,
+      messagesOf('marot__spotter__tool_heavy.jsonl'),
     ),
   );
+  return out;
+}
+
+/**
+ * Documents made from a pi transcript's head and a Claude Code transcript's messages: request bodies as abridge writes
+ * them, and the record shapes of Gemini CLI, Qwen Code and opencode (neither the corpus nor the fixtures hold these).
+ */
+function derivedSources(piHead: Buffer, claudeMessages: Message[]): { name: string; bytes: Buffer }[] {
+  const out: { name: string; bytes: Buffer }[] = [];
+  // Request bodies, as abridge writes them from a session.
+  const base = parseSession(piHead);
   for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
     out.push({ name: `request/${f}.json`, bytes: Buffer.from(writeSession(base, f)) });
   // Gemini CLI (the corpus holds none): a real session's messages in its record shapes, as its .json and its .jsonl.
-  const gemini = geminiRecords(messagesOf('marot__spotter__tool_heavy.jsonl'));
+  const gemini = geminiRecords(claudeMessages);
   const meta = { sessionId: 'fuzz', projectHash: 'a'.repeat(64), startTime: '2026-01-01T00:00:00.000Z' };
   out.push({ name: 'gemini/session.json', bytes: Buffer.from(JSON.stringify({ ...meta, messages: gemini }, null, 2)) });
   out.push({
@@ -92,22 +107,24 @@ function sources(): { name: string; bytes: Buffer }[] {
   out.push({
     name: 'qwen-code/session.jsonl',
     bytes: Buffer.from(
-      `${qwenRecords(messagesOf('marot__spotter__tool_heavy.jsonl'))
+      `${qwenRecords(claudeMessages)
         .map((r) => JSON.stringify(r))
         .join('\n')}\n`,
     ),
   });
   out.push({
     name: 'opencode/export.json',
-    bytes: Buffer.from(JSON.stringify(opencodeExport(messagesOf('marot__spotter__tool_heavy.jsonl')), null, 2)),
+    bytes: Buffer.from(JSON.stringify(opencodeExport(claudeMessages), null, 2)),
   });
   return out;
 }
 
 function messagesOf(claudeCodeFile: string): Message[] {
-  return parseSession(head(corpusFile('claude-code', claudeCodeFile))).entries.flatMap((e) =>
-    e.message ? [e.message] : [],
-  );
+  return messagesIn(head(corpusFile('claude-code', claudeCodeFile)));
+}
+
+function messagesIn(transcript: Buffer): Message[] {
+  return parseSession(transcript).entries.flatMap((e) => (e.message ? [e.message] : []));
 }
 
 const text = (m: Message) => m.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
@@ -312,12 +329,105 @@ function cases(all: { name: string; bytes: Buffer }[], count: number): { name: s
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'abridge-fuzz-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+/** Every input reads unmutated, and the JSONL transcripts write back byte for byte. */
+async function unmutatedRead(inputs: { name: string; bytes: Buffer }[]): Promise<void> {
+  expect(inputs.length).toBeGreaterThan(0);
+  for (const s of inputs) expect(await runCase(s.name, s.bytes), s.name).toMatchObject({ result: 'read' });
+}
+
+/** `count` mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes. */
+async function libraryFuzz(label: string, inputs: { name: string; bytes: Buffer }[], count: number): Promise<void> {
+  const outcomes: Outcome[] = [];
+  for (const c of cases(inputs, count)) outcomes.push(await runCase(c.name, c.bytes));
+  const bad = outcomes.filter((o) => o.result === 'crash' || o.result === 'hang' || o.result === 'lost-bytes');
+  const tally = outcomes.reduce<Record<string, number>>((t, o) => {
+    const key = o.result === 'refused' ? `refused ${o.detail}` : o.result;
+    t[key] = (t[key] ?? 0) + 1;
+    return t;
+  }, {});
+  console.log(
+    `fuzz (${label}): ${outcomes.length} cases (seed ${SEED}): ${JSON.stringify(tally)}; ${outcomes.filter((o) => o.utf8Replaced).length} with invalid UTF-8 reported and replaced`,
+  );
+  expect(outcomes.length).toBeGreaterThanOrEqual(count * 0.9);
+  expect(bad.map((o) => `${o.name}: ${o.result}: ${o.detail}`)).toEqual([]);
+}
+
+/** A sample of `count` mutated files through the built CLI (inspect, compact, replay). */
+function cliFuzz(inputs: { name: string; bytes: Buffer }[], count: number): void {
+  const DIST = builtDist();
+  try {
+    const bin = join(DIST.dir, 'cli', 'main.js');
+    const failures: string[] = [];
+    const list = cases(inputs, Math.max(count * 7, 1));
+    for (let k = 0; k < count && k < list.length; k++) {
+      const c = list[(k * 7) % list.length]!;
+      const file = join(root, `case-${k}-${basename(c.name.split(' ')[0]!)}`);
+      writeFileSync(file, c.bytes);
+      for (const args of [
+        ['inspect', file],
+        ['compact', file, '--budget', '2000'],
+        ['replay', file],
+      ]) {
+        const r = spawnSync(process.execPath, [bin, ...args], {
+          encoding: 'utf8',
+          timeout: CASE_TIMEOUT_MS,
+          env: { ...process.env, NO_COLOR: '1' },
+        });
+        // 3: compact could not reach the budget (documented), naming what must stay verbatim, one item a line.
+        const ok =
+          (r.status === 0 ||
+            (r.status === 2 && /^abridge: [^\n]+\n$/.test(r.stderr)) ||
+            (r.status === 3 && args[0] === 'compact' && /^abridge compact: budget not reached/.test(r.stderr))) &&
+          r.signal === null;
+        if (!ok)
+          failures.push(`${c.name} · ${args[0]}: exit ${r.status} signal ${r.signal}: ${r.stderr.slice(0, 300)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  } finally {
+    DIST.cleanup();
+  }
+}
+
+/** The fixture transcripts' heads and the documents made from them: the fuzz's inputs in a clone without the corpus. */
+async function fixtureSources(): Promise<{ name: string; bytes: Buffer }[]> {
+  const fixtures = await fixtureTranscripts();
+  const out = fixtures.map((f) => ({ name: `fixture/${f.folder}/${f.name}`, bytes: head(f.file) }));
+  const claude = fixtures.find((f) => f.folder === 'claude-code')!;
+  out.push(...derivedSources(head(EXAMPLE_PI, 120), messagesIn(head(claude.file))));
+  return out;
+}
+
+// With the corpus, the fixtures get a quarter of the cases (the corpus has the rest); without it, all of them.
+const FIXTURE_CASES = corpusAvailable() ? Math.ceil(CASES / 4) : CASES;
+const FIXTURE_CLI_CASES = corpusAvailable() ? Math.ceil(CLI_CASES / 3) : CLI_CASES;
+
+describe('mutation fuzz of the fixture transcripts', async () => {
+  const inputs = await fixtureSources();
+
+  it('the unmutated sources read, and the JSONL transcripts write back byte for byte', () => unmutatedRead(inputs));
+
+  it(
+    `${FIXTURE_CASES} mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes`,
+    {
+      timeout: Math.max(120_000, FIXTURE_CASES * 2_000),
+    },
+    () => libraryFuzz('fixtures', inputs, FIXTURE_CASES),
+  );
+
+  it(
+    `a sample of ${FIXTURE_CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0, 2 (one line on stderr) or 3 (compact over budget) within the time limit`,
+    {
+      timeout: Math.max(120_000, FIXTURE_CLI_CASES * 3 * CASE_TIMEOUT_MS),
+    },
+    () => cliFuzz(inputs, FIXTURE_CLI_CASES),
+  );
+});
+
 describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
   const inputs = corpusAvailable() ? sources() : [];
 
-  it('the unmutated sources read, and the JSONL transcripts write back byte for byte', async () => {
-    for (const s of inputs) expect(await runCase(s.name, s.bytes), s.name).toMatchObject({ result: 'read' });
-  });
+  it('the unmutated sources read, and the JSONL transcripts write back byte for byte', () => unmutatedRead(inputs));
 
   it('cases the fuzz found, kept as regressions: a timestamp no Date can hold (1e308) made inspect throw a RangeError', async () => {
     const found: [string, MutationKind, number][] = [
@@ -331,59 +441,19 @@ describe.skipIf(!corpusAvailable())('mutation fuzz of the corpus', () => {
     }
   });
 
-  it(`${CASES} mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes`, {
-    timeout: Math.max(120_000, CASES * 2_000),
-  }, async () => {
-    const outcomes: Outcome[] = [];
-    for (const c of cases(inputs, CASES)) outcomes.push(await runCase(c.name, c.bytes));
-    const bad = outcomes.filter((o) => o.result === 'crash' || o.result === 'hang' || o.result === 'lost-bytes');
-    const tally = outcomes.reduce<Record<string, number>>((t, o) => {
-      const key = o.result === 'refused' ? `refused ${o.detail}` : o.result;
-      t[key] = (t[key] ?? 0) + 1;
-      return t;
-    }, {});
-    console.log(
-      `fuzz: ${outcomes.length} cases (seed ${SEED}): ${JSON.stringify(tally)}; ${outcomes.filter((o) => o.utf8Replaced).length} with invalid UTF-8 reported and replaced`,
-    );
-    expect(outcomes.length).toBeGreaterThanOrEqual(CASES * 0.9);
-    expect(bad.map((o) => `${o.name}: ${o.result}: ${o.detail}`)).toEqual([]);
-  });
+  it(
+    `${CASES} mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes`,
+    {
+      timeout: Math.max(120_000, CASES * 2_000),
+    },
+    () => libraryFuzz('corpus', inputs, CASES),
+  );
 
-  it(`a sample of ${CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0, 2 (one line on stderr) or 3 (compact over budget) within the time limit`, {
-    timeout: Math.max(120_000, CLI_CASES * 3 * CASE_TIMEOUT_MS),
-  }, () => {
-    const DIST = builtDist();
-    try {
-      const bin = join(DIST.dir, 'cli', 'main.js');
-      const failures: string[] = [];
-      const list = cases(inputs, Math.max(CLI_CASES * 7, 1));
-      for (let k = 0; k < CLI_CASES && k < list.length; k++) {
-        const c = list[(k * 7) % list.length]!;
-        const file = join(root, `case-${k}-${basename(c.name.split(' ')[0]!)}`);
-        writeFileSync(file, c.bytes);
-        for (const args of [
-          ['inspect', file],
-          ['compact', file, '--budget', '2000'],
-          ['replay', file],
-        ]) {
-          const r = spawnSync(process.execPath, [bin, ...args], {
-            encoding: 'utf8',
-            timeout: CASE_TIMEOUT_MS,
-            env: { ...process.env, NO_COLOR: '1' },
-          });
-          // 3: compact could not reach the budget (documented), naming what must stay verbatim, one item a line.
-          const ok =
-            (r.status === 0 ||
-              (r.status === 2 && /^abridge: [^\n]+\n$/.test(r.stderr)) ||
-              (r.status === 3 && args[0] === 'compact' && /^abridge compact: budget not reached/.test(r.stderr))) &&
-            r.signal === null;
-          if (!ok)
-            failures.push(`${c.name} · ${args[0]}: exit ${r.status} signal ${r.signal}: ${r.stderr.slice(0, 300)}`);
-        }
-      }
-      expect(failures).toEqual([]);
-    } finally {
-      DIST.cleanup();
-    }
-  });
+  it(
+    `a sample of ${CLI_CASES} mutated files through the built CLI (inspect, compact, replay): exit 0, 2 (one line on stderr) or 3 (compact over budget) within the time limit`,
+    {
+      timeout: Math.max(120_000, CLI_CASES * 3 * CASE_TIMEOUT_MS),
+    },
+    () => cliFuzz(inputs, CLI_CASES),
+  );
 });

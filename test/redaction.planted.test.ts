@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -123,41 +123,38 @@ describe('planted secrets never leave abridge', () => {
     }
   });
 
-  it.runIf(readdirSync(resolve(import.meta.dirname, '..')).includes('dist'))(
-    'the CLI: compact --json/--emit/--out, inspect, export: 0 leaks',
-    () => {
-      const dir = tmp();
-      const file = join(dir, 's.jsonl');
-      writeFileSync(file, jsonl);
-      const run = (...args: string[]) => {
-        const r = spawnSync(process.execPath, [BIN, ...args], {
-          encoding: 'utf8',
-          maxBuffer: 1 << 30,
-          env: { ...process.env, NO_COLOR: '1' },
-        });
-        expect(r.status, r.stderr).toBe(0);
-        return r.stdout;
-      };
-      expect(leaks(run('inspect', file))).toEqual([]);
-      expect(leaks(run('inspect', file, '--json'))).toEqual([]);
-      expect(leaks(run('inspect', file, '--markdown'))).toEqual([]);
-      expect(leaks(run('compact', file, '--budget', '8000', '--json'))).toEqual([]);
-      for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
-        expect(leaks(run('compact', file, '--budget', '8000', '--emit', f)), f).toEqual([]);
-      const out = join(dir, 'out.jsonl');
-      run('compact', file, '--budget', '8000', '--out', out);
-      const written = readFileSync(out, 'utf8');
-      expect(written.startsWith(jsonl)).toBe(true);
-      expect(leaks(written.slice(jsonl.length))).toEqual([]);
-      const results = readdirSync(`${out}.results`).map((n) => readFileSync(join(`${out}.results`, n), 'utf8'));
-      expect(leaks(results.join('\n'))).toEqual([]);
-      const db = join(dir, 's.db');
-      const imported = run('import', out, '--db', db);
-      const id = /as session (\S+)/.exec(imported)?.[1] ?? 'sess-planted';
-      for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'claude-code'])
-        expect(leaks(run('export', id, '--db', db, '--format', f)), f).toEqual([]);
-    },
-  );
+  it('the CLI: compact --json/--emit/--out, inspect, export: 0 leaks', () => {
+    const dir = tmp();
+    const file = join(dir, 's.jsonl');
+    writeFileSync(file, jsonl);
+    const run = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, ...args], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout;
+    };
+    expect(leaks(run('inspect', file))).toEqual([]);
+    expect(leaks(run('inspect', file, '--json'))).toEqual([]);
+    expect(leaks(run('inspect', file, '--markdown'))).toEqual([]);
+    expect(leaks(run('compact', file, '--budget', '8000', '--json'))).toEqual([]);
+    for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'])
+      expect(leaks(run('compact', file, '--budget', '8000', '--emit', f)), f).toEqual([]);
+    const out = join(dir, 'out.jsonl');
+    run('compact', file, '--budget', '8000', '--out', out);
+    const written = readFileSync(out, 'utf8');
+    expect(written.startsWith(jsonl)).toBe(true);
+    expect(leaks(written.slice(jsonl.length))).toEqual([]);
+    const results = readdirSync(`${out}.results`).map((n) => readFileSync(join(`${out}.results`, n), 'utf8'));
+    expect(leaks(results.join('\n'))).toEqual([]);
+    const db = join(dir, 's.db');
+    const imported = run('import', out, '--db', db);
+    const id = /as session (\S+)/.exec(imported)?.[1] ?? 'sess-planted';
+    for (const f of ['anthropic', 'openai-chat', 'openai-responses', 'claude-code'])
+      expect(leaks(run('export', id, '--db', db, '--format', f)), f).toEqual([]);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -231,8 +228,6 @@ function pageText(html: string): string {
   return `${html}\n${gunzipSync(Buffer.from(blob, 'base64')).toString('utf8')}`;
 }
 
-const HAVE_DIST = existsSync(BIN);
-
 describe('planted secrets: every kind of rule, every output kind', () => {
   const pi = plantedTranscript(SECRETS);
   const piSession = parseSession(pi, { format: 'pi', source: 'planted.jsonl' });
@@ -301,110 +296,98 @@ describe('planted secrets: every kind of rule, every output kind', () => {
     check('SQLite result-store blobs (database file)', files.map((n) => readFileSync(join(dir, n), 'latin1')).join(''));
   });
 
-  it.runIf(HAVE_DIST)(
-    'the CLI, per agent: export (every format), view, inspect --json, replay --json: 0 leaks',
-    () => {
-      const run = (args: string[], expectCode = 0) => {
+  it('the CLI, per agent: export (every format), view, inspect --json, replay --json: 0 leaks', () => {
+    const run = (args: string[], expectCode = 0) => {
+      const r = spawnSync(process.execPath, [BIN, ...args], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 30,
+        env: { ...process.env, NO_COLOR: '1' },
+      });
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(expectCode);
+      return r;
+    };
+    for (const [agent, text, own] of transcripts) {
+      const dir = tmp();
+      const file = join(dir, `${agent}.jsonl`);
+      writeFileSync(file, text);
+      const db = join(dir, 's.db');
+      const id = JSON.parse(run(['import', file, '--db', db, '--json']).stdout).sessionId as string;
+      // Its own transcript format: valid JSONL, every record kept (the agent resumes it), no secret.
+      const exported = run(['export', id, '--db', db, ...(agent === 'codex' ? ['--format', 'pi'] : [])]).stdout;
+      check(`export ${agent} → ${own}`, exported);
+      const lines = exported.trimEnd().split('\n');
+      for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+      if (agent !== 'codex') {
+        expect(lines.length).toBe(text.trimEnd().split('\n').length);
+        const back = parseSession(exported, { format: own, source: 'exported.jsonl' });
+        expect(back.entries.length).toBe(parseSession(text, { format: own, source: 'x.jsonl' }).entries.length);
+      }
+      for (const f of ['pi', 'claude-code', 'anthropic', 'openai-chat', 'openai-responses'])
+        check(`export ${agent} --format ${f}`, run(['export', id, '--db', db, '--format', f]).stdout);
+      const page = join(dir, 'page.html');
+      run(['view', file, '-o', page]);
+      check(`view ${agent} (file)`, pageText(readFileSync(page, 'utf8')));
+      run(['view', '--db', db, '--session', id, '-o', page]);
+      check(`view ${agent} (from the store)`, pageText(readFileSync(page, 'utf8')));
+      check(`inspect --json ${agent}`, run(['inspect', file, '--json']).stdout);
+      check(`replay --json ${agent}`, run(['replay', file, '--json']).stdout);
+      check(`compact --json ${agent}`, run(['compact', file, '--budget', '8000', '--json']).stdout);
+    }
+  }, 300_000);
+
+  it('view --serve: the page served carries no secret', async () => {
+    const dir = tmp();
+    const file = join(dir, 'pi.jsonl');
+    writeFileSync(file, pi);
+    const child = spawn(process.execPath, [BIN, 'view', file, '--serve'], { env: { ...process.env, NO_COLOR: '1' } });
+    try {
+      const url = await new Promise<string>((done, fail) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /serving (http:\/\/\S+)/.exec(out);
+          if (m) done(m[1]!);
+        });
+        child.once('exit', (code) => fail(new Error(`view --serve exited (${code})`)));
+        setTimeout(() => fail(new Error('view --serve did not start')), 60_000);
+      });
+      const html = await (await fetch(url)).text();
+      check('view --serve', pageText(html));
+    } finally {
+      child.kill('SIGTERM');
+    }
+  }, 90_000);
+
+  it('error messages: a connection string in every form keeps its password out of stderr', () => {
+    const password = 'Pl4nt3dPassw0rd';
+    const forms = [
+      `postgres://app:${password}@127.0.0.1:1/app`,
+      `postgresql://app:${password}@127.0.0.1:1/app?sslmode=disable`,
+      `postgresql://app@127.0.0.1:1/app?password=${password}`,
+      `postgres://127.0.0.1:1/app?user=app&sslpassword=${password}&sslmode=disable`,
+      `postgresql:///app?host=127.0.0.1&port=1&password=${password}`,
+      `host=127.0.0.1 port=1 user=app password=${password} dbname=app`,
+      `host=127.0.0.1 port=1 password='${password} x' dbname=app`,
+    ];
+    for (const db of forms) {
+      for (const args of [
+        ['sessions', '--db', db],
+        ['export', 'nope', '--db', db],
+      ]) {
         const r = spawnSync(process.execPath, [BIN, ...args], {
           encoding: 'utf8',
           maxBuffer: 1 << 30,
-          env: { ...process.env, NO_COLOR: '1' },
+          env: { ...process.env, PGCONNECT_TIMEOUT: '2' },
         });
-        expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(expectCode);
-        return r;
-      };
-      for (const [agent, text, own] of transcripts) {
-        const dir = tmp();
-        const file = join(dir, `${agent}.jsonl`);
-        writeFileSync(file, text);
-        const db = join(dir, 's.db');
-        const id = JSON.parse(run(['import', file, '--db', db, '--json']).stdout).sessionId as string;
-        // Its own transcript format: valid JSONL, every record kept (the agent resumes it), no secret.
-        const exported = run(['export', id, '--db', db, ...(agent === 'codex' ? ['--format', 'pi'] : [])]).stdout;
-        check(`export ${agent} → ${own}`, exported);
-        const lines = exported.trimEnd().split('\n');
-        for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
-        if (agent !== 'codex') {
-          expect(lines.length).toBe(text.trimEnd().split('\n').length);
-          const back = parseSession(exported, { format: own, source: 'exported.jsonl' });
-          expect(back.entries.length).toBe(parseSession(text, { format: own, source: 'x.jsonl' }).entries.length);
-        }
-        for (const f of ['pi', 'claude-code', 'anthropic', 'openai-chat', 'openai-responses'])
-          check(`export ${agent} --format ${f}`, run(['export', id, '--db', db, '--format', f]).stdout);
-        const page = join(dir, 'page.html');
-        run(['view', file, '-o', page]);
-        check(`view ${agent} (file)`, pageText(readFileSync(page, 'utf8')));
-        run(['view', '--db', db, '--session', id, '-o', page]);
-        check(`view ${agent} (from the store)`, pageText(readFileSync(page, 'utf8')));
-        check(`inspect --json ${agent}`, run(['inspect', file, '--json']).stdout);
-        check(`replay --json ${agent}`, run(['replay', file, '--json']).stdout);
-        check(`compact --json ${agent}`, run(['compact', file, '--budget', '8000', '--json']).stdout);
+        expect(r.status, `${args.join(' ')}: ${r.stderr}`).not.toBe(0);
+        table.push([
+          `error message: ${args[0]} --db ${db.replace(password, '…')}`,
+          r.stderr.includes(password) || r.stdout.includes(password) ? 1 : 0,
+        ]);
+        if (!countOnly) expect(r.stderr + r.stdout, db).not.toContain(password);
       }
-    },
-    300_000,
-  );
-
-  it.runIf(HAVE_DIST)(
-    'view --serve: the page served carries no secret',
-    async () => {
-      const dir = tmp();
-      const file = join(dir, 'pi.jsonl');
-      writeFileSync(file, pi);
-      const child = spawn(process.execPath, [BIN, 'view', file, '--serve'], { env: { ...process.env, NO_COLOR: '1' } });
-      try {
-        const url = await new Promise<string>((done, fail) => {
-          let out = '';
-          child.stdout.on('data', (d: Buffer) => {
-            out += d.toString();
-            const m = /serving (http:\/\/\S+)/.exec(out);
-            if (m) done(m[1]!);
-          });
-          child.once('exit', (code) => fail(new Error(`view --serve exited (${code})`)));
-          setTimeout(() => fail(new Error('view --serve did not start')), 60_000);
-        });
-        const html = await (await fetch(url)).text();
-        check('view --serve', pageText(html));
-      } finally {
-        child.kill('SIGTERM');
-      }
-    },
-    90_000,
-  );
-
-  it.runIf(HAVE_DIST)(
-    'error messages: a connection string in every form keeps its password out of stderr',
-    () => {
-      const password = 'Pl4nt3dPassw0rd';
-      const forms = [
-        `postgres://app:${password}@127.0.0.1:1/app`,
-        `postgresql://app:${password}@127.0.0.1:1/app?sslmode=disable`,
-        `postgresql://app@127.0.0.1:1/app?password=${password}`,
-        `postgres://127.0.0.1:1/app?user=app&sslpassword=${password}&sslmode=disable`,
-        `postgresql:///app?host=127.0.0.1&port=1&password=${password}`,
-        `host=127.0.0.1 port=1 user=app password=${password} dbname=app`,
-        `host=127.0.0.1 port=1 password='${password} x' dbname=app`,
-      ];
-      for (const db of forms) {
-        for (const args of [
-          ['sessions', '--db', db],
-          ['export', 'nope', '--db', db],
-        ]) {
-          const r = spawnSync(process.execPath, [BIN, ...args], {
-            encoding: 'utf8',
-            maxBuffer: 1 << 30,
-            env: { ...process.env, PGCONNECT_TIMEOUT: '2' },
-          });
-          expect(r.status, `${args.join(' ')}: ${r.stderr}`).not.toBe(0);
-          table.push([
-            `error message: ${args[0]} --db ${db.replace(password, '…')}`,
-            r.stderr.includes(password) || r.stdout.includes(password) ? 1 : 0,
-          ]);
-          if (!countOnly) expect(r.stderr + r.stdout, db).not.toContain(password);
-        }
-      }
-    },
-    120_000,
-  );
+    }
+  }, 120_000);
 
   it('reports the leaks per output kind', () => {
     // Printed for the record (the assertions above fail on any leak).

@@ -3,7 +3,7 @@
  * 32,000-token window, against a loopback Anthropic server that refuses what Anthropic refuses. Nothing is refused;
  * abridge's compactions are in pi's session file; pi resumes from that file exactly what abridge reads in it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -382,43 +382,36 @@ describe('abridge as a pi extension', () => {
   });
 
   const built = resolve(dirname(fileURLToPath(import.meta.url)), '../../dist/adapters/pi.js');
-  it.skipIf(!existsSync(built))(
-    'pi loads the built `abridge-context/pi` as an extension (its default export), with its tools and command',
-    async () => {
-      const dir = mkdtempSync(join(root, 'load-'));
-      const loader = new DefaultResourceLoader({
-        cwd: dir,
-        agentDir: dir,
-        additionalExtensionPaths: [built],
-        noSkills: true,
-        noContextFiles: true,
-      });
-      await loader.reload();
-      const { extensions, errors } = loader.getExtensions();
-      expect(errors).toEqual([]);
-      expect(extensions).toHaveLength(1);
-      expect([...extensions[0]!.tools.keys()].sort()).toEqual(['compact_context', 'read_result']);
-      expect([...extensions[0]!.commands.keys()]).toEqual(['context']);
-    },
-  );
+  it('pi loads the built `abridge-context/pi` as an extension (its default export), with its tools and command', async () => {
+    const dir = mkdtempSync(join(root, 'load-'));
+    const loader = new DefaultResourceLoader({
+      cwd: dir,
+      agentDir: dir,
+      additionalExtensionPaths: [built],
+      noSkills: true,
+      noContextFiles: true,
+    });
+    await loader.reload();
+    const { extensions, errors } = loader.getExtensions();
+    expect(errors).toEqual([]);
+    expect(extensions).toHaveLength(1);
+    expect([...extensions[0]!.tools.keys()].sort()).toEqual(['compact_context', 'read_result']);
+    expect([...extensions[0]!.commands.keys()]).toEqual(['context']);
+  });
 
-  it.skipIf(!existsSync(built))(
-    'the built `abridge-context/pi`, loaded by pi, reaches pi’s model for /compact <instructions> (pi-ai resolved from pi)',
-    async () => {
-      const pi = await startPi('built', { path: built }, { files: 2, keepRecentTokens: 2_000 });
-      try {
-        for (let i = 0; i < 2; i++) await pi.session.prompt(`Read f${i}.txt and tell me what it says.`);
-        await pi.session.compact(KEEP);
-        const prompts = summaryPrompts(pi.fake);
-        expect(prompts).toHaveLength(1);
-        expect(prompts[0]).toContain(`follow it first:\n${KEEP}\n</instructions>`);
-        const [compaction] = pi.records().filter((r) => r.type === 'compaction');
-        expect(compaction!.summary).toBe(handOffFor(prompts[0]!, { mark: 'By pi’s model.' }));
-        expect(compaction!.details).toMatchObject({ abridge: { summarizer: 'llm' } });
-      } finally {
-        await pi.close();
-      }
-    },
-    120_000,
-  );
+  it('the built `abridge-context/pi`, loaded by pi, reaches pi’s model for /compact <instructions> (pi-ai resolved from pi)', async () => {
+    const pi = await startPi('built', { path: built }, { files: 2, keepRecentTokens: 2_000 });
+    try {
+      for (let i = 0; i < 2; i++) await pi.session.prompt(`Read f${i}.txt and tell me what it says.`);
+      await pi.session.compact(KEEP);
+      const prompts = summaryPrompts(pi.fake);
+      expect(prompts).toHaveLength(1);
+      expect(prompts[0]).toContain(`follow it first:\n${KEEP}\n</instructions>`);
+      const [compaction] = pi.records().filter((r) => r.type === 'compaction');
+      expect(compaction!.summary).toBe(handOffFor(prompts[0]!, { mark: 'By pi’s model.' }));
+      expect(compaction!.details).toMatchObject({ abridge: { summarizer: 'llm' } });
+    } finally {
+      await pi.close();
+    }
+  }, 120_000);
 });

@@ -17,6 +17,7 @@ import { activeMessages } from '../model/view.js';
 import { FAMILY_RATIO } from '../tokens/defaults.js';
 import { modelAt, trackerFor } from '../tokens/replay.js';
 import { corpusAvailable, readableCorpusFiles } from '../../test/support/corpus.js';
+import { fixtureTranscripts } from '../../test/support/fixture-transcripts.js';
 import { replaySession } from './replay.js';
 
 /** The session as it stood just before entry `start` (the first message of a response). */
@@ -163,45 +164,53 @@ describe('one count of a session', () => {
 });
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Every corpus transcript
+// Every fixture transcript, and every corpus transcript
+
+/** inspect, compact, replay and a ContextManager agree at three points of a transcript; its prefix is learned once. */
+async function oneCountOf(file: string): Promise<void> {
+  const s = await readSession(file);
+  const requests = replaySession(s);
+  // Points just before a response: three of them (at 30%, 70% and the last), whether or not it was billed.
+  const branch = conversationEntries(s);
+  const starts = branch
+    .filter((e, i) => e.message?.role === 'assistant' && i > 0 && branch[i - 1]!.message?.role !== 'assistant')
+    .map((e) => e.index);
+  const points = [
+    ...new Set([0.3, 0.7, 1].map((f) => starts[Math.min(starts.length - 1, Math.floor(starts.length * f))])),
+  ].filter((x): x is number => x !== undefined && x > 0);
+  expect(points.length).toBeGreaterThan(0);
+  const billed = new Map(requests.map((r) => [r.start, r]));
+  const prefixes = new Map<string, Set<number>>();
+  for (const start of points) {
+    const c = await countsAt(s, start);
+    expect(c.compact, `compact at entry ${start}`).toBe(c.inspect);
+    // Replay predicts with the model the request went to; the cut knows it when a message or model change named it.
+    const r = billed.get(start);
+    if (r && modelAt(s, before(s, start).entries) === r.model)
+      expect(r.predicted, `replay at entry ${start}`).toBe(c.inspect);
+    // Before its first bill a manager counts its own system prompt, not the recorded harness': anchored, the bill
+    // decides for both.
+    if (c.manager.anchored) {
+      expect(c.manager.tokens, `the manager at entry ${start}`).toBe(c.inspect);
+      expect(c.managerSnapshot, `the manager's snapshot at entry ${start}`).toBe(c.inspect);
+    }
+    const model = modelAt(s, before(s, start).entries) ?? '';
+    if (requests.some((q) => q.start < start && q.model === model)) {
+      const seen = prefixes.get(model) ?? new Set();
+      seen.add(c.prefix);
+      prefixes.set(model, seen);
+    }
+  }
+  // A prefix learned once: the same at every point after the model's first bill.
+  for (const [model, seen] of prefixes) expect([...seen], `the prefix of ${model}`).toHaveLength(1);
+}
+
+describe('one count of every fixture transcript', async () => {
+  const fixtures = await fixtureTranscripts();
+  it.each(fixtures.map((f) => [`${f.folder}/${f.name}`, f.file]))('%s', (_name, file) => oneCountOf(file));
+});
 
 const files = corpusAvailable() ? readableCorpusFiles() : [];
 describe.skipIf(!corpusAvailable())('one count of every corpus transcript', () => {
-  it.each(files.map((f) => [`${f.folder}/${basename(f.file)}`, f.file]))('%s', async (_name, file) => {
-    const s = await readSession(file);
-    const requests = replaySession(s);
-    // Points just before a response: three of them (at 30%, 70% and the last), whether or not it was billed.
-    const branch = conversationEntries(s);
-    const starts = branch
-      .filter((e, i) => e.message?.role === 'assistant' && i > 0 && branch[i - 1]!.message?.role !== 'assistant')
-      .map((e) => e.index);
-    const points = [
-      ...new Set([0.3, 0.7, 1].map((f) => starts[Math.min(starts.length - 1, Math.floor(starts.length * f))])),
-    ].filter((x): x is number => x !== undefined && x > 0);
-    expect(points.length).toBeGreaterThan(0);
-    const billed = new Map(requests.map((r) => [r.start, r]));
-    const prefixes = new Map<string, Set<number>>();
-    for (const start of points) {
-      const c = await countsAt(s, start);
-      expect(c.compact, `compact at entry ${start}`).toBe(c.inspect);
-      // Replay predicts with the model the request went to; the cut knows it when a message or model change named it.
-      const r = billed.get(start);
-      if (r && modelAt(s, before(s, start).entries) === r.model)
-        expect(r.predicted, `replay at entry ${start}`).toBe(c.inspect);
-      // Before its first bill a manager counts its own system prompt, not the recorded harness': anchored, the bill
-      // decides for both.
-      if (c.manager.anchored) {
-        expect(c.manager.tokens, `the manager at entry ${start}`).toBe(c.inspect);
-        expect(c.managerSnapshot, `the manager's snapshot at entry ${start}`).toBe(c.inspect);
-      }
-      const model = modelAt(s, before(s, start).entries) ?? '';
-      if (requests.some((q) => q.start < start && q.model === model)) {
-        const seen = prefixes.get(model) ?? new Set();
-        seen.add(c.prefix);
-        prefixes.set(model, seen);
-      }
-    }
-    // A prefix learned once: the same at every point after the model's first bill.
-    for (const [model, seen] of prefixes) expect([...seen], `the prefix of ${model}`).toHaveLength(1);
-  });
+  it.each(files.map((f) => [`${f.folder}/${basename(f.file)}`, f.file]))('%s', (_name, file) => oneCountOf(file));
 });

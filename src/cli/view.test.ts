@@ -13,7 +13,8 @@ import { readSession } from '../formats/read.js';
 import { CHROMIUM_FLAGS, findChromium, launchChromium } from '../../test/support/browser.js';
 import { CLI, runCli, SMALL_PI_SESSION } from '../../test/support/cli.js';
 import { corpusAvailable } from '../../test/support/corpus.js';
-import { abridgeCompactedTranscript, VIEW_CASES } from '../../test/support/view-fixtures.js';
+import { EXAMPLE_PI, fixtureTranscripts } from '../../test/support/fixture-transcripts.js';
+import { abridgeCompactedTranscript, compactedByAbridge, VIEW_CASES } from '../../test/support/view-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'abridge-view-test-'));
 
@@ -251,9 +252,10 @@ const PNG_SPREAD = `async (b64) => {
 const chromium = findChromium();
 if (!chromium)
   console.log('skipping the viewer tests in Chromium: no chromium on PATH (Debian: apt-get install chromium)');
-else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium: ../shared/corpus not found');
+else if (!corpusAvailable())
+  console.log('the viewer tests in Chromium: ../shared/corpus not found, on the fixture transcripts only');
 
-(chromium && corpusAvailable() ? describe : describe.skip)('abridge view in Chromium', () => {
+(chromium ? describe : describe.skip)('abridge view in Chromium', () => {
   let context: BrowserContext;
   let close: () => Promise<void>;
   const shots = mkdtempSync(join(tmpdir(), 'abridge-view-shots-'));
@@ -316,10 +318,22 @@ else if (!corpusAvailable()) console.log('skipping the viewer tests in Chromium:
   }, 120_000);
 
   const cases: [string, () => Promise<string>][] = [
-    ['pi (with compactions of its own)', async () => VIEW_CASES.pi],
-    ['Claude Code (compact_boundary)', async () => VIEW_CASES.claudeCode],
-    ['Codex (compacted)', async () => VIEW_CASES.codex],
-    ['a session compacted by abridge', async () => (await abridgeCompactedTranscript()).file],
+    // Made in the repository: run everywhere.
+    ['fixture: pi, compacted by abridge', async () => (await compactedByAbridge(EXAMPLE_PI)).file],
+    [
+      'fixture: Claude Code, compacted by abridge',
+      async () =>
+        (await compactedByAbridge((await fixtureTranscripts()).find((f) => f.folder === 'claude-code')!.file)).file,
+    ],
+    // Real transcripts, where the corpus is.
+    ...(corpusAvailable()
+      ? ([
+          ['pi (with compactions of its own)', async () => VIEW_CASES.pi],
+          ['Claude Code (compact_boundary)', async () => VIEW_CASES.claudeCode],
+          ['Codex (compacted)', async () => VIEW_CASES.codex],
+          ['a session compacted by abridge', async () => (await abridgeCompactedTranscript()).file],
+        ] as [string, () => Promise<string>][])
+      : []),
   ];
   for (const [name, transcript] of cases) {
     it(name, async () => {

@@ -5,6 +5,7 @@ import { readSession } from '../formats/read.js';
 import { activeView } from '../model/view.js';
 import type { Session } from '../model/types.js';
 import { corpusAvailable, readableCorpusFiles } from '../../test/support/corpus.js';
+import { fixtureTranscripts } from '../../test/support/fixture-transcripts.js';
 import { compact } from './compact.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 
@@ -48,46 +49,62 @@ function budgetOf(session: Session): { fixed: number; visible: number } {
   return { fixed, visible: snap.used - fixed };
 }
 
-run('compaction of every corpus transcript', () => {
-  for (const { folder, file } of readableCorpusFiles()) {
-    it(`${folder}/${basename(file)} at 50%, 25% and 10% of its visible tokens`, async () => {
-      const first = await readSession(file);
-      const { fixed, visible } = budgetOf(first);
-      const row: Row = { file: `${folder}/${basename(file)}`, format: first.format, fixed, visible, runs: [] };
-      rows.push(row);
-      for (const fraction of FRACTIONS) {
-        const session = fraction === FRACTIONS[0] ? first : await readSession(file);
-        const original = session.entries.map((e) => JSON.stringify(e));
-        const view0 = activeView(session);
-        const target = fixed + Math.round(visible * fraction);
-        const t0 = performance.now();
-        const r = await compact(session, { target });
-        const ms = performance.now() - t0;
-        row.runs.push({
-          fraction,
-          target,
-          before: r.beforeTokens,
-          after: r.afterTokens,
-          reached: r.reachedTarget,
-          strategies: r.strategiesRun.map((s) => s.name).join(','),
-          ms,
-        });
-        expect(r.violations, `${fraction}`).toEqual([]);
-        expect(
-          introducedViolations(checkInvariants(view0), checkInvariants(activeView(session))),
-          `${fraction}`,
-        ).toEqual([]);
-        // Archive, never delete: every original entry is still there, unchanged; at most a marker was appended.
-        expect(session.entries.length).toBeGreaterThanOrEqual(original.length);
-        expect(session.entries.length).toBeLessThanOrEqual(original.length + 1);
-        for (let i = 0; i < original.length; i++)
-          if (JSON.stringify(session.entries[i]) !== original[i]) expect.fail(`entry ${i} changed at ${fraction}`);
-        if (r.reachedTarget) expect(r.afterTokens).toBeLessThanOrEqual(target);
-        else expect(r.afterTokens).toBeGreaterThan(target);
-        expect(r.afterTokens).toBeLessThanOrEqual(r.beforeTokens);
-      }
+/** Compacts a transcript to 50%, 25% and 10% of its visible tokens and checks each run; its row goes `into`. */
+async function compactsAtFractions(folder: string, file: string, into: Row[]): Promise<void> {
+  const first = await readSession(file);
+  const { fixed, visible } = budgetOf(first);
+  const row: Row = { file: `${folder}/${basename(file)}`, format: first.format, fixed, visible, runs: [] };
+  into.push(row);
+  for (const fraction of FRACTIONS) {
+    const session = fraction === FRACTIONS[0] ? first : await readSession(file);
+    const original = session.entries.map((e) => JSON.stringify(e));
+    const view0 = activeView(session);
+    const target = fixed + Math.round(visible * fraction);
+    const t0 = performance.now();
+    const r = await compact(session, { target });
+    const ms = performance.now() - t0;
+    row.runs.push({
+      fraction,
+      target,
+      before: r.beforeTokens,
+      after: r.afterTokens,
+      reached: r.reachedTarget,
+      strategies: r.strategiesRun.map((s) => s.name).join(','),
+      ms,
     });
+    expect(r.violations, `${fraction}`).toEqual([]);
+    expect(introducedViolations(checkInvariants(view0), checkInvariants(activeView(session))), `${fraction}`).toEqual(
+      [],
+    );
+    // Archive, never delete: every original entry is still there, unchanged; at most a marker was appended.
+    expect(session.entries.length).toBeGreaterThanOrEqual(original.length);
+    expect(session.entries.length).toBeLessThanOrEqual(original.length + 1);
+    for (let i = 0; i < original.length; i++)
+      if (JSON.stringify(session.entries[i]) !== original[i]) expect.fail(`entry ${i} changed at ${fraction}`);
+    if (r.reachedTarget) expect(r.afterTokens).toBeLessThanOrEqual(target);
+    else expect(r.afterTokens).toBeGreaterThan(target);
+    expect(r.afterTokens).toBeLessThanOrEqual(r.beforeTokens);
   }
+}
+
+describe('compaction of the fixture transcripts', async () => {
+  const fixtures = await fixtureTranscripts();
+  const fixtureRows: Row[] = [];
+  for (const { folder, name, file } of fixtures)
+    it(`${folder}/${name} at 50%, 25% and 10% of its visible tokens`, () =>
+      compactsAtFractions(folder, file, fixtureRows));
+
+  it('every fixture reaches the target at 50%', () => {
+    expect(fixtureRows.map((r) => [r.file, r.runs[0]?.reached])).toEqual(
+      fixtures.map((f) => [`${f.folder}/${basename(f.file)}`, true]),
+    );
+  });
+});
+
+run('compaction of every corpus transcript', () => {
+  for (const { folder, file } of readableCorpusFiles())
+    it(`${folder}/${basename(file)} at 50%, 25% and 10% of its visible tokens`, () =>
+      compactsAtFractions(folder, file, rows));
 
   it('most files reach the target at 50%', () => {
     expect(rows.length).toBeGreaterThan(0);

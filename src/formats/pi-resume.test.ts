@@ -14,6 +14,7 @@ import { compact } from '../compaction/compact.js';
 import { activeMessages } from '../model/view.js';
 import type { Message, Session } from '../model/types.js';
 import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
+import { fixtureTranscripts } from '../../test/support/fixture-transcripts.js';
 import { PiTranscript } from '../../test/support/random-session.js';
 import { comparable, firstDifference, PI_WRAPPERS, piResume } from '../../test/support/pi-loader.js';
 import { TokenCounter } from '../tokens/counter.js';
@@ -61,66 +62,72 @@ function expectSame(label: string, pi: readonly Message[], view: readonly Messag
   expect(at, label).toBe(-1);
 }
 
-run('pi resumes exactly the view abridge reported', () => {
-  for (const file of corpusFiles('pi')) {
-    it(basename(file), async () => {
-      for (const fraction of FRACTIONS) {
-        const session = await readSession(file);
-        const target = budget(session, fraction);
-        const r = await compact(session, { target });
-        const view = activeMessages(session);
-        const text = writeSession(session, 'pi');
-        const resumed = piResume(text);
-        const pi = resumed.sent;
-        const row: Row = {
-          file: basename(file),
-          fraction,
-          compacted: r.marker !== undefined,
-          strategies: r.strategiesRun.map((s) => s.name).join(','),
-          abridge: comparable(view).length,
-          pi: comparable(pi).length,
-          abridgeTokens: tokens(view),
-          piTokens: tokens(pi),
-          equal: firstDifference(pi, view) === -1,
-          readBack: false,
-          second: false,
-        };
-        rows.push(row);
-        expectSame(`${fraction}: pi`, pi, view);
-        // With the model and thinking level the session was using, whatever was archived.
-        const original = piResume(readFileSync(file, 'utf8'));
-        expect({ model: resumed.model, thinking: resumed.thinkingLevel }, `${fraction}: model`).toEqual({
-          model: original.model,
-          thinking: original.thinkingLevel,
-        });
-        // Within 2% — or, for a view of a few hundred tokens, within the tokens of pi's wrapper around a summary.
-        expect(Math.abs(row.piTokens - row.abridgeTokens)).toBeLessThanOrEqual(
-          Math.max(0.02 * row.abridgeTokens, WRAPPER_TOKENS),
-        );
+/** Compacted at 50% and 25%, written with the pi writer and loaded by pi's own code: pi resumes abridge's view. */
+async function piResumesTheView(file: string): Promise<void> {
+  for (const fraction of FRACTIONS) {
+    const session = await readSession(file);
+    const target = budget(session, fraction);
+    const r = await compact(session, { target });
+    const view = activeMessages(session);
+    const text = writeSession(session, 'pi');
+    const resumed = piResume(text);
+    const pi = resumed.sent;
+    const row: Row = {
+      file: basename(file),
+      fraction,
+      compacted: r.marker !== undefined,
+      strategies: r.strategiesRun.map((s) => s.name).join(','),
+      abridge: comparable(view).length,
+      pi: comparable(pi).length,
+      abridgeTokens: tokens(view),
+      piTokens: tokens(pi),
+      equal: firstDifference(pi, view) === -1,
+      readBack: false,
+      second: false,
+    };
+    rows.push(row);
+    expectSame(`${fraction}: pi`, pi, view);
+    // With the model and thinking level the session was using, whatever was archived.
+    const original = piResume(readFileSync(file, 'utf8'));
+    expect({ model: resumed.model, thinking: resumed.thinkingLevel }, `${fraction}: model`).toEqual({
+      model: original.model,
+      thinking: original.thinkingLevel,
+    });
+    // Within 2% — or, for a view of a few hundred tokens, within the tokens of pi's wrapper around a summary.
+    expect(Math.abs(row.piTokens - row.abridgeTokens)).toBeLessThanOrEqual(
+      Math.max(0.02 * row.abridgeTokens, WRAPPER_TOKENS),
+    );
 
-        // abridge reads its own file back to the same view, and can compact it again.
-        const back = parseSession(text);
-        expect(back.problems.filter((p) => p.kind !== 'multiple-objects')).toEqual([]);
-        expectSame(`${fraction}: read back`, activeMessages(back), view);
-        row.readBack = true;
-        if (!r.marker) continue;
-        // And counts it as compact reported it (anchored where the re-appended view ends).
-        expect(contextSnapshot(back).used).toBe(r.afterTokens);
-        const r2 = await compact(back, { target: budget(session, fraction / 2) });
-        const text2 = writeSession(back, 'pi');
-        const view2 = activeMessages(back);
-        const resumed2 = piResume(text2);
-        expectSame(`${fraction}: second compaction, pi`, resumed2.sent, view2);
-        expect(resumed2.model, `${fraction}: second compaction, model`).toEqual(original.model);
-        expectSame(`${fraction}: second compaction, read back`, activeMessages(parseSession(text2)), view2);
-        if (r2.marker) expect(contextSnapshot(parseSession(text2)).used).toBe(r2.afterTokens);
-        // Archive, never delete: every record of the first file is in the second.
-        const lines2 = new Set(text2.split('\n'));
-        for (const line of text.split('\n')) if (line.trim()) expect(lines2.has(line), line.slice(0, 120)).toBe(true);
-        row.second = true;
-      }
-    }, 120_000);
+    // abridge reads its own file back to the same view, and can compact it again.
+    const back = parseSession(text);
+    expect(back.problems.filter((p) => p.kind !== 'multiple-objects')).toEqual([]);
+    expectSame(`${fraction}: read back`, activeMessages(back), view);
+    row.readBack = true;
+    if (!r.marker) continue;
+    // And counts it as compact reported it (anchored where the re-appended view ends).
+    expect(contextSnapshot(back).used).toBe(r.afterTokens);
+    const r2 = await compact(back, { target: budget(session, fraction / 2) });
+    const text2 = writeSession(back, 'pi');
+    const view2 = activeMessages(back);
+    const resumed2 = piResume(text2);
+    expectSame(`${fraction}: second compaction, pi`, resumed2.sent, view2);
+    expect(resumed2.model, `${fraction}: second compaction, model`).toEqual(original.model);
+    expectSame(`${fraction}: second compaction, read back`, activeMessages(parseSession(text2)), view2);
+    if (r2.marker) expect(contextSnapshot(parseSession(text2)).used).toBe(r2.afterTokens);
+    // Archive, never delete: every record of the first file is in the second.
+    const lines2 = new Set(text2.split('\n'));
+    for (const line of text.split('\n')) if (line.trim()) expect(lines2.has(line), line.slice(0, 120)).toBe(true);
+    row.second = true;
   }
+}
+
+describe('pi resumes exactly the view abridge reported (fixture transcripts)', async () => {
+  const fixtures = (await fixtureTranscripts()).filter((f) => f.folder === 'pi');
+  it.each(fixtures.map((f) => [f.name, f.file]))('%s', (_name, file) => piResumesTheView(file), 120_000);
+});
+
+run('pi resumes exactly the view abridge reported', () => {
+  for (const file of corpusFiles('pi')) it(basename(file), () => piResumesTheView(file), 120_000);
 });
 
 const output = (tag: string, n: number) =>

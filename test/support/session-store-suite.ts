@@ -9,10 +9,9 @@
  *
  * Not a test file itself (vitest includes `*.test.ts` only) and not part of the build: it imports vitest.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compact } from '../../src/compaction/compact.js';
@@ -27,68 +26,16 @@ import { importSession, loadSession, type SessionStore } from '../../src/store/s
 export const EXAMPLE_TRANSCRIPT = fileURLToPath(new URL('../../examples/refactor-session.jsonl', import.meta.url));
 const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
-let built: { dir: string; cleanup: () => void } | undefined;
-
 /**
- * The built package for child processes and CLI tests: `dist/` when it is newer than every source file (as after
- * `npm test`'s build); otherwise the sources are built (tsc -p tsconfig.build.json) into a private directory under
- * the checkout's ignored tmp/, so that a build never rewrites dist/ under other tests running at the same time, and
- * optional dependencies still resolve from node_modules. Built once per test process; `cleanup` removes a private
- * build.
+ * The built package for child processes and CLI tests: `dist/`, which vitest's global setup (test/global-setup.ts)
+ * builds before any test runs when it is missing or older than the sources; no test builds anything inside its own
+ * timeout. `cleanup` is kept for the callers (there is nothing to remove).
  */
 export function builtDist(): { dir: string; cleanup: () => void } {
-  if (built) return built;
-  const newest = (dir: string): number => {
-    let t = 0;
-    for (const f of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, f.name);
-      if (f.isDirectory()) t = Math.max(t, newest(p));
-      else if (f.name.endsWith('.ts') && !/\.(test|suite|d)\.ts$/.test(f.name)) t = Math.max(t, statSync(p).mtimeMs);
-    }
-    return t;
-  };
-  const dist = join(REPO, 'dist');
-  const outputs = ['cli/main.js', 'store/sqlite/index.js', 'index.js'].map((f) => join(dist, f));
-  const sources = newest(join(REPO, 'src'));
-  if (outputs.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources))
-    return (built = { dir: dist, cleanup: () => {} });
-  // A package-like folder: the compiled modules in dist/, and beside it what they read at run time (the catalog
-  // snapshot in data/, the viewer's page files).
-  const pkg = join(REPO, 'tmp', `test-dist-${process.pid}-${randomBytes(3).toString('hex')}`);
-  const out = join(pkg, 'dist');
-  mkdirSync(out, { recursive: true });
-  symlinkSync(join(REPO, 'data'), join(pkg, 'data'));
-  cpSync(join(REPO, 'src', 'analysis', 'view'), join(out, 'analysis', 'view'), { recursive: true });
-  const cleanup = () => rmSync(pkg, { recursive: true, force: true });
-  try {
-    execFileSync(
-      process.execPath,
-      [
-        join(REPO, 'node_modules/typescript/bin/tsc'),
-        '-p',
-        'tsconfig.build.json',
-        '--outDir',
-        relative(REPO, out),
-        '--sourceMap',
-        'false',
-        '--declaration',
-        'false',
-      ],
-      {
-        cwd: REPO,
-        stdio: 'pipe',
-      },
-    );
-  } catch (err) {
-    // Type errors elsewhere still emit JavaScript; only a missing output is fatal.
-    if (!existsSync(join(out, 'cli/main.js'))) {
-      cleanup();
-      throw new Error(
-        `building the package for the test failed: ${String((err as { stdout?: unknown }).stdout ?? err)}`,
-      );
-    }
-  }
-  return (built = { dir: out, cleanup });
+  const dir = join(REPO, 'dist');
+  if (!existsSync(join(dir, 'cli/main.js')))
+    throw new Error('dist/cli/main.js not found: vitest builds it in test/global-setup.ts (or run `npm run build`)');
+  return { dir, cleanup: () => {} };
 }
 
 type Draft = Omit<Entry, 'index'>;

@@ -1,6 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { compact } from '../../src/compaction/compact.js';
 import { readSession } from '../../src/formats/read.js';
 import { writeSession } from '../../src/formats/write.js';
@@ -19,15 +19,23 @@ export const VIEW_CASES = {
  * A real pi session compacted by abridge (to 40% of its last prompt), written back as a pi transcript: the viewer must
  * show abridge's marker with its strategies, archived span and edits.
  */
-export async function abridgeCompactedTranscript(): Promise<{ file: string; session: Session }> {
-  const session = await readSession(corpusFile('pi', 'badlogic__pi-mono__large-session.jsonl'));
+export function abridgeCompactedTranscript(): Promise<{ file: string; session: Session }> {
+  return compactedByAbridge(corpusFile('pi', 'badlogic__pi-mono__large-session.jsonl'));
+}
+
+/**
+ * A transcript compacted by abridge (to 40% of its last billed prompt) and written back in its own format, e.g. a
+ * fixture transcript (test/support/fixture-transcripts.ts) where the corpus is absent.
+ */
+export async function compactedByAbridge(source: string): Promise<{ file: string; session: Session }> {
+  const session = await readSession(source);
   const last = replaySession(session).at(-1)!.reported;
   const result = await compact(session, {
     target: Math.round(last * 0.4),
     now: () => new Date('2026-01-01T00:00:00Z'),
   });
-  if (!result.marker) throw new Error('the fixture session was not compacted');
-  const file = join(mkdtempSync(join(tmpdir(), 'abridge-view-')), 'abridge-compacted.jsonl');
-  writeFileSync(file, writeSession(session, 'pi'));
+  if (!result.marker) throw new Error(`${source}: the fixture session was not compacted`);
+  const file = join(mkdtempSync(join(tmpdir(), 'abridge-view-')), `abridge-compacted-${basename(source)}`);
+  writeFileSync(file, writeSession(session));
   return { file, session };
 }

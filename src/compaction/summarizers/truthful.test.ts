@@ -5,6 +5,7 @@ import { activeView } from '../../model/view.js';
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/types.js';
 import { TokenCounter } from '../../tokens/counter.js';
 import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../../../test/support/corpus.js';
+import { fixtureTranscripts } from '../../../test/support/fixture-transcripts.js';
 import { isRequest } from '../turns.js';
 import { ExtractiveSummarizer } from './extractive.js';
 
@@ -345,29 +346,44 @@ function corpus(): string[] {
   return ['pi', 'claude-code', 'codex', 'swe-agent', 'openhands', 'other'].flatMap((f) => corpusFiles(f));
 }
 
+const summarizer = new ExtractiveSummarizer();
+
+/** The false statements of the extractive summaries of a transcript (whole and cut at 60%, at every budget). */
+async function falseStatementsOf(file: string): Promise<Problem[]> {
+  const session = await readSession(file);
+  const view = activeView(session).map((v) => v.message);
+  const spans = [view, view.slice(0, Math.ceil(view.length * 0.6))];
+  const problems: Problem[] = [];
+  for (const [k, span] of spans.entries()) {
+    const task = span.find(isRequest);
+    const taskText = task?.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+    for (const maxTokens of BUDGETS) {
+      const summary = summarizer.summarizeSync({
+        messages: span,
+        maxTokens,
+        counter,
+        ...(taskText ? { task: taskText } : {}),
+      });
+      expect(counter.text(summary)).toBeLessThanOrEqual(maxTokens);
+      problems.push(...falseStatements(summary, span, `${k === 0 ? 'whole' : '60%'} @${maxTokens}`));
+    }
+  }
+  return problems;
+}
+
+describe('the extractive summary states only what the records say (fixture transcripts)', async () => {
+  const fixtures = await fixtureTranscripts();
+  it.each(fixtures.map((f) => [`${f.folder}/${f.name}`, f.file]))('%s', async (_name, file) => {
+    const problems = await falseStatementsOf(file);
+    expect(problems, problems.map((p) => `${p.where}: ${p.what}`).join('\n')).toEqual([]);
+  });
+});
+
 run('the extractive summary states only what the records say', () => {
-  const summarizer = new ExtractiveSummarizer();
   const all: Problem[] = [];
   for (const file of corpus()) {
     it(`${basename(file)}`, async () => {
-      const session = await readSession(file);
-      const view = activeView(session).map((v) => v.message);
-      const spans = [view, view.slice(0, Math.ceil(view.length * 0.6))];
-      const problems: Problem[] = [];
-      for (const [k, span] of spans.entries()) {
-        const task = span.find(isRequest);
-        const taskText = task?.parts.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
-        for (const maxTokens of BUDGETS) {
-          const summary = summarizer.summarizeSync({
-            messages: span,
-            maxTokens,
-            counter,
-            ...(taskText ? { task: taskText } : {}),
-          });
-          expect(counter.text(summary)).toBeLessThanOrEqual(maxTokens);
-          problems.push(...falseStatements(summary, span, `${k === 0 ? 'whole' : '60%'} @${maxTokens}`));
-        }
-      }
+      const problems = await falseStatementsOf(file);
       all.push(...problems);
       expect(problems, problems.map((p) => `${p.where}: ${p.what}`).join('\n')).toEqual([]);
     });

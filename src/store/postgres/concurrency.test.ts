@@ -1,10 +1,10 @@
 // Many workers on one PostgreSQL session, as real processes running the built store: no lost, duplicated or reordered
 // appends; a worker killed inside recordCompaction leaves both the marker and the snapshot or neither.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,63 +31,14 @@ const uniqueSchema = (label: string) => `t_${label}_${process.pid}_${randomBytes
 
 const REPO = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 
-/** The newest modification time of the TypeScript sources (tests left out) in `dir`, and below it if `deep`. */
-function newestSource(dir: string, deep: boolean): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (deep) newest = Math.max(newest, newestSource(p, deep));
-    } else if (p.endsWith('.ts') && !p.endsWith('.test.ts') && !p.endsWith('.d.ts')) {
-      newest = Math.max(newest, statSync(p).mtimeMs);
-    }
-  }
-  return newest;
-}
-
 /**
- * The built PostgreSQL store for child processes: dist/store/postgres/index.js when it is newer than every source file
- * it is built from (the store, its helpers in src/store, the model; as after `npm test`'s build); otherwise the package is built into a private directory (so that a
- * build never rewrites dist/ under other tests). Returns the module's path and a cleanup.
+ * The built PostgreSQL store for child processes: dist/store/postgres/index.js, which vitest's global setup
+ * (test/global-setup.ts) builds before any test runs when dist/ is missing or older than the sources.
  */
 function builtStoreModule(): { path: string; cleanup: () => void } {
-  const dist = join(REPO, 'dist/store/postgres/index.js');
-  const sources = Math.max(
-    newestSource(join(REPO, 'src/store/postgres'), true),
-    newestSource(join(REPO, 'src/store'), false),
-    newestSource(join(REPO, 'src/model'), true),
-    statSync(join(REPO, 'src/errors.ts')).mtimeMs,
-  );
-  if (existsSync(dist) && statSync(dist).mtimeMs >= sources) return { path: dist, cleanup: () => {} };
-  // Inside the checkout (under the ignored tmp/) so that `pg` resolves from its node_modules.
-  const out = join(REPO, 'tmp', `pg-test-dist-${process.pid}-${randomBytes(3).toString('hex')}`);
-  mkdirSync(out, { recursive: true });
-  const tsc = join(REPO, 'node_modules/typescript/bin/tsc');
-  try {
-    execFileSync(
-      process.execPath,
-      [
-        tsc,
-        '-p',
-        'tsconfig.build.json',
-        '--outDir',
-        relative(REPO, out),
-        '--sourceMap',
-        'false',
-        '--declaration',
-        'false',
-      ],
-      {
-        cwd: REPO,
-        stdio: 'pipe',
-      },
-    );
-  } catch {
-    // Type errors in files being edited elsewhere still emit JavaScript; a missing module is checked below.
-  }
-  const path = join(out, 'store/postgres/index.js');
-  if (!existsSync(path)) throw new Error(`building the package into ${out} did not produce ${path}`);
-  return { path, cleanup: () => rmSync(out, { recursive: true, force: true }) };
+  const path = join(REPO, 'dist/store/postgres/index.js');
+  if (!existsSync(path)) throw new Error(`${path} not found: vitest builds it in test/global-setup.ts`);
+  return { path, cleanup: () => {} };
 }
 
 const CHILD = fileURLToPath(new URL('./test-child.mjs', import.meta.url));
