@@ -4,8 +4,10 @@
 #
 #   1. Node 22 from the npm registry (scripts/install-node.sh, cached in .cache/node-22/);
 #   2. a copy of the tracked and untracked-but-not-ignored files into a temporary folder; with Node 22's npm, the
-#      locked dependencies plus the peers' current majors (default: openai@7 better-sqlite3@13 — better-sqlite3 13
-#      ships its prebuilt binaries inside the npm package: no download from GitHub, no compiler);
+#      locked dependencies plus the peers' current majors (default: openai@7 better-sqlite3@13 ai@7 and the AI SDK 7
+#      packages @ai-sdk/provider@4 @ai-sdk/anthropic@4 @ai-sdk/openai@4 — better-sqlite3 13 ships its prebuilt
+#      binaries inside the npm package: no download from GitHub, no compiler; ai@7 runs the AI SDK adapter's tests on
+#      LanguageModelV4, its providers being V4 models);
 #   3. in that copy, on Node 22: that better-sqlite3 loads, `npm run build` (tsc + esbuild), `tsc --noEmit` of src/
 #      and test/ against those majors, the typed consumers and documentation blocks (scripts/typecheck-consumers.js),
 #      then `vitest run` of the adapters', stores' and CLI test files (and the example agent's and the package's tests).
@@ -18,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
-PACKAGES="${ABRIDGE_NODE22_PACKAGES:-openai@7 better-sqlite3@13}"
+PACKAGES="${ABRIDGE_NODE22_PACKAGES:-openai@7 better-sqlite3@13 ai@7 @ai-sdk/provider@4 @ai-sdk/anthropic@4 @ai-sdk/openai@4}"
 TESTS=(src/adapters src/store src/cli test/example-agent.test.ts test/pack.test.ts test/exports.test.ts)
 [ "$#" -gt 0 ] && TESTS=("$@")
 
@@ -62,7 +64,7 @@ node -e '
   const db = new Database(":memory:");
   const sqlite = db.prepare("select sqlite_version() as v").get().v;
   db.close();
-  console.error(`node ${process.version}; openai ${v("openai")}, ai ${v("ai")}, @ai-sdk/provider ${v("@ai-sdk/provider")}, better-sqlite3 ${v("better-sqlite3")} (SQLite ${sqlite}), @anthropic-ai/sdk ${v("@anthropic-ai/sdk")}`);
+  console.error(`node ${process.version}; openai ${v("openai")}, ai ${v("ai")}, @ai-sdk/provider ${v("@ai-sdk/provider")}, @ai-sdk/anthropic ${v("@ai-sdk/anthropic")}, @ai-sdk/openai ${v("@ai-sdk/openai")}, better-sqlite3 ${v("better-sqlite3")} (SQLite ${sqlite}), @anthropic-ai/sdk ${v("@anthropic-ai/sdk")}`);
 '
 echo "== build and type-check on Node 22" >&2
 t=$(date +%s)

@@ -113,10 +113,11 @@ function outputContent(output: LanguageModelV3ToolResultOutput): { content: Resu
               return mediaPart(item.data, item.mediaType, item.filename);
             case 'image-url':
               return { type: 'image', url: item.url };
-            case 'file-url':
-              return item.mediaType
-                ? { type: 'file', url: item.url, mediaType: item.mediaType }
-                : { type: 'file', url: item.url };
+            case 'file-url': {
+              // `mediaType` is in @ai-sdk/provider 3's V3 type, not in 4's copy of it.
+              const mediaType = (item as { mediaType?: string }).mediaType;
+              return mediaType ? { type: 'file', url: item.url, mediaType } : { type: 'file', url: item.url };
+            }
             default:
               return textPart(JSON.stringify(item));
           }

@@ -17,6 +17,7 @@ import {
   tool,
   wrapLanguageModel,
   type ModelMessage,
+  type Tool,
   type ToolSet,
 } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,6 +34,7 @@ import {
   abridgePrepareStep,
   abridgeTools,
   type AiSdkEvent,
+  type AiSdkLanguageModel,
   type AiSdkRequestReport,
 } from './ai-sdk.js';
 import { fromV3Message, toV3Prompt, usageFromV3, V3Originals } from './ai-sdk-v3.js';
@@ -363,12 +365,19 @@ function answer(content: LanguageModelV3GenerateResult['content'], prompt: numbe
   };
 }
 
+/**
+ * The middleware as AI SDK 6 types it: with AI SDK 7 installed, `abridgeMiddleware`'s type is the V4 middleware, and
+ * these tests call it with V3 models and params (what it does with those does not depend on the installed `ai`).
+ */
+const asV3 = (mw: ReturnType<typeof abridgeMiddleware>) => mw as unknown as LanguageModelV3Middleware;
+
 /** What `wrapLanguageModel` does with a middleware, for one generate call. */
 async function call(
-  mw: LanguageModelV3Middleware,
+  middleware: ReturnType<typeof abridgeMiddleware>,
   model: LanguageModelV3,
   params: LanguageModelV3CallOptions,
 ): Promise<LanguageModelV3CallOptions> {
+  const mw = asV3(middleware);
   const transformed = await mw.transformParams!({ type: 'generate', params, model });
   await mw.wrapGenerate!({
     doGenerate: () => model.doGenerate(transformed),
@@ -508,7 +517,7 @@ describe('abridgeMiddleware keeps the manager in step with the app’s history',
         stream: new ReadableStream({ start: (c) => (parts.forEach((p) => c.enqueue(p)), c.close()) }),
       }),
     };
-    const mw = abridgeMiddleware(cm);
+    const mw = asV3(abridgeMiddleware(cm));
     const params = await mw.transformParams!({ type: 'stream', params: { prompt: [sys, user('Start.')] }, model });
     const { stream } = await mw.wrapStream!({
       doGenerate: () => model.doGenerate(params),
@@ -651,7 +660,8 @@ describe('abridgeMiddleware keeps the manager in step with the app’s history',
     const tools = await abridgeTools(cm);
     const out = await tools.read_result!.execute!(
       { ref_id: stored.refId, offset: 1, limit: 1 },
-      { toolCallId: 't', messages: [] },
+      // AI SDK 7 adds a required `context` (AI SDK 6 has none).
+      { toolCallId: 't', messages: [], context: {} } as Parameters<NonNullable<Tool['execute']>>[1],
     );
     expect(out).toContain('beta');
     expect(out).not.toContain('gamma');
@@ -713,7 +723,7 @@ interface WireCase {
   name: string;
   wire: RequestProvider;
   modelId: string;
-  model: (f: Fake) => LanguageModelV3;
+  model: (f: Fake) => AiSdkLanguageModel;
   providerOptions: Record<string, { store: boolean }>;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `abridge-context/ai-sdk`: abridge inside an AI SDK 6 agent (`generateText` / `streamText` with tools).
+ * `abridge-context/ai-sdk`: abridge inside an AI SDK 6 or 7 agent (`generateText` / `streamText` with tools).
  *
  * ```ts
  * const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic' });
@@ -25,6 +25,10 @@
  * checked, the extractive summary standing in when it fails), unless the manager was given a summarizer of its own
  * (`summarizer: 'extractive'`, a Summarizer, or `summaryClient` — e.g. `aiSdkClient(anthropic('claude-haiku-4-5'))`).
  *
+ * AI SDK 6 (`ai@6`, LanguageModelV3) and AI SDK 7 (`ai@7`, LanguageModelV4) both: the middleware works on V3 forms and
+ * converts a V4 model's prompts and answers at its edges (`ai-sdk-v4.ts`: only file data and file outputs of tool
+ * results differ, plus V4's reasoning-file and custom parts); the public types are the installed `ai`'s.
+ *
  * The AI SDK types are imported as types only: `ai` and `@ai-sdk/provider` are optional peer dependencies.
  */
 import { createHash } from 'node:crypto';
@@ -40,7 +44,15 @@ import type {
   LanguageModelV3StreamResult,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import type { ModelMessage, PrepareStepFunction, StepResult, Tool, ToolSet } from 'ai';
+import type {
+  LanguageModel,
+  LanguageModelMiddleware,
+  ModelMessage,
+  PrepareStepFunction,
+  StepResult,
+  Tool,
+  ToolSet,
+} from 'ai';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { Level } from '../budget/types.js';
 import type { LlmClient } from '../compaction/summarizers/llm.js';
@@ -64,6 +76,7 @@ import {
   type V3AssistantPart,
   type V3Part,
 } from './ai-sdk-v3.js';
+import { isV4, V4Bridge } from './ai-sdk-v4.js';
 import type { Message, Part, Usage } from '../model/types.js';
 
 export { contextOverflow, type ContextOverflow };
@@ -347,6 +360,11 @@ class HistorySync {
     this.sent = conv.slice(conv[0] && isStartPlaceholder(conv[0]) ? 1 : 0).map(fingerprint);
   }
 
+  /** The conversation a prepareStep returned (AI SDK 7 carries it forward: the next step's messages start with it). */
+  setSentMessages(conversation: readonly unknown[]): void {
+    this.sent = conversation.map(fingerprint);
+  }
+
   private viewPrompt(): LanguageModelV3Prompt {
     const prompt = toV3Prompt(activeMessages(this.cm.session), { originals: this.originals });
     return prompt[0]?.role === 'user' && isStartPlaceholder(prompt[0]) ? prompt.slice(1) : prompt;
@@ -420,7 +438,16 @@ async function ownToolNames(cm: ContextManager): Promise<Set<string>> {
 // ---------------------------------------------------------------------------------------------------------------------
 // Summaries by a model of the AI SDK
 
-/** One completion by a V3 model: the system prompt and one user message in, the text of its answer out. */
+/**
+ * A model of the AI SDK that abridge can call itself: LanguageModelV3 (AI SDK 6) or, with AI SDK 7 installed,
+ * LanguageModelV4 — whichever the installed `ai` accepts (not a gateway id string, not a V2 model).
+ */
+export type AiSdkLanguageModel = Extract<LanguageModel, { readonly specificationVersion: 'v3' | 'v4' }>;
+
+/**
+ * One completion by a V3 or V4 model: the system prompt and one user message in, the text of its answer out (a prompt
+ * of texts and an answer's text parts have the same shape in both specifications).
+ */
 function completeWith(model: LanguageModelV3): LlmClient['complete'] {
   return async (req) => {
     const result = await model.doGenerate({
@@ -449,7 +476,11 @@ export interface AiSdkClientOptions {
  * An LlmClient on an AI SDK model (`anthropic('claude-haiku-4-5')`, `openai('gpt-5-mini')`…), for the manager's
  * `summaryClient`: summaries by another model than the agent's (the middleware's default is the agent's own).
  */
-export function aiSdkClient(model: LanguageModelV3, options: AiSdkClientOptions = {}): LlmClient {
+export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptions = {}): LlmClient {
+  if (!isCallableModel(model))
+    throw new TypeError(
+      `aiSdkClient: a LanguageModelV3 or LanguageModelV4 model is needed (got specification ${String((model as { specificationVersion?: unknown }).specificationVersion)})`,
+    );
   const info = new ModelCatalog().lookup(model.modelId, { provider: model.provider.split('.')[0]! });
   return {
     model: model.modelId,
@@ -469,18 +500,16 @@ class AgentModelSummaries {
     if (model === this.offered) return;
     this.offered = model;
     // A model id (the AI SDK's gateway string) or an older specification cannot be called here: extractive, then.
-    if (!isV3Model(model)) return;
+    if (!isCallableModel(model)) return;
     this.cm.summarizeWithAgentModel(completeWith(model));
   }
 }
 
-function isV3Model(model: unknown): model is LanguageModelV3 {
-  return (
-    typeof model === 'object' &&
-    model !== null &&
-    (model as Partial<LanguageModelV3>).specificationVersion === 'v3' &&
-    typeof (model as Partial<LanguageModelV3>).doGenerate === 'function'
-  );
+/** A V3 or V4 model (typed as V3: what abridge calls — doGenerate with texts — is the same in both). */
+function isCallableModel(model: unknown): model is LanguageModelV3 {
+  if (typeof model !== 'object' || model === null) return false;
+  const m = model as { specificationVersion?: unknown; doGenerate?: unknown };
+  return (m.specificationVersion === 'v3' || m.specificationVersion === 'v4') && typeof m.doGenerate === 'function';
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -491,19 +520,21 @@ interface PreparedCall {
 }
 
 /**
- * A `LanguageModelV3Middleware` for `wrapLanguageModel`: keeps the manager's state across steps and calls so that
+ * A middleware for `wrapLanguageModel` — AI SDK 6's `LanguageModelV3Middleware` or AI SDK 7's (V4) middleware, the type
+ * being the installed `ai`'s `LanguageModelMiddleware`; at run time it reads the specification of the model it is
+ * given (`specificationVersion` 'v3' or 'v4') and answers in kind. It keeps the manager's state across steps and calls so that
  * `generateText` / `streamText` with tools stay within the window. See the module's comment for the history rule.
  *
  * Errors: `ContextOverflowError` (code `CONTEXT_OVERFLOW`) when nothing can make the request fit window − max output
  * (nothing is sent); a provider's overflow refusal is recovered once (compaction, then one retry) and rethrown when
  * that fails — `contextOverflow(err)` recognizes it, also inside the AI SDK's `RetryError`.
  */
-export function abridgeMiddleware(
-  cm: ContextManager,
-  options: AbridgeMiddlewareOptions = {},
-): LanguageModelV3Middleware {
+export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddlewareOptions = {}): LanguageModelMiddleware {
   const emit = (e: AiSdkEvent) => options.onEvent?.(e);
   const sync = new HistorySync(cm, emit);
+  // AI SDK 7 gives the middleware V4 models (V3 providers converted): their prompts and answers are converted to V3
+  // at the edges, and what was read goes back as it was read.
+  const bridge = new V4Bridge();
   const summaries = new AgentModelSummaries(cm);
   const calls = new WeakMap<object, PreparedCall>();
   const warned = new Set<string>();
@@ -518,8 +549,10 @@ export function abridgeMiddleware(
     const prepared = await cm.prepare(
       params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {},
     );
-    let prompt = toV3Prompt(prepared.messages, { system: systemOf(cm), originals: sync.originals });
-    sync.setSent(prompt);
+    const view = toV3Prompt(prepared.messages, { system: systemOf(cm), originals: sync.originals });
+    sync.setSent(view);
+    // A V4 prompt is typed as V3 here: the middleware's types are the V3 ones, the shapes the breakpoints touch agree.
+    let prompt = isV4(model) ? (bridge.toV4(view) as unknown as LanguageModelV3Prompt) : view;
     if (options.cache !== false && model.provider.startsWith('anthropic')) prompt = withAnthropicBreakpoints(prompt);
     // The provider sends exactly the reserve abridge counted (its own default may be far larger than the window allows).
     const out: LanguageModelV3CallOptions = { ...params, prompt, maxOutputTokens: prepared.pressure.maxOutputTokens };
@@ -535,7 +568,7 @@ export function abridgeMiddleware(
     model: LanguageModelV3;
   }): Promise<LanguageModelV3CallOptions> {
     summaries.offer(model);
-    const { system, rest } = systemTextOf(params.prompt);
+    const { system, rest } = systemTextOf(isV4(model) ? bridge.prompt(params.prompt) : params.prompt);
     if (system !== undefined && system !== systemText) {
       systemText = system;
       cm.setSystem(system);
@@ -615,7 +648,7 @@ export function abridgeMiddleware(
     }
   }
 
-  return {
+  const middleware: LanguageModelV3Middleware = {
     specificationVersion: 'v3',
     transformParams,
     async wrapGenerate({
@@ -629,7 +662,7 @@ export function abridgeMiddleware(
     }) {
       const { result, params: used, retry } = await attempt(params, model, doGenerate, (p) => model.doGenerate(p));
       const usage = usageFromV3(result.usage);
-      await sync.record(result.content, usage);
+      await sync.record(isV4(model) ? bridge.content(result.content) : result.content, usage);
       report(used, usage, retry);
       return result;
     },
@@ -644,10 +677,12 @@ export function abridgeMiddleware(
     }) {
       const { result, params: used, retry } = await attempt(params, model, doStream, (p) => model.doStream(p));
       const collector = new StreamCollector();
+      const v4 = isV4(model);
       const stream = result.stream.pipeThrough(
         new TransformStream<LanguageModelV3StreamPart, LanguageModelV3StreamPart>({
           async transform(part, controller) {
-            collector.observe(part);
+            const read = v4 ? bridge.streamPart(part) : part;
+            if (read) collector.observe(read);
             // Passed on first: recording waits only for what comes after the last part.
             controller.enqueue(part);
             if (part.type === 'finish') {
@@ -661,6 +696,9 @@ export function abridgeMiddleware(
       return { ...result, stream };
     },
   };
+  // With AI SDK 7, `wrapLanguageModel` calls these hooks with V4 params and models (see `bridge`); the specification
+  // version it ignores.
+  return middleware as unknown as LanguageModelMiddleware;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -712,8 +750,9 @@ function fromModelMessage(m: ModelMessage): Message {
 
 /**
  * For apps that use `prepareStep` instead of the middleware: returns a `prepareStep` function that keeps the manager's
- * state across steps (prepareStep's messages apply to that step only; the next step starts again from the full history)
- * and returns, for each step, the manager's compacted view as `messages`, its system prompt as `system` and the max
+ * state across steps (with AI SDK 6, prepareStep's messages apply to that step only and the next step starts again from
+ * the full history; with AI SDK 7, they carry forward and the next step starts with them: both are continuations) and
+ * returns, for each step, the manager's compacted view as `messages`, its system prompt as `system` and the max
  * output abridge reserved. The previous step's answer is recorded with its usage when the next step starts.
  *
  * Prefer `abridgeMiddleware`: it records each answer as it comes, counts the tools and system prompt the call really
@@ -752,6 +791,8 @@ export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(
     const out = encodeAiSdkMessages(prepared.messages) as ModelMessage[];
     const conversation = out.filter((m) => m.role !== 'system');
     const view = out.filter((m) => m.role === 'system').map((m) => m.content as string);
+    // AI SDK 7 carries the messages a prepareStep returns forward: the next step's start with this conversation.
+    sync.setSentMessages(conversation);
     return {
       system: [...systemOf(cm), ...view].join('\n\n'),
       messages: conversation,

@@ -166,7 +166,9 @@ function decodePart(
       return textPart(c.text);
     case 'image':
       return media('image', c.image, asString(c.mediaType) ?? asString(c.mimeType));
-    case 'file': {
+    case 'file':
+    case 'reasoning-file': {
+      // AI SDK 7: a file of the model's reasoning (`reasoning-file`) counts as the file it is.
       const mediaType = asString(c.mediaType) ?? asString(c.mimeType);
       const p = media(mediaType?.startsWith('image/') ? 'image' : 'file', c.data, mediaType);
       const name = asString(c.filename);
@@ -210,6 +212,9 @@ function decodePart(
     case 'tool-approval-response':
       // Approval bookkeeping: nothing the model reads (the message keeps it in `raw`).
       return undefined;
+    case 'custom':
+      // AI SDK 7's provider-specific part (`kind`, provider options): no text of its own (kept in `raw`).
+      return undefined;
     default:
       return textPart(JSON.stringify(c));
   }
@@ -223,10 +228,19 @@ function providerOptions(c: Record<string, unknown>, provider: string): Record<s
   return undefined;
 }
 
-/** An image or file given as base64, a data URL or a URL (binary buffers do not survive JSON: kept as size only). */
+/**
+ * An image or file given as base64, a data URL or a URL (binary buffers do not survive JSON: kept as size only), or as
+ * AI SDK 7's tagged file data (`{type: 'data', data}`, `{type: 'url', url}`; a provider reference or inline text has
+ * neither data nor URL to keep).
+ */
 function media(kind: 'image' | 'file', value: unknown, mediaType: string | undefined): ImagePart | FilePart {
   const p: ImagePart | FilePart = kind === 'image' ? { type: 'image' } : { type: 'file' };
   if (mediaType) p.mediaType = mediaType;
+  if (isRecord(value) && typeof value.type === 'string') {
+    if (value.type === 'data') value = value.data;
+    else if (value.type === 'url') value = value.url;
+    else return p;
+  }
   if (typeof value === 'string') {
     const parsed = parseDataUrl(value);
     if (parsed) {
@@ -304,6 +318,14 @@ function contentItem(item: unknown): ResultContentPart {
       return media('image', item.url, mediaType);
     case 'file-url':
       return media('file', item.url, mediaType);
+    case 'file': {
+      // AI SDK 7: one `file` item with tagged data (inline text is text).
+      if (isRecord(item.data) && item.data.type === 'text') return textPart(asString(item.data.text) ?? '');
+      const p = media(mediaType?.startsWith('image/') ? 'image' : 'file', item.data, mediaType);
+      const name = asString(item.filename);
+      if (name && p.type === 'file') p.name = name;
+      return p;
+    }
     default:
       return textPart(JSON.stringify(item));
   }
