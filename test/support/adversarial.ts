@@ -118,7 +118,7 @@ export async function scanners(src: string): Promise<Scanner[]> {
     },
     {
       name: 'pathsIn (trailing punctuation): a path token with a long run of dots',
-      frame: (core) => `see src/${core}x for details`,
+      frame: (core) => `see src/a${core}x for details`,
       run: (text) => records.pathsIn(text as string),
       attack: (size) => '.'.repeat(size),
       alphabet: ['.', ',', ':', ';', 'a', '/'],
@@ -127,7 +127,7 @@ export async function scanners(src: string): Promise<Scanner[]> {
       name: 'definitions (declarations after modifiers): repeated modifiers without a name',
       frame: (core) => core,
       run: (text) => records.definitions(text as string, 'src/Main.java'),
-      attack: (size) => lines('public static final private protected static open data sealed x', size),
+      attack: (size) => lines(`public${' '.repeat(290)}x`, size),
       alphabet: ['public ', 'static ', ' ', 'x', '<', '(', '\t'],
     },
     {
