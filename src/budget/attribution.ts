@@ -22,9 +22,19 @@ export interface McpServerCost extends ToolCost {
  * (less precise: a server name with `_` cannot be told apart); Cline and Roo call `use_mcp_tool` /
  * `access_mcp_resource` with `server_name` in the arguments.
  */
+/**
+ * `mcp__<server>__<tool>`: the server, as `/^mcp__(.+?)__(.+)$/` reads it (the first `__` after at least one character,
+ * something after it, no line break anywhere), without that expression's retries on a name with a line break.
+ */
+function doubleUnderscored(name: string): string | undefined {
+  if (!name.startsWith('mcp__') || /[\n\r\u2028\u2029]/.test(name)) return undefined;
+  const at = name.indexOf('__', 6);
+  return at !== -1 && at + 2 < name.length ? name.slice(5, at) : undefined;
+}
+
 export function mcpServerOf(toolName: string, args?: unknown): string | undefined {
-  const double = /^mcp__(.+?)__(.+)$/.exec(toolName);
-  if (double) return double[1];
+  const double = doubleUnderscored(toolName);
+  if (double) return double;
   if ((toolName === 'use_mcp_tool' || toolName === 'access_mcp_resource') && args && typeof args === 'object') {
     const server = (args as { server_name?: unknown }).server_name;
     if (typeof server === 'string' && server !== '') return server;

@@ -1,3 +1,4 @@
+import { bracketSuffix } from '../model/text.js';
 import { familyOf, type ProviderFamily } from '../tokens/family.js';
 import {
   bundledSource,
@@ -59,7 +60,7 @@ export interface ModelCatalogOptions {
 /** A model id reduced to what identifies it: no provider prefix, date stamp, `-latest`/`-preview`, dots as dashes; a `[1m]` suffix kept. */
 export function normalizeModelId(id: string): string {
   let s = id.trim().toLowerCase();
-  const suffix = /\[[^\]]*\]$/.exec(s)?.[0] ?? ''; // Claude Code's claude-sonnet-4-5[1m]
+  const suffix = bracketSuffix(s); // Claude Code's claude-sonnet-4-5[1m]
   s = s.slice(0, s.length - suffix.length);
   s = s.slice(s.lastIndexOf('/') + 1); // anthropic/claude-…, models/gemini-…, publishers/anthropic/models/claude-…
   // Bedrock: [region.]vendor.model[-v1[:0]] (us.anthropic.claude-…, global.anthropic.claude-…, meta.llama3-…)
@@ -83,7 +84,8 @@ interface Words {
 function words(normalized: string): Words {
   const names: string[] = [];
   const version: number[] = [];
-  for (const part of normalized.replace(/\[[^\]]*\]$/, '').split('-')) {
+  const suffix = bracketSuffix(normalized);
+  for (const part of normalized.slice(0, normalized.length - suffix.length).split('-')) {
     if (/^\d+$/.test(part)) version.push(Number(part));
     else if (part) names.push(part); // claude, opus, 4o, o3, 8b, a3b
   }

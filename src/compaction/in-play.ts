@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { trimEndOf } from '../model/text.js';
 import type { Message, ToolCallPart, ToolResultPart } from '../model/types.js';
 import { isSummaryItem, type SummaryItem, type ViewItem } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
@@ -233,8 +234,8 @@ class PathKeys {
 
   key(r: { path: string; cwd?: string }): string {
     let p = r.path.trim();
-    if (r.cwd && !p.startsWith('/') && !p.startsWith('~')) p = `${r.cwd.replace(/\/+$/, '')}/${p}`;
-    p = posix.normalize(p).replace(/\/+$/, '');
+    if (r.cwd && !p.startsWith('/') && !p.startsWith('~')) p = `${trimEndOf(r.cwd, '/')}/${p}`;
+    p = trimEndOf(posix.normalize(p), '/');
     return p.startsWith('./') ? p.slice(2) : p;
   }
 
@@ -413,7 +414,7 @@ function fileText(file: FileInPlay, until: number): FileText | undefined {
     if (c.entry !== undefined) applied.push(c.entry);
   }
   if (applied.length > 0) how += `, then changed in ${entryWords(applied)} (applied here)`;
-  return { path: file.path, text: text.replace(/\n+$/, ''), focus, how };
+  return { path: file.path, text: trimEndOf(text, '\n'), focus, how };
 }
 
 /** The lines of `text` around character `focus` within `tokens` (what follows favoured), the lines shown said. */
@@ -517,7 +518,7 @@ export function filesBack(
   }
   if (span.size === 0) return view;
   const play = inPlay(o.before, (it) => (it.entry !== undefined ? o.raw(it.entry) : undefined));
-  const text = summaryText(item.message).replace(/\n+$/, '');
+  const text = trimEndOf(summaryText(item.message), '\n');
   let budget = Math.floor(room);
   // The section is sized by its text; the message may count a little more: aim lower by what it came out over.
   for (let attempt = 0; attempt < 3 && budget >= 60; attempt++) {

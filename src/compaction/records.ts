@@ -1,5 +1,7 @@
 import { diffLines } from 'diff';
 import { PATH_KEYS } from '../model/parts.js';
+import { firstHeredoc } from './heredoc.js';
+import { isSpace, leadingRunEnd, trailingRunStart, trimEndOf } from '../model/text.js';
 import type { ToolCallPart, ToolResultPart } from '../model/types.js';
 
 /**
@@ -169,7 +171,9 @@ export function errorShaped(line: string): boolean {
     /^(?:[\w$.]*(?:Error|Exception|Failure))(?:\s*\[[^\]]*\])?:\s/.test(l) ||
     /^(?:error|fatal|panic|FAIL|FAILED|ERROR|ERR!|E)(?:\[[\w-]+\])?(?::|\s{1,3}\S)/.test(l) ||
     /^Traceback \(most recent call last\)/.test(l) ||
-    /^[\w./@-]+(?:[:(]\d+(?::\d+)?\)?)+:?\s*-?\s*(?:error|fatal)\b/i.test(l) ||
+    // `(?:[:(]\d+\)?)+` reads `:12:5` one way only (`(?:[:(]\d+(?::\d+)?\)?)+`, the same language, reads it in
+    // exponentially many); `\s*(?:-\s*)?` splits a run of spaces one way only (`\s*-?\s*` in quadratically many).
+    /^[\w./@-]+(?:[:(]\d+\)?)+:?\s*(?:-\s*)?(?:error|fatal)\b/i.test(l) ||
     /^(?:npm ERR!|\[ERROR\]|✗|✘|×)\s*\S/.test(l) ||
     /^(?:[^:\n]{1,80}: ){1,4}(?:command not found|No such file or directory|Permission denied|Operation not permitted|Read-only file system|not found|Is a directory|Not a directory|File exists|Directory not empty)\s*$/.test(
       l,
@@ -334,7 +338,7 @@ export function isFilePath(p: string): boolean {
 export function pathsIn(text: string): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(PATH_TOKEN)) {
-    const p = m[1]!.replace(/[.,:;]+$/, '');
+    const p = trimEndOf(m[1]!, '.,:;');
     if (isFilePath(p)) out.push(p);
   }
   return out;
@@ -436,7 +440,15 @@ export function searchReplaceChanges(text: string): FileChange[] {
   const out: FileChange[] = [];
   const lines = text.split('\n');
   const fence = /^\s*(`{3,}|~{3,})/;
-  const fileLine = (line: string) => line.trim().replace(/^[`*#\s]+|[`*:\s]+$/g, '');
+  // The line less the markdown around a path (`**src/a.ts:**`, `` `a.ts` ``, `# a.ts`), scanned from each end.
+  const fileLine = (line: string) => {
+    const l = line.trim();
+    const from = leadingRunEnd(l, (c) => c === '`' || c === '*' || c === '#' || isSpace(c));
+    return l.slice(
+      from,
+      trailingRunStart(l, (c) => c === '`' || c === '*' || c === ':' || isSpace(c), from),
+    );
+  };
   for (let i = 0; i < lines.length; i++) {
     if (!/^<{5,9} SEARCH\s*$/.test(lines[i]!)) continue;
     let path = i >= 1 && !fence.test(lines[i - 1]!) ? fileLine(lines[i - 1]!) : '';
@@ -454,14 +466,17 @@ export function searchReplaceChanges(text: string): FileChange[] {
 function commandWrites(cmd: string): FileChange[] {
   const out: FileChange[] = [];
   // A heredoc into a file: its body is what was written.
-  const heredoc =
-    /(?:^|[;&|]\s*)(?:cat|tee)\s*(>>?)?\s*(\S+)?\s*<<-?\s*['"]?(\w+)['"]?\s*(>>?\s*(\S+))?\n([\s\S]*?)\n\s*\3\s*(?:\n|$)/m.exec(
-      cmd,
-    );
+  const heredoc = firstHeredoc(cmd);
   if (heredoc) {
-    const target = heredoc[2] ?? heredoc[5];
+    const target = heredoc.target ?? heredoc.afterTarget;
     if (target && isFilePath(target))
-      out.push(written(target, heredoc[6]!, heredoc[1] === '>>' || heredoc[4]?.startsWith('>>') ? 'append' : 'write'));
+      out.push(
+        written(
+          target,
+          heredoc.body,
+          heredoc.redirect === '>>' || heredoc.after?.startsWith('>>') ? 'append' : 'write',
+        ),
+      );
   }
   for (const m of cmd.matchAll(/(?:^|[^0-9&<>])(>>?)\s*([^\s&|;<>()]+)/g)) {
     const target = m[2]!;
@@ -903,7 +918,55 @@ function callInfoOf(call: ToolCallPart, r?: ToolResultPart): Omit<CallInfo, 'arg
 /** A line-number prefix a read tool puts before each line (`   12→`, `12:`, `12\t`, `  12 | `). */
 const LINE_NO = /^\s*\d+(?:→|\t|: | \| ?|:(?=\S))/;
 
-const DEFINITION = [
+const MODIFIER = /^(?:public|private|protected|internal|static|final|abstract|override|open|sealed|data|suspend)/;
+const isWordChar = (c: string) => /\w/.test(c);
+/** A character of a type as the declaration below writes it: `[\w<>[\],.? ]`. */
+const isTypeChar = (c: string) => isWordChar(c) || '<>[],.? '.includes(c);
+
+/**
+ * A declaration after modifiers (Java, Kotlin, C#, Swift): what
+ * `/^\s*(?:(?:public|…|suspend)\s+)+(?:[\w<>[\],.? ]+\s+)?\w+\s*[({]/` matches, in one scan of the line (the regular
+ * expression splits a run of modifiers and spaces between its groups in exponentially many ways). The modifiers chain
+ * one way; after any of them (past at least one space of its run) the rest must read as an optional type and spaces, a
+ * name, optional spaces and the first `(` or `{` of the line.
+ */
+function modifiedDefinition(line: string): boolean {
+  // Where the rest may start: after each modifier of the chain, within the spaces that follow it (at least one).
+  const starts: [number, number][] = [];
+  let at = leadingRunEnd(line, isSpace);
+  for (;;) {
+    const m = MODIFIER.exec(line.slice(at, at + 9));
+    if (!m) break;
+    const spaces = at + m[0].length;
+    const next = spaces + leadingRunEnd(line.slice(spaces), isSpace);
+    if (next === spaces) break;
+    starts.push([spaces + 1, next]);
+    at = next;
+  }
+  if (starts.length === 0) return false;
+  const open = line.slice(at).search(/[({]/);
+  if (open === -1) return false;
+  // The name: the word before the `(` or `{` and the spaces before it.
+  const nameEnd = trailingRunStart(line.slice(0, at + open), isSpace);
+  const name = trailingRunStart(line.slice(0, nameEnd), isWordChar);
+  if (name === nameEnd) return false;
+  // Before the name: spaces, and before them type characters (the type may end in spaces of its own).
+  const typeEnd = trailingRunStart(line.slice(0, name), isSpace);
+  let lastOther = -1;
+  for (let i = typeEnd - 1; i >= 0 && lastOther === -1; i--) if (!isTypeChar(line[i]!)) lastOther = i;
+  return starts.some(([from, to]) => {
+    if (from <= name && name <= to) return true; // the name right after the modifiers
+    if (typeEnd === name) return false; // a type needs spaces before the name
+    const last = Math.min(to, name - 1);
+    // A type of type characters, then the spaces before the name.
+    if (Math.min(last, typeEnd - 1) >= Math.max(from, lastOther + 1)) return true;
+    // Only spaces between: a type of one space, then more.
+    for (let y = Math.max(from, typeEnd); y <= Math.min(last, name - 2); y++) if (line[y] === ' ') return true;
+    return false;
+  });
+}
+
+const DEFINITION: { test(line: string): boolean }[] = [
   // JS/TS
   /^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?|class|interface|type|enum|namespace)\s+[\w$]+/,
   /^\s*(?:export\s+)(?:const|let|var)\s+[\w$]+/,
@@ -913,7 +976,7 @@ const DEFINITION = [
   /^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:fn|struct|enum|trait|impl|mod)\s+\w+/,
   /^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:const|static)\s+[A-Z_][A-Z0-9_]*\s*:/,
   /^\s*func\s+(?:\([^)]*\)\s*)?\w+/,
-  /^\s*(?:(?:public|private|protected|internal|static|final|abstract|override|open|sealed|data|suspend)\s+)+(?:[\w<>[\],.? ]+\s+)?\w+\s*[({]/,
+  { test: modifiedDefinition },
   /^\s*(?:fun|val|var|object|trait|case class)\s+\w+/,
   // SQL
   /^\s*CREATE\s+(?:TABLE|INDEX|VIEW|FUNCTION|TYPE)\s+/i,
@@ -936,7 +999,8 @@ function definitionsOf(text: string, path: string, max: number): string[] {
   for (const raw of clean(text.slice(0, 200_000)).split('\n')) {
     const line = raw.replace(LINE_NO, '');
     if (line.length > 300 || !patterns.some((re) => re.test(line))) continue;
-    out.push(clip(line.trim().replace(/\s*\{\s*$/, ''), 140));
+    const t = line.trim();
+    out.push(clip(t.endsWith('{') ? t.slice(0, -1).trimEnd() : t, 140));
     if (out.length >= max) break;
   }
   return out;

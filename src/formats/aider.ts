@@ -30,16 +30,57 @@
  */
 import { AbridgeError } from '../errors.js';
 import { SessionBuilder } from '../model/session.js';
+import { isSpace } from '../model/text.js';
 import type { EntryDraft, Message, Session, Usage } from '../model/types.js';
 import { textPart } from '../model/parts.js';
 import type { TranscriptFormat } from './format.js';
 
-const RUN_START = /^# aider chat started at (.*?)\s*$/;
+const RUN_PREFIX = '# aider chat started at ';
 const TOKENS =
   /^Tokens: ([\d.]+[kKM]?) sent(?:, ([\d.]+[kKM]?) cache write)?(?:, ([\d.]+[kKM]?) cache hit)?, ([\d.]+[kKM]?) received\b/;
 const MODEL = /^(?:Main model|Model): (\S+)/;
-/** An answer to one of Aider's questions, logged as input: `… (Y)es/(N)o/(D)on't ask again [Yes]: y`. */
-const CONFIRM = /\(Y\)es\/\(N\)o.*\[[^\]]*\]: ?\S*\s*$/;
+const ASKED = '(Y)es/(N)o';
+
+/**
+ * When a run started: what follows `# aider chat started at ` on its line, less trailing spaces (what
+ * `/^# aider chat started at (.*?)\s*$/` captures; its lazy group retried the spaces after each character); undefined
+ * for another line.
+ */
+function runStarted(line: string): string | undefined {
+  if (!line.startsWith(RUN_PREFIX)) return undefined;
+  const started = line.slice(RUN_PREFIX.length).trimEnd();
+  return /[\n\r\u2028\u2029]/.test(started) ? undefined : started;
+}
+
+/**
+ * An answer to one of Aider's questions, logged as input: `… (Y)es/(N)o/(D)on't ask again [Yes]: y`. What
+ * `/\(Y\)es\/\(N\)o.*\[[^\]]*\]: ?\S*\s*$/` matches, in one pass (the expression retried every `[` of a line, each to
+ * the end of the text): the text ends in `]:`, a space or not, a word and spaces; the `[` that opens that `]` (any
+ * after the `]` before it) is on the line of a `(Y)es/(N)o` and after it.
+ */
+function isConfirmation(text: string): boolean {
+  if (!text.includes(ASKED)) return false;
+  const end = text.trimEnd().length;
+  let word = end;
+  while (word > 0 && !isSpace(text[word - 1]!)) word--;
+  // Where the `]` may be: inside the last word (`]:y`, `]:`), or before `: ` and that word.
+  const closes: number[] = [];
+  for (let l = word; l <= end - 2; l++) if (text[l] === ']' && text[l + 1] === ':') closes.push(l);
+  if (word >= 3 && text.slice(word - 3, word) === ']: ') closes.push(word - 3);
+  // The `[` that may open each: after the `]` before it.
+  const opens = new Set<number>();
+  for (const close of closes) for (let i = close - 1; i >= 0 && text[i] !== ']'; i--) if (text[i] === '[') opens.add(i);
+  if (opens.size === 0) return false;
+  // One pass: a `(Y)es/(N)o` on the line of one of them, ending by it.
+  let asked = -1;
+  for (let i = 0; i <= end; i++) {
+    const c = text[i]!;
+    if (c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029') asked = -1;
+    else if (asked === -1 && text.startsWith(ASKED, i)) asked = i;
+    if (asked !== -1 && asked + ASKED.length <= i && opens.has(i)) return true;
+  }
+  return false;
+}
 /** Commands whose argument is sent as a message (in that chat mode). */
 const MESSAGE_COMMANDS = /^\/(ask|code|architect|context|help)\s+(\S[\s\S]*)$/;
 const CLEAR_COMMANDS = /^\/(clear|reset)\s*$/;
@@ -73,9 +114,9 @@ function blocksOf(text: string): Block[] {
   };
   lines.forEach((line, i) => {
     const n = i + 1;
-    const run = RUN_START.exec(line);
-    if (run) {
-      const block: Block = { kind: 'run', line: n, text: line, started: run[1]! };
+    const started = runStarted(line);
+    if (started !== undefined) {
+      const block: Block = { kind: 'run', line: n, text: line, started };
       current = block;
       blocks.push(block);
       outputOpen = false;
@@ -199,7 +240,12 @@ function readText(text: string, source: string): Session {
         newChat({ kind: 'event', sourceType: 'command', raw }, `aider-${b.line}`);
         continue;
       }
-      if (trimmed === '' || trimmed === '<blank>' || CONFIRM.test(trimmed) || (trimmed.startsWith('/') && !asMessage)) {
+      if (
+        trimmed === '' ||
+        trimmed === '<blank>' ||
+        isConfirmation(trimmed) ||
+        (trimmed.startsWith('/') && !asMessage)
+      ) {
         builder.add({ kind: 'event', sourceType: trimmed.startsWith('/') ? 'command' : 'answer', raw });
         continue;
       }

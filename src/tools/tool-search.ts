@@ -39,11 +39,15 @@ const STOP_WORDS = new Set([
 
 /** Splits on anything not a letter or digit, and camelCase / PascalCase words (`repoOwner` → repo, owner). */
 export function searchTerms(text: string): string[] {
-  return text
-    .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, '$1 $2')
-    .replace(/(\p{Lu}+)(\p{Lu}\p{Ll})/gu, '$1 $2')
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((t) => t !== '');
+  return (
+    text
+      .replace(/(\p{Ll}|\p{N})(\p{Lu})/gu, '$1 $2')
+      // The last capital of a run before a capitalised word (`HTMLParser` → HTML Parser), looked at one capital at a time:
+      // `(\p{Lu}+)(\p{Lu}\p{Ll})` retried a long run of capitals from each of them.
+      .replace(/(\p{Lu})(?=\p{Lu}\p{Ll})/gu, '$1 ')
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((t) => t !== '')
+  );
 }
 
 function processTerm(term: string): string | null {

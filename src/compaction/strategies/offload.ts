@@ -36,7 +36,7 @@ export const offloadResults: Strategy = {
         const r = refs.get(p.callId);
         if (!r) return p;
         const text = resultText(p);
-        const preview = text.slice(0, previewChars).replace(/\s+$/, '');
+        const preview = text.slice(0, previewChars).trimEnd();
         const errors = errorEvidence(p);
         return {
           ...p,

@@ -1,3 +1,4 @@
+import { trimEndOf } from '../../model/text.js';
 import type { Message, ToolCallPart, ToolResultPart } from '../../model/types.js';
 import {
   callInfo,
@@ -155,7 +156,8 @@ function planOf(call: ToolCallPart): Plan['items'] | undefined {
 /** A checklist the agent wrote in its words (`- [x] done`, `- [ ] to do`): its plan when it keeps no plan tool. */
 function checklistOf(text: string): Plan['items'] | undefined {
   const items: Plan['items'] = [];
-  for (const m of text.matchAll(/^\s*[-*]\s+\[([ xX~-])\]\s+(.+)$/gm))
+  // `^\s*` would let each line start retry the blank lines after it; the bullet's own line start finds the same item.
+  for (const m of text.matchAll(/^[^\S\n\r\u2028\u2029]*[-*]\s+\[([ xX~-])\]\s+(.+)$/gm))
     items.push({
       text: clip(oneLine(clean(m[2]!)), 240),
       status: m[1] === ' ' ? 'pending' : m[1] === '~' || m[1] === '-' ? 'doing' : 'done',
@@ -166,12 +168,17 @@ function checklistOf(text: string): Plan['items'] | undefined {
 /** The key a command is re-run under: its first pipeline segment without output redirection. */
 function rerunKey(command: string): string {
   const first = command.split(/\n/)[0]!.split(/\s\|\s|\s\|$/)[0]!;
-  return oneLine(first.replace(/\s*2>&1\s*/g, ' ').replace(/\s*>\s*\/dev\/null/g, ''));
+  // Spaces collapsed first, so that no run of them is retried from each of its characters (`\s*2>&1`).
+  return oneLine(
+    oneLine(first)
+      .replace(/ ?2>&1 ?/g, ' ')
+      .replace(/ ?> ?\/dev\/null/g, ''),
+  );
 }
 
 const URL = /\bhttps?:\/\/[^\s)'"`<>\]}|,]+[^\s)'"`<>\]}|,.:;]/g;
 const HOST_PORT = /\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|[\w-]+(?:\.[\w-]+)+):\d{2,5}\b/g;
-const PORT = /\bport\s*[:=]?\s*(\d{2,5})\b/gi;
+const PORT = /\bport\s*(?:[:=]\s*)?(\d{2,5})\b/gi;
 const ENV = /(?<![\w$-])\$?\{?([A-Z][A-Z0-9]*_[A-Z0-9_]+)\}?(?:=([^\s'"`]+))?/g;
 const VERSION = /(?<![\w.@-])v?\d+\.\d+\.\d+(?:-[\w.]+)?(?![\w.])/g;
 const ISSUE = /(?<![\w&])#\d{2,6}\b/g;
@@ -189,7 +196,7 @@ function factsIn(text: string, at: number, person: boolean, into: Map<string, Fa
     for (const m of line.matchAll(ENV)) values.push(m[2] ? `${m[1]}=${m[2]}` : m[1]!);
     for (const v of values) {
       if (v.length > 200) continue;
-      const key = v.replace(/[/.]+$/, '');
+      const key = trimEndOf(v, '/.');
       // The newest mention wins: its line says what the value is now.
       into.delete(key);
       into.set(key, { value: key, context: clip(line, 240), at, person });
@@ -205,7 +212,8 @@ function sentences(text: string): string[] {
   return (
     clean(text)
       // A heading (`### Diagnosis (Root Cause)`) names a finding; it is not one.
-      .replace(/^\s*#{1,6}\s.*$/gm, '')
+      // (From the heading's own line start: `^\s*` retried the blank lines after each line start.)
+      .replace(/^[^\S\n\r\u2028\u2029]*#{1,6}\s.*$/gm, '')
       .split(/(?<=[.!?])\s+(?=[A-Z`"'(\d])|\n+/)
       .map((s) => s.trim().replace(/^[-*•>\d.)\s]+/, ''))
       .filter((s) => s.length >= 12)
