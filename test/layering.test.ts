@@ -79,9 +79,11 @@ describe('the layering check', () => {
 
   it('fails on an import up the table, on compaction logic from store, on a type-only circle and on test helpers in src/', () => {
     const vs = cruise({
+      // The model may throw the typed error (errors.ts imports nothing), and use nothing else above it.
       'src/model/types.ts':
-        "import { AbridgeError } from '../errors.js';\nexport type Session = { id: string; e?: AbridgeError };\n",
+        "import { AbridgeError } from '../errors.js';\nimport { LIMIT } from '../defaults.js';\nexport type Session = { id: string; e?: AbridgeError; n?: typeof LIMIT };\n",
       'src/errors.ts': 'export class AbridgeError extends Error {}\n',
+      'src/defaults.ts': 'export const LIMIT = 1;\n',
       'src/compaction/compact.ts':
         "import { MemoryStore } from '../store/memory.js';\nexport const c = () => new MemoryStore();\n",
       'src/store/memory.ts':
@@ -97,7 +99,7 @@ describe('the layering check', () => {
     });
     expect(rules(vs)).toEqual([
       'layer-compaction: src/compaction/compact.ts → src/store/memory.ts',
-      'layer-model: src/model/types.ts → src/errors.ts',
+      'layer-model: src/model/types.ts → src/defaults.ts',
       'layer-store: src/store/memory.ts → src/compaction/helper.ts',
       'no-circular: src/prompt/builder.ts → src/prompt/context-note.ts',
       'no-tests-from-src: src/tokens/replay.ts → test/support/fixture.ts',
