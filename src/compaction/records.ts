@@ -290,11 +290,36 @@ export function clip(s: string, n: number): string {
 
 const EXTENSIONS =
   'ts|tsx|mts|cts|js|jsx|mjs|cjs|py|pyi|rs|go|java|kt|kts|rb|php|c|h|cc|cpp|hpp|cs|fs|swift|m|mm|md|mdx|rst|json|jsonl|json5|yaml|yml|toml|ini|cfg|conf|properties|sql|sh|bash|zsh|fish|ps1|txt|csv|tsv|html|htm|css|scss|sass|less|vue|svelte|astro|lock|xml|env|ex|exs|heex|eex|erl|hrl|lua|dart|scala|sbt|gradle|tf|tfvars|proto|graphql|gql|log|out|db|sqlite|png|jpg|jpeg|gif|svg|webp|pdf|zip|tgz|gz|patch|diff|ipynb|r|jl|zig|nim|ml|mli|hs|clj|cljs|elm|vim|nix|dockerfile|makefile|mk|cmake|bazel|bzl|traj|pony|sol|wasm|bin';
-/** A path-shaped token in prose or a command: a directory part, or a bare name with a known extension. */
-const PATH_TOKEN = new RegExp(
+/**
+ * A path-shaped token in prose or a command: a directory part, or a bare name with a known extension. Kept as the
+ * reference form (tests compare pathsIn with it); pathsIn scans with the pieces below, in linear time.
+ */
+export const PATH_TOKEN = new RegExp(
   `(?<![\\w@:/.~$%-])((?:~|\\.{1,2})?\\/?(?:[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\\/)+[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*|[A-Za-z0-9_][A-Za-z0-9_.-]*\\.(?:${EXTENSIONS})|\\.[A-Za-z][\\w-]*)(?![\\w/])`,
   'gi',
 );
+/** PATH_TOKEN's alternatives at one start (sticky), the directory form in group 1. */
+const PATH_AT = new RegExp(
+  `(?:((?:~|\\.{1,2})?\\/?(?:[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*\\/)+[A-Za-z0-9_@+-][A-Za-z0-9_@.+-]*)|[A-Za-z0-9_][A-Za-z0-9_.-]*\\.(?:${EXTENSIONS})|\\.[A-Za-z][\\w-]*)(?![\\w/])`,
+  'iy',
+);
+/** The same without the directory form. */
+const NAME_AT = new RegExp(`(?:[A-Za-z0-9_][A-Za-z0-9_.-]*\\.(?:${EXTENSIONS})|\\.[A-Za-z][\\w-]*)(?![\\w/])`, 'iy');
+/** A run of the characters a path token and its context are made of: no match crosses its ends. */
+const PATH_RUN = /[A-Za-z0-9_@.+~/$%:-]+/g;
+/** The characters of a directory form's segment, and those it may begin with. */
+const SEGMENT_CHAR = /[A-Za-z0-9_@.+-]/;
+const SEGMENT_FIRST = /[A-Za-z0-9_@+-]/;
+
+/** The first index the directory form's first segment may begin at from `i`, past its optional `~`/`.`/`..` and `/`. */
+function segmentStart(run: string, i: number): number | undefined {
+  const prefixes = run[i] === '~' ? [1, 0] : run[i] === '.' ? (run[i + 1] === '.' ? [1, 2, 0] : [1, 0]) : [0];
+  for (const k of prefixes.sort((a, b) => a - b)) {
+    for (const j of run[i + k] === '/' ? [i + k + 1] : [i + k]) if (SEGMENT_FIRST.test(run[j] ?? '')) return j;
+  }
+  return undefined;
+}
+
 const KNOWN_EXT = new RegExp(`\\.(?:${EXTENSIONS})$`, 'i');
 const KNOWN_NAME =
   /^(?:Makefile|Dockerfile|Gemfile|Rakefile|Procfile|LICENSE|README|CHANGELOG|Cargo\.lock|go\.mod|go\.sum)$/;
@@ -337,9 +362,48 @@ export function isFilePath(p: string): boolean {
 /** Paths named in a text (prose, a command), each a file or directory by isFilePath. */
 export function pathsIn(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(PATH_TOKEN)) {
-    const p = trimEndOf(m[1]!, '.,:;');
+  for (const m of pathTokens(text)) {
+    const p = trimEndOf(m, '.,:;');
     if (isFilePath(p)) out.push(p);
+  }
+  return out;
+}
+
+/**
+ * What `text.matchAll(PATH_TOKEN)` finds, in time linear in the text. The regex alone is quadratic: `+` may start a
+ * token but does not stop one, so after every `+` of a long run the directory form scans the run again for a `/`. Here
+ * a token is sought only where PATH_TOKEN may start one (the start of a run of token characters, or after a `+`), and
+ * once the directory form failed at a start it is not tried again before the end of that start's first segment: from
+ * any later start there, the form meets the same segments after it, and fails the same way.
+ */
+function pathTokens(text: string): string[] {
+  const out: string[] = [];
+  for (const r of text.matchAll(PATH_RUN)) {
+    const run = r[0];
+    let from = 0;
+    let noDirUntil = -1; // the directory form failed at a start before this index, and would from any start up to it
+    for (let i = 0; i < run.length; i++) {
+      if (i < from || (i > 0 && run[i - 1] !== '+')) continue;
+      const re = i <= noDirUntil ? NAME_AT : PATH_AT;
+      re.lastIndex = i;
+      const m = re.exec(run);
+      if (re === PATH_AT && !m?.[1]) {
+        // Where the directory form's first segment could begin from this start (after `~`, `.` or `..`, and `/`); it
+        // failed from there, so it fails from every later start up to the end of that segment.
+        const j = segmentStart(run, i);
+        if (j !== undefined) {
+          let q = j;
+          while (q < run.length && SEGMENT_CHAR.test(run[q]!)) q++;
+          // A start at the segment's end is a new chain unless that end is the `/` the failed one went on through.
+          noDirUntil = Math.max(noDirUntil, run[q] === '/' ? q : q - 1);
+        }
+      }
+      if (m) {
+        out.push(m[0]);
+        from = i + m[0].length;
+        i = from - 1;
+      }
+    }
   }
   return out;
 }

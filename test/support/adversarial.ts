@@ -124,6 +124,27 @@ export async function scanners(src: string): Promise<Scanner[]> {
       alphabet: ['.', ',', ':', ';', 'a', '/'],
     },
     {
+      name: 'pathsIn (path tokens): a run of `a+` with no `/` (every `+` may start a token)',
+      frame: (core) => `see ${core} for details`,
+      run: (text) => records.pathsIn(text as string),
+      attack: (size) => 'a+'.repeat(Math.floor(size / 2)),
+      alphabet: ['a', '+', '.', '/', '~', ':'],
+    },
+    {
+      name: 'pathsIn (path tokens): a run of `a+` ending in `/` (the directory form fails at its end)',
+      frame: (core) => `see ${core} for details`,
+      run: (text) => records.pathsIn(text as string),
+      attack: (size) => `${'a+'.repeat(Math.floor(size / 2) - 1)}a/`,
+      alphabet: ['a', '+', '/', '.', '-'],
+    },
+    {
+      name: 'pathsIn (path tokens): `+.` after a `:` (every start behind a prefix)',
+      frame: (core) => `see x:${core} for details`,
+      run: (text) => records.pathsIn(text as string),
+      attack: (size) => '+.'.repeat(Math.floor(size / 2)),
+      alphabet: ['+', '.', '~', '/', ':', 'a'],
+    },
+    {
       name: 'definitions (declarations after modifiers): repeated modifiers without a name',
       frame: (core) => core,
       run: (text) => records.definitions(text as string, 'src/Main.java'),

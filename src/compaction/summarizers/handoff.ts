@@ -185,11 +185,20 @@ const ISSUE = /(?<![\w&])#\d{2,6}\b/g;
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
 const HEX = /(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])/g;
 
+/**
+ * Whether a line may hold a match of the fact patterns above: each needs a digit (a port, a version, an issue, a hex
+ * id), an underscore (a variable), a colon (a URL) or, for a UUID of letters only, 36 characters with a hyphen. Eight
+ * scans of every line cost more than the line on text of many short lines (a list of bare `-` bullets: 8× ordinary).
+ */
+function mayHoldFact(line: string): boolean {
+  return /[\d_:]/.test(line) || (line.length >= 36 && line.includes('-'));
+}
+
 /** Hosts, ports, URLs, environment variables, versions and ids in a text, each with the line it was said in. */
 function factsIn(text: string, at: number, person: boolean, into: Map<string, Fact>): void {
   for (const rawLine of clean(text).split('\n')) {
     const line = rawLine.trim();
-    if (!line || line.length > 2000) continue;
+    if (!line || line.length > 2000 || !mayHoldFact(line)) continue;
     const values: string[] = [];
     for (const re of [URL, HOST_PORT, VERSION, ISSUE, UUID, HEX]) for (const m of line.matchAll(re)) values.push(m[0]);
     for (const m of line.matchAll(PORT)) values.push(`port ${m[1]}`);
