@@ -173,6 +173,13 @@ export async function scanners(src: string): Promise<Scanner[]> {
       alphabet: ['\n', ' ', '-', '#', '['],
     },
     {
+      name: 'extractHandOff (host:port facts): lines of `-a-a…` with a dot, then a port after a space',
+      frame: (core) => say(`Plan:\n${core}x`),
+      run: (messages) => extractHandOff(messages),
+      attack: (size) => lines(`${'-a'.repeat(990)}.b c:80`, size),
+      alphabet: ['-', 'a', '.', ':', '8', ' '],
+    },
+    {
       name: 'extractHandOff (re-run key of a command): a run of spaces in the command',
       frame: (core) => [
         { role: 'user', parts: [{ type: 'text', text: 'Run the tests.' }] },

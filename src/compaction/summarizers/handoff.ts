@@ -177,7 +177,10 @@ function rerunKey(command: string): string {
 }
 
 const URL = /\bhttps?:\/\/[^\s)'"`<>\]}|,]+[^\s)'"`<>\]}|,.:;]/g;
-const HOST_PORT = /\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|[\w-]+(?:\.[\w-]+)+):\d{2,5}\b/g;
+// The dotted name is sought only from the first word character of a run of `[\w-]` (from any later start it meets the
+// same first dot and fails the same way): `\b[\w-]+` alone retried every boundary of a `-a-a-a…` run (quadratic).
+const HOST_PORT =
+  /(?:\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\])|\b(?<=(?:^|[^\w-])-*)[\w-]+(?:\.[\w-]+)+):\d{2,5}\b/g;
 const PORT = /\bport\s*(?:[:=]\s*)?(\d{2,5})\b/gi;
 const ENV = /(?<![\w$-])\$?\{?([A-Z][A-Z0-9]*_[A-Z0-9_]+)\}?(?:=([^\s'"`]+))?/g;
 const VERSION = /(?<![\w.@-])v?\d+\.\d+\.\d+(?:-[\w.]+)?(?![\w.])/g;
