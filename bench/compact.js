@@ -6,7 +6,7 @@
  *                         [--file f.jsonl] [--cut 0.3]
  *
  * 1. Every corpus transcript (pi, claude-code, codex, swe-agent in ../shared/corpus or $ABRIDGE_CORPUS) at three
- *    budgets: target = prefix + 50% / 25% / 10% of its conversation (contextSnapshot's components: prefix = unrecorded
+ *    budgets: target = prefix + 50% / 25% / 10% of its conversation (contextBreakdown's components: prefix = unrecorded
  *    — the system prompt and tools the provider billed that the transcript does not hold — plus the tool definitions it
  *    does hold, plus system and memory — recorded system messages and the project memory a harness injects, e.g.
  *    Codex's developer message and AGENTS.md;
@@ -183,7 +183,7 @@ async function child(opts) {
     if (opts.child === 'compact' || opts.child === 'compact-default') {
       let target = opts.target;
       if (target === undefined) {
-        const snap = lib.contextSnapshot(session);
+        const snap = lib.contextBreakdown(session);
         const { prefix, conversation } = budgetBase(snap);
         target = prefix + Math.round(conversation * 0.25);
       }
@@ -283,7 +283,7 @@ function measurer(lib, view0, recorded) {
  * system prompt and tools), the tool definitions it does hold (a request body's `tools`, OpenHands' and the DeepSeek
  * harness's recorded tools), and the standing instructions it holds (recorded system messages and the project memory a
  * harness injects, e.g. Codex's developer message and AGENTS.md, Claude Code's CLAUDE.md) — and the conversation, the
- * rest of what the model sees. contextSnapshot's components name both. `outside` is what is sent besides the
+ * rest of what the model sees. contextBreakdown's components name both. `outside` is what is sent besides the
  * messages (the unrecorded prefix and the recorded tools): the bench adds it to its count of a view's messages.
  */
 function budgetBase(snap) {
@@ -428,7 +428,7 @@ async function benchCorpus(lib, opts, log) {
       0,
       ...instances.map((instance) => ({ ...file, name: `${file.name}#${instance}`, read: { instance } })),
     );
-    const snap = lib.contextSnapshot(first);
+    const snap = lib.contextBreakdown(first);
     const { outside, standing, prefix, conversation } = budgetBase(snap);
     const base = {
       outside,
@@ -906,7 +906,7 @@ async function benchScaling(lib, opts, log) {
     for (const mb of [2, 8, 32]) {
       const path = join(dir, `pi-${mb}mb.jsonl`);
       const generated = await generatePiSession(path, mb * MB);
-      const snap = lib.contextSnapshot(await lib.readSession(path));
+      const snap = lib.contextBreakdown(await lib.readSession(path));
       const { prefix, conversation } = budgetBase(snap);
       const target = prefix + Math.round(conversation * 0.25);
       const times = [];

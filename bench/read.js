@@ -295,7 +295,7 @@ const [indexUrl, file, warmRuns] = process.argv.slice(1);
 const lib = await import(indexUrl);
 const text = await lib.readSession(file);
 const target = (() => {
-  const snap = lib.contextSnapshot(text);
+  const snap = lib.contextBreakdown(text);
   const fixed = snap.components.unrecorded;
   return fixed + Math.round((snap.used - fixed) * 0.25);
 })();

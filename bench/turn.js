@@ -2,7 +2,7 @@
 /**
  * The per-turn overhead of ContextManager: `prepare()` + `recordResponse()` + `append(tool result)` on turns without
  * compaction, for sessions of 250 / 2,000 / 8,000 messages (a window large enough that none compacts), then the slope
- * per 1,000 messages; beside it, the trivial baseline of re-measuring the whole session each turn (`contextSnapshot`,
+ * per 1,000 messages; beside it, the trivial baseline of re-measuring the whole session each turn (`contextBreakdown`,
  * what `prepare()` did before). Compaction turns are timed apart, on a 40,000-token window. Uses dist/ (run it through
  * `npm run bench:turn`, which builds first).
  *
@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const abridge = await import(pathToFileURL(join(ROOT, 'dist', 'index.js')).href);
-const { ContextManager, contextSnapshot } = abridge;
+const { ContextManager, contextBreakdown } = abridge;
 
 const args = process.argv.slice(2);
 const TURNS = Number(args[args.indexOf('--turns') + 1]) || 60;
@@ -102,7 +102,7 @@ for (const size of SIZES) {
   const snaps = [];
   for (let k = 0; k < 7; k++) {
     const t0 = performance.now();
-    contextSnapshot(cm.session, { settings: { ...config(100_000_000).budget, model: 'claude-sonnet-4-5' } });
+    contextBreakdown(cm.session, { settings: { ...config(100_000_000).budget, model: 'claude-sonnet-4-5' } });
     snaps.push(performance.now() - t0);
   }
   rows.push({

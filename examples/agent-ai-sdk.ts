@@ -17,8 +17,8 @@ import {
   type StopCondition,
   type ToolSet,
 } from 'ai';
-import { ContextOverflowError, type ContextManager } from 'abridge-context';
-import { abridgeMiddleware, abridgeTools, contextOverflow } from 'abridge-context/ai-sdk';
+import { ContextOverflowError, contextOverflow, type ContextManager } from 'abridge-context';
+import { abridgeMiddleware, abridgeTools } from 'abridge-context/ai-sdk';
 import { bash, readFile } from './workspace.js';
 
 export interface AiSdkAgentOptions {

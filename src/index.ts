@@ -76,7 +76,7 @@ export { TokenCounter, type TokenCounterOptions } from './tokens/counter.js';
 export { PromptTracker, type Prediction, type PredictorOptions } from './tokens/predict.js';
 export type { ProviderFamily } from './tokens/family.js';
 
-// Budget, and where the tokens go (contextSnapshot is the one answer; the report functions render it)
+// Budget, and where the tokens go (contextBreakdown is the one answer; the report functions render it)
 export type {
   AllocationKey,
   Amount,
@@ -91,7 +91,7 @@ export { ModelCatalog, type LookupOptions, type ModelCatalogOptions, type ModelI
 export type { CatalogEntry, CatalogSource, ModelPricing } from './budget/catalog-source.js';
 export { ContextBudget, type AllocationRow, type BudgetItem, type FittedComponent } from './budget/budget.js';
 export { BudgetMonitor, type BudgetEvents, type PressureEvent } from './budget/monitor.js';
-export { contextSnapshot, type ContextSnapshot, type SnapshotOptions } from './budget/snapshot.js';
+export { contextBreakdown, type ContextBreakdown, type BreakdownOptions } from './budget/breakdown.js';
 export { pressureLine, markdownFooter, renderBreakdownText, renderBreakdownMarkdown } from './budget/report.js';
 export { ToolAttribution, mcpServerOf, type ToolCost, type McpServerCost } from './budget/attribution.js';
 

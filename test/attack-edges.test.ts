@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { contextSnapshot } from '../src/budget/snapshot.js';
+import { contextBreakdown } from '../src/budget/breakdown.js';
 import { compact, planCompaction } from '../src/compaction/compact.js';
 import { sessionRefIdFor } from '../src/compaction/result-store.js';
 import { escapeControls, escapeControlsDeep, jsonForTerminal } from '../src/cli/terminal.js';
@@ -360,7 +360,7 @@ describe('tool names that are Object.prototype keys', () => {
         const want = new Map<string, number>();
         for (const n of names) want.set(n, (want.get(n) ?? 0) + 1);
         expect(new Map(Object.entries(report.tools.byName))).toEqual(want);
-        const ctx = contextSnapshot(session).byTool ?? {};
+        const ctx = contextBreakdown(session).byTool ?? {};
         expect(new Map(Object.entries(ctx).map(([k, v]) => [k, v.calls]))).toEqual(want);
       }),
       { numRuns: Math.max(20, Math.round(CASES / 10)) },

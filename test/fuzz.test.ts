@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { contextSnapshot } from '../src/budget/snapshot.js';
+import { contextBreakdown } from '../src/budget/breakdown.js';
 import { compact } from '../src/compaction/compact.js';
 import { ExtractiveSummarizer } from '../src/compaction/summarizers/extractive.js';
 import { AbridgeError } from '../src/errors.js';
@@ -287,7 +287,7 @@ async function runCase(name: string, bytes: Buffer): Promise<Outcome> {
       }
     }
     inspectSession(session, name, bytes.length);
-    contextSnapshot(session);
+    contextBreakdown(session);
     replaySession(session);
     await compact(session, {
       target: 2_000,

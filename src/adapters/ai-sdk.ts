@@ -58,7 +58,7 @@ import type { Level } from '../budget/types.js';
 import type { LlmClient } from '../compaction/summarizers/llm.js';
 import { aiSdkFormat, encodeAiSdkMessages } from '../formats/ai-sdk.js';
 import { CONVERSATION_START_TEXT } from '../formats/request-body.js';
-import { contextOverflow, type ContextOverflow } from '../formats/wire.js';
+import { contextOverflow } from '../formats/wire.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
 import { renderPrompt } from '../manager/request.js';
 import { parseArguments } from '../model/parts.js';
@@ -79,7 +79,7 @@ import {
 import { isV4, V4Bridge } from './ai-sdk-v4.js';
 import type { Message, Part, Usage } from '../model/types.js';
 
-export { contextOverflow, type ContextOverflow };
+// contextOverflow (which recognizes the AI SDK's APICallError too) is the core's: `abridge-context`.
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Public types

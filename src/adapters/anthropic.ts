@@ -16,26 +16,16 @@ import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/
 import { clientConfig, importSdk } from './missing-sdk.js';
 import type { Message } from '../model/types.js';
 import {
-  contextOverflow,
   fromResponse,
   toRequest,
   type AnthropicRequestBody,
   type AnthropicToolParam,
-  type ContextOverflow,
   type RequestOptions,
   type ResponseResult,
-  type SystemBlock,
-  type ToolSpec,
 } from '../formats/wire.js';
 
-export {
-  contextOverflow,
-  type ContextOverflow,
-  type RequestOptions,
-  type ResponseResult,
-  type SystemBlock,
-  type ToolSpec,
-};
+// contextOverflow, RequestOptions, ResponseResult, SystemBlock and ToolSpec are the core's (abridge-context): one entry
+// point per name.
 
 /** Options of an Anthropic request: provider tools typed as the SDK's (`maxTokensParameter` is Chat Completions' only). */
 export type AnthropicRequestOptions = Omit<RequestOptions, 'maxTokensParameter' | 'providerTools'> & {

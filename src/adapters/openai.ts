@@ -16,28 +16,18 @@ import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/
 import type { Message } from '../model/types.js';
 import { clientConfig, importSdk } from './missing-sdk.js';
 import {
-  contextOverflow,
   fromResponse,
   toRequest,
   type ChatRequestBody,
   type ResponsesRequestBody,
   type ChatFunctionTool,
-  type ContextOverflow,
   type RequestOptions,
   type ResponseResult,
   type ResponsesFunctionTool,
-  type SystemBlock,
-  type ToolSpec,
 } from '../formats/wire.js';
 
-export {
-  contextOverflow,
-  type ContextOverflow,
-  type RequestOptions,
-  type ResponseResult,
-  type SystemBlock,
-  type ToolSpec,
-};
+// contextOverflow, RequestOptions, ResponseResult, SystemBlock and ToolSpec are the core's (abridge-context): one entry
+// point per name.
 
 /** Options of a Chat Completions request: provider tools typed as the SDK's; no Anthropic cache markers. */
 export type OpenAIChatRequestOptions = Omit<RequestOptions, 'providerTools' | 'cacheTools' | 'cacheConversation'> & {

@@ -19,7 +19,7 @@
 import { AbridgeError } from '../errors.js';
 import type { Api, AssistantMessage, Model } from '@mariozechner/pi-ai';
 import type { ExtensionAPI, ExtensionContext } from '@mariozechner/pi-coding-agent';
-import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown, type ContextBreakdown } from '../budget/breakdown.js';
 import { pressureLine, renderBreakdownText } from '../budget/report.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import type { BudgetSettings } from '../budget/types.js';
@@ -69,7 +69,7 @@ export interface AbridgePiOptions {
   /** Agent steps at the end kept verbatim (default 5). */
   keepLastSteps?: number;
   /** Sees every LLM call abridge prepared: the snapshot after any compaction, the messages sent, the compaction. */
-  onCall?: (call: { snapshot: ContextSnapshot; messages: readonly Message[]; compaction?: CompactionResult }) => void;
+  onCall?: (call: { snapshot: ContextBreakdown; messages: readonly Message[]; compaction?: CompactionResult }) => void;
   /** Where `/context` prints (default: pi's notification). */
   print?: (text: string, ctx: ExtensionContext) => void;
 }
@@ -137,12 +137,12 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
       // send something else.
       if (!session) return undefined;
       const settings = settingsFor(ctx);
-      let snapshot = contextSnapshot(session, { settings });
+      let snapshot = contextBreakdown(session, { settings });
       let compaction: CompactionResult | undefined;
       if (snapshot.level === 'compact' || snapshot.level === 'block') {
         compaction = await compact(session, { target: snapshot.marks.target, ...compactOptions(ctx, settings) });
         record(compaction);
-        snapshot = contextSnapshot(session, { settings });
+        snapshot = contextBreakdown(session, { settings });
       }
       ctx.ui.setStatus(PI_STATUS_KEY, pressureLine(snapshot));
       options.onCall?.({ snapshot, messages: activeMessages(session), ...(compaction ? { compaction } : {}) });
@@ -191,7 +191,7 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
     pi.on('session_start', (_event, ctx) => {
       const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
       if (session.entries.length > 1)
-        ctx.ui.setStatus(PI_STATUS_KEY, pressureLine(contextSnapshot(session, { settings: settingsFor(ctx) })));
+        ctx.ui.setStatus(PI_STATUS_KEY, pressureLine(contextBreakdown(session, { settings: settingsFor(ctx) })));
     });
 
     const register = (tool: AgentTool, label: string, run: (ctx: ExtensionContext) => AgentTool) => {
@@ -237,7 +237,7 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
       description: "abridge: where the context's tokens go (what the next LLM call sends)",
       handler: async (_args, ctx) => {
         const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
-        const text = renderBreakdownText(contextSnapshot(session, { settings: settingsFor(ctx) }));
+        const text = renderBreakdownText(contextBreakdown(session, { settings: settingsFor(ctx) }));
         if (options.print) options.print(text, ctx);
         else ctx.ui.notify(text, 'info');
       },

@@ -1,11 +1,11 @@
 /**
- * One count: `inspect` (contextSnapshot), `compact`, `replay` and a ContextManager resuming the session give one
+ * One count: `inspect` (contextBreakdown), `compact`, `replay` and a ContextManager resuming the session give one
  * session the same size at the same point, and the prefix abridge infers for a session (what the transcript does not
  * hold) is the same wherever the session is cut.
  */
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { contextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown } from '../budget/breakdown.js';
 import { compact } from '../compaction/compact.js';
 import { parseSession, readSession } from '../formats/read.js';
 import { ContextManager } from '../manager/context-manager.js';
@@ -26,7 +26,7 @@ const before = (s: Session, start: number): Session => ({ ...s, entries: s.entri
 /** The four counts at the point just before a recorded request (`start`: its first entry). */
 async function countsAt(s: Session, start: number) {
   const cut = before(s, start);
-  const inspect = contextSnapshot(s, { at: start - 1 });
+  const inspect = contextBreakdown(s, { at: start - 1 });
   const compacted = await compact(
     { ...cut, entries: cut.entries.slice() },
     { target: Number.MAX_SAFE_INTEGER, strategies: [] },
@@ -38,7 +38,7 @@ async function countsAt(s: Session, start: number) {
     inspect: inspect.used,
     compact: compacted.beforeTokens,
     manager: manager.size(),
-    managerSnapshot: manager.snapshot().used,
+    managerSnapshot: manager.breakdown().used,
     unrecorded: inspect.components.unrecorded,
     /** What the request carries besides its messages: the unrecorded part and the recorded tool definitions. */
     prefix: inspect.components.unrecorded + inspect.tools.builtIn + inspect.tools.mcp,
@@ -142,20 +142,20 @@ describe('one count of a session', () => {
   });
 
   it('infers one prefix for the session wherever it is cut, the one its first bill showed', () => {
-    const at = requests.map((r) => contextSnapshot(s, { at: r.start - 1 }).components.unrecorded);
+    const at = requests.map((r) => contextBreakdown(s, { at: r.start - 1 }).components.unrecorded);
     // Before the first bill: the harness' own estimate; from the first bill on, what that bill showed, unchanged.
     expect(new Set(at.slice(1)).size).toBe(1);
     expect(Math.abs(at[1]! - PREFIX)).toBeLessThan(PREFIX * 0.05);
-    expect(contextSnapshot(s).components.unrecorded).toBe(at[1]);
+    expect(contextBreakdown(s).components.unrecorded).toBe(at[1]);
   });
 
   it.each([0.5, 0.25])('compacts the rollout to %s of its size, and inspect then says what compact said', async (f) => {
     const whole = { ...s, entries: s.entries.slice() };
-    const size = contextSnapshot(s).used;
+    const size = contextBreakdown(s).used;
     const r = await compact(whole, { target: Math.floor(size * f) });
     expect(r.beforeTokens).toBe(size);
     expect(r.reachedTarget).toBe(true);
-    expect(contextSnapshot(whole).used).toBe(r.afterTokens);
+    expect(contextBreakdown(whole).used).toBe(r.afterTokens);
     const view = JSON.stringify(activeMessages(whole));
     // The latest instruction stays; the build's output is behind a reference, not gone.
     expect(view).toContain('Fix it.');

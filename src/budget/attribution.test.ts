@@ -3,7 +3,7 @@ import { parseSession } from '../formats/read.js';
 import { TokenCounter } from '../tokens/counter.js';
 import type { Message } from '../model/types.js';
 import { displayToolName, mcpServerOf, ToolAttribution } from './attribution.js';
-import { contextSnapshot } from './snapshot.js';
+import { contextBreakdown } from './breakdown.js';
 
 const jsonl = (records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
 
@@ -56,7 +56,7 @@ describe('ToolAttribution', () => {
   });
 });
 
-describe('contextSnapshot: per-tool attribution', () => {
+describe('contextBreakdown: per-tool attribution', () => {
   // Claude Code: results carry only the call id; one MCP tool, one built-in.
   const base = { sessionId: 's', cwd: '/w', version: '2.0.0', userType: 'external', isSidechain: false };
   const records = [
@@ -114,7 +114,7 @@ describe('contextSnapshot: per-tool attribution', () => {
     },
   ];
   it('names each tool and MCP server with its calls, results and provider tokens', () => {
-    const s = contextSnapshot(parseSession(jsonl(records)));
+    const s = contextBreakdown(parseSession(jsonl(records)));
     const byTool = s.byTool!;
     expect(Object.keys(byTool)).toEqual(['mcp__context7__get-library-docs', 'Bash']);
     const docs = byTool['mcp__context7__get-library-docs']!;

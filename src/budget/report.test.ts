@@ -9,7 +9,7 @@ import {
   renderBreakdownMarkdown,
   renderBreakdownText,
 } from './report.js';
-import { contextSnapshot, type ContextSnapshot } from './snapshot.js';
+import { contextBreakdown, type ContextBreakdown } from './breakdown.js';
 import type { Level } from './types.js';
 
 const COMPONENT_KEYS = [
@@ -26,7 +26,7 @@ const COMPONENT_KEYS = [
 ] as const;
 
 /** A snapshot of a 200,000-token window with 32,000 reserved: effective 168,000, compact mark 151,200. */
-function snapshot(used: number, over: Partial<ContextSnapshot> = {}): ContextSnapshot {
+function snapshot(used: number, over: Partial<ContextBreakdown> = {}): ContextBreakdown {
   const effective = 168_000;
   const marks = { warn: 134_400, compact: 151_200, block: 164_640, target: 100_800 };
   const fill = used / effective;
@@ -208,7 +208,7 @@ describe('breakdownRows', () => {
 
   it('on a real snapshot the rows add up to the window too', () => {
     const ts = '2026-01-01T00:00:00.000Z';
-    const s = contextSnapshot(
+    const s = contextBreakdown(
       parseSession(
         [
           { type: 'session', version: 3, id: 's', timestamp: ts, cwd: '/r' },

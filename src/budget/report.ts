@@ -1,5 +1,5 @@
 import { styleText } from 'node:util';
-import type { ContextSnapshot } from './snapshot.js';
+import type { ContextBreakdown } from './breakdown.js';
 import type { ComponentId, Level } from './types.js';
 
 /** 142_300 → "142K", 1_048_576 → "1.0M". */
@@ -24,7 +24,7 @@ function paint(level: Level, s: string, color: boolean): string {
 }
 
 /** `Context ███████░░░ 71% · 142K/200K · warn` — share of the whole window, and the level. */
-export function pressureLine(s: ContextSnapshot, options: { color?: boolean } = {}): string {
+export function pressureLine(s: ContextBreakdown, options: { color?: boolean } = {}): string {
   const share = s.used / s.window;
   return `Context ${paint(s.level, bar(share), options.color ?? false)} ${pct(share)} · ${compactNumber(s.used)}/${compactNumber(s.window)} · ${paint(s.level, s.level, options.color ?? false)}`;
 }
@@ -33,7 +33,7 @@ export function pressureLine(s: ContextSnapshot, options: { color?: boolean } = 
  * A footer for an issue or PR comment written by an agent: nothing below 30% of the window, the pressure line above
  * it, and advice from 60% and 80% on.
  */
-export function markdownFooter(s: ContextSnapshot): string {
+export function markdownFooter(s: ContextBreakdown): string {
   // Decided on the percentage shown, so the advice never disagrees with the number beside it.
   const share = Math.round((s.used / s.window) * 100) / 100;
   if (share < 0.3) return '';
@@ -72,7 +72,7 @@ export interface BreakdownRow {
 }
 
 /** The `/context` rows: every component, then reserved response, compaction buffer and free space. */
-export function breakdownRows(s: ContextSnapshot): BreakdownRow[] {
+export function breakdownRows(s: ContextBreakdown): BreakdownRow[] {
   const rows: BreakdownRow[] = [];
   const order: (ComponentId | 'unrecorded')[] = [
     'unrecorded',
@@ -107,7 +107,7 @@ export function breakdownRows(s: ContextSnapshot): BreakdownRow[] {
   return rows;
 }
 
-function header(s: ContextSnapshot): string[] {
+function header(s: ContextBreakdown): string[] {
   const m = s.model;
   const source = m.source === 'catalog' ? '' : ` (${m.source}${m.matched ? `: ${m.matched}` : ''})`;
   return [
@@ -118,7 +118,7 @@ function header(s: ContextSnapshot): string[] {
 }
 
 /** `/context` as terminal text (colored when `color`). */
-export function renderBreakdownText(s: ContextSnapshot, options: { color?: boolean; title?: string } = {}): string {
+export function renderBreakdownText(s: ContextBreakdown, options: { color?: boolean; title?: string } = {}): string {
   const color = options.color ?? false;
   const dim = (x: string) => (color ? styleText('dim', x) : x);
   const out: string[] = [];
@@ -158,7 +158,7 @@ export function renderBreakdownText(s: ContextSnapshot, options: { color?: boole
 }
 
 /** `/context` as a Markdown table. */
-export function renderBreakdownMarkdown(s: ContextSnapshot): string {
+export function renderBreakdownMarkdown(s: ContextBreakdown): string {
   const out: string[] = [`**${pressureLine(s)}**`, '', ...header(s).map((h) => `${h}  `)];
   if (s.model.note) out.push(`> ${s.model.note}`);
   out.push('', '| component | tokens | % of window |', '|---|--:|--:|');

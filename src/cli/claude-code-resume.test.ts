@@ -19,7 +19,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { contextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown } from '../budget/breakdown.js';
 import { compact } from '../compaction/compact.js';
 import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
 import { parseSession } from '../formats/read.js';
@@ -214,7 +214,7 @@ async function prepare(file: string, variant: Variant): Promise<Case> {
   let compacted = false;
   for (const [i, fraction] of variant.fractions.entries()) {
     if (i > 0) session = parseSession(transcript, { source: `${file} (compacted ${i}×)` });
-    const snap = contextSnapshot(session);
+    const snap = contextBreakdown(session);
     const fixed = snap.components.unrecorded;
     const target = fixed + Math.round((snap.used - fixed) * fraction);
     const r = await compact(session, {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { contextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown } from '../budget/breakdown.js';
 import { compact, type CompactionResult } from '../compaction/compact.js';
 import { STRATEGY_NAMES, type StrategyName } from '../compaction/strategies/strategy.js';
 import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
@@ -159,7 +159,7 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
           `abridge compact: ${file}: line ${shared.line ?? '?'} holds more than one JSON record; ${opts.out} has them on separate lines, as pi reads them (every other line of the transcript is written as it was)\n`,
         ),
       );
-    const snapshot = contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) });
+    const snapshot = contextBreakdown(session, { settings: config.budget, ...(exact ? { exact } : {}) });
     const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
     const summarizer: Summarizer =
       opts.summarizer === 'llm'

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { markdownFooter } from '../budget/report.js';
-import { contextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown } from '../budget/breakdown.js';
 import { readSession } from '../formats/read.js';
 import { runCli } from '../../test/support/cli.js';
 import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
@@ -16,7 +16,7 @@ function footerTests(large: string, small: string, footer: RegExp): void {
   it("prints the session's Markdown footer, the same as the library's", async () => {
     const r = abridge('footer', large);
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`${markdownFooter(contextSnapshot(await readSession(large)))}\n`);
+    expect(r.stdout).toBe(`${markdownFooter(contextBreakdown(await readSession(large)))}\n`);
     expect(r.stdout).toMatch(footer);
   });
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { markdownFooter } from '../budget/report.js';
-import { contextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown } from '../budget/breakdown.js';
 import { readSession } from '../formats/read.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { tokenCounterFor } from './tokens.js';
@@ -24,7 +24,7 @@ export function registerFooter(program: Command): void {
     const config = await resolveConfig(opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     const session = await readSession(file, sourceOptions(opts));
-    const footer = markdownFooter(contextSnapshot(session, { settings: config.budget, ...(exact ? { exact } : {}) }));
+    const footer = markdownFooter(contextBreakdown(session, { settings: config.budget, ...(exact ? { exact } : {}) }));
     if (footer) process.stdout.write(`${footer}\n`);
   });
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { stat } from 'node:fs/promises';
-import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown, type ContextBreakdown } from '../budget/breakdown.js';
 import { markdownFooter, renderBreakdownMarkdown, renderBreakdownText } from '../budget/report.js';
 import { AbridgeError } from '../errors.js';
 import { inspectSession, inspectTranscript, type InspectReport } from '../formats/inspect.js';
@@ -25,7 +25,7 @@ const BREAKDOWN_LIMIT_BYTES = 64 * 1024 * 1024;
 /** From this size on, inspect warms the estimator up before reading (see warmEstimator). */
 const WARM_ESTIMATOR_BYTES = 256 * 1024;
 
-type FullReport = InspectReport & { tokens: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string };
+type FullReport = InspectReport & { tokens: TokenBreakdownResult; context?: ContextBreakdown; contextNote?: string };
 
 export function registerInspect(program: Command): void {
   const cmd = program
@@ -78,7 +78,7 @@ export function registerInspect(program: Command): void {
           progress.stop();
           for (const e of session.entries) breakdown.add(e);
           report = { ...inspectSession(session, file, total), tokens: breakdown.result() };
-          report.context = contextSnapshot(session, {
+          report.context = contextBreakdown(session, {
             settings: config.budget,
             ...(at !== undefined ? { at } : {}),
             ...(exact ? { exact } : {}),
@@ -143,7 +143,7 @@ async function fileSize(path: string): Promise<number> {
 }
 
 export function renderInspect(
-  r: InspectReport & { tokens?: TokenBreakdownResult; context?: ContextSnapshot; contextNote?: string },
+  r: InspectReport & { tokens?: TokenBreakdownResult; context?: ContextBreakdown; contextNote?: string },
 ): string {
   const out: string[] = [];
   const label = (s: string) => pc.bold(s.padEnd(12));
@@ -262,7 +262,7 @@ export function renderInspect(
 }
 
 /** Which tools' calls and results fill the context (top 12), then the same per MCP server. */
-function renderToolCosts(c: ContextSnapshot): string {
+function renderToolCosts(c: ContextBreakdown): string {
   const tools = Object.entries(c.byTool ?? {});
   if (tools.length === 0) return '';
   const row = (name: string, x: { calls: number; results: number; tokens: number; callTokens: number }) => [

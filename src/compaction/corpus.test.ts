@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { contextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown } from '../budget/breakdown.js';
 import { readSession } from '../formats/read.js';
 import { activeView } from '../model/view.js';
 import type { Session } from '../model/types.js';
@@ -44,7 +44,7 @@ const rows: Row[] = [];
  * fraction of what it does hold.
  */
 function budgetOf(session: Session): { fixed: number; visible: number } {
-  const snap = contextSnapshot(session);
+  const snap = contextBreakdown(session);
   const fixed = snap.components.unrecorded;
   return { fixed, visible: snap.used - fixed };
 }

@@ -5,7 +5,12 @@ import type { Message, TextPart } from '../model/types.js';
 import { startLoopback, type Loopback } from '../../test/support/loopback.js';
 import { conversationToolCalls, sessionOf, expectInvalidInputs } from '../../test/support/sessions.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
-import { anthropicFormat, anthropicRequestProblems, toAnthropicRequest, type AnthropicRequest } from './anthropic.js';
+import {
+  anthropicFormat,
+  anthropicRequestProblems,
+  anthropicBodyOfSession,
+  type AnthropicRequest,
+} from './anthropic.js';
 import { parseSession, readSession } from './read.js';
 import { writeSession } from './write.js';
 import { CLINE_SYSTEM_PROMPT_TOKENS } from '../defaults.js';
@@ -398,7 +403,7 @@ describe('Anthropic writer', () => {
       },
       { role: 'assistant', parts: [text('Done.  \n')], model: 'claude-haiku-4-5' },
     ]);
-    const body = toAnthropicRequest(s);
+    const body = anthropicBodyOfSession(s);
     // Type-level proof: the converted body is a Messages API request as the official SDK types it.
     const typed: Anthropic.MessageCreateParamsNonStreaming = body;
     expect(typed.model).toBe('claude-haiku-4-5');
@@ -431,17 +436,19 @@ describe('Anthropic writer', () => {
 
   it('takes the model from the last assistant message, else extra.request.model, else a named placeholder', () => {
     const msgs: Message[] = [{ role: 'user', parts: [text('hi')] }];
-    expect(toAnthropicRequest(sessionOf('pi', msgs)).model).toBe('unknown-model');
-    expect(toAnthropicRequest(sessionOf('openai-chat', msgs, { request: { model: 'gpt-4o' } })).model).toBe('gpt-4o');
+    expect(anthropicBodyOfSession(sessionOf('pi', msgs)).model).toBe('unknown-model');
+    expect(anthropicBodyOfSession(sessionOf('openai-chat', msgs, { request: { model: 'gpt-4o' } })).model).toBe(
+      'gpt-4o',
+    );
     expect(
-      toAnthropicRequest(
+      anthropicBodyOfSession(
         sessionOf('pi', [...msgs, { role: 'assistant', parts: [text('yo')], model: '<synthetic>' }], {
           request: { model: 'm2' },
         }),
       ).model,
     ).toBe('m2');
     // An empty session is still a valid request.
-    expectValidAnthropic(toAnthropicRequest(sessionOf('pi', [])));
+    expectValidAnthropic(anthropicBodyOfSession(sessionOf('pi', [])));
   });
 
   it('has validity checks that catch what the API rejects', () => {
@@ -492,7 +499,7 @@ describe('Anthropic writer', () => {
 
 describe('Anthropic SDK on a loopback server', () => {
   it('sends a converted session and the same-format body through the official client', async () => {
-    const converted = toAnthropicRequest(
+    const converted = anthropicBodyOfSession(
       sessionOf('pi', [
         { role: 'user', parts: [text('list files')] },
         {

@@ -500,7 +500,7 @@ export function encodeAnthropicMessage(m: Message): AnthropicMessageParam[] {
 }
 
 /** A session's compacted view (what its model sees) as an Anthropic Messages API request body. */
-export function toAnthropicRequest(session: Session): AnthropicRequest {
+export function anthropicBodyOfSession(session: Session): AnthropicRequest {
   const { messages, model } = sessionConversation(session);
   return encodeAnthropicRequest(messages, model !== undefined ? { model } : {});
 }
@@ -550,7 +550,7 @@ function mergeSameRole(messages: unknown[]): void {
 }
 
 function writeAnthropic(session: Session): string {
-  return writeRequestBody(session, 'anthropic', sameFormatBody, toAnthropicRequest, ['model', 'max_tokens']);
+  return writeRequestBody(session, 'anthropic', sameFormatBody, anthropicBodyOfSession, ['model', 'max_tokens']);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import { takeLinkedRecord } from './linked-record.js';
 import { writeJsonl } from './jsonl.js';
 import { stableId } from '../model/ids.js';
 import { activeView, type AbridgeMarker } from '../model/view.js';
-import { toAnthropicRequest } from './anthropic.js';
+import { anthropicBodyOfSession } from './anthropic.js';
 
 const RECORD_TYPES = new Set([
   'user',
@@ -368,7 +368,7 @@ function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordCon
     compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 },
   });
   const view = activeView({ ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) });
-  const request = toAnthropicRequest({
+  const request = anthropicBodyOfSession({
     format: 'anthropic',
     info: {},
     entries: view.map((v, index) => ({ index, kind: 'message' as const, message: v.message })),

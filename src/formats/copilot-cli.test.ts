@@ -5,7 +5,7 @@ import { checkInvariants } from '../compaction/invariants.js';
 import type { Message, Part, Session } from '../model/types.js';
 import { activeView } from '../model/view.js';
 import { CORPUS_DIR, corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
-import { toAnthropicRequest } from './anthropic.js';
+import { anthropicBodyOfSession } from './anthropic.js';
 import { copilotCliFormat } from './copilot-cli.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { parseSession, readSession } from './read.js';
@@ -254,7 +254,7 @@ describe('copilot-cli: failures, gaps and bad input', () => {
     expect(s.problems).toEqual([]);
     // The final assistant message may have open calls; a request for it closes them with an error result.
     expect(checkInvariants(activeView(s))).toEqual([]);
-    const request = toAnthropicRequest(s);
+    const request = anthropicBodyOfSession(s);
     const last = request.messages[request.messages.length - 1]!;
     expect(last.role).toBe('user');
     expect(JSON.stringify(last.content)).toContain('"tool_use_id":"c1"');

@@ -5,7 +5,7 @@ import type { TextPart } from '../model/types.js';
 import { startLoopback, type Loopback } from '../../test/support/loopback.js';
 import { conversationToolCalls, sessionOf, expectInvalidInputs } from '../../test/support/sessions.js';
 import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/corpus.js';
-import { openaiChatFormat, openaiChatRequestProblems, toOpenaiChatRequest, type ChatRequest } from './openai-chat.js';
+import { openaiChatFormat, openaiChatRequestProblems, chatBodyOfSession, type ChatRequest } from './openai-chat.js';
 import { parseSession, readSession } from './read.js';
 import { writeSession } from './write.js';
 
@@ -362,7 +362,7 @@ describe('OpenAI Chat writer', () => {
         ],
       },
     ]);
-    const body = toOpenaiChatRequest(s);
+    const body = chatBodyOfSession(s);
     // Type-level proof: the converted body is a Chat Completions request as the official SDK types it.
     const typed: OpenAI.ChatCompletionCreateParamsNonStreaming = body;
     expect(typed.model).toBe('claude-opus-4-6');
@@ -417,7 +417,7 @@ describe('OpenAI Chat writer', () => {
 
 describe('OpenAI SDK on a loopback server (chat completions)', () => {
   it('sends a converted session and the same-format body through the official client', async () => {
-    const converted = toOpenaiChatRequest(
+    const converted = chatBodyOfSession(
       sessionOf('pi', [
         { role: 'user', parts: [text('list files')] },
         {

@@ -409,7 +409,7 @@ export function encodeOpenaiChatRequest(input: readonly Message[], options: Open
 }
 
 /** A session's compacted view (what its model sees) as an OpenAI Chat Completions request body. */
-export function toOpenaiChatRequest(session: Session): ChatRequest {
+export function chatBodyOfSession(session: Session): ChatRequest {
   const { messages, model } = sessionConversation(session);
   return encodeOpenaiChatRequest(messages, model !== undefined ? { model } : {});
 }
@@ -434,7 +434,7 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
 }
 
 function writeChat(session: Session): string {
-  return writeRequestBody(session, 'openai-chat', sameFormatBody, toOpenaiChatRequest);
+  return writeRequestBody(session, 'openai-chat', sameFormatBody, chatBodyOfSession);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import { corpusAvailable, corpusFile, corpusFiles } from '../../test/support/cor
 import {
   openaiResponsesFormat,
   openaiResponsesRequestProblems,
-  toOpenaiResponsesRequest,
+  responsesBodyOfSession,
   type ResponsesRequest,
 } from './openai-responses.js';
 import { parseSession, readSession } from './read.js';
@@ -335,7 +335,7 @@ describe('OpenAI Responses writer', () => {
         ],
       },
     ]);
-    const body = toOpenaiResponsesRequest(s);
+    const body = responsesBodyOfSession(s);
     // Type-level proof: the converted body is a Responses request as the official SDK types it.
     const typed: OpenAI.Responses.ResponseCreateParamsNonStreaming = body;
     expect(typed.model).toBe('gpt-5');
@@ -389,7 +389,7 @@ describe('OpenAI Responses writer', () => {
 
 describe('OpenAI SDK on a loopback server (responses)', () => {
   it('sends a converted session and the same-format body through the official client', async () => {
-    const converted = toOpenaiResponsesRequest(
+    const converted = responsesBodyOfSession(
       sessionOf('claude-code', [
         { role: 'user', parts: [text('list files')] },
         {

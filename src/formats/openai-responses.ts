@@ -487,7 +487,7 @@ export function encodeOpenaiResponsesRequest(
 }
 
 /** A session's compacted view (what its model sees) as an OpenAI Responses API request body. */
-export function toOpenaiResponsesRequest(session: Session): ResponsesRequest {
+export function responsesBodyOfSession(session: Session): ResponsesRequest {
   const { messages, model } = sessionConversation(session);
   return encodeOpenaiResponsesRequest(messages, model !== undefined ? { model } : {});
 }
@@ -531,7 +531,7 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
 }
 
 function writeResponses(session: Session): string {
-  return writeRequestBody(session, 'openai-responses', sameFormatBody, toOpenaiResponsesRequest);
+  return writeRequestBody(session, 'openai-responses', sameFormatBody, responsesBodyOfSession);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { contextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown } from '../budget/breakdown.js';
 import { compact } from '../compaction/compact.js';
 import { activeMessages } from '../model/view.js';
 import type { Message, Session } from '../model/types.js';
@@ -44,7 +44,7 @@ interface Row {
 const rows: Row[] = [];
 
 function budget(session: Session, fraction: number): number {
-  const snap = contextSnapshot(session);
+  const snap = contextBreakdown(session);
   const fixed = snap.components.unrecorded;
   return fixed + Math.round((snap.used - fixed) * fraction);
 }
@@ -105,7 +105,7 @@ async function piResumesTheView(file: string): Promise<void> {
     row.readBack = true;
     if (!r.marker) continue;
     // And counts it as compact reported it (anchored where the re-appended view ends).
-    expect(contextSnapshot(back).used).toBe(r.afterTokens);
+    expect(contextBreakdown(back).used).toBe(r.afterTokens);
     const r2 = await compact(back, { target: budget(session, fraction / 2) });
     const text2 = writeSession(back, 'pi');
     const view2 = activeMessages(back);
@@ -113,7 +113,7 @@ async function piResumesTheView(file: string): Promise<void> {
     expectSame(`${fraction}: second compaction, pi`, resumed2.sent, view2);
     expect(resumed2.model, `${fraction}: second compaction, model`).toEqual(original.model);
     expectSame(`${fraction}: second compaction, read back`, activeMessages(parseSession(text2)), view2);
-    if (r2.marker) expect(contextSnapshot(parseSession(text2)).used).toBe(r2.afterTokens);
+    if (r2.marker) expect(contextBreakdown(parseSession(text2)).used).toBe(r2.afterTokens);
     // Archive, never delete: every record of the first file is in the second.
     const lines2 = new Set(text2.split('\n'));
     for (const line of text.split('\n')) if (line.trim()) expect(lines2.has(line), line.slice(0, 120)).toBe(true);

@@ -3,7 +3,7 @@ import { ContextBudget } from '../budget/budget.js';
 import { ModelCatalog, type ModelInfo } from '../budget/catalog.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { BudgetMonitor, type BudgetEvents } from '../budget/monitor.js';
-import { contextSnapshot, type ContextSnapshot } from '../budget/snapshot.js';
+import { contextBreakdown, type ContextBreakdown } from '../budget/breakdown.js';
 import type { Level } from '../budget/types.js';
 import { compact, planCompaction, type CompactionResult, type CompactOptions } from '../compaction/compact.js';
 import { mustStay as planMustStay } from '../compaction/plan.js';
@@ -137,7 +137,7 @@ export interface PreparedTurn<P extends RequestProvider = RequestProvider> {
   /** Set when this call compacted first. */
   compaction?: CompactionResult;
   /** The full `/context` breakdown (computed on demand: it walks the whole session). */
-  snapshot(): ContextSnapshot;
+  breakdown(): ContextBreakdown;
 }
 
 export interface ManagerEvents extends BudgetEvents {
@@ -544,7 +544,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       request,
       messages: this.sent(this.view),
       pressure,
-      snapshot: () => this.snapshot(),
+      breakdown: () => this.breakdown(),
     };
     if (compaction?.entry) out.compaction = compaction;
     return out;
@@ -583,14 +583,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /** How full the window is now, and where the tokens go (walks the whole working session). */
-  snapshot(): ContextSnapshot {
+  breakdown(): ContextBreakdown {
     const settings = {
       ...this.config.budget,
       model: this.model,
       prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
     };
     if (this.lastMaxOutput !== undefined) settings.reserveTokens = this.lastMaxOutput;
-    return contextSnapshot(this.session, { settings, catalog: this.catalog });
+    return contextBreakdown(this.session, { settings, catalog: this.catalog });
   }
 
   /**

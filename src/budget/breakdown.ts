@@ -11,7 +11,7 @@ import { scaleCosts, type McpServerCost, type ToolCost } from './attribution.js'
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import type { BudgetSettings, ComponentId, Level, Thresholds } from './types.js';
 
-export interface SnapshotOptions {
+export interface BreakdownOptions {
   settings?: BudgetSettings;
   catalog?: ModelCatalog;
   /** The context as of this entry index (inclusive); default: the end of the session. */
@@ -20,7 +20,7 @@ export interface SnapshotOptions {
 }
 
 /** What the model sees at one point of a session, against its window. All token figures are provider tokens. */
-export interface ContextSnapshot {
+export interface ContextBreakdown {
   model: ModelInfo;
   window: number;
   reserve: number;
@@ -43,10 +43,10 @@ export interface ContextSnapshot {
   tools: { builtIn: number; mcp: number; deferred: number };
   /**
    * What each tool's calls and results in the context cost, in provider tokens, largest first. Always set by
-   * contextSnapshot; optional so that snapshots built elsewhere (tests, older stored reports) still type-check.
+   * contextBreakdown; optional so that breakdowns built elsewhere (tests, older stored reports) still type-check.
    */
   byTool?: Record<string, ToolCost>;
-  /** The same per MCP server, with the server's tools (always set by contextSnapshot). */
+  /** The same per MCP server, with the server's tools (always set by contextBreakdown). */
   byMcpServer?: Record<string, McpServerCost>;
   /** Room left before compaction triggers, and the buffer between the compact mark and the effective window's end. */
   untilCompaction: number;
@@ -60,7 +60,7 @@ export interface ContextSnapshot {
   ignoredUsage?: { entry: number; reported: number; reason: string }[];
 }
 
-export function contextSnapshot(session: Session, options: SnapshotOptions = {}): ContextSnapshot {
+export function contextBreakdown(session: Session, options: BreakdownOptions = {}): ContextBreakdown {
   const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
   const catalog = options.catalog ?? new ModelCatalog(settings);
   const branch = conversationEntries(session);
@@ -88,7 +88,7 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
     windowOf: windowsOf(catalog),
   });
   const accepted: ReplayRequest[] = [];
-  const ignoredUsage: NonNullable<ContextSnapshot['ignoredUsage']> = [];
+  const ignoredUsage: NonNullable<ContextBreakdown['ignoredUsage']> = [];
   followEntries(cut, tracker, (r) => {
     if (r.ignored) ignoredUsage.push({ entry: r.index, reported: r.reported, reason: r.ignored });
     else accepted.push(r);
@@ -130,7 +130,7 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
   if (visible === 0) components.unrecorded += used - prefix;
   const marks = budget.marks;
   const atEntry = session.entries[at];
-  const snapshot: ContextSnapshot = {
+  const breakdown: ContextBreakdown = {
     model,
     window: budget.window,
     reserve: budget.reserve,
@@ -161,8 +161,8 @@ export function contextSnapshot(session: Session, options: SnapshotOptions = {})
     asOf: { entry: at, ofEntries: session.entries.length },
     counting: tracker.counter.exact ? 'exact' : 'estimate',
   };
-  if (atEntry?.line !== undefined) snapshot.asOf.line = atEntry.line;
-  if (ignoredUsage.length > 0) snapshot.ignoredUsage = ignoredUsage;
-  if (Object.keys(settings.allocations).length > 0) snapshot.allocations = budget.allocations(components);
-  return snapshot;
+  if (atEntry?.line !== undefined) breakdown.asOf.line = atEntry.line;
+  if (ignoredUsage.length > 0) breakdown.ignoredUsage = ignoredUsage;
+  if (Object.keys(settings.allocations).length > 0) breakdown.allocations = budget.allocations(components);
+  return breakdown;
 }

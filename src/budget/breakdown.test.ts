@@ -10,7 +10,7 @@ import { TokenCounter } from '../tokens/counter.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
 import { COMPONENT_IDS, type BudgetSettings } from './types.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
-import { contextSnapshot, type ContextSnapshot } from './snapshot.js';
+import { contextBreakdown, type ContextBreakdown } from './breakdown.js';
 
 const settings = (over: Partial<BudgetSettings> = {}): BudgetSettings => ({ ...DEFAULT_BUDGET_SETTINGS, ...over });
 const jsonl = (records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
@@ -73,7 +73,7 @@ const piRecords = [
 ];
 const pi = parseSession(jsonl(piRecords));
 const msg = (id: string): Message => pi.entries.find((x) => x.id === id)!.message!;
-const sumComponents = (s: ContextSnapshot) => COMPONENT_IDS.reduce((n, k) => n + s.components[k], 0);
+const sumComponents = (s: ContextBreakdown) => COMPONENT_IDS.reduce((n, k) => n + s.components[k], 0);
 
 /** What the tracker itself predicts for the session cut at `at`. */
 function trackerPrediction(session: Session, at: number) {
@@ -86,8 +86,8 @@ function trackerPrediction(session: Session, at: number) {
   return tracker.predict();
 }
 
-describe('contextSnapshot on a synthetic pi session', () => {
-  const snap = contextSnapshot(pi);
+describe('contextBreakdown on a synthetic pi session', () => {
+  const snap = contextBreakdown(pi);
   // A fresh counter of the session's family (claude) counts like the tracker's.
   const c = new TokenCounter({ family: 'claude' });
   // The only usable calibration pair is cut by the compaction, so the ratio stays the claude seed.
@@ -145,8 +145,8 @@ describe('contextSnapshot on a synthetic pi session', () => {
   it('unrecorded is the prefix the first bill showed (bill − ratio × what it was sent), wherever the session is cut', () => {
     const prefix = Math.round(1510 - ratio * c.message(msg('u1')));
     expect(snap.components.unrecorded).toBe(prefix);
-    expect(contextSnapshot(pi, { at: 3 }).components.unrecorded).toBe(prefix);
-    expect(contextSnapshot(pi, { at: 5 }).components.unrecorded).toBe(prefix);
+    expect(contextBreakdown(pi, { at: 3 }).components.unrecorded).toBe(prefix);
+    expect(contextBreakdown(pi, { at: 5 }).components.unrecorded).toBe(prefix);
     // The components and the prefix make up `used` (each rounded on its own).
     expect(Math.abs(sumComponents(snap) + snap.components.unrecorded - snap.used)).toBeLessThanOrEqual(
       COMPONENT_IDS.length,
@@ -167,7 +167,7 @@ describe('contextSnapshot on a synthetic pi session', () => {
   });
 
   it('`at` cuts the session before the compaction', () => {
-    const s3 = contextSnapshot(pi, { at: 3 });
+    const s3 = contextBreakdown(pi, { at: 3 });
     expect(s3.asOf).toEqual({ entry: 3, line: 4, ofEntries: 8 });
     expect(s3.counts).toEqual({ messages: 3, toolResults: 1, compactions: 0, entries: 4 });
     expect(s3.anchored).toBe(true);
@@ -182,7 +182,7 @@ describe('contextSnapshot on a synthetic pi session', () => {
   });
 
   it('`at` right after the compaction: the context is the summary and what it kept, not anchored', () => {
-    const s4 = contextSnapshot(pi, { at: 4 });
+    const s4 = contextBreakdown(pi, { at: 4 });
     expect(s4.anchored).toBe(false);
     expect(s4.counts).toEqual({ messages: 2, toolResults: 1, compactions: 1, entries: 5 });
     // Counted, with the prefix the first bill showed.
@@ -195,7 +195,7 @@ describe('contextSnapshot on a synthetic pi session', () => {
   it.each([8, -1, 2.5, 100])('a bad `at` (%s) throws INVALID_INPUT naming the range', (at) => {
     let err: unknown;
     try {
-      contextSnapshot(pi, { at });
+      contextBreakdown(pi, { at });
     } catch (x) {
       err = x;
     }
@@ -205,7 +205,7 @@ describe('contextSnapshot on a synthetic pi session', () => {
   });
 
   it('allocations are reported when configured', () => {
-    const s = contextSnapshot(pi, {
+    const s = contextBreakdown(pi, {
       settings: settings({ allocations: { summary: { share: 0.1 }, memory: { tokens: 10 } } }),
     });
     expect(s.allocations!.rows).toEqual([
@@ -219,7 +219,7 @@ describe('contextSnapshot on a synthetic pi session', () => {
   });
 
   it('settings change the window, reserve and thresholds', () => {
-    const s = contextSnapshot(pi, {
+    const s = contextBreakdown(pi, {
       settings: settings({
         contextWindow: 10_000,
         reserveTokens: 2_000,
@@ -234,7 +234,7 @@ describe('contextSnapshot on a synthetic pi session', () => {
   });
 
   it('counts exactly with an exact tokenizer', () => {
-    const s = contextSnapshot(pi, { exact: { encoding: 'chars', count: (t) => Math.ceil(t.length / 4) } });
+    const s = contextBreakdown(pi, { exact: { encoding: 'chars', count: (t) => Math.ceil(t.length / 4) } });
     expect(s.counting).toBe('exact');
     expect(s.anchored).toBe(true);
     // 4 tokens of claude message framing + ⌈chars / 4⌉ a message, each its share of what the bill shows beyond the
@@ -249,14 +249,14 @@ describe('contextSnapshot on a synthetic pi session', () => {
 
   it('without any usage: the harness prefix plus the counted content, not anchored', () => {
     const noUsage = parseSession(jsonl(piRecords.slice(0, 2)));
-    const s = contextSnapshot(noUsage);
+    const s = contextBreakdown(noUsage);
     expect(s.anchored).toBe(false);
     expect(s.model).toMatchObject({ id: 'unknown', source: 'default', contextWindow: 128_000 });
     const u1 = noUsage.entries[1]!.message!;
     expect(s.used).toBe(Math.round(2500 + 1.15 * new TokenCounter().message(u1)));
     expect(s.components.prompt).toBe(Math.round(1.15 * new TokenCounter().message(u1)));
     expect(s.components.unrecorded).toBe(s.used - s.components.prompt);
-    const s0 = contextSnapshot(noUsage, { settings: settings({ prefixTokens: 0, model: 'gpt-4o' }) });
+    const s0 = contextBreakdown(noUsage, { settings: settings({ prefixTokens: 0, model: 'gpt-4o' }) });
     expect(s0.model).toMatchObject({ id: 'gpt-4o', source: 'catalog' });
     expect(s0.components.unrecorded).toBe(0);
   });
@@ -300,9 +300,9 @@ const ccRecords = [
   }),
 ];
 
-describe('contextSnapshot on a synthetic Claude Code session', () => {
+describe('contextBreakdown on a synthetic Claude Code session', () => {
   const cc = parseSession(jsonl(ccRecords));
-  const snap = contextSnapshot(cc);
+  const snap = contextBreakdown(cc);
   const c = new TokenCounter({ family: 'claude' });
 
   it('a CLAUDE.md injection is memory; the typed request is the prompt', () => {
@@ -321,7 +321,7 @@ describe('contextSnapshot on a synthetic Claude Code session', () => {
     const a1 = { ...ccRecords[2]!, parentUuid: 'm2' };
     const s2 = parseSession(jsonl([ccRecords[0], ccRecords[1], reminder, a1]));
     expect(s2.entries[2]!.message!.synthetic).toBe(true);
-    const snap2 = contextSnapshot(s2);
+    const snap2 = contextBreakdown(s2);
     // Within a token: the share of the bill each counted token gets is of rounded figures.
     expect(Math.abs(snap2.components.prompt - 1.16 * c.message(s2.entries[1]!.message!))).toBeLessThanOrEqual(1);
     expect(
@@ -348,14 +348,14 @@ describe('contextSnapshot on a synthetic Claude Code session', () => {
   // 42,183-token prompt, the snapshot says 24,000).
   it('a transcript whose every record is a sidechain (a subagent file) is measured, not ignored', () => {
     const side = parseSession(jsonl(ccRecords.map((r) => ({ ...r, isSidechain: true }))));
-    const s = contextSnapshot(side);
+    const s = contextBreakdown(side);
     expect(s.model.id).toBe(MODEL); // is 'unknown'
     expect(s.anchored).toBe(true); // is false
     expect(s.used).toBe(snap.used); // is 24,000
   });
 });
 
-describe('contextSnapshot on an Anthropic request body', () => {
+describe('contextBreakdown on an Anthropic request body', () => {
   const tools = [
     {
       name: 'read',
@@ -383,7 +383,7 @@ describe('contextSnapshot on an Anthropic request body', () => {
       tools: t,
     });
   const session = parseSession(body(tools));
-  const snap = contextSnapshot(session);
+  const snap = contextBreakdown(session);
 
   it('the system prompt and the tool definitions are components; built-in and MCP tools are told apart', () => {
     expect(session.format).toBe('anthropic');
@@ -414,7 +414,7 @@ describe('contextSnapshot on an Anthropic request body', () => {
   // BUG (tokens/replay.ts requestPrefixTokens): deferred tools (defer_loading), which components.ts says are not in the
   // prompt, are counted into the prefix all the same; they inflate `used` and show up as "unrecorded".
   it('a deferred tool does not add to used', () => {
-    const withDeferred = contextSnapshot(parseSession(body([...tools, deferred])));
+    const withDeferred = contextBreakdown(parseSession(body([...tools, deferred])));
     expect(withDeferred.tools.deferred).toBeGreaterThan(0);
     expect(withDeferred.components.unrecorded).toBe(0); // is ~230
     expect(withDeferred.used).toBe(snap.used); // is ~360 vs ~120
@@ -424,7 +424,7 @@ describe('contextSnapshot on an Anthropic request body', () => {
   // definitions, so prefixTokens: 0 ("my harness adds nothing unrecorded") drops the tools from `used`, and the breakdown
   // then scales every component down to fit (system, prompt and tools shrink ~5×).
   it('prefixTokens: 0 keeps the tool definitions of a request body in used', () => {
-    const s0 = contextSnapshot(session, { settings: settings({ prefixTokens: 0 }) });
+    const s0 = contextBreakdown(session, { settings: settings({ prefixTokens: 0 }) });
     expect(s0.used).toBeGreaterThanOrEqual(snap.tools.builtIn + snap.tools.mcp);
   });
 });
@@ -432,7 +432,7 @@ describe('contextSnapshot on an Anthropic request body', () => {
 const runCorpus = corpusAvailable() ? describe : describe.skip;
 if (!corpusAvailable()) console.warn('budget corpus tests skipped: ../shared/corpus not found (set ABRIDGE_CORPUS)');
 
-function checkFinite(s: ContextSnapshot): void {
+function checkFinite(s: ContextBreakdown): void {
   for (const v of [
     s.used,
     s.fill,
@@ -457,19 +457,19 @@ function checkFinite(s: ContextSnapshot): void {
   expect(s.fill).toBe(s.used / s.effective);
 }
 
-runCorpus('contextSnapshot on every pi / claude-code / codex corpus transcript', () => {
+runCorpus('contextBreakdown on every pi / claude-code / codex corpus transcript', () => {
   for (const folder of ['pi', 'claude-code', 'codex']) {
     for (const file of corpusFiles(folder)) {
       it(`${folder}/${basename(file)}`, async () => {
         const session = await readSession(file);
-        const snap = contextSnapshot(session);
+        const snap = contextBreakdown(session);
         checkFinite(snap);
         const hasUsage = session.entries.some(
           (x) => (x.message?.usage && promptTokens(x.message.usage) > 0) || (x.usage && promptTokens(x.usage) > 0),
         );
         if (hasUsage) expect(snap.used).toBeGreaterThan(0);
         // Midway through too.
-        checkFinite(contextSnapshot(session, { at: Math.floor(session.entries.length / 2) }));
+        checkFinite(contextBreakdown(session, { at: Math.floor(session.entries.length / 2) }));
 
         // When the last entry carries usage, the next prompt is that prompt plus the reply (in the reply's tokens).
         const last = session.entries[session.entries.length - 1]!;
@@ -496,7 +496,7 @@ runCorpus('contextSnapshot on every pi / claude-code / codex corpus transcript',
     async () => {
       const session = await readSession(subagent);
       const u = session.entries[session.entries.length - 1]!.message!.usage!;
-      const snap = contextSnapshot(session);
+      const snap = contextBreakdown(session);
       expect(Math.abs(snap.used - (promptTokens(u) + u.output)) / (promptTokens(u) + u.output)).toBeLessThanOrEqual(
         0.02,
       ); // is −43%
