@@ -373,8 +373,8 @@ export function pathsIn(text: string): string[] {
  * What `text.matchAll(PATH_TOKEN)` finds, in time linear in the text. The regex alone is quadratic: `+` may start a
  * token but does not stop one, so after every `+` of a long run the directory form scans the run again for a `/`. Here
  * a token is sought only where PATH_TOKEN may start one (the start of a run of token characters, or after a `+`), and
- * once the directory form failed at a start it is not tried again before the end of that start's first segment: from
- * any later start there, the form meets the same segments after it, and fails the same way.
+ * once the directory form failed at a start it is not tried again within the chain of segments it went through: from
+ * any later start there, the form meets a suffix of the same chain, and fails the same way.
  */
 function pathTokens(text: string): string[] {
   const out: string[] = [];
@@ -392,9 +392,15 @@ function pathTokens(text: string): string[] {
         // failed from there, so it fails from every later start up to the end of that segment.
         const j = segmentStart(run, i);
         if (j !== undefined) {
+          // The chain of segments the failed form went through: from any start inside it, the form meets a suffix of
+          // the same chain, whose possible ends were all possible ends from here.
           let q = j;
-          while (q < run.length && SEGMENT_CHAR.test(run[q]!)) q++;
-          // A start at the segment's end is a new chain unless that end is the `/` the failed one went on through.
+          for (;;) {
+            while (q < run.length && SEGMENT_CHAR.test(run[q]!)) q++;
+            if (run[q] !== '/' || !SEGMENT_FIRST.test(run[q + 1] ?? '')) break;
+            q++;
+          }
+          // A start at the chain's end is a new chain unless that end is a `/` (which no segment can follow).
           noDirUntil = Math.max(noDirUntil, run[q] === '/' ? q : q - 1);
         }
       }
