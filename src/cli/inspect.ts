@@ -203,7 +203,11 @@ export function renderInspect(
   out.push(table(head('part'), partRows));
   if (tk) {
     out.push(
-      `${label('tokens')}${pc.bold(fmtInt(tk.total))} ${tk.method === 'estimate' ? 'estimated' : `counted exactly (${tk.method})`} in all messages${tk.sidechain ? `, plus ${fmtInt(tk.sidechain)} on sidechains` : ''}${pc.dim(' — what the transcript holds, not one request (see last usage and `abridge replay`)')}`,
+      `${label('tokens')}${pc.bold(fmtInt(tk.total))} ${tk.method === 'estimate' ? 'estimated' : `counted exactly (${tk.method})`} in all messages${tk.sidechain ? `, plus ${fmtInt(tk.sidechain)} on sidechains` : ''}${pc.dim(
+        r.context
+          ? ` — the shares above, by a generic tokenizer over every message the file holds; what the model's window holds now, in its provider's tokens, is the context below (${fmtInt(r.context.used)})`
+          : ' — by a generic tokenizer over every message the file holds, not one request (see last usage and `abridge replay`)',
+      )}`,
     );
   }
   out.push(
