@@ -1,3 +1,4 @@
+import { statedWindows } from '../model/window-record.js';
 import { AbridgeError } from '../errors.js';
 import { conversationEntries } from '../model/branch.js';
 import type { Session } from '../model/types.js';
@@ -105,7 +106,18 @@ export function contextBreakdown(session: Session, options: BreakdownOptions = {
     .filter((r) => normalizeModelId(r.model) === norm && r.reported > assumed)
     .map((r) => r.reported);
   if (above.length >= 2) lookup.observedPrompt = Math.max(...above);
-  const model = catalog.lookup(modelId, lookup);
+  const looked = catalog.lookup(modelId, lookup);
+  // A window the provider stated in a refusal, as the session recorded it: what it enforces for this deployment.
+  const stated = modelId !== undefined ? statedWindows(cut).get(modelId) : undefined;
+  const model: ModelInfo =
+    stated !== undefined && stated < looked.contextWindow
+      ? {
+          ...looked,
+          contextWindow: stated,
+          source: 'transcript',
+          note: `the provider refused a prompt over ${stated.toLocaleString('en-US')} tokens (the catalog says ${looked.contextWindow.toLocaleString('en-US')})`,
+        }
+      : looked;
   const budget = new ContextBudget(model, settings);
   const measure = measureContext(session, cut, tracker.counter);
 

@@ -30,6 +30,7 @@ import { followEntries, trackerFor } from '../tokens/replay.js';
 import { windowsOf } from '../budget/windows.js';
 import type { SendResult } from '../tokens/sent.js';
 import { conversationEntries } from '../model/branch.js';
+import { statedWindows, windowRecord } from '../model/window-record.js';
 import { loadSession } from '../store/session-store.js';
 import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
@@ -200,10 +201,16 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private lastMaxOutput: number | undefined;
   /** What abridge predicted for the last prepared request: a refusal's count is of that request. */
   private lastRequestPredicted: number | undefined;
+  private lastRequestCounted: number | undefined;
   private readonly encoder = new RequestEncoder();
   private observedPrompt = 0;
   /** Prompts billed above the window assumed for the model (the window is raised by the second). */
   private billedAboveWindow: number[] = [];
+  /**
+   * The window a provider's refusal stated for a model ("prompt is too long: N tokens > M maximum"): the window is what
+   * the provider enforces, whatever the catalog assumed. Recorded in the session (`abridge.window`), read back on resume.
+   */
+  private enforcedWindow = new Map<string, number>();
   /** What the options chose to write summaries; undefined leaves it to an integration's model, else the default. */
   private readonly chosenSummarizer: Summarizer | undefined;
   private agentSummarizer: LlmSummarizer | undefined;
@@ -224,7 +231,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         : config;
     this.catalog = options.catalog ?? new ModelCatalog(this.config.budget);
     this.model = options.model;
-    this.info = this.catalog.lookup(this.model);
+    this.info = this.lookupInfo(this.model);
     this.provider = options.provider ?? ((this.info.family === 'claude' ? 'anthropic' : 'openai-chat') as P);
     this.sessionId = options.sessionId ?? stableId(`abridge:${this.now().toISOString()}:${Math.random()}`, 16);
     this.session = { format: 'pi', info: { id: this.sessionId }, entries: [], problems: [] };
@@ -341,6 +348,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         ratio: cm.tracker.ratioOf(cm.model),
       }),
     );
+    // A window a provider's refusal stated, as the session recorded it (again after each checkpoint).
+    for (const [model, window] of statedWindows(cm.session.entries)) cm.enforcedWindow.set(model, window);
+    if (cm.enforcedWindow.size > 0) cm.info = cm.lookupInfo(cm.model);
     followEntries(follow, cm.tracker);
     // (The history's bills were of the prompt its harness sent; from here on the manager sends, and counts, it all.)
     cm.tracker.countEverything();
@@ -454,7 +464,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         return `a prompt of ${billed} tokens was billed above the ${this.info.contextWindow}-token window assumed for ${model} (believed when a second request is)`;
       // Twice: evidence of a larger window (a 1M-context variant).
       this.observedPrompt = Math.max(this.observedPrompt, ...this.billedAboveWindow);
-      this.info = this.catalog.lookup(this.model, { observedPrompt: this.observedPrompt });
+      this.info = this.lookupInfo(this.model, { observedPrompt: this.observedPrompt });
     }
     return undefined;
   }
@@ -518,6 +528,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     }
     this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
     this.lastRequestPredicted = prediction.predicted;
+    this.lastRequestCounted = this.tracker.contextTokens;
     const request = this.encoder.build(this.provider, {
       model: this.model,
       maxOutputTokens: maxOutput,
@@ -556,8 +567,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * the refusal says how many tokens it counted), else by a quarter. Emits `overflow`; false when nothing could be done.
    */
   async recoverFromOverflow(overflow: { message?: string; promptTokens?: number } | string = {}): Promise<boolean> {
-    const info = typeof overflow === 'string' ? { message: overflow } : overflow;
-    const maxOutput = this.lastMaxOutput ?? this.info.maxOutputTokens;
+    const info: { message?: string; promptTokens?: number; limit?: number } =
+      typeof overflow === 'string' ? { message: overflow } : overflow;
+    await this.learnFromRefusal(info);
+    const maxOutput = Math.min(
+      this.lastMaxOutput ?? this.info.maxOutputTokens,
+      Math.floor(this.info.contextWindow / 2),
+    );
+    this.lastMaxOutput = maxOutput;
     const ceiling = this.info.contextWindow - maxOutput;
     const before = this.tracker.predict(this.model);
     // How much more the provider counted than predicted for the refused request (the last prepared one; what was
@@ -580,6 +597,30 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       recovered,
     });
     return recovered;
+  }
+
+  /**
+   * What a refusal says is evidence: the window it states becomes this session's window for the model (recorded in
+   * the store, so a resumed session keeps it), and a count of the refused prompt far above the prediction anchors the
+   * next one — the provider counted what abridge could not (a tokenizer it does not have, content it does not see).
+   */
+  private async learnFromRefusal(info: { promptTokens?: number; limit?: number }): Promise<void> {
+    const { limit, promptTokens } = info;
+    if (limit !== undefined && Number.isFinite(limit) && limit >= 1_000 && limit < this.info.contextWindow) {
+      this.enforcedWindow.set(this.model, limit);
+      this.info = this.lookupInfo(this.model);
+      this.monitor.setBudget(this.budget());
+      await this.appendEntries([windowRecord(this.model, limit)]);
+    }
+    const refused = this.lastRequestPredicted;
+    const counted = this.pending?.counted ?? this.lastRequestCounted;
+    if (promptTokens !== undefined && refused !== undefined && counted !== undefined && promptTokens > refused * 1.05)
+      this.tracker.observe(
+        { input: promptTokens, output: 0, cacheRead: 0, cacheWrite: 0 },
+        this.model,
+        this.session.entries.length - 1,
+        counted,
+      );
   }
 
   /** How full the window is now, and where the tokens go (walks the whole working session). */
@@ -698,7 +739,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
 
   private switchModel(model: string): void {
     this.model = model;
-    this.info = this.catalog.lookup(model);
+    this.info = this.lookupInfo(model);
     this.monitor.setBudget(this.budget());
   }
 
@@ -729,6 +770,19 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /** Appends entries to the working session, the tracker and the view, then to the store. */
+  /** The catalog's entry for `model`, its window capped by what a provider's refusal stated for it. */
+  private lookupInfo(model: string, options: { observedPrompt?: number } = {}): ModelInfo {
+    const info = this.catalog.lookup(model, options);
+    const enforced = this.enforcedWindow.get(model);
+    if (enforced === undefined || enforced >= info.contextWindow) return info;
+    return {
+      ...info,
+      contextWindow: enforced,
+      maxOutputTokens: Math.min(info.maxOutputTokens, Math.floor(enforced / 2)),
+      note: `the provider refused a prompt over ${enforced.toLocaleString('en-US')} tokens: its window for this deployment (the catalog says ${info.contextWindow.toLocaleString('en-US')})`,
+    };
+  }
+
   private async appendEntries(
     drafts: Omit<Entry, 'index' | 'id' | 'parentId' | 'timestamp'>[],
     onEntry?: (entry: Entry) => void,
@@ -855,6 +909,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       marker: checkpoint,
       tokens: after.predicted,
     });
+    // A resumed session starts from this checkpoint: the windows providers stated go after it again, so that it keeps
+    // them (the store's checkpoint holds messages only).
+    if (this.enforcedWindow.size > 0)
+      await this.appendEntries([...this.enforcedWindow].map(([model, window]) => windowRecord(model, window)));
     this.monitor.compactionComplete({
       before: before.predicted,
       after: after.predicted,
