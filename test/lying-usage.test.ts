@@ -7,31 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ContextManager } from '../src/manager/context-manager.js';
 import { ContextOverflowError } from '../src/manager/overflow.js';
-import type { Message, Part } from '../src/model/types.js';
+import { answerCalls, LOOP_TOOLS, sendRequest } from './support/agent-loop.js';
 import { startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 
 const WINDOW = 40_000;
 const MAX_OUTPUT = 4096;
 const TURNS = 24;
-const TOOLS = [
-  {
-    name: 'read_file',
-    description: 'Read a file of the workspace.',
-    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
-  },
-  {
-    name: 'bash',
-    description: 'Run a shell command in the workspace.',
-    inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
-  },
-];
-
-/** 20–40 KB of output a tool call returns, the same for the same call. */
-function output(call: string, turn: number): string {
-  const lines = 400 + ((turn * 37) % 400);
-  return Array.from({ length: lines }, (_, i) => `${call} ${turn}:${i} ${'x'.repeat(30 + (i % 40))}`).join('\n');
-}
-
 interface Outcome {
   requests: number;
   refused: number;
@@ -47,7 +28,7 @@ async function loop(fake: FakeProvider, lie?: { at: number; prompt: number }): P
     provider: 'anthropic',
     contextWindow: WINDOW,
     system: 'You are a coding agent. Fix the failing checkout test.',
-    tools: TOOLS,
+    tools: LOOP_TOOLS,
     maxOutputTokens: MAX_OUTPUT,
   });
   const out: Outcome = { requests: 0, refused: 0, overflows: 0, compactions: 0, overWindow: 0, problems: [] };
@@ -66,35 +47,23 @@ async function loop(fake: FakeProvider, lie?: { at: number; prompt: number }): P
       throw err;
     }
     out.requests++;
-    const res = await fetch(`${fake.baseURL}/v1/messages`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify(request),
-    });
-    const body = (await res.json()) as { usage: Record<string, number> };
-    if (res.status !== 200) {
+    const { status, body } = await sendRequest(fake, 'anthropic', request);
+    if (status !== 200) {
       out.refused++;
       break;
     }
     // The lie: the prompt this response says was sent.
     if (lie && turn === lie.at)
       body.usage = {
-        ...body.usage,
+        ...(body.usage as Record<string, number>),
         input_tokens: lie.prompt,
         cache_read_input_tokens: 0,
         cache_creation_input_tokens: 0,
       };
     const { message } = await cm.record(body);
-    const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
-    if (calls.length === 0) break;
-    const results: Part[] = calls.map((c) => ({
-      type: 'tool-result',
-      callId: c.id,
-      toolName: c.name,
-      content: [{ type: 'text', text: output(JSON.stringify(c.arguments), turn) }],
-      isError: false,
-    }));
-    await cm.append({ role: 'tool', parts: results } satisfies Message);
+    const results = answerCalls(message, turn);
+    if (results.parts.length === 0) break;
+    await cm.append(results);
   }
   const sent = fake.requests.slice(first);
   out.overWindow = sent.filter(

@@ -7,44 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contextOverflow } from '../src/formats/wire.js';
 import { ContextManager } from '../src/manager/context-manager.js';
-import type { Message, Part } from '../src/model/types.js';
 import { MemorySessionStore } from '../src/store/memory-session-store.js';
+import { answerCalls, LOOP_TOOLS, sendRequest, type LoopPath } from './support/agent-loop.js';
 import { startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 
 const WINDOW = 40_000;
 const MAX_OUTPUT = 4096;
 const TURNS = 40;
-const TOOLS = [
-  {
-    name: 'bash',
-    description: 'Run a shell command in the workspace.',
-    inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
-  },
-];
-
-function output(call: string, turn: number): string {
-  const lines = 400 + ((turn * 37) % 400);
-  return Array.from({ length: lines }, (_, i) => `${call} ${turn}:${i} ${'x'.repeat(30 + (i % 40))}`).join('\n');
-}
-
-type Path = 'anthropic' | 'openai-chat';
-
-async function send(
-  fake: FakeProvider,
-  path: Path,
-  request: unknown,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${fake.baseURL}${path === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'}`, {
-    method: 'POST',
-    headers:
-      path === 'anthropic'
-        ? { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' }
-        : { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
-    body: JSON.stringify(request),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
 describe('a window the provider enforces below the one assumed', () => {
   let fake: FakeProvider;
   beforeAll(async () => {
@@ -57,7 +26,7 @@ describe('a window the provider enforces below the one assumed', () => {
   it.each([
     ['anthropic', 'claude-sonnet-4-6'],
     ['openai-chat', 'gpt-5.4'],
-  ] as [Path, string][])(
+  ] as [LoopPath, string][])(
     '%s (%s): learned from the first refusal; every turn finishes, one request refused, the window kept on resume',
     async (path, model) => {
       const store = new MemorySessionStore();
@@ -65,7 +34,7 @@ describe('a window the provider enforces below the one assumed', () => {
         model,
         provider: path,
         system: 'You are a coding agent. Task: fix the failing checkout test.',
-        tools: TOOLS,
+        tools: LOOP_TOOLS,
         store,
         sessionId: 's',
       });
@@ -76,13 +45,21 @@ describe('a window the provider enforces below the one assumed', () => {
       let refused = 0;
       let turns = 0;
       for (let turn = 0; turn < TURNS; turn++) {
-        let { status, body } = await send(fake, path, (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request);
+        let { status, body } = await sendRequest(
+          fake,
+          path,
+          (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
+        );
         if (status !== 200) {
           refused++;
           const overflow = contextOverflow({ status, error: body });
           expect(overflow?.limit).toBe(WINDOW);
           expect(await cm.recoverFromOverflow(overflow!)).toBe(true);
-          ({ status, body } = await send(fake, path, (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request));
+          ({ status, body } = await sendRequest(
+            fake,
+            path,
+            (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
+          ));
           if (status !== 200) {
             refused++;
             break;
@@ -90,15 +67,7 @@ describe('a window the provider enforces below the one assumed', () => {
         }
         turns++;
         const { message } = await cm.record(body);
-        const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
-        const results: Part[] = calls.map((c) => ({
-          type: 'tool-result',
-          callId: c.id,
-          toolName: c.name,
-          content: [{ type: 'text', text: output(JSON.stringify(c.arguments), turn) }],
-          isError: false,
-        }));
-        await cm.append({ role: 'tool', parts: results } satisfies Message);
+        await cm.append(answerCalls(message, turn));
       }
       expect({ turns, refused }).toEqual({ turns: TURNS, refused: 1 });
       expect(fake.requests.slice(first).filter((r) => r.refused).length).toBe(1);
@@ -107,7 +76,7 @@ describe('a window the provider enforces below the one assumed', () => {
         model,
         provider: path,
         system: 'You are a coding agent. Task: fix the failing checkout test.',
-        tools: TOOLS,
+        tools: LOOP_TOOLS,
       });
       expect(resumed.breakdown().window).toBe(WINDOW);
     },
@@ -121,12 +90,12 @@ describe('a window the provider enforces below the one assumed', () => {
         provider: 'anthropic',
         contextWindow: 40_000,
         system: 'You are a coding agent. Task: fix the failing checkout test.',
-        tools: TOOLS,
+        tools: LOOP_TOOLS,
       });
       await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
       let refused = 0;
       for (let turn = 0; turn < TURNS; turn++) {
-        let { status, body } = await send(
+        let { status, body } = await sendRequest(
           small,
           'anthropic',
           (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
@@ -134,7 +103,7 @@ describe('a window the provider enforces below the one assumed', () => {
         if (status !== 200) {
           refused++;
           expect(await cm.recoverFromOverflow(contextOverflow({ status, error: body })!)).toBe(true);
-          ({ status, body } = await send(
+          ({ status, body } = await sendRequest(
             small,
             'anthropic',
             (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
@@ -142,17 +111,7 @@ describe('a window the provider enforces below the one assumed', () => {
           expect(status).toBe(200);
         }
         const { message } = await cm.record(body);
-        const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
-        await cm.append({
-          role: 'tool',
-          parts: calls.map((c) => ({
-            type: 'tool-result',
-            callId: c.id,
-            toolName: c.name,
-            content: [{ type: 'text', text: output(JSON.stringify(c.arguments), turn) }],
-            isError: false,
-          })),
-        } satisfies Message);
+        await cm.append(answerCalls(message, turn));
       }
       expect(refused).toBe(1);
       expect(cm.breakdown().window).toBe(30_000);

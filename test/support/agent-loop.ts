@@ -1,0 +1,57 @@
+// What the agent-loop tests share: the tools a coding agent offers, the tool output it gets back, and one request sent
+// over the wire to the loopback provider (test/support/fake-provider.ts).
+import type { Message, Part } from '../../src/model/types.js';
+import type { FakeProvider } from './fake-provider.js';
+
+export const LOOP_TOOLS = [
+  {
+    name: 'read_file',
+    description: 'Read a file of the workspace.',
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  },
+  {
+    name: 'bash',
+    description: 'Run a shell command in the workspace.',
+    inputSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] },
+  },
+];
+
+/** 20–40 KB of output a tool call returns, the same for the same call. */
+export function toolOutput(call: string, turn: number): string {
+  const lines = 400 + ((turn * 37) % 400);
+  return Array.from({ length: lines }, (_, i) => `${call} ${turn}:${i} ${'x'.repeat(30 + (i % 40))}`).join('\n');
+}
+
+/** The tool message answering every call of `message` with its toolOutput. */
+export function answerCalls(message: Message, turn: number): Message & { parts: Part[] } {
+  const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
+  return {
+    role: 'tool',
+    parts: calls.map((c) => ({
+      type: 'tool-result',
+      callId: c.id,
+      toolName: c.name,
+      content: [{ type: 'text', text: toolOutput(JSON.stringify(c.arguments), turn) }],
+      isError: false,
+    })),
+  };
+}
+
+export type LoopPath = 'anthropic' | 'openai-chat';
+
+/** One request body POSTed to the fake provider's Anthropic or Chat endpoint: its status and parsed body. */
+export async function sendRequest(
+  fake: FakeProvider,
+  path: LoopPath,
+  request: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${fake.baseURL}${path === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'}`, {
+    method: 'POST',
+    headers:
+      path === 'anthropic'
+        ? { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' }
+        : { 'content-type': 'application/json', authorization: 'Bearer sk-test' },
+    body: JSON.stringify(request),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
