@@ -26,7 +26,8 @@ export interface AiSdkAgentOptions {
   provider: string;
   baseURL: string;
   model: string;
-  maxTokens: number;
+  /** Each request's max output; default: abridge's reserve (the model's maximum, at most 32,000 and half the window). */
+  maxTokens?: number | undefined;
   /** Stop after this many model requests. */
   turns: number;
   task: string;
@@ -93,7 +94,7 @@ export async function runAiSdkAgent(cm: ContextManager, o: AiSdkAgentOptions): P
     system,
     messages,
     tools: { ...tools, ...(await abridgeTools(cm)) },
-    maxOutputTokens: o.maxTokens,
+    ...(o.maxTokens ? { maxOutputTokens: o.maxTokens } : {}),
     stopWhen: [stepCountIs(o.turns), requestsDone],
     maxRetries: 0,
     providerOptions: { openai: { store: false } },

@@ -2,7 +2,11 @@
  * An example coding agent with abridge managing its context, on the official SDKs or the AI SDK 6.
  *
  *   npm run example:agent -- --provider anthropic|openai-chat|openai-responses|ai-sdk-anthropic|ai-sdk-openai
- *     --base-url URL --model ID --window N --max-tokens N --turns N --task TEXT [--db FILE --session ID] [--stream]
+ *     --base-url URL --model ID [--window N] [--max-tokens N] --turns N --task TEXT [--db FILE --session ID] [--stream]
+ *
+ * Without `--window` the model's window is the catalog's until the provider says otherwise: a refusal that states its
+ * limit becomes the session's window (one refusal, recovered). Without `--max-tokens` each request asks for abridge's
+ * default reserve (the model's maximum output, at most 32,000 and half the window).
  *
  * The task goes in the system prompt. The agent has `read_file {path}` and `bash {command}` (answered by a simulated
  * workspace: deterministic outputs of 20–40 KB) plus abridge's own tools. It stops when the model answers without a
@@ -53,6 +57,7 @@ function options() {
   if (!PROVIDERS.includes(provider))
     fail(`--provider: expected one of ${PROVIDERS.join(', ')}, got ${JSON.stringify(values.provider)}`);
   const int = (name: 'window' | 'max-tokens' | 'turns') => {
+    if (values[name] === undefined) return undefined;
     const n = Number(values[name]);
     if (!Number.isSafeInteger(n) || n <= 0)
       fail(`--${name}: expected a positive integer, got ${JSON.stringify(values[name])}`);
@@ -68,7 +73,7 @@ function options() {
     model: values.model!,
     window: int('window'),
     maxTokens: int('max-tokens'),
-    turns: int('turns'),
+    turns: int('turns')!,
     task: values.task!,
     db: values.db,
     session: values.session,
@@ -123,7 +128,14 @@ if (o.db) {
   const { openSqliteStore } = await import('abridge-context/sqlite');
   store = await openSqliteStore(o.db);
 }
-const base = { model: o.model, contextWindow: o.window, system, tools: TOOLS, maxOutputTokens: o.maxTokens };
+const base = {
+  model: o.model,
+  system,
+  tools: TOOLS,
+  ...(o.window ? { contextWindow: o.window } : {}),
+  ...(o.maxTokens ? { maxOutputTokens: o.maxTokens } : {}),
+};
+const limits = o.maxTokens ? { maxOutputTokens: o.maxTokens } : {};
 const resumed = store && o.session && (await store.getSession(o.session));
 
 if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
@@ -144,7 +156,7 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
   const send = await sender(provider);
   let ok = true;
   while (stats.requests < o.turns) {
-    const turn = await cm.prepare({ maxOutputTokens: o.maxTokens });
+    const turn = await cm.prepare(limits);
     let response: unknown;
     try {
       stats.requests++;
@@ -156,7 +168,7 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
       if (overflow && (await cm.recoverFromOverflow(overflow))) {
         try {
           stats.requests++;
-          response = await send((await cm.prepare({ maxOutputTokens: o.maxTokens })).request);
+          response = await send((await cm.prepare(limits)).request);
         } catch (again) {
           stats.refused++;
           process.stderr.write(`example agent: request refused after compaction: ${(again as Error).message}\n`);

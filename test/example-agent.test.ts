@@ -62,16 +62,21 @@ function runAgent(server: FakeProvider, args: string[], killAfterTurn?: number):
 }
 
 const common = (provider: string, server: FakeProvider, turns: number) => [
+  ...bare(provider, server, turns),
+  '--window',
+  String(WINDOW),
+  '--max-tokens',
+  '4096',
+];
+
+/** Without --window and --max-tokens: the catalog's window and abridge's default reserve. */
+const bare = (provider: string, server: FakeProvider, turns: number) => [
   '--provider',
   provider,
   '--base-url',
   server.baseURL,
   '--model',
   MODEL[provider]!,
-  '--window',
-  String(WINDOW),
-  '--max-tokens',
-  '4096',
   '--turns',
   String(turns),
   '--task',
@@ -157,4 +162,56 @@ describe('the example agent against a strict loopback provider', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/--provider: expected one of anthropic/);
   }, 60_000);
+});
+
+// The window a deployment enforces is not always the catalog's (a proxy, a smaller tier, a local server) nor what the
+// agent was told: a refusal that states the limit becomes the session's window, once.
+describe('the example agent against a server enforcing less than it assumes', () => {
+  const servers: Record<number, FakeProvider> = {};
+  beforeAll(async () => {
+    for (const window of [40_000, 30_000])
+      servers[window] = await startFakeProvider({
+        window,
+        maxOutputTokens: 64_000,
+        script: {
+          toolTurns: 10_000,
+          marker: MARKER,
+          answer: (ctx) =>
+            isSummaryRequest(ctx.system)
+              ? { text: handOffFor(ctx.messages[0]!.parts.map((p) => (p.kind === 'text' ? p.text : '')).join('')) }
+              : undefined,
+        },
+      });
+  });
+  afterAll(async () => {
+    for (const s of Object.values(servers)) await s.close();
+  });
+
+  const paths = ['anthropic', 'openai-chat', ...(AI_SDK ? ['ai-sdk-anthropic'] : [])];
+  const cases = paths.flatMap((provider) => [
+    { provider, server: 40_000, told: undefined as number | undefined },
+    { provider, server: 30_000, told: 40_000 as number | undefined },
+  ]);
+  it.each(cases)(
+    '$provider, told $told, server enforcing $server: 40 tool calls answered, at most 1 request refused',
+    async ({ provider, server: window, told }) => {
+      const server = servers[window]!;
+      const before = server.requests.length;
+      // gpt-5.4: a 272K window in the catalog, where gpt-5's is 400K; claude-sonnet-4-6: 1M.
+      const model = provider === 'openai-chat' ? 'gpt-5.4' : MODEL[provider]!;
+      const args = bare(provider, server, 41).map((a) => (a === MODEL[provider] ? model : a));
+      const run = await runAgent(server, told ? [...args, '--window', String(told)] : args);
+      const mine = server.requests.slice(before).filter((r) => r.model === model && !isSummaryRequest(r.body));
+      const refused = mine.filter((r) => r.refused);
+      expect(run.code, run.stderr).toBe(0);
+      expect(refused.length).toBeLessThanOrEqual(1);
+      // Every accepted request answered a tool call with a 20–40 KB output: 40 of them, the task in each.
+      expect(mine.filter((r) => !r.refused).length).toBeGreaterThanOrEqual(40);
+      expect(mine.every((r) => r.markerInSystem)).toBe(true);
+      // The window was really used: with no max output given, half the window is reserved for it (abridge's default
+      // reserve, min(model max, 32,000, window / 2)), and the prompts went past 60% of the other half.
+      expect(Math.max(...mine.map((r) => r.usage?.promptTokens ?? 0))).toBeGreaterThan(window * 0.3);
+    },
+    240_000,
+  );
 });

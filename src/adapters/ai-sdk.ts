@@ -517,6 +517,8 @@ function isCallableModel(model: unknown): model is LanguageModelV3 {
 
 interface PreparedCall {
   prepared: PreparedTurn;
+  /** The max output the caller asked for (undefined: abridge's reserve), which a retry asks for again. */
+  asked: number | undefined;
 }
 
 /**
@@ -546,9 +548,9 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     params: LanguageModelV3CallOptions,
     model: LanguageModelV3,
   ): Promise<LanguageModelV3CallOptions> {
-    const prepared = await cm.prepare(
-      params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {},
-    );
+    // A retry's params are the ones this function returned: what the caller asked is kept beside them.
+    const asked = calls.has(params) ? calls.get(params)!.asked : params.maxOutputTokens;
+    const prepared = await cm.prepare(asked !== undefined ? { maxOutputTokens: asked } : {});
     const view = toV3Prompt(prepared.messages, { system: systemOf(cm), originals: sync.originals });
     sync.setSent(view);
     // A V4 prompt is typed as V3 here: the middleware's types are the V3 ones, the shapes the breakpoints touch agree.
@@ -556,7 +558,7 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     if (options.cache !== false && model.provider.startsWith('anthropic')) prompt = withAnthropicBreakpoints(prompt);
     // The provider sends exactly the reserve abridge counted (its own default may be far larger than the window allows).
     const out: LanguageModelV3CallOptions = { ...params, prompt, maxOutputTokens: prepared.pressure.maxOutputTokens };
-    calls.set(out, { prepared });
+    calls.set(out, { prepared, asked });
     return out;
   }
 
@@ -638,7 +640,8 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     } catch (err) {
       const overflow = contextOverflow(err);
       if (!overflow) throw err;
-      const recovered = await cm.recoverFromOverflow(overflow.message);
+      // The whole refusal: its stated window and count are what the manager learns from.
+      const recovered = await cm.recoverFromOverflow(overflow);
       emit({ type: 'overflow', message: overflow.message, recovered });
       report(params, undefined, false);
       if (!recovered) throw err;

@@ -34,7 +34,7 @@ import { statedWindows, windowRecord } from '../model/window-record.js';
 import { loadSession } from '../store/session-store.js';
 import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
-import { MANAGER_DEFAULTS } from './defaults.js';
+import { DEFAULT_RESERVE_CAP, MANAGER_DEFAULTS } from './defaults.js';
 import { chooseSummarizer } from './summarizer.js';
 import { ContextOverflowError, type OverflowDetails } from './overflow.js';
 import { fromResponse, type RequestProvider, type ResponseResult, type ToolSpec } from '../formats/wire.js';
@@ -95,7 +95,10 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
    * hold for every summary; those of one `compactNow` (or `compact_context` call) are added to them.
    */
   compaction?: Omit<CompactOptions, 'target' | 'store' | 'summarizer' | 'prefixTokens'>;
-  /** Default max output tokens of a request (default: the model's maximum from the catalog). */
+  /**
+   * Default max output tokens of a request, reserved in the window. Default: the model's maximum output, at most
+   * 32,000 and at most half the window (a 40K-window deployment of a 128K-output model reserves 20,000).
+   */
   maxOutputTokens?: number;
   /**
    * Tool results larger than this many tokens are offloaded as they arrive (to `results`, the model sees their head and
@@ -154,6 +157,13 @@ export interface ManagerEvents extends BudgetEvents {
 
 const DEFERRAL_SECTION = 'deferred-tools';
 
+/** The request `prepare` returned: its reserve, and the count and prediction its bill or refusal is judged against. */
+interface PreparedState {
+  readonly maxOutput: number;
+  readonly counted: number;
+  readonly predicted: number;
+}
+
 interface ToolCallLike {
   id: string;
   name: string;
@@ -194,14 +204,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   /** The messages the model sees now, kept incrementally (recomputed only after a compaction). */
   private view: Message[];
   private created: Promise<void> | undefined;
-  private pending: { counted: number; predicted: number } | undefined;
+  /**
+   * The request `prepare` returned last, until its response is recorded: what the provider's bill (or refusal) of it
+   * is compared with. One value per request, replaced whole by the next `prepare`.
+   */
+  private turn: PreparedState | undefined;
   private agentToolList: Promise<AgentTool[]> | undefined;
   private overheadKey = '';
   private overheadCounted = 0;
-  private lastMaxOutput: number | undefined;
-  /** What abridge predicted for the last prepared request: a refusal's count is of that request. */
-  private lastRequestPredicted: number | undefined;
-  private lastRequestCounted: number | undefined;
   private readonly encoder = new RequestEncoder();
   private observedPrompt = 0;
   /** Prompts billed above the window assumed for the model (the window is raised by the second). */
@@ -425,9 +435,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const m: Message = { ...message, role: 'assistant', model: message.model ?? this.model };
     usage ??= message.usage;
     delete m.usage;
-    const pending = this.pending;
-    this.pending = undefined;
-    const countedAtStart = pending?.counted ?? this.tracker.contextTokens;
+    const turn = this.turn;
+    this.turn = undefined;
+    const countedAtStart = turn?.counted ?? this.tracker.contextTokens;
     // A bill not believed is not kept on the message either: every later count of this session (a compaction's, a
     // snapshot's) reads the message's usage, and would anchor on it.
     const doubt = usage ? this.doubt(usage, m.model!, countedAtStart) : undefined;
@@ -487,8 +497,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    */
   async prepare(options: PrepareOptions = {}): Promise<PreparedTurn<P>> {
     await this.ensureCreated();
-    const maxOutput = options.maxOutputTokens ?? this.options.maxOutputTokens ?? this.info.maxOutputTokens;
-    this.lastMaxOutput = maxOutput;
+    const maxOutput = options.maxOutputTokens ?? this.reserve();
     const tools = await this.requestTools();
     // The system prompt and tools as they will be sent: rendered once, counted, then placed in the request.
     const built = renderPrompt(this.provider, {
@@ -508,7 +517,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       compacting:
         auto && (budget.level(prediction.predicted) === 'compact' || budget.level(prediction.predicted) === 'block'),
     });
-    const hardLimit = () => ceiling - this.margin(prediction.anchored);
+    const hardLimit = () => ceiling - this.margin(prediction.anchored, maxOutput);
     let compaction: CompactionResult | undefined;
     if (auto && (level === 'compact' || level === 'block')) {
       compaction = await this.compactTo(Math.min(budget.marks.target, hardLimit()));
@@ -523,12 +532,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       prediction = this.tracker.predict(this.model);
       if (prediction.predicted > hardLimit())
         throw new ContextOverflowError(
-          this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored)),
+          this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored, maxOutput)),
         );
     }
-    this.pending = { counted: this.tracker.contextTokens, predicted: prediction.predicted };
-    this.lastRequestPredicted = prediction.predicted;
-    this.lastRequestCounted = this.tracker.contextTokens;
+    this.turn = { maxOutput, counted: this.tracker.contextTokens, predicted: prediction.predicted };
     const request = this.encoder.build(this.provider, {
       model: this.model,
       maxOutputTokens: maxOutput,
@@ -566,28 +573,37 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * compacts so that a retry fits, aiming under the ceiling by as much as the provider's count exceeded abridge's (when
    * the refusal says how many tokens it counted), else by a quarter. Emits `overflow`; false when nothing could be done.
    */
-  async recoverFromOverflow(overflow: { message?: string; promptTokens?: number } | string = {}): Promise<boolean> {
-    const info: { message?: string; promptTokens?: number; limit?: number } =
-      typeof overflow === 'string' ? { message: overflow } : overflow;
+  async recoverFromOverflow(
+    overflow: { message?: string; promptTokens?: number; limit?: number } | string = {},
+  ): Promise<boolean> {
+    const info = typeof overflow === 'string' ? { message: overflow } : overflow;
     await this.learnFromRefusal(info);
-    const maxOutput = Math.min(
-      this.lastMaxOutput ?? this.info.maxOutputTokens,
-      Math.floor(this.info.contextWindow / 2),
-    );
-    this.lastMaxOutput = maxOutput;
+    // The refused request's own reserve (the retry's may differ; a window learned from the refusal halves it at most).
+    const maxOutput = Math.min(this.turn?.maxOutput ?? this.reserve(), Math.floor(this.info.contextWindow / 2));
     const ceiling = this.info.contextWindow - maxOutput;
     const before = this.tracker.predict(this.model);
     // How much more the provider counted than predicted for the refused request (the last prepared one; what was
     // appended since is not in the provider's count), at least the share that made it refuse.
-    const refused = this.lastRequestPredicted ?? before.predicted;
+    const refused = this.turn?.predicted ?? before.predicted;
     const factor = Math.max(
       1.05,
       info.promptTokens && refused > 0 ? info.promptTokens / refused : ceiling / Math.max(1, refused),
       MANAGER_DEFAULTS.overflowFactor,
     );
-    const target = Math.floor(
-      Math.min(this.budget(maxOutput).marks.target, (ceiling * (1 - MANAGER_DEFAULTS.anchoredMargin)) / factor),
-    );
+    const room = ceiling * (1 - MANAGER_DEFAULTS.anchoredMargin);
+    // A refusal of prompt + max output over a window abridge did not know: once the window is learned, the reserve is
+    // halved at most and the prompt as the provider counted it may already fit — the retry needs no compaction.
+    const counted = info.promptTokens !== undefined ? Math.max(info.promptTokens, before.predicted) : undefined;
+    if (counted !== undefined && info.limit !== undefined && counted <= room) {
+      this.emit('overflow', {
+        message: info.message ?? 'the provider refused the request as too long',
+        predicted: before.predicted,
+        ceiling,
+        recovered: true,
+      });
+      return true;
+    }
+    const target = Math.floor(Math.min(this.budget(maxOutput).marks.target, room / factor));
     const result = await this.compactTo(target);
     const recovered = result.entry !== undefined;
     this.emit('overflow', {
@@ -612,8 +628,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       this.monitor.setBudget(this.budget());
       await this.appendEntries([windowRecord(this.model, limit)]);
     }
-    const refused = this.lastRequestPredicted;
-    const counted = this.pending?.counted ?? this.lastRequestCounted;
+    const refused = this.turn?.predicted;
+    const counted = this.turn?.counted;
     if (promptTokens !== undefined && refused !== undefined && counted !== undefined && promptTokens > refused * 1.05)
       this.tracker.observe(
         { input: promptTokens, output: 0, cacheRead: 0, cacheWrite: 0 },
@@ -630,7 +646,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       model: this.model,
       prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
     };
-    if (this.lastMaxOutput !== undefined) settings.reserveTokens = this.lastMaxOutput;
+    settings.reserveTokens = this.reserve();
     return contextBreakdown(this.session, { settings, catalog: this.catalog });
   }
 
@@ -642,7 +658,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   async compactNow(options: number | { target?: number; instructions?: string } = {}): Promise<CompactionResult> {
     const { target, instructions } = compactNowOptions(options);
     const p = this.tracker.predict(this.model);
-    const marks = this.budget(this.lastMaxOutput).marks;
+    const marks = this.budget().marks;
     return this.compactTo(target ?? Math.min(marks.target, Math.floor(p.predicted / 2)), instructions);
   }
 
@@ -743,17 +759,27 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.monitor.setBudget(this.budget());
   }
 
+  /**
+   * The max output a request reserves when its caller names none: the option (or the configuration's `reserveTokens`),
+   * else the model's maximum output capped
+   * at DEFAULT_RESERVE_CAP and at half the window (a 128K-output model on a 40K deployment must still have room to ask).
+   */
+  private reserve(): number {
+    return (
+      this.options.maxOutputTokens ??
+      this.config.budget.reserveTokens ??
+      Math.min(this.info.maxOutputTokens, DEFAULT_RESERVE_CAP, Math.floor(this.info.contextWindow / 2))
+    );
+  }
+
   private budget(maxOutput?: number): ContextBudget {
-    const settings = { ...this.config.budget };
-    const reserve = maxOutput ?? this.options.maxOutputTokens;
-    if (reserve !== undefined) settings.reserveTokens = reserve;
-    return new ContextBudget(this.info, settings);
+    return new ContextBudget(this.info, { ...this.config.budget, reserveTokens: maxOutput ?? this.reserve() });
   }
 
   /** Room kept for the prediction's own error: small once anchored on a bill, larger on a pure estimate. */
-  private margin(anchored: boolean): number {
+  private margin(anchored: boolean, maxOutput: number): number {
     const share = anchored ? MANAGER_DEFAULTS.anchoredMargin : MANAGER_DEFAULTS.estimatedMargin;
-    return Math.ceil(share * (this.info.contextWindow - (this.lastMaxOutput ?? 0)));
+    return Math.ceil(share * (this.info.contextWindow - maxOutput));
   }
 
   private async ensureCreated(): Promise<void> {
