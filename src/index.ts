@@ -19,6 +19,7 @@ export type {
   Role,
   Session,
   SessionInfo,
+  SessionSettings,
   TextPart,
   ThinkingPart,
   ToolCallPart,
@@ -187,7 +188,9 @@ export {
   type PreparedTurn,
   type Pressure,
   type ManagerEvents,
+  type ResumeOptions,
 } from './manager/context-manager.js';
+export { restoreSession, type RestoredSession } from './manager/restore.js';
 export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';
 export type { ProviderRequestBody } from './manager/request.js';
 /** What `ContextManager.tools()` and `runTool` work with (the tools themselves: `abridge-context/tools`). */

@@ -34,9 +34,14 @@ export function registerInspect(program: Command): void {
       'Summarize a transcript: format, models, messages, parts and tokens, last usage, compactions, problems, and the /context breakdown',
     )
     .argument(
-      '<file>',
+      '[file]',
       'transcript file (pi, Claude Code, Codex, SWE-agent .traj, GitHub Copilot CLI events, OpenHands output, or an API request body)',
     )
+    .option(
+      '--db <path|url>',
+      'a session in a store instead of a file: a SQLite file path or a postgres:// URL (with --session)',
+    )
+    .option('--session <id>', 'the stored session (with --db)')
     .option('-f, --format <id>', `read as this format instead of detecting it (${FORMAT_IDS.join(', ')})`)
     .option(...INSTANCE_OPTION)
     .option('--at <entry>', 'show the context as of this entry index')
@@ -45,10 +50,29 @@ export function registerInspect(program: Command): void {
     .option('--json', 'print one JSON object (schema in docs/cli.md)');
   addConfigOptions(cmd).action(
     async (
-      file: string,
-      opts: ConfigFlags & { format?: string; json?: boolean; exact?: boolean; at?: string; markdown?: boolean },
+      fileArg: string | undefined,
+      opts: ConfigFlags & {
+        format?: string;
+        json?: boolean;
+        exact?: boolean;
+        at?: string;
+        markdown?: boolean;
+        db?: string;
+        session?: string;
+      },
     ) => {
       if (opts.format) getFormat(opts.format); // a bad id is an error before any reading
+      const stored = opts.db !== undefined || opts.session !== undefined;
+      if (stored && fileArg !== undefined)
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          `give either a transcript (${fileArg}) or --db with --session, not both`,
+        );
+      if (!stored && fileArg === undefined)
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          'abridge inspect: give a transcript file, or --db <store> --session <id>',
+        );
       const at = opts.at === undefined ? undefined : parseEntryIndex(opts.at);
       const config = await resolveConfig(opts);
       const { counter, method, exact } = await tokenCounterFor(opts.exact === true);
@@ -59,8 +83,24 @@ export function registerInspect(program: Command): void {
         ...inputOptions(),
         keepSourceText: false,
       };
-      const progress = progressReporter(file);
       let report: FullReport;
+      if (stored) {
+        // Loaded only for --db (the SQLite and PostgreSQL drivers are optional), and measured against what it ran with.
+        const { readStoredSession, budgetOfStored } = await import('./store-commands.js');
+        const { session, source } = await readStoredSession(opts.db, opts.session);
+        for (const e of session.entries) breakdown.add(e);
+        report = { ...inspectSession(session, source, 0), tokens: breakdown.result() };
+        report.context = contextBreakdown(session, {
+          settings: budgetOfStored(config.budget, session),
+          ...(at !== undefined ? { at } : {}),
+          ...(exact ? { exact } : {}),
+        });
+        noteIgnoredUsage(report);
+        printReport(report, opts, config);
+        return;
+      }
+      const file = fileArg!;
+      const progress = progressReporter(file);
       try {
         const size = await fileSize(file);
         // Every text gets estimated below: warmed now, the estimator compiles on a background thread while the file
@@ -83,15 +123,7 @@ export function registerInspect(program: Command): void {
             ...(at !== undefined ? { at } : {}),
             ...(exact ? { exact } : {}),
           });
-          // A bill the count did not believe is a problem of the transcript: shown with the others.
-          for (const u of report.context.ignoredUsage ?? []) {
-            report.problems.push({
-              line: u.entry + 1,
-              kind: 'implausible-usage',
-              message: `entry ${u.entry}: ${u.reason}; not used`,
-            });
-            report.problemCounts['implausible-usage'] = (report.problemCounts['implausible-usage'] ?? 0) + 1;
-          }
+          noteIgnoredUsage(report);
         } else {
           if (at !== undefined)
             throw new AbridgeError(
@@ -112,19 +144,39 @@ export function registerInspect(program: Command): void {
       } finally {
         progress.stop();
       }
-      // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
-      const redact = createRedactor(config.redaction);
-      // Its text from the transcript (tool names, titles, problems) reaches a terminal with control characters shown.
-      if (opts.json)
-        process.stdout.write(jsonForTerminal(redactSerialized(`${JSON.stringify(report, null, 2)}\n`, redact)));
-      else {
-        const shown = escapeControlsDeep(report);
-        if (opts.markdown && shown.context)
-          process.stdout.write(redact(`${renderBreakdownMarkdown(shown.context)}${markdownFooter(shown.context)}\n`));
-        else process.stdout.write(redact(renderInspect(shown)));
-      }
+      printReport(report, opts, config);
     },
   );
+}
+
+/** A bill the count did not believe is a problem of the transcript: shown with the others. */
+function noteIgnoredUsage(report: FullReport): void {
+  for (const u of report.context?.ignoredUsage ?? []) {
+    report.problems.push({
+      line: u.entry + 1,
+      kind: 'implausible-usage',
+      message: `entry ${u.entry}: ${u.reason}; not used`,
+    });
+    report.problemCounts['implausible-usage'] = (report.problemCounts['implausible-usage'] ?? 0) + 1;
+  }
+}
+
+function printReport(
+  report: FullReport,
+  opts: { json?: boolean; markdown?: boolean },
+  config: Awaited<ReturnType<typeof resolveConfig>>,
+): void {
+  // A report leaves the process: recognized secrets (e.g. in a problem's quoted line) are redacted from all of it.
+  const redact = createRedactor(config.redaction);
+  // Its text from the transcript (tool names, titles, problems) reaches a terminal with control characters shown.
+  if (opts.json)
+    process.stdout.write(jsonForTerminal(redactSerialized(`${JSON.stringify(report, null, 2)}\n`, redact)));
+  else {
+    const shown = escapeControlsDeep(report);
+    if (opts.markdown && shown.context)
+      process.stdout.write(redact(`${renderBreakdownMarkdown(shown.context)}${markdownFooter(shown.context)}\n`));
+    else process.stdout.write(redact(renderInspect(shown)));
+  }
 }
 
 function parseEntryIndex(v: string): number {

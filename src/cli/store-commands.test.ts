@@ -115,12 +115,21 @@ describe('abridge import / export / sessions (SQLite)', () => {
       entries: expect.any(Number) as number,
       info: { cwd: expect.any(String) as string },
     });
-    expect(Object.keys(list[0]!).sort()).toEqual(['createdAt', 'entries', 'format', 'id', 'info', 'updatedAt']);
+    expect(Object.keys(list[0]!).sort()).toEqual([
+      'createdAt',
+      'entries',
+      'format',
+      'id',
+      'info',
+      'settings',
+      'updatedAt',
+    ]);
     const text = abridge('sessions', '--db', db);
     expect(text.code).toBe(0);
     const lines = text.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^session\s+format\s+entries/);
+    expect(lines[0]).toMatch(/^session\s+written by\s+model\s+window\s+reserve\s+entries/);
+    // An imported transcript says nothing of what it ran with: its format, and empty settings columns.
     expect(lines[1]).toMatch(/^first\s+pi\s+[\d,]+\s/);
     expect(lines[2]).toMatch(/^second\s/);
   });

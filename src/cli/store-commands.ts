@@ -6,6 +6,7 @@ import { readSession } from '../formats/read.js';
 import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { getFormat } from '../formats/registry.js';
 import { writeSession } from '../formats/write.js';
+import type { BudgetSettings } from '../budget/types.js';
 import type { FormatId, Message, Session } from '../model/types.js';
 import { importSession, loadSession, type SessionStore, type StoredSession } from '../store/session-store.js';
 import { isModuleNotFound } from '../store/sqlite/driver.js';
@@ -68,6 +69,42 @@ export async function openStore(
       'the PostgreSQL store in this build of abridge has no openPostgresStore',
     );
   return mod.openPostgresStore(db, options.readonly ? { migrate: false } : {});
+}
+
+/**
+ * A stored session, for the commands that read one (`view --db`, `inspect --db`): the whole session, where it came
+ * from (the store's address with its password hidden), and a name for the files made of it.
+ */
+export async function readStoredSession(
+  db: string | undefined,
+  sessionId: string | undefined,
+): Promise<{ session: Session; source: string; name: string }> {
+  if (!db || !sessionId)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      '--db and --session go together: the store, and the id of the session in it (see abridge sessions --db …)',
+    );
+  const session = await withStore(db, true, (store) => loadSession(store, sessionId), true);
+  return {
+    session,
+    source: `${redactDb(db)} · session ${sessionId}`,
+    name: sessionId.replace(/[^A-Za-z0-9._-]/g, '_'),
+  };
+}
+
+/**
+ * The budget a stored session is measured against: what the command line or configuration says, else what the
+ * session ran with (its window and reserve, as the ContextManager that kept it recorded) — a 40,000-token agent is
+ * drawn against 40,000, not the catalog's window for its model.
+ */
+export function budgetOfStored(budget: BudgetSettings, session: Session): BudgetSettings {
+  const ran = session.info.settings;
+  if (!ran) return budget;
+  const out = { ...budget };
+  if (out.contextWindow === undefined && ran.contextWindow !== undefined) out.contextWindow = ran.contextWindow;
+  if (out.reserveTokens === undefined && ran.reserveTokens !== undefined) out.reserveTokens = ran.reserveTokens;
+  if (out.model === undefined && ran.model !== undefined) out.model = ran.model;
+  return out;
 }
 
 /** `readonly` (sessions, export): nothing is written or migrated, so a store this user may only read still works. */
@@ -214,7 +251,7 @@ export function registerStoreCommands(program: Command): void {
     .command('sessions')
     .description('List the sessions in a store')
     .requiredOption('--db <path|url>', DB_HELP)
-    .option('--json', 'print a JSON array of {id, format, entries, createdAt, updatedAt, info}')
+    .option('--json', 'print a JSON array of {id, format, entries, createdAt, updatedAt, info, settings}')
     .action(async (opts: { db: string; json?: boolean }) => {
       const sessions = await withStore(opts.db, true, (store) => store.listSessions(), true);
       if (opts.json) {
@@ -225,16 +262,22 @@ export function registerStoreCommands(program: Command): void {
         process.stdout.write(`no sessions in ${redactDb(opts.db)}\n`);
         return;
       }
-      const rows = escapeControlsDeep(sessions).map((s) => [
-        s.id,
-        s.format,
-        fmtInt(s.version),
-        s.createdAt.slice(0, 19).replace('T', ' '),
-        s.updatedAt.slice(0, 19).replace('T', ' '),
-        s.info.title ?? s.info.cwd ?? '',
-      ]);
+      const rows = escapeControlsDeep(sessions).map((s) => {
+        const ran = s.info.settings;
+        return [
+          s.id,
+          // A ContextManager's session is kept in pi's layout, but it is no pi session: say who wrote it, and its wire.
+          ran?.writer === 'context-manager' ? `context-manager (${ran.provider ?? '?'})` : s.format,
+          ran?.model ?? '',
+          ran?.contextWindow !== undefined ? fmtInt(ran.contextWindow) : '',
+          ran?.reserveTokens !== undefined ? fmtInt(ran.reserveTokens) : '',
+          fmtInt(s.version),
+          s.updatedAt.slice(0, 19).replace('T', ' '),
+          s.info.title ?? s.info.cwd ?? '',
+        ];
+      });
       process.stdout.write(
-        `${table(['session', 'format', 'entries', 'created (UTC)', 'updated (UTC)', 'title / cwd'], rows)}\n`,
+        `${table(['session', 'written by', 'model', 'window', 'reserve', 'entries', 'updated (UTC)', 'title / cwd'], rows)}\n`,
       );
     });
 }
@@ -247,6 +290,8 @@ function listed(s: StoredSession) {
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
     info: s.info,
+    // What the session ran with (model, provider, window, reserve), when its writer recorded it; else null.
+    settings: s.info.settings ?? null,
   };
 }
 

@@ -7,7 +7,6 @@ import { readSession } from '../formats/read.js';
 import { getFormat } from '../formats/registry.js';
 import type { Session } from '../model/types.js';
 import { createRedactor } from '../redact/redact.js';
-import { loadSession } from '../store/session-store.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { progressReporter } from './progress.js';
 import { tokenCounterFor } from './tokens.js';
@@ -66,7 +65,8 @@ export function registerView(program: Command): void {
     // The page leaves the process: its texts are redacted as the configuration says (view-data.ts, the one point).
     const redact = createRedactor(config.redaction);
     const { data, texts } = buildViewData(session, {
-      settings: config.budget,
+      // A stored session is drawn against the window it ran in (unless the command line says otherwise).
+      settings: opts.db ? (await import('./store-commands.js')).budgetOfStored(config.budget, session) : config.budget,
       source,
       redact,
       ...(exact ? { exact } : {}),
@@ -97,18 +97,8 @@ async function sessionFrom(
         '--db and --session go together: the store, and the id of the session in it (see abridge sessions --db …)',
       );
     // Loaded only for --db, like the store commands (the SQLite and PostgreSQL drivers are optional).
-    const { openStore, redactDb } = await import('./store-commands.js');
-    const store = await openStore(opts.db, { mustExist: true });
-    try {
-      const session = await loadSession(store, opts.session);
-      return {
-        session,
-        source: `${redactDb(opts.db)} · session ${opts.session}`,
-        name: opts.session.replace(/[^A-Za-z0-9._-]/g, '_'),
-      };
-    } finally {
-      await store.close();
-    }
+    const { readStoredSession } = await import('./store-commands.js');
+    return readStoredSession(opts.db, opts.session);
   }
   if (file === undefined)
     throw new AbridgeError('INVALID_INPUT', 'abridge view: give a transcript file, or --db <store> --session <id>');

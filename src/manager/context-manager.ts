@@ -14,7 +14,7 @@ import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { AbridgeError } from '../errors.js';
 import { stableId } from '../model/ids.js';
 import { promptTokens } from '../model/parts.js';
-import type { Entry, Message, Part, Session, ToolResultPart, Usage } from '../model/types.js';
+import type { Entry, Message, Part, Session, SessionSettings, ToolResultPart, Usage } from '../model/types.js';
 import { activeMessages, type AbridgeMarker } from '../model/view.js';
 import { PromptBuilder, type BuiltPrompt, type PromptSection } from '../prompt/builder.js';
 import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
@@ -31,13 +31,19 @@ import { windowsOf } from '../budget/windows.js';
 import type { SendResult } from '../tokens/sent.js';
 import { conversationEntries } from '../model/branch.js';
 import { statedWindows, windowRecord } from '../model/window-record.js';
-import { loadSession } from '../store/session-store.js';
 import type { AgentTool } from '../tools/tool.js';
 import type { AbridgeConfig } from './config.js';
 import { DEFAULT_RESERVE_CAP, MANAGER_DEFAULTS } from './defaults.js';
 import { chooseSummarizer } from './summarizer.js';
 import { ContextOverflowError, type OverflowDetails } from './overflow.js';
-import { fromResponse, type RequestProvider, type ResponseResult, type ToolSpec } from '../formats/wire.js';
+import {
+  fromResponse,
+  REQUEST_PROVIDERS,
+  type RequestProvider,
+  type ResponseResult,
+  type ToolSpec,
+} from '../formats/wire.js';
+import { lastModelOf, restoreSession, type RestoredSession } from './restore.js';
 import { anthropicTool, renderPrompt, RequestEncoder, type ProviderRequestBody } from './request.js';
 
 /** A tool the agent offers the model, and where it comes from (MCP and skill tools may be deferred). */
@@ -106,7 +112,19 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
    */
   offloadResultsOver?: number;
   now?: () => Date;
+  /**
+   * A stored session to continue (what `ContextManager.resume` reads with `restoreSession` and passes here): the manager
+   * starts from its latest snapshot, counted as it was when it compacted, and follows the bills recorded since.
+   */
+  restore?: RestoredSession;
 }
+
+/** Options of `ContextManager.resume`: those of a new manager; the model, provider, window and reserve default to what
+ * the session ran with (its stored settings). */
+export type ResumeOptions<P extends RequestProvider = RequestProvider> = Omit<
+  ContextManagerOptions<P>,
+  'store' | 'sessionId' | 'restore' | 'model'
+> & { model?: string };
 
 export interface PrepareOptions {
   /** This request's max output tokens: reserved in the window (the provider checks prompt + max output ≤ window). */
@@ -241,10 +259,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         : config;
     this.catalog = options.catalog ?? new ModelCatalog(this.config.budget);
     this.model = options.model;
+    const restore = options.restore;
+    // A window a provider's refusal stated, as the session recorded it (again after each checkpoint).
+    if (restore)
+      for (const [model, window] of statedWindows(restore.session.entries)) this.enforcedWindow.set(model, window);
     this.info = this.lookupInfo(this.model);
     this.provider = options.provider ?? ((this.info.family === 'claude' ? 'anthropic' : 'openai-chat') as P);
     this.sessionId = options.sessionId ?? stableId(`abridge:${this.now().toISOString()}:${Math.random()}`, 16);
-    this.session = { format: 'pi', info: { id: this.sessionId }, entries: [], problems: [] };
+    this.session = restore?.session ?? { format: 'pi', info: { id: this.sessionId }, entries: [], problems: [] };
     this.store = options.store ?? new MemorySessionStore();
     // A shared store is seen through this session's view: refs of other sessions cannot be read by this agent.
     const results = options.results ?? new MemoryResultStore();
@@ -260,15 +282,28 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
               ? [{ name: 'system', content: options.system, cacheable: true }]
               : (options.system ?? []),
           );
-    this.counter = new TokenCounter({ family: this.info.family });
-    // The manager counts everything it sends (its system prompt and tools as overhead): a bill far from that count is
-    // no bill of the request (PromptTracker.observe).
-    this.tracker = new PromptTracker({
-      counter: this.counter,
-      prefixTokens: 0,
-      windowOf: windowsOf(this.catalog),
-      countsEverything: true,
-    });
+    if (restore) {
+      // Counted the way `inspect` counts the session (one tracker for both: the harness' sending rule, its billing),
+      // with what the manager sends besides the messages counted as overhead instead of a harness prefix; the bills are
+      // followed once that overhead is counted (`ready`).
+      this.tracker = trackerFor(this.session, conversationEntries(this.session), {
+        prefixTokens: 0,
+        windowOf: windowsOf(this.catalog),
+      });
+      this.counter = this.tracker.counter;
+      this.send = this.counter.send;
+      for (const e of restore.counted) this.tracker.push(e);
+    } else {
+      this.counter = new TokenCounter({ family: this.info.family });
+      // The manager counts everything it sends (its system prompt and tools as overhead): a bill far from that count is
+      // no bill of the request (PromptTracker.observe).
+      this.tracker = new PromptTracker({
+        counter: this.counter,
+        prefixTokens: 0,
+        windowOf: windowsOf(this.catalog),
+        countsEverything: true,
+      });
+    }
     this.monitor = new BudgetMonitor(this.budget());
     for (const event of ['context-warning', 'auto-compacting', 'compaction-complete', 'context-blocked'] as const) {
       this.monitor.on(event, (...args: unknown[]) =>
@@ -277,7 +312,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     }
     this.agentTools = [];
     this.setTools(options.tools ?? []);
-    this.view = [];
+    this.view = restore ? activeMessages(this.session) : [];
   }
 
   /**
@@ -290,80 +325,32 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   static async resume<P extends RequestProvider = RequestProvider>(
     store: SessionStore,
     sessionId: string,
-    options: Omit<ContextManagerOptions<P>, 'store' | 'sessionId'>,
+    options: ResumeOptions<P>,
   ): Promise<ContextManager<P>> {
-    const stored = await store.getSession(sessionId);
-    if (!stored)
+    const restore = await restoreSession(store, sessionId);
+    const ran = restore.settings;
+    // What the session ran with stands in for what the caller leaves out (the window and reserve go together: a window
+    // given alone gets its own default reserve).
+    const model = options.model ?? ran?.model ?? lastModelOf(restore);
+    if (!model)
       throw new AbridgeError(
-        'SESSION_NOT_FOUND',
-        `no session "${sessionId}" in this store: start it with new ContextManager({store, sessionId})`,
+        'INVALID_INPUT',
+        `ContextManager.resume: session "${sessionId}" does not say which model it ran with: give options.model`,
       );
-    const snapshot = await store.latestSnapshot(sessionId);
-    const cm = new ContextManager<P>({ ...options, store, sessionId } as ContextManagerOptions<P>);
-    cm.created = Promise.resolve();
-    const entries = cm.session.entries;
-    // The entries counted without their bills (a snapshot's messages carry bills of the context before it was
-    // compacted), then those followed with them.
-    let counted: Entry[] = [];
-    let follow: Entry[];
-    if (snapshot) {
-      // The working session is one chain: the snapshot's messages, then what came after, linked in order.
-      const after = await store.entries(sessionId, { from: snapshot.atVersion });
-      const add = (draft: Omit<Entry, 'index'>) => {
-        const parentId = entries.length > 0 ? entries[entries.length - 1]!.id! : null;
-        const entry = {
-          ...draft,
-          id: draft.id ?? `snapshot-${entries.length}`,
-          parentId,
-          index: entries.length,
-        } as Entry;
-        entries.push(entry);
-        return entry;
-      };
-      counted = snapshot.messages.map((message) => add({ kind: 'message', message }));
-      follow = after.map(({ index: _index, ...draft }) => add(draft));
-    } else {
-      // The stored session as it is (its entries keep their numbers, which its markers refer to), in its own format.
-      const whole = await loadSession(store, sessionId);
-      entries.push(...whole.entries);
-      cm.session.format = whole.format;
-      if (whole.extra) cm.session.extra = whole.extra;
-      follow = conversationEntries(cm.session);
-    }
-    cm.view = activeMessages(cm.session);
-    const lastModel = [...cm.session.entries]
-      .reverse()
-      .find((e) => e.kind === 'model-change' || (e.message?.role === 'assistant' && e.message.model));
-    const model = lastModel?.model?.id ?? lastModel?.message?.model;
-    if (model && model !== cm.model && !options.model) cm.switchModel(model);
-    // Counted the way `inspect` counts the session (one tracker for both: the harness' sending rule, its billing),
-    // with what the manager sends besides the messages counted as overhead instead of a harness prefix.
-    cm.tracker = trackerFor(cm.session, conversationEntries(cm.session), {
-      prefixTokens: 0,
-      windowOf: windowsOf(cm.catalog),
-    });
-    cm.counter = cm.tracker.counter;
-    cm.send = cm.counter.send;
-    for (const e of counted) cm.tracker.push(e);
-    // What the next request carries besides the messages is counted before the bills are read, as it was when they
-    // were made: a bill includes it.
-    const tools = await cm.requestTools();
-    cm.countOverhead(
-      tools,
-      renderPrompt(cm.provider, {
-        model: cm.model,
-        prompt: cm.prompt,
-        tools,
-        counter: cm.counter,
-        ratio: cm.tracker.ratioOf(cm.model),
-      }),
-    );
-    // A window a provider's refusal stated, as the session recorded it (again after each checkpoint).
-    for (const [model, window] of statedWindows(cm.session.entries)) cm.enforcedWindow.set(model, window);
-    if (cm.enforcedWindow.size > 0) cm.info = cm.lookupInfo(cm.model);
-    followEntries(follow, cm.tracker);
-    // (The history's bills were of the prompt its harness sent; from here on the manager sends, and counts, it all.)
-    cm.tracker.countEverything();
+    const sized = options.contextWindow !== undefined || options.maxOutputTokens !== undefined;
+    const cm = new ContextManager<P>({
+      ...(ran?.provider && (REQUEST_PROVIDERS as readonly string[]).includes(ran.provider)
+        ? { provider: ran.provider as P }
+        : {}),
+      ...(!sized && ran?.contextWindow ? { contextWindow: ran.contextWindow } : {}),
+      ...(!sized && ran?.reserveTokens ? { maxOutputTokens: ran.reserveTokens } : {}),
+      ...options,
+      model,
+      store,
+      sessionId,
+      restore,
+    } as ContextManagerOptions<P>);
+    await cm.ready();
     return cm;
   }
 
@@ -496,7 +483,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * naming what does not fit, when nothing can make it fit: a request the provider would refuse is never returned.
    */
   async prepare(options: PrepareOptions = {}): Promise<PreparedTurn<P>> {
-    await this.ensureCreated();
+    await this.ready();
+    await this.saveSettings();
     const maxOutput = options.maxOutputTokens ?? this.reserve();
     const tools = await this.requestTools();
     // The system prompt and tools as they will be sent: rendered once, counted, then placed in the request.
@@ -578,6 +566,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   ): Promise<boolean> {
     const info = typeof overflow === 'string' ? { message: overflow } : overflow;
     await this.learnFromRefusal(info);
+    await this.saveSettings();
     // The refused request's own reserve (the retry's may differ; a window learned from the refusal halves it at most).
     const maxOutput = Math.min(this.turn?.maxOutput ?? this.reserve(), Math.floor(this.info.contextWindow / 2));
     const ceiling = this.info.contextWindow - maxOutput;
@@ -782,17 +771,74 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     return Math.ceil(share * (this.info.contextWindow - maxOutput));
   }
 
-  private async ensureCreated(): Promise<void> {
-    this.created ??= (async () => {
+  /**
+   * The session's start, once: a new session is created in the store (with what it runs with); a restored one counts
+   * what the next request carries besides the messages, then follows the bills recorded after its snapshot — as they
+   * were made, a bill including that overhead.
+   */
+  private async ready(): Promise<void> {
+    this.created ??= this.options.restore ? this.continueRestored(this.options.restore) : this.createInStore();
+    await this.created;
+  }
+
+  private async continueRestored(restore: RestoredSession): Promise<void> {
+    const tools = await this.requestTools();
+    this.countOverhead(
+      tools,
+      renderPrompt(this.provider, {
+        model: this.model,
+        prompt: this.prompt,
+        tools,
+        counter: this.counter,
+        ratio: this.tracker.ratioOf(this.model),
+      }),
+    );
+    // The snapshot's view was as large as the manager counted it when it compacted, with the ratio it had learned then:
+    // the first prediction starts there, not from a recount with a seed ratio.
+    if (restore.snapshotTokens !== undefined) this.tracker.anchorCompaction(restore.snapshotTokens, this.model);
+    followEntries(restore.follow, this.tracker);
+    // (The history's bills were of the prompt its harness sent; from here on the manager sends, and counts, it all.)
+    this.tracker.countEverything();
+  }
+
+  private async createInStore(): Promise<void> {
+    {
       const existing = await this.store.getSession(this.sessionId);
       if (existing)
         throw new AbridgeError(
           'SESSION_EXISTS',
           `session "${this.sessionId}" already exists in the store: continue it with ContextManager.resume(store, "${this.sessionId}", options)`,
         );
+      this.session.info.settings = this.settings();
       await this.store.createSession({ id: this.sessionId, format: 'pi', info: this.session.info });
-    })();
-    await this.created;
+    }
+  }
+
+  /** What this session runs with now, as the store keeps it (`SessionInfo.settings`). */
+  private settings(): SessionSettings {
+    return {
+      writer: 'context-manager',
+      model: this.model,
+      provider: this.provider,
+      contextWindow: this.info.contextWindow,
+      reserveTokens: this.reserve(),
+    };
+  }
+
+  /** Records in the store what the session runs with, when it changed (a model switch, a window learned or raised). */
+  private async saveSettings(): Promise<void> {
+    const now = this.settings();
+    const was = this.session.info.settings;
+    if (
+      was &&
+      was.model === now.model &&
+      was.provider === now.provider &&
+      was.contextWindow === now.contextWindow &&
+      was.reserveTokens === now.reserveTokens
+    )
+      return;
+    this.session.info = { ...this.session.info, settings: now };
+    await this.store.updateInfo(this.sessionId, this.session.info);
   }
 
   /** Appends entries to the working session, the tracker and the view, then to the store. */
@@ -813,7 +859,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     drafts: Omit<Entry, 'index' | 'id' | 'parentId' | 'timestamp'>[],
     onEntry?: (entry: Entry) => void,
   ): Promise<void> {
-    await this.ensureCreated();
+    await this.ready();
     const added: Entry[] = [];
     for (const draft of drafts) {
       const entries = this.session.entries;

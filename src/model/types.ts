@@ -226,6 +226,25 @@ export interface Problem {
   message: string;
 }
 
+/**
+ * What a session ran with, as the program that kept it knew it: abridge's ContextManager writes it when it creates a
+ * session and again when it changes (a model switch, a window a provider's refusal stated). Readers of a stored
+ * session (`inspect --db`, `view --db`, `ContextManager.resume`) take the window and reserve from here rather than
+ * from the catalog, unless told otherwise.
+ */
+export interface SessionSettings {
+  /** Who wrote the session: `context-manager` for abridge's ContextManager. */
+  writer?: 'context-manager';
+  /** The model requests went to last. */
+  model?: string;
+  /** The wire format requests were sent in (`anthropic`, `openai-chat`, `openai-responses`). */
+  provider?: string;
+  /** The window the session ran in, in tokens (a stated or configured one, not only the catalog's). */
+  contextWindow?: number;
+  /** The max output a request reserved by default, in tokens. */
+  reserveTokens?: number;
+}
+
 export interface SessionInfo {
   id?: string;
   cwd?: string;
@@ -233,6 +252,8 @@ export interface SessionInfo {
   version?: number;
   title?: string;
   startedAt?: number;
+  /** What the session ran with (model, provider, window, reserve), when the program that kept it said. */
+  settings?: SessionSettings;
 }
 
 export interface Session {

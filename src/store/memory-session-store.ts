@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AbridgeError } from '../errors.js';
-import type { Entry, Message } from '../model/types.js';
+import type { Entry, Message, SessionInfo } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import {
   loadSession,
@@ -226,6 +226,13 @@ export class MemorySessionStore implements SessionStore {
     this.open();
     const held = this.sessions.get(id);
     return held && structuredClone(held.session);
+  }
+
+  async updateInfo(sessionId: string, info: SessionInfo): Promise<void> {
+    this.open();
+    const held = this.held(sessionId);
+    held.session.info = structuredClone(info);
+    held.session.updatedAt = this.now().toISOString();
   }
 
   async listSessions(): Promise<StoredSession[]> {

@@ -63,6 +63,11 @@ export interface SessionStore {
    */
   createSession(init: NewSession, entries?: readonly Omit<Entry, 'index'>[]): Promise<StoredSession>;
   getSession(id: string): Promise<StoredSession | undefined>;
+  /**
+   * Replaces a session's info (its title, what it ran with): not an entry of its history, so the version does not
+   * move. AbridgeError('SESSION_NOT_FOUND') for a session the store does not hold.
+   */
+  updateInfo(sessionId: string, info: SessionInfo): Promise<void>;
   listSessions(): Promise<StoredSession[]>;
   /** Appends entries in order; their `index` is set to their position. Returns the new version. */
   append(

@@ -189,6 +189,17 @@ export class PromptTracker {
     }
   }
 
+  /**
+   * The context as it stands was sized `prompt` provider tokens for `model` by the compaction that left it (a stored
+   * snapshot's size, read back on resume): until a bill anchors again, predictions are that plus what is added since,
+   * as after a compaction seen live.
+   */
+  anchorCompaction(prompt: number, model: string): void {
+    if (!Number.isFinite(prompt) || prompt <= 0) return;
+    this.anchor = undefined;
+    this.compacted = { prompt, counted: this.counted, model };
+  }
+
   /** Whether a bill can be one of the request that started at `countedAtStart` (see `observe`), changing nothing. */
   judge(usage: Usage, model: string, countedAtStart: number): UsageVerdict {
     const prompt = promptTokens(usage);

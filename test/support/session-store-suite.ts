@@ -186,9 +186,30 @@ export function runSessionStoreSuite(
           () => store.recordCompaction(id, [markerEntry(1, 's')], { messages: [] }),
           () => store.latestSnapshot(id),
           () => store.resume(id),
+          () => store.updateInfo(id, { title: 'x' }),
         ]) {
           expect((await rejection(call(), 'SESSION_NOT_FOUND')).message).toContain(id);
         }
+      });
+
+      it('updateInfo replaces the info (what the session ran with) without moving the version', async () => {
+        const id = await sessionWith(2);
+        const settings = {
+          writer: 'context-manager' as const,
+          model: 'claude-sonnet-4-6',
+          provider: 'anthropic',
+          contextWindow: 40_000,
+          reserveTokens: 20_000,
+        };
+        await store.updateInfo(id, { id, title: 'run with', settings });
+        const after = (await store.getSession(id))!;
+        expect(after.info).toEqual({ id, title: 'run with', settings });
+        expect(after.version).toBe(2);
+        expect((await store.listSessions()).find((s) => s.id === id)?.info.settings).toEqual(settings);
+        // Replaced, not merged.
+        await store.updateInfo(id, { id });
+        expect((await store.getSession(id))!.info).toEqual({ id });
+        expect(await store.entries(id)).toHaveLength(2);
       });
 
       it('an append moves version and updatedAt; getSession and listSessions show them', async () => {

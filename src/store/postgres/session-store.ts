@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { AbridgeError } from '../../errors.js';
-import type { Entry, FormatId, Message, Session } from '../../model/types.js';
+import type { Entry, FormatId, Message, Session, SessionInfo } from '../../model/types.js';
 import { activeMessages } from '../../model/view.js';
 import {
   buildResumed,
@@ -191,6 +191,21 @@ export class PostgresSessionStore implements SessionStore {
     } catch (err) {
       throw storeError(`reading session "${id}"`, err);
     }
+  }
+
+  async updateInfo(sessionId: string, info: SessionInfo): Promise<void> {
+    const encoded = encodeJson(info, 'info');
+    let updated: number;
+    try {
+      const { rowCount } = await this.pool.query(
+        `UPDATE ${this.s}.sessions SET info = $1, updated_at = $2 WHERE id = $3`,
+        [encoded, this.now().toISOString(), sessionId],
+      );
+      updated = rowCount ?? 0;
+    } catch (err) {
+      throw storeError(`updating session "${sessionId}"`, err);
+    }
+    if (updated === 0) throw sessionNotFound(sessionId);
   }
 
   async listSessions(): Promise<StoredSession[]> {

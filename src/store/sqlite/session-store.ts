@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AbridgeError } from '../../errors.js';
-import type { Entry, FormatId, Message } from '../../model/types.js';
+import type { Entry, FormatId, Message, SessionInfo } from '../../model/types.js';
 import {
   buildResumed,
   checkExpectedVersion,
@@ -194,6 +194,7 @@ export class SqliteSessionStore implements SessionStore {
       sessions: db.prepare<[], SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions ORDER BY rowid`),
       version: db.prepare<[string], number>('SELECT version FROM sessions WHERE id = ?').pluck(),
       setVersion: db.prepare('UPDATE sessions SET version = ?, updated_at = ? WHERE id = ?'),
+      setInfo: db.prepare('UPDATE sessions SET info = ?, updated_at = ? WHERE id = ?'),
       insertEntry: db.prepare('INSERT INTO entries (session_id, seq, entry) VALUES (?, ?, ?)'),
       entries: db.prepare<[string, number, number], { seq: number; entry: string }>(
         'SELECT seq, entry FROM entries WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq',
@@ -277,6 +278,14 @@ export class SqliteSessionStore implements SessionStore {
     return this.guard(`cannot read session "${id}"`, () => {
       const row = this.stmts.session.get(id);
       return row && toStored(row);
+    });
+  }
+
+  async updateInfo(sessionId: string, info: SessionInfo): Promise<void> {
+    const encoded = encodeJson(info, 'the session info');
+    this.guard(`cannot update session "${sessionId}"`, () => {
+      const { changes } = this.stmts.setInfo.run(encoded, this.now().toISOString(), sessionId);
+      if (changes === 0) throw sessionNotFound(sessionId);
     });
   }
 
