@@ -182,8 +182,14 @@ export const MANAGER_DEFAULTS = {
    */
   anchoredMargin: 0.02,
   estimatedMargin: 0.08,
-  /** A tool result larger than this share of the effective window is offloaded as it arrives (head and tail kept). */
-  offloadShare: 0.2,
+  /**
+   * A tool result is shortened as it arrives (head and tail kept, the whole offloaded behind a ref) only when it would
+   * take more than this share of the free room: what the prompt may still hold before its ceiling, at least what a
+   * compaction to the target would leave. A result in an empty window is kept whole up to half of that window.
+   */
+  arrivalRoomShare: 0.5,
+  /** A tool result over this share of the effective window (window − reserve) is offloaded as it arrives, room or not. */
+  arrivalHardShare: 0.5,
   /** After a provider's overflow refusal that does not say its count: assume it counted this much more than predicted. */
   overflowFactor: 1.25,
 } as const;

@@ -805,12 +805,16 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
    * The summaries are the agent model's: asked of the wrapped model whenever a compaction summarized, accepted, and what
    * the view shows. (On the OpenAI wire the cheaper strategies suffice: no summary is needed there.)
    */
-  function expectSummariesByTheModel(f: Fake, cm: ContextManager, mustSummarize: boolean) {
+  /**
+   * Whether a compaction summarized, its summary came from the agent's own model (asked exactly when one did). With
+   * results kept whole while the window has room, 20 steps here compact by clearing and offloading alone; the summaries
+   * themselves are tested below ("summaries by the agent's own model").
+   */
+  function expectSummariesByTheModel(f: Fake, cm: ContextManager) {
     const asked = f.requests.filter(isSummary);
     const summarized = cm.session.entries.some((e) =>
       (e.compaction as { strategies?: string[] } | undefined)?.strategies?.includes('summarize'),
     );
-    expect(summarized).toBe(mustSummarize);
     expect(asked.length > 0).toBe(summarized);
     if (!summarized) return;
     expect(asked.every((r) => r.answer?.text?.includes(BY_THE_MODEL))).toBe(true);
@@ -836,7 +840,7 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
         providerOptions: w.providerOptions,
       });
       expectWithinWindow(f, reports, compactions());
-      expectSummariesByTheModel(f, cm, w.wire === 'anthropic');
+      expectSummariesByTheModel(f, cm);
       expect(events).toEqual([]);
       // Anthropic: the system prompt and the conversation are cache breakpoints; later requests read the prefix from the cache.
       const agent = f.requests.filter((r) => !isSummary(r));
@@ -870,7 +874,7 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
       expect(errors).toEqual([]);
       expect(text).toContain('Step 1:');
       expectWithinWindow(f, reports, compactions());
-      expectSummariesByTheModel(f, cm, w.wire === 'anthropic');
+      expectSummariesByTheModel(f, cm);
       expect(events).toEqual([]);
       expect(sessionMessages(cm).filter((m) => m.role === 'assistant')).toHaveLength((await result.steps).length);
     });
@@ -924,7 +928,7 @@ describe('an AI SDK agent with 20–40 KB tool outputs in a 40,000-token window'
       f.requests.filter((r) => !isSummary(r)).every((r) => r.markerInSystem === true && r.maxOutputTokens === 4_000),
     ).toBe(true);
     // prepareStep is given the step's model: it writes the summaries too.
-    expectSummariesByTheModel(f, cm, true);
+    expectSummariesByTheModel(f, cm);
     // Every step's answer was recorded (the last one only when a next step starts).
     expect(sessionMessages(cm).filter((m) => m.role === 'assistant')).toHaveLength(result.steps.length - 1);
   });
@@ -963,7 +967,8 @@ describe('abridgeMiddleware: summaries by the agent’s own model', () => {
     let n = 0;
     fake = await startFakeProvider({
       window: WINDOW,
-      maxOutputTokens: 8_000,
+      // The summary of three 20–40 KB results asks for ~10,000 tokens: a cap the real model (64,000) allows.
+      maxOutputTokens: 16_000,
       script: {
         marker: TASK,
         toolTurns: 5,

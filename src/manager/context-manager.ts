@@ -108,7 +108,9 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
   maxOutputTokens?: number;
   /**
    * Tool results larger than this many tokens are offloaded as they arrive (to `results`, the model sees their head and
-   * tail and how to read the rest). Default: a fifth of the window left after the response.
+   * tail and how to read the rest). Default: room-aware — a result is shortened only when it would take more than half
+   * of the free room (what the prompt may still hold before window − reserve, at least what a compaction to the target
+   * leaves), or more than half of the window left after the reserve; it keeps that much.
    */
   offloadResultsOver?: number;
   now?: () => Date;
@@ -227,6 +229,12 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * is compared with. One value per request, replaced whole by the next `prepare`.
    */
   private turn: PreparedState | undefined;
+  /**
+   * `read_result` is offered once something of this session was offloaded or cleared — before that it has nothing to
+   * read — and stays offered (a tool list that changes breaks the provider's prompt cache). `compact_context` is always
+   * usable: an agent may compact at the end of a phase, whatever the fill.
+   */
+  private stored = false;
   private agentToolList: Promise<AgentTool[]> | undefined;
   private overheadKey = '';
   private overheadCounted = 0;
@@ -486,16 +494,23 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     await this.ready();
     await this.saveSettings();
     const maxOutput = options.maxOutputTokens ?? this.reserve();
-    const tools = await this.requestTools();
-    // The system prompt and tools as they will be sent: rendered once, counted, then placed in the request.
-    const built = renderPrompt(this.provider, {
-      model: this.model,
-      prompt: this.prompt,
-      tools,
-      counter: this.counter,
-      ratio: this.tracker.ratioOf(this.model),
-    });
-    this.countOverhead(tools, built);
+    // The system prompt and tools as they will be sent: rendered, counted, then placed in the request — again after a
+    // compaction that made one of abridge's own tools usable (what it offloaded can be read back).
+    let tools: ToolSpec[] = [];
+    let built: BuiltPrompt | undefined;
+    const render = async () => {
+      tools = await this.requestTools();
+      built = renderPrompt(this.provider, {
+        model: this.model,
+        prompt: this.prompt,
+        tools,
+        counter: this.counter,
+        ratio: this.tracker.ratioOf(this.model),
+      });
+      this.countOverhead(tools, built);
+    };
+    await render();
+    const offered = () => this.stored;
     const ceiling = this.info.contextWindow - maxOutput;
     const budget = this.budget(maxOutput);
     let prediction = this.tracker.predict(this.model);
@@ -508,15 +523,19 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const hardLimit = () => ceiling - this.margin(prediction.anchored, maxOutput);
     let compaction: CompactionResult | undefined;
     if (auto && (level === 'compact' || level === 'block')) {
+      const was = offered();
       compaction = await this.compactTo(Math.min(budget.marks.target, hardLimit()));
+      if (offered() !== was) await render();
       prediction = this.tracker.predict(this.model);
     }
     if (prediction.predicted > hardLimit()) {
       // Over the hard ceiling (a huge result, a small window, a large max output): compact to the ceiling itself — a
       // compaction that cannot reach a lower target keeps a hand-off of the archived work, and this one lets it shrink
       // further where that is what fits the request.
+      const was = offered();
       const result = await this.compactTo(compaction ? hardLimit() : Math.min(budget.marks.target, hardLimit()));
       compaction = result.entry ? result : (compaction ?? result);
+      if (offered() !== was) await render();
       prediction = this.tracker.predict(this.model);
       if (prediction.predicted > hardLimit())
         throw new ContextOverflowError(
@@ -531,7 +550,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       tools,
       messages: this.sent(this.view),
       counter: this.counter,
-      built,
+      built: built!,
       promptTokens: prediction.predicted,
       ...(options.extra ? { extra: options.extra } : {}),
     });
@@ -782,6 +801,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   private async continueRestored(restore: RestoredSession): Promise<void> {
+    this.stored = (await this.results.list()).length > 0;
     const tools = await this.requestTools();
     this.countOverhead(
       tools,
@@ -884,15 +904,41 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     );
   }
 
+  /**
+   * The most tokens a result arriving now may take before it is shortened, and how much of it is kept then (the option,
+   * else room-aware: a share of the free room, never over the hard share of the effective window). Results of one
+   * message share the room: each one kept whole takes its part.
+   */
+  private arrivalLimit(): { limit: number; keep: number } {
+    if (this.options.offloadResultsOver !== undefined) {
+      const limit = this.options.offloadResultsOver;
+      return { limit, keep: Math.max(200, Math.floor(limit / 2)) };
+    }
+    const budget = this.budget();
+    const ratio = this.tracker.ratioOf(this.model);
+    // In counted tokens (what counter.part measures): provider tokens over the session's ratio.
+    const predicted = this.tracker.predict(this.model).predicted;
+    const free = Math.max(budget.effective - predicted, budget.effective - budget.marks.target) / ratio;
+    const hard = (MANAGER_DEFAULTS.arrivalHardShare * budget.effective) / ratio;
+    const limit = Math.floor(Math.min(hard, MANAGER_DEFAULTS.arrivalRoomShare * free));
+    return { limit, keep: Math.max(200, limit) };
+  }
+
   private async offloadLarge(m: Message): Promise<Message> {
     if (m.role !== 'tool' && m.role !== 'user') return m;
-    const limit =
-      this.options.offloadResultsOver ?? Math.floor(MANAGER_DEFAULTS.offloadShare * this.budget().effective);
+    let { limit, keep } = this.arrivalLimit();
+    const fixed = this.options.offloadResultsOver !== undefined;
     let changed = false;
     const parts: Part[] = [];
     for (const p of m.parts) {
-      if (p.type !== 'tool-result' || this.counter.part(p) <= limit) {
+      const size = p.type === 'tool-result' ? this.counter.part(p) : 0;
+      if (p.type !== 'tool-result' || size <= limit) {
         parts.push(p);
+        // What this result takes is no longer free for the next one of the same message.
+        if (!fixed && size > 0) {
+          limit = Math.max(0, limit - Math.floor(size / 2));
+          keep = Math.max(200, limit);
+        }
         continue;
       }
       const text = resultText(p);
@@ -901,7 +947,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         callId: p.callId,
         sessionId: this.sessionId,
       });
-      const keep = Math.max(200, Math.floor(limit / 2));
+      this.stored = true;
       parts.push({
         ...p,
         content: [{ type: 'text', text: compress(text, keep, stored.refId, { counter: this.counter }) }],
@@ -919,8 +965,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       for (const t of this.deferral.activeTools()) out.push(toolSpec(byName.get(t.name) ?? t));
       this.syncDeferralNote();
     } else out.push(...this.agentTools.map(toolSpec));
-    for (const t of await this.tools())
+    for (const t of await this.tools()) {
+      if (t.name === 'read_result' && !this.stored) continue;
       out.push({ name: t.name, description: t.description, inputSchema: t.inputSchema });
+    }
     return out;
   }
 
@@ -961,6 +1009,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       ...(this.options.now ? { now: this.options.now } : {}),
     });
     if (!result.entry) return result;
+    // What a compaction cleared or offloaded can be read back from now on.
+    if (!this.stored) this.stored = (await this.results.list()).length > 0;
     const marker = result.entry;
     this.view = activeMessages(this.session);
     // The tracker counts exactly the messages the next request holds: the view itself, as a checkpoint.
