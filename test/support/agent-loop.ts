@@ -55,3 +55,33 @@ export async function sendRequest(
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
+
+/**
+ * How often a ContextManager loop of its own (prepare, send over Chat Completions, record, append the calls' outputs)
+ * compacts over `turns` requests in `window`: the yardstick a host adapter's run is held to (it keeps the manager's
+ * state, so it compacts no more often than the manager does by itself).
+ */
+export async function plainLoopCompactions(
+  fake: FakeProvider,
+  options: { model: string; window: number; maxOutputTokens: number; system: string; task: string; turns: number },
+): Promise<number> {
+  const { ContextManager } = await import('../../src/manager/context-manager.js');
+  const cm = new ContextManager({
+    model: options.model,
+    provider: 'openai-chat',
+    contextWindow: options.window,
+    maxOutputTokens: options.maxOutputTokens,
+    system: options.system,
+    tools: LOOP_TOOLS,
+  });
+  let compactions = 0;
+  cm.on('compaction-complete', () => compactions++);
+  await cm.append({ role: 'user', parts: [{ type: 'text', text: options.task }] });
+  for (let turn = 0; turn < options.turns; turn++) {
+    const { status, body } = await sendRequest(fake, 'openai-chat', (await cm.prepare()).request);
+    if (status !== 200) throw new Error(`the plain loop's request ${turn} was refused: ${JSON.stringify(body)}`);
+    const { message } = await cm.record(body);
+    await cm.append(answerCalls(message, turn));
+  }
+  return compactions;
+}

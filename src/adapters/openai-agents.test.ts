@@ -1,0 +1,198 @@
+/**
+ * The OpenAI Agents SDK's own runner (`run(agent, input, { session })`, the real `@openai/agents`: 0.14 on Node 20,
+ * the current release in the Node 22 check) with an AbridgeSession, against the loopback provider speaking the
+ * Responses API: a 40,000-token window, tool outputs of 20–40 KB. The provider refuses what the real API refuses and
+ * bills on its own count.
+ */
+import { Agent, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startFakeProvider, type FakeProvider } from '../../test/support/fake-provider.js';
+import { plainLoopCompactions, toolOutput } from '../../test/support/agent-loop.js';
+import { AbridgeError } from '../errors.js';
+import { ContextManager } from '../manager/context-manager.js';
+import { MemorySessionStore } from '../store/memory-session-store.js';
+import { AbridgeSession, type OpenAIAgentsEvent, type OpenAIAgentsRequestReport } from './openai-agents.js';
+
+const WINDOW = 40_000;
+const MARKER = '[task 5e1c]';
+const TASK = `Fix the failing checkout test in the orders API without changing its public routes. ${MARKER}`;
+const TOOL_ROUNDS = 40;
+let finalAt = Number.POSITIVE_INFINITY;
+
+setTracingDisabled(true);
+
+function agentTools() {
+  let round = 0;
+  return [
+    tool({
+      name: 'read_file',
+      description: 'Read a file of the workspace.',
+      parameters: z.object({ path: z.string() }),
+      execute: ({ path }) => toolOutput(JSON.stringify({ path }), round++),
+    }),
+    tool({
+      name: 'bash',
+      description: 'Run a shell command in the workspace.',
+      parameters: z.object({ command: z.string() }),
+      execute: ({ command }) => toolOutput(JSON.stringify({ command }), round++),
+    }),
+  ];
+}
+
+describe('AbridgeSession in the OpenAI Agents SDK runner', () => {
+  let fake: FakeProvider;
+  let client: OpenAI;
+  beforeAll(async () => {
+    fake = await startFakeProvider({
+      window: WINDOW,
+      maxOutputTokens: 16_000,
+      // The scripted model calls tools until the request the test names (it counts the assistant turns it is sent,
+      // which compaction lowers), then answers.
+      script: {
+        toolTurns: 10_000,
+        answer: (ctx) =>
+          ctx.requestIndex >= finalAt ? { text: 'Done. The route table is built too early.' } : undefined,
+      },
+    });
+    client = new OpenAI({ baseURL: fake.v1URL, apiKey: 'sk-test', maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it('40 tool rounds with 20–40 KB outputs in a 40,000-token window: 0 refused, ≥ 2 compactions (not one per request), the task in every request', async () => {
+    const store = new MemorySessionStore();
+    const cm = new ContextManager({
+      model: 'gpt-5',
+      provider: 'openai-responses',
+      contextWindow: WINDOW,
+      maxOutputTokens: 4096,
+      store,
+      sessionId: 'agents-1',
+    });
+    let compactions = 0;
+    const startedAt: number[] = [];
+    cm.on('compaction-complete', (c) => {
+      compactions++;
+      startedAt.push(c.before);
+    });
+    const reports: OpenAIAgentsRequestReport[] = [];
+    const events: OpenAIAgentsEvent[] = [];
+    const session = new AbridgeSession(cm, { onRequest: (r) => reports.push(r), onEvent: (e) => events.push(e) });
+    const agent = new Agent({
+      name: 'coder',
+      instructions: 'You are a coding agent working in a TypeScript repository.',
+      tools: [...agentTools(), ...(await session.tools())],
+      model: session.model(new OpenAIResponsesModel(client, 'gpt-5')),
+    });
+    const before = fake.requests.length;
+    finalAt = before + TOOL_ROUNDS;
+    const result = await run(agent, TASK, { session, maxTurns: TOOL_ROUNDS + 5 });
+    const mine = fake.requests.slice(before);
+
+    expect(result.finalOutput).toMatch(/^Done\./);
+    expect(mine.length).toBe(TOOL_ROUNDS + 1);
+    expect(mine.filter((r) => r.refused)).toEqual([]);
+    expect(mine.filter((r) => (r.answer?.toolCalls?.length ?? 0) > 0).length).toBe(TOOL_ROUNDS);
+    expect(mine.every((r) => JSON.stringify(r.body).includes(MARKER))).toBe(true);
+    // The outputs really are 20–40 KB and the window really fills: what abridge kept from the provider was real.
+    expect(Math.max(...mine.map((r) => r.usage?.promptTokens ?? 0))).toBeGreaterThan(WINDOW * 0.5);
+    // The session keeps its state: it compacts when the window calls for it, not at every request.
+    expect(compactions).toBeGreaterThanOrEqual(2);
+    finalAt = Number.POSITIVE_INFINITY;
+    const baseline = await plainLoopCompactions(fake, {
+      model: 'gpt-5',
+      window: WINDOW,
+      maxOutputTokens: 4096,
+      system: 'You are a coding agent working in a TypeScript repository.',
+      task: TASK,
+      turns: TOOL_ROUNDS,
+    });
+    expect(compactions).toBeLessThanOrEqual(baseline + 1);
+    // Each compaction started from a context near full (the compact mark is 90% of window − reserve).
+    expect(startedAt.every((t) => t >= 0.85 * (WINDOW - 4096))).toBe(true);
+    // (A request may compact twice: to the target, then to the hard ceiling.)
+    expect(reports.filter((r) => r.compacted).length).toBeGreaterThanOrEqual(2);
+    expect(reports.filter((r) => r.compacted).length).toBeLessThanOrEqual(compactions);
+    // Every request sent the reserve abridge counted, and its bill anchored the next prediction.
+    expect(mine.every((r) => r.maxOutputTokens === 4096)).toBe(true);
+    expect(reports.length).toBe(mine.length);
+    expect(reports.every((r, i) => r.reported === mine[i]!.usage!.promptTokens)).toBe(true);
+    expect(
+      reports
+        .slice(1)
+        .filter((r) => !r.compacted)
+        .every((r) => r.anchored),
+    ).toBe(true);
+    const errors = reports
+      .filter((r) => !r.compacted && r.anchored && r.reported !== null)
+      .map((r) => Math.abs(r.predicted - r.reported!) / r.reported!)
+      .sort((a, b) => a - b);
+    expect(errors[Math.floor(errors.length / 2)]!).toBeLessThan(0.05);
+    expect(events.filter((e) => e.type === 'resync')).toEqual([]);
+    expect(events.filter((e) => e.type === 'tools-not-offered')).toEqual([]);
+
+    // The store holds the whole conversation (compaction archives, nothing is deleted); the runner's end-of-run write
+    // added nothing twice.
+    const stored = await store.entries('agents-1');
+    const calls = stored.flatMap((e) => e.message?.parts ?? []).filter((p) => p.type === 'tool-call');
+    expect(calls.length).toBe(mine.reduce((n, r) => n + (r.answer?.toolCalls?.length ?? 0), 0));
+    expect(new Set(calls.map((p) => (p as { id: string }).id)).size).toBe(calls.length);
+
+    // A second run of the same conversation starts from the view the session gives: no resync, nothing refused.
+    const next = fake.requests.length;
+    finalAt = next + 2;
+    const second = await run(agent, `Now write the fix. ${MARKER}`, { session, maxTurns: 5 });
+    const later = fake.requests.slice(next);
+    expect(later.length).toBe(3);
+    expect(second.finalOutput).toMatch(/^Done\./);
+    expect(later.filter((r) => r.refused)).toEqual([]);
+    expect(events.filter((e) => e.type === 'resync')).toEqual([]);
+    // The view's items, not the runner's whole history: the first request of the second run is under the window.
+    expect(later[0]!.promptTokens!).toBeLessThan(WINDOW - 4096);
+    expect(JSON.stringify(later[0]!.body)).toContain('Now write the fix.');
+  }, 240_000);
+
+  it('refuses what would lose history, and a conversation the server holds', async () => {
+    const session = new AbridgeSession(new ContextManager({ model: 'gpt-5', provider: 'openai-responses' }));
+    await expect(session.popItem()).rejects.toBeInstanceOf(AbridgeError);
+    await expect(session.clearSession()).rejects.toBeInstanceOf(AbridgeError);
+    const agent = new Agent({
+      name: 'coder',
+      instructions: 'You are a coding agent.',
+      model: session.model(new OpenAIResponsesModel(client, 'gpt-5')),
+    });
+    await expect(run(agent, 'hello', { previousResponseId: 'resp_123' })).rejects.toThrow(/server holds/);
+  });
+
+  it('getItems gives the view the model sees; addItems keeps what the app adds', async () => {
+    const cm = new ContextManager({ model: 'gpt-5', provider: 'openai-responses' });
+    const session = new AbridgeSession(cm);
+    expect(await session.getSessionId()).toBe(cm.sessionId);
+    await session.addItems([
+      { role: 'user', content: 'Read the router.' },
+      { type: 'function_call', callId: 'call_1', name: 'read_file', arguments: '{"path":"src/router.ts"}' },
+      {
+        type: 'function_call_result',
+        callId: 'call_1',
+        name: 'read_file',
+        status: 'completed',
+        output: { type: 'text', text: 'export const routes = [];' },
+      },
+    ]);
+    const items = await session.getItems();
+    expect(items.map((i) => ('type' in i ? i.type : 'message'))).toEqual([
+      'message',
+      'function_call',
+      'function_call_result',
+    ]);
+    expect(await session.getItems(1)).toEqual(items.slice(-1));
+    expect(cm.session.entries.filter((e) => e.message).map((e) => e.message!.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+    ]);
+  });
+});
