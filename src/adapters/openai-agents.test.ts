@@ -155,6 +155,45 @@ describe('AbridgeSession in the OpenAI Agents SDK runner', () => {
     expect(JSON.stringify(later[0]!.body)).toContain('Now write the fix.');
   }, 240_000);
 
+  it('told 40,000 while the server enforces 30,000: each refusal is recovered by one retry inside the model call; the run finishes', async () => {
+    const small = await startFakeProvider({
+      window: 30_000,
+      maxOutputTokens: 16_000,
+      script: { toolTurns: 10_000, answer: (ctx) => (ctx.requestIndex >= 12 ? { text: 'Done.' } : undefined) },
+    });
+    try {
+      const cm = new ContextManager({
+        model: 'gpt-5',
+        provider: 'openai-responses',
+        contextWindow: WINDOW,
+        maxOutputTokens: 4096,
+      });
+      const events: OpenAIAgentsEvent[] = [];
+      const session = new AbridgeSession(cm, { onEvent: (e) => events.push(e) });
+      const agent = new Agent({
+        name: 'coder',
+        instructions: 'You are a coding agent working in a TypeScript repository.',
+        tools: [...agentTools(), ...(await session.tools())],
+        model: session.model(
+          new OpenAIResponsesModel(new OpenAI({ baseURL: small.v1URL, apiKey: 'sk-test', maxRetries: 0 }), 'gpt-5'),
+        ),
+      });
+      const result = await run(agent, TASK, { session, maxTurns: 20 });
+      expect(result.finalOutput).toMatch(/^Done\./);
+      // The Responses API's refusal states no figures ("Your input exceeds the context window of this model"): the
+      // manager cannot learn the window from it, so a growing context may be refused again; each refusal is recovered
+      // by the retry inside the same model call, and the runner never sees one.
+      const refused = small.requests.filter((r) => r.refused).map((r) => r.index);
+      expect(refused.length).toBeGreaterThanOrEqual(1);
+      expect(refused.every((i) => small.requests[i + 1] && !small.requests[i + 1]!.refused)).toBe(true);
+      expect(events.filter((e) => e.type === 'overflow')).toEqual(
+        refused.map(() => expect.objectContaining({ type: 'overflow', recovered: true })),
+      );
+    } finally {
+      await small.close();
+    }
+  });
+
   it('refuses what would lose history, and a conversation the server holds', async () => {
     const session = new AbridgeSession(new ContextManager({ model: 'gpt-5', provider: 'openai-responses' }));
     await expect(session.popItem()).rejects.toBeInstanceOf(AbridgeError);

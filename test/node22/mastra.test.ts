@@ -8,7 +8,7 @@ import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AbridgeProcessor, type MastraRequestReport } from '../../src/adapters/mastra.js';
+import { AbridgeProcessor, type MastraEvent, type MastraRequestReport } from '../../src/adapters/mastra.js';
 import { ContextManager } from '../../src/manager/context-manager.js';
 import { MemorySessionStore } from '../../src/store/memory-session-store.js';
 import { plainLoopCompactions, toolOutput } from '../support/agent-loop.js';
@@ -139,4 +139,38 @@ describe('AbridgeProcessor in a Mastra agent', () => {
     const calls = stored.flatMap((e) => e.message?.parts ?? []).filter((p) => p.type === 'tool-call');
     expect(calls.length).toBe(mine.reduce((n, r) => n + (r.answer?.toolCalls?.length ?? 0), 0));
   }, 240_000);
+
+  it('told 40,000 while the server enforces 30,000: processAPIError recovers each refusal with one retry; the run finishes', async () => {
+    const small = await startFakeProvider({ window: 30_000, maxOutputTokens: 16_000, script: { toolTurns: 12 } });
+    try {
+      const cm = new ContextManager({
+        model: 'gpt-5',
+        provider: 'openai-responses',
+        contextWindow: WINDOW,
+        maxOutputTokens: 4096,
+        agentTools: false,
+      });
+      const events: MastraEvent[] = [];
+      const abridge = new AbridgeProcessor(cm, { onEvent: (e) => events.push(e) });
+      const openai = createOpenAI({ baseURL: small.v1URL, apiKey: 'sk-test' });
+      const agent = new Agent({
+        id: 'coder',
+        name: 'coder',
+        instructions: 'You are a coding agent working in a TypeScript repository.',
+        model: openai('gpt-5') as unknown as ConstructorParameters<typeof Agent>[0]['model'],
+        tools: agentTools(),
+        inputProcessors: [abridge],
+        errorProcessors: [abridge],
+      });
+      const result = await agent.generate(TASK, { maxSteps: 20 });
+      expect(result.text).toMatch(/Done\./);
+      // The Responses API's refusal states no figures: each one is recovered by Mastra's retry of the step.
+      const refused = small.requests.filter((r) => r.refused).map((r) => r.index);
+      expect(refused.length).toBeGreaterThanOrEqual(1);
+      expect(refused.every((i) => small.requests[i + 1] && !small.requests[i + 1]!.refused)).toBe(true);
+      expect(events).toEqual(refused.map(() => expect.objectContaining({ type: 'overflow', recovered: true })));
+    } finally {
+      await small.close();
+    }
+  });
 });
