@@ -155,6 +155,40 @@ describe('AbridgeSession in the OpenAI Agents SDK runner', () => {
     expect(JSON.stringify(later[0]!.body)).toContain('Now write the fix.');
   }, 240_000);
 
+  it('streamed: run(…, { stream: true }) goes through the same session, recording each bill as the stream ends', async () => {
+    const cm = new ContextManager({
+      model: 'gpt-5',
+      provider: 'openai-responses',
+      contextWindow: WINDOW,
+      maxOutputTokens: 4096,
+    });
+    let compactions = 0;
+    cm.on('compaction-complete', () => compactions++);
+    const reports: OpenAIAgentsRequestReport[] = [];
+    const session = new AbridgeSession(cm, { onRequest: (r) => reports.push(r) });
+    const agent = new Agent({
+      name: 'coder',
+      instructions: 'You are a coding agent working in a TypeScript repository.',
+      tools: [...agentTools(), ...(await session.tools())],
+      model: session.model(new OpenAIResponsesModel(client, 'gpt-5')),
+    });
+    const before = fake.requests.length;
+    finalAt = before + 15;
+    const result = await run(agent, TASK, { session, stream: true, maxTurns: 20 });
+    for await (const _ of result.toTextStream()) {
+      // consumed: the run advances as its stream is read
+    }
+    await result.completed;
+    const mine = fake.requests.slice(before);
+    expect(result.finalOutput).toMatch(/^Done\./);
+    expect(mine.length).toBe(16);
+    expect(mine.every((r) => r.stream)).toBe(true);
+    expect(mine.filter((r) => r.refused)).toEqual([]);
+    expect(mine.every((r) => JSON.stringify(r.body).includes(MARKER))).toBe(true);
+    expect(compactions).toBeGreaterThanOrEqual(2);
+    expect(reports.map((r) => r.reported)).toEqual(mine.map((r) => r.usage!.promptTokens));
+  });
+
   it('told 40,000 while the server enforces 30,000: each refusal is recovered by one retry inside the model call; the run finishes', async () => {
     const small = await startFakeProvider({
       window: 30_000,
