@@ -268,7 +268,8 @@ export class AbridgeProcessor {
   async processAPIError(args: { error: unknown; retryCount?: number }): Promise<{ retry: boolean } | undefined> {
     const overflow = contextOverflow(args.error);
     if (!overflow || (args.retryCount ?? 0) > 0) return undefined;
-    const recovered = await this.cm.recoverFromOverflow(overflow.message);
+    // The whole refusal: a window or count it states is what the manager learns from.
+    const recovered = await this.cm.recoverFromOverflow(overflow);
     this.options.onEvent?.({ type: 'overflow', message: overflow.message, recovered });
     return { retry: recovered };
   }

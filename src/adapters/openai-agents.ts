@@ -646,7 +646,8 @@ export class AbridgeSession implements Session {
   private async recover(err: unknown, prepared: PreparedTurn): Promise<void> {
     const overflow = contextOverflow(err);
     if (!overflow) throw err;
-    const recovered = await this.cm.recoverFromOverflow(overflow.message);
+    // The whole refusal: a window or count it states is what the manager learns from.
+    const recovered = await this.cm.recoverFromOverflow(overflow);
     this.emit({ type: 'overflow', message: overflow.message, recovered });
     this.report(prepared, undefined, false);
     if (!recovered) throw err;
