@@ -141,7 +141,11 @@ describe('AbridgeProcessor in a Mastra agent', () => {
   }, 240_000);
 
   it('told 40,000 while the server enforces 30,000: processAPIError recovers each refusal with one retry; the run finishes', async () => {
-    const small = await startFakeProvider({ window: 30_000, maxOutputTokens: 16_000, script: { toolTurns: 12 } });
+    const small = await startFakeProvider({
+      window: 30_000,
+      maxOutputTokens: 16_000,
+      script: { toolTurns: 10_000, answer: (ctx) => (ctx.requestIndex >= 12 ? { text: 'Done.' } : undefined) },
+    });
     try {
       const cm = new ContextManager({
         model: 'gpt-5',
@@ -162,7 +166,8 @@ describe('AbridgeProcessor in a Mastra agent', () => {
         inputProcessors: [abridge],
         errorProcessors: [abridge],
       });
-      const result = await agent.generate(TASK, { maxSteps: 20 });
+      // Mastra counts a retried step as a step.
+      const result = await agent.generate(TASK, { maxSteps: 30 });
       expect(result.text).toMatch(/Done\./);
       // The Responses API's refusal states no figures: each one is recovered by Mastra's retry of the step.
       const refused = small.requests.filter((r) => r.refused).map((r) => r.index);
