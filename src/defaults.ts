@@ -44,7 +44,7 @@ export const FAMILY_RATIO = { claude: 1.16, gpt: 1.14, gemini: 1.18, other: 1.15
  * How much a seed ratio weighs against what a session shows, in estimated tokens: after a few thousand tokens of
  * observed growth the session's own ratio dominates.
  */
-export const CALIBRATION_PRIOR_WEIGHT = 2000;
+export const CALIBRATION_PRIOR_WEIGHT = 500;
 
 /**
  * Tokens an agent sends on every request that its transcript does not record: its system prompt and tool definitions.

@@ -8,7 +8,8 @@
  * const { message, usage } = fromAnthropicMessage(reply);
  * ```
  *
- * Also the summarizer's LLM client on the same API (`anthropicClient`).
+ * Also the summarizer's LLM client on the same API (`anthropicClient`), and the SDK's tool runner on a ContextManager
+ * (`abridgeToolRunner`, in `anthropic-tool-runner.ts`).
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';
@@ -23,6 +24,13 @@ import {
   type RequestOptions,
   type ResponseResult,
 } from '../formats/wire.js';
+
+export {
+  abridgeToolRunner,
+  type AbridgeToolRunner,
+  type AbridgeToolRunnerParams,
+  type ToolRunnerOverflow,
+} from './anthropic-tool-runner.js';
 
 // contextOverflow, RequestOptions, ResponseResult, SystemBlock and ToolSpec are the core's (abridge-context): one entry
 // point per name.

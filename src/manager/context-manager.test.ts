@@ -163,6 +163,12 @@ describe('ContextManager', () => {
       .prepare({ maxOutputTokens: 20_000 })
       .catch((e: unknown) => e);
     expect((tooBig as Error).message).toMatch(/max output tokens alone reach the window/);
+    // Above the window, with a conversation: the same typed error, not a compaction asked for a negative target.
+    const over = new ContextManager({ model: 'claude-sonnet-4-5', contextWindow: 16_000 });
+    await over.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
+    const above = await over.prepare({ maxOutputTokens: 16_384 }).catch((e: unknown) => e);
+    expect(above).toBeInstanceOf(ContextOverflowError);
+    expect((above as Error).message).toMatch(/may hold 0\): max output tokens alone reach the window/);
   });
 
   it('resumes from the store’s latest snapshot with the same view, and goes on compacting', async () => {

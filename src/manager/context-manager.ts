@@ -521,6 +521,11 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         auto && (budget.level(prediction.predicted) === 'compact' || budget.level(prediction.predicted) === 'block'),
     });
     const hardLimit = () => ceiling - this.margin(prediction.anchored, maxOutput);
+    // A max output that leaves the prompt no room (16,384 asked of a 16,000 window): no compaction can help.
+    if (hardLimit() <= 0)
+      throw new ContextOverflowError(
+        this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored, maxOutput)),
+      );
     let compaction: CompactionResult | undefined;
     if (auto && (level === 'compact' || level === 'block')) {
       const was = offered();
@@ -1054,7 +1059,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const { instructions: _standing, ...compaction } = this.options.compaction ?? {};
     const plan = planCompaction(this.session, {
       ...compaction,
-      target: ceiling - margin,
+      target: Math.max(0, ceiling - margin),
       prefixTokens: Math.round(this.overheadCounted * ratio),
     });
     const mustStay = planMustStay(plan).filter((p) => !p.what.startsWith('system prompt and tools'));

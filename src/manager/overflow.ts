@@ -40,7 +40,7 @@ const k = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}K` : n.toLocaleS
 export function describeOverflow(d: OverflowDetails): string {
   const fixed = d.system + d.tools;
   const room = d.ceiling - d.margin - fixed;
-  const head = `the request for ${d.model} cannot fit its ${k(d.window)}-token window with max output ${k(d.maxOutputTokens)} (the prompt may hold ${k(d.ceiling)})`;
+  const head = `the request for ${d.model} cannot fit its ${k(d.window)}-token window with max output ${k(d.maxOutputTokens)} (the prompt may hold ${k(Math.max(0, d.ceiling))})`;
   if (d.maxOutputTokens >= d.window) return `${head}: max output tokens alone reach the window; lower maxOutputTokens`;
   if (room <= 0)
     return `${head}: system prompt + tools ≈ ${k(fixed)} leave no room for the conversation; shorten them, defer tools, or lower maxOutputTokens`;

@@ -323,7 +323,7 @@ describe('stale anchors', () => {
     expect(tracker.contextTokens).toBe(count(msgs[0]!) + count(edited) + count(summary));
   });
 
-  it('a model change unanchors: the report of another model does not describe this one', () => {
+  it('a model change: the other model’s bill is the measure, scaled by the two ratios (it holds the harness prompt no count has), not an anchor', () => {
     const u1 = user(filler(300, 18));
     const items = [
       u1,
@@ -339,9 +339,12 @@ describe('stale anchors', () => {
       [GPT, 'gpt', false],
       [GPT, 'gpt', true],
     ]);
-    // GPT has no learned prefix yet: the configured prefix and the gpt seed ratio.
-    const counted = count(u1) + count(items[1] as Message) + count(items[2] as Message);
-    expect(out[1]!.predicted).toBe(Math.round(500 + FAMILY_RATIO.gpt * counted));
+    // Claude's 8,000 as GPT would count it, plus what came since at GPT's ratio — not the configured 500-token prefix
+    // plus a recount, which misses whatever the harness sends that the transcript does not hold.
+    const since = count(items[1] as Message) + count(items[2] as Message);
+    expect(out[1]!.predicted).toBe(
+      Math.round((8000 * FAMILY_RATIO.gpt) / FAMILY_RATIO.claude + FAMILY_RATIO.gpt * since),
+    );
 
     const tracker = new PromptTracker();
     tracker.push({ index: 0, kind: 'message', message: u1 });
@@ -438,8 +441,8 @@ describe('calibration', () => {
     expect(Math.abs(ratios[9]! - 1.3)).toBeLessThan(Math.abs(FAMILY_RATIO.claude - 1.3));
     expect(Math.abs(ratios[149]! - 1.3)).toBeLessThan(Math.abs(ratios[9]! - 1.3));
     expect(Math.abs(tracker.ratioOf(CLAUDE) - 1.3)).toBeLessThan(0.005);
-    // The ratio only moves toward the truth.
-    for (let i = 1; i < ratios.length; i++) expect(ratios[i]!).toBeGreaterThanOrEqual(ratios[i - 1]! - 1e-12);
+    // The ratio moves toward the truth (by the bills' rounding, a hair back at times).
+    for (let i = 1; i < ratios.length; i++) expect(ratios[i]!).toBeGreaterThanOrEqual(ratios[i - 1]! - 1e-4);
     // Late predictions are near exact.
     expect(Math.max(...errors.slice(100))).toBeLessThan(0.001);
     // Another model keeps its seed.

@@ -73,9 +73,29 @@ const PLAUSIBLE_SLACK = 4_000;
 /** Above any window a provider offers (10M is the largest known): a bill this large is not one. */
 const MAX_PLAUSIBLE_PROMPT = 20_000_000;
 
+/**
+ * How a provider bills the thinking a transcript records, learned per model from the session's own bills: sent back
+ * and billed (`keep`, Anthropic's signed thinking, most OpenAI-compatible reasoning passed back), dropped from the
+ * prompt once a person speaks again (`drop-at-user`: GLM, Kimi, MiniMax through their own APIs), or never billed
+ * (`never`: a harness that keeps the reasoning but does not send it back).
+ */
+type ThinkingBilling = 'keep' | 'drop-at-user' | 'never';
+const THINKING_BILLINGS: readonly ThinkingBilling[] = ['keep', 'drop-at-user', 'never'];
+/** Bills that must tell the ways of billing apart before another than the default is taken (one may be off by chance). */
+const EVIDENCE_BILLS = 2;
+
 interface Calibration {
   num: number;
   den: number;
+  /** Summed |error| of each way of billing thinking over this model's bills that told them apart. */
+  thinkingError: Record<ThinkingBilling, number>;
+  /**
+   * Summed |error| with and without the output the transcript does not show (billed output − what its messages count:
+   * reasoning a harness folds into `output` and never records) carried into the next prompt, as Grok's is.
+   */
+  hiddenError: { carried: number; not: number; bills: number };
+  /** Bills that told the ways of billing thinking apart. */
+  thinkingBills: number;
   /**
    * The session's own prefix for this model, learned once from its first bill: billed − ratio × counted then (the least
    * content, so the least error from the ratio), less the reasoning it carried. Not derived again from later bills nor
@@ -115,6 +135,22 @@ export class PromptTracker {
    * a compaction is the one the compaction reported, not a recount by another rule.
    */
   private compacted: { prompt: number; counted: number; model: string } | undefined;
+  /** Counted thinking since the last person's message (what a `drop-at-user` provider removes when one comes). */
+  private thinkingSinceUser = 0;
+  /** Counted thinking since the anchor: all of it (`never`), and what a person's message since dropped (`drop-at-user`). */
+  private thinkingSinceAnchor = 0;
+  private droppedSinceAnchor = 0;
+  /** The output billed for the anchor's response, and what its messages count: their difference is hidden output. */
+  private outputBilled = 0;
+  private outputCounted = 0;
+  /**
+   * A bill not used because it was under half of what the messages count, kept in case the next one agrees with it: a
+   * harness that prunes what it sends (old tool results trimmed in memory, never written to the transcript) bills
+   * consistently less than the transcript holds, and two bills that agree with each other are evidence, not a lie.
+   */
+  private low: { prompt: number; counted: number; model: string } | undefined;
+  /** Models whose bills were shown to run under the count: for them, the last bill is the measure, not the count. */
+  private readonly pruned = new Set<string>();
   private readonly calibration = new Map<string, Calibration>();
   private lastModel: string | undefined;
 
@@ -156,6 +192,10 @@ export class PromptTracker {
       // A report from before the compaction describes a context that is gone.
       this.anchor = undefined;
       this.compacted = undefined;
+      this.low = undefined;
+      this.thinkingSinceAnchor = 0;
+      this.droppedSinceAnchor = 0;
+      this.outputBilled = 0;
       // A compacted view re-appended by a writer is, where it ends, of the size the compaction reported (itself built
       // on the last bill before it): anchor there.
       const end = (marker as { viewEndsAt?: number }).viewEndsAt;
@@ -169,9 +209,18 @@ export class PromptTracker {
       if (entry.message.role === 'user' && !entry.message.synthetic) {
         this.turnReasoning = 0;
         this.userTurnSinceAnchor = true;
+        this.droppedSinceAnchor += this.thinkingSinceUser;
+        this.thinkingSinceUser = 0;
       }
       this.counted += this.counter.message(entry.message);
-      if (entry.message.role === 'assistant' && entry.message.model) this.lastModel = entry.message.model;
+      if (entry.message.role === 'assistant') {
+        let thinking = 0;
+        for (const p of entry.message.parts) if (p.type === 'thinking') thinking += this.counter.part(p);
+        this.thinkingSinceUser += thinking;
+        this.thinkingSinceAnchor += thinking;
+        this.outputCounted += this.counter.message(entry.message);
+        if (entry.message.model) this.lastModel = entry.message.model;
+      }
     }
     // (Set once the marker's own message, the summary, is counted: the size it reported includes it.)
     if (entry.compaction?.source === 'abridge' && entry.compaction.tokensAfter !== undefined)
@@ -212,9 +261,13 @@ export class PromptTracker {
         used: false,
         problem: `a prompt of ${prompt} tokens is above every window known for ${model} (${window})`,
       };
+    // A bill that agrees with the low one before it (that one plus what was added since): the harness sends less than
+    // the transcript holds, and says so twice.
+    if (this.confirmsLow(prompt, model, countedAtStart)) return { used: true };
     // A bill under half of what its messages count is not a bill of them (a harness reporting only part of the prompt,
-    // a usage field misread): anchoring on it would put every figure of the session far under what it holds.
-    if (prompt < (this.ratioOf(model) * countedAtStart) / 2)
+    // a usage field misread): anchoring on it would put every figure of the session far under what it holds — unless
+    // this model's bills were shown to run under the count (see `low`), when the last bill is the measure.
+    if (!this.pruned.has(model) && prompt < (this.ratioOf(model) * countedAtStart) / 2)
       return {
         used: false,
         problem: `a prompt of ${prompt} tokens is under half of what the request's messages count (${Math.round(this.ratioOf(model) * countedAtStart)})`,
@@ -230,6 +283,14 @@ export class PromptTracker {
         problem: `a prompt of ${prompt} tokens is more than ${PLAUSIBLE_FACTOR}× off the ${Math.round(expected)} expected of the request`,
       };
     return { used: true };
+  }
+
+  /** Whether a bill under the count agrees with the low bill before it (`low`): within 15%, or 500 tokens. */
+  private confirmsLow(prompt: number, model: string, countedAtStart: number): boolean {
+    const low = this.low;
+    if (!low || low.model !== model || countedAtStart < low.counted) return false;
+    const expected = low.prompt + this.ratioOf(model) * (countedAtStart - low.counted);
+    return Math.abs(prompt - expected) <= Math.max(500, 0.15 * prompt);
   }
 
   /**
@@ -250,12 +311,37 @@ export class PromptTracker {
    */
   observe(usage: Usage, model: string, entry: number, countedAtStart: number): UsageVerdict {
     const verdict = this.judge(usage, model, countedAtStart);
-    if (!verdict.used) return verdict;
     const prompt = promptTokens(usage);
+    if (!verdict.used) {
+      // Kept, for the next bill to confirm or not (see `low`); a bill of another kind of wrong is not.
+      this.low =
+        verdict.problem?.includes('under half') === true ? { prompt, counted: countedAtStart, model } : undefined;
+      return verdict;
+    }
+    if (this.confirmsLow(prompt, model, countedAtStart)) this.pruned.add(model);
+    this.low = undefined;
     const cal = this.cal(model);
     const a = this.anchor;
     if (a && a.model === model) {
-      const grown = countedAtStart - a.counted;
+      // Which way of billing thinking this bill tells apart from the others, when thinking came since the anchor.
+      if (this.thinkingSinceAnchor > 0) {
+        const ratio = this.ratioOf(model);
+        for (const how of THINKING_BILLINGS) {
+          const predicted = a.prompt + ratio * (countedAtStart - a.counted - this.unbilledThinking(how));
+          cal.thinkingError[how] += Math.abs(predicted - prompt);
+        }
+        cal.thinkingBills++;
+      }
+      const hidden = this.hiddenNow();
+      if (hidden > 0) {
+        const base =
+          a.prompt +
+          this.ratioOf(model) * (countedAtStart - a.counted - this.unbilledThinking(this.thinkingBilling(model)));
+        cal.hiddenError.carried += Math.abs(base + hidden - prompt);
+        cal.hiddenError.not += Math.abs(base - prompt);
+        cal.hiddenError.bills++;
+      }
+      const grown = countedAtStart - a.counted - this.unbilledThinking(this.thinkingBilling(model));
       const delta = prompt - a.prompt;
       // A shrinking prompt means the agent dropped something we cannot see, and growth far from what was counted means
       // content we cannot see came or went (a hidden reminder, a truncated result): learn nothing from either.
@@ -270,7 +356,60 @@ export class PromptTracker {
     this.anchor = { prompt, counted: countedAtStart, model, entry, reasoningCarried: this.turnReasoning };
     if (this.dropsReasoning) this.turnReasoning += usage.reasoning ?? 0;
     this.userTurnSinceAnchor = false;
+    this.thinkingSinceAnchor = 0;
+    this.droppedSinceAnchor = 0;
+    // The response to this request is pushed next: what it shows is compared with the output billed.
+    this.outputBilled = this.dropsReasoning ? 0 : Math.max(0, usage.output);
+    this.outputCounted = 0;
     return { used: true };
+  }
+
+  /** Output billed for the anchor's response beyond what the transcript shows of it (reasoning it did not record). */
+  private hiddenNow(): number {
+    if (this.outputBilled <= 0 || !this.anchor) return 0;
+    return Math.max(0, this.outputBilled - this.ratioOf(this.anchor.model) * this.outputCounted);
+  }
+
+  /** Whether `model`'s bills showed the output the transcript does not hold carried into the next prompt (as above). */
+  private carriesHidden(model: string): boolean {
+    const e = this.calibration.get(model)?.hiddenError;
+    return e !== undefined && e.bills >= EVIDENCE_BILLS && e.carried < e.not;
+  }
+
+  /** Counted thinking since the anchor that a provider billing thinking `how` does not bill. */
+  private unbilledThinking(how: ThinkingBilling): number {
+    return how === 'never' ? this.thinkingSinceAnchor : how === 'drop-at-user' ? this.droppedSinceAnchor : 0;
+  }
+
+  /**
+   * How `model` bills thinking, as its bills in this session showed: `keep` until two bills tell the ways apart, then
+   * the way whose predictions of them erred least in sum.
+   */
+  private thinkingBilling(model: string): ThinkingBilling {
+    const c = this.calibration.get(model);
+    if (!c || c.thinkingBills < EVIDENCE_BILLS) return 'keep';
+    const e = c.thinkingError;
+    let best: ThinkingBilling = 'keep';
+    for (const how of THINKING_BILLINGS) if (e[how] < e[best]) best = how;
+    return best;
+  }
+
+  /**
+   * The last bill as a measure of a request of `model`: of the same model, what was added since (less the thinking the
+   * model does not bill); of another model of the same session, scaled by the two models' ratios — the harness's
+   * system prompt and tools the transcript does not hold are in it either way, which no count from the messages has.
+   */
+  private fromAnchor(model: string, counted: number): { predicted: number; sameModel: boolean } | undefined {
+    const a = this.anchor;
+    if (!a) return undefined;
+    const ratio = this.ratioOf(model);
+    if (a.model === model || a.model === '') {
+      const grown = counted - a.counted - this.unbilledThinking(this.thinkingBilling(model));
+      const hidden = this.carriesHidden(model) ? this.hiddenNow() : 0;
+      return { predicted: a.prompt + ratio * grown + hidden, sameModel: true };
+    }
+    const scale = ratio / this.ratioOf(a.model);
+    return { predicted: a.prompt * scale + ratio * (counted - a.counted), sameModel: false };
   }
 
   /**
@@ -278,9 +417,9 @@ export class PromptTracker {
    * counts everything a request carries) from the count; undefined when it cannot say (a transcript's first bill).
    */
   private expectedAt(model: string, countedAtStart: number): number | undefined {
-    const a = this.anchor;
     const ratio = this.ratioOf(model);
-    if (a && (a.model === model || a.model === '')) return Math.max(1, a.prompt + ratio * (countedAtStart - a.counted));
+    const from = this.fromAnchor(model, countedAtStart);
+    if (from) return Math.max(1, from.predicted);
     const c = this.compacted;
     if (c && (c.model === model || c.model === '')) return Math.max(1, c.prompt + ratio * (countedAtStart - c.counted));
     if (this.countsEverything) return Math.max(1, this.prefixOf(model) + ratio * countedAtStart);
@@ -294,15 +433,27 @@ export class PromptTracker {
     const estimateOnly = Math.round(this.prefix + this.ratios[family] * this.counted);
     const prefix = this.prefixOf(model);
     const a = this.anchor;
-    if (a && model !== undefined && (a.model === model || a.model === '')) {
+    const from = model !== undefined ? this.fromAnchor(model, this.counted) : undefined;
+    if (a && from?.sameModel) {
       // A person spoke since: the reasoning the reported prompt carried is gone from the next one.
       const dropped = this.dropsReasoning && this.userTurnSinceAnchor ? a.reasoningCarried : 0;
-      const predicted = Math.round(a.prompt - dropped + ratio * (this.counted - a.counted));
+      const predicted = Math.max(1, Math.round(from.predicted - dropped));
       return {
         predicted,
         estimateOnly,
         anchored: true,
         anchorEntry: a.entry,
+        ratio,
+        counted: this.counted,
+        prefix: Math.max(0, Math.min(predicted, Math.round(prefix))),
+      };
+    }
+    if (from && !this.compacted) {
+      const predicted = Math.max(1, Math.round(from.predicted));
+      return {
+        predicted,
+        estimateOnly,
+        anchored: false,
         ratio,
         counted: this.counted,
         prefix: Math.max(0, Math.min(predicted, Math.round(prefix))),
@@ -337,7 +488,13 @@ export class PromptTracker {
   private cal(model: string): Calibration {
     let c = this.calibration.get(model);
     if (!c) {
-      c = { num: 0, den: 0 };
+      c = {
+        num: 0,
+        den: 0,
+        thinkingError: { keep: 0, 'drop-at-user': 0, never: 0 },
+        thinkingBills: 0,
+        hiddenError: { carried: 0, not: 0, bills: 0 },
+      };
       this.calibration.set(model, c);
     }
     return c;

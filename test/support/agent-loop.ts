@@ -1,7 +1,7 @@
 // What the agent-loop tests share: the tools a coding agent offers, the tool output it gets back, and one request sent
 // over the wire to the loopback provider (test/support/fake-provider.ts).
 import type { Message, Part } from '../../src/model/types.js';
-import type { FakeProvider } from './fake-provider.js';
+import type { FakeProvider, ModelAnswer, ScriptContext } from './fake-provider.js';
 
 export const LOOP_TOOLS = [
   {
@@ -54,6 +54,49 @@ export async function sendRequest(
     body: JSON.stringify(request),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/**
+ * The model's answer that reads back, with abridge's `read_result`, the first lines a shortened tool result elided (the
+ * newest such result in the request): what an agent does when it needs what was cut. Undefined when nothing was.
+ */
+export function readBack(ctx: ScriptContext): { answer: ModelAnswer; offset: number } | undefined {
+  const texts = ctx.messages.flatMap((m) => m.parts).flatMap((p) => (p.kind === 'tool_result' ? [p.text] : []));
+  for (let i = texts.length - 1; i >= 0; i--) {
+    const m = /read_result \{"ref_id": "(r_[0-9a-f]+)", "offset": (\d+)\}/.exec(texts[i]!);
+    if (!m) continue;
+    const offset = Number(m[2]);
+    return {
+      answer: {
+        text: 'I need the lines that were cut.',
+        toolCalls: [{ name: 'read_result', input: { ref_id: m[1]!, offset, limit: 3 } }],
+      },
+      offset,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * A script answer for the loopback model: ordinary tool calls until a shortened result shows up, then the read-back of
+ * its cut lines (`asked.offset` says which), then the final text.
+ */
+export function readBackAnswer(asked: { offset?: number }): (ctx: ScriptContext) => ModelAnswer | undefined {
+  return (ctx) => {
+    if (asked.offset !== undefined) return { text: 'Done: the route table is built too early.' };
+    const back = readBack(ctx);
+    if (!back) return undefined;
+    asked.offset = back.offset;
+    return back.answer;
+  };
+}
+
+/** The text of the last tool result an Anthropic request body carries. */
+export function lastToolResult(body: unknown): string {
+  const messages = (body as { messages: { content: unknown }[] }).messages;
+  const blocks = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])) as Record<string, unknown>[];
+  const result = blocks.filter((b) => b.type === 'tool_result').at(-1);
+  return typeof result?.content === 'string' ? result.content : JSON.stringify(result?.content);
 }
 
 /**
