@@ -31,53 +31,35 @@
  *
  * The AI SDK types are imported as types only: `ai` and `@ai-sdk/provider` are optional peer dependencies.
  */
-import { createHash } from 'node:crypto';
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
-  LanguageModelV3Content,
   LanguageModelV3GenerateResult,
   LanguageModelV3Message,
   LanguageModelV3Middleware,
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
-  LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import type {
-  LanguageModel,
-  LanguageModelMiddleware,
-  ModelMessage,
-  PrepareStepFunction,
-  StepResult,
-  Tool,
-  ToolSet,
-} from 'ai';
-import { ModelCatalog } from '../budget/catalog.js';
+import type { LanguageModelMiddleware } from 'ai';
 import type { Level } from '../budget/types.js';
-import type { LlmClient } from '../compaction/summarizers/llm.js';
-import { aiSdkFormat, encodeAiSdkMessages } from '../formats/ai-sdk.js';
-import { CONVERSATION_START_TEXT } from '../formats/request-body.js';
 import { contextOverflow } from '../formats/wire.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
-import { renderPrompt } from '../manager/request.js';
-import { parseArguments } from '../model/parts.js';
-import { activeMessages } from '../model/view.js';
-import {
-  base64,
-  decodeV3Part,
-  fromV3Message,
-  mediaPart,
-  toV3Prompt,
-  usageFromStep,
-  usageFromV3,
-  V3Originals,
-  withOptions,
-  type V3AssistantPart,
-  type V3Part,
-} from './ai-sdk-v3.js';
+import type { Usage } from '../model/types.js';
+import { AgentModelSummaries } from './ai-sdk-client.js';
+import { HistorySync, systemOf, type AiSdkEvent } from './ai-sdk-history.js';
+import { StreamCollector } from './ai-sdk-stream.js';
+import { fromV3Message, toV3Prompt, usageFromV3, type V3Part } from './ai-sdk-v3.js';
 import { isV4, V4Bridge } from './ai-sdk-v4.js';
-import type { Message, Part, Usage } from '../model/types.js';
+
+export { aiSdkClient, type AiSdkClientOptions, type AiSdkLanguageModel } from './ai-sdk-client.js';
+export type { AiSdkEvent } from './ai-sdk-history.js';
+export {
+  abridgeMessages,
+  abridgePrepareStep,
+  abridgeTools,
+  type AbridgePrepareStepOptions,
+} from './ai-sdk-prepare-step.js';
 
 // contextOverflow (which recognizes the AI SDK's APICallError too) is the core's: `abridge-context`.
 
@@ -102,17 +84,6 @@ export interface AiSdkRequestReport {
   retry: boolean;
 }
 
-export type AiSdkEvent =
-  /** The prompt was not a continuation of what the middleware had seen (see the module's history rule). */
-  | { type: 'resync'; kept: number; dropped: number; added: number }
-  /** The provider refused a request as too long; `recovered`: the manager compacted and the request is retried once. */
-  | { type: 'overflow'; message: string; recovered: boolean }
-  /**
-   * abridge's own tools are counted in every request (the manager offers them) but the call does not define them:
-   * spread `abridgeTools(cm)` into the call's tools, or create the manager with `agentTools: false`. Once per name.
-   */
-  | { type: 'tools-not-offered'; names: string[] };
-
 export interface AbridgeMiddlewareOptions {
   /** Called once per model request, with abridge's prediction and the provider's bill. */
   onRequest?: (report: AiSdkRequestReport) => void;
@@ -123,393 +94,6 @@ export interface AbridgeMiddlewareOptions {
    * (`providerOptions.anthropic.cacheControl`), so the stable prefix is billed as cache reads. Default true.
    */
   cache?: boolean;
-}
-
-/** A model's answer (generate content, or what a stream carried) as an abridge assistant message, each part with its V3 prompt form. */
-function responseMessage(content: readonly LanguageModelV3Content[]): {
-  message: Message;
-  pairs: [Part, V3AssistantPart][];
-} {
-  const parts: Part[] = [];
-  const pairs: [Part, V3AssistantPart][] = [];
-  for (const c of content) {
-    let v3: V3AssistantPart | undefined;
-    if (c.type === 'text' && c.text !== '')
-      v3 = withOptions({ type: 'text' as const, text: c.text }, c.providerMetadata);
-    else if (c.type === 'reasoning') v3 = withOptions({ type: 'reasoning' as const, text: c.text }, c.providerMetadata);
-    else if (c.type === 'tool-call')
-      v3 = withOptions(
-        {
-          type: 'tool-call' as const,
-          toolCallId: c.toolCallId,
-          toolName: c.toolName,
-          input: parseArguments(c.input),
-          ...(c.providerExecuted ? { providerExecuted: true } : {}),
-        },
-        c.providerMetadata,
-      );
-    else if (c.type === 'file') parts.push(mediaPart(c.data, c.mediaType));
-    const part = v3 ? decodeV3Part(v3) : undefined;
-    if (!v3 || !part) continue;
-    parts.push(part);
-    pairs.push([part, v3]);
-  }
-  return { message: { role: 'assistant', parts }, pairs };
-}
-
-/** Collects a stream's parts into the content they amount to, as they pass. */
-class StreamCollector {
-  private readonly order: (string | LanguageModelV3Content)[] = [];
-  private readonly texts = new Map<
-    string,
-    { type: 'text' | 'reasoning'; text: string; providerMetadata?: Record<string, Record<string, unknown>> }
-  >();
-  usage: LanguageModelV3Usage | undefined;
-  finished = false;
-
-  observe(part: LanguageModelV3StreamPart): void {
-    switch (part.type) {
-      case 'text-start':
-      case 'reasoning-start':
-        this.block(part.type === 'text-start' ? 'text' : 'reasoning', part.id, part.providerMetadata);
-        break;
-      case 'text-delta':
-      case 'reasoning-delta': {
-        const b = this.block(part.type === 'text-delta' ? 'text' : 'reasoning', part.id, part.providerMetadata);
-        b.text += part.delta;
-        break;
-      }
-      case 'text-end':
-      case 'reasoning-end':
-        this.block(part.type === 'text-end' ? 'text' : 'reasoning', part.id, part.providerMetadata);
-        break;
-      case 'tool-call':
-      case 'file':
-        this.order.push(part);
-        break;
-      case 'finish':
-        this.usage = part.usage;
-        this.finished = true;
-        break;
-      default:
-        break;
-    }
-  }
-
-  content(): LanguageModelV3Content[] {
-    return this.order.map((o) => {
-      if (typeof o !== 'string') return o;
-      const b = this.texts.get(o)!;
-      return b.providerMetadata
-        ? { type: b.type, text: b.text, providerMetadata: b.providerMetadata }
-        : { type: b.type, text: b.text };
-    }) as LanguageModelV3Content[];
-  }
-
-  private block(type: 'text' | 'reasoning', id: string, metadata: Record<string, Record<string, unknown>> | undefined) {
-    const key = `${type}:${id}`;
-    let b = this.texts.get(key);
-    if (!b) {
-      b = { type, text: '' };
-      this.texts.set(key, b);
-      this.order.push(key);
-    }
-    if (metadata) {
-      b.providerMetadata ??= {};
-      for (const [provider, values] of Object.entries(metadata))
-        b.providerMetadata[provider] = { ...(b.providerMetadata[provider] ?? {}), ...values };
-    }
-    return b;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Keeping the manager in step with the app's history
-
-/** Stands for the answer the middleware recorded, until the app's next prompt shows the form the AI SDK gave it. */
-const RECORDED = Symbol('recorded response');
-type Slot = string | typeof RECORDED;
-
-/** A message's identity for history comparison: role and content, provider metadata left out, binary data as base64. */
-function fingerprint(m: unknown): string {
-  const json = JSON.stringify(m, (key, value: unknown) => {
-    if (key === 'providerOptions' || key === 'providerMetadata') return undefined;
-    if (value instanceof Uint8Array) return base64(value);
-    if (value instanceof URL) return value.href;
-    return value;
-  });
-  return createHash('sha1')
-    .update(json ?? '')
-    .digest('base64');
-}
-
-/** Where `incoming` continues `slots` (a recorded answer matches any assistant message); undefined when it does not. */
-function continuation(
-  slots: readonly Slot[],
-  incoming: readonly string[],
-  roles: readonly string[],
-): { at: number; recorded: number[] } | undefined {
-  if (slots.length === 0 || incoming.length < slots.length) return undefined;
-  const recorded: number[] = [];
-  for (let i = 0; i < slots.length; i++) {
-    const s = slots[i]!;
-    if (s === RECORDED) {
-      if (roles[i] !== 'assistant') return undefined;
-      recorded.push(i);
-    } else if (s !== incoming[i]) return undefined;
-  }
-  return { at: slots.length, recorded };
-}
-
-function commonPrefix(slots: readonly Slot[], incoming: readonly string[], roles: readonly string[]): number {
-  let k = 0;
-  while (
-    k < slots.length &&
-    k < incoming.length &&
-    (slots[k] === incoming[k] || (slots[k] === RECORDED && roles[k] === 'assistant'))
-  )
-    k++;
-  return k;
-}
-
-/**
- * The state shared by the middleware and the prepareStep helper: what of the app's history the manager already has
- * (`known`), and the conversation last sent (`sent`, the compacted view).
- */
-class HistorySync {
-  private known: Slot[] = [];
-  private sent: Slot[] = [];
-  private started = false;
-  /** The recorded answers waiting for the AI SDK's own form of them (in the next prompt). */
-  private readonly waiting: Message[] = [];
-  readonly originals = new V3Originals();
-
-  constructor(
-    private readonly cm: ContextManager,
-    private readonly emit: (e: AiSdkEvent) => void,
-  ) {}
-
-  /**
-   * Brings the manager up to date with a conversation (no leading system messages): appends what is new.
-   * `decode` reads one message; `usage`, when given, goes with the last new assistant message (prepareStep: the
-   * previous step's answer, recorded late).
-   */
-  async absorb<M extends { role: string }>(
-    conversation: readonly M[],
-    decode: (m: M) => Message,
-    usage?: Usage,
-  ): Promise<void> {
-    const fps = conversation.map(fingerprint);
-    const roles = conversation.map((m) => m.role);
-    let from: number;
-    let recorded: number[] = [];
-    const onKnown = this.started ? continuation(this.known, fps, roles) : undefined;
-    const onSent = this.started && !onKnown ? continuation(this.sent, fps, roles) : undefined;
-    if (!this.started) {
-      // First call. A manager that already holds a conversation (resumed) is continued by what the app passes, unless
-      // the app passed that conversation itself (the view, as `abridgeMessages` gives it).
-      const view = this.cm.session.entries.some((e) => e.message)
-        ? this.viewPrompt()
-            .filter((m) => m.role !== 'system')
-            .map(fingerprint)
-        : [];
-      const onView = continuation(view, fps, roles);
-      from = onView ? onView.at : 0;
-    } else if (onKnown) ({ at: from, recorded } = onKnown);
-    else if (onSent) ({ at: from, recorded } = onSent);
-    else {
-      from = commonPrefix(this.known, fps, roles);
-      this.emit({ type: 'resync', kept: from, dropped: this.known.length - from, added: conversation.length - from });
-    }
-    this.started = true;
-    for (const i of recorded) this.adoptRecorded(conversation[i] as unknown as LanguageModelV3Message);
-    this.waiting.length = 0;
-    const fresh = conversation.slice(from).map(decode);
-    let lastAssistant = -1;
-    if (usage)
-      for (let i = fresh.length - 1; i >= 0 && lastAssistant < 0; i--)
-        if (fresh[i]!.role === 'assistant') lastAssistant = i;
-    for (let i = 0; i < fresh.length; i++) {
-      if (i === lastAssistant) await this.cm.recordResponse(fresh[i]!, usage);
-      else await this.cm.append(fresh[i]!);
-    }
-    this.known = fps;
-  }
-
-  /** The model's answer, recorded with its usage; the app's next prompt shows it in the AI SDK's form. */
-  async record(content: readonly LanguageModelV3Content[], usage: Usage | undefined): Promise<void> {
-    const { message, pairs } = responseMessage(content);
-    if (message.parts.length === 0 && !usage) return;
-    await this.cm.recordResponse(
-      { ...message, provider: this.cm.provider === 'anthropic' ? 'anthropic' : 'openai' },
-      usage,
-    );
-    // recordResponse keeps the part objects: the view holds these very parts.
-    for (const [part, v3] of pairs) this.originals.remember(part, v3);
-    // An empty answer (usage only) may not appear in the AI SDK's history: it takes no slot.
-    if (message.parts.length === 0) return;
-    this.waiting.push(message);
-    this.known.push(RECORDED);
-    this.sent.push(RECORDED);
-  }
-
-  /** The conversation sent in the request (no system messages): what an app adopting the compacted view passes back. */
-  setSent(prompt: LanguageModelV3Prompt): void {
-    const conv = prompt.filter((m) => m.role !== 'system');
-    // The placeholder first user message is abridge's, not the app's.
-    this.sent = conv.slice(conv[0] && isStartPlaceholder(conv[0]) ? 1 : 0).map(fingerprint);
-  }
-
-  /** The conversation a prepareStep returned (AI SDK 7 carries it forward: the next step's messages start with it). */
-  setSentMessages(conversation: readonly unknown[]): void {
-    this.sent = conversation.map(fingerprint);
-  }
-
-  private viewPrompt(): LanguageModelV3Prompt {
-    const prompt = toV3Prompt(activeMessages(this.cm.session), { originals: this.originals });
-    return prompt[0]?.role === 'user' && isStartPlaceholder(prompt[0]) ? prompt.slice(1) : prompt;
-  }
-
-  /** The AI SDK's own form of a recorded answer: its parts' provider options are what the provider wants back. */
-  private adoptRecorded(m: LanguageModelV3Message): void {
-    const w = this.waiting.shift();
-    if (!w || m.role !== 'assistant') return;
-    const pool = [...(m.content as V3AssistantPart[])];
-    for (const p of w.parts) {
-      const i = pool.findIndex((c) =>
-        p.type === 'tool-call'
-          ? c.type === 'tool-call' && c.toolCallId === p.id
-          : p.type === 'thinking'
-            ? c.type === 'reasoning'
-            : c.type === p.type,
-      );
-      if (i < 0) continue;
-      const [c] = pool.splice(i, 1);
-      if (p.type !== 'image' && p.type !== 'file') this.originals.remember(p, c!);
-    }
-  }
-}
-
-function isStartPlaceholder(m: LanguageModelV3Message): boolean {
-  const only = m.role === 'user' && m.content.length === 1 ? m.content[0] : undefined;
-  return only?.type === 'text' && only.text === CONVERSATION_START_TEXT;
-}
-
-/** The system prompt as the manager builds it (its sections, the deferral note), as it is counted. */
-function systemOf(cm: ContextManager): string[] {
-  const built = renderPrompt(cm.provider, { model: cm.currentModel, prompt: cm.prompt, tools: [] });
-  const text = [built.system, ...built.tail.map((b) => b.text)].filter((t) => t.trim() !== '').join('\n\n');
-  return text ? [text] : [];
-}
-
-function systemTextOf(prompt: LanguageModelV3Prompt): { system: string | undefined; rest: LanguageModelV3Message[] } {
-  let k = 0;
-  const texts: string[] = [];
-  while (k < prompt.length && prompt[k]!.role === 'system') texts.push((prompt[k++] as { content: string }).content);
-  return { system: texts.length ? texts.join('\n\n') : undefined, rest: prompt.slice(k) };
-}
-
-const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } };
-
-/**
- * Anthropic cache breakpoints (2 of its 4): after the system prompt, and on the last part of the last message that can
- * carry one (not reasoning). Copies: the parts given back as they were read stay untouched.
- */
-function withAnthropicBreakpoints(prompt: LanguageModelV3Prompt): LanguageModelV3Prompt {
-  const out = prompt.slice();
-  const sys = out.findIndex((m) => m.role === 'system');
-  if (sys >= 0) out[sys] = { ...out[sys]!, providerOptions: { ...out[sys]!.providerOptions, ...EPHEMERAL } };
-  const last = out.length - 1;
-  const m = out[last];
-  if (!m || m.role === 'system') return out;
-  const content = m.content.slice() as V3Part[];
-  const at = content.length - 1;
-  const part = content[at];
-  if (!part || part.type === 'reasoning') return out;
-  content[at] = { ...part, providerOptions: { ...part.providerOptions, ...EPHEMERAL } };
-  out[last] = { ...m, content } as LanguageModelV3Message;
-  return out;
-}
-
-async function ownToolNames(cm: ContextManager): Promise<Set<string>> {
-  return new Set((await cm.tools()).map((t) => t.name));
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Summaries by a model of the AI SDK
-
-/**
- * A model of the AI SDK that abridge can call itself: LanguageModelV3 (AI SDK 6) or, with AI SDK 7 installed,
- * LanguageModelV4 — whichever the installed `ai` accepts (not a gateway id string, not a V2 model).
- */
-export type AiSdkLanguageModel = Extract<LanguageModel, { readonly specificationVersion: 'v3' | 'v4' }>;
-
-/**
- * One completion by a V3 or V4 model: the system prompt and one user message in, the text of its answer out (a prompt
- * of texts and an answer's text parts have the same shape in both specifications).
- */
-function completeWith(model: LanguageModelV3): LlmClient['complete'] {
-  return async (req) => {
-    const result = await model.doGenerate({
-      prompt: [
-        { role: 'system', content: req.system },
-        { role: 'user', content: [{ type: 'text', text: req.prompt }] },
-      ],
-      maxOutputTokens: req.maxOutputTokens,
-      ...(req.signal ? { abortSignal: req.signal } : {}),
-    });
-    return result.content
-      .filter((c): c is Extract<LanguageModelV3Content, { type: 'text' }> => c.type === 'text')
-      .map((c) => c.text)
-      .join('');
-  };
-}
-
-export interface AiSdkClientOptions {
-  /** The model's window; default: the model catalog's for its id. */
-  contextWindow?: number;
-  /** The model's output limit; default: the model catalog's for its id. */
-  maxOutputTokens?: number;
-}
-
-/**
- * An LlmClient on an AI SDK model (`anthropic('claude-haiku-4-5')`, `openai('gpt-5-mini')`…), for the manager's
- * `summaryClient`: summaries by another model than the agent's (the middleware's default is the agent's own).
- */
-export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptions = {}): LlmClient {
-  if (!isCallableModel(model))
-    throw new TypeError(
-      `aiSdkClient: a LanguageModelV3 or LanguageModelV4 model is needed (got specification ${String((model as { specificationVersion?: unknown }).specificationVersion)})`,
-    );
-  const info = new ModelCatalog().lookup(model.modelId, { provider: model.provider.split('.')[0]! });
-  return {
-    model: model.modelId,
-    contextWindow: options.contextWindow ?? info.contextWindow,
-    maxOutputTokens: options.maxOutputTokens ?? info.maxOutputTokens,
-    complete: completeWith(model),
-  };
-}
-
-/** Gives the manager the agent's own model to summarize with, once per model object it sees. */
-class AgentModelSummaries {
-  private offered: unknown;
-
-  constructor(private readonly cm: ContextManager) {}
-
-  offer(model: unknown): void {
-    if (model === this.offered) return;
-    this.offered = model;
-    // A model id (the AI SDK's gateway string) or an older specification cannot be called here: extractive, then.
-    if (!isCallableModel(model)) return;
-    this.cm.summarizeWithAgentModel(completeWith(model));
-  }
-}
-
-/** A V3 or V4 model (typed as V3: what abridge calls — doGenerate with texts — is the same in both). */
-function isCallableModel(model: unknown): model is LanguageModelV3 {
-  if (typeof model !== 'object' || model === null) return false;
-  const m = model as { specificationVersion?: unknown; doGenerate?: unknown };
-  return (m.specificationVersion === 'v3' || m.specificationVersion === 'v4') && typeof m.doGenerate === 'function';
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -705,110 +289,37 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// abridge's tools as AI SDK tools
+// The middleware's request shaping
+
+function systemTextOf(prompt: LanguageModelV3Prompt): { system: string | undefined; rest: LanguageModelV3Message[] } {
+  let k = 0;
+  const texts: string[] = [];
+  while (k < prompt.length && prompt[k]!.role === 'system') texts.push((prompt[k++] as { content: string }).content);
+  return { system: texts.length ? texts.join('\n\n') : undefined, rest: prompt.slice(k) };
+}
+
+const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } };
 
 /**
- * abridge's agent tools (`read_result`, `compact_context`, `tool_search` when tools are deferred, `memory` when set) as
- * AI SDK tools, to spread into `generateText({tools})`. The middleware does not count them twice: the manager counts
- * its own tools itself. Resolve it once (it loads the tools' zod schemas).
+ * Anthropic cache breakpoints (2 of its 4): after the system prompt, and on the last part of the last message that can
+ * carry one (not reasoning). Copies: the parts given back as they were read stay untouched.
  */
-export async function abridgeTools(cm: ContextManager): Promise<ToolSet> {
-  const out: ToolSet = {};
-  for (const t of await cm.tools()) {
-    // `tool()` of the AI SDK is the identity: the object literal is the tool. zod 4 schemas are Standard Schemas.
-    const def: Tool<unknown, string> = {
-      description: t.description,
-      inputSchema: t.input as Tool<unknown, string>['inputSchema'],
-      execute: (input: unknown) => t.run(input),
-    };
-    out[t.name] = def;
-  }
+function withAnthropicBreakpoints(prompt: LanguageModelV3Prompt): LanguageModelV3Prompt {
+  const out = prompt.slice();
+  const sys = out.findIndex((m) => m.role === 'system');
+  if (sys >= 0) out[sys] = { ...out[sys]!, providerOptions: { ...out[sys]!.providerOptions, ...EPHEMERAL } };
+  const last = out.length - 1;
+  const m = out[last];
+  if (!m || m.role === 'system') return out;
+  const content = m.content.slice() as V3Part[];
+  const at = content.length - 1;
+  const part = content[at];
+  if (!part || part.type === 'reasoning') return out;
+  content[at] = { ...part, providerOptions: { ...part.providerOptions, ...EPHEMERAL } };
+  out[last] = { ...m, content } as LanguageModelV3Message;
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------------------------------
-// prepareStep
-
-export interface AbridgePrepareStepOptions {
-  /** The max output tokens of each step (default: the manager's). Returned so the step asks for exactly that. */
-  maxOutputTokens?: number;
-  onEvent?: (event: AiSdkEvent) => void;
-}
-
-/** A ModelMessage with binary data as base64, so that abridge keeps it (the format reader takes JSON-safe values). */
-function jsonSafe(m: ModelMessage): unknown {
-  return JSON.parse(
-    JSON.stringify(m, (_key, value: unknown) => {
-      if (value instanceof Uint8Array) return base64(value);
-      if (value instanceof URL) return value.href;
-      return value;
-    }),
-  );
-}
-
-function fromModelMessage(m: ModelMessage): Message {
-  const session = aiSdkFormat.readDocument!([jsonSafe(m)], 'prepareStep messages');
-  return session.entries[0]?.message ?? { role: m.role, parts: [] };
-}
-
-/**
- * For apps that use `prepareStep` instead of the middleware: returns a `prepareStep` function that keeps the manager's
- * state across steps (with AI SDK 6, prepareStep's messages apply to that step only and the next step starts again from
- * the full history; with AI SDK 7, they carry forward and the next step starts with them: both are continuations) and
- * returns, for each step, the manager's compacted view as `messages`, its system prompt as `system` and the max
- * output abridge reserved. The previous step's answer is recorded with its usage when the next step starts.
- *
- * Prefer `abridgeMiddleware`: it records each answer as it comes, counts the tools and system prompt the call really
- * carries, and retries once after a provider's overflow refusal; this helper counts the system prompt and tools the
- * manager was given (`new ContextManager({system, tools})`) and cannot retry.
- */
-export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(
-  cm: ContextManager,
-  options: AbridgePrepareStepOptions = {},
-): PrepareStepFunction<TOOLS> {
-  const sync = new HistorySync(cm, (e) => options.onEvent?.(e));
-  const summaries = new AgentModelSummaries(cm);
-  let steps = 0;
-  return async ({
-    messages,
-    steps: done,
-    model,
-  }: {
-    messages: ModelMessage[];
-    steps: StepResult<TOOLS>[];
-    model?: unknown;
-  }) => {
-    summaries.offer(model);
-    // The previous step's answer is in `messages` now; its usage comes with the step.
-    const last = done.length > steps ? done[done.length - 1] : undefined;
-    steps = done.length;
-    let k = 0;
-    const system: string[] = [];
-    while (k < messages.length && messages[k]!.role === 'system')
-      system.push((messages[k++] as { content: string }).content);
-    if (system.length) cm.setSystem(system.join('\n\n'));
-    await sync.absorb(messages.slice(k), fromModelMessage, last ? usageFromStep(last.usage) : undefined);
-    const prepared = await cm.prepare(
-      options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {},
-    );
-    const out = encodeAiSdkMessages(prepared.messages) as ModelMessage[];
-    const conversation = out.filter((m) => m.role !== 'system');
-    const view = out.filter((m) => m.role === 'system').map((m) => m.content as string);
-    // AI SDK 7 carries the messages a prepareStep returns forward: the next step's start with this conversation.
-    sync.setSentMessages(conversation);
-    return {
-      system: [...systemOf(cm), ...view].join('\n\n'),
-      messages: conversation,
-      maxOutputTokens: prepared.pressure.maxOutputTokens,
-    };
-  };
-}
-
-/**
- * The manager's compacted view (what the model sees now) as AI SDK `ModelMessage[]`: for an app that keeps its own
- * history in the compacted form, or shows it. A prompt that starts with it continues the manager's session (see the
- * history rule); so does a prompt holding only what is new.
- */
-export function abridgeMessages(cm: ContextManager): ModelMessage[] {
-  return encodeAiSdkMessages(activeMessages(cm.session)) as ModelMessage[];
+async function ownToolNames(cm: ContextManager): Promise<Set<string>> {
+  return new Set((await cm.tools()).map((t) => t.name));
 }
