@@ -43,7 +43,8 @@ import type {
 } from '@ai-sdk/provider';
 import type { LanguageModelMiddleware } from 'ai';
 import type { Level } from '../budget/types.js';
-import { contextOverflow } from '../formats/wire.js';
+import { contextOverflow, conversationBreakpointAt, conversationBreakpointFits } from '../formats/wire.js';
+import { minCacheableTokens } from '../prompt/builder.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
 import type { Usage } from '../model/types.js';
 import { AgentModelSummaries } from './ai-sdk-client.js';
@@ -139,7 +140,8 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     sync.setSent(view);
     // A V4 prompt is typed as V3 here: the middleware's types are the V3 ones, the shapes the breakpoints touch agree.
     let prompt = isV4(model) ? (bridge.toV4(view) as unknown as LanguageModelV3Prompt) : view;
-    if (options.cache !== false && model.provider.startsWith('anthropic')) prompt = withAnthropicBreakpoints(prompt);
+    if (options.cache !== false && model.provider.startsWith('anthropic'))
+      prompt = withAnthropicBreakpoints(prompt, prepared.pressure.predicted, minCacheableTokens(cm.currentModel));
     // The provider sends exactly the reserve abridge counted (its own default may be far larger than the window allows).
     const out: LanguageModelV3CallOptions = { ...params, prompt, maxOutputTokens: prepared.pressure.maxOutputTokens };
     calls.set(out, { prepared, asked });
@@ -301,20 +303,26 @@ function systemTextOf(prompt: LanguageModelV3Prompt): { system: string | undefin
 const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } };
 
 /**
- * Anthropic cache breakpoints (2 of its 4): after the system prompt, and on the last part of the last message that can
- * carry one (not reasoning). Copies: the parts given back as they were read stay untouched.
+ * Anthropic cache breakpoints (2 of its 4): after the system prompt, and the conversation's by the one rule of
+ * formats/wire.ts (the last part of the last message that can carry one — not reasoning — when the prompt is long
+ * enough to be cached). Copies: the parts given back as they were read stay untouched.
  */
-function withAnthropicBreakpoints(prompt: LanguageModelV3Prompt): LanguageModelV3Prompt {
+function withAnthropicBreakpoints(
+  prompt: LanguageModelV3Prompt,
+  promptTokens: number,
+  minCacheable: number,
+): LanguageModelV3Prompt {
   const out = prompt.slice();
   const sys = out.findIndex((m) => m.role === 'system');
   if (sys >= 0) out[sys] = { ...out[sys]!, providerOptions: { ...out[sys]!.providerOptions, ...EPHEMERAL } };
   const last = out.length - 1;
   const m = out[last];
-  if (!m || m.role === 'system') return out;
+  if (!m || m.role === 'system' || !conversationBreakpointFits(sys >= 0 ? 1 : 0, promptTokens, minCacheable))
+    return out;
   const content = m.content.slice() as V3Part[];
-  const at = content.length - 1;
+  const at = conversationBreakpointAt(content, (p) => p.type === 'reasoning');
   const part = content[at];
-  if (!part || part.type === 'reasoning') return out;
+  if (!part) return out;
   content[at] = { ...part, providerOptions: { ...part.providerOptions, ...EPHEMERAL } };
   out[last] = { ...m, content } as LanguageModelV3Message;
   return out;
