@@ -1,34 +1,22 @@
 /**
- * What the AI SDK adapters share (the middleware and prepareStep of `ai-sdk.ts`, the Mastra processor of `mastra.ts`):
- * keeping a manager in step with a host's history of V3 prompt messages (`HistorySync`), an answer as an abridge
- * message, the system prompt as the manager counts it, Anthropic cache breakpoints, summaries by the agent's own model.
- * Internal: no entry point exports these.
+ * Keeping a ContextManager in step with the history the AI SDK sends (the history rule of `ai-sdk.ts`'s module comment):
+ * what of the app's messages the manager already has, what it last sent, and the answers it recorded, matched by
+ * fingerprint. Shared by the middleware, `abridgePrepareStep` and the Mastra processor (`mastra.ts`, which also uses the
+ * request shaping at the end). Internal: not exported from the entry point.
  */
 import { createHash } from 'node:crypto';
-import type {
-  LanguageModelV3,
-  LanguageModelV3Content,
-  LanguageModelV3Message,
-  LanguageModelV3Prompt,
-} from '@ai-sdk/provider';
-import type { LlmClient } from '../compaction/summarizers/llm.js';
+import type { LanguageModelV3Content, LanguageModelV3Message, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { CONVERSATION_START_TEXT } from '../formats/request-body.js';
+import { conversationBreakpointAt, conversationBreakpointFits } from '../formats/wire.js';
 import type { ContextManager } from '../manager/context-manager.js';
 import { renderPrompt } from '../manager/request.js';
-import { parseArguments } from '../model/parts.js';
-import type { Message, Part, Usage } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
-import {
-  base64,
-  decodeV3Part,
-  mediaPart,
-  toV3Prompt,
-  V3Originals,
-  withOptions,
-  type V3AssistantPart,
-  type V3Part,
-} from './ai-sdk-v3.js';
+import type { Message, Usage } from '../model/types.js';
+import { base64, toV3Prompt, V3Originals, type V3AssistantPart, type V3Part } from './ai-sdk-v3.js';
+import { responseMessage } from './ai-sdk-stream.js';
 
+// Public, re-exported by `ai-sdk.ts`; declared here because HistorySync emits it and the prepareStep helper's options
+// name it too, and neither may import the entry point that re-exports them (no import cycles).
 export type AiSdkEvent =
   /** The prompt was not a continuation of what the middleware had seen (see the module's history rule). */
   | { type: 'resync'; kept: number; dropped: number; added: number }
@@ -40,47 +28,12 @@ export type AiSdkEvent =
    */
   | { type: 'tools-not-offered'; names: string[] };
 
-/** A model's answer (generate content, or what a stream carried) as an abridge assistant message, each part with its V3 prompt form. */
-export function responseMessage(content: readonly LanguageModelV3Content[]): {
-  message: Message;
-  pairs: [Part, V3AssistantPart][];
-} {
-  const parts: Part[] = [];
-  const pairs: [Part, V3AssistantPart][] = [];
-  for (const c of content) {
-    let v3: V3AssistantPart | undefined;
-    if (c.type === 'text' && c.text !== '')
-      v3 = withOptions({ type: 'text' as const, text: c.text }, c.providerMetadata);
-    else if (c.type === 'reasoning') v3 = withOptions({ type: 'reasoning' as const, text: c.text }, c.providerMetadata);
-    else if (c.type === 'tool-call')
-      v3 = withOptions(
-        {
-          type: 'tool-call' as const,
-          toolCallId: c.toolCallId,
-          toolName: c.toolName,
-          input: parseArguments(c.input),
-          ...(c.providerExecuted ? { providerExecuted: true } : {}),
-        },
-        c.providerMetadata,
-      );
-    else if (c.type === 'file') parts.push(mediaPart(c.data, c.mediaType));
-    const part = v3 ? decodeV3Part(v3) : undefined;
-    if (!v3 || !part) continue;
-    parts.push(part);
-    pairs.push([part, v3]);
-  }
-  return { message: { role: 'assistant', parts }, pairs };
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Keeping the manager in step with the app's history
-
 /** Stands for the answer the middleware recorded, until the app's next prompt shows the form the AI SDK gave it. */
 const RECORDED = Symbol('recorded response');
 type Slot = string | typeof RECORDED;
 
 /** A message's identity for history comparison: role and content, provider metadata left out, binary data as base64. */
-export function fingerprint(m: unknown): string {
+function fingerprint(m: unknown): string {
   const json = JSON.stringify(m, (key, value: unknown) => {
     if (key === 'providerOptions' || key === 'providerMetadata') return undefined;
     if (value instanceof Uint8Array) return base64(value);
@@ -239,17 +192,21 @@ export class HistorySync {
   }
 }
 
-export function isStartPlaceholder(m: LanguageModelV3Message): boolean {
+function isStartPlaceholder(m: LanguageModelV3Message): boolean {
   const only = m.role === 'user' && m.content.length === 1 ? m.content[0] : undefined;
   return only?.type === 'text' && only.text === CONVERSATION_START_TEXT;
 }
 
+// Here rather than in `ai-sdk.ts` because `abridgePrepareStep` sends it too, beside the view the history sync tracks.
 /** The system prompt as the manager builds it (its sections, the deferral note), as it is counted. */
 export function systemOf(cm: ContextManager): string[] {
   const built = renderPrompt(cm.provider, { model: cm.currentModel, prompt: cm.prompt, tools: [] });
   const text = [built.system, ...built.tail.map((b) => b.text)].filter((t) => t.trim() !== '').join('\n\n');
   return text ? [text] : [];
 }
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Request shaping the middleware and the Mastra processor share
 
 export function systemTextOf(prompt: LanguageModelV3Prompt): {
   system: string | undefined;
@@ -264,20 +221,26 @@ export function systemTextOf(prompt: LanguageModelV3Prompt): {
 const EPHEMERAL = { anthropic: { cacheControl: { type: 'ephemeral' } } };
 
 /**
- * Anthropic cache breakpoints (2 of its 4): after the system prompt, and on the last part of the last message that can
- * carry one (not reasoning). Copies: the parts given back as they were read stay untouched.
+ * Anthropic cache breakpoints (2 of its 4): after the system prompt, and the conversation's by the one rule of
+ * formats/wire.ts (the last part of the last message that can carry one — not reasoning — when the prompt is long
+ * enough to be cached). Copies: the parts given back as they were read stay untouched.
  */
-export function withAnthropicBreakpoints(prompt: LanguageModelV3Prompt): LanguageModelV3Prompt {
+export function withAnthropicBreakpoints(
+  prompt: LanguageModelV3Prompt,
+  promptTokens: number,
+  minCacheable: number,
+): LanguageModelV3Prompt {
   const out = prompt.slice();
   const sys = out.findIndex((m) => m.role === 'system');
   if (sys >= 0) out[sys] = { ...out[sys]!, providerOptions: { ...out[sys]!.providerOptions, ...EPHEMERAL } };
   const last = out.length - 1;
   const m = out[last];
-  if (!m || m.role === 'system') return out;
+  if (!m || m.role === 'system' || !conversationBreakpointFits(sys >= 0 ? 1 : 0, promptTokens, minCacheable))
+    return out;
   const content = m.content.slice() as V3Part[];
-  const at = content.length - 1;
+  const at = conversationBreakpointAt(content, (p) => p.type === 'reasoning');
   const part = content[at];
-  if (!part || part.type === 'reasoning') return out;
+  if (!part) return out;
   content[at] = { ...part, providerOptions: { ...part.providerOptions, ...EPHEMERAL } };
   out[last] = { ...m, content } as LanguageModelV3Message;
   return out;
@@ -285,47 +248,4 @@ export function withAnthropicBreakpoints(prompt: LanguageModelV3Prompt): Languag
 
 export async function ownToolNames(cm: ContextManager): Promise<Set<string>> {
   return new Set((await cm.tools()).map((t) => t.name));
-}
-
-/**
- * One completion by a V3 or V4 model: the system prompt and one user message in, the text of its answer out (a prompt
- * of texts and an answer's text parts have the same shape in both specifications).
- */
-export function completeWith(model: LanguageModelV3): LlmClient['complete'] {
-  return async (req) => {
-    const result = await model.doGenerate({
-      prompt: [
-        { role: 'system', content: req.system },
-        { role: 'user', content: [{ type: 'text', text: req.prompt }] },
-      ],
-      maxOutputTokens: req.maxOutputTokens,
-      ...(req.signal ? { abortSignal: req.signal } : {}),
-    });
-    return result.content
-      .filter((c): c is Extract<LanguageModelV3Content, { type: 'text' }> => c.type === 'text')
-      .map((c) => c.text)
-      .join('');
-  };
-}
-
-/** Gives the manager the agent's own model to summarize with, once per model object it sees. */
-export class AgentModelSummaries {
-  private offered: unknown;
-
-  constructor(private readonly cm: ContextManager) {}
-
-  offer(model: unknown): void {
-    if (model === this.offered) return;
-    this.offered = model;
-    // A model id (the AI SDK's gateway string) or an older specification cannot be called here: extractive, then.
-    if (!isCallableModel(model)) return;
-    this.cm.summarizeWithAgentModel(completeWith(model));
-  }
-}
-
-/** A V3 or V4 model (typed as V3: what abridge calls — doGenerate with texts — is the same in both). */
-export function isCallableModel(model: unknown): model is LanguageModelV3 {
-  if (typeof model !== 'object' || model === null) return false;
-  const m = model as { specificationVersion?: unknown; doGenerate?: unknown };
-  return (m.specificationVersion === 'v3' || m.specificationVersion === 'v4') && typeof m.doGenerate === 'function';
 }

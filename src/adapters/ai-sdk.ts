@@ -34,46 +34,39 @@
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
-  LanguageModelV3Content,
   LanguageModelV3GenerateResult,
   LanguageModelV3Middleware,
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
   LanguageModelV3StreamResult,
-  LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import type {
-  LanguageModel,
-  LanguageModelMiddleware,
-  ModelMessage,
-  PrepareStepFunction,
-  StepResult,
-  Tool,
-  ToolSet,
-} from 'ai';
-import { ModelCatalog } from '../budget/catalog.js';
+import type { LanguageModelMiddleware } from 'ai';
 import type { Level } from '../budget/types.js';
-import type { LlmClient } from '../compaction/summarizers/llm.js';
-import { aiSdkFormat, encodeAiSdkMessages } from '../formats/ai-sdk.js';
 import { contextOverflow } from '../formats/wire.js';
+import { minCacheableTokens } from '../prompt/builder.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
-import { activeMessages } from '../model/view.js';
+import type { Usage } from '../model/types.js';
+import { AgentModelSummaries } from './ai-sdk-client.js';
 import {
-  AgentModelSummaries,
-  type AiSdkEvent,
-  completeWith,
   HistorySync,
-  isCallableModel,
   ownToolNames,
   systemOf,
   systemTextOf,
   withAnthropicBreakpoints,
+  type AiSdkEvent,
 } from './ai-sdk-history.js';
-import { base64, fromV3Message, toV3Prompt, usageFromStep, usageFromV3 } from './ai-sdk-v3.js';
+import { StreamCollector } from './ai-sdk-stream.js';
+import { fromV3Message, toV3Prompt, usageFromV3 } from './ai-sdk-v3.js';
 import { isV4, V4Bridge } from './ai-sdk-v4.js';
-import type { Message, Usage } from '../model/types.js';
 
+export { aiSdkClient, type AiSdkClientOptions, type AiSdkLanguageModel } from './ai-sdk-client.js';
 export type { AiSdkEvent } from './ai-sdk-history.js';
+export {
+  abridgeMessages,
+  abridgePrepareStep,
+  abridgeTools,
+  type AbridgePrepareStepOptions,
+} from './ai-sdk-prepare-step.js';
 
 // contextOverflow (which recognizes the AI SDK's APICallError too) is the core's: `abridge-context`.
 
@@ -108,106 +101,6 @@ export interface AbridgeMiddlewareOptions {
    * (`providerOptions.anthropic.cacheControl`), so the stable prefix is billed as cache reads. Default true.
    */
   cache?: boolean;
-}
-
-/** Collects a stream's parts into the content they amount to, as they pass. */
-class StreamCollector {
-  private readonly order: (string | LanguageModelV3Content)[] = [];
-  private readonly texts = new Map<
-    string,
-    { type: 'text' | 'reasoning'; text: string; providerMetadata?: Record<string, Record<string, unknown>> }
-  >();
-  usage: LanguageModelV3Usage | undefined;
-  finished = false;
-
-  observe(part: LanguageModelV3StreamPart): void {
-    switch (part.type) {
-      case 'text-start':
-      case 'reasoning-start':
-        this.block(part.type === 'text-start' ? 'text' : 'reasoning', part.id, part.providerMetadata);
-        break;
-      case 'text-delta':
-      case 'reasoning-delta': {
-        const b = this.block(part.type === 'text-delta' ? 'text' : 'reasoning', part.id, part.providerMetadata);
-        b.text += part.delta;
-        break;
-      }
-      case 'text-end':
-      case 'reasoning-end':
-        this.block(part.type === 'text-end' ? 'text' : 'reasoning', part.id, part.providerMetadata);
-        break;
-      case 'tool-call':
-      case 'file':
-        this.order.push(part);
-        break;
-      case 'finish':
-        this.usage = part.usage;
-        this.finished = true;
-        break;
-      default:
-        break;
-    }
-  }
-
-  content(): LanguageModelV3Content[] {
-    return this.order.map((o) => {
-      if (typeof o !== 'string') return o;
-      const b = this.texts.get(o)!;
-      return b.providerMetadata
-        ? { type: b.type, text: b.text, providerMetadata: b.providerMetadata }
-        : { type: b.type, text: b.text };
-    }) as LanguageModelV3Content[];
-  }
-
-  private block(type: 'text' | 'reasoning', id: string, metadata: Record<string, Record<string, unknown>> | undefined) {
-    const key = `${type}:${id}`;
-    let b = this.texts.get(key);
-    if (!b) {
-      b = { type, text: '' };
-      this.texts.set(key, b);
-      this.order.push(key);
-    }
-    if (metadata) {
-      b.providerMetadata ??= {};
-      for (const [provider, values] of Object.entries(metadata))
-        b.providerMetadata[provider] = { ...(b.providerMetadata[provider] ?? {}), ...values };
-    }
-    return b;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// Summaries by a model of the AI SDK
-
-/**
- * A model of the AI SDK that abridge can call itself: LanguageModelV3 (AI SDK 6) or, with AI SDK 7 installed,
- * LanguageModelV4 — whichever the installed `ai` accepts (not a gateway id string, not a V2 model).
- */
-export type AiSdkLanguageModel = Extract<LanguageModel, { readonly specificationVersion: 'v3' | 'v4' }>;
-
-export interface AiSdkClientOptions {
-  /** The model's window; default: the model catalog's for its id. */
-  contextWindow?: number;
-  /** The model's output limit; default: the model catalog's for its id. */
-  maxOutputTokens?: number;
-}
-
-/**
- * An LlmClient on an AI SDK model (`anthropic('claude-haiku-4-5')`, `openai('gpt-5-mini')`…), for the manager's
- * `summaryClient`: summaries by another model than the agent's (the middleware's default is the agent's own).
- */
-export function aiSdkClient(model: AiSdkLanguageModel, options: AiSdkClientOptions = {}): LlmClient {
-  if (!isCallableModel(model))
-    throw new TypeError(
-      `aiSdkClient: a LanguageModelV3 or LanguageModelV4 model is needed (got specification ${String((model as { specificationVersion?: unknown }).specificationVersion)})`,
-    );
-  const info = new ModelCatalog().lookup(model.modelId, { provider: model.provider.split('.')[0]! });
-  return {
-    model: model.modelId,
-    contextWindow: options.contextWindow ?? info.contextWindow,
-    maxOutputTokens: options.maxOutputTokens ?? info.maxOutputTokens,
-    complete: completeWith(model),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -253,7 +146,8 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
     sync.setSent(view);
     // A V4 prompt is typed as V3 here: the middleware's types are the V3 ones, the shapes the breakpoints touch agree.
     let prompt = isV4(model) ? (bridge.toV4(view) as unknown as LanguageModelV3Prompt) : view;
-    if (options.cache !== false && model.provider.startsWith('anthropic')) prompt = withAnthropicBreakpoints(prompt);
+    if (options.cache !== false && model.provider.startsWith('anthropic'))
+      prompt = withAnthropicBreakpoints(prompt, prepared.pressure.predicted, minCacheableTokens(cm.currentModel));
     // The provider sends exactly the reserve abridge counted (its own default may be far larger than the window allows).
     const out: LanguageModelV3CallOptions = { ...params, prompt, maxOutputTokens: prepared.pressure.maxOutputTokens };
     calls.set(out, { prepared, asked });
@@ -400,113 +294,4 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
   // With AI SDK 7, `wrapLanguageModel` calls these hooks with V4 params and models (see `bridge`); the specification
   // version it ignores.
   return middleware as unknown as LanguageModelMiddleware;
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// abridge's tools as AI SDK tools
-
-/**
- * abridge's agent tools (`read_result`, `compact_context`, `tool_search` when tools are deferred, `memory` when set) as
- * AI SDK tools, to spread into `generateText({tools})`. The middleware does not count them twice: the manager counts
- * its own tools itself. Resolve it once (it loads the tools' zod schemas).
- */
-export async function abridgeTools(cm: ContextManager): Promise<ToolSet> {
-  const out: ToolSet = {};
-  for (const t of await cm.tools()) {
-    // `tool()` of the AI SDK is the identity: the object literal is the tool. zod 4 schemas are Standard Schemas.
-    const def: Tool<unknown, string> = {
-      description: t.description,
-      inputSchema: t.input as Tool<unknown, string>['inputSchema'],
-      execute: (input: unknown) => t.run(input),
-    };
-    out[t.name] = def;
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------------------------------------------------
-// prepareStep
-
-export interface AbridgePrepareStepOptions {
-  /** The max output tokens of each step (default: the manager's). Returned so the step asks for exactly that. */
-  maxOutputTokens?: number;
-  onEvent?: (event: AiSdkEvent) => void;
-}
-
-/** A ModelMessage with binary data as base64, so that abridge keeps it (the format reader takes JSON-safe values). */
-function jsonSafe(m: ModelMessage): unknown {
-  return JSON.parse(
-    JSON.stringify(m, (_key, value: unknown) => {
-      if (value instanceof Uint8Array) return base64(value);
-      if (value instanceof URL) return value.href;
-      return value;
-    }),
-  );
-}
-
-function fromModelMessage(m: ModelMessage): Message {
-  const session = aiSdkFormat.readDocument!([jsonSafe(m)], 'prepareStep messages');
-  return session.entries[0]?.message ?? { role: m.role, parts: [] };
-}
-
-/**
- * For apps that use `prepareStep` instead of the middleware: returns a `prepareStep` function that keeps the manager's
- * state across steps (with AI SDK 6, prepareStep's messages apply to that step only and the next step starts again from
- * the full history; with AI SDK 7, they carry forward and the next step starts with them: both are continuations) and
- * returns, for each step, the manager's compacted view as `messages`, its system prompt as `system` and the max
- * output abridge reserved. The previous step's answer is recorded with its usage when the next step starts.
- *
- * Prefer `abridgeMiddleware`: it records each answer as it comes, counts the tools and system prompt the call really
- * carries, and retries once after a provider's overflow refusal; this helper counts the system prompt and tools the
- * manager was given (`new ContextManager({system, tools})`) and cannot retry.
- */
-export function abridgePrepareStep<TOOLS extends ToolSet = ToolSet>(
-  cm: ContextManager,
-  options: AbridgePrepareStepOptions = {},
-): PrepareStepFunction<TOOLS> {
-  const sync = new HistorySync(cm, (e) => options.onEvent?.(e));
-  const summaries = new AgentModelSummaries(cm);
-  let steps = 0;
-  return async ({
-    messages,
-    steps: done,
-    model,
-  }: {
-    messages: ModelMessage[];
-    steps: StepResult<TOOLS>[];
-    model?: unknown;
-  }) => {
-    summaries.offer(model);
-    // The previous step's answer is in `messages` now; its usage comes with the step.
-    const last = done.length > steps ? done[done.length - 1] : undefined;
-    steps = done.length;
-    let k = 0;
-    const system: string[] = [];
-    while (k < messages.length && messages[k]!.role === 'system')
-      system.push((messages[k++] as { content: string }).content);
-    if (system.length) cm.setSystem(system.join('\n\n'));
-    await sync.absorb(messages.slice(k), fromModelMessage, last ? usageFromStep(last.usage) : undefined);
-    const prepared = await cm.prepare(
-      options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {},
-    );
-    const out = encodeAiSdkMessages(prepared.messages) as ModelMessage[];
-    const conversation = out.filter((m) => m.role !== 'system');
-    const view = out.filter((m) => m.role === 'system').map((m) => m.content as string);
-    // AI SDK 7 carries the messages a prepareStep returns forward: the next step's start with this conversation.
-    sync.setSentMessages(conversation);
-    return {
-      system: [...systemOf(cm), ...view].join('\n\n'),
-      messages: conversation,
-      maxOutputTokens: prepared.pressure.maxOutputTokens,
-    };
-  };
-}
-
-/**
- * The manager's compacted view (what the model sees now) as AI SDK `ModelMessage[]`: for an app that keeps its own
- * history in the compacted form, or shows it. A prompt that starts with it continues the manager's session (see the
- * history rule); so does a prompt holding only what is new.
- */
-export function abridgeMessages(cm: ContextManager): ModelMessage[] {
-  return encodeAiSdkMessages(activeMessages(cm.session)) as ModelMessage[];
 }

@@ -32,6 +32,7 @@ import type { LanguageModelV3Content, LanguageModelV3Message, LanguageModelV3Pro
 import type { Level } from '../budget/types.js';
 import { contextOverflow } from '../formats/wire.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
+import { minCacheableTokens } from '../prompt/builder.js';
 import { parseArguments } from '../model/parts.js';
 import type { Usage } from '../model/types.js';
 import { HistorySync, ownToolNames, systemOf, systemTextOf, withAnthropicBreakpoints } from './ai-sdk-history.js';
@@ -241,7 +242,7 @@ export class AbridgeProcessor {
     this.sync.setSent(view);
     let prompt = v4 ? (this.bridge.toV4(view) as unknown as LanguageModelV3Prompt) : view;
     if (this.options.cache !== false && model.provider?.startsWith('anthropic'))
-      prompt = withAnthropicBreakpoints(prompt);
+      prompt = withAnthropicBreakpoints(prompt, prepared.pressure.predicted, minCacheableTokens(this.cm.currentModel));
     return { prompt: prompt as unknown as P };
   }
 

@@ -448,22 +448,38 @@ export function encodeAnthropicRequest(
         t.parts.map(encodeUserPart).filter((b): b is AnthropicUserBlock => b !== undefined),
       );
   }
-  // The API wants a user message first, and rejects a final (prefill) assistant message ending in whitespace.
-  if (messages[0]?.role !== 'user')
-    messages.unshift({ role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
-  const last = messages[messages.length - 1]!;
-  if (last.role === 'assistant') {
-    const tail = last.content[last.content.length - 1];
-    if (tail?.type === 'text') {
-      tail.text = tail.text.trimEnd();
-      if (tail.text === '') last.content.pop();
-    }
-    if (last.content.length === 0) messages.pop();
-  }
-  const body: AnthropicRequest = { model: conv.model, max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, messages };
+  const body: AnthropicRequest = {
+    model: conv.model,
+    max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    messages: completeAnthropicMessages(messages),
+  };
   const system = conv.system.join('\n\n');
   if (system) body.system = system;
   return body;
+}
+
+/**
+ * What a whole request's messages need besides their encoding: the API wants a user message first, and rejects a final
+ * (prefill) assistant message ending in whitespace. A new array; a message that changes is copied (the incremental
+ * encoder reuses the others from turn to turn).
+ */
+export function completeAnthropicMessages(messages: readonly AnthropicMessageParam[]): AnthropicMessageParam[] {
+  const out = messages.slice();
+  if (out[0]?.role !== 'user')
+    out.unshift({ role: 'user', content: [{ type: 'text', text: CONVERSATION_START_TEXT }] });
+  const last = out[out.length - 1]!;
+  if (last.role === 'assistant' && Array.isArray(last.content)) {
+    const content = last.content.slice();
+    const tail = content[content.length - 1];
+    if (tail?.type === 'text') {
+      const text = tail.text.trimEnd();
+      if (text === '') content.pop();
+      else content[content.length - 1] = { ...tail, text };
+    }
+    if (content.length === 0) out.pop();
+    else out[out.length - 1] = { ...last, content } as AnthropicMessageParam;
+  }
+  return out;
 }
 
 /**

@@ -21,6 +21,7 @@ import type {
   ToolResultPart,
 } from '../model/types.js';
 import {
+  CONVERSATION_START_TEXT,
   dataUrl,
   imageFromUrl,
   inlineText,
@@ -404,8 +405,14 @@ export function encodeOpenaiChatRequest(input: readonly Message[], options: Open
   const system = conv.system.join('\n\n');
   if (system) messages.push({ role: 'system', content: system });
   for (const t of conv.turns) messages.push(...encodeTurn(t));
-  if (!messages.some((m) => m.role === 'user')) messages.push({ role: 'user', content: '(conversation start)' });
-  return { model: conv.model, messages };
+  return { model: conv.model, messages: completeChatMessages(messages) };
+}
+
+/** What a whole request's messages need besides their encoding: a user message (the API refuses a request without). */
+export function completeChatMessages(messages: readonly ChatMessage[]): ChatMessage[] {
+  return messages.some((m) => m.role === 'user')
+    ? messages.slice()
+    : [...messages, { role: 'user', content: CONVERSATION_START_TEXT }];
 }
 
 /** A session's compacted view (what its model sees) as an OpenAI Chat Completions request body. */

@@ -25,6 +25,7 @@ import type {
   ToolResultPart,
 } from '../model/types.js';
 import {
+  CONVERSATION_START_TEXT,
   dataUrl,
   imageFromUrl,
   inlineText,
@@ -477,13 +478,21 @@ export function encodeOpenaiResponsesRequest(
   });
   const input: ResponsesItem[] = [];
   for (const t of conv.turns) input.push(...encodeTurn(t));
-  // A reasoning item needs the item that followed it: one left last (a turn that ended in reasoning) goes.
-  while (input.length > 0 && input[input.length - 1]!.type === 'reasoning') input.pop();
-  if (input.length === 0) input.push({ type: 'message', role: 'user', content: '(conversation start)' });
-  const body: ResponsesRequest = { model: conv.model, input };
+  const body: ResponsesRequest = { model: conv.model, input: completeResponsesInput(input) };
   const system = conv.system.join('\n\n');
   if (system) body.instructions = system;
   return body;
+}
+
+/**
+ * What a whole request's input needs besides its encoding: a reasoning item needs the item that followed it (one left
+ * last, of a turn that ended in reasoning, goes), and an empty input gets a user message. A new array.
+ */
+export function completeResponsesInput(input: readonly ResponsesItem[]): ResponsesItem[] {
+  const out = input.slice();
+  while (out.length > 0 && out[out.length - 1]!.type === 'reasoning') out.pop();
+  if (out.length === 0) out.push({ type: 'message', role: 'user', content: CONVERSATION_START_TEXT });
+  return out;
 }
 
 /** A session's compacted view (what its model sees) as an OpenAI Responses API request body. */

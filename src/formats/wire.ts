@@ -145,9 +145,50 @@ export interface ResponsesRequestBody {
 
 export type RequestBody = AnthropicRequestBody | ChatRequestBody | ResponsesRequestBody;
 
+/** The request body of each provider's API, by provider. */
+export interface ProviderRequestBody {
+  anthropic: AnthropicRequestBody;
+  'openai-chat': ChatRequestBody;
+  'openai-responses': ResponsesRequestBody;
+}
+
 /** Anthropic's limit of cache breakpoints per request (PromptBuilder keeps to it too). */
 export const MAX_ANTHROPIC_BREAKPOINTS = 4;
 const EPHEMERAL: AnthropicCacheControl = { type: 'ephemeral' };
+
+/**
+ * Anthropic's conversation breakpoint, one rule for every place that sets it (the request encoders, the incremental
+ * encoder, the AI SDK middleware): on the last block of the last message that can carry one — thinking cannot.
+ * The index of that block among `blocks`, or -1.
+ */
+export function conversationBreakpointAt<B>(blocks: readonly B[], isThinking: (b: B) => boolean): number {
+  for (let i = blocks.length - 1; i >= 0; i--) if (!isThinking(blocks[i]!)) return i;
+  return -1;
+}
+
+/**
+ * Whether a request takes the conversation breakpoint: fewer than the 4 breakpoints used already (system, tools), and
+ * a prompt long enough to be cached at all (the model's minimum; shorter prefixes are not cached and cost the write).
+ */
+export function conversationBreakpointFits(used: number, promptTokens: number, minCacheableTokens: number): boolean {
+  return used < MAX_ANTHROPIC_BREAKPOINTS && promptTokens >= minCacheableTokens;
+}
+
+/** The messages with the conversation breakpoint placed; the last message and its block are copies. */
+export function withConversationBreakpoint(messages: readonly AnthropicRequestMessage[]): {
+  messages: AnthropicRequestMessage[];
+  placed: boolean;
+} {
+  const out = messages.slice();
+  const last = out[out.length - 1];
+  if (!last || typeof last.content === 'string') return { messages: out, placed: false };
+  const content = last.content.slice() as CacheableBlock<AnthropicUserBlock | AnthropicAssistantBlock>[];
+  const at = conversationBreakpointAt(content, (b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+  if (at < 0) return { messages: out, placed: false };
+  content[at] = { ...content[at]!, cache_control: EPHEMERAL };
+  out[out.length - 1] = { ...last, content } as AnthropicRequestMessage;
+  return { messages: out, placed: true };
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Requests
@@ -294,17 +335,11 @@ function anthropicRequest(messages: readonly Message[], o: RequestOptions): Anth
     }
   }
 
-  const out = encoded.messages as AnthropicRequestMessage[];
+  let out = encoded.messages as AnthropicRequestMessage[];
   if (o.cacheConversation) {
-    const last = out[out.length - 1];
-    const content = (last?.content ?? []) as CacheableBlock<AnthropicUserBlock | AnthropicAssistantBlock>[];
-    for (let i = content.length - 1; i >= 0; i--) {
-      const b = content[i]!;
-      if (b.type === 'thinking' || b.type === 'redacted_thinking') continue;
-      content[i] = { ...b, cache_control: EPHEMERAL };
-      breakpoints++;
-      break;
-    }
+    const marked = withConversationBreakpoint(out);
+    out = marked.messages;
+    if (marked.placed) breakpoints++;
   }
   const tail = (o.tail ?? []).filter((t) => t.trim() !== '').map((text) => ({ type: 'text' as const, text }));
   if (tail.length > 0) {

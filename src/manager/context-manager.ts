@@ -39,12 +39,14 @@ import { ContextOverflowError, type OverflowDetails } from './overflow.js';
 import {
   fromResponse,
   REQUEST_PROVIDERS,
+  type ProviderRequestBody,
   type RequestProvider,
   type ResponseResult,
   type ToolSpec,
 } from '../formats/wire.js';
 import { lastModelOf, restoreSession, type RestoredSession } from './restore.js';
-import { anthropicTool, renderPrompt, RequestEncoder, type ProviderRequestBody } from './request.js';
+import { anthropicTool, renderPrompt, requestOptions } from './request.js';
+import { IncrementalEncoder } from '../formats/incremental.js';
 
 /** A tool the agent offers the model, and where it comes from (MCP and skill tools may be deferred). */
 export type ManagedTool = ToolSpec & { kind?: DeferrableTool['kind']; server?: string };
@@ -238,7 +240,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private agentToolList: Promise<AgentTool[]> | undefined;
   private overheadKey = '';
   private overheadCounted = 0;
-  private readonly encoder = new RequestEncoder();
+  private readonly encoder = new IncrementalEncoder();
   private observedPrompt = 0;
   /** Prompts billed above the window assumed for the model (the window is raised by the second). */
   private billedAboveWindow: number[] = [];
@@ -548,17 +550,19 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         );
     }
     this.turn = { maxOutput, counted: this.tracker.contextTokens, predicted: prediction.predicted };
-    const request = this.encoder.build(this.provider, {
-      model: this.model,
-      maxOutputTokens: maxOutput,
-      prompt: this.prompt,
-      tools,
-      messages: this.sent(this.view),
-      counter: this.counter,
-      built: built!,
-      promptTokens: prediction.predicted,
-      ...(options.extra ? { extra: options.extra } : {}),
-    });
+    // The view itself while it only grows (the encoder re-encodes from its last group on); a resumed harness's sending
+    // rule makes a new array each turn.
+    const request = this.encoder.build(
+      this.provider,
+      this.send ? this.sent(this.view) : this.view,
+      requestOptions(built!, {
+        model: this.model,
+        maxOutputTokens: maxOutput,
+        tools,
+        promptTokens: prediction.predicted,
+        ...(options.extra ? { extra: options.extra } : {}),
+      }),
+    );
     const pressure: Pressure = {
       predicted: prediction.predicted,
       anchored: prediction.anchored,

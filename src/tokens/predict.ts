@@ -234,6 +234,10 @@ export class PromptTracker {
         entry: entry.index,
         reasoningCarried: 0,
       };
+      // The size the compaction reported is of the view as it is: nothing in it is still to be dropped or added.
+      this.thinkingSinceAnchor = 0;
+      this.droppedSinceAnchor = 0;
+      this.outputBilled = 0;
       this.viewEnd = undefined;
     }
   }
