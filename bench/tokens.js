@@ -174,6 +174,75 @@ printTable(
   baselineRows,
 );
 
+// Transcripts held out from the corpus (sessions of other agents and models, e.g. of models abridge has no tokenizer
+// for), read from the folders ABRIDGE_HELDOUT names (':'-separated; every file in them and their subfolders): the same
+// measure per model, beside the same baseline. Nothing of them is tuned on; they are not in the repository.
+if (process.env.ABRIDGE_HELDOUT) {
+  const heldFiles = [];
+  const walk = (dir) => {
+    for (const name of readdirSync(dir, { withFileTypes: true }).sort((x, y) => x.name.localeCompare(y.name))) {
+      if (name.isDirectory()) walk(join(dir, name.name));
+      else if (/\.(jsonl|json)$/.test(name.name)) heldFiles.push(join(dir, name.name));
+    }
+  };
+  for (const dir of process.env.ABRIDGE_HELDOUT.split(':')) if (existsSync(dir)) walk(dir);
+  const byModel = {};
+  let read = 0;
+  for (const f of heldFiles) {
+    let s;
+    try {
+      s = await readSession(f);
+    } catch {
+      continue;
+    }
+    read++;
+    const rs = replaySession(s);
+    rs.forEach((r, i) => {
+      for (const key of [r.model, 'all']) {
+        byModel[key] ??= { all: [], paired: [], previous: [] };
+        byModel[key].all.push(Math.abs(r.predicted - r.reported) / r.reported);
+        if (i === 0) continue;
+        byModel[key].paired.push(Math.abs(r.predicted - r.reported) / r.reported);
+        byModel[key].previous.push(Math.abs(rs[i - 1].reported - r.reported) / r.reported);
+      }
+    });
+  }
+  out.heldout = {};
+  const heldRows = [];
+  for (const [model, m] of Object.entries(byModel).sort(
+    (x, y) => (x[0] === 'all') - (y[0] === 'all') || y[1].all.length - x[1].all.length,
+  )) {
+    const a = quantiles(m.all);
+    const p = quantiles(m.paired);
+    const b = quantiles(m.previous);
+    out.heldout[model] = { requests: m.all.length, predicted: a, afterFirst: p, previousReported: b };
+    heldRows.push([
+      model,
+      m.all.length,
+      pct(a.median),
+      pct(a.p90),
+      pct(p.median),
+      pct(p.p90),
+      pct(b.median),
+      pct(b.p90),
+    ]);
+  }
+  log(`\n## Held-out transcripts (ABRIDGE_HELDOUT: ${read} of ${heldFiles.length} files read), per model\n`);
+  printTable(
+    [
+      'model',
+      'requests',
+      'predicted med',
+      'p90',
+      'after the first: med',
+      'p90',
+      'baseline: previous reported med',
+      'p90',
+    ],
+    heldRows,
+  );
+}
+
 // --------------------------------------------------------------------------------------------------------------------
 // 2. Estimator accuracy against exact o200k, over every text the corpus holds
 
