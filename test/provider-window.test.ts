@@ -82,6 +82,50 @@ describe('a window the provider enforces below the one assumed', () => {
     },
   );
 
+  it('a refusal that states no figures (Responses: "exceeds the context window"): the refused request bounds the window; one refusal in 40 turns', async () => {
+    const small = await startFakeProvider({ window: 30_000, maxOutputTokens: 8000, script: { toolTurns: 100 } });
+    try {
+      const cm = new ContextManager({
+        model: 'gpt-5.4',
+        provider: 'openai-responses',
+        contextWindow: 40_000,
+        system: 'You are a coding agent. Task: fix the failing checkout test.',
+        tools: LOOP_TOOLS,
+      });
+      await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
+      let refused = 0;
+      for (let turn = 0; turn < TURNS; turn++) {
+        let { status, body } = await sendRequest(
+          small,
+          'openai-responses',
+          (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
+        );
+        if (status !== 200) {
+          refused++;
+          const overflow = contextOverflow({ status, error: body });
+          expect(overflow?.limit).toBeUndefined();
+          expect(await cm.recoverFromOverflow(overflow!)).toBe(true);
+          ({ status, body } = await sendRequest(
+            small,
+            'openai-responses',
+            (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
+          ));
+          expect(status).toBe(200);
+        }
+        const { message } = await cm.record(body);
+        await cm.append(answerCalls(message, turn));
+      }
+      expect(refused).toBe(1);
+      // Bounded by what was refused (its prompt and max output), which passed the server's 30,000 by one request's
+      // growth: far under the 40,000 assumed.
+      const learned = cm.breakdown().window;
+      expect(learned).toBeGreaterThanOrEqual(30_000);
+      expect(learned).toBeLessThan(32_000);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('told 40,000 while the server enforces 30,000: one refusal, then the window the server stated', async () => {
     const small = await startFakeProvider({ window: 30_000, maxOutputTokens: 8000, script: { toolTurns: 100 } });
     try {

@@ -219,8 +219,7 @@ export class AbridgeProcessor {
     }
     const asked = (args.modelSettings as { maxOutputTokens?: unknown } | undefined)?.maxOutputTokens;
     if (typeof asked === 'number') this.reserve = asked;
-    // The manager's own reserve is known once it prepared a request (ContextManager does not say it otherwise).
-    else this.reserve ??= (await this.cm.prepare()).pressure.maxOutputTokens;
+    else this.reserve ??= this.cm.reserveTokens;
     return { modelSettings: { ...(args.modelSettings ?? ({} as S)), maxOutputTokens: this.reserve } };
   }
 

@@ -402,6 +402,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     else this.prompt.add({ name: 'system', content: text, cacheable: true });
   }
 
+  /**
+   * The max output a request reserves when its caller names none (`maxOutputTokens` of the options, else min(the
+   * model's maximum output, 32,000, half the window)): what a host that sets the request's max output itself should ask.
+   */
+  get reserveTokens(): number {
+    return this.reserve();
+  }
+
   /** The model requests go to now. */
   get currentModel(): string {
     return this.model;
@@ -638,7 +646,15 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * next one — the provider counted what abridge could not (a tokenizer it does not have, content it does not see).
    */
   private async learnFromRefusal(info: { promptTokens?: number; limit?: number }): Promise<void> {
-    const { limit, promptTokens } = info;
+    const { promptTokens } = info;
+    // A refusal that states no figures (the Responses API: "Your input exceeds the context window of this model") still
+    // bounds the window: the request refused held the prompt predicted and asked for its max output — the window is
+    // under that. Taken as the window until two bills above it say otherwise (as a catalog window is).
+    const limit =
+      info.limit ??
+      (promptTokens === undefined && this.turn && this.tracker.predict(this.model).anchored
+        ? Math.floor(this.turn.predicted + this.turn.maxOutput) - 1
+        : undefined);
     if (limit !== undefined && Number.isFinite(limit) && limit >= 1_000 && limit < this.info.contextWindow) {
       this.enforcedWindow.set(this.model, limit);
       this.info = this.lookupInfo(this.model);

@@ -37,7 +37,7 @@ export function answerCalls(message: Message, turn: number): Message & { parts: 
   };
 }
 
-export type LoopPath = 'anthropic' | 'openai-chat';
+export type LoopPath = 'anthropic' | 'openai-chat' | 'openai-responses';
 
 /** One request body POSTed to the fake provider's Anthropic or Chat endpoint: its status and parsed body. */
 export async function sendRequest(
@@ -45,7 +45,12 @@ export async function sendRequest(
   path: LoopPath,
   request: unknown,
 ): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${fake.baseURL}${path === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'}`, {
+  const route = {
+    anthropic: '/v1/messages',
+    'openai-chat': '/v1/chat/completions',
+    'openai-responses': '/v1/responses',
+  };
+  const res = await fetch(`${fake.baseURL}${route[path]}`, {
     method: 'POST',
     headers:
       path === 'anthropic'
