@@ -6,7 +6,10 @@
  * what `prepare()` did before). Compaction turns are timed apart, on a 40,000-token window. Uses dist/ (run it through
  * `npm run bench:turn`, which builds first).
  *
- *   node bench/turn.js [--turns 60] [--json]
+ * Then the history grows under a view that does not (a 200,000-token window compacting as it must): plain and
+ * compacting turns at 2,000 / 8,000 / 32,000 / 128,000 entries of history, and their slopes.
+ *
+ *   node bench/turn.js [--turns 60] [--scale 128000] [--json]
  */
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -121,9 +124,75 @@ const baseSlope = ((last.wholeSessionMs - first.wholeSessionMs) / (last.messages
 const small = await grow(3, 40_000);
 const comp = await timeTurns(small.cm, small.next, 120);
 
+// The history grows, the view does not: a 200,000-token window whose manager compacts as it must, timed at 2,000 /
+// 8,000 / 32,000 / 128,000 entries of history (each compaction restarts the working session from its view, so a turn —
+// plain or compacting — costs what the view costs, not the history). `--scale 32000` stops earlier.
+const SCALE_MAX = Number(args[args.indexOf('--scale') + 1]) || 128_000;
+const SCALE = [2000, 8000, 32_000, 128_000].filter((n) => n <= SCALE_MAX);
+const scaleRows = [];
+{
+  const shortResult = (i) => ({
+    role: 'tool',
+    parts: [
+      {
+        type: 'tool-result',
+        callId: `call_${i}`,
+        toolName: 'bash',
+        isError: false,
+        content: [{ type: 'text', text: resultText(i).split('\n').slice(0, 12).join('\n') }],
+      },
+    ],
+  });
+  const cm = new ContextManager({
+    model: 'claude-sonnet-4-5',
+    provider: 'anthropic',
+    config: config(200_000),
+    system: 'You are a coding agent. Keep going until the task is done.',
+  });
+  await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Survey every module for uses of value.' }] });
+  let history = 1;
+  let i = 0;
+  const turn = async () => {
+    const t0 = performance.now();
+    const p = await cm.prepare({ maxOutputTokens: 8000 });
+    await cm.recordResponse(call(i), { input: 10, output: 50, cacheRead: p.pressure.predicted - 10, cacheWrite: 0 });
+    await cm.append(shortResult(i));
+    i++;
+    history += 2;
+    return { ms: performance.now() - t0, compacted: p.compaction !== undefined, view: p.messages.length };
+  };
+  for (const target of SCALE) {
+    while (history < target) await turn();
+    const plain = [];
+    const compacting = [];
+    const views = [];
+    // Plain turns at this size, then on until three compactions were timed.
+    while (plain.length < TURNS || compacting.length < 3) {
+      const t = await turn();
+      (t.compacted ? compacting : plain).push(t.ms);
+      views.push(t.view);
+    }
+    scaleRows.push({
+      history: target,
+      view: median(views),
+      plainMs: median(plain),
+      compactingMs: median(compacting),
+      heapMiB: process.memoryUsage().heapUsed / 1048576,
+    });
+  }
+}
+const sFirst = scaleRows[0];
+const sLast = scaleRows[scaleRows.length - 1];
+const per = (a, b, k) => ((b[k] - a[k]) / (b.history - a.history)) * 1000;
+
 const out = {
   turns: TURNS,
   rows,
+  scale: {
+    rows: scaleRows,
+    plainSlopeMsPer1000: scaleRows.length > 1 ? per(sFirst, sLast, 'plainMs') : undefined,
+    compactingSlopeMsPer1000: scaleRows.length > 1 ? per(sFirst, sLast, 'compactingMs') : undefined,
+  },
   slopeMsPer1000: slope,
   baselineSlopeMsPer1000: baseSlope,
   compaction: { turns: comp.compacting.length, medianMs: median(comp.compacting), plainMedianMs: median(comp.plain) },
@@ -144,4 +213,19 @@ else {
   console.log(
     `compaction turns (40,000-token window, 120 turns): ${comp.compacting.length} compactions, median ${f(out.compaction.medianMs)} ms; other turns median ${f(out.compaction.plainMedianMs)} ms`,
   );
+  console.log(
+    '\nhistory against view: a 200,000-token window compacting as it must (targets: plain ≤ 1 ms, compacting ≤ 25 ms at 32K, flat)\n',
+  );
+  console.log(
+    '| history (entries) | view (messages, median) | plain turn (median ms) | compacting turn (median ms) | heap (MiB) |',
+  );
+  console.log('|--:|--:|--:|--:|--:|');
+  for (const r of scaleRows)
+    console.log(
+      `| ${r.history.toLocaleString('en-US')} | ${r.view} | ${f(r.plainMs)} | ${f(r.compactingMs)} | ${r.heapMiB.toFixed(0)} |`,
+    );
+  if (scaleRows.length > 1)
+    console.log(
+      `\nslope per 1,000 entries of history: plain ${f(out.scale.plainSlopeMsPer1000)} ms, compacting ${f(out.scale.compactingSlopeMsPer1000)} ms`,
+    );
 }

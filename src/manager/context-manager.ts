@@ -202,8 +202,9 @@ interface ToolCallLike {
  */
 export class ContextManager<P extends RequestProvider = RequestProvider> extends EventEmitter<ManagerEvents> {
   /**
-   * The working session: every entry since the manager started (or, after `resume`, the snapshot's messages followed by
-   * what came after). The whole history is in the store.
+   * The working session: the last compaction's view (as entries) followed by what came after it — every entry since
+   * the manager started until it first compacts, or after `resume` the snapshot's messages and what followed. The
+   * whole history is in the store (`loadSession(store, sessionId)`).
    */
   readonly session: Session;
   readonly store: SessionStore;
@@ -237,6 +238,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * usable: an agent may compact at the end of a phase, whatever the fill.
    */
   private stored = false;
+  /** The id of the store's last entry when the working session holds none (it restarted from an empty view). */
+  private tip: string | null = null;
   private agentToolList: Promise<AgentTool[]> | undefined;
   private overheadKey = '';
   private overheadCounted = 0;
@@ -908,7 +911,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const added: Entry[] = [];
     for (const draft of drafts) {
       const entries = this.session.entries;
-      const parent = entries.length > 0 ? (entries[entries.length - 1]!.id ?? null) : null;
+      const parent = entries.length > 0 ? (entries[entries.length - 1]!.id ?? null) : this.tip;
       const index = entries.length;
       const entry = {
         ...draft,
@@ -1056,6 +1059,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       marker: checkpoint,
       tokens: after.predicted,
     });
+    this.restartFrom(this.view, marker.id!);
     // A resumed session starts from this checkpoint: the windows providers stated go after it again, so that it keeps
     // them (the store's checkpoint holds messages only).
     if (this.enforcedWindow.size > 0)
@@ -1066,6 +1070,35 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       strategies: result.strategiesRun.map((s) => s.name),
     });
     return result;
+  }
+
+  /**
+   * The working session restarts from a compaction's view — as a resumed one does from the store's snapshot: the
+   * view's messages as entries, then what comes after. The whole history is in the store; what the manager walks
+   * (the next compaction, the breakdown, the tracker's reading of a marker) is bounded by what the model sees. The
+   * view's last entry takes the marker's id: what is appended next follows the marker in the store's log and the view
+   * in the working session, one parent for both.
+   */
+  private restartFrom(view: Message[], markerId: string): void {
+    const entries: Entry[] = [];
+    for (let i = 0; i < view.length; i++) {
+      // A bill on a message of the view is of a context the compaction replaced: counting the working session must not
+      // anchor on it (the tracker already holds the view's size). The view keeps the same messages otherwise.
+      if (view[i]!.usage) view[i] = withoutUsage(view[i]!);
+      const message = view[i]!;
+      const index = entries.length;
+      entries.push({
+        kind: 'message',
+        message,
+        index,
+        id: i === view.length - 1 ? markerId : `${markerId}:${index}`,
+        parentId: index > 0 ? entries[index - 1]!.id! : null,
+      });
+    }
+    this.session.entries.length = 0;
+    this.session.entries.push(...entries);
+    this.tip = markerId;
+    this.tracker.rebase(entries);
   }
 
   private overflowDetails(maxOutput: number, predicted: number, margin: number): OverflowDetails {
@@ -1134,6 +1167,11 @@ function toolSpec(t: ManagedTool | DeferrableTool): ToolSpec {
   const out: ToolSpec = { name: t.name, inputSchema: t.inputSchema };
   if (t.description !== undefined) out.description = t.description;
   return out;
+}
+
+function withoutUsage(message: Message): Message {
+  const { usage: _usage, ...rest } = message;
+  return rest;
 }
 
 function isKeyed(store: ResultStore): store is KeyedResultStore {

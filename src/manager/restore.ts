@@ -48,7 +48,11 @@ export async function restoreSession(store: SessionStore, sessionId: string): Pr
     entries.push(entry);
     return entry;
   };
-  const counted = snapshot.messages.map((message) => add({ kind: 'message', message }));
+  // A snapshot's messages carry bills of the context before it was compacted: nothing may anchor on them.
+  const counted = snapshot.messages.map((message) => {
+    const { usage: _usage, ...rest } = message;
+    return add({ kind: 'message', message: rest });
+  });
   const after = await store.entries(sessionId, { from: snapshot.atVersion });
   const follow = after.map(({ index: _index, ...draft }) => add(draft));
   return {

@@ -253,6 +253,17 @@ export class PromptTracker {
     this.compacted = { prompt, counted: this.counted, model };
   }
 
+  /**
+   * The entries the context is now made of, replacing those pushed so far: a working session restarted from a
+   * compaction's view (the ContextManager keeps the whole history in its store). They must hold what the tracker counts
+   * already — the view it was given with the compaction's marker — so nothing is counted again.
+   */
+  rebase(entries: readonly Entry[]): void {
+    this.entries.length = 0;
+    this.entries.push(...entries);
+    this.viewEnd = undefined;
+  }
+
   /** Whether a bill can be one of the request that started at `countedAtStart` (see `observe`), changing nothing. */
   judge(usage: Usage, model: string, countedAtStart: number): UsageVerdict {
     const prompt = promptTokens(usage);

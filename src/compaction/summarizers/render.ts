@@ -494,15 +494,32 @@ export function pack(header: string[], items: Item[], maxTokens: number, counter
     const note = omittedNote(items, chosen);
     return note ? `${body}\n\n${note}` : body;
   };
+  // Items give way in batches that cover the overage by their own costs, the whole rendered and counted again after
+  // each batch (once per item made the summary's cost grow with the square of what the history had named).
   let text = withNote();
-  while (counter.text(text) > maxTokens && chosen.size > 0) {
-    const it = [...chosen.keys()].reduce((a, b) => (rank(b) < rank(a) ? b : a));
-    const level = chosen.get(it)!;
-    if (level < barest(it)) chosen.set(it, barest(it));
-    else chosen.delete(it);
-    text = withNote();
+  let whole = counter.text(text);
+  if (whole > maxTokens) {
+    const leastFirst = [...chosen.keys()].sort((a, b) => rank(a) - rank(b));
+    let k = 0;
+    while (whole > maxTokens && k < leastFirst.length) {
+      const over = whole - maxTokens;
+      for (let freed = 0; freed < over && k < leastFirst.length; ) {
+        const it = leastFirst[k]!;
+        const level = chosen.get(it)!;
+        if (level < barest(it)) {
+          freed += itemCost(it, level) - itemCost(it, barest(it));
+          chosen.set(it, barest(it));
+        } else {
+          freed += itemCost(it, level);
+          chosen.delete(it);
+          k++;
+        }
+      }
+      text = withNote();
+      whole = counter.text(text);
+    }
   }
-  if (counter.text(text) > maxTokens) text = render(header, chosen);
+  if (whole > maxTokens) text = render(header, chosen);
   return text;
 }
 
