@@ -9,7 +9,7 @@
  * Then the history grows under a view that does not (a 200,000-token window compacting as it must): plain and
  * compacting turns at 2,000 / 8,000 / 32,000 / 128,000 entries of history, and their slopes.
  *
- *   node bench/turn.js [--turns 60] [--scale 128000] [--json]
+ *   node bench/turn.js [--turns 60] [--scale 128000] [--store sqlite] [--json]
  */
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -143,11 +143,23 @@ const scaleRows = [];
       },
     ],
   });
+  // `--store sqlite`: the history in a SQLite file (what a long-running agent uses), not in this process's memory.
+  const sqlite = args.includes('--store') && args[args.indexOf('--store') + 1] === 'sqlite';
+  let store;
+  let results;
+  if (sqlite) {
+    const { openSqliteStore } = await import(pathToFileURL(join(ROOT, 'dist', 'store', 'sqlite', 'index.js')).href);
+    const { mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    store = await openSqliteStore(join(mkdtempSync(join(tmpdir(), 'abridge-turn-')), 'agent.sqlite'));
+    results = store.results;
+  }
   const cm = new ContextManager({
     model: 'claude-sonnet-4-5',
     provider: 'anthropic',
     config: config(200_000),
     system: 'You are a coding agent. Keep going until the task is done.',
+    ...(store ? { store, results } : {}),
   });
   await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Survey every module for uses of value.' }] });
   let history = 1;

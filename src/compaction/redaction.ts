@@ -28,14 +28,18 @@ export function redactingStore(store: ResultStore, redact: Redactor): ResultStor
   return proxy;
 }
 
+/** Messages already redacted, per redactor: a message object does not change once it is in a session. */
+const redactedMessages = new WeakMap<Redactor, WeakMap<Message, Message>>();
+
 /**
  * A summarizer that sees only redacted messages, task and previous summary, and whose summary is redacted too. Other
  * members are passed through unchanged (a new entry point that takes text must be added here to be redacted).
  */
 export function redactingSummarizer(summarizer: Summarizer, redact: Redactor): Summarizer {
-  // A compaction may ask for summaries of overlapping spans (a span re-chosen once the first summary exists): each
-  // message is redacted once.
-  const redacted = new WeakMap<Message, Message>();
+  // A compaction may ask for summaries of overlapping spans (a span re-chosen once the first summary exists), and a
+  // loop's compactions see the same messages again (its view): each message is redacted once per redactor.
+  const redacted = redactedMessages.get(redact) ?? new WeakMap<Message, Message>();
+  redactedMessages.set(redact, redacted);
   const clean1 = (m: Message) => {
     let r = redacted.get(m);
     if (!r) redacted.set(m, (r = redactMessage(m, redact)));
