@@ -12,7 +12,8 @@
 #   3. in that copy, on Node 22: that better-sqlite3 loads, `npm run build` (tsc + esbuild), `tsc --noEmit` of src/
 #      and test/ against those majors (and of test/node22/, the tests of libraries that need Node 22), the typed
 #      consumers and every documentation block (scripts/typecheck-consumers.js, none set aside), then `vitest run` of
-#      the adapters', stores' and CLI test files, test/node22/ (and the example agent's and the package's tests).
+#      the adapters', stores' and CLI test files, test/node22/ (and the example agent's, the LangChain agent's, the
+#      Anthropic tool runner's, the provider-window and the package's tests).
 #
 #   bash scripts/node22-check.sh [vitest filters…]      # default filters: see TESTS below
 #
@@ -23,7 +24,7 @@ cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 
 PACKAGES="${ABRIDGE_NODE22_PACKAGES:-openai@7 better-sqlite3@13 ai@7 @ai-sdk/provider@4 @ai-sdk/anthropic@4 @ai-sdk/openai@4 @openai/agents@0 @mastra/core@1}"
-TESTS=(src/adapters src/store src/cli test/node22 test/example-agent.test.ts test/pack.test.ts test/exports.test.ts)
+TESTS=(src/adapters src/store src/cli test/node22 test/example-agent.test.ts test/langchain-agent.test.ts test/anthropic-tool-runner.test.ts test/provider-window.test.ts test/pack.test.ts test/exports.test.ts)
 # vitest.config.ts runs test/node22/ only when this is set; Mastra reports usage to its makers unless told not to.
 export ABRIDGE_NODE22=1 MASTRA_TELEMETRY_DISABLED=1
 [ "$#" -gt 0 ] && TESTS=("$@")
