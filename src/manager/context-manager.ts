@@ -1054,9 +1054,12 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // The store gets a checkpoint (the view itself), which holds whatever numbering a resumed session has.
     const checkpoint: AbridgeMarker = { ...(marker.compaction as AbridgeMarker), view: this.view.slice() };
     const { index: _index, ...draft } = marker;
+    // The snapshot holds the view as its messages: its copy of the marker goes without it (the view was stored three
+    // times per compaction — the marker entry's, the snapshot's messages and the snapshot's marker).
+    const { view: _snapshotHoldsIt, ...snapshotMarker } = checkpoint;
     await this.store.recordCompaction(this.sessionId, [{ ...draft, compaction: checkpoint }], {
       messages: this.view.slice(),
-      marker: checkpoint,
+      marker: snapshotMarker,
       tokens: after.predicted,
     });
     this.restartFrom(this.view, marker.id!);
