@@ -191,6 +191,7 @@ export {
   type ResumeOptions,
 } from './manager/context-manager.js';
 export { restoreSession, type RestoredSession } from './manager/restore.js';
+export type { HostEvent, HostRequestReport } from './manager/host-report.js';
 export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';
 export type { ProviderRequestBody } from './manager/request.js';
 /** What `ContextManager.tools()` and `runTool` work with (the tools themselves: `abridge-context/tools`). */

@@ -14,14 +14,12 @@ import { activeMessages } from '../model/view.js';
 import type { Message, Usage } from '../model/types.js';
 import { base64, toV3Prompt, V3Originals, type V3AssistantPart, type V3Part } from './ai-sdk-v3.js';
 import { responseMessage } from './ai-sdk-stream.js';
+import type { HostEvent } from '../manager/host-report.js';
 
 // Public, re-exported by `ai-sdk.ts`; declared here because HistorySync emits it and the prepareStep helper's options
 // name it too, and neither may import the entry point that re-exports them (no import cycles).
 export type AiSdkEvent =
-  /** The prompt was not a continuation of what the middleware had seen (see the module's history rule). */
-  | { type: 'resync'; kept: number; dropped: number; added: number }
-  /** The provider refused a request as too long; `recovered`: the manager compacted and the request is retried once. */
-  | { type: 'overflow'; message: string; recovered: boolean }
+  | HostEvent
   /**
    * abridge's own tools are counted in every request (the manager offers them) but the call does not define them:
    * spread `abridgeTools(cm)` into the call's tools, or create the manager with `agentTools: false`. Once per name.

@@ -41,7 +41,6 @@ import type {
   LanguageModelV3StreamResult,
 } from '@ai-sdk/provider';
 import type { LanguageModelMiddleware } from 'ai';
-import type { Level } from '../budget/types.js';
 import { contextOverflow } from '../formats/wire.js';
 import { minCacheableTokens } from '../prompt/builder.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
@@ -58,6 +57,7 @@ import {
 import { StreamCollector } from './ai-sdk-stream.js';
 import { fromV3Message, toV3Prompt, usageFromV3 } from './ai-sdk-v3.js';
 import { isV4, V4Bridge } from './ai-sdk-v4.js';
+import type { HostRequestReport } from '../manager/host-report.js';
 
 export { aiSdkClient, type AiSdkClientOptions, type AiSdkLanguageModel } from './ai-sdk-client.js';
 export type { AiSdkEvent } from './ai-sdk-history.js';
@@ -74,22 +74,7 @@ export {
 // Public types
 
 /** One model request as the middleware saw it (after the response, or after a refusal that was not recovered). */
-export interface AiSdkRequestReport {
-  /** 1-based count of model requests made through this middleware (a retry after an overflow counts). */
-  turn: number;
-  /** abridge's prediction of the request's prompt tokens. */
-  predicted: number;
-  /** Prompt tokens the provider billed (input + cache read + cache write), null when it reported none. */
-  reported: number | null;
-  anchored: boolean;
-  level: Level;
-  /** Whether abridge compacted before this request. */
-  compacted: boolean;
-  /** The max output tokens the request asked for (reserved in the window). */
-  maxOutputTokens: number;
-  /** Whether this request is the retry after a provider's overflow refusal. */
-  retry: boolean;
-}
+export type AiSdkRequestReport = HostRequestReport;
 
 export interface AbridgeMiddlewareOptions {
   /** Called once per model request, with abridge's prediction and the provider's bill. */

@@ -26,7 +26,6 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import type { AgentMiddleware } from 'langchain';
-import type { Level } from '../budget/types.js';
 import { AbridgeError } from '../errors.js';
 import { contextOverflow, type AnthropicRequestBody, type ChatRequestBody } from '../formats/wire.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
@@ -42,33 +41,19 @@ import {
   type LangChainRequest,
 } from './langchain-messages.js';
 import { importSdk } from './missing-sdk.js';
+import type { HostEvent, HostRequestReport } from '../manager/host-report.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Public types
 
-/** One model request as the middleware saw it (after the response, or after a refusal that was not recovered). */
-export interface LangChainRequestReport {
-  /** 1-based count of model requests made through this middleware (a retry after an overflow counts). */
-  turn: number;
-  /** abridge's prediction of the request's prompt tokens. */
-  predicted: number;
-  /** Prompt tokens the provider billed (input + cache read + cache write), null when it reported none. */
-  reported: number | null;
-  anchored: boolean;
-  level: Level;
-  /** Whether abridge compacted before this request. */
-  compacted: boolean;
-  /** The max output tokens reserved in the window (the model's `maxTokens` when it states one). */
-  maxOutputTokens: number;
-  /** Whether this request is the retry after a provider's overflow refusal. */
-  retry: boolean;
-}
+/**
+ * One model request as the middleware saw it (after the response, or after a refusal that was not recovered); its max
+ * output is the model's `maxTokens` when it states one.
+ */
+export type LangChainRequestReport = HostRequestReport;
 
-export type LangChainEvent =
-  /** The history was not a continuation of what the middleware had seen (see the module's history rule). */
-  | { type: 'resync'; kept: number; dropped: number; added: number }
-  /** The provider refused a request as too long; `recovered`: the manager compacted and the request is retried once. */
-  | { type: 'overflow'; message: string; recovered: boolean };
+/** Re-syncs of the agent's history and overflow retries. */
+export type LangChainEvent = HostEvent;
 
 export interface LangChainMiddlewareOptions {
   /** Called once per model request, with abridge's prediction and the provider's bill. */

@@ -29,7 +29,6 @@
  * processor is typed by the shapes it reads, so that this package builds and type-checks without it.
  */
 import type { LanguageModelV3Content, LanguageModelV3Message, LanguageModelV3Prompt } from '@ai-sdk/provider';
-import type { Level } from '../budget/types.js';
 import { contextOverflow } from '../formats/wire.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
 import { minCacheableTokens } from '../prompt/builder.js';
@@ -38,30 +37,15 @@ import type { Usage } from '../model/types.js';
 import { HistorySync, ownToolNames, systemOf, systemTextOf, withAnthropicBreakpoints } from './ai-sdk-history.js';
 import { fromV3Message, toV3Prompt, usageFromV3 } from './ai-sdk-v3.js';
 import { V4Bridge } from './ai-sdk-v4.js';
+import type { HostEvent, HostRequestReport } from '../manager/host-report.js';
 
 type Loose = Record<string, unknown>;
 
-/** One model request as the processor saw it (after the response, or after a refusal). */
-export interface MastraRequestReport {
-  /** 1-based count of model requests made through this processor (a retry after an overflow counts). */
-  turn: number;
-  /** abridge's prediction of the request's prompt tokens. */
-  predicted: number;
-  /** Prompt tokens the provider billed (input + cache read + cache write), null when it reported none. */
-  reported: number | null;
-  anchored: boolean;
-  level: Level;
-  /** Whether abridge compacted before this request. */
-  compacted: boolean;
-  /** The max output tokens the request asked for (reserved in the window). */
-  maxOutputTokens: number;
-}
+/** One model request as the processor saw it (after the response, or after a refusal): Mastra retries a step itself. */
+export type MastraRequestReport = Omit<HostRequestReport, 'retry'>;
 
-export type MastraEvent =
-  /** The prompt was not a continuation of what the processor had seen (see the module's history rule). */
-  | { type: 'resync'; kept: number; dropped: number; added: number }
-  /** The provider refused a request as too long; `recovered`: the manager compacted and Mastra retries the step. */
-  | { type: 'overflow'; message: string; recovered: boolean };
+/** Re-syncs of the prompt and overflow refusals (Mastra retries the step once the manager compacted). */
+export type MastraEvent = HostEvent;
 
 export interface AbridgeProcessorOptions {
   /** Called once per model request, with abridge's prediction and the provider's bill. */

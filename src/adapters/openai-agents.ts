@@ -37,7 +37,6 @@ import type {
   Session,
   StreamEvent,
 } from '@openai/agents';
-import type { Level } from '../budget/types.js';
 import { imageFromUrl, prepareConversation } from '../formats/request-body.js';
 import { contextOverflow } from '../formats/wire.js';
 import type { ContextManager, ManagedTool, PreparedTurn } from '../manager/context-manager.js';
@@ -47,33 +46,19 @@ import type { Message, Part, ResultContentPart, ToolResultPart, Usage } from '..
 import { activeMessages } from '../model/view.js';
 import { AbridgeError } from '../errors.js';
 import { importSdk } from './missing-sdk.js';
+import type { HostEvent, HostRequestReport } from '../manager/host-report.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Public types
 
-/** One model request as the wrapped model saw it (after the response, or after a refusal that was not recovered). */
-export interface OpenAIAgentsRequestReport {
-  /** 1-based count of model requests made through this session (a retry after an overflow counts). */
-  turn: number;
-  /** abridge's prediction of the request's prompt tokens. */
-  predicted: number;
-  /** Prompt tokens the provider billed (input + cached), null when it reported none. */
-  reported: number | null;
-  anchored: boolean;
-  level: Level;
-  /** Whether abridge compacted before this request. */
-  compacted: boolean;
-  /** The max output tokens the request asked for (reserved in the window). */
-  maxOutputTokens: number;
-  /** Whether this request is the retry after a provider's overflow refusal. */
-  retry: boolean;
-}
+/**
+ * One model request as the wrapped model saw it (after the response, or after a refusal that was not recovered); the
+ * bill is input + cached tokens.
+ */
+export type OpenAIAgentsRequestReport = HostRequestReport;
 
 export type OpenAIAgentsEvent =
-  /** The request's items did not continue what the session had seen (see the module's history rule). */
-  | { type: 'resync'; kept: number; dropped: number; added: number }
-  /** The provider refused a request as too long; `recovered`: the manager compacted and the request is retried once. */
-  | { type: 'overflow'; message: string; recovered: boolean }
+  | HostEvent
   /**
    * abridge's own tools are counted in every request (the manager offers them) but the agent does not define them:
    * add `await session.tools()` to the agent's tools, or create the manager with `agentTools: false`. Once per name.

@@ -463,24 +463,15 @@ export class PromptTracker {
         prefix: Math.max(0, Math.min(predicted, Math.round(prefix))),
       };
     }
-    if (from && !this.compacted) {
-      const predicted = Math.max(1, Math.round(from.predicted));
-      return {
-        predicted,
-        estimateOnly,
-        anchored: false,
-        ratio,
-        counted: this.counted,
-        prefix: Math.max(0, Math.min(predicted, Math.round(prefix))),
-      };
-    }
-    // No usable report: from the size abridge's compaction reported when it was the last thing to set one, else
-    // counted, with the prefix this session showed for this model when it has one.
+    // No bill of this model: another model's, scaled (see fromAnchor); else the size abridge's compaction reported when
+    // it was the last thing to set one; else counted, with the prefix this session showed for this model when it has one.
     const c = this.compacted;
     const predicted =
-      c && model !== undefined && (c.model === model || c.model === '')
-        ? Math.max(0, Math.round(c.prompt + ratio * (this.counted - c.counted)))
-        : Math.round(prefix + ratio * this.counted);
+      from && !c
+        ? Math.max(1, Math.round(from.predicted))
+        : c && model !== undefined && (c.model === model || c.model === '')
+          ? Math.max(0, Math.round(c.prompt + ratio * (this.counted - c.counted)))
+          : Math.round(prefix + ratio * this.counted);
     return {
       predicted,
       estimateOnly,
