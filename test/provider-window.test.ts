@@ -12,6 +12,34 @@ import { answerCalls, LOOP_TOOLS, sendRequest, type LoopPath } from './support/a
 import { startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 
 const WINDOW = 40_000;
+
+/**
+ * TURNS requests of a manager against `server`, each refusal recovered once (`onRefusal` sees the overflow first);
+ * returns how many requests were refused. A second refusal in a row fails the test.
+ */
+async function loop(
+  server: FakeProvider,
+  path: LoopPath,
+  cm: ContextManager,
+  onRefusal: (overflow: ReturnType<typeof contextOverflow>) => void = () => {},
+): Promise<number> {
+  await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
+  let refused = 0;
+  for (let turn = 0; turn < TURNS; turn++) {
+    let { status, body } = await sendRequest(server, path, (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request);
+    if (status !== 200) {
+      refused++;
+      const overflow = contextOverflow({ status, error: body });
+      onRefusal(overflow);
+      expect(await cm.recoverFromOverflow(overflow!)).toBe(true);
+      ({ status, body } = await sendRequest(server, path, (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request));
+      expect(status).toBe(200);
+    }
+    const { message } = await cm.record(body);
+    await cm.append(answerCalls(message, turn));
+  }
+  return refused;
+}
 const MAX_OUTPUT = 4096;
 const TURNS = 40;
 describe('a window the provider enforces below the one assumed', () => {
@@ -40,36 +68,9 @@ describe('a window the provider enforces below the one assumed', () => {
       });
       const assumed = cm.breakdown().window;
       expect(assumed).toBeGreaterThan(WINDOW);
-      await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
       const first = fake.requests.length;
-      let refused = 0;
-      let turns = 0;
-      for (let turn = 0; turn < TURNS; turn++) {
-        let { status, body } = await sendRequest(
-          fake,
-          path,
-          (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
-        );
-        if (status !== 200) {
-          refused++;
-          const overflow = contextOverflow({ status, error: body });
-          expect(overflow?.limit).toBe(WINDOW);
-          expect(await cm.recoverFromOverflow(overflow!)).toBe(true);
-          ({ status, body } = await sendRequest(
-            fake,
-            path,
-            (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
-          ));
-          if (status !== 200) {
-            refused++;
-            break;
-          }
-        }
-        turns++;
-        const { message } = await cm.record(body);
-        await cm.append(answerCalls(message, turn));
-      }
-      expect({ turns, refused }).toEqual({ turns: TURNS, refused: 1 });
+      const refused = await loop(fake, path, cm, (overflow) => expect(overflow?.limit).toBe(WINDOW));
+      expect(refused).toBe(1);
       expect(fake.requests.slice(first).filter((r) => r.refused).length).toBe(1);
       expect(cm.breakdown().window).toBe(WINDOW);
       const resumed = await ContextManager.resume(store, 's', {
@@ -92,29 +93,7 @@ describe('a window the provider enforces below the one assumed', () => {
         system: 'You are a coding agent. Task: fix the failing checkout test.',
         tools: LOOP_TOOLS,
       });
-      await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
-      let refused = 0;
-      for (let turn = 0; turn < TURNS; turn++) {
-        let { status, body } = await sendRequest(
-          small,
-          'openai-responses',
-          (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
-        );
-        if (status !== 200) {
-          refused++;
-          const overflow = contextOverflow({ status, error: body });
-          expect(overflow?.limit).toBeUndefined();
-          expect(await cm.recoverFromOverflow(overflow!)).toBe(true);
-          ({ status, body } = await sendRequest(
-            small,
-            'openai-responses',
-            (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
-          ));
-          expect(status).toBe(200);
-        }
-        const { message } = await cm.record(body);
-        await cm.append(answerCalls(message, turn));
-      }
+      const refused = await loop(small, 'openai-responses', cm, (overflow) => expect(overflow?.limit).toBeUndefined());
       expect(refused).toBe(1);
       // Bounded by what was refused (its prompt and max output), which passed the server's 30,000 by one request's
       // growth: far under the 40,000 assumed.
@@ -136,28 +115,7 @@ describe('a window the provider enforces below the one assumed', () => {
         system: 'You are a coding agent. Task: fix the failing checkout test.',
         tools: LOOP_TOOLS,
       });
-      await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
-      let refused = 0;
-      for (let turn = 0; turn < TURNS; turn++) {
-        let { status, body } = await sendRequest(
-          small,
-          'anthropic',
-          (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
-        );
-        if (status !== 200) {
-          refused++;
-          expect(await cm.recoverFromOverflow(contextOverflow({ status, error: body })!)).toBe(true);
-          ({ status, body } = await sendRequest(
-            small,
-            'anthropic',
-            (await cm.prepare({ maxOutputTokens: MAX_OUTPUT })).request,
-          ));
-          expect(status).toBe(200);
-        }
-        const { message } = await cm.record(body);
-        await cm.append(answerCalls(message, turn));
-      }
-      expect(refused).toBe(1);
+      expect(await loop(small, 'anthropic', cm)).toBe(1);
       expect(cm.breakdown().window).toBe(30_000);
     } finally {
       await small.close();
