@@ -6,7 +6,9 @@
  * CPU time (user + system), wall time, peak RSS; then each command's ratios to the floor and its growth exponent
  * (the slope of log CPU time over log size between the smallest and the largest size).
  *
- *   node bench/scale.js [--sizes 10,50,100] [--runs 3] [--json]
+ *   node bench/scale.js [--sizes 10,50,100] [--runs 3] [--only import,export] [--json]
+ *
+ * `--only` measures the named commands (comma-separated) and the floor, which every ratio needs.
  *
  * Sessions are generated pi JSONL (bench/generate.js: same bytes every run) in the OS temp dir, kept between runs.
  * Uses dist/ (run it through `npm run bench:scale`, which builds first). The agent loop's turns at 2K–128K entries of
@@ -74,6 +76,16 @@ const COMMANDS = {
     join(work, 'back.jsonl'),
   ],
 };
+
+const ONLY = opt('--only', undefined)?.split(',').map((s) => s.trim());
+if (ONLY) {
+  const unknown = ONLY.filter((n) => !(n in COMMANDS));
+  if (unknown.length) {
+    console.error(`--only: unknown command ${unknown.join(', ')}; expected some of ${Object.keys(COMMANDS).join(', ')}`);
+    process.exit(2);
+  }
+  for (const name of Object.keys(COMMANDS)) if (name !== 'floor' && !ONLY.includes(name)) delete COMMANDS[name];
+}
 
 const results = [];
 for (const size of SIZES) {
