@@ -33,6 +33,33 @@ describe('writeFileAtomic', () => {
     expect(readdirSync(d)).toEqual(['out.jsonl']);
   });
 
+  it('writes what a producer gives, piece by piece past the buffer, in order', async () => {
+    const d = fresh();
+    const f = join(d, 'big.jsonl');
+    await writeFileAtomic(f, async (write) => {
+      for (let i = 0; i < 3000; i++) await write(`${String(i).padStart(4, '0')}${'x'.repeat(995)}\n`);
+      await write(new Uint8Array([0x65, 0x6e, 0x64]));
+    });
+    const text = readFileSync(f, 'utf8');
+    expect(text.length).toBe(3000 * 1000 + 3);
+    expect(text.slice(0, 4)).toBe('0000');
+    expect(text.slice(2999 * 1000, 2999 * 1000 + 4)).toBe('2999');
+    expect(text.endsWith('xx\nend')).toBe(true);
+    expect(readdirSync(d)).toEqual(['big.jsonl']);
+  });
+
+  it('leaves no file and no temp file when the producer fails midway', async () => {
+    const d = fresh();
+    const f = join(d, 'half.jsonl');
+    await expect(
+      writeFileAtomic(f, async (write) => {
+        await write('x'.repeat(3 << 20));
+        throw new Error('the input ended early');
+      }),
+    ).rejects.toMatchObject({ code: 'FILE_UNWRITABLE', message: expect.stringContaining('the input ended early') });
+    expect(readdirSync(d)).toEqual([]);
+  });
+
   it('keeps the mode of a file it replaces', async () => {
     const d = fresh();
     const f = join(d, 'a.txt');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, open, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { AbridgeError } from './errors.js';
 
@@ -21,7 +21,7 @@ export interface AtomicWriteOptions {
  */
 export async function writeFileAtomic(
   path: string,
-  data: string | Uint8Array,
+  data: string | Uint8Array | AtomicProducer,
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const target = await resolveTarget(path);
@@ -44,7 +44,8 @@ export async function writeFileAtomic(
     try {
       // The umask narrows the mode given to open; an existing file's mode is restored exactly.
       if (existing) await fh.chmod(mode);
-      await fh.writeFile(data);
+      if (typeof data === 'function') await produceInto(fh, data);
+      else await fh.writeFile(data);
       await fh.sync();
     } finally {
       await fh.close();
@@ -57,6 +58,38 @@ export async function writeFileAtomic(
     throw err instanceof AbridgeError ? err : writeError(path, err);
   }
   await syncDir(dir);
+}
+
+/**
+ * Writes a file as it is made: `produce` is given `write`, which takes the next piece (awaiting it keeps memory to the
+ * buffer below). Used for outputs too large to hold whole (an export, a page, a compacted transcript of 100 MB); the
+ * file still appears only once `produce` has finished and the data is synced — a kill -9 midway leaves no file.
+ */
+export type AtomicProducer = (write: (chunk: string | Uint8Array) => Promise<void>) => Promise<void>;
+
+/** Pieces gathered up to this many bytes before one write system call. */
+const WRITE_BUFFER = 1 << 20;
+
+async function produceInto(fh: FileHandle, produce: AtomicProducer): Promise<void> {
+  let pending: Buffer[] = [];
+  let size = 0;
+  const flush = async () => {
+    if (size === 0) return;
+    const buf = pending.length === 1 ? pending[0]! : Buffer.concat(pending, size);
+    pending = [];
+    size = 0;
+    let off = 0;
+    while (off < buf.length) off += (await fh.write(buf, off, buf.length - off)).bytesWritten;
+  };
+  await produce(async (chunk) => {
+    const buf =
+      typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (buf.length === 0) return;
+    pending.push(buf);
+    size += buf.length;
+    if (size >= WRITE_BUFFER) await flush();
+  });
+  await flush();
 }
 
 /** The file a write to `path` lands in: `path` itself, or the file a symbolic link at `path` points to. */
