@@ -14,7 +14,7 @@ import { inputOptions, isStdinPath, INSTANCE_OPTION, sourceOptions } from './inp
 import { getFormat } from '../formats/registry.js';
 import { isRecord } from '../formats/format.js';
 import { requestModel, sessionModel } from '../formats/request-body.js';
-import { writeSession } from '../formats/write.js';
+import { writeSession, writeSessionChunks } from '../formats/write.js';
 import type { FormatId, Session } from '../model/types.js';
 import { FileResultStore } from '../store/file-result-store.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
@@ -159,8 +159,11 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
           `abridge compact: ${file}: line ${shared.line ?? '?'} holds more than one JSON record; ${opts.out} has them on separate lines, as pi reads them (every other line of the transcript is written as it was)\n`,
         ),
       );
-    const snapshot = contextBreakdown(session, { settings: config.budget, ...(exact ? { exact } : {}) });
-    const target = opts.budget === undefined ? snapshot.marks.target : positiveInt('--budget', opts.budget, false);
+    // The breakdown is measured only for the default target: a budget given needs no measuring of the whole view here.
+    const target =
+      opts.budget === undefined
+        ? contextBreakdown(session, { settings: config.budget, ...(exact ? { exact } : {}) }).marks.target
+        : positiveInt('--budget', opts.budget, false);
     const summarizer: Summarizer =
       opts.summarizer === 'llm'
         ? llmSummarizerFromEnv()
@@ -203,9 +206,12 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
       if (opts.out) {
         status.update(`writing ${opts.out}…`);
         try {
-          const text = writeSession(session, session.format, { redact });
-          assertHeld?.();
-          await writeFileAtomic(opts.out, text);
+          // Written as it is serialized, a piece at a time: a 100 MB transcript is never one string in memory.
+          const chunks = writeSessionChunks(session, session.format, { redact });
+          await writeFileAtomic(opts.out, async (write) => {
+            for (const chunk of chunks) await write(chunk);
+            assertHeld?.();
+          });
         } finally {
           status.stop();
         }

@@ -420,20 +420,50 @@ export function readJsonlBuffer(
   return { finalNewline: parser.finalNewline, trailingBlankLines: parser.trailingBlankLines };
 }
 
+/** A record to write: its text, or what makes it when it is written (a large session's lines are not all held at once). */
+export interface JsonlLine {
+  text: string | (() => string);
+  sameLineAsPrevious?: boolean | undefined;
+  blankLinesBefore?: number | undefined;
+}
+
 /** Serializes records back to JSONL, keeping records that shared a line on one line. */
 export function writeJsonl(
-  items: Iterable<{ text: string; sameLineAsPrevious?: boolean; blankLinesBefore?: number }>,
+  items: Iterable<JsonlLine>,
   layout: { finalNewline?: boolean; trailingBlankLines?: number } = {},
 ): string {
-  const out: string[] = [];
+  return [...jsonlChunks(items, layout, Number.POSITIVE_INFINITY)].join('');
+}
+
+/**
+ * The same text in pieces of about `chunkChars` characters, each ending at the end of a line (so that what works
+ * line by line, like redaction, sees whole lines): a writer streams them to a file without holding the whole.
+ */
+export function* jsonlChunks(
+  items: Iterable<JsonlLine>,
+  layout: { finalNewline?: boolean; trailingBlankLines?: number } = {},
+  chunkChars = 1 << 20,
+): Generator<string> {
+  let out: string[] = [];
+  let size = 0;
   let first = true;
   for (const it of items) {
-    if (!first && !it.sameLineAsPrevious) out.push('\n');
+    if (!first && !it.sameLineAsPrevious) {
+      out.push('\n');
+      // The line before is whole: a piece may end here.
+      if (size >= chunkChars) {
+        yield out.join('');
+        out = [];
+        size = 0;
+      }
+    }
     if (it.blankLinesBefore) out.push('\n'.repeat(it.blankLinesBefore));
-    out.push(it.text);
+    const text = typeof it.text === 'string' ? it.text : it.text();
+    out.push(text);
+    size += text.length;
     first = false;
   }
   if (!first && (layout.finalNewline ?? true)) out.push('\n');
   if (layout.trailingBlankLines) out.push('\n'.repeat(layout.trailingBlankLines));
-  return out.join('');
+  if (out.length) yield out.join('');
 }

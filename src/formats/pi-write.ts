@@ -13,7 +13,7 @@ import type { CompactionMarker, Entry, Message, Part, Session } from '../model/t
 import { isSummaryItem, viewOf, type AbridgeMarker, type ViewItem } from '../model/view.js';
 import { isRecord } from './format.js';
 import { stableId } from '../model/ids.js';
-import { writeJsonl } from './jsonl.js';
+import { jsonlChunks, type JsonlLine } from './jsonl.js';
 import { encodeEntry, encodeParts, isoOf, withoutType, ZERO_USAGE } from './pi-encode.js';
 
 /** customType of the record that stands for abridge's summary where pi shows it in place (a user message to the model). */
@@ -23,18 +23,35 @@ export const PI_MESSAGE_TYPE = 'abridge.message';
 /** customType of abridge's marker when its compaction has no summary (pi ignores `custom` entries). */
 export const PI_MARKER_TYPE = 'abridge.compaction';
 
-type Line = { text: string; sameLineAsPrevious?: boolean | undefined; blankLinesBefore?: number | undefined };
+type Line = JsonlLine;
 
 /**
  * A session as a pi file. `redact` applies to what abridge adds (its compaction records, the re-appended view, a
  * conversion from another format); records read from a pi file are written back as they were.
  */
 export function writePi(session: Session, options: { redact?: (text: string) => string } = {}): string {
+  return [...writePiChunks(session, options, Number.POSITIVE_INFINITY)].join('');
+}
+
+/**
+ * The same file in pieces of about `chunkChars` characters, each ending at the end of a line: what a large session is
+ * written through (its records are serialized one piece at a time, never the whole file at once).
+ */
+export function writePiChunks(
+  session: Session,
+  options: { redact?: (text: string) => string } = {},
+  chunkChars?: number,
+): Iterable<string> {
   const redact = options.redact ?? ((t: string) => t);
   const branch = conversationEntries(session);
   const marker = resumeMarker(session, branch);
-  if (marker) return writeCompacted(session, branch, marker, redact);
-  return session.format === 'pi' ? writeAsRead(session, redact) : redact(writeConverted(session));
+  if (marker) return writeCompacted(session, branch, marker, redact, chunkChars);
+  if (session.format === 'pi') return writeAsRead(session, redact, chunkChars);
+  return [redact(jsonlChunksText(writeConverted(session)))];
+}
+
+function jsonlChunksText(lines: Iterable<Line>, layout: { finalNewline?: boolean; trailingBlankLines?: number } = {}) {
+  return [...jsonlChunks(lines, layout, Number.POSITIVE_INFINITY)].join('');
 }
 
 /**
@@ -50,7 +67,7 @@ function resumeMarker(session: Session, branch: readonly Entry[]): Entry | undef
 }
 
 /** Records read from pi as they were; entries added since are encoded and, in a tree, linked to the record before. */
-function writeAsRead(session: Session, redact: (text: string) => string): string {
+function writeAsRead(session: Session, redact: (text: string) => string, chunkChars?: number): Iterable<string> {
   const tree = session.entries.some((e) => e.id !== undefined);
   const lines: Line[] = [];
   const written = writtenMarkers(session);
@@ -59,7 +76,7 @@ function writeAsRead(session: Session, redact: (text: string) => string): string
     if (e.fromSameRecord) continue;
     if (e.raw !== undefined || e.rawText !== undefined) {
       lines.push({
-        text: e.rawText ?? JSON.stringify(e.raw),
+        text: e.rawText ?? (() => JSON.stringify(e.raw)),
         sameLineAsPrevious: e.sameLineAsPrevious,
         blankLinesBefore: e.blankLinesBefore,
       });
@@ -77,14 +94,14 @@ function writeAsRead(session: Session, redact: (text: string) => string): string
       } else lines.push({ text: redact(JSON.stringify(r)) });
     }
   }
-  return writeJsonl(lines, session);
+  return jsonlChunks(lines, session, chunkChars);
 }
 
 /** From another format: a v3 session whose entries form one linear branch. */
-function writeConverted(session: Session): string {
+function writeConverted(session: Session): Line[] {
   const out = new Originals(session);
   out.convert(session.entries);
-  return writeJsonl(out.lines);
+  return out.lines;
 }
 
 function writtenMarkers(session: Session): Set<CompactionMarker> {
@@ -125,7 +142,7 @@ class Originals {
     for (const e of entries) {
       if (e.fromSameRecord) continue;
       if (e.raw !== undefined || e.rawText !== undefined) {
-        this.lines.push({ text: e.rawText ?? JSON.stringify(e.raw), blankLinesBefore: e.blankLinesBefore });
+        this.lines.push({ text: e.rawText ?? (() => JSON.stringify(e.raw)), blankLinesBefore: e.blankLinesBefore });
         if (e.id !== undefined) {
           lastId = e.id;
           this.idOf.set(e.index, e.id);
@@ -219,7 +236,8 @@ function writeCompacted(
   branch: readonly Entry[],
   markerEntry: Entry,
   redact: (text: string) => string,
-): string {
+  chunkChars?: number,
+): Iterable<string> {
   const marker = markerEntry.compaction as AbridgeMarker;
   const originals = new Originals(session);
   const before = session.entries.filter((e) => e.index < markerEntry.index);
@@ -342,8 +360,8 @@ function writeCompacted(
     if (e.index <= markerEntry.index) continue;
     for (const r of encodeEntry(e, isoOf(e), originals.written)) append(r);
   }
-  const out: Line[] = [...originals.lines, ...added.map((r) => ({ text: redact(JSON.stringify(r)) }))];
-  return writeJsonl(out, fromPi ? session : {});
+  const out: Line[] = [...originals.lines, ...added.map((r) => ({ text: () => redact(JSON.stringify(r)) }))];
+  return jsonlChunks(out, fromPi ? session : {}, chunkChars);
 }
 
 /** The model pi resumes a path of records with (as its buildSessionContext reads it). */

@@ -1,6 +1,7 @@
 import { AbridgeError } from '../errors.js';
 import type { FormatId, Session } from '../model/types.js';
 import { createRedactor, redactSerialized, type Redactor } from '../redact/redact.js';
+import { writePiChunks } from './pi-write.js';
 import { getFormat } from './registry.js';
 
 export interface WriteOptions {
@@ -40,6 +41,27 @@ export function writeSession(
     return options.redactOriginal ? redactSerialized(text, redact) : text;
   }
   return redactSerialized(f.write(session), redact);
+}
+
+/**
+ * The same text as {@link writeSession}, in pieces that each end at the end of a line: a pi transcript is serialized a
+ * piece at a time (a 100 MB session is never one string), other formats come whole, as one piece. For writing to a
+ * file or a stream.
+ */
+export function writeSessionChunks(
+  session: Session,
+  format: FormatId | string = session.format,
+  options: WriteOptions = {},
+): Iterable<string> {
+  const f = getFormat(format);
+  if (f.id !== 'pi' || session.format !== 'pi') return [writeSession(session, format, options)];
+  const redact = options.redact ?? createRedactor();
+  const chunks = writePiChunks(session, { redact });
+  if (!options.redactOriginal) return chunks;
+  return (function* () {
+    // Each piece is whole lines, and redactSerialized works line by line: the same text as redacting the whole.
+    for (const chunk of chunks) yield redactSerialized(chunk, redact);
+  })();
 }
 
 /** Agents' own transcript formats: written back as they were read. */

@@ -11,7 +11,7 @@ import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AbridgeError } from '../errors.js';
 import { formatSlice, refIdFor, type ResultStore, type StoredResult } from '../compaction/result-store.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
-import { FileResultStore } from './file-result-store.js';
+import { FileResultStore, syncFileSystem } from './file-result-store.js';
 import { checkSessionScoping } from '../../test/support/result-scope.js';
 
 // Spies on the fs functions the file store uses, so tests can see how it reads and make a rename fail.
@@ -771,6 +771,40 @@ describe('FileResultStore: a batch syncs at commit', () => {
       }),
     ).toEqual([]);
     expect(fs.readdirSync(dir).every((f) => RESULT_FILE.test(f))).toBe(true);
+  });
+
+  it('a batch of many results syncs their file system once; where that fails, each file', async () => {
+    const dir = tempDir();
+    const calls: string[] = [];
+    const texts = Array.from({ length: 40 }, (_, i) => `result ${i}\n`);
+    for (const works of [true, false]) {
+      const store = new FileResultStore(join(dir, String(works)), {
+        syncFileSystem: async (d) => {
+          calls.push(d);
+          return works;
+        },
+      });
+      const batch = store.batch();
+      for (const t of texts) await batch.store.put(t);
+      const synced = await syncsDuring(() => batch.commit());
+      // 80 files: over the threshold. One call for the file system, or (it failed) every file and the folder.
+      expect(calls.pop()).toBe(join(dir, String(works)));
+      expect(synced.length).toBe(works ? 0 : 81);
+      for (const t of texts) expect((await store.read(refIdFor(t))).text).toBe(t);
+    }
+    // A small batch never asks for the whole file system.
+    const small = new FileResultStore(join(dir, 'small'), {
+      syncFileSystem: async () => {
+        throw new Error('not for a small batch');
+      },
+    }).batch();
+    await small.store.put('one\n');
+    expect((await syncsDuring(() => small.commit())).length).toBe(3);
+  });
+
+  it('syncFileSystem syncs a real folder on Linux and says false elsewhere or when it cannot', async () => {
+    expect(await syncFileSystem(tempDir())).toBe(process.platform === 'linux');
+    expect(await syncFileSystem(join(tempDir(), 'no', 'such', 'folder'))).toBe(false);
   });
 
   it('a result that cannot be synced at commit is STORE_ERROR naming it', async () => {
