@@ -316,6 +316,22 @@ describe('ContextManager', () => {
   });
 });
 
+describe('ContextManager: a configuration written by hand', () => {
+  it('takes what it gives and the defaults for the rest; a config that is no object is a clear error', async () => {
+    const partial = { budget: { contextWindow: 50_000, thresholds: { compact: 0.5 } } } as never;
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', config: partial });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'hello' }] });
+    const p = await cm.prepare({ maxOutputTokens: 1000 });
+    expect(p.pressure.window).toBe(50_000);
+    // The given threshold is kept (half of the window less this request's 1,000 tokens of output), the rest defaults.
+    expect(p.pressure.marks.compact).toBe(24_500);
+    expect(p.pressure.marks.warn).toBeGreaterThan(p.pressure.marks.compact);
+    expect(() => new ContextManager({ model: 'claude-sonnet-4-5', config: 'fast' as never })).toThrow(
+      /config: expected an object/,
+    );
+  });
+});
+
 describe('ContextManager: a shared result store', () => {
   it("is seen through the session's view: one session's agent cannot read another's refs", async () => {
     const { MemoryResultStore } = await import('../compaction/memory-result-store.js');

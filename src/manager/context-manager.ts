@@ -4,7 +4,7 @@ import { ModelCatalog, type ModelInfo } from '../budget/catalog.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { BudgetMonitor, type BudgetEvents } from '../budget/monitor.js';
 import { contextBreakdown, type ContextBreakdown } from '../budget/breakdown.js';
-import type { Level } from '../budget/types.js';
+import type { BudgetSettings, Level } from '../budget/types.js';
 import { compact, planCompaction, type CompactionResult, type CompactOptions } from '../compaction/compact.js';
 import { mustStay as planMustStay } from '../compaction/plan.js';
 import { compress } from '../compaction/strategies/head-tail.js';
@@ -265,7 +265,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         "ContextManager: summarizer 'llm' needs summaryClient, the model that writes the summaries (anthropicClient() of abridge-context/anthropic, openaiClient() of abridge-context/openai, or an LlmClient of your own); with abridgeMiddleware, leave summarizer unset: the wrapped model writes them",
       );
     this.chosenSummarizer = chosen;
-    const config = options.config ?? { budget: DEFAULT_BUDGET_SETTINGS };
+    const config = withBudgetDefaults(options.config);
     this.config =
       options.contextWindow !== undefined
         ? { ...config, budget: { ...config.budget, contextWindow: options.contextWindow } }
@@ -1182,4 +1182,31 @@ function isKeyed(store: ResultStore): store is KeyedResultStore {
     typeof (store as Partial<KeyedResultStore>).forSession === 'function' &&
     typeof (store as Partial<KeyedResultStore>).putWithRef === 'function'
   );
+}
+
+/**
+ * The configuration with every budget setting it leaves out taken from the defaults: a configuration written by hand
+ * (`{ budget: { contextWindow: 200000 } }`, from JavaScript or a cast) gets the default thresholds, not a TypeError.
+ */
+function withBudgetDefaults(config: AbridgeConfig | undefined): AbridgeConfig {
+  if (config === undefined) return { budget: DEFAULT_BUDGET_SETTINGS };
+  if (config === null || typeof config !== 'object')
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `ContextManager: config: expected an object ({ budget: { … } }), got ${String(config)}`,
+    );
+  const given = (config.budget ?? {}) as Partial<BudgetSettings>;
+  if (typeof given !== 'object')
+    throw new AbridgeError('INVALID_INPUT', `ContextManager: config.budget: expected an object, got ${String(given)}`);
+  const d = DEFAULT_BUDGET_SETTINGS;
+  return {
+    ...config,
+    budget: {
+      ...d,
+      ...given,
+      models: given.models ?? d.models,
+      thresholds: { ...d.thresholds, ...given.thresholds },
+      allocations: given.allocations ?? d.allocations,
+    },
+  };
 }
