@@ -77,11 +77,15 @@ const COMMANDS = {
   ],
 };
 
-const ONLY = opt('--only', undefined)?.split(',').map((s) => s.trim());
+const ONLY = opt('--only', undefined)
+  ?.split(',')
+  .map((s) => s.trim());
 if (ONLY) {
   const unknown = ONLY.filter((n) => !(n in COMMANDS));
   if (unknown.length) {
-    console.error(`--only: unknown command ${unknown.join(', ')}; expected some of ${Object.keys(COMMANDS).join(', ')}`);
+    console.error(
+      `--only: unknown command ${unknown.join(', ')}; expected some of ${Object.keys(COMMANDS).join(', ')}`,
+    );
     process.exit(2);
   }
   for (const name of Object.keys(COMMANDS)) if (name !== 'floor' && !ONLY.includes(name)) delete COMMANDS[name];
