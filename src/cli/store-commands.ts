@@ -24,6 +24,8 @@ const EXPORT_FORMATS: readonly FormatId[] = ['pi', 'claude-code', 'anthropic', '
 const TRANSCRIPT_FORMATS: readonly FormatId[] = ['pi', 'claude-code'];
 /** Characters of an export gathered before one write. */
 const EXPORT_CHUNK = 1 << 16;
+/** Entries an export reads at a time (each decoded whole: its record and its message). */
+const EXPORT_PAGE = 32;
 const DB_HELP = 'the store: a SQLite file path, or a postgres:// (postgresql://) connection URL';
 
 /** True when `db` names a PostgreSQL database rather than a SQLite file. */
@@ -260,7 +262,7 @@ export function registerStoreCommands(program: Command): void {
             await emit(async (out) => {
               const lines = new TranscriptLines(redact, stored.layout);
               let chunk = '';
-              for await (const page of store.entryPages(sessionId)) {
+              for await (const page of store.entryPages(sessionId, { pageSize: EXPORT_PAGE })) {
                 for (const e of page) chunk += lines.add(e);
                 count += page.length;
                 if (chunk.length >= EXPORT_CHUNK) {
