@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
-import { writeFileAtomic } from '../atomic-write.js';
+import { once } from 'node:events';
+import { type AtomicProducer, writeFileAtomic } from '../atomic-write.js';
 import { AbridgeError, redactConnectionStrings } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
@@ -11,6 +12,8 @@ import type { FormatId, Message, Session } from '../model/types.js';
 import { importSession, loadSession, type SessionStore, type StoredSession } from '../store/session-store.js';
 import { isModuleNotFound } from '../store/sqlite/driver.js';
 import { openSqliteStore } from '../store/sqlite/session-store.js';
+import { TranscriptLines } from './export-stream.js';
+import { importStreamed } from './import-stream.js';
 import { progressReporter } from './progress.js';
 import { outputRedactor } from './redaction.js';
 import { fmtInt, table } from './render.js';
@@ -19,6 +22,10 @@ import { escapeControls, escapeControlsDeep, jsonForTerminal } from './terminal.
 /** Formats `abridge export` writes. Transcripts (pi, claude-code) get the whole history; request bodies the context. */
 const EXPORT_FORMATS: readonly FormatId[] = ['pi', 'claude-code', 'anthropic', 'openai-chat', 'openai-responses'];
 const TRANSCRIPT_FORMATS: readonly FormatId[] = ['pi', 'claude-code'];
+/** Characters of an export gathered before one write. */
+const EXPORT_CHUNK = 1 << 16;
+/** Entries an export reads at a time (each decoded whole: its record and its message). */
+const EXPORT_PAGE = 32;
 const DB_HELP = 'the store: a SQLite file path, or a postgres:// (postgresql://) connection URL';
 
 /** True when `db` names a PostgreSQL database rather than a SQLite file. */
@@ -125,8 +132,13 @@ async function withStore<T>(
 /**
  * Import keeps a transcript to write it back byte for byte, as text: bytes that are not UTF-8 would come back changed
  * (as U+FFFD). Such a file is refused, naming where, rather than stored as something export cannot give back.
+ *
+ * A JSONL reader checks every line's bytes and reports an 'invalid-utf8' problem; the file is then scanned again only
+ * to say where. A JSON document is decoded whole without that check, so its file is always scanned.
  */
-async function refuseInvalidUtf8(file: string, session: Session): Promise<void> {
+async function refuseInvalidUtf8(file: string, session: Pick<Session, 'format' | 'problems'>): Promise<void> {
+  const problem = session.problems.find((p) => p.kind === 'invalid-utf8');
+  if (!problem && getFormat(session.format).container === 'jsonl') return;
   const { statSync } = await import('node:fs');
   let regular = false;
   try {
@@ -136,7 +148,6 @@ async function refuseInvalidUtf8(file: string, session: Session): Promise<void> 
   }
   const { firstInvalidUtf8 } = await import('../formats/utf8.js');
   const at = regular ? await firstInvalidUtf8(file) : undefined;
-  const problem = session.problems.find((p) => p.kind === 'invalid-utf8');
   if (!at && !problem) return;
   const where = at
     ? `line ${fmtInt(at.line)}, byte ${fmtInt(at.column)} of the line (byte offset ${fmtInt(at.offset)} in the file)`
@@ -161,29 +172,38 @@ export function registerStoreCommands(program: Command): void {
     .option('--json', 'print {sessionId, entries}')
     .action(async (file: string, opts: { db: string; id?: string; format?: string; json?: boolean }) => {
       if (opts.format) getFormat(opts.format);
-      const progress = progressReporter(file);
-      const session = await readSession(file, {
-        ...sourceOptions(opts),
-        ...inputOptions(),
-        onProgress: progress.update,
-      }).finally(() => progress.stop());
-      await refuseInvalidUtf8(file, session);
-      const stored = await withStore(opts.db, false, (store) =>
-        importSession(store, session, opts.id).catch((err: unknown) => {
-          if (err instanceof AbridgeError && err.code === 'SESSION_EXISTS')
-            throw new AbridgeError(
-              'SESSION_EXISTS',
-              `${err.message.replace(/ \(choose another id\)$/, '')}: import it under another id with --id`,
-            );
-          throw err;
-        }),
-      );
+      const read = { ...sourceOptions(opts), ...inputOptions() };
+      const sessionExists = (err: unknown) => {
+        if (err instanceof AbridgeError && err.code === 'SESSION_EXISTS')
+          throw new AbridgeError(
+            'SESSION_EXISTS',
+            `${err.message.replace(/ \(choose another id\)$/, '')}: import it under another id with --id`,
+          );
+        throw err;
+      };
+      const stored = await withStore(opts.db, false, async (store) => {
+        // Read as a stream into one transaction (memory bounded by a batch of entries) when the transcript allows it;
+        // else read whole, then stored in one transaction, as before.
+        const progress = progressReporter(file);
+        const streamed = await importStreamed(store, file, {
+          ...(opts.id !== undefined ? { id: opts.id } : {}),
+          read: { ...read, onProgress: progress.update },
+          check: (result) => refuseInvalidUtf8(file, result),
+        })
+          .catch(sessionExists)
+          .finally(() => progress.stop());
+        if (streamed) return streamed;
+        const whole = progressReporter(file);
+        const session = await readSession(file, { ...read, onProgress: whole.update }).finally(() => whole.stop());
+        await refuseInvalidUtf8(file, session);
+        return importSession(store, session, opts.id).catch(sessionExists);
+      });
       if (opts.json) {
         process.stdout.write(jsonForTerminal(`${JSON.stringify({ sessionId: stored.id, entries: stored.version })}\n`));
         return;
       }
       process.stdout.write(
-        `imported ${escapeControls(file)} (${session.format}, ${fmtInt(stored.version)} entries) as session ${pc.bold(escapeControls(stored.id))} into ${escapeControls(redactDb(opts.db))}\n`,
+        `imported ${escapeControls(file)} (${stored.format}, ${fmtInt(stored.version)} entries) as session ${pc.bold(escapeControls(stored.id))} into ${escapeControls(redactDb(opts.db))}\n`,
       );
     });
 
@@ -204,47 +224,76 @@ export function registerStoreCommands(program: Command): void {
         );
       }
       const redact = await outputRedactor();
-      const { text, session, format } = await withStore(
+      const notFound = (err: unknown): never => {
+        if (err instanceof AbridgeError && err.code === 'SESSION_NOT_FOUND') {
+          throw new AbridgeError(
+            'SESSION_NOT_FOUND',
+            `no session "${sessionId}" in ${redactDb(opts.db)} (abridge sessions --db ${redactDb(opts.db)} lists them); nothing was written`,
+          );
+        }
+        throw err;
+      };
+      /** Writes the export as it is made: to --out (atomically: whole or absent) or to standard output. */
+      const emit = (produce: AtomicProducer) => (opts.out ? writeFileAtomic(opts.out, produce) : produce(toStdout));
+      const { entries, format } = await withStore(
         opts.db,
         true,
         async (store) => {
-          const session = await loadSession(store, sessionId).catch((err: unknown) => {
-            if (err instanceof AbridgeError && err.code === 'SESSION_NOT_FOUND') {
-              throw new AbridgeError(
-                'SESSION_NOT_FOUND',
-                `no session "${sessionId}" in ${redactDb(opts.db)} (abridge sessions --db ${redactDb(opts.db)} lists them); nothing was written`,
-              );
-            }
-            throw err;
-          });
-          const format = (opts.format ?? session.format) as FormatId;
+          const stored = (await store.getSession(sessionId)) ?? notFound(new AbridgeError('SESSION_NOT_FOUND', ''));
+          const format = (opts.format ?? stored.format) as FormatId;
           if (!EXPORT_FORMATS.includes(format)) {
             throw new AbridgeError(
               'NOT_WRITABLE_FORMAT',
-              `session "${sessionId}" is ${session.format}, which abridge cannot write; choose --format ${EXPORT_FORMATS.join(', ')}`,
+              `session "${sessionId}" is ${stored.format}, which abridge cannot write; choose --format ${EXPORT_FORMATS.join(', ')}`,
             );
           }
           // An export leaves the store: every record is redacted, the session's own ones too (writeSession, the one
           // point), and a transcript stays one the agent resumes.
           const write = { redact, redactOriginal: true };
+          if (
+            format === stored.format &&
+            TRANSCRIPT_FORMATS.includes(format) &&
+            stored.version > 0 &&
+            stored.layout?.asRead === stored.version
+          ) {
+            // An imported transcript nothing was appended to: written back record by record as the entries are read a
+            // page at a time (one read transaction), never the whole session in memory.
+            let count = 0;
+            await emit(async (out) => {
+              const lines = new TranscriptLines(redact, stored.layout);
+              let chunk = '';
+              for await (const page of store.entryPages(sessionId, { pageSize: EXPORT_PAGE })) {
+                for (const e of page) chunk += lines.add(e);
+                count += page.length;
+                if (chunk.length >= EXPORT_CHUNK) {
+                  await out(chunk);
+                  chunk = '';
+                }
+              }
+              await out(chunk + lines.end());
+            });
+            return { entries: count, format };
+          }
+          // Anything else is written whole (a conversion, a session appended to since, a request body: one JSON
+          // document; each needs the whole session).
+          const session = await loadSession(store, sessionId).catch(notFound);
+          let text: string;
           if (TRANSCRIPT_FORMATS.includes(format) || !session.entries.some((e) => e.compaction))
-            return { text: writeSession(session, format, write), session, format };
-          // A compacted session as a request body: what the model sees now (the latest snapshot and what followed it).
-          const resumed = await store.resume(sessionId);
-          return { text: writeSession(contextSession(session, resumed.messages), format, write), session, format };
+            text = writeSession(session, format, write);
+          else {
+            // A compacted session as a request body: what the model sees now (the latest snapshot and what followed it).
+            const resumed = await store.resume(sessionId);
+            text = writeSession(contextSession(session, resumed.messages), format, write);
+          }
+          await emit((out) => out(text));
+          return { entries: session.entries.length, format };
         },
         true,
       );
-      if (opts.out) {
-        await writeFileAtomic(opts.out, text);
+      if (opts.out)
         process.stdout.write(
-          escapeControls(
-            `exported session ${sessionId} (${fmtInt(session.entries.length)} entries) as ${format} to ${opts.out}\n`,
-          ),
+          escapeControls(`exported session ${sessionId} (${fmtInt(entries)} entries) as ${format} to ${opts.out}\n`),
         );
-        return;
-      }
-      process.stdout.write(text);
     });
 
   program
@@ -293,6 +342,12 @@ function listed(s: StoredSession) {
     // What the session ran with (model, provider, window, reserve), when its writer recorded it; else null.
     settings: s.info.settings ?? null,
   };
+}
+
+/** Writes to standard output, waiting for it to drain when its buffer is full (memory stays bounded). */
+async function toStdout(chunk: string | Uint8Array): Promise<void> {
+  if (chunk.length === 0) return;
+  if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
 }
 
 /** The context as a session of its own (what request-body writers turn into a request), keeping the request fields. */

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import { AbridgeError } from '../errors.js';
 import { SessionBuilder } from '../model/session.js';
@@ -78,6 +78,18 @@ export interface StreamResult {
   problems: Problem[];
   entries: number;
   finalNewline: boolean;
+  /** Blank lines after the last record (JSONL), for writing the transcript back byte for byte. */
+  trailingBlankLines?: number;
+  /** Format-specific session data the decoder gathered (as `Session.extra`). */
+  extra?: Record<string, unknown>;
+}
+
+export interface StreamOptions extends ReadOptions {
+  /**
+   * Called after each chunk of a JSONL file has been parsed (its entries already given to `onEntry`); reading waits
+   * for the promise it returns, if any: a consumer that stores entries asynchronously keeps memory bounded this way.
+   */
+  pace?: () => Promise<void> | undefined;
 }
 
 /**
@@ -87,7 +99,7 @@ export interface StreamResult {
 export async function streamSession(
   path: string,
   onEntry: (entry: Entry) => void,
-  options: ReadOptions = {},
+  options: StreamOptions = {},
 ): Promise<StreamResult> {
   const streamed = await readStreamSource(path, options.inputTimeoutMs);
   if (streamed) {
@@ -106,13 +118,28 @@ export async function streamSession(
     count++;
     onEntry(entry);
   });
-  return {
+  const result: StreamResult = {
     format: builder.format,
     info: builder.info,
     problems: builder.problems,
     entries: count,
     finalNewline: builder.finalNewline ?? true,
   };
+  if (builder.trailingBlankLines) result.trailingBlankLines = builder.trailingBlankLines;
+  if (builder.extra) result.extra = builder.extra;
+  return result;
+}
+
+/** Bytes read at a time when paced: a consumer holds the entries of one chunk at most while they wait to be stored. */
+const PACED_CHUNK = 256 * 1024;
+
+/** The file's chunks, waiting after each for `pace` (see StreamOptions). */
+async function* pacedChunks(path: string, pace: () => Promise<void> | undefined): AsyncIterable<Buffer> {
+  for await (const chunk of createReadStream(path, { highWaterMark: PACED_CHUNK })) {
+    yield chunk as Buffer;
+    const wait = pace();
+    if (wait) await wait;
+  }
 }
 
 /** Standard input or a FIFO, read whole: detected and parsed like a file's content. */
@@ -134,7 +161,7 @@ function parseStreamed(data: Buffer, path: string, options: ReadOptions): Sessio
 
 async function readInto(
   path: string,
-  options: ReadOptions,
+  options: StreamOptions,
   mode: 'keep' | ((e: Entry) => void),
 ): Promise<SessionBuilder> {
   const size = await fileSize(path);
@@ -173,7 +200,7 @@ async function readInto(
         };
   let read = 0;
   const layout = await readJsonlStream(
-    path,
+    options.pace ? pacedChunks(path, options.pace) : path,
     jsonlSink(builder, decoder, add),
     (n) => {
       read += n;

@@ -4,6 +4,8 @@ import type { Entry, Message, SessionInfo } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import {
   loadSession,
+  type CreateFromOptions,
+  type EntryPagesOptions,
   type NewSession,
   type ResumedSession,
   type SessionSnapshot,
@@ -105,11 +107,68 @@ export function encodeJson(value: unknown, what: string): string {
   return text;
 }
 
+/**
+ * The positions of a createSessionFrom, checked as its batches arrive: each a non-negative integer below `max`, none
+ * twice, and together 0…n-1 (see `complete`). AbridgeError('INVALID_INPUT') otherwise.
+ */
+export class Positions {
+  private seen = new Uint8Array(1024);
+  private highest = -1;
+  count = 0;
+
+  constructor(private readonly max = Number.MAX_SAFE_INTEGER) {}
+
+  add(index: unknown): number {
+    if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0 || index >= this.max)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `entry index ${String(index)}: expected the entry's position, a non-negative integer${this.max < Number.MAX_SAFE_INTEGER ? ` below ${this.max}` : ''}; nothing was stored`,
+      );
+    if (index >= this.seen.length * 8) {
+      const grown = new Uint8Array(Math.max(this.seen.length * 2, (index >> 3) + 1));
+      grown.set(this.seen);
+      this.seen = grown;
+    }
+    const bit = 1 << (index & 7);
+    if (this.seen[index >> 3]! & bit)
+      throw new AbridgeError('INVALID_INPUT', `entry index ${index} was given twice; nothing was stored`);
+    this.seen[index >> 3]! |= bit;
+    if (index > this.highest) this.highest = index;
+    return ++this.count;
+  }
+
+  /** Throws unless the positions seen are exactly 0…count-1. */
+  complete(): number {
+    if (this.highest !== this.count - 1)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `entries: positions 0…${this.highest} expected each once, but ${this.count} entries came (a gap); nothing was stored`,
+      );
+    return this.count;
+  }
+}
+
+/** JSON text of one entry without its `index` (see encodeEntries); `what` names it in the error. */
+export function encodeEntry(e: Entry, what: string): string {
+  if (e === null || typeof e !== 'object' || Array.isArray(e))
+    throw new AbridgeError('INVALID_INPUT', `${what} is not an object; nothing was stored`);
+  const { index: _index, ...rest } = e;
+  return encodeJson(rest, what);
+}
+
 /** A stored entry back from its JSON text, with its position as index. */
 export function decodeEntry(text: string, index: number): Entry {
   const e = JSON.parse(text) as Entry;
   e.index = index;
   return e;
+}
+
+/** The page size of an entryPages call: a positive integer (default 128). */
+export function pageSize(size: unknown): number {
+  if (size === undefined) return 128;
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1)
+    throw new AbridgeError('INVALID_INPUT', `Invalid pageSize ${String(size)}: expected a positive integer`);
+  return size;
 }
 
 /** The snapshot fields a compaction record stores, validated and encoded (messages must be an array). */
@@ -222,6 +281,36 @@ export class MemorySessionStore implements SessionStore {
     return structuredClone(session);
   }
 
+  async createSessionFrom(
+    init: NewSession,
+    batches: AsyncIterable<readonly Entry[]> | Iterable<readonly Entry[]>,
+    options: CreateFromOptions = {},
+  ): Promise<StoredSession> {
+    this.open();
+    const id = init.id ?? randomUUID();
+    checkSessionId(id);
+    if (this.sessions.has(id)) throw sessionExists(id);
+    // Nothing is visible until the end: the session is added only once every batch and `finish` have succeeded.
+    const positions = new Positions();
+    const entries: string[] = [];
+    for await (const batch of batches) {
+      if (!Array.isArray(batch)) throw new AbridgeError('INVALID_INPUT', 'batches: expected arrays of entries');
+      for (const e of batch as readonly Entry[]) {
+        positions.add(e?.index);
+        entries[e.index] = encodeEntry(e, `entry ${e.index}`);
+      }
+    }
+    const count = positions.complete();
+    const tail = (await options.finish?.({ entries: count })) ?? {};
+    this.open();
+    if (this.sessions.has(id)) throw sessionExists(id);
+    const session = await this.createSession({ ...init, ...tail, id });
+    const held = this.held(id);
+    held.entries = entries;
+    held.session.version = session.version = count;
+    return session;
+  }
+
   async getSession(id: string): Promise<StoredSession | undefined> {
     this.open();
     const held = this.sessions.get(id);
@@ -261,6 +350,20 @@ export class MemorySessionStore implements SessionStore {
     const out: Entry[] = [];
     for (let i = from; i < to; i++) out.push(decodeEntry(held.entries[i]!, i));
     return out;
+  }
+
+  async *entryPages(sessionId: string, options: EntryPagesOptions = {}): AsyncIterable<Entry[]> {
+    this.open();
+    const held = this.held(sessionId);
+    // One consistent state: the entries as they are now (an append made while iterating is not seen).
+    const { from, to } = resolveRange(options, held.entries.length);
+    const texts = held.entries.slice(from, to);
+    const size = pageSize(options.pageSize);
+    for (let start = 0; start < texts.length; start += size) {
+      const page: Entry[] = [];
+      for (let i = start; i < Math.min(start + size, texts.length); i++) page.push(decodeEntry(texts[i]!, from + i));
+      yield page;
+    }
   }
 
   async recordCompaction(

@@ -8,10 +8,23 @@ export interface StoredSession {
   info: SessionInfo;
   /** Format-specific data needed to write the session back (request fields, JSONL layout). */
   extra?: Record<string, unknown>;
-  layout?: { finalNewline?: boolean; trailingBlankLines?: number };
+  layout?: SessionLayout;
   version: number;
   createdAt: string;
   updatedAt: string;
+}
+
+/** How a transcript's lines were laid out, for writing it back byte for byte. */
+export interface SessionLayout {
+  finalNewline?: boolean;
+  trailingBlankLines?: number;
+  /**
+   * Set by an import: entries [0, asRead) are the transcript's own records as read, each with its `raw` record or its
+   * source text (`rawText`). While the session's version is still `asRead` (nothing appended since), `abridge export`
+   * writes it back in its own format record by record, reading the entries a page at a time, instead of loading the
+   * whole session. Sessions stored without it are exported whole, as before.
+   */
+  asRead?: number;
 }
 
 export interface NewSession {
@@ -20,7 +33,28 @@ export interface NewSession {
   format: FormatId;
   info: SessionInfo;
   extra?: Record<string, unknown>;
-  layout?: { finalNewline?: boolean; trailingBlankLines?: number };
+  layout?: SessionLayout;
+}
+
+/** What `createSessionFrom` learns only once the last batch is in (a transcript's info is complete at its end). */
+export type SessionTail = Partial<Omit<NewSession, 'id'>>;
+
+export interface CreateFromOptions {
+  /**
+   * Called once after the last batch, inside the transaction, with the number of entries stored: what it returns
+   * replaces the session's format, info, extra and layout (fields left out keep `init`'s). What it throws rolls the
+   * whole session back (an import refused once the whole transcript has been read, e.g. for invalid UTF-8).
+   */
+  finish?: (stored: { entries: number }) => SessionTail | Promise<SessionTail>;
+}
+
+/** Options of `SessionStore.entryPages`. */
+export interface EntryPagesOptions {
+  /** Entries by position, [from, to) (default: all). */
+  from?: number;
+  to?: number;
+  /** Entries per page (default 128): memory is bounded by one page, not by the session. */
+  pageSize?: number;
 }
 
 /**
@@ -62,6 +96,24 @@ export interface SessionStore {
    * killed process) leaves no session behind, so the same import can simply be retried.
    */
   createSession(init: NewSession, entries?: readonly Omit<Entry, 'index'>[]): Promise<StoredSession>;
+  /**
+   * Creates a session from entries that arrive in batches (a transcript read as a stream), all in one transaction:
+   * memory stays bounded by a batch, not by the session, and a failure at any point — an error thrown by `batches` or
+   * by `options.finish`, a bad entry, a full disk, a killed process — leaves no session behind, so the same import can
+   * simply be retried. A session with this id already there is AbridgeError('SESSION_EXISTS') before any batch is read.
+   *
+   * Each entry's `index` is its position: the positions of all the batches together must be 0…n-1, each once, in any
+   * order (a reader may hold back an entry it completes later and give it in the last batch); a duplicate or a gap is
+   * AbridgeError('INVALID_INPUT') and nothing is stored.
+   *
+   * The store's connection is held by the transaction until the promise settles (SQLite: the database's write lock);
+   * do not write through the same store instance meanwhile.
+   */
+  createSessionFrom(
+    init: NewSession,
+    batches: AsyncIterable<readonly Entry[]> | Iterable<readonly Entry[]>,
+    options?: CreateFromOptions,
+  ): Promise<StoredSession>;
   getSession(id: string): Promise<StoredSession | undefined>;
   /**
    * Replaces a session's info (its title, what it ran with): not an entry of its history, so the version does not
@@ -77,6 +129,13 @@ export interface SessionStore {
   ): Promise<{ version: number }>;
   /** Entries by position, [from, to) (default: all). */
   entries(sessionId: string, range?: { from?: number; to?: number }): Promise<Entry[]>;
+  /**
+   * The same entries a page at a time, in order, all from one consistent state of the session (one read transaction,
+   * held until the iteration ends: finish it, or leave the loop with `break`). For a session too large to hold whole
+   * (`abridge export`). AbridgeError('SESSION_NOT_FOUND') for a session the store does not hold. Do not write through
+   * the same store instance while iterating.
+   */
+  entryPages(sessionId: string, options?: EntryPagesOptions): AsyncIterable<Entry[]>;
   /**
    * Records a compaction in one transaction: appends its marker entry (and any entries before it) and saves the
    * snapshot. A process killed in the middle leaves either both or neither.
@@ -103,14 +162,35 @@ export async function loadSession(store: SessionStore, sessionId: string): Promi
   return session;
 }
 
-/** Stores a session read from a transcript: a new stored session with all its entries, in one transaction. */
+/**
+ * Stores a session read from a transcript: a new stored session with all its entries, in one transaction. For a
+ * transcript too large to hold whole, read it as a stream into `store.createSessionFrom` (as `abridge import` does).
+ */
 export async function importSession(store: SessionStore, session: Session, id?: string): Promise<StoredSession> {
   const init: NewSession = { format: session.format, info: session.info };
   if (id ?? session.info.id) init.id = id ?? session.info.id!;
   if (session.extra) init.extra = session.extra;
-  const layout: NonNullable<NewSession['layout']> = {};
+  const layout = transcriptLayout(session, session.entries.every(isAsRead) ? session.entries.length : undefined);
+  if (layout) init.layout = layout;
+  return store.createSession(init, session.entries);
+}
+
+/** The layout a stored transcript keeps: its final newline, its trailing blank lines, and `asRead` when given. */
+export function transcriptLayout(
+  session: Pick<Session, 'finalNewline' | 'trailingBlankLines'>,
+  asRead: number | undefined,
+): SessionLayout | undefined {
+  const layout: SessionLayout = {};
   if (session.finalNewline !== undefined) layout.finalNewline = session.finalNewline;
   if (session.trailingBlankLines) layout.trailingBlankLines = session.trailingBlankLines;
-  if (Object.keys(layout).length) init.layout = layout;
-  return store.createSession(init, session.entries);
+  if (asRead !== undefined && asRead > 0) layout.asRead = asRead;
+  return Object.keys(layout).length ? layout : undefined;
+}
+
+/**
+ * An entry a transcript writer gives back as it was read: it has its record (`raw`) or its source text (`rawText`),
+ * or it is a further entry of a record already written (`fromSameRecord`).
+ */
+export function isAsRead(e: Omit<Entry, 'index'>): boolean {
+  return e.fromSameRecord === true || e.raw !== undefined || e.rawText !== undefined;
 }

@@ -227,6 +227,142 @@ export function runSessionStoreSuite(
       });
     });
 
+    describe('createSessionFrom (a stream of batches, one transaction) and entryPages', () => {
+      const indexed = (from: number, n: number, tag = 'm'): Entry[] =>
+        Array.from({ length: n }, (_, i) => ({
+          ...messageEntry(i % 2 ? 'assistant' : 'user', `${tag}${from + i}`),
+          index: from + i,
+        }));
+      async function* slowly<T>(items: readonly T[]): AsyncIterable<T> {
+        for (const it of items) {
+          await new Promise((r) => setImmediate(r));
+          yield it;
+        }
+      }
+
+      it('stores every batch under one session, in position order even when a batch comes late; finish completes the row', async () => {
+        const id = randomUUID();
+        const all = indexed(0, 7);
+        // 0-2, then 4-6, then 3 (an entry a reader completed at the end).
+        const batches = [all.slice(0, 3), all.slice(4), [all[3]!]];
+        let finishedWith: number | undefined;
+        const created = await store.createSessionFrom({ id, format: 'pi', info: {} }, slowly(batches), {
+          finish: ({ entries }) => {
+            finishedWith = entries;
+            return { info: { id: 'from-the-end', title: 't' }, layout: { finalNewline: false, asRead: 7 } };
+          },
+        });
+        expect(finishedWith).toBe(7);
+        expect(created).toMatchObject({ id, version: 7, format: 'pi', info: { id: 'from-the-end', title: 't' } });
+        expect(created.layout).toEqual({ finalNewline: false, asRead: 7 });
+        expect(await store.getSession(id)).toEqual(created);
+        expect(texts(await store.entries(id))).toEqual(all.map((e) => `m${e.index}`));
+        const pages: number[][] = [];
+        for await (const page of store.entryPages(id, { pageSize: 3 })) pages.push(page.map((e) => e.index));
+        expect(pages).toEqual([[0, 1, 2], [3, 4, 5], [6]]);
+        const mid: string[] = [];
+        for await (const page of store.entryPages(id, { from: 2, to: 5, pageSize: 2 }))
+          mid.push(...texts(page).map(String));
+        expect(mid).toEqual(['m2', 'm3', 'm4']);
+        // The session goes on like any other.
+        expect((await store.append(id, [messageEntry('user', 'next')])).version).toBe(8);
+      });
+
+      it('an error thrown by the batches, by finish, or by a bad entry leaves no session, and the same import can be retried', async () => {
+        const id = randomUUID();
+        async function* failing(): AsyncIterable<Entry[]> {
+          yield indexed(0, 3);
+          throw new Error('the reader failed midway');
+        }
+        await expect(store.createSessionFrom({ id, format: 'pi', info: {} }, failing())).rejects.toThrow(
+          'the reader failed midway',
+        );
+        expect(await store.getSession(id)).toBeUndefined();
+        await expect(
+          store.createSessionFrom({ id, format: 'pi', info: {} }, [indexed(0, 2)], {
+            finish: () => {
+              throw new AbridgeError('INVALID_INPUT', 'refused at the end');
+            },
+          }),
+        ).rejects.toThrow('refused at the end');
+        expect(await store.getSession(id)).toBeUndefined();
+        const cyclic = indexed(2, 1)[0]! as Entry & { raw: Record<string, unknown> };
+        cyclic.raw.self = cyclic.raw;
+        await rejection(
+          store.createSessionFrom({ id, format: 'pi', info: {} }, [indexed(0, 2), [cyclic]]),
+          'INVALID_INPUT',
+        );
+        expect(await store.getSession(id)).toBeUndefined();
+        expect((await store.listSessions()).map((s) => s.id)).not.toContain(id);
+        // Nothing was left to block the retry.
+        const created = await store.createSessionFrom({ id, format: 'pi', info: {} }, [indexed(0, 2), indexed(2, 2)]);
+        expect(created.version).toBe(4);
+        expect(texts(await store.entries(id))).toEqual(['m0', 'm1', 'm2', 'm3']);
+      });
+
+      it('positions must be 0…n-1 each once: a duplicate or a gap is INVALID_INPUT and stores nothing', async () => {
+        const id = randomUUID();
+        await rejection(
+          store.createSessionFrom({ id, format: 'pi', info: {} }, [indexed(0, 2), indexed(1, 2)]),
+          'INVALID_INPUT',
+        );
+        await rejection(
+          store.createSessionFrom({ id, format: 'pi', info: {} }, [indexed(0, 2), indexed(3, 1)]),
+          'INVALID_INPUT',
+        );
+        const noIndex = { ...messageEntry('user', 'x') } as Entry;
+        await rejection(store.createSessionFrom({ id, format: 'pi', info: {} }, [[noIndex]]), 'INVALID_INPUT');
+        expect(await store.getSession(id)).toBeUndefined();
+        // No batches at all: an empty session.
+        expect((await store.createSessionFrom({ id, format: 'pi', info: {} }, [])).version).toBe(0);
+      });
+
+      it('an id already taken is SESSION_EXISTS before any batch is read, and the existing session is untouched', async () => {
+        const id = await sessionWith(2);
+        let read = false;
+        async function* batches(): AsyncIterable<Entry[]> {
+          read = true;
+          yield indexed(0, 1);
+        }
+        await rejection(store.createSessionFrom({ id, format: 'pi', info: {} }, batches()), 'SESSION_EXISTS');
+        expect(read).toBe(false);
+        expect(texts(await store.entries(id))).toEqual(['u0', 'a1']);
+      });
+
+      it('entryPages of a session the store does not hold is SESSION_NOT_FOUND; leaving the loop early ends the read', async () => {
+        await rejection(
+          (async () => {
+            for await (const _ of store.entryPages(randomUUID())) break;
+          })(),
+          'SESSION_NOT_FOUND',
+        );
+        const id = await sessionWith(5);
+        for await (const page of store.entryPages(id, { pageSize: 2 })) {
+          expect(page.length).toBe(2);
+          break;
+        }
+        // The store is usable again at once (the read transaction ended with the loop).
+        expect((await store.append(id, [messageEntry('user', 'after')])).version).toBe(6);
+        const seen: number[] = [];
+        for await (const page of store.entryPages(id, { pageSize: 4 })) seen.push(...page.map((e) => e.index));
+        expect(seen).toEqual([0, 1, 2, 3, 4, 5]);
+      });
+
+      it('a large transcript streamed in many batches comes back byte for byte (importSession sets layout.asRead)', async () => {
+        const session = await readSession(EXAMPLE_TRANSCRIPT);
+        const batches: Entry[][] = [];
+        for (let i = 0; i < session.entries.length; i += 7) batches.push(session.entries.slice(i, i + 7));
+        const created = await store.createSessionFrom({ format: session.format, info: {} }, slowly(batches), {
+          finish: () => ({ info: session.info, layout: { finalNewline: session.finalNewline ?? true } }),
+        });
+        expect(created.version).toBe(session.entries.length);
+        const back = await loadSession(store, created.id);
+        expect(writeSession(back)).toBe(readFileSync(EXAMPLE_TRANSCRIPT, 'utf8'));
+        const imported = await importSession(store, session, randomUUID());
+        expect(imported.layout?.asRead).toBe(session.entries.length);
+      });
+    });
+
     describe('append', () => {
       it('keeps the order; each entry gets its position as index, whatever index it came with', async () => {
         const id = await sessionWith(0);

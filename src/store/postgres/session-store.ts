@@ -9,14 +9,25 @@ import {
   checkSessionId,
   decodeEntry,
   encodeEntries,
+  encodeEntry,
   encodeJson,
   encodeSnapshot,
+  pageSize,
+  Positions,
   resolveRange,
   sessionExists,
   sessionNotFound,
   versionConflict,
 } from '../memory-session-store.js';
-import type { NewSession, ResumedSession, SessionSnapshot, SessionStore, StoredSession } from '../session-store.js';
+import type {
+  CreateFromOptions,
+  EntryPagesOptions,
+  NewSession,
+  ResumedSession,
+  SessionSnapshot,
+  SessionStore,
+  StoredSession,
+} from '../session-store.js';
 import { inTransaction, storeError } from './connection.js';
 import { intStatement, runIntStatement, type IntStatement } from './int-query.js';
 import { PostgresResultStore } from './result-store.js';
@@ -29,6 +40,8 @@ export interface PostgresStoreHooks {
    * (until the process dies, when the server rolls it back).
    */
   beforeCommit?(op: 'append' | 'recordCompaction' | 'createSession', sessionId: string): void | Promise<void>;
+  /** Called inside createSessionFrom's transaction after each batch is inserted, with the entries stored so far. */
+  createSessionFromBatch?(sessionId: string, entries: number): void | Promise<void>;
 }
 
 export interface PostgresSessionStoreConfig {
@@ -175,6 +188,78 @@ export class PostgresSessionStore implements SessionStore {
         }
         await this.hooks.beforeCommit?.('createSession', id);
         return toStoredSession(row);
+      });
+    } catch (err) {
+      throw storeError(`creating session "${id}"`, err);
+    }
+  }
+
+  async createSessionFrom(
+    init: NewSession,
+    batches: AsyncIterable<readonly Entry[]> | Iterable<readonly Entry[]>,
+    options: CreateFromOptions = {},
+  ): Promise<StoredSession> {
+    const id = init.id ?? randomUUID();
+    checkSessionId(id);
+    const encodeRow = (s: Omit<NewSession, 'id'>) => ({
+      info: encodeJson(s.info ?? {}, 'info'),
+      extra: s.extra === undefined ? null : encodeJson(s.extra, 'extra'),
+      layout: s.layout === undefined ? null : encodeJson(s.layout, 'layout'),
+    });
+    const first = encodeRow(init);
+    try {
+      // One transaction on one connection: the session row first (so that a taken id fails before anything is read),
+      // each batch as multi-row INSERTs awaited before the next batch is taken, the row completed at the end. Any
+      // error rolls it all back; a dead connection's transaction is rolled back by the server.
+      return await inTransaction(this.pool, async (client) => {
+        const created = await client.query(
+          `INSERT INTO ${this.s}.sessions (id, format, info, extra, layout, version, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, 0, $6, $6)
+           ON CONFLICT (id) DO NOTHING`,
+          [id, init.format, first.info, first.extra, first.layout, this.now()],
+        );
+        if (!created.rowCount) throw sessionExists(id);
+        const positions = new Positions(MAX_POSITION);
+        for await (const batch of batches) {
+          if (!Array.isArray(batch)) throw new AbridgeError('INVALID_INPUT', 'batches: expected arrays of entries');
+          let seqs: number[] = [];
+          let texts: string[] = [];
+          let chars = 0;
+          const flush = async () => {
+            if (texts.length === 0) return;
+            await client.query(
+              `INSERT INTO ${this.s}.entries (session_id, seq, entry)
+               SELECT $1, t.seq, t.entry FROM unnest($2::integer[], $3::text[]) AS t(seq, entry)`,
+              [id, seqs, texts],
+            );
+            seqs = [];
+            texts = [];
+            chars = 0;
+          };
+          for (const e of batch as readonly Entry[]) {
+            positions.add(e?.index);
+            const text = encodeEntry(e, `entry ${e.index}`);
+            if (texts.length >= INSERT_CHUNK_ENTRIES || (texts.length > 0 && chars + text.length > INSERT_CHUNK_CHARS))
+              await flush();
+            seqs.push(e.index);
+            texts.push(text);
+            chars += text.length;
+          }
+          await flush();
+          await this.hooks.createSessionFromBatch?.(id, positions.count);
+        }
+        const count = positions.complete();
+        const tail = (await options.finish?.({ entries: count })) ?? {};
+        const last = { ...init, ...tail };
+        const row = encodeRow(last);
+        const { rows } = await client.query<SessionRow>(
+          `UPDATE ${this.s}.sessions SET format = $2, info = $3, extra = $4, layout = $5, version = $6, updated_at = $7
+           WHERE id = $1
+           RETURNING ${SESSION_COLUMNS}`,
+          [id, last.format, row.info, row.extra, row.layout, count, this.now()],
+        );
+        await this.hooks.beforeCommit?.('createSession', id);
+        return toStoredSession(rows[0]!);
       });
     } catch (err) {
       throw storeError(`creating session "${id}"`, err);
@@ -449,6 +534,61 @@ export class PostgresSessionStore implements SessionStore {
       return rows.map(toEntry);
     } catch (err) {
       throw storeError(`reading the entries of session "${sessionId}"`, err);
+    }
+  }
+
+  async *entryPages(sessionId: string, options: EntryPagesOptions = {}): AsyncIterable<Entry[]> {
+    const size = pageSize(options.pageSize);
+    const what = `reading the entries of session "${sessionId}"`;
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw storeError(what, err);
+    }
+    let failed: unknown;
+    try {
+      // One REPEATABLE READ transaction on one connection, held across the pages: every page sees the same snapshot
+      // (appends made meanwhile are not seen), and memory holds one page (LIMIT by position: one statement a page).
+      let from: number;
+      let to: number;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const { rows } = await client.query<{ version: number }>(
+          `SELECT version FROM ${this.s}.sessions WHERE id = $1`,
+          [sessionId],
+        );
+        if (!rows[0]) throw sessionNotFound(sessionId);
+        ({ from, to } = resolveRange(options, rows[0].version));
+      } catch (err) {
+        throw storeError(what, err);
+      }
+      while (from < to) {
+        let page: Entry[];
+        try {
+          const { rows } = await client.query<{ seq: number; entry: string }>(
+            `SELECT seq, entry FROM ${this.s}.entries WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq LIMIT $4`,
+            [sessionId, from, to, size],
+          );
+          page = rows.map(toEntry);
+        } catch (err) {
+          throw storeError(what, err);
+        }
+        if (page.length === 0) break;
+        from = page[page.length - 1]!.index + 1;
+        yield page;
+      }
+    } catch (err) {
+      failed = err;
+      throw err;
+    } finally {
+      let destroy: Error | boolean = failed !== undefined && !(failed instanceof AbridgeError);
+      try {
+        await client.query('COMMIT');
+      } catch (commitErr) {
+        destroy = commitErr instanceof Error ? commitErr : true;
+      }
+      client.release(destroy);
     }
   }
 

@@ -9,15 +9,26 @@ import {
   checkSessionId,
   decodeEntry,
   encodeEntries,
+  encodeEntry,
   encodeJson,
   encodeSnapshot,
   fullActiveMessages,
+  pageSize,
+  Positions,
   resolveRange,
   sessionExists,
   sessionNotFound,
   versionConflict,
 } from '../memory-session-store.js';
-import type { NewSession, ResumedSession, SessionSnapshot, SessionStore, StoredSession } from '../session-store.js';
+import type {
+  CreateFromOptions,
+  EntryPagesOptions,
+  NewSession,
+  ResumedSession,
+  SessionSnapshot,
+  SessionStore,
+  StoredSession,
+} from '../session-store.js';
 import {
   isNativeLoadError,
   loadSqliteDriver,
@@ -74,8 +85,11 @@ export interface SqliteStoreOptions {
   now?: () => Date;
   /** The better-sqlite3 module to use (tests); default: imported on first use. */
   driver?: SqliteDriver;
-  /** @internal Test hooks: called inside the recordCompaction transaction, after its entries and before its snapshot. */
-  hooks?: { insideRecordCompaction?: () => void };
+  /**
+   * @internal Test hooks: `insideRecordCompaction` is called inside the recordCompaction transaction, after its entries
+   * and before its snapshot; `createSessionFromBatch` inside createSessionFrom's, after each batch is inserted.
+   */
+  hooks?: { insideRecordCompaction?: () => void; createSessionFromBatch?: (entries: number) => void };
 }
 
 const SESSION_COLUMNS = 'id, format, info, extra, layout, version, created_at, updated_at';
@@ -199,6 +213,9 @@ export class SqliteSessionStore implements SessionStore {
       entries: db.prepare<[string, number, number], { seq: number; entry: string }>(
         'SELECT seq, entry FROM entries WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq',
       ),
+      finishSession: db.prepare(
+        'UPDATE sessions SET format = ?, info = ?, extra = ?, layout = ?, version = ?, updated_at = ? WHERE id = ?',
+      ),
       insertSnapshot: db.prepare(
         'INSERT INTO session_snapshots (session_id, at_version, messages, marker, tokens, created_at) VALUES (?, ?, ?, ?, ?, ?)',
       ),
@@ -274,6 +291,74 @@ export class SqliteSessionStore implements SessionStore {
     );
   }
 
+  async createSessionFrom(
+    init: NewSession,
+    batches: AsyncIterable<readonly Entry[]> | Iterable<readonly Entry[]>,
+    options: CreateFromOptions = {},
+  ): Promise<StoredSession> {
+    const id = init.id ?? randomUUID();
+    checkSessionId(id);
+    const encodeRow = (s: Omit<NewSession, 'id'>) => ({
+      info: encodeJson(s.info ?? {}, 'the session info'),
+      extra: s.extra === undefined ? null : encodeJson(s.extra, 'the session extra data'),
+      layout: s.layout === undefined ? null : encodeJson(s.layout, 'the session layout'),
+    });
+    const first = encodeRow(init);
+    const what = `cannot create session "${id}"`;
+    const db = this.db;
+    const s = this.stmts;
+    // One IMMEDIATE transaction opened here and held across the batches (better-sqlite3 is synchronous: each batch is
+    // inserted as it comes, nothing waits in memory). COMMIT at the end; ROLLBACK on any error. A process killed
+    // before COMMIT leaves only uncommitted pages in the write-ahead log, which SQLite ignores on the next open.
+    this.guard(what, () => {
+      if (db.inTransaction)
+        throw new AbridgeError('STORE_ERROR', `${what}: this connection is already inside a transaction`);
+      db.exec('BEGIN IMMEDIATE');
+    });
+    try {
+      const at = this.now().toISOString();
+      this.guard(what, () => {
+        try {
+          s.insertSession.run(id, init.format, first.info, first.extra, first.layout, at, at);
+        } catch (err) {
+          if ((err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw sessionExists(id);
+          throw err;
+        }
+      });
+      const positions = new Positions();
+      for await (const batch of batches) {
+        if (!Array.isArray(batch)) throw new AbridgeError('INVALID_INPUT', 'batches: expected arrays of entries');
+        // Encoded and inserted one entry at a time: the batch's JSON texts are never all held at once.
+        this.guard(what, () => {
+          for (const e of batch as readonly Entry[]) {
+            positions.add(e?.index);
+            s.insertEntry.run(id, e.index, encodeEntry(e, `entry ${e.index}`));
+          }
+        });
+        this.hooks.createSessionFromBatch?.(positions.count);
+      }
+      const count = positions.complete();
+      const tail = (await options.finish?.({ entries: count })) ?? {};
+      const last = { ...init, ...tail };
+      const row = encodeRow(last);
+      return this.guard(what, () => {
+        s.finishSession.run(last.format, row.info, row.extra, row.layout, count, this.now().toISOString(), id);
+        const stored = toStored(s.session.get(id)!);
+        db.exec('COMMIT');
+        return stored;
+      });
+    } catch (err) {
+      if (db.open && db.inTransaction) {
+        try {
+          db.exec('ROLLBACK');
+        } catch {
+          // A failed COMMIT may have rolled back already; the error that matters is the first one.
+        }
+      }
+      throw err;
+    }
+  }
+
   async getSession(id: string): Promise<StoredSession | undefined> {
     return this.guard(`cannot read session "${id}"`, () => {
       const row = this.stmts.session.get(id);
@@ -309,6 +394,36 @@ export class SqliteSessionStore implements SessionStore {
     return this.guard(`cannot read session "${sessionId}"`, () =>
       this.reading(() => this.readEntries(sessionId, range)),
     );
+  }
+
+  async *entryPages(sessionId: string, options: EntryPagesOptions = {}): AsyncIterable<Entry[]> {
+    const size = pageSize(options.pageSize);
+    const what = `cannot read session "${sessionId}"`;
+    const db = this.db;
+    // A read transaction held across the pages (each page one query by position): every page comes from the same
+    // state of the database, and memory holds one page.
+    const own = this.guard(what, () => {
+      if (db.inTransaction) return false;
+      db.exec('BEGIN');
+      return true;
+    });
+    try {
+      let { from, to } = this.guard(what, () => {
+        const version = this.stmts.version.get(sessionId);
+        if (version === undefined) throw sessionNotFound(sessionId);
+        return resolveRange(options, version);
+      });
+      while (from < to) {
+        const end = Math.min(to, from + size);
+        const page = this.guard(what, () =>
+          this.stmts.entries.all(sessionId, from, end).map((r) => decodeEntry(r.entry, r.seq)),
+        );
+        from = end;
+        yield page;
+      }
+    } finally {
+      if (own && db.open && db.inTransaction) db.exec('COMMIT');
+    }
   }
 
   async recordCompaction(
