@@ -1,6 +1,7 @@
 import { AbridgeError } from '../errors.js';
 import type { CompactionMarker, Message, Part, ResultContentPart } from '../model/types.js';
 import { boundaryOk, SECRET_KINDS, SECRET_RULES, type SecretRule } from './rules.js';
+import { LiteralScanner } from './literals.js';
 
 /**
  * Secret redaction: what abridge applies before text leaves the process's memory for a summary, an LLM summarizer, a
@@ -67,43 +68,30 @@ export function redactionRules(settings: Partial<RedactionSettings> = {}): Secre
   return out;
 }
 
-/** One regex finding any of a rule set's heads (longest first), per rule set. */
-const headFinders = new WeakMap<readonly SecretRule[], { re: RegExp; heads: string[] } | null>();
+/** One scanner per rule set, for its heads and hints together (src/redact/literals.ts). */
+const scanners = new WeakMap<readonly SecretRule[], LiteralScanner>();
 
 /**
- * The rules' heads that occur in `text`, found in one pass: a rule whose head is absent cannot match, so it need not
- * scan the text itself. Every occurrence counts, overlapping ones too (the search resumes one character after each
- * match), and a match stands for every head it starts with.
+ * The rules' heads and hints that occur in `text`, found in one pass: a rule whose head is absent, or all of whose
+ * hints are, cannot match, so it need not scan the text itself.
  */
-function headsIn(text: string, rules: readonly SecretRule[]): Set<string> {
-  let finder = headFinders.get(rules);
-  if (finder === undefined) {
-    const heads = [...new Set(rules.flatMap((r) => (r.head ? [r.head] : [])))].sort((a, b) => b.length - a.length);
-    finder =
-      heads.length > 0
-        ? { re: new RegExp(heads.map((h) => h.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g'), heads }
-        : null;
-    headFinders.set(rules, finder);
+function literalsIn(text: string, rules: readonly SecretRule[]): Set<string> {
+  let scanner = scanners.get(rules);
+  if (scanner === undefined) {
+    scanner = new LiteralScanner(rules.flatMap((r) => [...(r.head ? [r.head] : []), ...(r.hints ?? [])]));
+    scanners.set(rules, scanner);
   }
-  const present = new Set<string>();
-  if (!finder) return present;
-  const { re, heads } = finder;
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null && present.size < heads.length; m = re.exec(text)) {
-    for (const h of heads) if (m[0].startsWith(h)) present.add(h);
-    re.lastIndex = m.index + 1;
-  }
-  return present;
+  return scanner.present(text);
 }
 
 /** Every secret the rules recognize in `text`, in order, without overlaps (the earlier rule wins). */
 export function findSecrets(text: string, rules: readonly SecretRule[] = SECRET_RULES): SecretMatch[] {
   // Sorted by start and never overlapping, so a new match is checked against its two neighbours only.
   const found: SecretMatch[] = [];
-  const present = headsIn(text, rules);
+  const present = literalsIn(text, rules);
   for (const rule of rules) {
     if (rule.head !== undefined && !present.has(rule.head)) continue;
-    if (rule.hints !== undefined && !rule.hints.some((h) => text.includes(h))) continue;
+    if (rule.hints !== undefined && !rule.hints.some((h) => present.has(h))) continue;
     const re = rule.pattern;
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
