@@ -6,13 +6,14 @@
  * CPU time (user + system), wall time, peak RSS; then each command's ratios to the floor and its growth exponent
  * (the slope of log CPU time over log size between the smallest and the largest size).
  *
- *   node bench/scale.js [--sizes 10,50,100] [--runs 3] [--only import,export] [--json]
+ *   node bench/scale.js [--sizes 10,50,100] [--runs 3] [--only import,export] [--loop 32000|128000|none] [--json]
  *
  * `--only` measures the named commands (comma-separated) and the floor, which every ratio needs.
  *
  * Sessions are generated pi JSONL (bench/generate.js: same bytes every run) in the OS temp dir, kept between runs.
- * Uses dist/ (run it through `npm run bench:scale`, which builds first). The agent loop's turns at 2K–128K entries of
- * history are `npm run bench:turn`'s.
+ * Uses dist/ (run it through `npm run bench:scale`, which builds first). Then the agent loop: plain and compacting turns
+ * at 2K / 8K / 32K entries of history (`--loop 128000`: on to 128K, the history in SQLite), each the median of the
+ * medians of `--runs` fresh processes of bench/turn.js, with the slope per 1,000 entries; `--loop none` skips it.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
@@ -124,7 +125,33 @@ const exponent = (name) =>
     ? Math.log(last.commands[name].cpu / first.commands[name].cpu) / Math.log(last.sizeMb / first.sizeMb)
     : NaN;
 
-if (JSON_OUT) console.log(JSON.stringify({ runs: RUNS, rss: TIME ? '/usr/bin/time -v' : 'none', results }, null, 2));
+// The agent loop: plain and compacting turns as the history grows under a view that does not (bench/turn.js).
+const LOOP = opt('--loop', '32000');
+let loop;
+if (LOOP !== 'none') {
+  const turnArgs = [join(ROOT, 'bench', 'turn.js'), '--json'];
+  if (Number(LOOP) > 32_000) turnArgs.push('--scale', LOOP, '--store', 'sqlite');
+  const runs = [];
+  for (let k = 0; k < RUNS; k++) {
+    const r = spawnSync(process.execPath, turnArgs, { encoding: 'utf8', cwd: ROOT, maxBuffer: 64 * MB });
+    if (r.status !== 0) throw new Error(`bench/turn.js: exit ${r.status}\n${r.stderr}`);
+    runs.push(JSON.parse(r.stdout).scale.rows);
+  }
+  loop = runs[0].map((row, i) => ({
+    history: row.history,
+    view: median(runs.map((rs) => rs[i].view)),
+    plainMs: median(runs.map((rs) => rs[i].plainMs)),
+    compactingMs: median(runs.map((rs) => rs[i].compactingMs)),
+  }));
+  if (!JSON_OUT) process.stderr.write('measured the agent loop\n');
+}
+const loopSlope = (k) =>
+  loop && loop.length > 1
+    ? ((loop[loop.length - 1][k] - loop[0][k]) / (loop[loop.length - 1].history - loop[0].history)) * 1000
+    : NaN;
+
+if (JSON_OUT)
+  console.log(JSON.stringify({ runs: RUNS, rss: TIME ? '/usr/bin/time -v' : 'none', results, loop }, null, 2));
 else {
   console.log(`each command beside the parse floor of the same run (median of ${RUNS} fresh processes)\n`);
   console.log('| session | command | CPU s | × floor | wall s | peak RSS MiB | × file | growth exponent |');
@@ -137,4 +164,18 @@ else {
   console.log(
     '\ntargets (issue 37) at 100 MB: compact --out ≤ 4× the floor, import / export / view ≤ 3×; peak RSS ≤ 1.5× the file; exponent ≤ 1.1',
   );
+  if (loop) {
+    console.log(
+      `\nthe agent loop (bench/turn.js: a 200,000-token window compacting as it must; median of ${RUNS} fresh processes)\n`,
+    );
+    console.log('| history (entries) | view (messages) | plain turn ms | compacting turn ms |');
+    console.log('|--:|--:|--:|--:|');
+    for (const r of loop)
+      console.log(
+        `| ${r.history.toLocaleString('en-US')} | ${r.view} | ${r.plainMs.toFixed(3)} | ${r.compactingMs.toFixed(1)} |`,
+      );
+    console.log(
+      `\nslope per 1,000 entries: plain ${loopSlope('plainMs').toFixed(4)} ms, compacting ${loopSlope('compactingMs').toFixed(2)} ms; targets: plain ≤ 1 ms, compacting ≤ 25 ms at 32K, flat to 128K`,
+    );
+  }
 }
