@@ -411,10 +411,15 @@ async function writeAtomic(dir: string, name: string, data: string, sync = true)
   }
 }
 
+/** Per process: one random prefix (a pid reused after a crash does not meet its predecessor's leftovers), then a count. */
+const tempPrefix = randomBytes(3).toString('hex');
+let tempCounter = 0;
+
 /** writeAtomic without the sync, in synchronous calls (a batch's put; the commit syncs). */
 function writeAtomicSync(dir: string, name: string, data: string): void {
   const final = join(dir, name);
-  const tmp = join(dir, `.${name}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`);
+  // Unique within the process by a counter, across processes by the pid (O_EXCL refuses a clash): no random bytes per file.
+  const tmp = join(dir, `.${name}.${process.pid}-${tempPrefix}${(tempCounter++).toString(36)}.tmp`);
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, 0o600);
   try {
     try {
