@@ -5,14 +5,14 @@ import { componentOf } from '../budget/components.js';
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import type { BudgetSettings } from '../budget/types.js';
 import { conversationEntries } from '../model/branch.js';
-import { argumentsText, isDateMs, partTextLength } from '../model/parts.js';
+import { argumentsText, isDateMs, partTextLength, promptTokens } from '../model/parts.js';
 import type { CompactionMarker, Entry, Message, Part, Session } from '../model/types.js';
 import type { AbridgeMarker } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
 import { createRedactor, redactMessage, type Redactor } from '../redact/redact.js';
-import { startsResponse } from '../tokens/predict.js';
-import { followEntries, trackerFor } from '../tokens/replay.js';
+import { type PromptTracker, startsResponse } from '../tokens/predict.js';
+import { trackerFor } from '../tokens/replay.js';
 
 /**
  * What the viewer page shows of a session, computed once: per request, the prompt the provider reported beside
@@ -165,194 +165,374 @@ const BASE_CATEGORIES: ViewCategory[] = [
 const OTHER_TOOLS = '(other tools)';
 const PREVIEW_CHARS = 120;
 
+/** Where the builder puts the full text of each record, in the order of `records`: an array, or a gzip stream. */
+export interface ViewTextSink {
+  add(text: string): void;
+}
+
+/** What the page says of the session as a whole: known only at the end of a session read as a stream. */
+export interface ViewSessionFacts {
+  info: Session['info'];
+  format: Session['format'];
+  /** Entries of the whole session (every branch). */
+  entries: number;
+  problems: number;
+  /** Messages on subagent sidechains in the whole session. */
+  sidechainMessages: number;
+}
+
 /** The viewer's data and the full text of each record (same order as `records`). */
 export function buildViewData(session: Session, options: ViewDataOptions = {}): { data: ViewData; texts: string[] } {
-  const settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
-  const maxText = options.maxTextChars ?? 64_000;
-  const redact = options.redact ?? createRedactor();
   const branch = conversationEntries(session);
-  const tracker = trackerFor(session, branch, {
-    ...(options.exact ? { exact: options.exact } : {}),
-    ...(settings.prefixTokens !== undefined ? { prefixTokens: settings.prefixTokens } : {}),
-  });
-  const counter = tracker.counter;
-  const names = new ToolAttribution(counter);
-  const acc = new ContextAccumulator(counter, names);
-  const limits = new Limits(session, settings);
-  const models: string[] = [];
-  const modelIndex = (m: string) => {
-    let i = models.indexOf(m);
-    if (i === -1) i = models.push(m) - 1;
-    return i;
-  };
+  const texts: string[] = [];
+  const builder = new ViewBuilder(session, branch, options, { add: (t) => texts.push(t) });
+  for (const e of branch) builder.push(e);
+  return { data: builder.finish(sessionFacts(session)), texts };
+}
 
-  interface RawPoint {
-    entry: number;
-    line: number | null;
-    model: string;
-    reported: number | null;
-    predicted: number;
-    anchored: boolean;
-    ratio: number;
-    /** The window the agent had reported by then (Codex), if any. */
-    window: number | undefined;
-    totals: number[];
-    results: number[];
-    calls: number[];
-    messages: number;
-  }
-  const raw: RawPoint[] = [];
-  const compactionPoints = new Map<number, number>();
-  let lastModel: string | undefined;
-  let reportedWindow: number | undefined;
-  let previousAssistant: Message | undefined;
-  function* feed(): Generator<Entry> {
-    for (const e of branch) {
-      const m = e.message;
-      if (e.kind === 'model-change' && e.model?.id) lastModel = e.model.id;
-      reportedWindow = e.usage?.contextWindow ?? m?.usage?.contextWindow ?? reportedWindow;
-      if (e.compaction) compactionPoints.set(e.index, raw.length);
-      if (m?.role === 'assistant') {
-        if (m.model) lastModel = m.model;
-        if (startsResponse(m, previousAssistant)) {
-          // The same state followEntries predicts from: everything before this entry.
-          const p = tracker.predict(m.model ?? lastModel);
-          const s = acc.snapshot();
-          raw.push({
-            entry: e.index,
-            line: e.line ?? null,
-            model: m.model ?? lastModel ?? 'unknown',
-            reported: null,
-            predicted: p.predicted,
-            anchored: p.anchored,
-            ratio: p.ratio,
-            window: reportedWindow,
-            ...s,
-          });
-        }
-        previousAssistant = m;
-      } else if (m) previousAssistant = undefined;
-      yield e;
-      acc.push(e);
-    }
-  }
-  followEntries(feed(), tracker, (r) => {
-    const p = raw[raw.length - 1];
-    if (p && p.reported === null) {
-      p.reported = r.reported;
-      p.predicted = r.predicted;
-    }
-  });
-
-  // Tool categories: the largest (by their peak in any request) apart, the rest grouped.
-  const toolCats = acc.toolCategories();
-  const peak = (i: number) => raw.reduce((mx, p) => Math.max(mx, p.totals[i] ?? 0), 0);
-  const ranked = toolCats.map((c) => ({ c, peak: peak(c.index) })).sort((a, b) => b.peak - a.peak);
-  const keep = ranked.slice(0, options.maxToolCategories ?? 24);
-  const grouped = ranked.slice(keep.length);
-  const categories: ViewCategory[] = [...BASE_CATEGORIES];
-  const columnOf = new Map<number, number>();
-  for (let i = 0; i < BASE_CATEGORIES.length; i++) columnOf.set(i, i);
-  for (const { c } of keep) {
-    columnOf.set(c.index, categories.length);
-    const cat: ViewCategory = { key: `tool:${c.name}`, label: c.name, tool: c.name };
-    const server = mcpServerOf(c.name);
-    if (server !== undefined) cat.mcpServer = server;
-    categories.push(cat);
-  }
-  if (grouped.length > 0) {
-    const col = categories.length;
-    categories.push({
-      key: `tool:${OTHER_TOOLS}`,
-      label: `${OTHER_TOOLS}: ${grouped.map((g) => g.c.name).join(', ')}`,
-      tool: OTHER_TOOLS,
-    });
-    for (const g of grouped) columnOf.set(g.c.index, col);
-  }
-
-  const points: ViewPoints = {
-    entry: [],
-    line: [],
-    model: [],
-    reported: [],
-    predicted: [],
-    anchored: [],
-    window: [],
-    reserve: [],
-    warn: [],
-    compact: [],
-    block: [],
-    tokens: categories.map(() => []),
-    results: categories.map(() => []),
-    calls: categories.map(() => []),
-    messages: [],
-  };
-  for (const p of raw) {
-    const budget = limits.budgetFor(p.model, p.window);
-    const marks = budget.marks;
-    points.entry.push(p.entry);
-    points.line.push(p.line);
-    points.model.push(modelIndex(p.model));
-    points.reported.push(p.reported);
-    points.predicted.push(p.predicted);
-    points.anchored.push(p.anchored);
-    points.window.push(budget.window);
-    points.reserve.push(budget.reserve);
-    points.warn.push(marks.warn);
-    points.compact.push(marks.compact);
-    points.block.push(marks.block);
-    points.messages.push(p.messages);
-    const cols = categories.map(() => 0);
-    const results = categories.map(() => 0);
-    const calls = categories.map(() => 0);
-    p.totals.forEach((t, i) => {
-      const col = columnOf.get(i);
-      if (col === undefined) return;
-      cols[col]! += t * p.ratio;
-      results[col]! += p.results[i] ?? 0;
-      calls[col]! += p.calls[i] ?? 0;
-    });
-    // The bar adds up to what the provider billed: what the transcript does not hold is the prefix; when we counted
-    // more than was billed (a harness that trims what it sends), every category shrinks in proportion.
-    const total = p.reported ?? p.predicted;
-    const visible = cols.reduce((a, b) => a + b, 0);
-    if (visible <= total) cols[0] = total - visible;
-    else for (let i = 0; i < cols.length; i++) cols[i]! *= total / visible;
-    const rounded = cols.map((x) => Math.round(x));
-    rounded[0]! += total - rounded.reduce((a, b) => a + b, 0);
-    if (rounded[0]! < 0) rounded[0] = 0;
-    rounded.forEach((x, i) => points.tokens[i]!.push(x));
-    results.forEach((x, i) => points.results[i]!.push(x));
-    calls.forEach((x, i) => points.calls[i]!.push(x));
-  }
-
-  const { records, texts, truncatedChars, compactions } = conversation(
-    branch,
-    counter,
-    maxText,
-    compactionPoints,
-    raw,
-    redact,
-  );
-  const sidechainMessages =
-    session.entries.filter((e) => e.sidechain && e.message).length -
-    (branch.some((e) => e.sidechain) ? branch.filter((e) => e.sidechain && e.message).length : 0);
-  const meta: ViewMeta = {
-    title: redact(session.info.title ?? session.info.id ?? options.source ?? 'session'),
-    source: redact(options.source ?? ''),
+/** The facts `ViewBuilder.finish` takes, of a session in memory. */
+export function sessionFacts(session: Session): ViewSessionFacts {
+  return {
+    info: session.info,
     format: session.format,
-    models,
-    counting: counter.exact ? 'exact' : 'estimate',
     entries: session.entries.length,
-    messages: records.filter((r) => r.r !== 'compaction').length,
-    reportedRequests: points.reported.filter((r) => r !== null).length,
     problems: session.problems.length,
-    sidechainMessages,
-    truncatedChars,
+    sidechainMessages: session.entries.filter((e) => e.sidechain && e.message).length,
   };
-  if (session.info.id) meta.sessionId = redact(session.info.id);
-  if (session.info.cwd) meta.cwd = redact(session.info.cwd);
-  return { data: { meta, categories, points, compactions, records }, texts };
+}
+
+interface RawPoint {
+  entry: number;
+  line: number | null;
+  model: string;
+  reported: number | null;
+  predicted: number;
+  anchored: boolean;
+  ratio: number;
+  /** The window the agent had reported by then (Codex), if any. */
+  window: number | undefined;
+  totals: number[];
+  results: number[];
+  calls: number[];
+  messages: number;
+}
+
+/** A compaction as it was met; its sizes around it (from the reports after it) are known at the end. */
+interface PendingCompaction {
+  e: Entry;
+  marker: CompactionMarker;
+  beforePoint: number;
+  archived: { fromEntry: number; toEntry: number } | undefined;
+  archivedMessages: number;
+  archivedTokens: number;
+  edits: ViewEdit[];
+}
+
+/**
+ * The viewer's data built one entry of the conversation's branch at a time, in order (`push`), then `finish`: each
+ * entry is read once — counted once (the tracker's counter remembers each part's count), redacted once, its text
+ * handed to the sink — and only what the page shows of it is kept (its record: counts, a preview, tools). So a session
+ * read as a stream (view-stream.ts) is never held whole; `buildViewData` is the same builder over a session in memory.
+ */
+export class ViewBuilder {
+  private readonly settings: BudgetSettings;
+  private readonly maxText: number;
+  private readonly redact: Redactor;
+  private readonly tracker: PromptTracker;
+  private readonly counter: TokenCounter;
+  private readonly acc: ContextAccumulator;
+  private readonly limits: Limits;
+  private readonly raw: RawPoint[] = [];
+  private lastModel: string | undefined;
+  private reportedWindow: number | undefined;
+  private previousAssistant: Message | undefined;
+  /** The request being followed (as `followEntries` follows it): its prediction, and whether it reported usage. */
+  private pending: { counted: number; predicted: number; reported: boolean } | undefined;
+  private readonly records: MessageRecord[] = [];
+  private readonly byEntry = new Map<number, MessageRecord>();
+  private truncatedChars = 0;
+  private readonly compactions: PendingCompaction[] = [];
+  private readonly callNames: ToolAttribution;
+  private branchSidechain = false;
+  private branchSidechainMessages = 0;
+
+  /**
+   * `session` is what the tracker is set up from (its format, extra, and entries: whether the transcript records a
+   * system prompt); `branch` holds at least the branch's first entry naming a model, when it has one.
+   */
+  constructor(
+    session: Session,
+    branch: readonly Entry[],
+    private readonly options: ViewDataOptions,
+    private readonly sink: ViewTextSink,
+    /** Called with each entry once the builder is done with it (the stream reader lets go of its texts). */
+    private readonly done?: (entry: Entry) => void,
+  ) {
+    this.settings = options.settings ?? DEFAULT_BUDGET_SETTINGS;
+    this.maxText = options.maxTextChars ?? 64_000;
+    this.redact = options.redact ?? createRedactor();
+    this.tracker = trackerFor(session, branch, {
+      ...(options.exact ? { exact: options.exact } : {}),
+      ...(this.settings.prefixTokens !== undefined ? { prefixTokens: this.settings.prefixTokens } : {}),
+    });
+    this.counter = this.tracker.counter;
+    this.acc = new ContextAccumulator(this.counter, new ToolAttribution(this.counter));
+    this.callNames = new ToolAttribution(this.counter);
+    this.limits = new Limits(session.extra, this.settings);
+  }
+
+  /** The next entry of the branch. */
+  push(e: Entry): void {
+    const m = e.message;
+    const tracker = this.tracker;
+    if (e.kind === 'model-change' && e.model?.id) this.lastModel = e.model.id;
+    this.reportedWindow = e.usage?.contextWindow ?? m?.usage?.contextWindow ?? this.reportedWindow;
+    const beforePoint = this.raw.length;
+    if (m?.role === 'assistant') {
+      if (m.model) this.lastModel = m.model;
+      if (startsResponse(m, this.previousAssistant)) {
+        // The same state the request's prediction is made from: everything before this entry.
+        const p = tracker.predict(m.model ?? this.lastModel);
+        this.raw.push({
+          entry: e.index,
+          line: e.line ?? null,
+          model: m.model ?? this.lastModel ?? 'unknown',
+          reported: null,
+          predicted: p.predicted,
+          anchored: p.anchored,
+          ratio: p.ratio,
+          window: this.reportedWindow,
+          ...this.acc.snapshot(),
+        });
+        // As followEntries (tokens/replay.ts) follows a request: predicted before it, then observed once reported.
+        const f = tracker.predict(m.model);
+        this.pending = { counted: tracker.contextTokens, predicted: f.predicted, reported: false };
+      }
+      const pending = this.pending;
+      if (m.usage && pending && !pending.reported && promptTokens(m.usage) > 0) {
+        tracker.observe(m.usage, m.model ?? 'unknown', e.index, pending.counted);
+        const point = this.raw[this.raw.length - 1];
+        if (point && point.reported === null) {
+          point.reported = promptTokens(m.usage);
+          point.predicted = pending.predicted;
+        }
+        pending.reported = true;
+      }
+      this.previousAssistant = m;
+    } else if (m) this.previousAssistant = undefined;
+    tracker.push(e);
+    this.acc.push(e);
+    if (e.sidechain) {
+      this.branchSidechain = true;
+      if (m) this.branchSidechainMessages++;
+    }
+    this.record(e, beforePoint);
+    this.done?.(e);
+  }
+
+  /** The record of an entry (a message, or a compaction's summary) and its full text; a compaction's view. */
+  private record(e: Entry, beforePoint: number): void {
+    const m = e.message;
+    if (!m && !e.compaction) return;
+    const redact = this.redact;
+    const rec: MessageRecord = {
+      e: e.index,
+      r: e.compaction ? 'compaction' : m!.role,
+      t: m ? this.counter.message(m) : 0,
+      c: m ? m.parts.reduce((n, p) => n + partTextLength(p), 0) : 0,
+      p: '',
+    };
+    if (e.line !== undefined) rec.l = e.line;
+    if (e.compaction) rec.k = e.compaction.number;
+    const ts = m?.timestamp ?? e.timestamp;
+    if (isDateMs(ts)) rec.ts = ts;
+    if (m?.synthetic) rec.syn = true;
+    let text = '';
+    if (m) {
+      const callNames = this.callNames;
+      callNames.learn(m);
+      const tools = new Set<string>();
+      for (const p of m.parts) {
+        const tool = callNames.toolOf(p);
+        if (tool !== undefined) tools.add(tool);
+        if (p.type === 'tool-result' && p.isError) rec.err = true;
+      }
+      if (tools.size > 0) rec.tools = [...tools];
+      // Redacted before it is cut into a preview, so that no part of a secret is left at a cut.
+      text = messageText(redactMessage(m, redact), callNames);
+    } else if (e.compaction) text = redact(e.compaction.summary);
+    rec.p = text
+      .slice(0, PREVIEW_CHARS * 3)
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, PREVIEW_CHARS);
+    const maxText = this.maxText;
+    if (text.length > maxText) {
+      this.truncatedChars += text.length - maxText;
+      text = `${text.slice(0, maxText)}\n\n[… ${(text.length - maxText).toLocaleString('en-US')} more characters not included in this page${e.line !== undefined ? `; see line ${e.line} of the transcript` : ''}]`;
+    }
+    this.records.push(rec);
+    this.sink.add(text);
+    this.byEntry.set(e.index, rec);
+    if (e.compaction) this.compactions.push(this.compaction(e, e.compaction, beforePoint));
+  }
+
+  /** A compaction met: what it archived (of the records so far) and edited. */
+  private compaction(e: Entry, marker: CompactionMarker, beforePoint: number): PendingCompaction {
+    const m = marker as AbridgeMarker;
+    // abridge says what it archived (nothing, when it only cleared results); other agents replace what came before the
+    // first entry they keep (model/view.ts reads markers the same way).
+    const archived =
+      m.source === 'abridge'
+        ? m.archived
+        : (m.archived ?? {
+            fromEntry: 0,
+            toEntry: (m.firstKeptEntry !== undefined && m.firstKeptEntry <= e.index ? m.firstKeptEntry : e.index) - 1,
+          });
+    let archivedMessages = 0;
+    let archivedTokens = 0;
+    if (archived)
+      for (const rec of this.records) {
+        if (rec.e < archived.fromEntry || rec.e > archived.toEntry) continue;
+        if (rec.a !== undefined || rec.r === 'compaction') continue;
+        rec.a = marker.number;
+        archivedMessages++;
+        archivedTokens += rec.t;
+      }
+    const edits: ViewEdit[] = [];
+    for (const ed of m.edits ?? []) {
+      const rec = this.byEntry.get(ed.entry);
+      const after = this.counter.message(ed.message);
+      const text = redactMessage(ed.message, this.redact)
+        .parts.map((p) =>
+          p.type === 'tool-result'
+            ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
+            : p.type === 'text'
+              ? p.text
+              : '',
+        )
+        .join(' ');
+      const ref = /"ref_id":\s*"([^"]+)"/.exec(text)?.[1] ?? /\bref(?:_id)?[=: ]+([A-Za-z0-9_-]{6,})/.exec(text)?.[1];
+      const edit: ViewEdit = { entry: ed.entry, how: ed.how, before: rec?.t ?? 0, after, preview: text.slice(0, 400) };
+      if (ref) edit.ref = ref;
+      edits.push(edit);
+      if (rec)
+        (rec.ed ??= []).push({ n: marker.number, how: ed.how, before: edit.before, after, ...(ref ? { ref } : {}) });
+    }
+    return { e, marker, beforePoint, archived, archivedMessages, archivedTokens, edits };
+  }
+
+  /** The page's data, once the branch's last entry is pushed. */
+  finish(facts: ViewSessionFacts): ViewData {
+    const { raw, options, limits, redact } = this;
+    const models: string[] = [];
+    const modelIndex = (m: string) => {
+      let i = models.indexOf(m);
+      if (i === -1) i = models.push(m) - 1;
+      return i;
+    };
+    // Tool categories: the largest (by their peak in any request) apart, the rest grouped.
+    const toolCats = this.acc.toolCategories();
+    const peak = (i: number) => raw.reduce((mx, p) => Math.max(mx, p.totals[i] ?? 0), 0);
+    const ranked = toolCats.map((c) => ({ c, peak: peak(c.index) })).sort((a, b) => b.peak - a.peak);
+    const keep = ranked.slice(0, options.maxToolCategories ?? 24);
+    const grouped = ranked.slice(keep.length);
+    const categories: ViewCategory[] = [...BASE_CATEGORIES];
+    const columnOf = new Map<number, number>();
+    for (let i = 0; i < BASE_CATEGORIES.length; i++) columnOf.set(i, i);
+    for (const { c } of keep) {
+      columnOf.set(c.index, categories.length);
+      const cat: ViewCategory = { key: `tool:${c.name}`, label: c.name, tool: c.name };
+      const server = mcpServerOf(c.name);
+      if (server !== undefined) cat.mcpServer = server;
+      categories.push(cat);
+    }
+    if (grouped.length > 0) {
+      const col = categories.length;
+      categories.push({
+        key: `tool:${OTHER_TOOLS}`,
+        label: `${OTHER_TOOLS}: ${grouped.map((g) => g.c.name).join(', ')}`,
+        tool: OTHER_TOOLS,
+      });
+      for (const g of grouped) columnOf.set(g.c.index, col);
+    }
+
+    const points: ViewPoints = {
+      entry: [],
+      line: [],
+      model: [],
+      reported: [],
+      predicted: [],
+      anchored: [],
+      window: [],
+      reserve: [],
+      warn: [],
+      compact: [],
+      block: [],
+      tokens: categories.map(() => []),
+      results: categories.map(() => []),
+      calls: categories.map(() => []),
+      messages: [],
+    };
+    for (const p of raw) {
+      const budget = limits.budgetFor(p.model, p.window);
+      const marks = budget.marks;
+      points.entry.push(p.entry);
+      points.line.push(p.line);
+      points.model.push(modelIndex(p.model));
+      points.reported.push(p.reported);
+      points.predicted.push(p.predicted);
+      points.anchored.push(p.anchored);
+      points.window.push(budget.window);
+      points.reserve.push(budget.reserve);
+      points.warn.push(marks.warn);
+      points.compact.push(marks.compact);
+      points.block.push(marks.block);
+      points.messages.push(p.messages);
+      const cols = categories.map(() => 0);
+      const results = categories.map(() => 0);
+      const calls = categories.map(() => 0);
+      p.totals.forEach((t, i) => {
+        const col = columnOf.get(i);
+        if (col === undefined) return;
+        cols[col]! += t * p.ratio;
+        results[col]! += p.results[i] ?? 0;
+        calls[col]! += p.calls[i] ?? 0;
+      });
+      // The bar adds up to what the provider billed: what the transcript does not hold is the prefix; when we counted
+      // more than was billed (a harness that trims what it sends), every category shrinks in proportion.
+      const total = p.reported ?? p.predicted;
+      const visible = cols.reduce((a, b) => a + b, 0);
+      if (visible <= total) cols[0] = total - visible;
+      else for (let i = 0; i < cols.length; i++) cols[i]! *= total / visible;
+      const rounded = cols.map((x) => Math.round(x));
+      rounded[0]! += total - rounded.reduce((a, b) => a + b, 0);
+      if (rounded[0]! < 0) rounded[0] = 0;
+      rounded.forEach((x, i) => points.tokens[i]!.push(x));
+      results.forEach((x, i) => points.results[i]!.push(x));
+      calls.forEach((x, i) => points.calls[i]!.push(x));
+    }
+
+    const compactions = this.compactions.map((c) => compactionView(c, raw, redact));
+    const records = this.records;
+    const info = facts.info;
+    const meta: ViewMeta = {
+      title: redact(info.title ?? info.id ?? options.source ?? 'session'),
+      source: redact(options.source ?? ''),
+      format: facts.format,
+      models,
+      counting: this.counter.exact ? 'exact' : 'estimate',
+      entries: facts.entries,
+      messages: records.filter((r) => r.r !== 'compaction').length,
+      reportedRequests: points.reported.filter((r) => r !== null).length,
+      problems: facts.problems,
+      sidechainMessages: facts.sidechainMessages - (this.branchSidechain ? this.branchSidechainMessages : 0),
+      truncatedChars: this.truncatedChars,
+    };
+    if (info.id) meta.sessionId = redact(info.id);
+    if (info.cwd) meta.cwd = redact(info.cwd);
+    return { meta, categories, points, compactions, records };
+  }
 }
 
 /** Window and marks per model, from the catalog (or the window the agent reported). */
@@ -361,7 +541,7 @@ class Limits {
   private readonly cache = new Map<string, ContextBudget>();
 
   constructor(
-    private readonly session: Session,
+    private readonly extra: Session['extra'],
     private readonly settings: BudgetSettings,
   ) {
     this.catalog = new ModelCatalog(settings);
@@ -371,7 +551,7 @@ class Limits {
     const key = `${model}\u0000${window ?? ''}`;
     let b = this.cache.get(key);
     if (!b) {
-      const requestModel = (this.session.extra?.request as { model?: unknown } | undefined)?.model;
+      const requestModel = (this.extra?.request as { model?: unknown } | undefined)?.model;
       const id =
         model === 'unknown'
           ? (this.settings.model ?? (typeof requestModel === 'string' ? requestModel : undefined))
@@ -505,130 +685,14 @@ class ContextAccumulator {
   }
 }
 
-/** Records and full texts of the conversation, and the compactions with what each archived and edited. */
-function conversation(
-  branch: readonly Entry[],
-  counter: TokenCounter,
-  maxText: number,
-  compactionPoints: Map<number, number>,
-  points: readonly { reported: number | null }[],
-  redact: Redactor,
-) {
-  const records: MessageRecord[] = [];
-  const texts: string[] = [];
-  const byEntry = new Map<number, MessageRecord>();
-  let truncatedChars = 0;
-  const compactions: ViewCompaction[] = [];
-  const callNames = new ToolAttribution(counter);
-  for (const e of branch) {
-    const m = e.message;
-    if (!m && !e.compaction) continue;
-    const rec: MessageRecord = {
-      e: e.index,
-      r: e.compaction ? 'compaction' : m!.role,
-      t: m ? counter.message(m) : 0,
-      c: m ? m.parts.reduce((n, p) => n + partTextLength(p), 0) : 0,
-      p: '',
-    };
-    if (e.line !== undefined) rec.l = e.line;
-    if (e.compaction) rec.k = e.compaction.number;
-    const ts = m?.timestamp ?? e.timestamp;
-    if (isDateMs(ts)) rec.ts = ts;
-    if (m?.synthetic) rec.syn = true;
-    let text = '';
-    if (m) {
-      callNames.learn(m);
-      const tools = new Set<string>();
-      for (const p of m.parts) {
-        const tool = callNames.toolOf(p);
-        if (tool !== undefined) tools.add(tool);
-        if (p.type === 'tool-result' && p.isError) rec.err = true;
-      }
-      if (tools.size > 0) rec.tools = [...tools];
-      // Redacted before it is cut into a preview, so that no part of a secret is left at a cut.
-      text = messageText(redactMessage(m, redact), callNames);
-    } else if (e.compaction) text = redact(e.compaction.summary);
-    rec.p = text
-      .slice(0, PREVIEW_CHARS * 3)
-      .replace(/\s+/g, ' ')
-      .trim()
-      .slice(0, PREVIEW_CHARS);
-    if (text.length > maxText) {
-      truncatedChars += text.length - maxText;
-      text = `${text.slice(0, maxText)}\n\n[… ${(text.length - maxText).toLocaleString('en-US')} more characters not included in this page${e.line !== undefined ? `; see line ${e.line} of the transcript` : ''}]`;
-    }
-    records.push(rec);
-    texts.push(text);
-    byEntry.set(e.index, rec);
-
-    if (e.compaction)
-      compactions.push(
-        compactionView(
-          e,
-          e.compaction,
-          branch,
-          byEntry,
-          counter,
-          compactionPoints.get(e.index) ?? points.length,
-          points,
-          redact,
-        ),
-      );
-  }
-  return { records, texts, truncatedChars, compactions };
-}
-
+/** A compaction's view, with the sizes the provider reported around it when the marker does not say them. */
 function compactionView(
-  e: Entry,
-  marker: CompactionMarker,
-  branch: readonly Entry[],
-  byEntry: Map<number, MessageRecord>,
-  counter: TokenCounter,
-  beforePoint: number,
+  c: PendingCompaction,
   points: readonly { reported: number | null }[],
   redact: Redactor,
 ): ViewCompaction {
+  const { e, marker, beforePoint, archived } = c;
   const m = marker as AbridgeMarker;
-  // abridge says what it archived (nothing, when it only cleared results); other agents replace what came before the
-  // first entry they keep (model/view.ts reads markers the same way).
-  const archived =
-    m.source === 'abridge'
-      ? m.archived
-      : (m.archived ?? {
-          fromEntry: 0,
-          toEntry: (m.firstKeptEntry !== undefined && m.firstKeptEntry <= e.index ? m.firstKeptEntry : e.index) - 1,
-        });
-  let archivedMessages = 0;
-  let archivedTokens = 0;
-  for (const x of archived ? branch : []) {
-    if (x.index < archived!.fromEntry || x.index > archived!.toEntry) continue;
-    const rec = byEntry.get(x.index);
-    if (!rec || rec.a !== undefined || rec.r === 'compaction') continue;
-    rec.a = marker.number;
-    archivedMessages++;
-    archivedTokens += rec.t;
-  }
-  const edits: ViewEdit[] = [];
-  for (const ed of m.edits ?? []) {
-    const rec = byEntry.get(ed.entry);
-    const after = counter.message(ed.message);
-    const text = redactMessage(ed.message, redact)
-      .parts.map((p) =>
-        p.type === 'tool-result'
-          ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
-          : p.type === 'text'
-            ? p.text
-            : '',
-      )
-      .join(' ');
-    const ref = /"ref_id":\s*"([^"]+)"/.exec(text)?.[1] ?? /\bref(?:_id)?[=: ]+([A-Za-z0-9_-]{6,})/.exec(text)?.[1];
-    const edit: ViewEdit = { entry: ed.entry, how: ed.how, before: rec?.t ?? 0, after, preview: text.slice(0, 400) };
-    if (ref) edit.ref = ref;
-    edits.push(edit);
-    if (rec)
-      (rec.ed ??= []).push({ n: marker.number, how: ed.how, before: edit.before, after, ...(ref ? { ref } : {}) });
-  }
-  // Before/after as the provider reported them around the compaction, when the marker does not say.
   const before = marker.tokensBefore ?? lastReported(points, beforePoint - 1, -1);
   const after = marker.tokensAfter ?? lastReported(points, beforePoint, 1);
   const out: ViewCompaction = {
@@ -637,9 +701,9 @@ function compactionView(
     source: marker.source,
     beforePoint,
     summary: redact(marker.summary),
-    archivedMessages,
-    archivedTokens,
-    edits,
+    archivedMessages: c.archivedMessages,
+    archivedTokens: c.archivedTokens,
+    edits: c.edits,
   };
   if (archived) out.archived = archived;
   if (e.line !== undefined) out.line = e.line;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { gzipSync } from 'node:zlib';
+import { createGzip, type Gzip, gzipSync } from 'node:zlib';
 import { AbridgeError } from '../errors.js';
 import { packageFile } from '../package-file.js';
 import type { ViewData } from './view-data.js';
@@ -85,9 +85,161 @@ export function renderViewPage(data: ViewData, texts: readonly string[]): string
  * it loads nothing (default-src 'none'; images only as data: URLs).
  */
 export function renderViewPageWithPolicy(data: ViewData, texts: readonly string[]): RenderedViewPage {
+  const frame = pageFrame(data);
+  // The same bytes GzipTexts gives, the texts compressed in one piece (deflate's output does not depend on how its
+  // input is cut).
+  const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: GZIP_LEVEL }).toString('base64');
+  return { html: frame.head + blob + frame.tail, headerPolicy: frame.headerPolicy };
+}
+
+/**
+ * Writes the page piece by piece through `write` (writeFileAtomic's producer): the page data, the scripts, then the
+ * texts already compressed (`GzipTexts`), in base64 a piece at a time. The same bytes as `renderViewPageWithPolicy`.
+ * Returns the policy (for a response header) and the bytes written.
+ */
+export async function writeViewPage(
+  data: ViewData,
+  texts: CompressedTexts,
+  write: (chunk: string) => Promise<void>,
+): Promise<{ headerPolicy: string; bytes: number }> {
+  const frame = pageFrame(data);
+  let bytes = 0;
+  const put = async (s: string) => {
+    bytes += Buffer.byteLength(s);
+    await write(s);
+  };
+  await put(frame.head);
+  for (const piece of base64Pieces(texts.chunks)) await put(piece);
+  await put(frame.tail);
+  return { headerPolicy: frame.headerPolicy, bytes };
+}
+
+/** Base64 of the chunks as one text, a piece per ~1 MB: every piece but the last encodes a multiple of 3 bytes. */
+function* base64Pieces(chunks: readonly Buffer[]): Generator<string> {
+  const PIECE = 3 << 18;
+  let carry: Buffer = Buffer.alloc(0);
+  for (const chunk of chunks) {
+    let buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
+    while (buf.length >= PIECE) {
+      yield buf.subarray(0, PIECE).toString('base64');
+      buf = buf.subarray(PIECE);
+    }
+    const whole = buf.length - (buf.length % 3);
+    if (whole > 0) yield buf.subarray(0, whole).toString('base64');
+    carry = Buffer.from(buf.subarray(whole));
+  }
+  if (carry.length > 0) yield carry.toString('base64');
+}
+
+const GZIP_LEVEL = 1;
+
+/** The full texts of the page, gzipped: `JSON.stringify(texts)` compressed as a whole. */
+export interface CompressedTexts {
+  chunks: Buffer[];
+  /** Number of texts. */
+  count: number;
+}
+
+/**
+ * The texts of the page gzipped as they come (a ViewTextSink): `JSON.stringify` of the array of texts, compressed a
+ * batch at a time, so that only the compressed bytes are held (a fifth to a tenth of the texts). `finish` gives the
+ * same bytes `gzipSync(JSON.stringify(texts), level 1)` does.
+ */
+export class GzipTexts {
+  private readonly gzip: Gzip = createGzip({ level: GZIP_LEVEL, chunkSize: BATCH });
+  private readonly chunks: Buffer[] = [];
+  private readonly ended: Promise<void>;
+  /**
+   * Batches are encoded into buffers the stream gives back once it has compressed them (its write callback): the
+   * texts of a large session then cost a few batches of memory, not a trail of buffers waiting to be collected.
+   */
+  private readonly free: Buffer[] = [];
+  private batch: Buffer;
+  private used = 0;
+  private count = 0;
+  /** Batches given to the stream and not yet compressed, and who waits for them (`drained`). */
+  private waiting = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor() {
+    this.batch = Buffer.allocUnsafeSlow(BATCH);
+    this.gzip.on('data', (c: Buffer) => this.chunks.push(c));
+    this.ended = new Promise((done, fail) => {
+      this.gzip.once('end', done);
+      this.gzip.once('error', fail);
+    });
+  }
+
+  add(text: string): void {
+    const json = `${this.count++ === 0 ? '[' : ','}${JSON.stringify(text)}`;
+    // (At most 3 bytes a UTF-16 unit.)
+    if (this.used + json.length * 3 > BATCH) {
+      this.flush();
+      if (json.length * 3 > BATCH) {
+        this.gzip.write(Buffer.from(json));
+        return;
+      }
+    }
+    this.used += this.batch.write(json, this.used);
+  }
+
+  private flush(): void {
+    if (this.used === 0) return;
+    const batch = this.batch;
+    this.waiting++;
+    this.gzip.write(batch.subarray(0, this.used), () => {
+      this.free.push(batch);
+      this.waiting--;
+      if (this.waiting <= 1) for (const go of this.waiters.splice(0)) go();
+    });
+    this.batch = this.free.pop() ?? Buffer.allocUnsafeSlow(BATCH);
+    this.used = 0;
+  }
+
+  /**
+   * Settles once the stream has caught up (a batch at most still to compress), for a reader to await before it reads
+   * on (`ReadOptions.pace`): the stream compresses in the background, and a reader faster than it would otherwise
+   * leave the texts of a large session waiting in memory uncompressed.
+   */
+  drained(): Promise<void> | undefined {
+    if (this.waiting <= 2) return undefined;
+    return new Promise((go) => this.waiters.push(go));
+  }
+
+  async finish(): Promise<CompressedTexts> {
+    const close = this.count === 0 ? '[]' : ']';
+    if (this.used + close.length > BATCH) this.flush();
+    this.used += this.batch.write(close, this.used);
+    this.flush();
+    this.gzip.end();
+    await this.ended;
+    return { chunks: this.chunks, count: this.count };
+  }
+
+  /** Lets go of the stream, when the texts will not be used (the stream reader's first pass gave way to a second). */
+  discard(): void {
+    this.chunks.length = 0;
+    this.free.length = 0;
+    this.gzip.destroy();
+    for (const go of this.waiters.splice(0)) go();
+  }
+}
+
+/** Bytes of a batch of texts given to gzip at once. */
+const BATCH = 1 << 20;
+
+interface PageFrame {
+  /** The page up to the texts' blob. */
+  head: string;
+  /** The page after it. */
+  tail: string;
+  headerPolicy: string;
+}
+
+/** The page around the texts' blob (the last element of the page). */
+function pageFrame(data: ViewData): PageFrame {
   const a = loadAssets();
   const json = JSON.stringify(data).replace(/</g, '\\u003c');
-  const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: 1 }).toString('base64');
   const title = `abridge view · ${data.meta.title}`.replace(
     /[&<>"]/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!,
@@ -110,11 +262,14 @@ export function renderViewPageWithPolicy(data: ViewData, texts: readonly string[
     '/*UPLOT_CSS*/': uplotCss,
     '/*PAGE_CSS*/': pageCss,
     '/*DATA*/': json,
-    '/*TEXTS*/': blob,
     '/*UPLOT_JS*/': uplotJs,
     '/*PAGE_JS*/': pageJs,
   };
-  // One pass over the template, so that no inserted text is searched for placeholders.
-  const html = a.html.replace(/\/\*(CSP|TITLE|UPLOT_CSS|PAGE_CSS|DATA|TEXTS|UPLOT_JS|PAGE_JS)\*\//g, (m) => parts[m]!);
-  return { html, headerPolicy: `${policy}; frame-ancestors 'none'` };
+  // One pass over each side of the template, so that no inserted text is searched for placeholders.
+  const fill = (text: string) =>
+    text.replace(/\/\*(CSP|TITLE|UPLOT_CSS|PAGE_CSS|DATA|UPLOT_JS|PAGE_JS)\*\//g, (m) => parts[m]!);
+  const [before, after, ...more] = a.html.split('/*TEXTS*/');
+  if (after === undefined || more.length > 0)
+    throw new AbridgeError('MISSING_DEPENDENCY', "abridge view: the page template must hold the texts' place once");
+  return { head: fill(before!), tail: fill(after), headerPolicy: `${policy}; frame-ancestors 'none'` };
 }

@@ -1,10 +1,14 @@
-import { pathToFileURL } from 'node:url';
+import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { writeFileAtomic } from '../atomic-write.js';
 import { AbridgeError } from '../errors.js';
 import { readSession } from '../formats/read.js';
 import { getFormat } from '../formats/registry.js';
+import type { ViewData } from '../analysis/view-data.js';
+import type { CompressedTexts } from '../analysis/view-page.js';
+import { isStdinPath } from '../formats/stream-input.js';
 import type { Session } from '../model/types.js';
 import { createRedactor } from '../redact/redact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
@@ -55,33 +59,89 @@ export function registerView(program: Command): void {
       throw new AbridgeError('INVALID_INPUT', `--port: expected a port number from 0 to 65535, got "${opts.port}"`);
     if (opts.port !== undefined && !opts.serve) throw new AbridgeError('INVALID_INPUT', '--port goes with --serve');
     const config = await resolveConfig(opts);
-    const { session, source, name } = await sessionFrom(file, opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     // The page's builder (and node:zlib, node:http) are loaded by this command only, not at every start of the CLI.
-    const [{ buildViewData }, { renderViewPageWithPolicy }] = await Promise.all([
+    const [{ buildViewData }, { GzipTexts, writeViewPage }, { buildViewDataStreamed }] = await Promise.all([
       import('../analysis/view-data.js'),
       import('../analysis/view-page.js'),
+      import('../analysis/view-stream.js'),
     ]);
     // The page leaves the process: its texts are redacted as the configuration says (view-data.ts, the one point).
     const redact = createRedactor(config.redaction);
-    const { data, texts } = buildViewData(session, {
-      // A stored session is drawn against the window it ran in (unless the command line says otherwise).
-      settings: opts.db ? (await import('./store-commands.js')).budgetOfStored(config.budget, session) : config.budget,
-      source,
-      redact,
-      ...(exact ? { exact } : {}),
-    });
-    const { html, headerPolicy } = renderViewPageWithPolicy(data, texts);
+    const options = { redact, ...(exact ? { exact } : {}) };
+    /** A file is read as a stream; a stored session or standard input whole, first. */
+    const streamed =
+      file !== undefined && opts.db === undefined && opts.session === undefined && !(await wholeInput(file));
+    const whole = streamed ? undefined : await sessionFrom(file, opts);
+    /** The page's data and its texts, compressed. */
+    const build = async (): Promise<{ data: ViewData; texts: CompressedTexts }> => {
+      if (!whole) {
+        const progress = progressReporter(file!);
+        try {
+          return await buildViewDataStreamed(
+            file!,
+            { ...options, settings: config.budget, source: file! },
+            { ...sourceOptions(opts), onProgress: progress.update },
+          );
+        } finally {
+          progress.stop();
+        }
+      }
+      const { session, source } = whole;
+      const { data, texts: all } = buildViewData(session, {
+        ...options,
+        // A stored session is drawn against the window it ran in (unless the command line says otherwise).
+        settings: opts.db
+          ? (await import('./store-commands.js')).budgetOfStored(config.budget, session)
+          : config.budget,
+        source,
+      });
+      const texts = new GzipTexts();
+      for (const t of all) texts.add(t);
+      return { data, texts: await texts.finish() };
+    };
     if (opts.serve) {
-      await serve(html, headerPolicy, port);
+      const { data, texts } = await build();
+      const pieces: Buffer[] = [];
+      const { headerPolicy } = await writeViewPage(data, texts, async (s) => {
+        pieces.push(Buffer.from(s));
+      });
+      await serve(Buffer.concat(pieces), headerPolicy, port);
       return;
     }
-    const out = resolve(opts.out ?? `${name}.view.html`);
-    await writeFileAtomic(out, html);
+    const out = resolve(opts.out ?? `${whole?.name ?? nameOf(file!)}.view.html`);
+    // The page is written as it is made, into a temp file renamed over `out` once whole: killed midway, no page.
+    let failure: unknown;
+    let written: { data: ViewData; bytes: number } | undefined;
+    await writeFileAtomic(out, async (write) => {
+      try {
+        const { data, texts } = await build();
+        const { bytes } = await writeViewPage(data, texts, write);
+        written = { data, bytes };
+      } catch (err) {
+        failure = err;
+        throw err;
+      }
+    }).catch((err: unknown) => {
+      // (writeFileAtomic names a write error; an error of reading the session is the session's.)
+      throw failure ?? err;
+    });
+    const { data, bytes } = written!;
     process.stdout.write(
-      `wrote ${out} (${(Buffer.byteLength(html) / 1048576).toFixed(1)} MB: ${plural(data.points.entry.length, 'request')}, ${plural(data.compactions.length, 'compaction')}, ${plural(data.records.length, 'message')}); open it in a browser: ${pathToFileURL(out).href}\n`,
+      `wrote ${out} (${(bytes / 1048576).toFixed(1)} MB: ${plural(data.points.entry.length, 'request')}, ${plural(data.compactions.length, 'compaction')}, ${plural(data.records.length, 'message')}); open it in a browser: ${pathToFileURL(out).href}\n`,
     );
   });
+}
+
+/** The page's default name, of a transcript's. */
+function nameOf(file: string): string {
+  return basename(file).replace(/\.(jsonl|json|traj)$/i, '');
+}
+
+/** Standard input and FIFOs are read whole (once): a file is read as a stream, twice at most. */
+async function wholeInput(file: string): Promise<boolean> {
+  if (isStdinPath(file)) return true;
+  return (await stat(file).catch(() => undefined))?.isFIFO() === true;
 }
 
 async function sessionFrom(
@@ -107,7 +167,7 @@ async function sessionFrom(
     ...sourceOptions(opts),
     onProgress: progress.update,
   }).finally(() => progress.stop());
-  return { session, source: file, name: basename(file).replace(/\.(jsonl|json|traj)$/i, '') };
+  return { session, source: file, name: nameOf(file) };
 }
 
 /**
@@ -122,9 +182,8 @@ export function isOwnHost(host: string | undefined, port: number): boolean {
 }
 
 /** Serves the page on 127.0.0.1 only, prints its URL, and runs until the process is interrupted. */
-async function serve(html: string, policy: string, port: number): Promise<void> {
+async function serve(body: Buffer, policy: string, port: number): Promise<void> {
   const { createServer } = await import('node:http');
-  const body = Buffer.from(html);
   let bound = port;
   const server = createServer((req, res) => {
     if (req.headers.host === undefined) {

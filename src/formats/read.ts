@@ -90,6 +90,8 @@ export interface StreamOptions extends ReadOptions {
    * for the promise it returns, if any: a consumer that stores entries asynchronously keeps memory bounded this way.
    */
   pace?: () => Promise<void> | undefined;
+  /** Called with the format chosen (given or detected), before the first entry is given to `onEntry`. */
+  onFormat?: (format: FormatId) => void;
 }
 
 /**
@@ -104,6 +106,7 @@ export async function streamSession(
   const streamed = await readStreamSource(path, options.inputTimeoutMs);
   if (streamed) {
     const session = parseStreamed(streamed, path, options);
+    options.onFormat?.(session.format);
     for (const e of session.entries) onEntry(e);
     return {
       format: session.format,
@@ -111,6 +114,7 @@ export async function streamSession(
       problems: session.problems,
       entries: session.entries.length,
       finalNewline: session.finalNewline ?? true,
+      ...(session.extra ? { extra: session.extra } : {}),
     };
   }
   let count = 0;
@@ -171,6 +175,7 @@ async function readInto(
   const whole = () => (wholeText ??= readWholeSync(path));
   const format = chooseFormat(options.format, () => sampleSource(head, complete, () => whole()), path);
   refuseInstance(format, options, path);
+  options.onFormat?.(format.id);
 
   if (format.container === 'json') {
     const session = readDocumentText(format, wholeText ?? (await readWhole(path)), path);
