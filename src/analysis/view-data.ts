@@ -361,11 +361,13 @@ export class ViewBuilder {
       // Redacted before it is cut into a preview, so that no part of a secret is left at a cut.
       text = messageText(redactMessage(m, redact), callNames);
     } else if (e.compaction) text = redact(e.compaction.summary);
-    rec.p = text
-      .slice(0, PREVIEW_CHARS * 3)
-      .replace(/\s+/g, ' ')
-      .trim()
-      .slice(0, PREVIEW_CHARS);
+    rec.p = detached(
+      text
+        .slice(0, PREVIEW_CHARS * 3)
+        .replace(/\s+/g, ' ')
+        .trim()
+        .slice(0, PREVIEW_CHARS),
+    );
     const maxText = this.maxText;
     if (text.length > maxText) {
       this.truncatedChars += text.length - maxText;
@@ -721,6 +723,14 @@ function lastReported(points: readonly { reported: number | null }[], from: numb
     if (r !== null) return r;
   }
   return undefined;
+}
+
+/**
+ * A copy of a short string cut from a longer one that does not keep the longer one alive (V8 keeps the string a slice
+ * was cut from): a record's preview is kept for the whole page, the text it was cut from is not.
+ */
+function detached(s: string): string {
+  return s.length < 16 ? s : (JSON.parse(JSON.stringify(s)) as string);
 }
 
 /** A message as readable text: what the page shows when it is expanded and what search looks in. */

@@ -89,13 +89,14 @@ export function renderViewPageWithPolicy(data: ViewData, texts: readonly string[
   // The same bytes GzipTexts gives, the texts compressed in one piece (deflate's output does not depend on how its
   // input is cut).
   const blob = gzipSync(Buffer.from(JSON.stringify(texts)), { level: GZIP_LEVEL }).toString('base64');
-  return { html: frame.head + blob + frame.tail, headerPolicy: frame.headerPolicy };
+  return { html: [...pagePieces(frame, data, [blob])].join(''), headerPolicy: frame.headerPolicy };
 }
 
 /**
- * Writes the page piece by piece through `write` (writeFileAtomic's producer): the page data, the scripts, then the
- * texts already compressed (`GzipTexts`), in base64 a piece at a time. The same bytes as `renderViewPageWithPolicy`.
- * Returns the policy (for a response header) and the bytes written.
+ * Writes the page piece by piece through `write` (writeFileAtomic's producer): the page data (its records a few
+ * hundred at a time), the scripts, then the texts already compressed (`GzipTexts`), in base64 a piece at a time — no
+ * piece large, none of them kept. The same bytes as `renderViewPageWithPolicy`. Returns the policy (for a response
+ * header) and the bytes written.
  */
 export async function writeViewPage(
   data: ViewData,
@@ -104,31 +105,55 @@ export async function writeViewPage(
 ): Promise<{ headerPolicy: string; bytes: number }> {
   const frame = pageFrame(data);
   let bytes = 0;
-  const put = async (s: string) => {
-    bytes += Buffer.byteLength(s);
-    await write(s);
-  };
-  await put(frame.head);
-  for (const piece of base64Pieces(texts.chunks)) await put(piece);
-  await put(frame.tail);
+  for (const piece of pagePieces(frame, data, base64Pieces(texts.chunks))) {
+    bytes += Buffer.byteLength(piece);
+    await write(piece);
+  }
   return { headerPolicy: frame.headerPolicy, bytes };
 }
 
-/** Base64 of the chunks as one text, a piece per ~1 MB: every piece but the last encodes a multiple of 3 bytes. */
+/** Bytes of the texts' gzip encoded in one piece of base64: a multiple of 3, so that the pieces join into one. */
+const BASE64_PIECE = 3 * (1 << 14);
+
+/** Base64 of the chunks as one text, a piece at a time: every piece but the last encodes a multiple of 3 bytes. */
 function* base64Pieces(chunks: readonly Buffer[]): Generator<string> {
-  const PIECE = 3 << 18;
   let carry: Buffer = Buffer.alloc(0);
   for (const chunk of chunks) {
     let buf = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk;
-    while (buf.length >= PIECE) {
-      yield buf.subarray(0, PIECE).toString('base64');
-      buf = buf.subarray(PIECE);
+    while (buf.length >= BASE64_PIECE) {
+      yield buf.subarray(0, BASE64_PIECE).toString('base64');
+      buf = buf.subarray(BASE64_PIECE);
     }
-    const whole = buf.length - (buf.length % 3);
-    if (whole > 0) yield buf.subarray(0, whole).toString('base64');
-    carry = Buffer.from(buf.subarray(whole));
+    carry = Buffer.from(buf);
   }
   if (carry.length > 0) yield carry.toString('base64');
+}
+
+/** Records of the page data in one piece of its JSON. */
+const RECORDS_PIECE = 256;
+
+/**
+ * `JSON.stringify(data)` in pieces, `<` escaped (the data sits in a script element): the records, most of it, a few
+ * hundred at a time.
+ */
+function* dataJson(data: ViewData): Generator<string> {
+  const scriptSafe = (json: string) => json.replace(/</g, '\\u003c');
+  const keys = Object.keys(data);
+  if (keys[keys.length - 1] !== 'records' || !Array.isArray(data.records)) {
+    yield scriptSafe(JSON.stringify(data));
+    return;
+  }
+  const { records, ...rest } = data;
+  const head = JSON.stringify(rest);
+  yield `${scriptSafe(head.slice(0, -1))}${head === '{}' ? '' : ','}"records":[`;
+  for (let i = 0; i < records.length; i += RECORDS_PIECE)
+    yield `${i === 0 ? '' : ','}${scriptSafe(
+      records
+        .slice(i, i + RECORDS_PIECE)
+        .map((r) => JSON.stringify(r))
+        .join(','),
+    )}`;
+  yield ']}';
 }
 
 const GZIP_LEVEL = 1;
@@ -226,20 +251,21 @@ export class GzipTexts {
 }
 
 /** Bytes of a batch of texts given to gzip at once. */
-const BATCH = 1 << 20;
+const BATCH = 1 << 18;
 
 interface PageFrame {
-  /** The page up to the texts' blob. */
-  head: string;
-  /** The page after it. */
-  tail: string;
+  /** The template cut at its places: text at even indices, a place (the data, the title…) at odd ones. */
+  segments: string[];
+  /** What fills each place but the data's and the texts'. */
+  fills: Record<string, string>;
   headerPolicy: string;
 }
 
-/** The page around the texts' blob (the last element of the page). */
+const PLACES = /(\/\*(?:CSP|TITLE|UPLOT_CSS|PAGE_CSS|DATA|TEXTS|UPLOT_JS|PAGE_JS)\*\/)/;
+
+/** The page's template, and what fills its places. */
 function pageFrame(data: ViewData): PageFrame {
   const a = loadAssets();
-  const json = JSON.stringify(data).replace(/</g, '\\u003c');
   const title = `abridge view · ${data.meta.title}`.replace(
     /[&<>"]/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!,
@@ -256,20 +282,31 @@ function pageFrame(data: ViewData): PageFrame {
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
-  const parts: Record<string, string> = {
+  const fills: Record<string, string> = {
     '/*CSP*/': policy,
     '/*TITLE*/': title,
     '/*UPLOT_CSS*/': uplotCss,
     '/*PAGE_CSS*/': pageCss,
-    '/*DATA*/': json,
     '/*UPLOT_JS*/': uplotJs,
     '/*PAGE_JS*/': pageJs,
   };
-  // One pass over each side of the template, so that no inserted text is searched for placeholders.
-  const fill = (text: string) =>
-    text.replace(/\/\*(CSP|TITLE|UPLOT_CSS|PAGE_CSS|DATA|UPLOT_JS|PAGE_JS)\*\//g, (m) => parts[m]!);
-  const [before, after, ...more] = a.html.split('/*TEXTS*/');
-  if (after === undefined || more.length > 0)
+  const segments = a.html.split(PLACES);
+  if (segments.filter((s, i) => i % 2 === 1 && s === '/*TEXTS*/').length !== 1)
     throw new AbridgeError('MISSING_DEPENDENCY', "abridge view: the page template must hold the texts' place once");
-  return { head: fill(before!), tail: fill(after), headerPolicy: `${policy}; frame-ancestors 'none'` };
+  return { segments, fills, headerPolicy: `${policy}; frame-ancestors 'none'` };
+}
+
+/**
+ * The page in order: the template's text, and what fills each place (inserted text is never searched for places).
+ * The texts' blob (the last element of the page) comes from `blob`.
+ */
+function* pagePieces(frame: PageFrame, data: ViewData, blob: Iterable<string>): Generator<string> {
+  for (let i = 0; i < frame.segments.length; i++) {
+    const s = frame.segments[i]!;
+    if (i % 2 === 0) {
+      if (s !== '') yield s;
+    } else if (s === '/*DATA*/') yield* dataJson(data);
+    else if (s === '/*TEXTS*/') yield* blob;
+    else yield frame.fills[s]!;
+  }
 }
