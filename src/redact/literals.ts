@@ -3,17 +3,24 @@
  * head, or all of whose hints, are absent cannot match). A regex alternation of the ~80 issuers' heads, and one
  * `includes` per hint, each read the whole text again and took most of the scan (two thirds of `export`'s redaction).
  *
- * The pass reads each position once: the pair of characters there picks, through a hash table, the few literals that
- * start with that pair, which are then compared. Literals of one character are looked up with `includes`.
+ * The pass reads each position once: the two and three characters there pick, through hash tables, the few literals
+ * that start with them, which are then compared. Literals of one character are looked up with `includes`.
  */
 export class LiteralScanner {
   readonly literals: readonly string[];
-  /** Pair hash → bucket number + 1 (0: no literal starts with a pair of that hash). */
-  private readonly table = new Int32Array(TABLE_SIZE);
-  /** Per bucket, the indexes (into `literals`) of the literals starting with a pair of its hash. */
+  /**
+   * Two tables: literals of two characters by the hash of that pair, longer ones by the hash of their first three
+   * (a pair such as "re" or "pa" starts a word every few characters; three characters rarely start a literal that is
+   * not there). Hash → bucket number + 1 (0: none).
+   */
+  private readonly pairTable = new Int32Array(TABLE_SIZE);
+  private readonly tripleTable = new Int32Array(TABLE_SIZE);
+  /** Per bucket, the indexes (into `literals`) of the literals it holds. */
   private readonly buckets: number[][] = [];
   private readonly singles: number[] = [];
-  private readonly pairs: number;
+  private readonly multi: number;
+  /** Per bucket, how many literals it holds (copied per call as what is still to find). */
+  private readonly sizes: Int32Array;
 
   constructor(literals: Iterable<string>) {
     this.literals = [...new Set(literals)].filter((l) => l.length > 0);
@@ -22,15 +29,19 @@ export class LiteralScanner {
         this.singles.push(i);
         return;
       }
-      const h = pairHash(lit.charCodeAt(0), lit.charCodeAt(1));
-      let b = this.table[h]!;
+      const [table, h] =
+        lit.length === 2
+          ? [this.pairTable, pairHash(lit.charCodeAt(0), lit.charCodeAt(1))]
+          : [this.tripleTable, tripleHash(lit.charCodeAt(0), lit.charCodeAt(1), lit.charCodeAt(2))];
+      let b = table[h]!;
       if (b === 0) {
         this.buckets.push([]);
-        b = this.table[h] = this.buckets.length;
+        b = table[h] = this.buckets.length;
       }
       this.buckets[b - 1]!.push(i);
     });
-    this.pairs = this.literals.length - this.singles.length;
+    this.multi = this.literals.length - this.singles.length;
+    this.sizes = Int32Array.from(this.buckets, (b) => b.length);
   }
 
   /** The literals that occur in `text` (anywhere, overlapping ones too). */
@@ -38,28 +49,42 @@ export class LiteralScanner {
     const out = new Set<string>();
     const lits = this.literals;
     for (const i of this.singles) if (text.includes(lits[i]!)) out.add(lits[i]!);
-    if (this.pairs === 0) return out;
+    if (this.multi === 0) return out;
     // Per call: which literals were found, and how many of each bucket are still to find (a bucket whose literals are
-    // all found is skipped: a common pair such as "do" then costs one lookup per occurrence).
-    const found = new Uint8Array(lits.length);
-    const left = this.buckets.map((b) => b.length);
-    let missing = this.pairs;
-    const table = this.table;
+    // all found is skipped: a common start such as "do" then costs one lookup per occurrence).
+    // Made at the first candidate: most short texts (a line, a message) have none, and this is per call.
+    let found: Uint8Array | undefined;
+    let left: Int32Array | undefined;
+    let missing = this.multi;
+    const pairs = this.pairTable;
+    const triples = this.tripleTable;
     const n = text.length;
-    let prev = n > 0 ? text.charCodeAt(0) : 0;
+    if (n < 2) return out;
+    let a = text.charCodeAt(0);
+    let b = text.charCodeAt(1);
     for (let i = 0; i + 1 < n; i++) {
-      const c = text.charCodeAt(i + 1);
-      const b = table[pairHash(prev, c)]!;
-      prev = c;
-      if (b === 0 || left[b - 1] === 0) continue;
-      for (const li of this.buckets[b - 1]!) {
-        if (found[li] === 1) continue;
-        const lit = lits[li]!;
-        if (text.startsWith(lit, i)) {
-          found[li] = 1;
-          left[b - 1]!--;
-          out.add(lit);
-          if (--missing === 0) return out;
+      const c = i + 2 < n ? text.charCodeAt(i + 2) : -1;
+      const p = pairs[pairHash(a, b)]!;
+      const t = c < 0 ? 0 : triples[tripleHash(a, b, c)]!;
+      a = b;
+      b = c;
+      if (p === 0 && t === 0) continue;
+      // The pair's bucket, then the triple's (no array per position).
+      if (!found || !left) {
+        found = new Uint8Array(lits.length);
+        left = this.sizes.slice();
+      }
+      for (let k = p; k !== -1; k = k === t ? -1 : t) {
+        if (k === 0 || left[k - 1] === 0) continue;
+        for (const li of this.buckets[k - 1]!) {
+          if (found[li] === 1) continue;
+          const lit = lits[li]!;
+          if (text.startsWith(lit, i)) {
+            found[li] = 1;
+            left[k - 1]!--;
+            out.add(lit);
+            if (--missing === 0) return out;
+          }
         }
       }
     }
@@ -72,4 +97,8 @@ const TABLE_SIZE = 1 << TABLE_BITS;
 
 function pairHash(a: number, b: number): number {
   return (Math.imul(a, 0x9e37) ^ b) & (TABLE_SIZE - 1);
+}
+
+function tripleHash(a: number, b: number, c: number): number {
+  return (Math.imul(Math.imul(a, 0x9e37) ^ b, 0x85eb) ^ c) & (TABLE_SIZE - 1);
 }
