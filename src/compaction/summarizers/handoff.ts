@@ -412,7 +412,10 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
         }
         // A command that printed an error did not do what it says (a `touch` the sandbox refused, unflagged).
         const refused =
-          command !== undefined && reading !== undefined && printedErrorsOf(reading).length > 0 && info.kind === 'command';
+          command !== undefined &&
+          reading !== undefined &&
+          printedErrorsOf(reading).length > 0 &&
+          info.kind === 'command';
         for (const c of refused ? [] : info.changes) {
           const f = file(c.path, at);
           f.changes.push(c);

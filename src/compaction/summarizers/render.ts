@@ -495,8 +495,7 @@ export function pack(header: string[], items: Item[], maxTokens: number, counter
   // And a long item ranks a little below a short one of the same worth: a path or a command's opening in a handful
   // of tokens, a paragraph in fifty (the barest rendering is what the item costs when the budget is tight).
   const weight = new Map<Item, number>();
-  for (const it of items)
-    weight.set(it, COST_WEIGHT * Math.log2(Math.max(8, itemCost(it, barest(it))) / 8));
+  for (const it of items) weight.set(it, COST_WEIGHT * Math.log2(Math.max(8, itemCost(it, barest(it))) / 8));
   const rank = (it: Item) => it.priority - LIST_DISCOUNT * (rankInSection.get(it) ?? 0) - weight.get(it)!;
   const byPriority = [...items].sort((a, b) => rank(b) - rank(a) || b.order - a.order);
   // 1. What the next step cannot do without — the people's words, where the work stands, the plan, open errors, an
