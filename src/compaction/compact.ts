@@ -14,7 +14,7 @@ import { protect, type Protection } from './must-stay.js';
 import type { CompactOptions, CompactionResult } from './options.js';
 import { shortNote } from './give-way.js';
 import { checkCompactOptions, measureForCompaction, mustStay, planFrom, type PlannedRound } from './plan.js';
-import { redactingStore, redactingSummarizer } from './redaction.js';
+import { memoRedactor, redactingStore, redactingSummarizer } from './redaction.js';
 import type { StrategyName } from './strategies/strategy.js';
 import { summaryMessage } from './strategies/summarize.js';
 import { ExtractiveSummarizer } from './summarizers/extractive.js';
@@ -85,7 +85,8 @@ export async function compact(session: Session, options: CompactOptions): Promis
 
   const plan = planFrom(measured, options);
   const task = view0.find((v) => isRequest(v.message))?.message ?? view0.find((v) => isHumanUser(v.message))?.message;
-  const redact = options.redact ?? createRedactor();
+  // Memoized: a loop's compactions redact the same long texts again (the previous summary, the edits carried on).
+  const redact = memoRedactor(options.redact ?? createRedactor());
   // Results put during the chain are made durable together, before the marker that refers to them exists.
   const batch = options.store?.batch?.();
   const env: ChainEnv = {

@@ -103,8 +103,20 @@ export function commandLine(command: string): string {
     .join(' ⏎ ');
 }
 
+/**
+ * Exit codes read, per result (a part is not edited in place): the summarizer, the strategies and the in-play analysis
+ * each ask of the same results, and a loop's compactions ask again of those still in view.
+ */
+const exits = new WeakMap<ToolResultPart, { exit: number | undefined }>();
+
 /** The exit code the harness wrote in its header or trailer, when it wrote one. */
 export function recordedExit(r: ToolResultPart): number | undefined {
+  let x = exits.get(r);
+  if (!x) exits.set(r, (x = { exit: readExit(r) }));
+  return x.exit;
+}
+
+function readExit(r: ToolResultPart): number | undefined {
   const text = resultText(r);
   const head = text.slice(0, 600).split('\n').slice(0, 6);
   // Codex's exec: `Chunk ID: …`, `Wall time: …`, `Process exited with code N`, `Output:`.
@@ -270,8 +282,31 @@ function lastLine(lines: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** Error-shaped lines a command printed without failing (a test run that reports failures and exits 0). */
+/** printedErrors of texts already read (with the default `max`), by content; bounded by the characters held. */
+const printed = new Map<string, readonly string[]>();
+let printedChars = 0;
+const PRINTED_CHARS = 4_000_000;
+
+/**
+ * Error-shaped lines a command printed without failing (a test run that reports failures and exits 0). The same texts
+ * are read again (by the summarizer, the clearing placeholders and the in-play analysis, compaction after compaction):
+ * with the default `max`, each is read once (the array returned is shared: not to be changed).
+ */
 export function printedErrors(text: string, max = 2): string[] {
+  if (max !== 2) return readPrintedErrors(text, max);
+  const hit = printed.get(text);
+  if (hit) return hit as string[];
+  const out = readPrintedErrors(text, max);
+  if (printedChars + text.length > PRINTED_CHARS) {
+    printed.clear();
+    printedChars = 0;
+  }
+  printed.set(text, out);
+  printedChars += text.length;
+  return out;
+}
+
+function readPrintedErrors(text: string, max: number): string[] {
   const out: string[] = [];
   for (const l of clean(text.slice(0, 50_000)).split('\n')) {
     if (!errorShaped(l)) continue;

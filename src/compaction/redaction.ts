@@ -28,6 +28,45 @@ export function redactingStore(store: ResultStore, redact: Redactor): ResultStor
   return proxy;
 }
 
+/** The memoizing wrapper of each redactor (one per redactor, so that what is keyed by the redactor stays shared). */
+const memoized = new WeakMap<Redactor, Redactor>();
+/** Texts shorter than this are redacted each time (a scan costs about what a lookup would). */
+const MEMO_MIN = 256;
+/** The characters a memo holds at most (it starts over beyond). */
+const MEMO_CHARS = 4_000_000;
+
+/**
+ * `redact` remembering what it returned for long texts, by content: a loop's compactions redact the same texts again —
+ * the previous summary once per summary asked of it, the summary again in its marker, an earlier compaction's edits
+ * in every marker after it. A redactor is a function of its text (createRedactor's are), so the answer is the same.
+ */
+export function memoRedactor(redact: Redactor): Redactor {
+  if (memoized.has(redact)) return memoized.get(redact)!;
+  const memo = new Map<string, string>();
+  let chars = 0;
+  const remember = (text: string, out: string) => {
+    if (chars + text.length > MEMO_CHARS) {
+      memo.clear();
+      chars = 0;
+    }
+    memo.set(text, out);
+    chars += text.length;
+  };
+  const wrapper: Redactor = (text) => {
+    if (text.length < MEMO_MIN) return redact(text);
+    let out = memo.get(text);
+    if (out === undefined) {
+      out = redact(text);
+      remember(text, out);
+    }
+    return out;
+  };
+  memoized.set(redact, wrapper);
+  // The wrapper of a wrapper is itself.
+  memoized.set(wrapper, wrapper);
+  return wrapper;
+}
+
 /** Messages already redacted, per redactor: a message object does not change once it is in a session. */
 const redactedMessages = new WeakMap<Redactor, WeakMap<Message, Message>>();
 

@@ -50,6 +50,31 @@ export interface TokenCounterOptions {
  */
 const estimatedText = new WeakMap<Part, number>();
 
+/**
+ * Estimates of long texts, by content, shared by every estimating counter: a compaction counts its summary (tens of
+ * thousands of characters) as the text it packed, as the message it stands in, in the view and in the marker — a new
+ * part each time, the same text. A lookup compares the text (memory speed); the estimate walks it character by
+ * character. Bounded by the characters held (it starts over beyond).
+ */
+const longTexts = new Map<string, number>();
+let longChars = 0;
+/** Texts shorter than this are estimated each time (their estimate costs about what a lookup would). */
+const LONG_TEXT = 2048;
+const LONG_TEXTS_CHARS = 4_000_000;
+
+function estimateLong(text: string): number {
+  const hit = longTexts.get(text);
+  if (hit !== undefined) return hit;
+  const n = estimateTokens(text);
+  if (longChars + text.length > LONG_TEXTS_CHARS) {
+    longTexts.clear();
+    longChars = 0;
+  }
+  longTexts.set(text, n);
+  longChars += text.length;
+  return n;
+}
+
 export class TokenCounter {
   readonly family: ProviderFamily;
   readonly exact: boolean;
@@ -70,7 +95,7 @@ export class TokenCounter {
 
   text(text: string): number {
     if (text.length === 0) return 0;
-    if (!this.tokenizer) return estimateTokens(text);
+    if (!this.tokenizer) return text.length >= LONG_TEXT ? estimateLong(text) : estimateTokens(text);
     // Keyed by the text itself: the engine hashes a string once, and equal content repeats (re-read files).
     const hit = this.texts.get(text);
     if (hit !== undefined) return hit;

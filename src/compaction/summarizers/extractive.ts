@@ -1,6 +1,6 @@
 import type { Message } from '../../model/types.js';
 import { clean } from '../records.js';
-import { extractHandOff } from './handoff.js';
+import { extractHandOff, type HandOff } from './handoff.js';
 import { itemsOf, mergeItems, pack, parseSummary as parseItems, TITLE, type Item } from './render.js';
 import type { SummaryRequest, Summarizer } from './summarizer.js';
 
@@ -23,12 +23,12 @@ export class ExtractiveSummarizer implements Summarizer {
 
   summarizeSync(req: SummaryRequest): string {
     const messages = req.messages.filter((m) => !m.parts.some((p) => p.type === 'compaction'));
-    const handOff = extractHandOff(messages);
+    const handOff = handOffOf(messages);
     let inherited: Item[] = [];
     let earlier = 0;
     let foreign: string | undefined;
     if (req.previousSummary) {
-      const parsed = parseItems(req.previousSummary);
+      const parsed = parsedOf(req.previousSummary);
       if (parsed) {
         earlier = parsed.archivedMessages;
         inherited = parsed.items;
@@ -61,6 +61,30 @@ export class ExtractiveSummarizer implements Summarizer {
     if (req.counter.text(text) <= req.maxTokens || !req.strict) return text;
     return shortNote(messages.length + earlier);
   }
+}
+
+/**
+ * The last hand-off extracted and the last summary parsed: a compaction asks for the summary of a span again (a span
+ * re-chosen, a summary given more room), with the same messages or the same earlier summary. Neither is changed by
+ * what reads it (mergeItems and pack make new arrays and maps; itemsOf reads the hand-off).
+ */
+let lastHandOff: { messages: readonly Message[]; handOff: HandOff } | undefined;
+let lastParsed: { text: string; parsed: ReturnType<typeof parseItems> } | undefined;
+
+function handOffOf(messages: readonly Message[]): HandOff {
+  const last = lastHandOff;
+  if (last && last.messages.length === messages.length && last.messages.every((m, i) => m === messages[i]))
+    return last.handOff;
+  const handOff = extractHandOff(messages);
+  lastHandOff = { messages, handOff };
+  return handOff;
+}
+
+function parsedOf(text: string): ReturnType<typeof parseItems> {
+  if (lastParsed?.text === text) return lastParsed.parsed;
+  const parsed = parseItems(text);
+  lastParsed = { text, parsed };
+  return parsed;
 }
 
 function clipLines(text: string, chars: number): string {

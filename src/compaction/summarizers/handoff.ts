@@ -263,6 +263,36 @@ function definitionsOf(r: ToolResultPart, path: string, text: string): string[] 
   return defs;
 }
 
+/**
+ * What a result's text says, worked out once per result: a compaction summarizes overlapping spans several times, and
+ * a loop's compactions see the same results again. Each field is filled when first asked (a result part is not edited
+ * in place; these are functions of its text, and of the command for the failure lines).
+ */
+interface ResultReading {
+  text: string;
+  printedErrors?: string[];
+  lastOutput?: string | null;
+  failure?: { command: string | undefined; lines: string[] };
+}
+const readings = new WeakMap<ToolResultPart, ResultReading>();
+function readingOf(r: ToolResultPart): ResultReading {
+  let x = readings.get(r);
+  if (!x) readings.set(r, (x = { text: resultText(r) }));
+  return x;
+}
+function printedErrorsOf(x: ResultReading): string[] {
+  return (x.printedErrors ??= printedErrors(x.text));
+}
+function lastOutputOf(x: ResultReading): string | undefined {
+  if (x.lastOutput === undefined) x.lastOutput = lastOutput(x.text) ?? null;
+  return x.lastOutput ?? undefined;
+}
+function failureLinesOf(x: ResultReading, command: string | undefined): string[] {
+  if (x.failure?.command !== command || x.failure === undefined)
+    x.failure = { command, lines: failureLines(x.text, 3, command) };
+  return x.failure.lines;
+}
+
 /** Pulls the hand-off out of a span of messages. */
 export function extractHandOff(messages: readonly Message[]): HandOff {
   const results = new Map<string, ToolResultPart>();
@@ -349,7 +379,8 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
       // A shell command, or an agent's own command line (SWE-agent's `open`, `create`, `edit N:M`).
       const command = info.command;
       const outcome = outcomeOf(r, command !== undefined);
-      const text = r ? resultText(r) : '';
+      const reading = r ? readingOf(r) : undefined;
+      const text = reading ? reading.text : '';
       h.lastActions.push(describeCall(call, r, command));
       // The plan: a plan tool's whole plan, or CC's tasks created and updated one by one.
       const plan = planOf(call);
@@ -380,7 +411,11 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
           }
         }
         // A command that printed an error did not do what it says (a `touch` the sandbox refused, unflagged).
-        const refused = command !== undefined && printedErrors(text).length > 0 && info.kind === 'command';
+        const refused =
+          command !== undefined &&
+          reading !== undefined &&
+          printedErrorsOf(reading).length > 0 &&
+          info.kind === 'command';
         for (const c of refused ? [] : info.changes) {
           const f = file(c.path, at);
           f.changes.push(c);
@@ -405,10 +440,11 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
         c.runs++;
         c.outcome = outcome;
         c.last = at;
-        c.failure = outcome.failed ? failureLines(text, 3, command) : [];
+        c.failure = outcome.failed ? (reading ? failureLinesOf(reading, command) : failureLines(text, 3, command)) : [];
         // Output that is a file's text or search hits is never quoted as an error.
-        c.printedErrors = !outcome.failed && !printsContent(command) ? printedErrors(text) : [];
-        const printed = r && !outcome.failed ? lastOutput(text) : undefined;
+        c.printedErrors =
+          !outcome.failed && !printsContent(command) ? (reading ? printedErrorsOf(reading) : printedErrors(text)) : [];
+        const printed = reading && !outcome.failed ? lastOutputOf(reading) : undefined;
         if (printed) c.printed = printed;
         else delete c.printed;
         commands.set(key, c);
@@ -421,7 +457,7 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
           : `${call.name} ${info.changes[0]?.path ?? info.reads[0] ?? info.names[0] ?? ''}`;
       const noMatch = command !== undefined && emptyNoMatch(command, outcome.exit, text);
       if (outcome.failed && !noMatch) {
-        const lines = failureLines(text, 3, command);
+        const lines = reading ? failureLinesOf(reading, command) : failureLines(text, 3, command);
         const named = new Set<string>([
           ...info.changes.map((c) => c.path),
           ...info.reads,

@@ -402,8 +402,15 @@ function entry(text: string): string {
 
 export function render(header: string[], chosen: ReadonlyMap<Item, number>): string {
   const out = [...header];
+  // The chosen items by section, in the order chosen (one pass: a summary may hold thousands of items).
+  const bySection = new Map<SectionKey, [Item, number][]>();
+  for (const pair of chosen) {
+    const list = bySection.get(pair[0].section);
+    if (list) list.push(pair);
+    else bySection.set(pair[0].section, [pair]);
+  }
   for (const key of ORDER) {
-    const its = [...chosen].filter(([it]) => it.section === key).sort((a, b) => a[0].order - b[0].order);
+    const its = bySection.get(key)?.sort((a, b) => a[0].order - b[0].order) ?? [];
     if (its.length === 0) continue;
     out.push('', heading(key));
     for (const [it, level] of its) {
@@ -459,7 +466,13 @@ export function pack(header: string[], items: Item[], maxTokens: number, counter
   const sections = new Set<SectionKey>();
   let used = 0;
   const sectionCost = (it: Item) => (sections.has(it.section) ? 0 : tokens(heading(it.section)) + 1);
-  const itemCost = (it: Item, level: number) => tokens(entry(it.levels[level]!));
+  // Per item and level, within this packing (an item's cost is asked again at each step that weighs it).
+  const levelCosts = new Map<Item, number[]>();
+  const itemCost = (it: Item, level: number) => {
+    let costs = levelCosts.get(it);
+    if (!costs) levelCosts.set(it, (costs = []));
+    return (costs[level] ??= tokens(entry(it.levels[level]!)));
+  };
   const take = (it: Item, level: number, limit: number) => {
     const extra = sectionCost(it) + itemCost(it, level) - (chosen.has(it) ? itemCost(it, chosen.get(it)!) : 0);
     if (used + extra > limit) return false;
@@ -482,8 +495,7 @@ export function pack(header: string[], items: Item[], maxTokens: number, counter
   // And a long item ranks a little below a short one of the same worth: a path or a command's opening in a handful
   // of tokens, a paragraph in fifty (the barest rendering is what the item costs when the budget is tight).
   const weight = new Map<Item, number>();
-  for (const it of items)
-    weight.set(it, COST_WEIGHT * Math.log2(Math.max(8, tokens(entry(it.levels[barest(it)]!))) / 8));
+  for (const it of items) weight.set(it, COST_WEIGHT * Math.log2(Math.max(8, itemCost(it, barest(it))) / 8));
   const rank = (it: Item) => it.priority - LIST_DISCOUNT * (rankInSection.get(it) ?? 0) - weight.get(it)!;
   const byPriority = [...items].sort((a, b) => rank(b) - rank(a) || b.order - a.order);
   // 1. What the next step cannot do without — the people's words, where the work stands, the plan, open errors, an
