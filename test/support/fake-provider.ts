@@ -22,7 +22,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicErrorBody, limitAnthropic, parseAnthropic, respondAnthropic } from './fake-provider/anthropic.js';
+import { anthropicErrorBody, limitAnthropic, respondAnthropic } from './fake-provider/anthropic.js';
+import { parseAnthropicEdited } from './fake-provider/context-management.js';
 import { AnthropicCache, OpenAICache, TokenCounter, type CacheOutcome } from './fake-provider/billing.js';
 import { limitChat, parseChat, respondChat } from './fake-provider/openai-chat.js';
 import { limitResponses, parseResponses, respondResponses, ResponsesStore } from './fake-provider/openai-responses.js';
@@ -51,6 +52,7 @@ export type * from './fake-provider/types.js';
 export { SCRIPT_COMMANDS, SCRIPT_PATHS, DEFAULT_TOOL_TURNS } from './fake-provider/script.js';
 export { o200k } from './fake-provider/billing.js';
 export { signThinking } from './fake-provider/anthropic.js';
+export { CLEARED_TOOL_RESULT, CONTEXT_MANAGEMENT_BETA } from './fake-provider/context-management.js';
 
 const ROUTES: Record<string, Wire> = {
   '/v1/messages': 'anthropic',
@@ -201,15 +203,33 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       const headers = record.headers;
       let parsed: ParsedRequest;
       if (url.pathname === '/v1/messages/count_tokens') {
-        parsed = parseAnthropic(body, headers, env, true);
+        const edited = parseAnthropicEdited(body, headers, env, true);
+        parsed = edited.parsed;
         const total = parsed.segments.reduce((s, x) => s + x.tokens, 0);
         record.promptTokens = total;
+        if (edited.originalTokens !== undefined) {
+          record.originalPromptTokens = edited.originalTokens;
+          record.appliedEdits = edited.parsed.appliedEdits ?? [];
+        }
         res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId });
-        res.end(JSON.stringify({ input_tokens: total }));
+        res.end(
+          JSON.stringify({
+            input_tokens: total,
+            ...(edited.originalTokens !== undefined
+              ? { context_management: { original_input_tokens: edited.originalTokens } }
+              : {}),
+          }),
+        );
         return;
       }
-      if (wire === 'anthropic') parsed = parseAnthropic(body, headers, env);
-      else if (wire === 'openai-chat') parsed = parseChat(body, headers, env);
+      if (wire === 'anthropic') {
+        const edited = parseAnthropicEdited(body, headers, env);
+        parsed = edited.parsed;
+        if (edited.originalTokens !== undefined) {
+          record.originalPromptTokens = edited.originalTokens;
+          record.appliedEdits = edited.parsed.appliedEdits ?? [];
+        }
+      } else if (wire === 'openai-chat') parsed = parseChat(body, headers, env);
       else parsed = parseResponses(body, headers, env, responsesStore);
 
       const promptTokens = parsed.segments.reduce((s, x) => s + x.tokens, 0);

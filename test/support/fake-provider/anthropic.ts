@@ -112,8 +112,16 @@ function imageTokens(source: unknown, at: string): number {
   return anthropicImageTokens(undefined);
 }
 
-interface Parsed extends ParsedRequest {
+export interface Parsed extends ParsedRequest {
   body: Record<string, unknown>;
+  /** `context_management.applied_edits` of the response (set by context-management.ts when the request has edits). */
+  appliedEdits?: Record<string, unknown>[];
+}
+
+/** How the parser bills thinking blocks: by default those after the last human message (the current tool-use loop). */
+export interface ParseOptions {
+  /** Indices of the messages whose thinking blocks are billed (clear_thinking_20251015); the others are dropped. */
+  keepThinkingIn?: ReadonlySet<number>;
 }
 
 /** Validate and render an Anthropic Messages request. `countOnly` is `/v1/messages/count_tokens` (no max_tokens). */
@@ -122,6 +130,7 @@ export function parseAnthropic(
   headers: Record<string, string>,
   env: WireEnv,
   countOnly = false,
+  parseOptions: ParseOptions = {},
 ): Parsed {
   refuseAuth(headers);
   const allowed = countOnly ? new Set([...TOP_LEVEL, 'max_tokens']) : TOP_LEVEL;
@@ -253,6 +262,8 @@ export function parseAnthropic(
     if (role === 'user' && blocks.some((b) => b.type !== 'tool_result')) lastHuman = i;
   });
 
+  const keepsThinking = (i: number) => parseOptions.keepThinkingIn?.has(i) ?? i > lastHuman;
+
   const conversation: ConversationMessage[] = [];
   const toolUseIds = new Set<string>();
   let hasToolBlocks = false;
@@ -338,13 +349,13 @@ export function parseAnthropic(
           if (role !== 'assistant') throw invalid(`${at}: \`thinking\` blocks can only be in \`assistant\` messages`);
           if (b.signature !== signThinking(b.thinking))
             throw invalid(`messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`);
-          tokens = i > lastHuman ? c.text(b.thinking) + OVERHEAD.block : 0;
+          tokens = keepsThinking(i) ? c.text(b.thinking) + OVERHEAD.block : 0;
           parts.push({ kind: 'thinking', text: b.thinking });
           break;
         }
         case 'redacted_thinking':
           if (typeof b.data !== 'string') throw invalid(`${at}.redacted_thinking.data: Field required`);
-          tokens = i > lastHuman ? Math.ceil(b.data.length / 4) : 0;
+          tokens = keepsThinking(i) ? Math.ceil(b.data.length / 4) : 0;
           break;
       }
       segments.push({ key, tokens: tokens + first, breakpoint: mark(b) });
@@ -473,6 +484,12 @@ function usageOf(e: Emission): Record<string, unknown> {
   };
 }
 
+/** `context_management` of a beta response, when the request asked for edits (absent otherwise). */
+function contextManagementOf(p: ParsedRequest): { context_management: unknown } | undefined {
+  const edits = (p as Parsed).appliedEdits;
+  return edits ? { context_management: { applied_edits: edits } } : undefined;
+}
+
 export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
   const stopReason = e.answer.stopReason ?? (e.calls.length > 0 ? 'tool_use' : 'end_turn');
   const content = contentBlocks(e, p.thinkingEnabled);
@@ -487,6 +504,7 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
         stop_reason: stopReason,
         stop_sequence: null,
         usage: usageOf(e),
+        ...contextManagementOf(p),
       },
     };
   }
@@ -503,6 +521,7 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
       stop_reason: null,
       stop_sequence: null,
       usage: { ...usageOf(e), output_tokens: 1 },
+      ...(contextManagementOf(p) ? { context_management: null } : {}),
     },
   });
   send({ type: 'ping' });
@@ -538,6 +557,7 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
       cache_read_input_tokens: u.cache_read_input_tokens,
       output_tokens: u.output_tokens,
     },
+    ...contextManagementOf(p),
   });
   send({ type: 'message_stop' });
   return { events };

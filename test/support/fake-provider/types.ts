@@ -106,6 +106,12 @@ export interface RecordedRequest {
   /** Assistant turns in the conversation sent. */
   assistantTurns?: number;
   refused?: Refusal;
+  /**
+   * Anthropic `context_management` (requests that carry it): the prompt tokens before any edit (`promptTokens` is
+   * then the edited, billed prompt) and the edits applied, as the response's `context_management.applied_edits`.
+   */
+  originalPromptTokens?: number;
+  appliedEdits?: Record<string, unknown>[];
   /** Billed usage of an accepted request. */
   usage?: BilledUsage;
   /** What the model answered (accepted requests). */

@@ -1,0 +1,417 @@
+/**
+ * The fake provider's provider-native context management, driven through the official Anthropic SDK's beta client:
+ * `context_management.edits` (clear_tool_uses_20250919, clear_thinking_20251015) at and below their thresholds, the
+ * bill of the edited prompt (exact, from the fake's own counter via count_tokens), `applied_edits` in JSON and SSE,
+ * and the refusals.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CLEARED_TOOL_RESULT,
+  CONTEXT_MANAGEMENT_BETA,
+  signThinking,
+  startFakeProvider,
+  type FakeProvider,
+} from './fake-provider.js';
+
+const MODEL = 'claude-sonnet-4-6';
+const open: FakeProvider[] = [];
+async function fake(): Promise<FakeProvider> {
+  const f = await startFakeProvider({ window: 200_000 });
+  open.push(f);
+  return f;
+}
+afterEach(async () => {
+  while (open.length) await open.pop()!.close();
+});
+const client = (f: FakeProvider) =>
+  new Anthropic({ baseURL: f.baseURL, apiKey: 'sk-ant-test', maxRetries: 0, timeout: 60_000 });
+
+const tools: Anthropic.Beta.BetaTool[] = [
+  {
+    name: 'read_file',
+    description: 'Read a file',
+    input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+  },
+  {
+    name: 'bash',
+    description: 'Run a command',
+    input_schema: { type: 'object', properties: { command: { type: 'string' } } },
+  },
+];
+
+/** A task, then `names.length` tool calls (tool `names[k]`), each answered by a long result. */
+function conversation(names: string[]): Anthropic.Beta.BetaMessageParam[] {
+  const messages: Anthropic.Beta.BetaMessageParam[] = [{ role: 'user', content: 'Inspect the repository.' }];
+  names.forEach((name, k) => {
+    const input = name === 'bash' ? { command: `ls -la dir${k} && cat notes${k}.txt` } : { path: `src/file${k}.ts` };
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id: `toolu_${k}`, name, input }] });
+    messages.push({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: `toolu_${k}`,
+          content: `output ${k}: ` + 'lorem ipsum dolor sit amet '.repeat(200 + k),
+        },
+      ],
+    });
+  });
+  return messages;
+}
+
+/** The same conversation with the given tool uses cleared as the fake clears them. */
+function cleared(
+  messages: Anthropic.Beta.BetaMessageParam[],
+  ids: string[],
+  inputs = false,
+): Anthropic.Beta.BetaMessageParam[] {
+  return messages.map((m): Anthropic.Beta.BetaMessageParam => {
+    if (!Array.isArray(m.content)) return m;
+    const content = (m.content as Anthropic.Beta.BetaContentBlockParam[]).map((b) => {
+      if (b.type === 'tool_result' && ids.includes(b.tool_use_id)) return { ...b, content: CLEARED_TOOL_RESULT };
+      if (b.type === 'tool_use' && inputs && ids.includes(b.id)) return { ...b, input: {} };
+      return b;
+    });
+    return { role: m.role as 'user' | 'assistant', content };
+  });
+}
+
+async function count(f: FakeProvider, messages: Anthropic.Beta.BetaMessageParam[]): Promise<number> {
+  const r = await client(f).beta.messages.countTokens({ model: MODEL, messages, tools });
+  return r.input_tokens;
+}
+
+const betas = [CONTEXT_MANAGEMENT_BETA];
+const ids = (n: number) => Array.from({ length: n }, (_, k) => `toolu_${k}`);
+
+describe('Anthropic clear_tool_uses_20250919', () => {
+  it('triggers at its input-token threshold and not below, keeps the last 3 tool uses, bills the edited prompt', async () => {
+    const f = await fake();
+    const messages = conversation(['read_file', 'bash', 'read_file', 'bash', 'read_file', 'bash']);
+    const full = await count(f, messages);
+    const edited = await count(f, cleared(messages, ids(3)));
+    expect(edited).toBeLessThan(full);
+
+    const below = await client(f).beta.messages.create({
+      model: MODEL,
+      max_tokens: 1000,
+      betas,
+      tools,
+      messages,
+      context_management: {
+        edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: full + 1 } }],
+      },
+    });
+    expect(below.context_management).toEqual({ applied_edits: [] });
+    expect(below.usage.input_tokens).toBe(full);
+
+    const at = await client(f).beta.messages.create({
+      model: MODEL,
+      max_tokens: 1000,
+      betas,
+      tools,
+      messages,
+      context_management: {
+        edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: full } }],
+      },
+    });
+    expect(at.context_management).toEqual({
+      applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 3, cleared_input_tokens: full - edited }],
+    });
+    expect(at.usage.input_tokens).toBe(edited);
+    const rec = f.requests.at(-1)!;
+    expect(rec.originalPromptTokens).toBe(full);
+    expect(rec.promptTokens).toBe(edited);
+    expect(rec.appliedEdits).toEqual(at.context_management!.applied_edits);
+  });
+
+  it('the default trigger is 100,000 input tokens: a small prompt is not edited', async () => {
+    const f = await fake();
+    const messages = conversation(['read_file', 'bash', 'read_file', 'bash', 'read_file']);
+    const r = await client(f).beta.messages.create({
+      model: MODEL,
+      max_tokens: 1000,
+      betas,
+      tools,
+      messages,
+      context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+    });
+    expect(r.context_management?.applied_edits).toEqual([]);
+    expect(r.usage.input_tokens).toBe(await count(f, messages));
+  });
+
+  it('respects keep, exclude_tools, clear_tool_inputs and a tool_uses trigger', async () => {
+    const f = await fake();
+    const messages = conversation(['read_file', 'bash', 'read_file', 'bash', 'read_file', 'bash']);
+    // keep 1: toolu_0..4 are candidates; bash (1, 3) excluded → 0, 2, 4 cleared, with their inputs.
+    const edited = await count(f, cleared(messages, ['toolu_0', 'toolu_2', 'toolu_4'], true));
+    const full = await count(f, messages);
+    const r = await client(f).beta.messages.create({
+      model: MODEL,
+      max_tokens: 1000,
+      betas,
+      tools,
+      messages,
+      context_management: {
+        edits: [
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 6 },
+            keep: { type: 'tool_uses', value: 1 },
+            exclude_tools: ['bash'],
+            clear_tool_inputs: true,
+          },
+        ],
+      },
+    });
+    expect(r.context_management?.applied_edits).toEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 3, cleared_input_tokens: full - edited },
+    ]);
+    expect(r.usage.input_tokens).toBe(edited);
+
+    // 7 tool uses needed: not triggered.
+    const none = await client(f).beta.messages.create({
+      model: MODEL,
+      max_tokens: 1000,
+      betas,
+      tools,
+      messages,
+      context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 7 } }] },
+    });
+    expect(none.context_management?.applied_edits).toEqual([]);
+    expect(none.usage.input_tokens).toBe(full);
+  });
+
+  it('does not edit when clear_at_least cannot be reached', async () => {
+    const f = await fake();
+    const messages = conversation(['read_file', 'bash', 'read_file', 'bash']);
+    const full = await count(f, messages);
+    const possible = full - (await count(f, cleared(messages, ['toolu_0'])));
+    const edit = (value: number) =>
+      client(f).beta.messages.create({
+        model: MODEL,
+        max_tokens: 1000,
+        betas,
+        tools,
+        messages,
+        context_management: {
+          edits: [
+            {
+              type: 'clear_tool_uses_20250919',
+              trigger: { type: 'input_tokens', value: 1 },
+              clear_at_least: { type: 'input_tokens', value },
+            },
+          ],
+        },
+      });
+    const no = await edit(possible + 1);
+    expect(no.context_management?.applied_edits).toEqual([]);
+    expect(no.usage.input_tokens).toBe(full);
+    const yes = await edit(possible);
+    expect(yes.context_management?.applied_edits).toEqual([
+      { type: 'clear_tool_uses_20250919', cleared_tool_uses: 1, cleared_input_tokens: possible },
+    ]);
+  });
+
+  it('reports applied_edits in the stream (message_delta) and count_tokens counts the edited prompt', async () => {
+    const f = await fake();
+    const messages = conversation(['read_file', 'bash', 'read_file', 'bash', 'read_file']);
+    const full = await count(f, messages);
+    const edited = await count(f, cleared(messages, ids(2)));
+    const context_management = {
+      edits: [{ type: 'clear_tool_uses_20250919' as const, trigger: { type: 'input_tokens' as const, value: 1000 } }],
+    };
+    const stream = client(f).beta.messages.stream({
+      model: MODEL,
+      max_tokens: 1000,
+      betas,
+      tools,
+      messages,
+      context_management,
+    });
+    const deltas: unknown[] = [];
+    stream.on('streamEvent', (e) => {
+      if (e.type === 'message_delta') deltas.push(e.context_management);
+    });
+    const final = await stream.finalMessage();
+    const applied = [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 2, cleared_input_tokens: full - edited }];
+    expect(deltas).toEqual([{ applied_edits: applied }]);
+    expect(final.context_management).toEqual({ applied_edits: applied });
+    expect(final.usage.input_tokens).toBe(edited);
+    expect(f.requests.at(-1)!.stream).toBe(true);
+
+    const counted = await client(f).beta.messages.countTokens({
+      model: MODEL,
+      betas,
+      tools,
+      messages,
+      context_management,
+    });
+    expect(counted.input_tokens).toBe(edited);
+    expect(counted.context_management).toEqual({ original_input_tokens: full });
+  });
+
+  it('breaks the simulated cache from the first edited block on', async () => {
+    const f = await fake();
+    const names = ['read_file', 'bash', 'read_file', 'bash', 'read_file'];
+    const messages = conversation(names);
+    const system: Anthropic.Beta.BetaTextBlockParam[] = [
+      { type: 'text', text: 'You are a careful agent. '.repeat(300), cache_control: { type: 'ephemeral' } },
+    ];
+    const request = (value: number) =>
+      client(f).beta.messages.create({
+        model: MODEL,
+        max_tokens: 1000,
+        betas,
+        tools,
+        system,
+        messages,
+        cache_control: { type: 'ephemeral' },
+        context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value } }] },
+      });
+    const first = await request(1_000_000);
+    const second = await request(1_000_000);
+    const total =
+      first.usage.input_tokens + first.usage.cache_creation_input_tokens! + first.usage.cache_read_input_tokens!;
+    expect(second.usage.cache_read_input_tokens).toBe(total);
+    const third = await request(1000);
+    expect(third.context_management?.applied_edits).toHaveLength(1);
+    const billed =
+      third.usage.input_tokens + third.usage.cache_creation_input_tokens! + third.usage.cache_read_input_tokens!;
+    expect(billed).toBe(f.requests.at(-1)!.promptTokens);
+    // Only the prefix up to the system breakpoint (before the first cleared result) is read back.
+    expect(third.usage.cache_read_input_tokens).toBeGreaterThan(0);
+    expect(third.usage.cache_read_input_tokens).toBeLessThan(f.requests.at(-1)!.promptTokens!);
+    expect(third.usage.cache_read_input_tokens).toBe(
+      f.requests.at(-1)!.promptTokens! - third.usage.cache_creation_input_tokens!,
+    );
+  });
+});
+
+describe('Anthropic clear_thinking_20251015', () => {
+  const thought = (k: number) => `Thinking about step ${k}: ` + 'considering the options carefully. '.repeat(40);
+  const thinking = (k: number): Anthropic.Beta.BetaThinkingBlockParam => ({
+    type: 'thinking',
+    thinking: thought(k),
+    signature: signThinking(thought(k)),
+  });
+  const messages: Anthropic.Beta.BetaMessageParam[] = [
+    { role: 'user', content: 'First question.' },
+    { role: 'assistant', content: [thinking(1), { type: 'text', text: 'First answer.' }] },
+    { role: 'user', content: 'Second question.' },
+    { role: 'assistant', content: [thinking(2), { type: 'text', text: 'Second answer.' }] },
+    { role: 'user', content: 'Third question.' },
+    {
+      role: 'assistant',
+      content: [thinking(3), { type: 'tool_use', id: 'toolu_t', name: 'read_file', input: { path: 'a.ts' } }],
+    },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_t', content: 'export const a = 1;' }] },
+  ];
+  const create = (f: FakeProvider, keep: Anthropic.Beta.BetaClearThinking20251015Edit['keep']) =>
+    client(f).beta.messages.create({
+      model: MODEL,
+      max_tokens: 4000,
+      thinking: { type: 'enabled', budget_tokens: 2000 },
+      betas,
+      tools,
+      messages,
+      context_management: { edits: [{ type: 'clear_thinking_20251015', ...(keep === undefined ? {} : { keep }) }] },
+    });
+
+  it('keeps the thinking of the last `keep` assistant turns (default 1) and bills accordingly', async () => {
+    const f = await fake();
+    const all = await create(f, 'all');
+    expect(all.context_management?.applied_edits).toEqual([]);
+    const everything = all.usage.input_tokens;
+
+    const one = await create(f, undefined);
+    const plain = await client(f).beta.messages.countTokens({ model: MODEL, tools, messages });
+    // Keeping one turn is what the API does without the edit: the same bill.
+    expect(one.usage.input_tokens).toBe(plain.input_tokens);
+    expect(one.context_management?.applied_edits).toEqual([
+      {
+        type: 'clear_thinking_20251015',
+        cleared_thinking_turns: 2,
+        cleared_input_tokens: everything - plain.input_tokens,
+      },
+    ]);
+
+    const two = await create(f, { type: 'thinking_turns', value: 2 });
+    const applied = two.context_management!.applied_edits[0] as Anthropic.Beta.BetaClearThinking20251015EditResponse;
+    expect(applied.cleared_thinking_turns).toBe(1);
+    expect(two.usage.input_tokens).toBe(everything - applied.cleared_input_tokens);
+    expect(two.usage.input_tokens).toBeGreaterThan(one.usage.input_tokens);
+    expect(two.usage.input_tokens).toBeLessThan(everything);
+  });
+});
+
+describe('context_management refusals', () => {
+  const messages = conversation(['read_file']);
+  const cases: [string, unknown, string][] = [
+    [
+      'an unknown edit type',
+      { edits: [{ type: 'clear_everything' }] },
+      "context_management.edits.0: Input tag 'clear_everything' found using 'type' does not match any of the expected tags: 'clear_tool_uses_20250919', 'clear_thinking_20251015'",
+    ],
+    [
+      'a bad trigger type',
+      { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'messages', value: 3 } }] },
+      "context_management.edits.0.clear_tool_uses_20250919.trigger: Input tag 'messages' found using 'type' does not match any of the expected tags: 'input_tokens', 'tool_uses'",
+    ],
+    [
+      'a non-integer keep',
+      { edits: [{ type: 'clear_tool_uses_20250919', keep: { type: 'tool_uses', value: 'three' } }] },
+      'context_management.edits.0.clear_tool_uses_20250919.keep.tool_uses.value: Input should be a valid integer',
+    ],
+    [
+      'a negative clear_at_least',
+      { edits: [{ type: 'clear_tool_uses_20250919', clear_at_least: { type: 'input_tokens', value: -1 } }] },
+      'context_management.edits.0.clear_tool_uses_20250919.clear_at_least.input_tokens.value: Input should be greater than or equal to 0',
+    ],
+    [
+      'an unknown edit field',
+      { edits: [{ type: 'clear_tool_uses_20250919', placeholder: 'x' }] },
+      'context_management.edits.0.clear_tool_uses_20250919.placeholder: Extra inputs are not permitted',
+    ],
+    [
+      'clear_thinking not first',
+      { edits: [{ type: 'clear_tool_uses_20250919' }, { type: 'clear_thinking_20251015' }] },
+      'context_management.edits: `clear_thinking_20251015` must be the first edit in `edits` when combined with other edits',
+    ],
+  ];
+  for (const [what, cm, message] of cases) {
+    it(`refuses ${what} with 400`, async () => {
+      const f = await fake();
+      const err = await client(f)
+        .beta.messages.create({
+          model: MODEL,
+          max_tokens: 1000,
+          betas,
+          tools,
+          messages,
+          context_management: cm as Anthropic.Beta.BetaContextManagementConfig,
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+      expect((err as InstanceType<typeof Anthropic.BadRequestError>).message).toContain(message);
+      expect(f.requests.at(-1)!.refused?.message).toBe(message);
+    });
+  }
+
+  it('refuses context_management without the beta header', async () => {
+    const f = await fake();
+    const err = await client(f)
+      .beta.messages.create({
+        model: MODEL,
+        max_tokens: 1000,
+        tools,
+        messages,
+        context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+      })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(f.requests.at(-1)!.refused?.message).toBe('context_management: Extra inputs are not permitted');
+    expect(f.requests.at(-1)!.headers['anthropic-beta']).toBeUndefined();
+  });
+});
