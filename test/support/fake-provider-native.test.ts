@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CLEARED_TOOL_RESULT,
+  COMPACTION_BETA,
   CONTEXT_MANAGEMENT_BETA,
   signThinking,
   startFakeProvider,
@@ -413,5 +414,122 @@ describe('context_management refusals', () => {
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect(f.requests.at(-1)!.refused?.message).toBe('context_management: Extra inputs are not permitted');
     expect(f.requests.at(-1)!.headers['anthropic-beta']).toBeUndefined();
+  });
+});
+
+describe('Anthropic compact_20260112', () => {
+  const cbetas = [COMPACTION_BETA];
+  const big = (k: number) => `Part ${k} of the brief. ` + 'lorem ipsum dolor sit amet '.repeat(6000);
+  const long: Anthropic.Beta.BetaMessageParam[] = [
+    { role: 'user', content: big(1) },
+    { role: 'assistant', content: 'Noted.' },
+    { role: 'user', content: big(2) },
+  ];
+  const compact = (f: FakeProvider, value: number, pause = false) =>
+    client(f).beta.messages.create({
+      model: MODEL,
+      max_tokens: 1000,
+      betas: cbetas,
+      messages: long,
+      context_management: {
+        edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value }, pause_after_compaction: pause }],
+      },
+    });
+
+  it('compacts at its threshold and not below, and a compaction block sent back replaces what came before it', async () => {
+    const f = await fake();
+    const full = (await client(f).beta.messages.countTokens({ model: MODEL, messages: long })).input_tokens;
+    expect(full).toBeGreaterThan(50_000);
+
+    const below = await compact(f, full + 1);
+    expect(below.content.map((b) => b.type)).toEqual(['text']);
+    expect(below.usage.input_tokens).toBe(full);
+    expect(below.usage.iterations ?? null).toBeNull();
+    expect(f.requests.at(-1)!.compacted).toBeUndefined();
+
+    const at = await compact(f, full);
+    expect(at.content.map((b) => b.type)).toEqual(['compaction', 'text']);
+    expect(at.stop_reason).toBe('end_turn');
+    const block = at.content[0] as Anthropic.Beta.BetaCompactionBlock;
+    expect(block.content).toMatch(/^<summary>/);
+    const iterations = at.usage.iterations!;
+    expect(iterations.map((i) => i.type)).toEqual(['compaction', 'message']);
+    expect(iterations[0]!.input_tokens).toBe(full);
+    expect(iterations[1]!.input_tokens).toBe(at.usage.input_tokens);
+    expect(at.usage.input_tokens).toBeLessThan(full / 20);
+    expect(f.requests.at(-1)!).toMatchObject({ compacted: true, originalPromptTokens: full });
+    expect(at.context_management).toEqual({ applied_edits: [] });
+
+    // Sent back: the whole history before the block is dropped from the bill.
+    const resend = (history: Anthropic.Beta.BetaMessageParam[]) =>
+      client(f).beta.messages.create({
+        model: MODEL,
+        max_tokens: 1000,
+        betas: cbetas,
+        messages: [...history, { role: 'assistant', content: at.content }, { role: 'user', content: 'Continue.' }],
+      });
+    const withHistory = await resend(long);
+    const without = await resend([{ role: 'user', content: 'Hi.' }]);
+    expect(withHistory.usage.input_tokens).toBe(without.usage.input_tokens);
+    expect(withHistory.usage.input_tokens).toBeLessThan(full / 20);
+    expect(withHistory.usage.input_tokens).toBeGreaterThan(at.usage.input_tokens);
+  });
+
+  it('pauses after compaction with stop_reason "compaction", and streams the block', async () => {
+    const f = await fake();
+    const paused = await compact(f, 50_000, true);
+    expect(paused.stop_reason).toBe('compaction');
+    expect(paused.content.map((b) => b.type)).toEqual(['compaction']);
+    expect(paused.usage.iterations!.map((i) => i.type)).toEqual(['compaction']);
+
+    const stream = client(f).beta.messages.stream({
+      model: MODEL,
+      max_tokens: 1000,
+      betas: cbetas,
+      messages: long,
+      context_management: { edits: [{ type: 'compact_20260112', trigger: { type: 'input_tokens', value: 50_000 } }] },
+    });
+    const final = await stream.finalMessage();
+    expect(final.content.map((b) => b.type)).toEqual(['compaction', 'text']);
+    expect((final.content[0] as Anthropic.Beta.BetaCompactionBlock).content).toBe(
+      (paused.content[0] as Anthropic.Beta.BetaCompactionBlock).content,
+    );
+    expect(final.usage.iterations!.map((i) => i.type)).toEqual(['compaction', 'message']);
+  });
+
+  it('refuses a trigger under 50,000, the edit without its beta, and compaction blocks without the beta', async () => {
+    const f = await fake();
+    const refused = async (p: Promise<unknown>) => {
+      const err = await p.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+      return f.requests.at(-1)!.refused!.message;
+    };
+    expect(await refused(compact(f, 49_999))).toBe(
+      'context_management.edits.0.compact_20260112.trigger.input_tokens.value: Input should be greater than or equal to 50000',
+    );
+    expect(
+      await refused(
+        client(f).beta.messages.create({
+          model: MODEL,
+          max_tokens: 1000,
+          betas,
+          messages: long,
+          context_management: { edits: [{ type: 'compact_20260112' }] },
+        }),
+      ),
+    ).toContain("Input tag 'compact_20260112' found using 'type' does not match any of the expected tags");
+    expect(
+      await refused(
+        client(f).beta.messages.create({
+          model: MODEL,
+          max_tokens: 1000,
+          messages: [
+            { role: 'user', content: 'Hi.' },
+            { role: 'assistant', content: [{ type: 'compaction', content: 'A summary.' }] },
+            { role: 'user', content: 'Continue.' },
+          ],
+        }),
+      ),
+    ).toContain("Input tag 'compaction' found using 'type' does not match any of the expected tags");
   });
 });

@@ -19,10 +19,24 @@
  * `tools`, unknown fields (Anthropic's "Extra inputs are not permitted", Chat's "Unrecognized request argument",
  * Responses' "Unknown parameter"), images that cannot be decoded; 401 without an API key; 413 for an Anthropic body
  * over 32 MB. Every request is recorded in `requests` (refusals with `refused`, accepted ones with `usage`).
+ *
+ * Provider-native context management (fake-provider/context-management.ts), Anthropic only so far:
+ * `context_management.edits` behind their betas — `clear_tool_uses_20250919` and `clear_thinking_20251015`
+ * (`context-management-2025-06-27`) edit the prompt before it is billed and cached, and the response reports
+ * `context_management.applied_edits` (JSON, and SSE `message_delta`); `compact_20260112` (`compact-2026-01-12`) opens
+ * the response with a scripted `compaction` block (`stop_reason: "compaction"` when paused) and `usage.iterations`, and a
+ * compaction block sent back drops everything before it from the bill; `count_tokens` returns the edited count with
+ * `context_management.original_input_tokens`. Malformed edits are refused. Recorded as `appliedEdits`,
+ * `originalPromptTokens`, `compacted`. OpenAI Responses' `context_management` is accepted and ignored.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { anthropicErrorBody, limitAnthropic, respondAnthropic } from './fake-provider/anthropic.js';
+import {
+  anthropicErrorBody,
+  limitAnthropic,
+  respondAnthropic,
+  type Parsed as AnthropicParsed,
+} from './fake-provider/anthropic.js';
 import { parseAnthropicEdited } from './fake-provider/context-management.js';
 import { AnthropicCache, OpenAICache, TokenCounter, type CacheOutcome } from './fake-provider/billing.js';
 import { limitChat, parseChat, respondChat } from './fake-provider/openai-chat.js';
@@ -52,7 +66,7 @@ export type * from './fake-provider/types.js';
 export { SCRIPT_COMMANDS, SCRIPT_PATHS, DEFAULT_TOOL_TURNS } from './fake-provider/script.js';
 export { o200k } from './fake-provider/billing.js';
 export { signThinking } from './fake-provider/anthropic.js';
-export { CLEARED_TOOL_RESULT, CONTEXT_MANAGEMENT_BETA } from './fake-provider/context-management.js';
+export { CLEARED_TOOL_RESULT, COMPACTION_BETA, CONTEXT_MANAGEMENT_BETA } from './fake-provider/context-management.js';
 
 const ROUTES: Record<string, Wire> = {
   '/v1/messages': 'anthropic',
@@ -268,7 +282,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         output = max;
         reasoning = 0;
       }
-      const usage: BilledUsage = {
+      let usage: BilledUsage = {
         promptTokens,
         uncachedInputTokens: cache.uncached,
         cacheReadTokens: cache.read,
@@ -276,6 +290,21 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         outputTokens: output,
         reasoningTokens: reasoning,
       };
+      const compaction = wire === 'anthropic' ? (parsed as AnthropicParsed).compaction : undefined;
+      if (compaction) {
+        record.compacted = true;
+        record.compaction = { inputTokens: compaction.inputTokens, outputTokens: compaction.outputTokens };
+        // Paused after compacting: the compaction was the only sampling, and it is what is billed.
+        if (compaction.pause)
+          usage = {
+            promptTokens: compaction.inputTokens,
+            uncachedInputTokens: compaction.inputTokens,
+            cacheReadTokens: 0,
+            cacheWriteTokens: 0,
+            outputTokens: compaction.outputTokens,
+            reasoningTokens: 0,
+          };
+      }
       const seed = raw.toString('utf8');
       const id = (prefix: string, k: number, length: number) => idFrom(seed, prefix, k, length);
       const emission: Emission = {

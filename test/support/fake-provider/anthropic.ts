@@ -116,13 +116,21 @@ export interface Parsed extends ParsedRequest {
   body: Record<string, unknown>;
   /** `context_management.applied_edits` of the response (set by context-management.ts when the request has edits). */
   appliedEdits?: Record<string, unknown>[];
+  /** Index of the first message segment (segments before it are tools and system). */
+  messageStart: number;
+  /** Set when `compact_20260112` compacted this request (the response opens with the block). */
+  compaction?: { summary: string; pause: boolean; inputTokens: number; outputTokens: number };
 }
 
 /** How the parser bills thinking blocks: by default those after the last human message (the current tool-use loop). */
 export interface ParseOptions {
   /** Indices of the messages whose thinking blocks are billed (clear_thinking_20251015); the others are dropped. */
   keepThinkingIn?: ReadonlySet<number>;
+  /** `compaction` blocks are accepted (beta `compact-2026-01-12`); the last one replaces everything before it. */
+  compaction?: boolean;
 }
+
+const COMPACTION_KEYS = ['type', 'content', 'encrypted_content', 'signature', 'cache_control', 'tool_changes'];
 
 /** Validate and render an Anthropic Messages request. `countOnly` is `/v1/messages/count_tokens` (no max_tokens). */
 export function parseAnthropic(
@@ -264,6 +272,8 @@ export function parseAnthropic(
 
   const keepsThinking = (i: number) => parseOptions.keepThinkingIn?.has(i) ?? i > lastHuman;
 
+  let lastCompaction: { segment: number; message: number } | undefined;
+  const messageStart = segments.length;
   const conversation: ConversationMessage[] = [];
   const toolUseIds = new Set<string>();
   let hasToolBlocks = false;
@@ -273,7 +283,10 @@ export function parseAnthropic(
     blocks.forEach((b, j) => {
       const at = `messages.${i}.content.${j}`;
       const type = typeof b.type === 'string' ? b.type : '';
-      if (!(type in BLOCK_KEYS)) {
+      if (type === 'compaction' && parseOptions.compaction) {
+        for (const k of Object.keys(b))
+          if (!COMPACTION_KEYS.includes(k)) throw invalid(`${at}.compaction.${k}: Extra inputs are not permitted`);
+      } else if (!(type in BLOCK_KEYS)) {
         throw invalid(
           `${at}: Input tag '${type}' found using 'type' does not match any of the expected tags: ${Object.keys(
             BLOCK_KEYS,
@@ -353,6 +366,18 @@ export function parseAnthropic(
           parts.push({ kind: 'thinking', text: b.thinking });
           break;
         }
+        case 'compaction': {
+          if (role !== 'assistant') throw invalid(`${at}: \`compaction\` blocks can only be in \`assistant\` messages`);
+          // Null content is a failed compaction, round-tripped as a no-op; an empty string is refused (SDK docs).
+          if (b.content === null || b.content === undefined) break;
+          if (typeof b.content !== 'string') throw invalid(`${at}.compaction.content: Input should be a valid string`);
+          if (b.content.length === 0)
+            throw invalid(`${at}.compaction.content: String should have at least 1 character`);
+          tokens = c.text(b.content) + OVERHEAD.block;
+          parts.push({ kind: 'text', text: b.content });
+          lastCompaction = { segment: segments.length, message: conversation.length };
+          break;
+        }
         case 'redacted_thinking':
           if (typeof b.data !== 'string') throw invalid(`${at}.redacted_thinking.data: Field required`);
           tokens = keepsThinking(i) ? Math.ceil(b.data.length / 4) : 0;
@@ -362,6 +387,17 @@ export function parseAnthropic(
     });
     conversation.push({ role, parts });
   });
+
+  if (lastCompaction) {
+    // The API drops everything before the last compaction block: the prompt restarts from its summary.
+    segments.splice(messageStart, lastCompaction.segment - messageStart);
+    conversation.splice(0, lastCompaction.message);
+    if (lastCompaction.message > 0) {
+      const m = conversation[0]!;
+      const from = m.parts.findIndex((p) => p.kind === 'text');
+      m.parts = m.parts.slice(Math.max(0, from));
+    }
+  }
 
   if (isRecord(body.cache_control)) {
     // Automatic caching: one breakpoint on the last cacheable block.
@@ -387,6 +423,7 @@ export function parseAnthropic(
     tools,
     messages: conversation,
     thinkingEnabled,
+    messageStart,
   };
 }
 
@@ -473,8 +510,8 @@ function contentBlocks(e: Emission, thinkingEnabled: boolean): Record<string, un
   return out;
 }
 
-function usageOf(e: Emission): Record<string, unknown> {
-  return {
+function usageOf(e: Emission, p?: ParsedRequest): Record<string, unknown> {
+  const usage: Record<string, unknown> = {
     input_tokens: e.usage.uncachedInputTokens,
     cache_creation_input_tokens: e.usage.cacheWriteTokens,
     cache_read_input_tokens: e.usage.cacheReadTokens,
@@ -482,6 +519,35 @@ function usageOf(e: Emission): Record<string, unknown> {
     output_tokens: e.usage.outputTokens,
     service_tier: 'standard',
   };
+  const compaction = p ? (p as Parsed).compaction : undefined;
+  if (compaction) {
+    // One entry per sampling iteration; the compaction's own tokens are not in the top-level figures (SDK docs), except
+    // when the request pauses after compacting, where the compaction is the only iteration (the fake's choice).
+    const iteration = (type: string, input: number, read: number, write: number, output: number) => ({
+      type,
+      input_tokens: input,
+      cache_creation_input_tokens: write,
+      cache_read_input_tokens: read,
+      cache_creation: { ephemeral_5m_input_tokens: write, ephemeral_1h_input_tokens: 0 },
+      output_tokens: output,
+      ...(type === 'message' ? { model: p!.model } : {}),
+    });
+    usage.iterations = [
+      iteration('compaction', compaction.inputTokens, 0, 0, compaction.outputTokens),
+      ...(compaction.pause
+        ? []
+        : [
+            iteration(
+              'message',
+              e.usage.uncachedInputTokens,
+              e.usage.cacheReadTokens,
+              e.usage.cacheWriteTokens,
+              e.usage.outputTokens,
+            ),
+          ]),
+    ];
+  }
+  return usage;
 }
 
 /** `context_management` of a beta response, when the request asked for edits (absent otherwise). */
@@ -491,8 +557,15 @@ function contextManagementOf(p: ParsedRequest): { context_management: unknown } 
 }
 
 export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
-  const stopReason = e.answer.stopReason ?? (e.calls.length > 0 ? 'tool_use' : 'end_turn');
-  const content = contentBlocks(e, p.thinkingEnabled);
+  const compaction = (p as Parsed).compaction;
+  let stopReason: string = e.answer.stopReason ?? (e.calls.length > 0 ? 'tool_use' : 'end_turn');
+  let content = contentBlocks(e, p.thinkingEnabled);
+  if (compaction) {
+    // The compaction block opens the response; paused, nothing is sampled after it.
+    const block = { type: 'compaction', content: compaction.summary, encrypted_content: null };
+    content = compaction.pause ? [block] : [block, ...content];
+    if (compaction.pause) stopReason = 'compaction';
+  }
   if (!p.stream) {
     return {
       json: {
@@ -503,7 +576,7 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
         content,
         stop_reason: stopReason,
         stop_sequence: null,
-        usage: usageOf(e),
+        usage: usageOf(e, p),
         ...contextManagementOf(p),
       },
     };
@@ -526,7 +599,19 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
   });
   send({ type: 'ping' });
   content.forEach((block, index) => {
-    if (block.type === 'thinking') {
+    if (block.type === 'compaction') {
+      send({
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'compaction', content: null, encrypted_content: null },
+      });
+      // The delta carries the block's final value.
+      send({
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'compaction_delta', content: block.content, encrypted_content: block.encrypted_content },
+      });
+    } else if (block.type === 'thinking') {
       send({ type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
       for (const t of chunks(block.thinking as string, 40))
         send({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: t } });
@@ -547,7 +632,7 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
     }
     send({ type: 'content_block_stop', index });
   });
-  const u = usageOf(e);
+  const u = usageOf(e, p);
   send({
     type: 'message_delta',
     delta: { stop_reason: stopReason, stop_sequence: null },
@@ -556,6 +641,7 @@ export function respondAnthropic(p: ParsedRequest, e: Emission): WireResponse {
       cache_creation_input_tokens: u.cache_creation_input_tokens,
       cache_read_input_tokens: u.cache_read_input_tokens,
       output_tokens: u.output_tokens,
+      ...(u.iterations ? { iterations: u.iterations } : {}),
     },
     ...contextManagementOf(p),
   });

@@ -11,19 +11,33 @@
  * - `clear_thinking_20251015`: thinking blocks of the last `keep` assistant turns are kept (default 1; `"all"` keeps
  *   every one), older ones are dropped. Must come first when combined with other edits.
  *
+ * - `compact_20260112` (beta `compact-2026-01-12`, https://platform.claude.com/docs/en/build-with-claude/compaction):
+ *   when the prompt (after the clearings) reaches `trigger` (default 150,000, at least 50,000 input tokens), the
+ *   conversation is summarized (a deterministic scripted text) into a `compaction` block that opens the response; the
+ *   answer is then sampled from tools + system + that block, unless `pause_after_compaction` (stop_reason
+ *   `compaction`, nothing after the block). A compaction block sent back makes the parser drop everything before it.
+ *
  * The edited prompt is what is billed (and cached: an edited block changes the prefix from there on). The client keeps
- * its full history; the response reports `context_management.applied_edits`.
+ * its full history; the response reports `context_management.applied_edits` (clearings only: the SDK's
+ * `BetaContextManagementResponse` has no compaction entry).
  */
 import { parseAnthropic, type Parsed } from './anthropic.js';
 import { invalid, isRecord, type WireEnv } from './wire.js';
 
 export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
+export const COMPACTION_BETA = 'compact-2026-01-12';
 /** What replaces a cleared tool result (the docs say "placeholder text", without quoting it: this text is the fake's). */
 export const CLEARED_TOOL_RESULT = '[Tool result cleared to save context]';
 
 const EDIT_KEYS: Record<string, string[]> = {
   clear_tool_uses_20250919: ['type', 'trigger', 'keep', 'clear_at_least', 'exclude_tools', 'clear_tool_inputs'],
   clear_thinking_20251015: ['type', 'keep'],
+  compact_20260112: ['type', 'trigger', 'pause_after_compaction', 'instructions'],
+};
+const EDIT_BETA: Record<string, string> = {
+  clear_tool_uses_20250919: CONTEXT_MANAGEMENT_BETA,
+  clear_thinking_20251015: CONTEXT_MANAGEMENT_BETA,
+  compact_20260112: COMPACTION_BETA,
 };
 
 type Edit =
@@ -35,7 +49,8 @@ type Edit =
       excludeTools: string[];
       clearToolInputs: boolean | string[];
     }
-  | { type: 'clear_thinking_20251015'; keep: number | 'all' };
+  | { type: 'clear_thinking_20251015'; keep: number | 'all' }
+  | { type: 'compact_20260112'; trigger: number; pause: boolean };
 
 export interface EditedRequest {
   parsed: Parsed;
@@ -70,7 +85,8 @@ function counted<T extends string>(v: unknown, at: string, mins: Record<T, numbe
 }
 
 /** Validate `context_management` (the request already passed the beta check). */
-export function parseEdits(cm: unknown): Edit[] {
+export function parseEdits(cm: unknown, betas: string[] = [CONTEXT_MANAGEMENT_BETA, COMPACTION_BETA]): Edit[] {
+  const tags = Object.keys(EDIT_KEYS).filter((t) => betas.includes(EDIT_BETA[t]!));
   if (!isRecord(cm))
     throw invalid('context_management: Input should be a valid dictionary or object to extract fields from');
   for (const k of Object.keys(cm))
@@ -80,8 +96,8 @@ export function parseEdits(cm: unknown): Edit[] {
   const edits = cm.edits.map((e, i): Edit => {
     const at = `context_management.edits.${i}`;
     if (!isRecord(e)) throw invalid(`${at}: Input should be a valid dictionary or object to extract fields from`);
-    const allowed = EDIT_KEYS[String(e.type)];
-    if (!allowed) throw tagError(at, e.type, Object.keys(EDIT_KEYS));
+    if (!tags.includes(String(e.type))) throw tagError(at, e.type, tags);
+    const allowed = EDIT_KEYS[String(e.type)]!;
     const here = `${at}.${String(e.type)}`;
     for (const k of Object.keys(e))
       if (!allowed.includes(k)) throw invalid(`${here}.${k}: Extra inputs are not permitted`);
@@ -96,6 +112,18 @@ export function parseEdits(cm: unknown): Edit[] {
         keep = k.type === 'all' ? 'all' : k.value;
       }
       return { type: 'clear_thinking_20251015', keep };
+    }
+    if (e.type === 'compact_20260112') {
+      // Default 150,000 input tokens, at least 50,000 (the compaction docs' parameters).
+      const trigger =
+        e.trigger === undefined || e.trigger === null
+          ? 150_000
+          : counted(e.trigger, `${here}.trigger`, { input_tokens: 50_000 }).value;
+      if (e.pause_after_compaction !== undefined && typeof e.pause_after_compaction !== 'boolean')
+        throw invalid(`${here}.pause_after_compaction: Input should be a valid boolean`);
+      if (e.instructions !== undefined && e.instructions !== null && typeof e.instructions !== 'string')
+        throw invalid(`${here}.instructions: Input should be a valid string`);
+      return { type: 'compact_20260112', trigger, pause: e.pause_after_compaction === true };
     }
     const trigger =
       e.trigger === undefined || e.trigger === null
@@ -173,6 +201,23 @@ function hasThinking(m: Record<string, unknown>): boolean {
   );
 }
 
+/** The compaction block as the response carries it (and a later request sends it back). */
+export function compactionBlock(summary: string): Record<string, unknown> {
+  return { type: 'compaction', content: summary, encrypted_content: null };
+}
+/** A compaction block sent back first in its message: block + message overheads, as the parser bills it. */
+const COMPACTION_BLOCK_OVERHEAD = 2 + 4;
+
+/** The scripted summary: deterministic, naming the task and the latest request. */
+function summarize(p: Parsed): string {
+  const texts = p.messages
+    .filter((m) => m.role === 'user')
+    .flatMap((m) => m.parts.flatMap((x) => (x.kind === 'text' ? [x.text] : [])));
+  const calls = p.messages.flatMap((m) => m.parts.filter((x) => x.kind === 'tool_call')).length;
+  const clip = (t: string | undefined) => (t ?? '').replace(/\s+/g, ' ').slice(0, 200);
+  return `<summary>Conversation of ${p.messages.length} messages and ${calls} tool calls. Task: ${clip(texts[0])}. Latest request: ${clip(texts.at(-1))}.</summary>`;
+}
+
 /**
  * Parse an Anthropic request, applying its `context_management.edits`. Without `context_management` this is
  * `parseAnthropic`; with it, the beta header is required and the parsed request is the edited one, carrying
@@ -185,26 +230,35 @@ export function parseAnthropicEdited(
   countOnly = false,
 ): EditedRequest {
   const cm = body.context_management;
-  if (cm === undefined) return { parsed: parseAnthropic(body, headers, env, countOnly) };
-  if (!hasBeta(headers, CONTEXT_MANAGEMENT_BETA)) {
-    // Without the beta the field is not part of the request schema.
+  const compactionBlocks = hasBeta(headers, COMPACTION_BETA);
+  if (cm === undefined)
+    return { parsed: parseAnthropic(body, headers, env, countOnly, { compaction: compactionBlocks }) };
+  const betas = [CONTEXT_MANAGEMENT_BETA, COMPACTION_BETA].filter((b) => hasBeta(headers, b));
+  if (betas.length === 0) {
+    // Without a beta the field is not part of the request schema.
     throw invalid('context_management: Extra inputs are not permitted');
   }
-  const edits = cm === null ? [] : parseEdits(cm);
+  const edits = cm === null ? [] : parseEdits(cm, betas);
   const messages = (body.messages as Record<string, unknown>[] | undefined) ?? [];
   // Validate the request as sent (refusals first), then edit a copy.
   const thinkingEdit = edits.find((e) => e.type === 'clear_thinking_20251015');
   const allThinking = thinkingEdit
     ? new Set(messages.flatMap((m, i) => (isRecord(m) && m.role === 'assistant' ? [i] : [])))
     : undefined;
-  let parsed = parseAnthropic(body, headers, env, countOnly, allThinking ? { keepThinkingIn: allThinking } : {});
+  let parsed = parseAnthropic(body, headers, env, countOnly, {
+    compaction: compactionBlocks,
+    ...(allThinking ? { keepThinkingIn: allThinking } : {}),
+  });
   const originalTokens = total(parsed);
   let tokens = originalTokens;
   const applied: Record<string, unknown>[] = [];
   let keepThinkingIn = allThinking;
   let edited: Record<string, unknown>[] = structuredClone(messages);
   const reparse = (msgs: Record<string, unknown>[], keep: ReadonlySet<number> | undefined) =>
-    parseAnthropic({ ...body, messages: msgs }, headers, env, countOnly, keep ? { keepThinkingIn: keep } : {});
+    parseAnthropic({ ...body, messages: msgs }, headers, env, countOnly, {
+      compaction: compactionBlocks,
+      ...(keep ? { keepThinkingIn: keep } : {}),
+    });
 
   for (const edit of edits) {
     if (edit.type === 'clear_thinking_20251015') {
@@ -217,6 +271,23 @@ export function parseAnthropicEdited(
       applied.push({ type: edit.type, cleared_thinking_turns: cleared, cleared_input_tokens: tokens - total(next) });
       parsed = next;
       tokens = total(next);
+      continue;
+    }
+    if (edit.type === 'compact_20260112') {
+      // Compaction is not an applied edit (applied_edits lists clearings only): the response opens with the block.
+      if (countOnly || tokens < edit.trigger) continue;
+      const summary = summarize(parsed);
+      const c = env.counter;
+      parsed.compaction = { summary, pause: edit.pause, inputTokens: tokens, outputTokens: c.text(summary) };
+      // What the model reads after compacting: tools and system, then the block (as a later request sends it back).
+      parsed.segments = [
+        ...parsed.segments.slice(0, parsed.messageStart),
+        {
+          key: `assistant|${JSON.stringify(compactionBlock(summary))}`,
+          tokens: c.text(summary) + COMPACTION_BLOCK_OVERHEAD,
+        },
+      ];
+      tokens = total(parsed);
       continue;
     }
     const uses: { message: number; block: number; id: string; name: string }[] = [];

@@ -112,6 +112,9 @@ export interface RecordedRequest {
    */
   originalPromptTokens?: number;
   appliedEdits?: Record<string, unknown>[];
+  /** Anthropic `compact_20260112` compacted this request: the compaction iteration's input and output tokens. */
+  compacted?: boolean;
+  compaction?: { inputTokens: number; outputTokens: number };
   /** Billed usage of an accepted request. */
   usage?: BilledUsage;
   /** What the model answered (accepted requests). */
