@@ -5,6 +5,7 @@
  * and the refusals.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CLEARED_TOOL_RESULT,
@@ -532,4 +533,108 @@ describe('Anthropic compact_20260112', () => {
       ),
     ).toContain("Input tag 'compaction' found using 'type' does not match any of the expected tags");
   });
+});
+
+describe('OpenAI Responses compaction', () => {
+  const openai = (f: FakeProvider) => new OpenAI({ baseURL: f.v1URL, apiKey: 'sk-test', maxRetries: 0 });
+  const GPT = 'gpt-5';
+  const input: OpenAI.Responses.ResponseInputItem[] = [
+    { role: 'user', content: 'Part one. ' + 'lorem ipsum dolor sit amet '.repeat(800) },
+    { role: 'assistant', content: 'Noted.' },
+    { role: 'user', content: 'Part two. ' + 'lorem ipsum dolor sit amet '.repeat(800) },
+  ];
+  const asInput = (items: OpenAI.Responses.ResponseOutputItem[]) =>
+    items as unknown as OpenAI.Responses.ResponseInputItem[];
+
+  it('compacts at compact_threshold and not below; the compaction item sent back replaces what came before it', async () => {
+    const f = await fake();
+    const plain = await openai(f).responses.create({ model: GPT, input, store: false });
+    const full = plain.usage!.input_tokens;
+    const create = (threshold: number) =>
+      openai(f).responses.create({
+        model: GPT,
+        input,
+        context_management: [{ type: 'compaction', compact_threshold: threshold }],
+      });
+    const below = await create(full + 1);
+    expect(below.output.map((o) => o.type)).toEqual(['message']);
+    expect(below.usage!.input_tokens).toBe(full);
+
+    const at = await create(full);
+    expect(at.output.map((o) => o.type)).toEqual(['compaction', 'message']);
+    const item = at.output[0] as OpenAI.Responses.ResponseCompactionItem;
+    expect(item.id).toMatch(/^cmp_/);
+    expect(typeof item.encrypted_content).toBe('string');
+    expect(at.usage!.input_tokens).toBeLessThan(full / 10);
+    expect(f.requests.at(-1)!).toMatchObject({ compacted: true, originalPromptTokens: full });
+
+    // Stateless chaining: the items before the compaction item are not billed, whether sent or pruned.
+    const next = (history: OpenAI.Responses.ResponseInputItem[]) =>
+      openai(f).responses.create({
+        model: GPT,
+        store: false,
+        input: [...history, { role: 'user', content: 'Continue.' }],
+      });
+    const withHistory = await next([...input, ...asInput(at.output)]);
+    const pruned = await next(asInput(at.output));
+    expect(withHistory.usage!.input_tokens).toBe(pruned.usage!.input_tokens);
+    expect(withHistory.usage!.input_tokens).toBeLessThan(full / 10);
+    // previous_response_id chaining (the compacting response was stored): the same bill.
+    const chained = await openai(f).responses.create({ model: GPT, previous_response_id: at.id, input: 'Continue.' });
+    expect(chained.usage!.input_tokens).toBe(pruned.usage!.input_tokens);
+  });
+
+  it('streams the compaction item', async () => {
+    const f = await fake();
+    const stream = openai(f).responses.stream({
+      model: GPT,
+      input,
+      context_management: [{ type: 'compaction', compact_threshold: 1000 }],
+    });
+    const final = await stream.finalResponse();
+    expect(final.output.map((o) => o.type)).toEqual(['compaction', 'message']);
+  });
+
+  it('responses.compact returns the user messages and one compaction item', async () => {
+    const f = await fake();
+    const compacted = await openai(f).responses.compact({ model: GPT, input });
+    expect(compacted.object).toBe('response.compaction');
+    expect(compacted.output.map((o) => o.type)).toEqual(['message', 'message', 'compaction']);
+    expect(compacted.output.slice(0, 2).map((o) => (o as OpenAI.Responses.ResponseOutputMessage).role)).toEqual([
+      'user',
+      'user',
+    ]);
+    expect(compacted.usage.input_tokens).toBe(f.requests.at(-1)!.promptTokens);
+    const next = await openai(f).responses.create({
+      model: GPT,
+      store: false,
+      input: [...asInput(compacted.output), { role: 'user', content: 'Continue.' }],
+    });
+    expect(next.usage!.input_tokens).toBeLessThan(compacted.usage.input_tokens / 10);
+  });
+
+  const refusals: [string, unknown, string][] = [
+    ['not a list', { type: 'compaction' }, "Invalid type for 'context_management': expected an array of objects."],
+    ['an unknown type', [{ type: 'truncate' }], "Invalid value: 'truncate'. Supported values are: 'compaction'."],
+    ['an unknown key', [{ type: 'compaction', threshold: 5 }], "Unknown parameter: 'context_management[0].threshold'."],
+    [
+      'a non-integer threshold',
+      [{ type: 'compaction', compact_threshold: 'high' }],
+      "Invalid type for 'context_management[0].compact_threshold': expected an integer.",
+    ],
+  ];
+  for (const [what, cm, message] of refusals) {
+    it(`refuses context_management ${what}`, async () => {
+      const f = await fake();
+      const err = await openai(f)
+        .responses.create({
+          model: GPT,
+          input: 'Hi.',
+          context_management: cm as OpenAI.Responses.ResponseCreateParams['context_management'],
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(f.requests.at(-1)!.refused?.message).toBe(message);
+    });
+  }
 });

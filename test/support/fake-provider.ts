@@ -20,14 +20,16 @@
  * Responses' "Unknown parameter"), images that cannot be decoded; 401 without an API key; 413 for an Anthropic body
  * over 32 MB. Every request is recorded in `requests` (refusals with `refused`, accepted ones with `usage`).
  *
- * Provider-native context management (fake-provider/context-management.ts), Anthropic only so far:
- * `context_management.edits` behind their betas — `clear_tool_uses_20250919` and `clear_thinking_20251015`
- * (`context-management-2025-06-27`) edit the prompt before it is billed and cached, and the response reports
+ * Provider-native context management. Anthropic (fake-provider/context-management.ts): `context_management.edits`
+ * behind their betas — `clear_tool_uses_20250919` and `clear_thinking_20251015` (`context-management-2025-06-27`) edit the prompt before it is billed and cached, and the response reports
  * `context_management.applied_edits` (JSON, and SSE `message_delta`); `compact_20260112` (`compact-2026-01-12`) opens
  * the response with a scripted `compaction` block (`stop_reason: "compaction"` when paused) and `usage.iterations`, and a
  * compaction block sent back drops everything before it from the bill; `count_tokens` returns the edited count with
  * `context_management.original_input_tokens`. Malformed edits are refused. Recorded as `appliedEdits`,
- * `originalPromptTokens`, `compacted`. OpenAI Responses' `context_management` is accepted and ignored.
+ * `originalPromptTokens`, `compacted`. OpenAI Responses: `context_management: [{type: 'compaction', compact_threshold}]`
+ * — at the threshold the output opens with an opaque `compaction` item and inference is billed from instructions + tools
+ * + that item; a compaction item in the input (sent back, or via `previous_response_id`) drops the items before it from
+ * the bill; `POST /v1/responses/compact` returns the user messages and one compaction item.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,7 +42,15 @@ import {
 import { parseAnthropicEdited } from './fake-provider/context-management.js';
 import { AnthropicCache, OpenAICache, TokenCounter, type CacheOutcome } from './fake-provider/billing.js';
 import { limitChat, parseChat, respondChat } from './fake-provider/openai-chat.js';
-import { limitResponses, parseResponses, respondResponses, ResponsesStore } from './fake-provider/openai-responses.js';
+import {
+  compactResponses,
+  limitResponses,
+  parseResponses,
+  respondCompact,
+  respondResponses,
+  ResponsesStore,
+  type ResponsesParsed,
+} from './fake-provider/openai-responses.js';
 import { answerFor } from './fake-provider/script.js';
 import type {
   BilledUsage,
@@ -73,6 +83,7 @@ const ROUTES: Record<string, Wire> = {
   '/v1/messages/count_tokens': 'anthropic',
   '/v1/chat/completions': 'openai-chat',
   '/v1/responses': 'openai-responses',
+  '/v1/responses/compact': 'openai-responses',
 };
 
 /** Anthropic refuses bodies over 32 MB with 413 request_too_large (the OpenAI wires are not checked). */
@@ -236,6 +247,28 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         );
         return;
       }
+      if (url.pathname === '/v1/responses/compact') {
+        const p = parseResponses(body, headers, env, responsesStore, true);
+        const total = p.segments.reduce((s, x) => s + x.tokens, 0);
+        record.model = p.model;
+        record.promptTokens = total;
+        const json = respondCompact(p, total, env, raw.toString('utf8'), 1_780_000_000 + record.index) as {
+          usage: { output_tokens: number };
+        };
+        record.compacted = true;
+        record.compaction = { inputTokens: total, outputTokens: json.usage.output_tokens };
+        record.usage = {
+          promptTokens: total,
+          uncachedInputTokens: total,
+          cacheReadTokens: 0,
+          cacheWriteTokens: 0,
+          outputTokens: json.usage.output_tokens,
+          reasoningTokens: 0,
+        };
+        res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId, 'x-request-id': requestId });
+        res.end(JSON.stringify(json));
+        return;
+      }
       if (wire === 'anthropic') {
         const edited = parseAnthropicEdited(body, headers, env);
         parsed = edited.parsed;
@@ -246,7 +279,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       } else if (wire === 'openai-chat') parsed = parseChat(body, headers, env);
       else parsed = parseResponses(body, headers, env, responsesStore);
 
-      const promptTokens = parsed.segments.reduce((s, x) => s + x.tokens, 0);
+      let promptTokens = parsed.segments.reduce((s, x) => s + x.tokens, 0);
       record.model = parsed.model;
       record.promptTokens = promptTokens;
       if (parsed.maxOutputTokens !== undefined) record.maxOutputTokens = parsed.maxOutputTokens;
@@ -255,7 +288,19 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
 
       if (wire === 'anthropic') limitAnthropic(parsed, promptTokens, env);
       else if (wire === 'openai-chat') limitChat(parsed, promptTokens, env);
-      else limitResponses(parsed, promptTokens, env);
+      else {
+        limitResponses(parsed, promptTokens, env);
+        const p = parsed as ResponsesParsed;
+        if (p.compactThreshold !== undefined) {
+          record.originalPromptTokens = promptTokens;
+          promptTokens = compactResponses(p, promptTokens, env, raw.toString('utf8'));
+          record.promptTokens = promptTokens;
+          if (p.compaction) {
+            record.compacted = true;
+            record.compaction = { inputTokens: p.compaction.inputTokens, outputTokens: p.compaction.outputTokens };
+          }
+        }
+      }
 
       const cache: CacheOutcome = cacheFor(wire, parsed.model).evaluate(parsed.segments);
       const ctx: ScriptContext = {

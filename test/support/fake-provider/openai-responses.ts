@@ -1,6 +1,14 @@
 /**
  * OpenAI Responses (`POST /v1/responses`): input items (with `item_reference` and `previous_response_id` resolved from
  * what this server stored, as the real API does when `store` is not false), the real refusals, JSON or SSE events.
+ *
+ * Compaction (https://developers.openai.com/api/docs/guides/compaction; the SDK's `ResponseCompactionItem`,
+ * `CompactedResponse`, `ResponseCreateParams.ContextManagement`): with `context_management: [{type: 'compaction',
+ * compact_threshold}]`, a rendered input at or over the threshold is compacted into an opaque `compaction` item that
+ * opens the output, and inference is billed from instructions + tools + that item (the compaction pass itself is
+ * recorded, not billed: OpenAI does not document how it is billed). The latest compaction item in an input carries
+ * what precedes it, which is not billed. `POST /v1/responses/compact` returns every user message, then one compaction
+ * item, with the pass's usage.
  */
 import type { Segment } from './billing.js';
 import { dimensionsOfDataUrl, openaiImageTokens } from './images.js';
@@ -8,6 +16,7 @@ import { checkBearer } from './openai-chat.js';
 import type { ConversationMessage, ConversationPart } from './types.js';
 import {
   chunks,
+  idFrom,
   invalid,
   isRecord,
   RefusalError,
@@ -60,11 +69,86 @@ export class ResponsesStore {
   readonly reasoningOf = new Map<string, string>();
 }
 
-interface ResponsesParsed extends ParsedRequest {
+export interface ResponsesParsed extends ParsedRequest {
   body: Record<string, unknown>;
   /** The full input after resolving references and the previous response. */
   items: Record<string, unknown>[];
   store: boolean;
+  /** `context_management: [{type: 'compaction', compact_threshold}]`. */
+  compactThreshold?: number;
+  /** Index of the first input-item segment (instructions and tools come before). */
+  itemStart: number;
+  /** Set when the server compacted this request: the item that opens the output, and the compaction pass's figures. */
+  compaction?: { item: Record<string, unknown>; inputTokens: number; outputTokens: number };
+}
+
+/** Parameters of `POST /v1/responses/compact` (the SDK's `ResponseCompactParams`). */
+const COMPACT_PARAMS = new Set([
+  'model',
+  'input',
+  'instructions',
+  'previous_response_id',
+  'prompt_cache_key',
+  'prompt_cache_options',
+  'prompt_cache_retention',
+  'service_tier',
+]);
+
+/**
+ * The compaction item's opaque `encrypted_content`: the fake's scripted summary, encoded so that the fake can bill it
+ * when the item comes back (the real content is encrypted and not human-interpretable).
+ */
+const COMPACTION_PREFIX = 'gAAAAAB-fake-compaction:';
+export function encryptSummary(summary: string): string {
+  return COMPACTION_PREFIX + Buffer.from(summary, 'utf8').toString('base64');
+}
+function decryptSummary(content: string): string {
+  return content.startsWith(COMPACTION_PREFIX)
+    ? Buffer.from(content.slice(COMPACTION_PREFIX.length), 'base64').toString('utf8')
+    : content;
+}
+
+/** `context_management` of a Responses create request: a list of `{type: 'compaction', compact_threshold}`. */
+function compactThresholdOf(cm: unknown): number | undefined {
+  if (cm === undefined || cm === null) return undefined;
+  if (!Array.isArray(cm))
+    throw invalid("Invalid type for 'context_management': expected an array of objects.", {
+      param: 'context_management',
+      code: 'invalid_type',
+    });
+  let threshold: number | undefined;
+  cm.forEach((entry, i) => {
+    const at = `context_management[${i}]`;
+    if (!isRecord(entry))
+      throw invalid(`Invalid type for '${at}': expected an object.`, { param: at, code: 'invalid_type' });
+    for (const k of Object.keys(entry))
+      if (k !== 'type' && k !== 'compact_threshold')
+        throw invalid(`Unknown parameter: '${at}.${k}'.`, { param: `${at}.${k}`, code: 'unknown_parameter' });
+    if (entry.type === undefined)
+      throw invalid(`Missing required parameter: '${at}.type'.`, {
+        param: `${at}.type`,
+        code: 'missing_required_parameter',
+      });
+    if (entry.type !== 'compaction')
+      throw invalid(`Invalid value: '${String(entry.type)}'. Supported values are: 'compaction'.`, {
+        param: `${at}.type`,
+        code: 'invalid_value',
+      });
+    const t = entry.compact_threshold;
+    if (t === undefined || t === null) return;
+    if (!Number.isInteger(t))
+      throw invalid(`Invalid type for '${at}.compact_threshold': expected an integer.`, {
+        param: `${at}.compact_threshold`,
+        code: 'invalid_type',
+      });
+    if ((t as number) < 1)
+      throw invalid(
+        `Invalid '${at}.compact_threshold': integer below minimum value. Expected a value >= 1, but got ${String(t)} instead.`,
+        { param: `${at}.compact_threshold`, code: 'integer_below_min_value' },
+      );
+    threshold = t as number;
+  });
+  return threshold;
 }
 
 function resolveInput(body: Record<string, unknown>, store: ResponsesStore): Record<string, unknown>[] {
@@ -141,11 +225,14 @@ export function parseResponses(
   headers: Record<string, string>,
   env: WireEnv,
   store: ResponsesStore,
+  compactEndpoint = false,
 ): ResponsesParsed {
   checkBearer(headers);
+  const params = compactEndpoint ? COMPACT_PARAMS : PARAMS;
   for (const k of Object.keys(body)) {
-    if (!PARAMS.has(k)) throw invalid(`Unknown parameter: '${k}'.`, { param: k, code: 'unknown_parameter' });
+    if (!params.has(k)) throw invalid(`Unknown parameter: '${k}'.`, { param: k, code: 'unknown_parameter' });
   }
+  const compactThreshold = compactEndpoint ? undefined : compactThresholdOf(body.context_management);
   if (typeof body.model !== 'string')
     throw invalid("Missing required parameter: 'model'.", { param: 'model', code: 'missing_required_parameter' });
   const max = body.max_output_tokens;
@@ -210,6 +297,8 @@ export function parseResponses(
       last.parts.push(part);
     else conversation.push({ role, parts: [part] });
   };
+  const itemStart = segments.length;
+  let lastCompaction: { segment: number; message: number } | undefined;
   const calls = new Set<string>();
   const outputs = new Set<string>();
   const seenReasoning = new Set<string>();
@@ -282,6 +371,15 @@ export function parseResponses(
         : '';
       tokens = c.text(summary);
       push('assistant', { kind: 'thinking', text: summary });
+    } else if (type === 'compaction') {
+      if (typeof item.encrypted_content !== 'string')
+        throw invalid(`Missing required parameter: 'input[${i}].encrypted_content'.`, {
+          param: `input[${i}].encrypted_content`,
+          code: 'missing_required_parameter',
+        });
+      // The latest compaction item carries the context before it: what precedes it is not billed (see below).
+      tokens = c.text(decryptSummary(item.encrypted_content)) + OVERHEAD.message;
+      lastCompaction = { segment: segments.length, message: conversation.length };
     } else {
       tokens = c.json(item);
     }
@@ -290,6 +388,10 @@ export function parseResponses(
   for (const id of calls) {
     if (!outputs.has(id))
       throw invalid(`No tool output found for function call ${id}.`, { param: 'input', code: null });
+  }
+  if (lastCompaction) {
+    segments.splice(itemStart, lastCompaction.segment - itemStart);
+    conversation.splice(0, lastCompaction.message);
   }
   segments.push({ key: 'reply-priming', tokens: OVERHEAD.reply });
   const reasoning = isRecord(body.reasoning) && body.reasoning.effort !== 'none';
@@ -305,6 +407,72 @@ export function parseResponses(
     thinkingEnabled: reasoning,
     items,
     store: body.store !== false,
+    ...(compactThreshold !== undefined ? { compactThreshold } : {}),
+    itemStart,
+  };
+}
+
+function summarize(p: ResponsesParsed): string {
+  const users = p.messages.filter((m) => m.role === 'user');
+  const texts = users.flatMap((m) => m.parts.flatMap((x) => (x.kind === 'text' ? [x.text] : [])));
+  const calls = p.messages.flatMap((m) => m.parts.filter((x) => x.kind === 'tool_call')).length;
+  const clip = (t: string | undefined) => (t ?? '').replace(/\s+/g, ' ').slice(0, 200);
+  return `Compacted state: ${p.items.length} items, ${calls} tool calls. Task: ${clip(texts[0])}. Latest request: ${clip(texts.at(-1))}.`;
+}
+
+/**
+ * Server-side compaction (`context_management` with `compact_threshold`): when the rendered input reaches the
+ * threshold, the server compacts it into an opaque compaction item that opens the output, and inference continues from
+ * instructions + tools + that item. Returns the prompt tokens to bill for inference.
+ */
+export function compactResponses(p: ResponsesParsed, promptTokens: number, env: WireEnv, seed: string): number {
+  if (p.compactThreshold === undefined || promptTokens < p.compactThreshold) return promptTokens;
+  const summary = summarize(p);
+  const item = { id: idFrom(seed, 'cmp_', 0, 48), type: 'compaction', encrypted_content: encryptSummary(summary) };
+  const tokens = env.counter.text(summary) + OVERHEAD.message;
+  p.compaction = { item, inputTokens: promptTokens, outputTokens: env.counter.text(summary) };
+  p.segments = [
+    ...p.segments.slice(0, p.itemStart),
+    { key: JSON.stringify(item), tokens },
+    { key: 'reply-priming', tokens: OVERHEAD.reply },
+  ];
+  return p.segments.reduce((s, x) => s + x.tokens, 0);
+}
+
+/**
+ * `POST /v1/responses/compact`: the compacted window — every user message of the input, then one compaction item —
+ * and the compaction pass's usage (the whole input read, the compaction item written).
+ */
+export function respondCompact(
+  p: ResponsesParsed,
+  promptTokens: number,
+  env: WireEnv,
+  seed: string,
+  created: number,
+): unknown {
+  const summary = summarize(p);
+  const output: Record<string, unknown>[] = [];
+  let k = 0;
+  for (const item of p.items) {
+    if ((item.type ?? 'message') !== 'message' || item.role !== 'user') continue;
+    const content =
+      typeof item.content === 'string' ? [{ type: 'input_text', text: item.content }] : (item.content as unknown[]);
+    output.push({ id: idFrom(seed, 'msg_', k++, 48), type: 'message', status: 'completed', role: 'user', content });
+  }
+  output.push({ id: idFrom(seed, 'cmp_', 0, 48), type: 'compaction', encrypted_content: encryptSummary(summary) });
+  const outputTokens = env.counter.text(summary);
+  return {
+    id: idFrom(seed, 'resp_', 0, 48),
+    object: 'response.compaction',
+    created_at: created,
+    output,
+    usage: {
+      input_tokens: promptTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: outputTokens,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: promptTokens + outputTokens,
+    },
   };
 }
 
@@ -343,6 +511,7 @@ export function respondResponses(p: ParsedRequest, e: Emission, store: Responses
   const parsed = p as ResponsesParsed;
   const body = parsed.body;
   const output: Record<string, unknown>[] = [];
+  if (parsed.compaction) output.push(parsed.compaction.item);
   let reasoningId: string | undefined;
   if (p.thinkingEnabled) {
     reasoningId = e.id('rs_', 0, 48);
