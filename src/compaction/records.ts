@@ -3,6 +3,7 @@ import { PATH_KEYS } from '../model/parts.js';
 import { firstHeredoc } from './heredoc.js';
 import { isSpace, leadingRunEnd, trailingRunStart, trimEndOf } from '../model/text.js';
 import type { ToolCallPart, ToolResultPart } from '../model/types.js';
+import { TextMemo } from '../model/text-memo.js';
 
 /**
  * What the records of a session say of each tool call — and nothing they do not. A call failed only when its record
@@ -282,10 +283,8 @@ function lastLine(lines: readonly string[]): string | undefined {
   return undefined;
 }
 
-/** printedErrors of texts already read (with the default `max`), by content; bounded by the characters held. */
-const printed = new Map<string, readonly string[]>();
-let printedChars = 0;
-const PRINTED_CHARS = 4_000_000;
+/** printedErrors of texts already read (with the default `max`), by content. */
+const printed = new TextMemo<string[]>();
 
 /**
  * Error-shaped lines a command printed without failing (a test run that reports failures and exits 0). The same texts
@@ -294,16 +293,7 @@ const PRINTED_CHARS = 4_000_000;
  */
 export function printedErrors(text: string, max = 2): string[] {
   if (max !== 2) return readPrintedErrors(text, max);
-  const hit = printed.get(text);
-  if (hit) return hit as string[];
-  const out = readPrintedErrors(text, max);
-  if (printedChars + text.length > PRINTED_CHARS) {
-    printed.clear();
-    printedChars = 0;
-  }
-  printed.set(text, out);
-  printedChars += text.length;
-  return out;
+  return printed.get(text, (t) => readPrintedErrors(t, max));
 }
 
 function readPrintedErrors(text: string, max: number): string[] {

@@ -3,6 +3,7 @@ import type { Redactor } from '../redact/redact.js';
 import { redactMessage } from '../redact/redact.js';
 import type { ResultStore, StoredResultMeta } from './result-store.js';
 import type { Summarizer, SummaryRequest } from './summarizers/summarizer.js';
+import { TextMemo } from '../model/text-memo.js';
 
 /**
  * Where compaction applies secret redaction (src/redact): every text compaction sends out of the process's memory goes
@@ -32,8 +33,6 @@ export function redactingStore(store: ResultStore, redact: Redactor): ResultStor
 const memoized = new WeakMap<Redactor, Redactor>();
 /** Texts shorter than this are redacted each time (a scan costs about what a lookup would). */
 const MEMO_MIN = 256;
-/** The characters a memo holds at most (it starts over beyond). */
-const MEMO_CHARS = 4_000_000;
 
 /**
  * `redact` remembering what it returned for long texts, by content: a loop's compactions redact the same texts again —
@@ -42,25 +41,8 @@ const MEMO_CHARS = 4_000_000;
  */
 export function memoRedactor(redact: Redactor): Redactor {
   if (memoized.has(redact)) return memoized.get(redact)!;
-  const memo = new Map<string, string>();
-  let chars = 0;
-  const remember = (text: string, out: string) => {
-    if (chars + text.length > MEMO_CHARS) {
-      memo.clear();
-      chars = 0;
-    }
-    memo.set(text, out);
-    chars += text.length;
-  };
-  const wrapper: Redactor = (text) => {
-    if (text.length < MEMO_MIN) return redact(text);
-    let out = memo.get(text);
-    if (out === undefined) {
-      out = redact(text);
-      remember(text, out);
-    }
-    return out;
-  };
+  const memo = new TextMemo<string>();
+  const wrapper: Redactor = (text) => (text.length < MEMO_MIN ? redact(text) : memo.get(text, redact));
   memoized.set(redact, wrapper);
   // The wrapper of a wrapper is itself.
   memoized.set(wrapper, wrapper);

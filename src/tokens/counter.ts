@@ -5,6 +5,7 @@ import type { ExactTokenizer } from './exact.js';
 import type { ProviderFamily } from './family.js';
 import { imageTokens } from './images.js';
 import type { SendResult } from './sent.js';
+import { TextMemo } from '../model/text-memo.js';
 
 /**
  * Framing a provider adds around content, in tokens: role markers per message, and the envelope of a tool call or
@@ -56,24 +57,9 @@ const estimatedText = new WeakMap<Part, number>();
  * part each time, the same text. A lookup compares the text (memory speed); the estimate walks it character by
  * character. Bounded by the characters held (it starts over beyond).
  */
-const longTexts = new Map<string, number>();
-let longChars = 0;
+const longTexts = new TextMemo<number>();
 /** Texts shorter than this are estimated each time (their estimate costs about what a lookup would). */
 const LONG_TEXT = 2048;
-const LONG_TEXTS_CHARS = 4_000_000;
-
-function estimateLong(text: string): number {
-  const hit = longTexts.get(text);
-  if (hit !== undefined) return hit;
-  const n = estimateTokens(text);
-  if (longChars + text.length > LONG_TEXTS_CHARS) {
-    longTexts.clear();
-    longChars = 0;
-  }
-  longTexts.set(text, n);
-  longChars += text.length;
-  return n;
-}
 
 export class TokenCounter {
   readonly family: ProviderFamily;
@@ -95,7 +81,7 @@ export class TokenCounter {
 
   text(text: string): number {
     if (text.length === 0) return 0;
-    if (!this.tokenizer) return text.length >= LONG_TEXT ? estimateLong(text) : estimateTokens(text);
+    if (!this.tokenizer) return text.length >= LONG_TEXT ? longTexts.get(text, estimateTokens) : estimateTokens(text);
     // Keyed by the text itself: the engine hashes a string once, and equal content repeats (re-read files).
     const hit = this.texts.get(text);
     if (hit !== undefined) return hit;

@@ -424,39 +424,16 @@ export function render(header: string[], chosen: ReadonlyMap<Item, number>): str
 }
 
 /**
- * What each rendered item costs, per counter, kept from one summary to the next: a loop's summaries carry the items of
- * the summary before (its files, commands, errors), and each compaction counted them all again.
- */
-const itemCosts = new WeakMap<TokenCounter, { map: Map<string, number>; chars: number }>();
-/** The texts a cache holds at most, in characters (it starts over beyond). */
-const COST_CACHE_CHARS = 4_000_000;
-
-function costsOf(counter: TokenCounter): { map: Map<string, number>; chars: number } {
-  let c = itemCosts.get(counter);
-  if (!c) itemCosts.set(counter, (c = { map: new Map(), chars: 0 }));
-  return c;
-}
-
-function keep(cache: { map: Map<string, number>; chars: number }, text: string, n: number): void {
-  if (cache.chars + text.length > COST_CACHE_CHARS) {
-    cache.map.clear();
-    cache.chars = 0;
-  }
-  cache.map.set(text, n);
-  cache.chars += text.length;
-}
-
-/**
  * The items that fit `maxTokens`, each at a level: the most needed first at their richest within a share of the
  * budget, then the rest at their barest by priority, then the most valuable made richer, then more at their barest.
  */
 export function pack(header: string[], items: Item[], maxTokens: number, counter: TokenCounter): string {
-  const cost = costsOf(counter);
+  const cost = new Map<string, number>();
   const tokens = (s: string) => {
-    let n = cost.map.get(s);
+    let n = cost.get(s);
     if (n === undefined) {
       n = counter.text(s) + 1;
-      keep(cost, s, n);
+      cost.set(s, n);
     }
     return n;
   };
