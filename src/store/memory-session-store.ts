@@ -91,6 +91,19 @@ export function encodeEntries(entries: readonly Omit<Entry, 'index'>[]): string[
   });
 }
 
+/** A session row's JSON columns (info, extra, layout), each checked to be storable; null for what is absent. */
+export function encodeSessionRow(s: Omit<NewSession, 'id'>): {
+  info: string;
+  extra: string | null;
+  layout: string | null;
+} {
+  return {
+    info: encodeJson(s.info ?? {}, 'the session info'),
+    extra: s.extra === undefined ? null : encodeJson(s.extra, 'the session extra data'),
+    layout: s.layout === undefined ? null : encodeJson(s.layout, 'the session layout'),
+  };
+}
+
 /** JSON text of a value, or AbridgeError('INVALID_INPUT') naming `what` when it cannot be serialized. */
 export function encodeJson(value: unknown, what: string): string {
   let text: string | undefined;

@@ -11,6 +11,7 @@ import {
   encodeEntries,
   encodeEntry,
   encodeJson,
+  encodeSessionRow,
   encodeSnapshot,
   pageSize,
   Positions,
@@ -163,9 +164,7 @@ export class PostgresSessionStore implements SessionStore {
   async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
-    const info = encodeJson(init.info ?? {}, 'info');
-    const extra = init.extra === undefined ? null : encodeJson(init.extra, 'extra');
-    const layout = init.layout === undefined ? null : encodeJson(init.layout, 'layout');
+    const { info, extra, layout } = encodeSessionRow(init);
     const texts = encodeEntries(entries);
     const at = this.now();
     try {
@@ -201,12 +200,7 @@ export class PostgresSessionStore implements SessionStore {
   ): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
-    const encodeRow = (s: Omit<NewSession, 'id'>) => ({
-      info: encodeJson(s.info ?? {}, 'info'),
-      extra: s.extra === undefined ? null : encodeJson(s.extra, 'extra'),
-      layout: s.layout === undefined ? null : encodeJson(s.layout, 'layout'),
-    });
-    const first = encodeRow(init);
+    const first = encodeSessionRow(init);
     try {
       // One transaction on one connection: the session row first (so that a taken id fails before anything is read),
       // each batch as multi-row INSERTs awaited before the next batch is taken, the row completed at the end. Any
@@ -251,7 +245,7 @@ export class PostgresSessionStore implements SessionStore {
         const count = positions.complete();
         const tail = (await options.finish?.({ entries: count })) ?? {};
         const last = { ...init, ...tail };
-        const row = encodeRow(last);
+        const row = encodeSessionRow(last);
         const { rows } = await client.query<SessionRow>(
           `UPDATE ${this.s}.sessions SET format = $2, info = $3, extra = $4, layout = $5, version = $6, updated_at = $7
            WHERE id = $1

@@ -11,6 +11,7 @@ import {
   encodeEntries,
   encodeEntry,
   encodeJson,
+  encodeSessionRow,
   encodeSnapshot,
   fullActiveMessages,
   pageSize,
@@ -282,9 +283,7 @@ export class SqliteSessionStore implements SessionStore {
   async createSession(init: NewSession, entries: readonly Omit<Entry, 'index'>[] = []): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
-    const info = encodeJson(init.info ?? {}, 'the session info');
-    const extra = init.extra === undefined ? null : encodeJson(init.extra, 'the session extra data');
-    const layout = init.layout === undefined ? null : encodeJson(init.layout, 'the session layout');
+    const { info, extra, layout } = encodeSessionRow(init);
     const encoded = encodeEntries(entries);
     return this.guard(`cannot create session "${id}"`, () =>
       this.tx.create.immediate(id, init.format, info, extra, layout, encoded),
@@ -298,12 +297,7 @@ export class SqliteSessionStore implements SessionStore {
   ): Promise<StoredSession> {
     const id = init.id ?? randomUUID();
     checkSessionId(id);
-    const encodeRow = (s: Omit<NewSession, 'id'>) => ({
-      info: encodeJson(s.info ?? {}, 'the session info'),
-      extra: s.extra === undefined ? null : encodeJson(s.extra, 'the session extra data'),
-      layout: s.layout === undefined ? null : encodeJson(s.layout, 'the session layout'),
-    });
-    const first = encodeRow(init);
+    const first = encodeSessionRow(init);
     const what = `cannot create session "${id}"`;
     const db = this.db;
     const s = this.stmts;
@@ -340,7 +334,7 @@ export class SqliteSessionStore implements SessionStore {
       const count = positions.complete();
       const tail = (await options.finish?.({ entries: count })) ?? {};
       const last = { ...init, ...tail };
-      const row = encodeRow(last);
+      const row = encodeSessionRow(last);
       return this.guard(what, () => {
         s.finishSession.run(last.format, row.info, row.extra, row.layout, count, this.now().toISOString(), id);
         const stored = toStored(s.session.get(id)!);
