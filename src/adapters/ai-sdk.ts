@@ -57,7 +57,7 @@ import {
 import { StreamCollector } from './ai-sdk-stream.js';
 import { fromV3Message, toV3Prompt, usageFromV3 } from './ai-sdk-v3.js';
 import { isV4, V4Bridge } from './ai-sdk-v4.js';
-import type { HostRequestReport } from '../manager/host-report.js';
+import { hostRequestReport, type HostRequestReport } from '../manager/host-report.js';
 
 export { aiSdkClient, type AiSdkClientOptions, type AiSdkLanguageModel } from './ai-sdk-client.js';
 export type { AiSdkEvent } from './ai-sdk-history.js';
@@ -191,17 +191,7 @@ export function abridgeMiddleware(cm: ContextManager, options: AbridgeMiddleware
   function report(params: LanguageModelV3CallOptions, usage: Usage | undefined, retry: boolean): void {
     const call = calls.get(params);
     if (!call || !options.onRequest) return;
-    const p = call.prepared.pressure;
-    options.onRequest({
-      turn,
-      predicted: p.predicted,
-      reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null,
-      anchored: p.anchored,
-      level: p.level,
-      compacted: call.prepared.compaction !== undefined,
-      maxOutputTokens: p.maxOutputTokens,
-      retry,
-    });
+    options.onRequest(hostRequestReport(turn, call.prepared, usage, retry));
   }
 
   /** Runs a request; on an overflow refusal compacts and retries once with re-prepared params. */

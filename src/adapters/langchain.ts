@@ -41,7 +41,7 @@ import {
   type LangChainRequest,
 } from './langchain-messages.js';
 import { importSdk } from './missing-sdk.js';
-import type { HostEvent, HostRequestReport } from '../manager/host-report.js';
+import { hostRequestReport, type HostEvent, type HostRequestReport } from '../manager/host-report.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Public types
@@ -259,18 +259,7 @@ export async function abridgeLangChainMiddleware(
   }
 
   function report(prepared: PreparedTurn, usage: Usage | undefined, retry: boolean): void {
-    if (!options.onRequest) return;
-    const p = prepared.pressure;
-    options.onRequest({
-      turn,
-      predicted: p.predicted,
-      reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null,
-      anchored: p.anchored,
-      level: p.level,
-      compacted: prepared.compaction !== undefined,
-      maxOutputTokens: p.maxOutputTokens,
-      retry,
-    });
+    options.onRequest?.(hostRequestReport(turn, prepared, usage, retry));
   }
 
   const middleware = sdk.createMiddleware({

@@ -37,7 +37,7 @@ import type { Usage } from '../model/types.js';
 import { HistorySync, ownToolNames, systemOf, systemTextOf, withAnthropicBreakpoints } from './ai-sdk-history.js';
 import { fromV3Message, toV3Prompt, usageFromV3 } from './ai-sdk-v3.js';
 import { V4Bridge } from './ai-sdk-v4.js';
-import type { HostEvent, HostRequestReport } from '../manager/host-report.js';
+import { hostRequestReport, type HostEvent, type HostRequestReport } from '../manager/host-report.js';
 
 type Loose = Record<string, unknown>;
 
@@ -235,17 +235,10 @@ export class AbridgeProcessor {
     // A cached answer was not billed for this prompt: its content is the model's, its usage is not evidence.
     const usage = args.fromCache ? undefined : usageOf(answer.usage);
     await this.sync.record(answer.content, usage);
-    const p = this.prepared?.pressure;
-    if (!p || !this.options.onRequest) return;
-    this.options.onRequest({
-      turn: this.turn,
-      predicted: p.predicted,
-      reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null,
-      anchored: p.anchored,
-      level: p.level,
-      compacted: this.prepared?.compaction !== undefined,
-      maxOutputTokens: p.maxOutputTokens,
-    });
+    if (!this.prepared || !this.options.onRequest) return;
+    // Mastra retries a step itself: its report has no retry flag.
+    const { retry: _retry, ...report } = hostRequestReport(this.turn, this.prepared, usage, false);
+    this.options.onRequest(report);
   }
 
   /** A provider's overflow refusal: compact under the window it stated, then let Mastra retry the step once. */

@@ -46,7 +46,7 @@ import type { Message, Part, ResultContentPart, ToolResultPart, Usage } from '..
 import { activeMessages } from '../model/view.js';
 import { AbridgeError } from '../errors.js';
 import { importSdk } from './missing-sdk.js';
-import type { HostEvent, HostRequestReport } from '../manager/host-report.js';
+import { hostRequestReport, type HostEvent, type HostRequestReport } from '../manager/host-report.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Public types
@@ -613,18 +613,7 @@ export class AbridgeSession implements Session {
   }
 
   private report(prepared: PreparedTurn, usage: Usage | undefined, retry: boolean): void {
-    if (!this.options.onRequest) return;
-    const p = prepared.pressure;
-    this.options.onRequest({
-      turn: this.turn,
-      predicted: p.predicted,
-      reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null,
-      anchored: p.anchored,
-      level: p.level,
-      compacted: prepared.compaction !== undefined,
-      maxOutputTokens: p.maxOutputTokens,
-      retry,
-    });
+    this.options.onRequest?.(hostRequestReport(this.turn, prepared, usage, retry));
   }
 
   /** After a refusal: compacts (once) for the retry, or rethrows. */

@@ -1,4 +1,6 @@
 import type { Level } from '../budget/types.js';
+import type { Usage } from '../model/types.js';
+import type { PreparedTurn } from './context-manager.js';
 
 /**
  * One model request as a host integration saw it (the AI SDK middleware, the LangChain middleware, the OpenAI Agents
@@ -19,6 +21,26 @@ export interface HostRequestReport {
   maxOutputTokens: number;
   /** Whether this request is the retry after a provider's overflow refusal. */
   retry: boolean;
+}
+
+/** The report of a request a host made with `prepared`, billed `usage` (none when it was refused). */
+export function hostRequestReport(
+  turn: number,
+  prepared: Pick<PreparedTurn, 'pressure' | 'compaction'>,
+  usage: Usage | undefined,
+  retry: boolean,
+): HostRequestReport {
+  const p = prepared.pressure;
+  return {
+    turn,
+    predicted: p.predicted,
+    reported: usage ? usage.input + usage.cacheRead + usage.cacheWrite : null,
+    anchored: p.anchored,
+    level: p.level,
+    compacted: prepared.compaction !== undefined,
+    maxOutputTokens: p.maxOutputTokens,
+    retry,
+  };
 }
 
 /** What a host integration tells besides its requests (each may add events of its own). */
