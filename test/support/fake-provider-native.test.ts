@@ -85,6 +85,10 @@ async function count(f: FakeProvider, messages: Anthropic.Beta.BetaMessageParam[
 }
 
 const betas = [CONTEXT_MANAGEMENT_BETA];
+
+/** A request through the beta client with the context-management beta and the tools: the model, 1,000 tokens of output, then `body`. */
+const create = (f: FakeProvider, body: Omit<Anthropic.Beta.MessageCreateParamsNonStreaming, 'model' | 'max_tokens'>) =>
+  client(f).beta.messages.create({ model: MODEL, max_tokens: 1000, betas, tools, ...body });
 const ids = (n: number) => Array.from({ length: n }, (_, k) => `toolu_${k}`);
 
 describe('Anthropic clear_tool_uses_20250919', () => {
@@ -95,11 +99,7 @@ describe('Anthropic clear_tool_uses_20250919', () => {
     const edited = await count(f, cleared(messages, ids(3)));
     expect(edited).toBeLessThan(full);
 
-    const below = await client(f).beta.messages.create({
-      model: MODEL,
-      max_tokens: 1000,
-      betas,
-      tools,
+    const below = await create(f, {
       messages,
       context_management: {
         edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: full + 1 } }],
@@ -108,11 +108,7 @@ describe('Anthropic clear_tool_uses_20250919', () => {
     expect(below.context_management).toEqual({ applied_edits: [] });
     expect(below.usage.input_tokens).toBe(full);
 
-    const at = await client(f).beta.messages.create({
-      model: MODEL,
-      max_tokens: 1000,
-      betas,
-      tools,
+    const at = await create(f, {
       messages,
       context_management: {
         edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'input_tokens', value: full } }],
@@ -131,11 +127,7 @@ describe('Anthropic clear_tool_uses_20250919', () => {
   it('the default trigger is 100,000 input tokens: a small prompt is not edited', async () => {
     const f = await fake();
     const messages = conversation(['read_file', 'bash', 'read_file', 'bash', 'read_file']);
-    const r = await client(f).beta.messages.create({
-      model: MODEL,
-      max_tokens: 1000,
-      betas,
-      tools,
+    const r = await create(f, {
       messages,
       context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
     });
@@ -149,11 +141,7 @@ describe('Anthropic clear_tool_uses_20250919', () => {
     // keep 1: toolu_0..4 are candidates; bash (1, 3) excluded → 0, 2, 4 cleared, with their inputs.
     const edited = await count(f, cleared(messages, ['toolu_0', 'toolu_2', 'toolu_4'], true));
     const full = await count(f, messages);
-    const r = await client(f).beta.messages.create({
-      model: MODEL,
-      max_tokens: 1000,
-      betas,
-      tools,
+    const r = await create(f, {
       messages,
       context_management: {
         edits: [
@@ -173,11 +161,7 @@ describe('Anthropic clear_tool_uses_20250919', () => {
     expect(r.usage.input_tokens).toBe(edited);
 
     // 7 tool uses needed: not triggered.
-    const none = await client(f).beta.messages.create({
-      model: MODEL,
-      max_tokens: 1000,
-      betas,
-      tools,
+    const none = await create(f, {
       messages,
       context_management: { edits: [{ type: 'clear_tool_uses_20250919', trigger: { type: 'tool_uses', value: 7 } }] },
     });
@@ -191,11 +175,7 @@ describe('Anthropic clear_tool_uses_20250919', () => {
     const full = await count(f, messages);
     const possible = full - (await count(f, cleared(messages, ['toolu_0'])));
     const edit = (value: number) =>
-      client(f).beta.messages.create({
-        model: MODEL,
-        max_tokens: 1000,
-        betas,
-        tools,
+      create(f, {
         messages,
         context_management: {
           edits: [
@@ -262,11 +242,7 @@ describe('Anthropic clear_tool_uses_20250919', () => {
       { type: 'text', text: 'You are a careful agent. '.repeat(300), cache_control: { type: 'ephemeral' } },
     ];
     const request = (value: number) =>
-      client(f).beta.messages.create({
-        model: MODEL,
-        max_tokens: 1000,
-        betas,
-        tools,
+      create(f, {
         system,
         messages,
         cache_control: { type: 'ephemeral' },
