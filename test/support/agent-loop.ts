@@ -1,7 +1,9 @@
 // What the agent-loop tests share: the tools a coding agent offers, the tool output it gets back, and one request sent
 // over the wire to the loopback provider (test/support/fake-provider.ts).
+import { expect } from 'vitest';
+import type { HostRequestReport } from '../../src/manager/host-report.js';
 import type { Message, Part } from '../../src/model/types.js';
-import type { FakeProvider, ModelAnswer, ScriptContext } from './fake-provider.js';
+import type { FakeProvider, ModelAnswer, RecordedRequest, ScriptContext } from './fake-provider.js';
 
 export const LOOP_TOOLS = [
   {
@@ -132,4 +134,53 @@ export async function plainLoopCompactions(
     await cm.append(answerCalls(message, turn));
   }
   return compactions;
+}
+
+/**
+ * What a host adapter's run against the loopback provider must show, request by request: none refused, the calls
+ * answered, the task in every request, a window that really filled, compactions that started near full and came no
+ * more often than the manager's own loop (`baseline`, within 15%), and a report per request whose bill is the
+ * provider's and whose prediction anchored on the previous bill (median error under 5%).
+ */
+export function expectHostRun(run: {
+  mine: readonly RecordedRequest[];
+  reports: readonly Omit<HostRequestReport, 'retry'>[];
+  compactions: number;
+  startedAt: readonly number[];
+  baseline: number;
+  window: number;
+  maxOutputTokens: number;
+  rounds: number;
+  marker: string;
+}): void {
+  const { mine, reports, compactions, window, maxOutputTokens } = run;
+  expect(mine.length).toBe(run.rounds + 1);
+  expect(mine.filter((r) => r.refused)).toEqual([]);
+  expect(mine.filter((r) => (r.answer?.toolCalls?.length ?? 0) > 0).length).toBe(run.rounds);
+  expect(mine.every((r) => JSON.stringify(r.body).includes(run.marker))).toBe(true);
+  // The outputs really are 20–40 KB and the window really fills: what abridge kept from the provider was real.
+  expect(Math.max(...mine.map((r) => r.usage?.promptTokens ?? 0))).toBeGreaterThan(window * 0.5);
+  // The adapter keeps the manager's state: it compacts when the window calls for it (each compaction started near the
+  // compact mark, 90% of window − reserve), not at every request, and no more often than the manager by itself.
+  expect(compactions).toBeGreaterThanOrEqual(2);
+  expect(run.startedAt.every((t) => t >= 0.85 * (window - maxOutputTokens))).toBe(true);
+  expect(compactions).toBeLessThanOrEqual(Math.ceil(run.baseline * 1.15));
+  // (A request may compact twice: to the target, then to the hard ceiling.)
+  expect(reports.filter((r) => r.compacted).length).toBeGreaterThanOrEqual(2);
+  expect(reports.filter((r) => r.compacted).length).toBeLessThanOrEqual(compactions);
+  // Every request sent the reserve abridge counted, and its bill anchored the next prediction.
+  expect(mine.every((r) => r.maxOutputTokens === maxOutputTokens)).toBe(true);
+  expect(reports.length).toBe(mine.length);
+  expect(reports.every((r, i) => r.reported === mine[i]!.usage!.promptTokens)).toBe(true);
+  expect(
+    reports
+      .slice(1)
+      .filter((r) => !r.compacted)
+      .every((r) => r.anchored),
+  ).toBe(true);
+  const errors = reports
+    .filter((r) => !r.compacted && r.anchored && r.reported !== null)
+    .map((r) => Math.abs(r.predicted - r.reported!) / r.reported!)
+    .sort((a, b) => a - b);
+  expect(errors[Math.floor(errors.length / 2)]!).toBeLessThan(0.05);
 }
