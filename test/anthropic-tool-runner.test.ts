@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { abridgeToolRunner } from '../src/adapters/anthropic.js';
 import { ContextManager } from '../src/manager/context-manager.js';
-import { lastToolResult, readBackAnswer, toolOutput } from './support/agent-loop.js';
+import { fakeAnsweringAt, lastToolResult, readBackAnswer, toolOutput } from './support/agent-loop.js';
 import { startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 
 const MODEL = 'claude-sonnet-4-6';
@@ -19,19 +19,8 @@ const MARKER = '[task 7f3a]';
 const TASK = `You are a coding agent. Task: fix the failing checkout test in the orders API without changing its public routes. ${MARKER}`;
 const REQUESTS = 40;
 
-/** A fake whose model calls tools until its `requests`-th accepted request, which it answers with the final text. */
-async function fakeFor(requests: number): Promise<FakeProvider> {
-  let answered = 0;
-  return startFakeProvider({
-    window: WINDOW,
-    maxOutputTokens: 64_000,
-    script: {
-      toolTurns: 10_000,
-      marker: MARKER,
-      answer: () => (++answered >= requests ? { text: 'Done: the route table is built too early.' } : undefined),
-    },
-  });
-}
+/** A fake whose model calls tools until the `requests`-th request it accepts, which it answers with the final text. */
+const fakeFor = (requests: number, window = WINDOW) => fakeAnsweringAt(requests, window, MARKER);
 
 /** The agent's runnable tools, answering each call with 20–40 KB; `calls` counts them. */
 function agentTools() {

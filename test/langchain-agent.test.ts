@@ -16,7 +16,7 @@ import {
 import { ContextManager } from '../src/manager/context-manager.js';
 import { ContextOverflowError } from '../src/manager/overflow.js';
 import { MemorySessionStore } from '../src/store/memory-session-store.js';
-import { lastToolResult, readBackAnswer, toolOutput } from './support/agent-loop.js';
+import { fakeAnsweringAt, lastToolResult, readBackAnswer, toolOutput } from './support/agent-loop.js';
 import { startFakeProvider, type FakeProvider } from './support/fake-provider.js';
 
 const MODEL = 'claude-sonnet-4-6';
@@ -25,20 +25,8 @@ const MARKER = '[task 7f3a]';
 const TASK = `You are a coding agent. Task: fix the failing checkout test in the orders API without changing its public routes. ${MARKER}`;
 const REQUESTS = 40;
 
-/** A fake whose model calls tools until the `requests`-th request of the run, which it answers with the final text. */
-async function fakeFor(requests: number, window = WINDOW): Promise<FakeProvider> {
-  // Asked of accepted requests only: a refused one is not a turn of the model.
-  let answered = 0;
-  return startFakeProvider({
-    window,
-    maxOutputTokens: 64_000,
-    script: {
-      toolTurns: 10_000,
-      marker: MARKER,
-      answer: () => (++answered >= requests ? { text: 'Done: the route table is built too early.' } : undefined),
-    },
-  });
-}
+/** A fake whose model calls tools until the `requests`-th request it accepts, which it answers with the final text. */
+const fakeFor = (requests: number, window = WINDOW) => fakeAnsweringAt(requests, window, MARKER);
 
 /** The agent's tools, answering each call with 20–40 KB; `calls` counts them. */
 function agentTools() {

@@ -184,3 +184,21 @@ export function expectHostRun(run: {
     .sort((a, b) => a - b);
   expect(errors[Math.floor(errors.length / 2)]!).toBeLessThan(0.05);
 }
+
+/**
+ * A loopback provider whose model calls tools (its requests carrying `marker`) until the `requests`-th request it
+ * accepts, which it answers with the final text. A refused request is not a turn of the model.
+ */
+export async function fakeAnsweringAt(requests: number, window: number, marker: string): Promise<FakeProvider> {
+  const { startFakeProvider } = await import('./fake-provider.js');
+  let answered = 0;
+  return startFakeProvider({
+    window,
+    maxOutputTokens: 64_000,
+    script: {
+      toolTurns: 10_000,
+      marker,
+      answer: () => (++answered >= requests ? { text: 'Done: the route table is built too early.' } : undefined),
+    },
+  });
+}
