@@ -207,6 +207,36 @@ describe('only what the records say', () => {
     expect(text).not.toContain('Chunk ID');
   });
 
+  it('a file that was not where the call looked, then read where it is, is no unresolved failure', () => {
+    const text = summary(
+      new Span().user('Update the README.').step(undefined, [
+        {
+          name: 'view',
+          args: { path: '/home/runner/work/gitclaw/gitclaw/README.md' },
+          result: 'Path does not exist',
+          isError: true,
+        },
+        {
+          name: 'view',
+          args: { path: '/home/runner/work/copilotclaw/copilotclaw/README.md' },
+          result: '# copilotclaw',
+        },
+      ]),
+    );
+    expect(text).not.toContain('Unresolved');
+    expect(text).toContain(
+      'The latest failure: view /home/runner/work/gitclaw/gitclaw/README.md (failed): Path does not exist → the same call succeeded later on /home/runner/work/copilotclaw/copilotclaw/README.md',
+    );
+    // Another file of another name is no such evidence.
+    const other = summary(
+      new Span().user('Update the README.').step(undefined, [
+        { name: 'view', args: { path: '/w/a/README.md' }, result: 'Path does not exist', isError: true },
+        { name: 'view', args: { path: '/w/b/NOTES.md' }, result: '# notes' },
+      ]),
+    );
+    expect(other).toContain('Unresolved, the latest failure: view /w/a/README.md (failed): Path does not exist');
+  });
+
   it('an error is unresolved when only an unrelated call succeeded after it', () => {
     const text = summary(
       new Span().user('Check the session.').step(undefined, [

@@ -479,6 +479,10 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
           for (const p of changed) if (!o.edited.includes(p) && o.edited.length < 4) o.edited.push(p);
           if (o.key === key) {
             o.resolved = `${o.what.startsWith('`') ? 'the same command' : 'the same call'} succeeded later${o.edited.length ? `, after edits to ${o.edited.join(', ')}` : ''}`;
+          } else if (command === undefined && movedPath(o.key, key)) {
+            // The same tool on a file of the same name in another folder (a path that moved, a repository renamed):
+            // what the failed call was after, found where it is.
+            o.resolved = `the same call succeeded later on ${key.slice(key.indexOf(' ') + 1)}`;
           } else {
             const fixedBy = changed.find(
               (p) => o.files.has(p) || [...o.files].some((f) => f.endsWith(`/${p}`) || p.endsWith(`/${f}`)),
@@ -527,4 +531,21 @@ export function extractHandOff(messages: readonly Message[]): HandOff {
   h.findings = [...findings.values()].sort((a, b) => a.at - b.at);
   if (lastSaid) h.lastWords = lastSaid.text;
   return h;
+}
+
+/**
+ * Whether two calls' keys (`tool path`) are the same tool on files of the same name in different folders: the later
+ * one found what the earlier one failed to reach.
+ */
+function movedPath(failed: string, later: string): boolean {
+  const cut = (k: string) => {
+    const at = k.indexOf(' ');
+    return at < 0 ? undefined : { tool: k.slice(0, at), path: k.slice(at + 1) };
+  };
+  const a = cut(failed);
+  const b = cut(later);
+  if (!a || !b || a.tool !== b.tool || !a.path.includes('/') || !b.path.includes('/') || a.path === b.path)
+    return false;
+  const name = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+  return name(a.path) !== '' && name(a.path) === name(b.path);
 }
