@@ -15,6 +15,9 @@
  *   node scripts/catalog-snapshot.js --offline            the installed release only (no registry access)
  *   node scripts/catalog-snapshot.js --api-json FILE      a models.dev api.json over the rest
  *   node scripts/catalog-snapshot.js --out FILE           write elsewhere (default data/catalog-snapshot.json)
+ *
+ * Long-context price tiers (none in pi-ai's registry) are added from the table in scripts/catalog-tiers.js, which
+ * names the provider's page each figure comes from.
  */
 import { execFileSync } from 'node:child_process';
 import {
@@ -33,6 +36,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { applyLongContextTiers, formatSnapshot } from './catalog-tiers.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_OUT = join(ROOT, 'data', 'catalog-snapshot.json');
@@ -181,6 +185,8 @@ if (opts.apiJson) {
         e.cost = { input: m.cost.input, output: m.cost.output };
         if (m.cost.cache_read) e.cost.cache_read = m.cost.cache_read;
         if (m.cost.cache_write) e.cost.cache_write = m.cost.cache_write;
+        if (Array.isArray(m.cost.tiers)) e.cost.tiers = m.cost.tiers;
+        else if (m.cost.context_over_200k) e.cost.context_over_200k = m.cost.context_over_200k;
       }
       providers[provider][m.id] = e;
     }
@@ -217,6 +223,7 @@ for (const s of sources) {
 }
 if (tmp) rmSync(tmp, { recursive: true, force: true });
 
+const tiered = applyLongContextTiers(snapshot);
 for (const p of Object.values(snapshot))
   p.models = Object.fromEntries(Object.entries(p.models).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 const total = Object.values(snapshot).reduce((n, p) => n + Object.keys(p.models).length, 0);
@@ -226,22 +233,11 @@ const meta = {
   from,
   providers: Object.keys(snapshot),
   models: total,
-  note: "pi-ai's model registry (from models.dev and the providers' lists), newer releases over older ones. Prices are USD per million tokens. Keys starting with $ are not providers.",
+  longContextTiers: tiered,
+  note: "pi-ai's model registry (from models.dev and the providers' lists), newer releases over older ones; long-context price tiers from scripts/catalog-tiers.js. Prices are USD per million tokens. Keys starting with $ are not providers.",
 };
 
-// One model per line: the file stays small and its diffs readable.
-const lines = ['{', `  "$source": ${JSON.stringify(meta)},`];
-const providers = Object.entries(snapshot);
-providers.forEach(([name, p], i) => {
-  lines.push(`  ${JSON.stringify(name)}: {`, `    "id": ${JSON.stringify(p.id)},`, '    "models": {');
-  const models = Object.entries(p.models);
-  models.forEach(([id, m], j) =>
-    lines.push(`      ${JSON.stringify(id)}: ${JSON.stringify(m)}${j < models.length - 1 ? ',' : ''}`),
-  );
-  lines.push('    }', `  }${i < providers.length - 1 ? ',' : ''}`);
-});
-lines.push('}', '');
-const text = lines.join('\n');
+const text = formatSnapshot(meta, snapshot);
 JSON.parse(text); // never write a file abridge cannot read
 
 mkdirSync(dirname(opts.out), { recursive: true });
@@ -252,5 +248,5 @@ fsyncSync(fd);
 closeSync(fd);
 renameSync(tmpOut, opts.out);
 console.log(
-  `wrote ${relative(process.cwd(), opts.out) || opts.out}: ${total} models of ${providers.length} providers from ${from.map((f) => `${f.package}${f.version ? `@${f.version}` : ''}`).join(' + ')}`,
+  `wrote ${relative(process.cwd(), opts.out) || opts.out}: ${total} models of ${Object.keys(snapshot).length} providers from ${from.map((f) => `${f.package}${f.version ? `@${f.version}` : ''}`).join(' + ')}`,
 );

@@ -89,7 +89,14 @@ export type {
 } from './budget/types.js';
 export { DEFAULT_BUDGET_SETTINGS, DEFAULT_THRESHOLDS } from './budget/defaults.js';
 export { ModelCatalog, type LookupOptions, type ModelCatalogOptions, type ModelInfo } from './budget/catalog.js';
-export type { CatalogEntry, CatalogSource, ModelPricing } from './budget/catalog-source.js';
+export type {
+  CatalogEntry,
+  CatalogSource,
+  LongContextPrices,
+  ModelPricing,
+  TokenPrices,
+} from './budget/catalog-source.js';
+export { requestPrices, usageCost, type CacheTtl, type RequestPrices, type UsageCostOptions } from './budget/cost.js';
 export { ContextBudget, type AllocationRow, type BudgetItem, type FittedComponent } from './budget/budget.js';
 export { BudgetMonitor, type BudgetEvents, type PressureEvent } from './budget/monitor.js';
 export { contextBreakdown, type ContextBreakdown, type BreakdownOptions } from './budget/breakdown.js';

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { parseModelsDevCatalog } from '../src/budget/catalog.js';
 
 const SCRIPT = resolve(import.meta.dirname, '../scripts/catalog-snapshot.js');
+const TIERS = resolve(import.meta.dirname, '../scripts/catalog-tiers.js');
+const SNAPSHOT = resolve(import.meta.dirname, '../data/catalog-snapshot.json');
 
 // The registry is not asked (--offline): the release installed as a dev dependency is the source.
 describe('scripts/catalog-snapshot.js', () => {
@@ -44,8 +46,23 @@ describe('scripts/catalog-snapshot.js', () => {
     });
     // pi-ai's cache prices of 0 ("none") are left out, so that abridge charges the input price for them.
     expect(snapshot.openai.models['gpt-4o'].cost).toEqual({ input: 2.5, output: 10, cache_read: 1.25 });
+    // Long-context tiers from scripts/catalog-tiers.js, in models.dev's spelling.
+    expect(snapshot.$source.longContextTiers).toBeGreaterThan(0);
+    expect(snapshot.anthropic.models['claude-sonnet-4-20250514'].cost.tiers).toEqual([
+      { input: 6, output: 22.5, tier: { type: 'context', size: 200_000 } },
+    ]);
     const entries = parseModelsDevCatalog(snapshot, out).flat();
     expect(entries.length).toBe(snapshot.$source.models);
+  });
+
+  it('the committed snapshot carries every tier of scripts/catalog-tiers.js: applying the table again changes nothing', () => {
+    const copy = join(mkdtempSync(join(tmpdir(), 'abridge-tiers-')), 'snapshot.json');
+    const before = readFileSync(SNAPSHOT, 'utf8');
+    writeFileSync(copy, before);
+    const r = spawnSync(process.execPath, [TIERS, copy], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/long-context tiers on 4 models/);
+    expect(readFileSync(copy, 'utf8')).toBe(before);
   });
 
   it('rejects an unknown argument with its usage, exit 2', () => {

@@ -38,6 +38,7 @@
 import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
 import { ContextBudget } from '../budget/budget.js';
 import { ModelCatalog, type ModelPricing } from '../budget/catalog.js';
+import { requestPrices, usageCost } from '../budget/cost.js';
 import type { BudgetSettings } from '../budget/types.js';
 import { compact, type CompactOptions } from '../compaction/compact.js';
 import { encodeAnthropicMessage } from '../formats/anthropic.js';
@@ -392,7 +393,7 @@ function rowOf(
   p: Pending,
   harness: number,
   ordinal: number,
-  price: Rates | undefined,
+  price: ModelPricing | undefined,
 ): PrefixRow {
   const prompt = promptTokens(usage);
   const scenario = (size: number, counted: number, lcp: Prefix): ScenarioRow => {
@@ -401,8 +402,8 @@ function rowOf(
     if (lcp.breakAt) row.breakAt = lcp.breakAt;
     if (price)
       row.cost = {
-        cached: (row.stable * price.cacheRead + fresh * price.cacheWrite) / 1e6,
-        uncached: (size * price.input) / 1e6,
+        cached: usageCost({ input: 0, cacheRead: row.stable, cacheWrite: fresh, output: 0 }, price),
+        uncached: usageCost({ input: size, cacheRead: 0, cacheWrite: 0, output: 0 }, price),
       };
     return row;
   };
@@ -416,23 +417,22 @@ function rowOf(
     cacheWrite: usage.cacheWrite,
     prompt,
   };
-  if (price)
-    reported.cost =
-      (usage.input * price.input + usage.cacheRead * price.cacheRead + usage.cacheWrite * price.cacheWrite) / 1e6;
+  if (price) reported.cost = usageCost({ ...usage, output: 0 }, price); // the prompt's cost: output is left out
   const row: PrefixRow = { request: ordinal, entry: e.index, model: p.model, reported, none, compacted };
   if (e.line !== undefined) row.line = e.line;
   return row;
 }
 
 /** What a compaction cost in cache: the request after it re-writes everything from the earliest changed message. */
-function attach(c: CompactionCacheCost, row: PrefixRow, price: Rates | undefined): void {
+function attach(c: CompactionCacheCost, row: PrefixRow, price: ModelPricing | undefined): void {
   if (row.compacted.breakAt) c.breakAt = row.compacted.breakAt;
   c.keptTokens = row.compacted.stable;
   c.rewrittenTokens = row.compacted.fresh;
   c.extraWriteTokens = Math.max(0, row.compacted.fresh - row.none.fresh);
   if (price) {
-    c.writeCost = (c.rewrittenTokens * price.cacheWrite) / 1e6;
-    c.extraCost = (c.extraWriteTokens * price.cacheWrite) / 1e6;
+    const cacheWrite = requestPrices(price, row.compacted.prompt).cacheWrite; // the rate of the request that re-writes
+    c.writeCost = (c.rewrittenTokens * cacheWrite) / 1e6;
+    c.extraCost = (c.extraWriteTokens * cacheWrite) / 1e6;
   }
 }
 
@@ -496,23 +496,14 @@ function totalsOf(
 // ---------------------------------------------------------------------------------------------------------------------
 // Prices
 
-interface Rates {
-  input: number;
-  cacheRead: number;
-  cacheWrite: number;
-}
-
-/** Dollars per million tokens of a model; a provider without a cache price charges the input price for that part. */
-function pricing(catalog: ModelCatalog): (model: string) => Rates | undefined {
-  const memo = new Map<string, Rates | undefined>();
+/**
+ * A model's prices, memoized; a provider without a cache price charges the input price for that part (`usageCost`
+ * with no cache TTL), and a prompt above a long-context threshold is billed whole at the tier's rates.
+ */
+function pricing(catalog: ModelCatalog): (model: string) => ModelPricing | undefined {
+  const memo = new Map<string, ModelPricing | undefined>();
   return (model) => {
-    if (!memo.has(model)) {
-      const p: ModelPricing | undefined = catalog.lookup(model).pricing;
-      memo.set(
-        model,
-        p ? { input: p.input, cacheRead: p.cacheRead ?? p.input, cacheWrite: p.cacheWrite ?? p.input } : undefined,
-      );
-    }
+    if (!memo.has(model)) memo.set(model, catalog.lookup(model).pricing);
     return memo.get(model);
   };
 }

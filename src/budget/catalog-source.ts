@@ -8,12 +8,34 @@ import { fileURLToPath } from 'node:url';
 import { AbridgeError } from '../errors.js';
 import { packageFile } from '../package-file.js';
 
-/** Price per million tokens, when the catalog has it. */
-export interface ModelPricing {
+/** Prices in USD per million tokens. */
+export interface TokenPrices {
   input: number;
   output: number;
+  /** Cache reads; none: the input price (OpenAI, Gemini). */
   cacheRead?: number;
+  /** Cache writes (Anthropic's 5-minute TTL); none: see `usageCost`'s `cacheTtl`. */
   cacheWrite?: number;
+}
+
+/**
+ * The prices of a request whose prompt (input + cache read + cache write) is above `above` tokens: the whole request
+ * (every input, cache and output token) is billed at these rates, not only the tokens past the threshold. Anthropic's
+ * 1M-context Claude Sonnet 4 above 200,000; OpenAI's GPT-5.4 above 272,000.
+ */
+export interface LongContextPrices extends TokenPrices {
+  /** Prompt tokens the request must exceed (strictly: a prompt of exactly `above` is billed at the base rates). */
+  above: number;
+}
+
+/** Price per million tokens, when the catalog has it. */
+export interface ModelPricing extends TokenPrices {
+  /**
+   * Long-context tiers, lowest threshold first (usually one): the highest tier whose `above` the prompt exceeds prices
+   * the whole request. Read from models.dev's `cost.tiers` (`[{input, output, …, tier: {type: "context", size}}]`) or
+   * its older `cost.context_over_200k` (`{input, output, cache_read, cache_write}`, above 200,000).
+   */
+  longContext?: LongContextPrices[];
 }
 
 /** One catalog entry, as any source provides it. */
@@ -35,10 +57,50 @@ export interface CatalogSource {
   batches: CatalogEntry[][];
 }
 
+interface ModelsDevRates {
+  input?: number;
+  output?: number;
+  cache_read?: number;
+  cache_write?: number;
+}
+
+interface ModelsDevTier extends ModelsDevRates {
+  tier?: { type?: string; size?: number };
+}
+
 interface ModelsDevModel {
   id: string;
   limit?: { context?: number; output?: number };
-  cost?: { input?: number; output?: number; cache_read?: number; cache_write?: number };
+  cost?: ModelsDevRates & { context_over_200k?: ModelsDevRates; tiers?: ModelsDevTier[] };
+}
+
+/** The threshold of models.dev's `context_over_200k`. */
+const OVER_200K = 200_000;
+
+function pricesOf(r: ModelsDevRates): TokenPrices | undefined {
+  if (r.input === undefined || r.output === undefined) return undefined;
+  const p: TokenPrices = { input: r.input, output: r.output };
+  if (r.cache_read !== undefined) p.cacheRead = r.cache_read;
+  if (r.cache_write !== undefined) p.cacheWrite = r.cache_write;
+  return p;
+}
+
+/**
+ * The long-context tiers of a models.dev cost: its `tiers` of type `context` (other tier types are not prompt sizes:
+ * left out), else its `context_over_200k` — models.dev writes both for some models, the `tiers` one with the true
+ * threshold (GPT-5.5: 272,000).
+ */
+function longContextOf(cost: NonNullable<ModelsDevModel['cost']>): LongContextPrices[] {
+  const out: LongContextPrices[] = [];
+  for (const t of Array.isArray(cost.tiers) ? cost.tiers : []) {
+    const p = t.tier?.type === 'context' && typeof t.tier.size === 'number' ? pricesOf(t) : undefined;
+    if (p) out.push({ above: t.tier!.size!, ...p });
+  }
+  if (!out.length && cost.context_over_200k) {
+    const p = pricesOf(cost.context_over_200k);
+    if (p) out.push({ above: OVER_200K, ...p });
+  }
+  return out.sort((a, b) => a.above - b.above);
 }
 
 /** Entries of a models.dev-shaped provider object (`{models: {id: {limit, cost}}}`); models without a context limit are skipped. */
@@ -52,10 +114,11 @@ export function entriesFromModelsDev(
     if (!context) continue;
     const e: CatalogEntry = { id: m.id, contextWindow: context };
     if (m.limit?.output) e.maxOutputTokens = m.limit.output;
-    if (m.cost?.input !== undefined && m.cost.output !== undefined) {
-      e.pricing = { input: m.cost.input, output: m.cost.output };
-      if (m.cost.cache_read !== undefined) e.pricing.cacheRead = m.cost.cache_read;
-      if (m.cost.cache_write !== undefined) e.pricing.cacheWrite = m.cost.cache_write;
+    const base = m.cost ? pricesOf(m.cost) : undefined;
+    if (base) {
+      e.pricing = base;
+      const tiers = longContextOf(m.cost!);
+      if (tiers.length) e.pricing.longContext = tiers;
     }
     if (providerId !== undefined) e.provider = providerId;
     out.push(e);
@@ -131,12 +194,58 @@ export function parseModelsDevCatalog(value: unknown, file: string): CatalogEntr
       if (!tokens(limit.output)) bad('limit.output', limit.output, 'a positive integer (tokens)');
       const cost = m.cost;
       const price = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v >= 0);
+      const prices = (path: string, r: Record<string, unknown>, required: boolean) => {
+        for (const k of ['input', 'output', 'cache_read', 'cache_write'] as const)
+          if (!price(r[k]) || (required && r[k] === undefined && (k === 'input' || k === 'output')))
+            bad(`${path}.${k}`, r[k], 'a price per million tokens (a number ≥ 0)');
+      };
       if (cost !== undefined) {
         if (!isObject(cost))
           bad('cost', cost, 'an object of prices per million tokens (input, output, cache_read, cache_write)');
-        else
-          for (const k of ['input', 'output', 'cache_read', 'cache_write'] as const)
-            if (!price(cost[k])) bad(`cost.${k}`, cost[k], 'a price per million tokens (a number ≥ 0)');
+        else {
+          prices('cost', cost, false);
+          const over = cost.context_over_200k;
+          if (over !== undefined) {
+            if (!isObject(over))
+              bad(
+                'cost.context_over_200k',
+                over,
+                'an object of prices per million tokens for prompts above 200,000 tokens (input, output, cache_read, cache_write)',
+              );
+            else prices('cost.context_over_200k', over, true);
+          }
+          const tiers = cost.tiers;
+          if (tiers !== undefined) {
+            if (!Array.isArray(tiers))
+              bad(
+                'cost.tiers',
+                tiers,
+                'an array of tiers ([{"input": …, "output": …, "tier": {"type": "context", "size": tokens}}])',
+              );
+            else
+              tiers.forEach((t: unknown, i) => {
+                const path = `cost.tiers[${i}]`;
+                if (!isObject(t) || !isObject(t.tier) || typeof t.tier.type !== 'string') {
+                  bad(
+                    isObject(t) ? `${path}.tier` : path,
+                    isObject(t) ? t.tier : t,
+                    isObject(t)
+                      ? 'an object saying what the tier depends on ({"type": "context", "size": tokens})'
+                      : 'a tier object ({"input": …, "output": …, "tier": {"type": "context", "size": tokens}})',
+                  );
+                  return;
+                }
+                if (t.tier.type !== 'context') return; // not a prompt size: left out, as models.dev may add such
+                if (!Number.isInteger(t.tier.size) || (t.tier.size as number) <= 0)
+                  bad(
+                    `${path}.tier.size`,
+                    t.tier.size,
+                    'a positive integer (the prompt tokens above which it applies)',
+                  );
+                prices(path, t, true);
+              });
+          }
+        }
       }
       if (m.id !== undefined && typeof m.id !== 'string') bad('id', m.id, 'a string');
       const context = limit.context as number | undefined;

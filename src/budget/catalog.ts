@@ -15,7 +15,9 @@ export {
   parseModelsDevCatalog,
   type CatalogEntry,
   type CatalogSource,
+  type LongContextPrices,
   type ModelPricing,
+  type TokenPrices,
 } from './catalog-source.js';
 
 export interface ModelInfo {
