@@ -202,6 +202,14 @@ describe('abridge models', () => {
     ]);
   });
 
+  it('prints a long-context tier under the prices, with the cache prices billed above it', () => {
+    const r = abridge(['models', 'claude-sonnet-4-0']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      '$3 in / $15 out · cache read $0.3 · cache write $3.75 per million tokens\n  above 200,000 prompt tokens, the whole request: $6 in / $22.5 out · cache read $0.6 · cache write $7.5 per million tokens',
+    );
+  });
+
   it('prints a block per id: window, output, prices, source and note', () => {
     const r = abridge(['models', 'claude-opus-4-6', 'mystery-model-7']);
     expect(r.code).toBe(0);

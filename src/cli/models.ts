@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import pc from 'picocolors';
 import { ModelCatalog, type CatalogEntry, type ModelInfo, type ModelPricing } from '../budget/catalog.js';
+import { requestPrices } from '../budget/cost.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { fmtInt, table } from './render.js';
 
@@ -53,7 +54,15 @@ function prices(p: ModelPricing | undefined): string {
     p.cacheRead !== undefined ? `cache read ${price(p.cacheRead)}` : '',
     p.cacheWrite !== undefined ? `cache write ${price(p.cacheWrite)}` : '',
   ].filter(Boolean);
-  return `${price(p.input)} in / ${price(p.output)} out${cache.length ? ` · ${cache.join(' · ')}` : ''} per million tokens`;
+  // A tier's cache prices as abridge bills them (the base ones scaled with the input price, when the tier has none).
+  const tiers = (p.longContext ?? []).map((t) => {
+    const r = requestPrices(p, t.above + 1);
+    const at: ModelPricing = { input: r.input, output: r.output };
+    if (p.cacheRead !== undefined || t.cacheRead !== undefined) at.cacheRead = r.cacheRead;
+    if (p.cacheWrite !== undefined || t.cacheWrite !== undefined) at.cacheWrite = r.cacheWrite;
+    return `\n  above ${fmtInt(t.above)} prompt tokens, the whole request: ${prices(at)}`;
+  });
+  return `${price(p.input)} in / ${price(p.output)} out${cache.length ? ` · ${cache.join(' · ')}` : ''} per million tokens${tiers.join('')}`;
 }
 
 function renderInfo(m: ModelInfo): string {
