@@ -3,6 +3,7 @@
  *
  *   npm run example:agent -- --provider anthropic|openai-chat|openai-responses|ai-sdk-anthropic|ai-sdk-openai
  *     --base-url URL --model ID [--window N] [--max-tokens N] --turns N --task TEXT [--db FILE --session ID] [--stream]
+ *     [--native prefer|only|never]
  *
  * Without `--window` the model's window is the catalog's until the provider says otherwise: a refusal that states its
  * limit becomes the session's window (one refusal, recovered). Without `--max-tokens` each request asks for abridge's
@@ -12,6 +13,10 @@
  * workspace: deterministic outputs of 20–40 KB) plus abridge's own tools. It stops when the model answers without a
  * tool call or after N model requests. With `--db/--session` the session is kept in SQLite, and a second run with the
  * same arguments continues it from its stored, compacted context.
+ *
+ * With `--native prefer` (or `only`) the provider manages the context itself where it can (Anthropic's tool-result
+ * clearing and compaction, the Responses API's compaction), as abridge plans it; abridge compacts when that is not
+ * enough (`prefer`). The Anthropic requests then go through the SDK's beta client, with the betas the turn names.
  *
  * It prints one JSON line per model request — {turn, predicted, reported, level, compacted} — and last
  * {"done": true, "requests", "compactions", "errors"}; it exits 1 when a request was refused and could not be
@@ -67,6 +72,8 @@ function options() {
   if (!values.model) fail('--model is required');
   if (!values.task) fail('--task is required');
   if ((values.db === undefined) !== (values.session === undefined)) fail('--db and --session go together');
+  if (!['prefer', 'only', 'never'].includes(values.native!))
+    fail(`--native: expected prefer, only or never, got ${JSON.stringify(values.native)}`);
   return {
     provider,
     baseURL: values['base-url']!,
@@ -78,6 +85,7 @@ function options() {
     db: values.db,
     session: values.session,
     stream: values.stream === true,
+    native: values.native as 'prefer' | 'only' | 'never',
   };
 }
 
@@ -94,6 +102,7 @@ function parse() {
       db: { type: 'string' },
       session: { type: 'string' },
       stream: { type: 'boolean', default: false },
+      native: { type: 'string', default: 'never' },
     },
   });
 }
@@ -132,6 +141,7 @@ const base = {
   model: o.model,
   system,
   tools: TOOLS,
+  native: o.native,
   ...(o.window ? { contextWindow: o.window } : {}),
   ...(o.maxTokens ? { maxOutputTokens: o.maxTokens } : {}),
 };
@@ -160,7 +170,7 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
     let response: unknown;
     try {
       stats.requests++;
-      response = await send(turn.request);
+      response = await send(turn.request, turn.betas);
     } catch (err) {
       const overflow = contextOverflow(err);
       stats.errors++;
@@ -168,7 +178,8 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
       if (overflow && (await cm.recoverFromOverflow(overflow))) {
         try {
           stats.requests++;
-          response = await send((await cm.prepare(limits)).request);
+          const retry = await cm.prepare(limits);
+          response = await send(retry.request, retry.betas);
         } catch (again) {
           stats.refused++;
           process.stderr.write(`example agent: request refused after compaction: ${(again as Error).message}\n`);
@@ -189,6 +200,8 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
       reported: usage ? promptTokens(usage) : null,
       level: turn.pressure.level,
       compacted: turn.compaction !== undefined,
+      ...(turn.native ? { native: { cleared: turn.native.cleared, compacting: turn.native.compacting } } : {}),
+      ...(turn.pressure.sent !== undefined ? { sent: turn.pressure.sent } : {}),
     });
     const calls = message.parts.filter((p): p is Extract<Part, { type: 'tool-call' }> => p.type === 'tool-call');
     if (calls.length === 0) break;
@@ -219,14 +232,20 @@ function finish(ok: boolean): never {
 }
 
 /** A function sending a request body with the official SDK of the provider, streaming when asked. */
-async function sender(provider: RequestProvider): Promise<(body: unknown) => Promise<unknown>> {
+async function sender(
+  provider: RequestProvider,
+): Promise<(body: unknown, betas?: readonly string[]) => Promise<unknown>> {
   const apiKey = process.env.EXAMPLE_API_KEY ?? 'sk-example';
   if (provider === 'anthropic') {
     const { default: Anthropic } = await import('@anthropic-ai/sdk');
-    const { anthropicParams } = await import('abridge-context/anthropic');
+    const { anthropicParams, anthropicBetaParams } = await import('abridge-context/anthropic');
     const client = new Anthropic({ baseURL: o.baseURL.replace(/\/v1\/?$/, ''), apiKey, maxRetries: 0 });
-    // Large max_tokens need streaming with this SDK (it refuses a non-streaming request that may run for long).
-    return (body) => client.messages.stream(anthropicParams(body as AnthropicRequestBody)).finalMessage();
+    // Large max_tokens need streaming with this SDK (it refuses a non-streaming request that may run for long). A turn
+    // that asks the provider to manage the context names the betas it needs: the beta client sends them.
+    return (body, betas) =>
+      betas?.length
+        ? client.beta.messages.stream(anthropicBetaParams(body as AnthropicRequestBody, betas)).finalMessage()
+        : client.messages.stream(anthropicParams(body as AnthropicRequestBody)).finalMessage();
   }
   const { default: OpenAI } = await import('openai');
   const { chatParams, responsesParams } = await import('abridge-context/openai');

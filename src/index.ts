@@ -66,6 +66,7 @@ export {
   type ResponsesRequestBody,
   type ResponsesFunctionTool,
   type ResponseResult,
+  type AppliedEdit,
   type FinishReason,
   type ContextOverflow,
 } from './formats/wire.js';

@@ -14,6 +14,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
+import { AbridgeError } from '../errors.js';
 import { clientConfig, importSdk } from './missing-sdk.js';
 import type { Message } from '../model/types.js';
 import {
@@ -56,6 +57,11 @@ export function toAnthropicRequest(
  * `client.messages.create` / `client.messages.stream` params.
  */
 export function anthropicParams(request: AnthropicRequestBody): Anthropic.MessageCreateParamsNonStreaming {
+  if (needsBeta(request))
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      "anthropicParams: this request asks for the provider's context management (context_management, or a compaction block sent back): send it with client.beta.messages.create(anthropicBetaParams(turn.request, turn.betas))",
+    );
   const { tools, ...rest } = request;
   // Everything but the tools is checked against the SDK's types here; abridge's tool shape against the SDK's Tool.
   const body: Anthropic.MessageCreateParamsNonStreaming = rest;
@@ -64,6 +70,28 @@ export function anthropicParams(request: AnthropicRequestBody): Anthropic.Messag
       'input_schema' in t ? (t as AnthropicToolParam satisfies Anthropic.Tool) : (t as unknown as Anthropic.ToolUnion),
     );
   return body;
+}
+
+/**
+ * A request body abridge built with the provider's own context management (`ContextManager` with `native`: edits in
+ * `context_management`, a compaction block sent back) typed as `client.beta.messages.create` / `.stream` params, with
+ * the betas it needs (`PreparedTurn.betas`) — the SDK sends them as the `anthropic-beta` header.
+ */
+export function anthropicBetaParams(
+  request: AnthropicRequestBody,
+  betas: readonly string[] = [],
+): Anthropic.Beta.MessageCreateParamsNonStreaming {
+  const body = { ...request } as unknown as Anthropic.Beta.MessageCreateParamsNonStreaming;
+  if (betas.length > 0) body.betas = [...betas];
+  return body;
+}
+
+/** Whether a body holds what only the beta API takes: `context_management`, a compaction block. */
+function needsBeta(request: AnthropicRequestBody): boolean {
+  if (request.context_management !== undefined) return true;
+  return request.messages.some(
+    (m) => m.role === 'assistant' && m.content.some((b) => (b as { type: string }).type === 'compaction'),
+  );
 }
 
 /** An Anthropic `Message` (what `client.messages.create` resolves to) as abridge's message, usage and stop reason. */

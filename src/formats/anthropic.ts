@@ -84,6 +84,12 @@ export type AnthropicUserBlock =
   | AnthropicImageBlock
   | AnthropicDocumentBlock
   | AnthropicToolResultBlock;
+/** A compaction the API made (beta `compact-2026-01-12`), sent back as it came: the API drops what precedes it. */
+export interface AnthropicCompactionBlock {
+  type: 'compaction';
+  content: string | null;
+  encrypted_content?: string | null;
+}
 export type AnthropicAssistantBlock =
   | AnthropicTextBlock
   | AnthropicThinkingBlock
@@ -221,6 +227,17 @@ function decodeBlock(b: unknown, path: string, source: string, toolNames: Map<st
     }
     case 'search_result':
       return textPart(searchResultText(b));
+    case 'compaction':
+      // The API's own compaction (a readable summary; everything before it is dropped when it is sent back).
+      return {
+        type: 'compaction',
+        marker: {
+          number: 0,
+          summary: typeof b.content === 'string' ? b.content : '',
+          source: 'anthropic',
+          native: { provider: 'anthropic', item: { ...b } },
+        },
+      };
     default:
       // Results of server-side tools (web search, web fetch, code execution…) sit in the assistant's own message.
       if (b.type.endsWith('_tool_result') && typeof b.tool_use_id === 'string') {
@@ -372,6 +389,10 @@ function encodeAssistantPart(p: Part): AnthropicAssistantBlock | undefined {
     case 'text':
       return { type: 'text', text: p.text };
     case 'compaction':
+      // A beta block, outside the non-beta SDK's types: only a beta request carries one (`anthropicBetaParams`;
+      // `anthropicParams` refuses a body that holds one).
+      if (p.marker.native?.provider === 'anthropic')
+        return nativeCompactionBlock(p.marker.native.item) as unknown as AnthropicAssistantBlock;
       return { type: 'text', text: p.marker.summary };
     case 'thinking':
       if (!p.signature) return undefined;
@@ -387,6 +408,17 @@ function encodeAssistantPart(p: Part): AnthropicAssistantBlock | undefined {
     case 'tool-result':
       return undefined;
   }
+}
+
+/** The API's compaction block as it returned it (type, content and encrypted content: the API checks them). */
+function nativeCompactionBlock(item: Record<string, unknown>): AnthropicCompactionBlock {
+  const block: AnthropicCompactionBlock = {
+    type: 'compaction',
+    content: typeof item.content === 'string' ? item.content : null,
+  };
+  if ('encrypted_content' in item)
+    block.encrypted_content = typeof item.encrypted_content === 'string' ? item.encrypted_content : null;
+  return block;
 }
 
 function encodeResult(p: ToolResultPart): AnthropicToolResultBlock {

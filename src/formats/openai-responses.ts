@@ -53,7 +53,14 @@ export type ResponsesItem =
   | { type: 'message'; role: 'assistant'; content: string }
   | { type: 'function_call'; call_id: string; name: string; arguments: string }
   | { type: 'function_call_output'; call_id: string; output: string | ResponsesInputContent[] }
-  | ResponsesReasoningItem;
+  | ResponsesReasoningItem
+  | ResponsesCompactionItem;
+/** The API's own compaction (opaque), sent back as it came: the API drops what precedes it. */
+export interface ResponsesCompactionItem {
+  type: 'compaction';
+  encrypted_content: string;
+  id?: string;
+}
 /** A reasoning item given back as the API produced it (its id and encrypted content: the API checks them). */
 export interface ResponsesReasoningItem {
   type: 'reasoning';
@@ -206,7 +213,14 @@ function decodeItem(item: unknown, path: string, source: string, state: DecodeSt
         kind: 'compaction',
         sourceType: type,
         raw: item,
-        compaction: { number: state.compactions, summary: '', source: 'openai' },
+        compaction: {
+          number: state.compactions,
+          summary: '',
+          source: 'openai',
+          ...(typeof item.encrypted_content === 'string' && item.encrypted_content !== ''
+            ? { native: { provider: 'openai' as const, item: { ...item } } }
+            : {}),
+        },
       };
     default:
       break;
@@ -411,8 +425,13 @@ function encodeTurn(t: ConvTurn): ResponsesItem[] {
         flush();
         out.push({ type: 'function_call', call_id: p.id, name: p.name, arguments: argumentsText(p.arguments) || '{}' });
       } else if (p.type === 'text') text.push(p.text);
-      else if (p.type === 'compaction') text.push(p.marker.summary);
-      else if (p.type === 'image' || p.type === 'file') text.push(mediaPlaceholder(p));
+      else if (p.type === 'compaction') {
+        const item = p.marker.native?.provider === 'openai' ? compactionItem(p.marker.native.item) : undefined;
+        if (item) {
+          flush();
+          out.push(item);
+        } else text.push(p.marker.summary);
+      } else if (p.type === 'image' || p.type === 'file') text.push(mediaPlaceholder(p));
     }
     flush();
     return out;
@@ -428,6 +447,14 @@ function encodeTurn(t: ConvTurn): ResponsesItem[] {
           : content;
     out.push({ type: 'function_call_output', call_id: p.callId, output });
   }
+  return out;
+}
+
+/** The API's compaction item as it returned it (its id and encrypted content); undefined when it has none. */
+function compactionItem(item: Record<string, unknown>): ResponsesCompactionItem | undefined {
+  if (typeof item.encrypted_content !== 'string' || item.encrypted_content === '') return undefined;
+  const out: ResponsesCompactionItem = { type: 'compaction', encrypted_content: item.encrypted_content };
+  if (typeof item.id === 'string' && item.id !== '') out.id = item.id;
   return out;
 }
 

@@ -440,6 +440,25 @@ export interface ResponseResult {
   /** The provider's own stop reason: Anthropic `stop_reason`, Chat `finish_reason`, Responses `incomplete_details.reason` or `status`. */
   stopReason?: string;
   finish: FinishReason;
+  /**
+   * The edits the provider's own context management applied to the request before billing it (Anthropic
+   * `context_management.applied_edits`); their removed tokens are in `usage.cleared`.
+   */
+  appliedEdits?: AppliedEdit[];
+  /**
+   * The provider compacted the request first (an Anthropic `compaction` block, a Responses `compaction` item opens
+   * `message.parts`): the prompt the compaction read, when the provider bills it apart (Anthropic `usage.iterations`).
+   */
+  compaction?: { inputTokens?: number; outputTokens?: number };
+}
+
+/** One edit the provider's context management applied (Anthropic `applied_edits`). */
+export interface AppliedEdit {
+  /** `clear_tool_uses_20250919`, `clear_thinking_20251015`… */
+  type: string;
+  clearedInputTokens: number;
+  clearedToolUses?: number;
+  clearedThinkingTurns?: number;
 }
 
 /**
@@ -549,7 +568,11 @@ function fromAnthropic(r: unknown): ResponseResult {
     throw notA('an Anthropic Message {id, type: "message", content: [...], usage}', 'anthropic', r);
   const parts = decodeAnthropicContent(r.content, 'content', 'anthropic response');
   const stop = typeof r.stop_reason === 'string' ? r.stop_reason : undefined;
-  const message = assistant(parts, r, 'anthropic', anthropicUsage(r.usage), stop);
+  const usage = anthropicUsage(r.usage);
+  const edits = appliedEdits(r.context_management);
+  const cleared = edits.reduce((n, e) => n + e.clearedInputTokens, 0);
+  if (usage && cleared > 0) usage.cleared = cleared;
+  const message = assistant(parts, r, 'anthropic', usage, stop);
   const finish: FinishReason =
     stop === 'end_turn' || stop === 'stop_sequence'
       ? 'stop'
@@ -560,7 +583,36 @@ function fromAnthropic(r: unknown): ResponseResult {
           : stop === 'refusal'
             ? 'refusal'
             : 'other';
-  return result(message, finish);
+  const out = result(message, finish);
+  if (edits.length > 0) out.appliedEdits = edits;
+  const compacted = compactionIteration(r.usage);
+  if (compacted || parts[0]?.type === 'compaction') out.compaction = compacted ?? {};
+  return out;
+}
+
+/** Anthropic `context_management.applied_edits` (beta), read leniently: an entry without figures counts nothing. */
+function appliedEdits(cm: unknown): AppliedEdit[] {
+  if (!isObject(cm) || !Array.isArray(cm.applied_edits)) return [];
+  return cm.applied_edits.filter(isObject).map((e) => {
+    const edit: AppliedEdit = {
+      type: typeof e.type === 'string' ? e.type : 'unknown',
+      clearedInputTokens: count(e.cleared_input_tokens),
+    };
+    if (e.cleared_tool_uses !== undefined) edit.clearedToolUses = count(e.cleared_tool_uses);
+    if (e.cleared_thinking_turns !== undefined) edit.clearedThinkingTurns = count(e.cleared_thinking_turns);
+    return edit;
+  });
+}
+
+/** The compaction pass of an Anthropic response (`usage.iterations`, type `compaction`), billed apart from the answer. */
+function compactionIteration(u: unknown): { inputTokens: number; outputTokens: number } | undefined {
+  if (!isObject(u) || !Array.isArray(u.iterations)) return undefined;
+  const it = u.iterations.find((x) => isObject(x) && x.type === 'compaction') as Record<string, unknown> | undefined;
+  if (!it) return undefined;
+  return {
+    inputTokens: count(it.input_tokens) + count(it.cache_read_input_tokens) + count(it.cache_creation_input_tokens),
+    outputTokens: count(it.output_tokens),
+  };
 }
 
 function fromChat(r: unknown): ResponseResult {
@@ -612,6 +664,14 @@ function fromResponses(r: unknown): ResponseResult {
       );
       return;
     }
+    // The API's own compaction: opaque, kept whole to be sent back (the API drops what precedes it).
+    if (isObject(item) && item.type === 'compaction' && typeof item.encrypted_content === 'string') {
+      parts.push({
+        type: 'compaction',
+        marker: { number: 0, summary: '', source: 'openai', native: { provider: 'openai', item: { ...item } } },
+      });
+      return;
+    }
     parts.push(...decodeResponsesOutput([item], `openai-responses response output[${i}]`));
   });
   const incomplete =
@@ -620,6 +680,7 @@ function fromResponses(r: unknown): ResponseResult {
       : undefined;
   const stop = incomplete ?? (typeof r.status === 'string' ? r.status : undefined);
   const message = assistant(parts, r, 'openai', responsesUsage(r.usage), stop);
+  const compacted = parts[0]?.type === 'compaction';
   const refused = r.output.some(
     (item) =>
       isObject(item) &&
@@ -640,7 +701,9 @@ function fromResponses(r: unknown): ResponseResult {
             ? 'tool-calls'
             : 'stop'
           : 'other';
-  return result(message, finish);
+  const out = result(message, finish);
+  if (compacted) out.compaction = {};
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

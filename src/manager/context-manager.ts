@@ -47,6 +47,20 @@ import {
 import { lastModelOf, restoreSession, type RestoredSession } from './restore.js';
 import { anthropicTool, renderPrompt, requestOptions } from './request.js';
 import { IncrementalEncoder } from '../formats/incremental.js';
+import type { AppliedEdit } from '../formats/wire.js';
+import type { CompactionPart } from '../model/types.js';
+import {
+  anthropicCompactionEdit,
+  ClearingPlanner,
+  COMPACTION_BETA,
+  CONTEXT_MANAGEMENT_BETA,
+  holdsAnthropicCompaction,
+  nativeModeOf,
+  responsesCompaction,
+  type NativeMode,
+  type NativeOption,
+  type NativePlan,
+} from './native.js';
 
 /** A tool the agent offers the model, and where it comes from (MCP and skill tools may be deferred). */
 export type ManagedTool = ToolSpec & { kind?: DeferrableTool['kind']; server?: string };
@@ -117,6 +131,16 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
   offloadResultsOver?: number;
   now?: () => Date;
   /**
+   * Whether requests ask the provider to manage the context (`manager/native.ts`): Anthropic's tool-result clearing and
+   * compaction (beta `context_management`), the Responses API's compaction. `'prefer'`: the provider's edits first,
+   * abridge's own compaction when they cannot make the request fit (or the provider offers none: Chat Completions);
+   * `'only'`: abridge never compacts on a provider that offers its own, and a request that cannot fit is a
+   * ContextOverflowError; `'never'` (default). One mode, or one per provider (`{ anthropic: 'prefer' }`). abridge plans
+   * the edits (when, how much, keeping the provider's cache), predicts what they leave, reads back what the provider
+   * did, and records a provider's compaction as a marker: the whole history stays in the store.
+   */
+  native?: NativeOption;
+  /**
    * A stored session to continue (what `ContextManager.resume` reads with `restoreSession` and passes here): the manager
    * starts from its latest snapshot, counted as it was when it compacted, and follows the bills recorded since.
    */
@@ -139,8 +163,13 @@ export interface PrepareOptions {
 
 /** Where the context stands for one request. All token figures are provider tokens. */
 export interface Pressure {
-  /** Predicted prompt tokens of the request. */
+  /** Predicted prompt tokens of the request, as the provider bills it (after the edits it is asked to make). */
   predicted: number;
+  /**
+   * With the provider's own context management (`native`): the prompt as sent, before the provider's edits; `predicted`
+   * is what they leave.
+   */
+  sent?: number;
   /** Whether the prediction builds on the provider's own last report. */
   anchored: boolean;
   window: number;
@@ -162,6 +191,14 @@ export interface PreparedTurn<P extends RequestProvider = RequestProvider> {
   pressure: Pressure;
   /** Set when this call compacted first. */
   compaction?: CompactionResult;
+  /**
+   * Anthropic betas the request needs (`native` edits, a provider's compaction block sent back): send it with
+   * `client.beta.messages.create(anthropicBetaParams(turn.request, turn.betas))`, or the header
+   * `anthropic-beta: <betas joined by ",">`. Absent when none.
+   */
+  betas?: string[];
+  /** What the request asks of the provider itself (`native`): its edits, and whether it asks it to compact now. */
+  native?: { edits: Record<string, unknown>[]; cleared: number; freed: number; compacting: boolean };
   /** The full `/context` breakdown (computed on demand: it walks the whole session). */
   breakdown(): ContextBreakdown;
 }
@@ -184,6 +221,8 @@ interface PreparedState {
   readonly maxOutput: number;
   readonly counted: number;
   readonly predicted: number;
+  /** Provider tokens the provider's own edits were predicted to remove (what a refusal's count lacks). */
+  readonly freed: number;
 }
 
 interface ToolCallLike {
@@ -255,6 +294,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   /** What the options chose to write summaries; undefined leaves it to an integration's model, else the default. */
   private readonly chosenSummarizer: Summarizer | undefined;
   private agentSummarizer: LlmSummarizer | undefined;
+  /** Whether requests ask the provider to manage the context (`options.native` for this provider). */
+  private readonly nativeMode: NativeMode;
+  private readonly clearing: ClearingPlanner;
 
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
@@ -278,6 +320,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       for (const [model, window] of statedWindows(restore.session.entries)) this.enforcedWindow.set(model, window);
     this.info = this.lookupInfo(this.model);
     this.provider = options.provider ?? ((this.info.family === 'claude' ? 'anthropic' : 'openai-chat') as P);
+    this.nativeMode = nativeModeOf(options.native, this.provider);
     this.sessionId = options.sessionId ?? stableId(`abridge:${this.now().toISOString()}:${Math.random()}`, 16);
     this.session = restore?.session ?? { format: 'pi', info: { id: this.sessionId }, entries: [], problems: [] };
     this.store = options.store ?? new MemorySessionStore();
@@ -326,6 +369,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.agentTools = [];
     this.setTools(options.tools ?? []);
     this.view = restore ? activeMessages(this.session) : [];
+    this.clearing = new ClearingPlanner(this.counter);
   }
 
   /**
@@ -439,13 +483,26 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * the message's own): later counts anchor on it, and the session's tokens-per-counted-token ratio is learned from it —
    * once it is believed (see `doubt`); a bill not believed is recorded as a problem and kept off the message.
    */
-  async recordResponse(message: Message, usage?: Usage): Promise<void> {
+  async recordResponse(message: Message, usage?: Usage, appliedEdits?: readonly AppliedEdit[]): Promise<void> {
     const m: Message = { ...message, role: 'assistant', model: message.model ?? this.model };
     usage ??= message.usage;
     delete m.usage;
     const turn = this.turn;
     this.turn = undefined;
-    const countedAtStart = turn?.counted ?? this.tracker.contextTokens;
+    let countedAtStart = turn?.counted ?? this.tracker.contextTokens;
+    const first = m.parts[0];
+    if (first?.type === 'compaction' && first.marker.native) {
+      // The provider compacted the request before answering: its compaction becomes a marker (the whole history stays
+      // in the store), the working session restarts from it, and the answer's bill is of that compacted prompt.
+      await this.recordProviderCompaction(first, turn?.predicted, usage);
+      m.parts = m.parts.slice(1);
+      countedAtStart = this.tracker.contextTokens;
+      if (usage?.cleared !== undefined) {
+        // What the provider cleared was cleared from the prompt it compacted, not from the one it answered.
+        const { cleared: _before, ...rest } = usage;
+        usage = rest;
+      }
+    } else this.clearing.observe(appliedEdits);
     // A bill not believed is not kept on the message either: every later count of this session (a compaction's, a
     // snapshot's) reads the message's usage, and would anchor on it.
     const doubt = usage ? this.doubt(usage, m.model!, countedAtStart) : undefined;
@@ -494,8 +551,61 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    */
   async record(response: unknown): Promise<ResponseResult> {
     const result = fromResponse(this.provider, response);
-    await this.recordResponse(result.message, result.usage);
+    await this.recordResponse(result.message, result.usage, result.appliedEdits);
     return result;
+  }
+
+  /**
+   * A compaction the provider made (its block or item opened the response): recorded as a compaction marker whose view
+   * is that block alone — the provider drops whatever precedes it — and the working session restarts from it, as after
+   * abridge's own compactions. The store keeps the whole history, the marker and a snapshot a resume starts from.
+   */
+  private async recordProviderCompaction(
+    part: CompactionPart,
+    before: number | undefined,
+    usage?: Usage,
+  ): Promise<void> {
+    const native = part.marker.native!;
+    const number = this.session.entries.filter((e) => e.compaction).length + 1;
+    const block: CompactionPart = { type: 'compaction', marker: { ...part.marker, number } };
+    const view: Message[] = [{ role: 'assistant', parts: [block], model: this.model, provider: native.provider }];
+    const entries = this.session.entries;
+    const parentId = entries.length > 0 ? (entries[entries.length - 1]!.id ?? null) : this.tip;
+    const marker: AbridgeMarker = {
+      number,
+      summary: part.marker.summary,
+      source: 'abridge',
+      trigger: 'provider',
+      strategies: [`${native.provider}-compaction`],
+      ...(before !== undefined ? { tokensBefore: Math.round(before) } : {}),
+      native,
+      view,
+    };
+    const entry: Entry = {
+      kind: 'compaction',
+      compaction: marker,
+      index: entries.length,
+      id: stableId(`${this.sessionId}:${entries.length}:${Math.random()}`, 8),
+      parentId,
+      timestamp: this.now().getTime(),
+    };
+    entries.push(entry);
+    this.tracker.push(entry);
+    this.view = view.slice();
+    const after = usage && promptTokens(usage) > 0 ? promptTokens(usage) : this.tracker.predict(this.model).predicted;
+    marker.tokensAfter = after;
+    const { index: _index, ...draft } = entry;
+    const { view: _snapshotHoldsIt, ...snapshotMarker } = marker;
+    await this.store.recordCompaction(this.sessionId, [draft], {
+      messages: view.slice(),
+      marker: snapshotMarker,
+      tokens: after,
+    });
+    this.restartFrom(this.view, entry.id!);
+    this.clearing.reset();
+    if (this.enforcedWindow.size > 0)
+      await this.appendEntries([...this.enforcedWindow].map(([model, window]) => windowRecord(model, window)));
+    this.monitor.compactionComplete({ before: before ?? after, after, strategies: marker.strategies ?? [] });
   }
 
   /**
@@ -507,6 +617,11 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     await this.ready();
     await this.saveSettings();
     const maxOutput = options.maxOutputTokens ?? this.reserve();
+    if (this.nativeMode !== 'never' && options.extra && 'context_management' in options.extra)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `prepare: extra.context_management: the manager writes it itself with native '${this.nativeMode}' (leave it out, or set native: 'never')`,
+      );
     // The system prompt and tools as they will be sent: rendered, counted, then placed in the request — again after a
     // compaction that made one of abridge's own tools usable (what it offloaded can be read back).
     let tools: ToolSpec[] = [];
@@ -527,40 +642,58 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const ceiling = this.info.contextWindow - maxOutput;
     const budget = this.budget(maxOutput);
     let prediction = this.tracker.predict(this.model);
+    // What the provider's own edits are asked to remove, and what the provider bills then.
+    let native = this.planNative(prediction.predicted, budget.marks);
+    const billed = () => prediction.predicted - native.freed;
     const auto = this.options.autoCompact !== false;
+    const wantsRoom = (tokens: number) => budget.level(tokens) === 'compact' || budget.level(tokens) === 'block';
     this.monitor.setBudget(budget);
-    const level = this.monitor.update(prediction.predicted, {
-      compacting:
-        auto && (budget.level(prediction.predicted) === 'compact' || budget.level(prediction.predicted) === 'block'),
-    });
+    const level = this.monitor.update(billed(), { compacting: auto && wantsRoom(billed()) });
     const hardLimit = () => ceiling - this.margin(prediction.anchored, maxOutput);
     // A max output that leaves the prompt no room (16,384 asked of a 16,000 window): no compaction can help.
     if (hardLimit() <= 0)
       throw new ContextOverflowError(
-        this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored, maxOutput)),
+        this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
       );
     let compaction: CompactionResult | undefined;
-    if (auto && (level === 'compact' || level === 'block')) {
+    const compactHere = async (target: number) => {
       const was = offered();
-      compaction = await this.compactTo(Math.min(budget.marks.target, hardLimit()));
+      const result = await this.compactTo(target);
       if (offered() !== was) await render();
       prediction = this.tracker.predict(this.model);
+      native = this.planNative(prediction.predicted, budget.marks);
+      return result;
+    };
+    if (auto && (level === 'compact' || level === 'block')) {
+      // The provider compacts, when it can and may: else abridge does (unless it may not: `only`).
+      const asked = this.nativeMode !== 'never' ? this.askProviderToCompact(native, billed(), budget.marks) : undefined;
+      if (asked) native = asked;
+      else if (this.nativeMode !== 'only') compaction = await compactHere(Math.min(budget.marks.target, hardLimit()));
     }
-    if (prediction.predicted > hardLimit()) {
+    if (billed() > hardLimit()) {
       // Over the hard ceiling (a huge result, a small window, a large max output): compact to the ceiling itself — a
       // compaction that cannot reach a lower target keeps a hand-off of the archived work, and this one lets it shrink
-      // further where that is what fits the request.
-      const was = offered();
-      const result = await this.compactTo(compaction ? hardLimit() : Math.min(budget.marks.target, hardLimit()));
-      compaction = result.entry ? result : (compaction ?? result);
-      if (offered() !== was) await render();
-      prediction = this.tracker.predict(this.model);
-      if (prediction.predicted > hardLimit())
+      // further where that is what fits the request. (A provider compacts only a prompt it accepts: not this one.)
+      if (this.nativeMode === 'only')
         throw new ContextOverflowError(
-          this.overflowDetails(maxOutput, prediction.predicted, this.margin(prediction.anchored, maxOutput)),
+          this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
+        );
+      const result = await compactHere(compaction ? hardLimit() : Math.min(budget.marks.target, hardLimit()));
+      compaction = result.entry ? result : (compaction ?? result);
+      if (billed() > hardLimit())
+        throw new ContextOverflowError(
+          this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
         );
     }
-    this.turn = { maxOutput, counted: this.tracker.contextTokens, predicted: prediction.predicted };
+    this.turn = {
+      maxOutput,
+      counted: this.tracker.contextTokens,
+      predicted: billed(),
+      freed: native.freed,
+    };
+    const extra: Record<string, unknown> = { ...options.extra };
+    if (native.edits.length > 0)
+      extra.context_management = this.provider === 'anthropic' ? { edits: native.edits } : native.edits;
     // The view itself while it only grows (the encoder re-encodes from its last group on); a resumed harness's sending
     // rule makes a new array each turn.
     const request = this.encoder.build(
@@ -570,20 +703,21 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         model: this.model,
         maxOutputTokens: maxOutput,
         tools,
-        promptTokens: prediction.predicted,
-        ...(options.extra ? { extra: options.extra } : {}),
+        promptTokens: billed(),
+        ...(Object.keys(extra).length > 0 ? { extra } : {}),
       }),
     );
     const pressure: Pressure = {
-      predicted: prediction.predicted,
+      predicted: billed(),
       anchored: prediction.anchored,
       window: this.info.contextWindow,
       maxOutputTokens: maxOutput,
       ceiling,
-      fill: budget.fill(prediction.predicted),
-      level: budget.level(prediction.predicted),
+      fill: budget.fill(billed()),
+      level: budget.level(billed()),
       marks: budget.marks,
     };
+    if (native.edits.length > 0) pressure.sent = prediction.predicted;
     const out: PreparedTurn<P> = {
       provider: this.provider,
       request,
@@ -592,7 +726,58 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       breakdown: () => this.breakdown(),
     };
     if (compaction?.entry) out.compaction = compaction;
+    const betas = this.provider === 'anthropic' ? this.betasOf(native) : [];
+    if (betas.length > 0) out.betas = betas;
+    if (native.edits.length > 0)
+      out.native = { edits: native.edits, cleared: native.cleared, freed: native.freed, compacting: native.compacting };
     return out;
+  }
+
+  /**
+   * What this request asks of the provider's own context management (none with `native: 'never'`): Anthropic's
+   * tool-result clearing (the boundary of `ClearingPlanner`), or the Responses API's compaction as a safety net at the
+   * compact mark.
+   */
+  private planNative(sent: number, marks: Pressure['marks']): NativePlan {
+    const none: NativePlan = { edits: [], betas: [], freed: 0, cleared: 0, compacting: false };
+    if (this.nativeMode === 'never') return none;
+    if (this.provider === 'openai-responses')
+      return { ...none, edits: [responsesCompaction(sent, marks.compact, false)] };
+    const plan = this.clearing.plan(this.view, {
+      sent,
+      compactAt: marks.compact,
+      target: marks.target,
+      ratio: this.tracker.ratioOf(this.model),
+    });
+    if (!plan.edit) return none;
+    return {
+      edits: [plan.edit],
+      betas: [CONTEXT_MANAGEMENT_BETA],
+      freed: plan.freed,
+      cleared: plan.cleared,
+      compacting: false,
+    };
+  }
+
+  /**
+   * The plan with the provider asked to compact this request, when it can: Anthropic above its least trigger, the
+   * Responses API always. Undefined when it cannot (abridge compacts then, unless `only`).
+   */
+  private askProviderToCompact(plan: NativePlan, billed: number, marks: Pressure['marks']): NativePlan | undefined {
+    if (this.provider === 'openai-responses')
+      return { ...plan, edits: [responsesCompaction(billed, marks.compact, true)], compacting: true };
+    if (this.provider !== 'anthropic') return undefined;
+    // (Not abridge's standing instructions: the edit's `instructions` replace the provider's summarization prompt.)
+    const edit = anthropicCompactionEdit(billed);
+    if (!edit) return undefined;
+    return { ...plan, edits: [...plan.edits, edit], betas: [...plan.betas, COMPACTION_BETA], compacting: true };
+  }
+
+  /** The Anthropic betas a request needs: its edits', and compaction's while a compaction block is sent back. */
+  private betasOf(plan: NativePlan): string[] {
+    const betas = new Set(plan.betas);
+    if (holdsAnthropicCompaction(this.view)) betas.add(COMPACTION_BETA);
+    return [...betas];
   }
 
   /**
@@ -668,7 +853,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const counted = this.turn?.counted;
     if (promptTokens !== undefined && refused !== undefined && counted !== undefined && promptTokens > refused * 1.05)
       this.tracker.observe(
-        { input: promptTokens, output: 0, cacheRead: 0, cacheWrite: 0 },
+        // The provider counted the prompt its own edits left: what was sent also held what they removed.
+        {
+          input: promptTokens,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          ...(this.turn?.freed ? { cleared: Math.round(this.turn.freed) } : {}),
+        },
         this.model,
         this.session.entries.length - 1,
         counted,

@@ -118,8 +118,17 @@ export function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
 }
 
+/** The prompt the provider billed: input + cache reads + cache writes. */
 export function promptTokens(u: Usage): number {
   return u.input + u.cacheRead + u.cacheWrite;
+}
+
+/**
+ * The prompt as it was sent: what was billed plus what the provider's own context management removed before billing
+ * (`Usage.cleared`). What a count of the request's messages is compared with.
+ */
+export function sentTokens(u: Usage): number {
+  return promptTokens(u) + (u.cleared ?? 0);
 }
 
 /** The largest distance from the epoch a Date can hold (ms): beyond it, `new Date(t).toISOString()` throws. */

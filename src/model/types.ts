@@ -105,6 +105,18 @@ export interface CompactionMarker {
   /** Which agent made it: 'pi', 'claude-code', 'codex', 'abridge'… */
   source: string;
   trigger?: string;
+  /**
+   * A compaction the provider made (Anthropic `compaction` block, OpenAI Responses `compaction` item): its item as the
+   * API returned it, sent back as it is — the provider drops everything before it. `summary` holds its readable text
+   * where the provider gives one (Anthropic), else it is empty (OpenAI's is encrypted).
+   */
+  native?: NativeCompaction;
+}
+
+/** A provider's own compaction item, kept to send back (`CompactionMarker.native`). */
+export interface NativeCompaction {
+  provider: 'anthropic' | 'openai';
+  item: Record<string, unknown>;
 }
 
 export interface CompactionPart {
@@ -127,6 +139,11 @@ export interface Usage {
   reasoning?: number;
   /** The context window the agent reported for this request, when it did (Codex). */
   contextWindow?: number;
+  /**
+   * Prompt tokens the provider's own context management removed before billing (Anthropic's applied edits): the request
+   * as sent held `input + cacheRead + cacheWrite + cleared` tokens (`sentTokens`). Absent when nothing was removed.
+   */
+  cleared?: number;
 }
 
 export interface Message {

@@ -1,4 +1,4 @@
-import { promptTokens } from '../model/parts.js';
+import { promptTokens, sentTokens } from '../model/parts.js';
 import type { Entry, Message, Usage } from '../model/types.js';
 import { viewOf } from '../model/view.js';
 import { TokenCounter } from './counter.js';
@@ -266,15 +266,18 @@ export class PromptTracker {
 
   /** Whether a bill can be one of the request that started at `countedAtStart` (see `observe`), changing nothing. */
   judge(usage: Usage, model: string, countedAtStart: number): UsageVerdict {
-    const prompt = promptTokens(usage);
+    // What was sent is compared with the count of the request; what was billed (the provider's edits applied, if it
+    // made any) with the window.
+    const prompt = sentTokens(usage);
+    const billed = promptTokens(usage);
     if (!Number.isFinite(prompt) || prompt > MAX_PLAUSIBLE_PROMPT)
       return { used: false, problem: `a prompt of ${String(prompt)} tokens is no count of a request` };
-    if (prompt <= 0) return { used: false }; // an aborted or failed request reports nothing useful
+    if (billed <= 0) return { used: false }; // an aborted or failed request reports nothing useful
     const window = this.windowOf?.(model);
-    if (window !== undefined && prompt > window)
+    if (window !== undefined && billed > window)
       return {
         used: false,
-        problem: `a prompt of ${prompt} tokens is above every window known for ${model} (${window})`,
+        problem: `a prompt of ${billed} tokens is above every window known for ${model} (${window})`,
       };
     // A bill that agrees with the low one before it (that one plus what was added since): the harness sends less than
     // the transcript holds, and says so twice.
@@ -326,7 +329,7 @@ export class PromptTracker {
    */
   observe(usage: Usage, model: string, entry: number, countedAtStart: number): UsageVerdict {
     const verdict = this.judge(usage, model, countedAtStart);
-    const prompt = promptTokens(usage);
+    const prompt = sentTokens(usage);
     if (!verdict.used) {
       // Kept, for the next bill to confirm or not (see `low`); a bill of another kind of wrong is not.
       this.low =
