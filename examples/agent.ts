@@ -3,7 +3,7 @@
  *
  *   npm run example:agent -- --provider anthropic|openai-chat|openai-responses|ai-sdk-anthropic|ai-sdk-openai
  *     --base-url URL --model ID [--window N] [--max-tokens N] --turns N --task TEXT [--db FILE --session ID] [--stream]
- *     [--native prefer|only|never]
+ *     [--native prefer|only|never] [--count-tokens]
  *
  * Without `--window` the model's window is the catalog's until the provider says otherwise: a refusal that states its
  * limit becomes the session's window (one refusal, recovered). Without `--max-tokens` each request asks for abridge's
@@ -17,6 +17,8 @@
  * With `--native prefer` (or `only`) the provider manages the context itself where it can (Anthropic's tool-result
  * clearing and compaction, the Responses API's compaction), as abridge plans it; abridge compacts when that is not
  * enough (`prefer`). The Anthropic requests then go through the SDK's beta client, with the betas the turn names.
+ * With `--count-tokens` the provider's token-count endpoint counts the requests abridge has mostly counted itself (the
+ * first, the first after a compaction).
  *
  * It prints one JSON line per model request — {turn, predicted, reported, level, compacted} — and last
  * {"done": true, "requests", "compactions", "errors"}; it exits 1 when a request was refused and could not be
@@ -86,6 +88,7 @@ function options() {
     session: values.session,
     stream: values.stream === true,
     native: values.native as 'prefer' | 'only' | 'never',
+    countTokens: values['count-tokens'] === true,
   };
 }
 
@@ -103,6 +106,7 @@ function parse() {
       session: { type: 'string' },
       stream: { type: 'boolean', default: false },
       native: { type: 'string', default: 'never' },
+      'count-tokens': { type: 'boolean', default: false },
     },
   });
 }
@@ -142,6 +146,7 @@ const base = {
   system,
   tools: TOOLS,
   native: o.native,
+  ...(o.countTokens ? { countTokens: await tokenCounter(o.provider) } : {}),
   ...(o.window ? { contextWindow: o.window } : {}),
   ...(o.maxTokens ? { maxOutputTokens: o.maxTokens } : {}),
 };
@@ -229,6 +234,25 @@ function finish(ok: boolean): never {
   print({ done: true, requests: stats.requests, compactions: stats.compactions, errors: stats.errors });
   void store?.close();
   process.exit(ok ? 0 : 1);
+}
+
+/** The provider's token-count endpoint through its SDK (Chat Completions has none). */
+async function tokenCounter(provider: Provider): Promise<import('abridge-context').TokenCountEndpoint | undefined> {
+  const apiKey = process.env.EXAMPLE_API_KEY ?? 'sk-example';
+  if (provider === 'anthropic') {
+    const { default: Anthropic } = await import('@anthropic-ai/sdk');
+    const { anthropicTokenCounter } = await import('abridge-context/anthropic');
+    return anthropicTokenCounter(new Anthropic({ baseURL: o.baseURL.replace(/\/v1\/?$/, ''), apiKey, maxRetries: 0 }));
+  }
+  if (provider === 'openai-responses') {
+    const { default: OpenAI } = await import('openai');
+    const { responsesTokenCounter } = await import('abridge-context/openai');
+    const root = o.baseURL.replace(/\/+$/, '');
+    return responsesTokenCounter(
+      new OpenAI({ baseURL: root.endsWith('/v1') ? root : `${root}/v1`, apiKey, maxRetries: 0 }),
+    );
+  }
+  return undefined;
 }
 
 /** A function sending a request body with the official SDK of the provider, streaming when asked. */

@@ -197,7 +197,14 @@ export {
   type Pressure,
   type ManagerEvents,
   type ResumeOptions,
+  type TokenCountEndpoint,
 } from './manager/context-manager.js';
+export {
+  COMPACTION_BETA,
+  CONTEXT_MANAGEMENT_BETA,
+  type NativeMode,
+  type NativeOption,
+} from './manager/native.js';
 export { restoreSession, type RestoredSession } from './manager/restore.js';
 export type { HostEvent, HostRequestReport } from './manager/host-report.js';
 export { ContextOverflowError, type OverflowDetails } from './manager/overflow.js';

@@ -156,6 +156,66 @@ describe('the example agent against a strict loopback provider', () => {
     expect(compactions).toBeGreaterThanOrEqual(2);
   }, 240_000);
 
+  // The provider's own context management, as abridge plans it (`--native prefer`): Anthropic clears tool results on
+  // its side, the Responses API compacts on its side; abridge predicts the bill after each of their edits.
+  it.each(['anthropic', 'openai-responses'])(
+    "%s, --native prefer (Responses: with --count-tokens): 50 requests, 0 refused, the bill predicted within 2% (median) after the provider's edits",
+    async (provider) => {
+      const before = server.requests.length;
+      const run = await runAgent(server, [
+        ...common(provider, server, 50),
+        '--native',
+        'prefer',
+        ...(provider === 'openai-responses' ? ['--count-tokens'] : []),
+      ]);
+      const mine = server.requests.slice(before);
+      expect(run.stderr).not.toMatch(/refused/);
+      expect(run.code).toBe(0);
+      expect(run.lines.at(-1)).toMatchObject({ done: true, requests: 50, errors: 0 });
+      expect(mine.filter((r) => r.refused)).toEqual([]);
+      expect(mine.filter((r) => !r.countOnly).every((r) => r.markerInSystem)).toBe(true);
+      if (provider === 'openai-responses') expect(mine.some((r) => r.countOnly)).toBe(true);
+      // The provider did edit: Anthropic cleared (what was sent grew past the window), the Responses API compacted.
+      const turns = run.lines.filter((l) => typeof l.turn === 'number');
+      const edited = turns.filter((l) =>
+        provider === 'anthropic'
+          ? ((l.native as { cleared?: number } | undefined)?.cleared ?? 0) > 0
+          : turns[turns.indexOf(l) - 1]?.native !== undefined &&
+            (turns[turns.indexOf(l) - 1]!.native as { compacting: boolean }).compacting,
+      );
+      expect(edited.length).toBeGreaterThanOrEqual(provider === 'anthropic' ? 30 : 2);
+      const errors = edited.map(
+        (l) => Math.abs((l.predicted as number) - (l.reported as number)) / (l.reported as number),
+      );
+      errors.sort((a, b) => a - b);
+      expect(errors[Math.floor(errors.length / 2)]!).toBeLessThanOrEqual(0.02);
+    },
+    240_000,
+  );
+
+  it("openai-responses, --native prefer, split over two processes: the second continues from the provider's compaction", async () => {
+    const db = join(dir, 'agent-native.sqlite');
+    const args = (turns: number) => [
+      ...common('openai-responses', server, turns),
+      '--native',
+      'prefer',
+      '--db',
+      db,
+      '--session',
+      'native-1',
+    ];
+    const before = server.requests.length;
+    const first = await runAgent(server, args(20));
+    expect(first.code).toBe(0);
+    expect(first.lines.some((l) => (l.native as { compacting?: boolean } | undefined)?.compacting)).toBe(true);
+    const between = server.requests.length;
+    const second = await runAgent(server, args(10));
+    expect(second.code).toBe(0);
+    expect(server.requests.slice(before).filter((r) => r.refused)).toEqual([]);
+    const resumed = server.requests[between]!.body as { input: { type: string }[] };
+    expect(resumed.input[0]!.type).toBe('compaction');
+  }, 240_000);
+
   it('refuses bad arguments with one line and exit 2', async () => {
     const run = await runAgent(server, ['--provider', 'nope', '--base-url', server.baseURL]);
     expect(run.code).toBe(2);

@@ -15,6 +15,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import { AbridgeError } from '../errors.js';
+import type { TokenCountEndpoint } from '../manager/context-manager.js';
 import { clientConfig, importSdk } from './missing-sdk.js';
 import type { Message } from '../model/types.js';
 import {
@@ -84,6 +85,48 @@ export function anthropicBetaParams(
   const body = { ...request } as unknown as Anthropic.Beta.MessageCreateParamsNonStreaming;
   if (betas.length > 0) body.betas = [...betas];
   return body;
+}
+
+/** The fields of a request `count_tokens` takes (not the output limit, sampling settings or metadata). */
+const COUNTED_FIELDS = [
+  'model',
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'thinking',
+  'context_management',
+  'mcp_servers',
+  'output_config',
+  'output_format',
+] as const;
+
+/** The part of an `@anthropic-ai/sdk` client `anthropicTokenCounter` uses (an `Anthropic` instance is one). */
+export interface AnthropicCountTokensApi {
+  beta: {
+    messages: {
+      countTokens(
+        body: Anthropic.Beta.MessageCountTokensParams,
+      ): PromiseLike<{ input_tokens: number; context_management?: { original_input_tokens: number } | null }>;
+    };
+  };
+}
+
+/**
+ * The provider's own count of a prepared request (`/v1/messages/count_tokens`, through the SDK's beta client, which
+ * takes the betas the request needs), for `ContextManager`'s `countTokens`: it counts the request as the provider
+ * will, its edits applied (`originalInputTokens`: before them).
+ */
+export function anthropicTokenCounter(client: AnthropicCountTokensApi): TokenCountEndpoint {
+  return async ({ body, betas }) => {
+    const request = body as AnthropicRequestBody;
+    const counted: Record<string, unknown> = {};
+    for (const k of COUNTED_FIELDS) if (request[k] !== undefined) counted[k] = request[k];
+    if (betas?.length) counted.betas = [...betas];
+    const r = await client.beta.messages.countTokens(counted as unknown as Anthropic.Beta.MessageCountTokensParams);
+    const original = r.context_management?.original_input_tokens;
+    return { inputTokens: r.input_tokens, ...(typeof original === 'number' ? { originalInputTokens: original } : {}) };
+  };
 }
 
 /** Whether a body holds what only the beta API takes: `context_management`, a compaction block. */

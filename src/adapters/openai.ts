@@ -14,6 +14,7 @@ import type OpenAI from 'openai';
 import { ModelCatalog } from '../budget/catalog.js';
 import type { LlmClient, LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Message } from '../model/types.js';
+import type { TokenCountEndpoint } from '../manager/context-manager.js';
 import { clientConfig, importSdk } from './missing-sdk.js';
 import {
   fromResponse,
@@ -130,6 +131,44 @@ export function responsesParams(
   if (options?.stream !== true) return body;
   const { stream: _, ...base } = body;
   return { ...base, stream: true };
+}
+
+/** The fields of a Responses request `/v1/responses/input_tokens` takes (not the output limit, storage or metadata). */
+const COUNTED_FIELDS = [
+  'model',
+  'input',
+  'instructions',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'previous_response_id',
+  'reasoning',
+  'text',
+  'truncation',
+  'conversation',
+] as const;
+
+/** The part of an `openai` client `responsesTokenCounter` uses (an `OpenAI` instance is one). */
+export interface ResponsesInputTokensApi {
+  responses: {
+    inputTokens: {
+      count(body: OpenAI.Responses.InputTokenCountParams): PromiseLike<{ input_tokens: number }>;
+    };
+  };
+}
+
+/**
+ * The provider's own count of a prepared Responses request (`/v1/responses/input_tokens`), for `ContextManager`'s
+ * `countTokens`.
+ */
+export function responsesTokenCounter(client: ResponsesInputTokensApi): TokenCountEndpoint {
+  return async ({ body }) => {
+    const request = body as ResponsesRequestBody;
+    const counted: Record<string, unknown> = {};
+    for (const k of COUNTED_FIELDS) if (request[k] !== undefined) counted[k] = request[k];
+    const r = await client.responses.inputTokens.count(counted as OpenAI.Responses.InputTokenCountParams);
+    return { inputTokens: r.input_tokens };
+  };
 }
 
 /** A `Response` (what `client.responses.create` resolves to) as abridge's message, usage and stop reason. */

@@ -10,7 +10,7 @@
  * Writing: a session read from this format and not compacted since is written back from its raw messages; any other
  * session — or a compacted one — has its compacted view encoded by `encodeAiSdkMessages` into a v5 `ModelMessage[]`.
  */
-import { base64ByteSize, parseArguments, textPart } from '../model/parts.js';
+import { base64ByteSize, parseArguments, textPart, compactionText } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
 import type {
   EntryDraft,
@@ -339,7 +339,7 @@ function encodeUserPart(p: Part): AiSdkUserPart | undefined {
     case 'text':
       return { type: 'text', text: p.text };
     case 'compaction':
-      return { type: 'text', text: p.marker.summary };
+      return { type: 'text', text: compactionText(p.marker) };
     case 'image':
       if (p.data)
         return p.mediaType
@@ -366,7 +366,7 @@ function encodeAssistantPart(p: Part): AiSdkAssistantPart | undefined {
     case 'text':
       return { type: 'text', text: p.text };
     case 'compaction':
-      return { type: 'text', text: p.marker.summary };
+      return { type: 'text', text: compactionText(p.marker) };
     case 'thinking': {
       const part: AiSdkAssistantPart = { type: 'reasoning', text: p.text };
       if (p.signature && !p.signature.trimStart().startsWith('{'))
@@ -467,7 +467,7 @@ function writeAiSdk(session: Session): string {
       messages.push({
         role: 'system',
         content: e.message.parts
-          .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : ''))
+          .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? compactionText(p.marker) : ''))
           .join('\n\n'),
       });
     else {

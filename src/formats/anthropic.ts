@@ -10,7 +10,7 @@
  * `extra.request`. Any other session — or a compacted one — has its compacted view (`activeView`) encoded by
  * `encodeAnthropicRequest` (see `prepareConversation`, shared with the OpenAI writers) into a body the API accepts.
  */
-import { argumentsText, base64ByteSize, imageFrom, textPart } from '../model/parts.js';
+import { argumentsText, base64ByteSize, imageFrom, textPart, compactionText } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
 import type {
   EntryDraft,
@@ -370,7 +370,7 @@ function encodeUserPart(p: Part): AnthropicUserBlock | undefined {
     case 'text':
       return { type: 'text', text: p.text };
     case 'compaction':
-      return { type: 'text', text: p.marker.summary };
+      return { type: 'text', text: compactionText(p.marker) };
     case 'image':
     case 'file':
       return encodeMedia(p);
@@ -393,7 +393,7 @@ function encodeAssistantPart(p: Part): AnthropicAssistantBlock | undefined {
       // `anthropicParams` refuses a body that holds one).
       if (p.marker.native?.provider === 'anthropic')
         return nativeCompactionBlock(p.marker.native.item) as unknown as AnthropicAssistantBlock;
-      return { type: 'text', text: p.marker.summary };
+      return { type: 'text', text: compactionText(p.marker) };
     case 'thinking':
       if (!p.signature) return undefined;
       return p.redacted

@@ -14,7 +14,7 @@ import type {
   SessionInfo,
   Usage,
 } from '../model/types.js';
-import { EPOCH_ISO, imageFrom, isoTime, num, resultContent, textPart } from '../model/parts.js';
+import { EPOCH_ISO, imageFrom, isoTime, num, resultContent, textPart, compactionText } from '../model/parts.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 import { takeLinkedRecord } from './linked-record.js';
 import { writeJsonl } from './jsonl.js';
@@ -306,7 +306,7 @@ function encodeBlocks(parts: Part[]): unknown[] {
         out.push({ type: 'text', text: `[file ${p.name ?? ''} ${p.mediaType ?? ''} ${p.byteSize ?? '?'} bytes]` });
         break;
       case 'compaction':
-        out.push({ type: 'text', text: p.marker.summary });
+        out.push({ type: 'text', text: compactionText(p.marker) });
         break;
     }
   }
@@ -376,7 +376,7 @@ function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordCon
   });
   const summary = view.find((v) => v.covers !== undefined && v.message.parts.some((p) => p.type === 'compaction'));
   const summaryText = summary
-    ? summary.message.parts.map((p) => (p.type === 'compaction' ? p.marker.summary : '')).join('')
+    ? summary.message.parts.map((p) => (p.type === 'compaction' ? compactionText(p.marker) : '')).join('')
     : undefined;
   // A system prompt (a session from another format) is not part of a Claude Code transcript: kept as a meta record.
   if (request.system)

@@ -8,7 +8,7 @@
  * Writing: a session read from this format and not compacted since is written back from its raw messages and
  * `extra.request`; any other session — or a compacted one — has its compacted view encoded by `encodeOpenaiChatRequest`.
  */
-import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
+import { argumentsText, base64ByteSize, parseArguments, textPart, compactionText } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
 import type {
   EntryDraft,
@@ -307,7 +307,7 @@ function plainText(parts: readonly Part[]): string {
         case 'text':
           return p.text;
         case 'compaction':
-          return p.marker.summary;
+          return compactionText(p.marker);
         case 'image':
         case 'file':
           return inlineText(p as FilePart) ?? mediaPlaceholder(p);

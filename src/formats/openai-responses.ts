@@ -12,7 +12,7 @@
  * `extra.request`; any other session — or a compacted one — has its compacted view encoded by
  * `encodeOpenaiResponsesRequest`.
  */
-import { argumentsText, base64ByteSize, parseArguments, textPart } from '../model/parts.js';
+import { argumentsText, base64ByteSize, parseArguments, textPart, compactionText } from '../model/parts.js';
 import { SessionBuilder } from '../model/session.js';
 import type {
   EntryDraft,
@@ -373,7 +373,7 @@ function encodeContent(p: Part): ResponsesInputContent | undefined {
     case 'text':
       return { type: 'input_text', text: p.text };
     case 'compaction':
-      return { type: 'input_text', text: p.marker.summary };
+      return { type: 'input_text', text: compactionText(p.marker) };
     case 'image':
       if (p.data)
         return { type: 'input_image', detail: 'auto', image_url: dataUrl(p.mediaType ?? 'image/png', p.data) };
@@ -430,7 +430,7 @@ function encodeTurn(t: ConvTurn): ResponsesItem[] {
         if (item) {
           flush();
           out.push(item);
-        } else text.push(p.marker.summary);
+        } else text.push(compactionText(p.marker));
       } else if (p.type === 'image' || p.type === 'file') text.push(mediaPlaceholder(p));
     }
     flush();
@@ -552,7 +552,7 @@ function sameFormatBody(session: Session): Record<string, unknown> | undefined {
     edited = true;
     if (e.message.role === 'system') {
       const text = e.message.parts
-        .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : ''))
+        .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? compactionText(p.marker) : ''))
         .join('\n\n');
       items.push({ type: 'message', role: 'system', content: text });
     } else for (const t of segmentMessage(e.message, (p) => p.type !== 'thinking')) items.push(...encodeTurn(t));

@@ -2,7 +2,7 @@
  * abridge's messages as pi records: the encoders the pi writer uses for entries that did not come from a pi file, for
  * the rewritten copies of a compacted view, and for the pi extension (`abridge-context/pi`), which hands pi messages back.
  */
-import { EPOCH_ISO, isoTime } from '../model/parts.js';
+import { EPOCH_ISO, isoTime, compactionText } from '../model/parts.js';
 import type { CompactionMarker, Entry, Message, Part, Usage } from '../model/types.js';
 import type { AbridgeMarker } from '../model/view.js';
 
@@ -31,7 +31,7 @@ export function encodeParts(parts: readonly Part[]): unknown[] {
         out.push({ type: 'text', text: `[file ${p.name ?? ''} ${p.mediaType ?? ''} ${p.byteSize ?? '?'} bytes]` });
         break;
       case 'compaction':
-        out.push({ type: 'text', text: p.marker.summary });
+        out.push({ type: 'text', text: compactionText(p.marker) });
         break;
       case 'tool-result':
         break;

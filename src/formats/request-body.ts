@@ -4,7 +4,7 @@
  * (detection), and `invalidInput` (errors naming a JSON path).
  */
 import { AbridgeError } from '../errors.js';
-import { base64ByteSize, textPart } from '../model/parts.js';
+import { base64ByteSize, textPart, compactionText } from '../model/parts.js';
 import { conversationEntries } from '../model/branch.js';
 import { activeMessages } from '../model/view.js';
 import type {
@@ -118,7 +118,8 @@ export const UNKNOWN_MODEL = 'unknown-model';
 /** Parts every target drops: text that is empty or only whitespace (Anthropic rejects it), empty summaries. */
 function meaningful(part: Part): boolean {
   if (part.type === 'text') return part.text.trim() !== '';
-  if (part.type === 'compaction') return part.marker.summary.trim() !== '';
+  // A provider's own compaction goes back whatever its text (OpenAI's is opaque: no readable summary).
+  if (part.type === 'compaction') return part.marker.native !== undefined || part.marker.summary.trim() !== '';
   return true;
 }
 
@@ -156,7 +157,7 @@ export function segmentMessage(
 
 export function systemText(message: Message): string {
   return message.parts
-    .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? p.marker.summary : ''))
+    .map((p) => (p.type === 'text' ? p.text : p.type === 'compaction' ? compactionText(p.marker) : ''))
     .filter((t) => t.trim() !== '')
     .join('\n\n');
 }

@@ -40,6 +40,7 @@ import {
   fromResponse,
   REQUEST_PROVIDERS,
   type ProviderRequestBody,
+  type RequestBody,
   type RequestProvider,
   type ResponseResult,
   type ToolSpec,
@@ -141,11 +142,29 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
    */
   native?: NativeOption;
   /**
+   * Counts a request with the provider's endpoint (`anthropicTokenCounter(client)`, `responsesTokenCounter(client)`)
+   * when abridge's figure for it is mostly its own count rather than the provider's bills — the first request of a
+   * session, the first after a compaction, or one whose new content is at least half of it — and anchors on that
+   * count. One more request to the provider (a count, not billed) on those turns; `pressure.estimated` keeps what abridge
+   * predicted without it. Default: none (abridge's count anchored on the bills).
+   */
+  countTokens?: TokenCountEndpoint;
+  /**
    * A stored session to continue (what `ContextManager.resume` reads with `restoreSession` and passes here): the manager
    * starts from its latest snapshot, counted as it was when it compacted, and follows the bills recorded since.
    */
   restore?: RestoredSession;
 }
+
+/**
+ * The provider's own count of a prepared request: `anthropicTokenCounter(client)` of `abridge-context/anthropic`,
+ * `responsesTokenCounter(client)` of `abridge-context/openai`, or your own. `originalInputTokens`: the count before the
+ * provider's own edits, when the request asks for some.
+ */
+export type TokenCountEndpoint = (request: {
+  body: RequestBody;
+  betas?: readonly string[];
+}) => Promise<{ inputTokens: number; originalInputTokens?: number }>;
 
 /** Options of `ContextManager.resume`: those of a new manager; the model, provider, window and reserve default to what
  * the session ran with (its stored settings). */
@@ -170,6 +189,8 @@ export interface Pressure {
    * is what they leave.
    */
   sent?: number;
+  /** When the provider's endpoint counted the request (`countTokens`): what abridge predicted without it. */
+  estimated?: number;
   /** Whether the prediction builds on the provider's own last report. */
   anchored: boolean;
   window: number;
@@ -297,6 +318,15 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   /** Whether requests ask the provider to manage the context (`options.native` for this provider). */
   private readonly nativeMode: NativeMode;
   private readonly clearing: ClearingPlanner;
+  /**
+   * How much the billed prompt grew from one request to the next, lately (the last few, between compactions): a
+   * provider compacts only a request it accepts, so it is asked one step ahead — before the next step could pass the
+   * ceiling.
+   */
+  private growth: number[] = [];
+  private lastBilled: number | undefined;
+  /** The count of the context when the provider last measured it (a bill or an endpoint count), in counted tokens. */
+  private measuredAt: number | undefined;
 
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
@@ -519,7 +549,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
           message: `entry ${entry.index}: ${doubt}; not used`,
         });
         this.emit('usage-ignored', { reported: promptTokens(usage), reason: doubt });
-      } else if (usage && promptTokens(usage) > 0) this.tracker.observe(usage, m.model!, entry.index, countedAtStart);
+      } else if (usage && promptTokens(usage) > 0) {
+        if (this.tracker.observe(usage, m.model!, entry.index, countedAtStart).used) this.measuredAt = countedAtStart;
+      }
     });
   }
 
@@ -603,6 +635,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     });
     this.restartFrom(this.view, entry.id!);
     this.clearing.reset();
+    this.lastBilled = undefined;
     if (this.enforcedWindow.size > 0)
       await this.appendEntries([...this.enforcedWindow].map(([model, window]) => windowRecord(model, window)));
     this.monitor.compactionComplete({ before: before ?? after, after, strategies: marker.strategies ?? [] });
@@ -642,14 +675,17 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const ceiling = this.info.contextWindow - maxOutput;
     const budget = this.budget(maxOutput);
     let prediction = this.tracker.predict(this.model);
+    const hardLimit = () => ceiling - this.margin(prediction.anchored, maxOutput);
+    // The largest step lately: what the provider is asked to do is asked one step ahead (see `growth`).
+    const ahead = Math.max(0, ...this.growth);
+    const roomAt = () => Math.min(budget.marks.compact, hardLimit() - ahead);
     // What the provider's own edits are asked to remove, and what the provider bills then.
-    let native = this.planNative(prediction.predicted, budget.marks);
+    let native = this.planNative(prediction.predicted, budget.marks, roomAt());
     const billed = () => prediction.predicted - native.freed;
     const auto = this.options.autoCompact !== false;
     const wantsRoom = (tokens: number) => budget.level(tokens) === 'compact' || budget.level(tokens) === 'block';
     this.monitor.setBudget(budget);
     const level = this.monitor.update(billed(), { compacting: auto && wantsRoom(billed()) });
-    const hardLimit = () => ceiling - this.margin(prediction.anchored, maxOutput);
     // A max output that leaves the prompt no room (16,384 asked of a 16,000 window): no compaction can help.
     if (hardLimit() <= 0)
       throw new ContextOverflowError(
@@ -661,15 +697,18 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       const result = await this.compactTo(target);
       if (offered() !== was) await render();
       prediction = this.tracker.predict(this.model);
-      native = this.planNative(prediction.predicted, budget.marks);
+      native = this.planNative(prediction.predicted, budget.marks, roomAt());
       return result;
     };
-    if (auto && (level === 'compact' || level === 'block')) {
-      // The provider compacts, when it can and may: else abridge does (unless it may not: `only`).
-      const asked = this.nativeMode !== 'never' ? this.askProviderToCompact(native, billed(), budget.marks) : undefined;
-      if (asked) native = asked;
-      else if (this.nativeMode !== 'only') compaction = await compactHere(Math.min(budget.marks.target, hardLimit()));
-    }
+    // The provider compacts, when it can and may — at the compact level, or one step before the next step could pass
+    // what it accepts: else abridge does at the compact level (unless it may not: `only`).
+    const asked =
+      auto && this.nativeMode !== 'never' && (wantsRoom(billed()) || billed() + ahead > hardLimit())
+        ? this.askProviderToCompact(native, billed(), budget.marks)
+        : undefined;
+    if (asked) native = asked;
+    else if (auto && (level === 'compact' || level === 'block') && this.nativeMode !== 'only')
+      compaction = await compactHere(Math.min(budget.marks.target, hardLimit()));
     if (billed() > hardLimit()) {
       // Over the hard ceiling (a huge result, a small window, a large max output): compact to the ceiling itself — a
       // compaction that cannot reach a lower target keeps a hand-off of the archived work, and this one lets it shrink
@@ -685,28 +724,56 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
           this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
         );
     }
+    const build = () => {
+      const extra: Record<string, unknown> = { ...options.extra };
+      if (native.edits.length > 0)
+        extra.context_management = this.provider === 'anthropic' ? { edits: native.edits } : native.edits;
+      // The view itself while it only grows (the encoder re-encodes from its last group on); a resumed harness's
+      // sending rule makes a new array each turn.
+      return this.encoder.build(
+        this.provider,
+        this.send ? this.sent(this.view) : this.view,
+        requestOptions(built!, {
+          model: this.model,
+          maxOutputTokens: maxOutput,
+          tools,
+          promptTokens: billed(),
+          ...(Object.keys(extra).length > 0 ? { extra } : {}),
+        }),
+      );
+    };
+    let request = build();
+    // The provider's own count, where abridge's figure is mostly its own count: it anchors this request and the next.
+    let estimated: number | undefined;
+    if (this.options.countTokens && this.mostlyCounted(prediction.anchored, billed())) {
+      estimated = billed();
+      const betas = this.provider === 'anthropic' ? this.betasOf(native) : [];
+      const count = await this.options.countTokens({ body: request, ...(betas.length > 0 ? { betas } : {}) });
+      const exact = this.anchorOnCount(count, native.freed);
+      if (exact !== undefined) {
+        prediction = { ...this.tracker.predict(this.model), predicted: exact + native.freed };
+        if (billed() > hardLimit()) {
+          if (this.nativeMode === 'only')
+            throw new ContextOverflowError(
+              this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
+            );
+          const result = await compactHere(Math.min(budget.marks.target, hardLimit()));
+          if (result.entry) compaction = result;
+          if (billed() > hardLimit())
+            throw new ContextOverflowError(
+              this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
+            );
+          request = build();
+        }
+      }
+    }
     this.turn = {
       maxOutput,
       counted: this.tracker.contextTokens,
       predicted: billed(),
       freed: native.freed,
     };
-    const extra: Record<string, unknown> = { ...options.extra };
-    if (native.edits.length > 0)
-      extra.context_management = this.provider === 'anthropic' ? { edits: native.edits } : native.edits;
-    // The view itself while it only grows (the encoder re-encodes from its last group on); a resumed harness's sending
-    // rule makes a new array each turn.
-    const request = this.encoder.build(
-      this.provider,
-      this.send ? this.sent(this.view) : this.view,
-      requestOptions(built!, {
-        model: this.model,
-        maxOutputTokens: maxOutput,
-        tools,
-        promptTokens: billed(),
-        ...(Object.keys(extra).length > 0 ? { extra } : {}),
-      }),
-    );
+    this.noteGrowth(billed(), compaction?.entry !== undefined);
     const pressure: Pressure = {
       predicted: billed(),
       anchored: prediction.anchored,
@@ -718,6 +785,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       marks: budget.marks,
     };
     if (native.edits.length > 0) pressure.sent = prediction.predicted;
+    if (estimated !== undefined) pressure.estimated = estimated;
     const out: PreparedTurn<P> = {
       provider: this.provider,
       request,
@@ -738,14 +806,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * tool-result clearing (the boundary of `ClearingPlanner`), or the Responses API's compaction as a safety net at the
    * compact mark.
    */
-  private planNative(sent: number, marks: Pressure['marks']): NativePlan {
+  private planNative(sent: number, marks: Pressure['marks'], roomAt: number): NativePlan {
     const none: NativePlan = { edits: [], betas: [], freed: 0, cleared: 0, compacting: false };
     if (this.nativeMode === 'never') return none;
     if (this.provider === 'openai-responses')
       return { ...none, edits: [responsesCompaction(sent, marks.compact, false)] };
     const plan = this.clearing.plan(this.view, {
       sent,
-      compactAt: marks.compact,
+      compactAt: roomAt,
       target: marks.target,
       ratio: this.tracker.ratioOf(this.model),
     });
@@ -771,6 +839,45 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const edit = anthropicCompactionEdit(billed);
     if (!edit) return undefined;
     return { ...plan, edits: [...plan.edits, edit], betas: [...plan.betas, COMPACTION_BETA], compacting: true };
+  }
+
+  /**
+   * Whether the prediction is mostly abridge's own count: no bill anchors it, or what was added since the provider last
+   * measured the context is at least half of it.
+   */
+  private mostlyCounted(anchored: boolean, billed: number): boolean {
+    if (!anchored || this.measuredAt === undefined) return true;
+    const fresh = (this.tracker.contextTokens - this.measuredAt) * this.tracker.ratioOf(this.model);
+    return fresh >= billed / 2;
+  }
+
+  /**
+   * Anchors the tracker on the provider's count of the request about to be sent (as a bill of it: the same judgement
+   * applies); the count of what the provider will bill, or undefined when it is not believed.
+   */
+  private anchorOnCount(
+    count: { inputTokens: number; originalInputTokens?: number },
+    freed: number,
+  ): number | undefined {
+    const billed = count.inputTokens;
+    if (!Number.isFinite(billed) || billed <= 0) return undefined;
+    const sent = count.originalInputTokens ?? billed + freed;
+    const usage: Usage = { input: billed, output: 0, cacheRead: 0, cacheWrite: 0 };
+    if (sent > billed) usage.cleared = Math.round(sent - billed);
+    const at = this.tracker.contextTokens;
+    const verdict = this.tracker.observe(usage, this.model, this.session.entries.length - 1, at);
+    if (!verdict.used) return undefined;
+    this.measuredAt = at;
+    return billed;
+  }
+
+  /** Keeps the last few growths of the billed prompt between requests (none across a compaction). */
+  private noteGrowth(billed: number, compacted: boolean): void {
+    if (!compacted && this.lastBilled !== undefined && billed > this.lastBilled) {
+      this.growth.push(billed - this.lastBilled);
+      if (this.growth.length > 8) this.growth.shift();
+    }
+    this.lastBilled = billed;
   }
 
   /** The Anthropic betas a request needs: its edits', and compaction's while a compaction block is sent back. */
@@ -1294,6 +1401,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.session.entries.push(...entries);
     this.tip = markerId;
     this.tracker.rebase(entries);
+    this.measuredAt = undefined;
   }
 
   private overflowDetails(maxOutput: number, predicted: number, margin: number): OverflowDetails {

@@ -1,4 +1,4 @@
-import type { Part, ResultContentPart, TextPart, Usage } from './types.js';
+import type { CompactionMarker, Part, ResultContentPart, TextPart, Usage } from './types.js';
 
 /** The characters of a part that a model reads as text. Media and opaque signatures count zero. */
 export function partTextLength(part: Part): number {
@@ -116,6 +116,15 @@ function str(v: unknown): string | undefined {
 
 export function num(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) ? v : 0;
+}
+
+/**
+ * What a compaction says as text: its summary, or — for a provider's own compaction whose summary is opaque (OpenAI's
+ * is encrypted) — a note that says so, for any request or transcript that cannot send the provider's item itself.
+ */
+export function compactionText(marker: CompactionMarker): string {
+  if (marker.summary.trim() !== '' || !marker.native) return marker.summary;
+  return `[The conversation before this point was compacted by ${marker.native.provider}; its summary is encrypted and only ${marker.native.provider} can read it.]`;
 }
 
 /** The prompt the provider billed: input + cache reads + cache writes. */

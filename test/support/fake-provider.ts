@@ -84,6 +84,7 @@ const ROUTES: Record<string, Wire> = {
   '/v1/chat/completions': 'openai-chat',
   '/v1/responses': 'openai-responses',
   '/v1/responses/compact': 'openai-responses',
+  '/v1/responses/input_tokens': 'openai-responses',
 };
 
 /** Anthropic refuses bodies over 32 MB with 413 request_too_large (the OpenAI wires are not checked). */
@@ -228,6 +229,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       const headers = record.headers;
       let parsed: ParsedRequest;
       if (url.pathname === '/v1/messages/count_tokens') {
+        record.countOnly = true;
         const edited = parseAnthropicEdited(body, headers, env, true);
         parsed = edited.parsed;
         const total = parsed.segments.reduce((s, x) => s + x.tokens, 0);
@@ -245,6 +247,17 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
               : {}),
           }),
         );
+        return;
+      }
+      if (url.pathname === '/v1/responses/input_tokens') {
+        // The input as the API would bill it, counted without sampling (nothing is stored, nothing compacted).
+        const p = parseResponses(body, headers, env, responsesStore, 'count');
+        const total = p.segments.reduce((s, x) => s + x.tokens, 0);
+        record.model = p.model;
+        record.promptTokens = total;
+        record.countOnly = true;
+        res.writeHead(200, { 'content-type': 'application/json', 'request-id': requestId, 'x-request-id': requestId });
+        res.end(JSON.stringify({ object: 'response.input_tokens', input_tokens: total }));
         return;
       }
       if (url.pathname === '/v1/responses/compact') {

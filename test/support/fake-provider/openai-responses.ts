@@ -83,6 +83,22 @@ export interface ResponsesParsed extends ParsedRequest {
 }
 
 /** Parameters of `POST /v1/responses/compact` (the SDK's `ResponseCompactParams`). */
+/** `POST /v1/responses/input_tokens` (the SDK's `InputTokenCountParams`): what counts, without output settings. */
+const COUNT_PARAMS = new Set([
+  'conversation',
+  'input',
+  'instructions',
+  'model',
+  'parallel_tool_calls',
+  'personality',
+  'previous_response_id',
+  'reasoning',
+  'text',
+  'tool_choice',
+  'tools',
+  'truncation',
+]);
+
 const COMPACT_PARAMS = new Set([
   'model',
   'input',
@@ -225,14 +241,15 @@ export function parseResponses(
   headers: Record<string, string>,
   env: WireEnv,
   store: ResponsesStore,
-  compactEndpoint = false,
+  endpoint: boolean | 'count' = false,
 ): ResponsesParsed {
   checkBearer(headers);
-  const params = compactEndpoint ? COMPACT_PARAMS : PARAMS;
+  const compactEndpoint = endpoint === true;
+  const params = endpoint === 'count' ? COUNT_PARAMS : compactEndpoint ? COMPACT_PARAMS : PARAMS;
   for (const k of Object.keys(body)) {
     if (!params.has(k)) throw invalid(`Unknown parameter: '${k}'.`, { param: k, code: 'unknown_parameter' });
   }
-  const compactThreshold = compactEndpoint ? undefined : compactThresholdOf(body.context_management);
+  const compactThreshold = endpoint ? undefined : compactThresholdOf(body.context_management);
   if (typeof body.model !== 'string')
     throw invalid("Missing required parameter: 'model'.", { param: 'model', code: 'missing_required_parameter' });
   const max = body.max_output_tokens;

@@ -115,6 +115,8 @@ export interface RecordedRequest {
   /** Anthropic `compact_20260112` compacted this request: the compaction iteration's input and output tokens. */
   compacted?: boolean;
   compaction?: { inputTokens: number; outputTokens: number };
+  /** A token count (`/v1/messages/count_tokens`, `/v1/responses/input_tokens`): nothing sampled, nothing billed. */
+  countOnly?: boolean;
   /** Billed usage of an accepted request. */
   usage?: BilledUsage;
   /** What the model answered (accepted requests). */
