@@ -14,6 +14,7 @@ import { ContextOverflowError } from '../src/manager/overflow.js';
 import { nativeModeOf } from '../src/manager/native.js';
 import { promptTokens } from '../src/model/parts.js';
 import type { Message } from '../src/model/types.js';
+import { SessionStats } from '../src/model/stats.js';
 import { activeMessages } from '../src/model/view.js';
 import { MemorySessionStore } from '../src/store/memory-session-store.js';
 import { loadSession } from '../src/store/session-store.js';
@@ -267,7 +268,12 @@ describe('the provider compacts: recorded as a marker, sent back, resumed from',
         expect(f.requests.filter((r) => r.countOnly).length).toBeGreaterThanOrEqual(after.length);
       }
       const stored = await loadSession(store, cm.sessionId);
-      expect(stored.entries.filter((e) => e.compaction)).toHaveLength(compactedAt.length);
+      const markers = stored.entries.filter((e) => e.compaction).map((e) => e.compaction!);
+      expect(markers.map((m) => m.number)).toEqual(compactedAt.map((_, i) => i + 1));
+      expect(markers.every((m) => m.native?.provider === 'openai' && m.summary === '')).toBe(true);
+      const stats = new SessionStats();
+      for (const e of stored.entries) stats.add(e);
+      expect(stats.result().compactions.map((c) => c.native)).toEqual(markers.map(() => ({ provider: 'openai' })));
       expect(stored.entries.filter((e) => e.message)).toHaveLength(appended.length);
       const resumed = await ContextManager.resume(store, cm.sessionId, { tools: LOOP_TOOLS, native: 'prefer' });
       const more = await loop(resumed, sender(f, 'openai-responses'), 3, [], 100);

@@ -288,10 +288,14 @@ export function renderInspect(
   if (r.compactions.length === 0) out.push(`${label('compactions')}${pc.dim('none')}`);
   for (const c of r.compactions) {
     const where = c.line !== undefined ? `line ${c.line}` : `entry ${c.entry}`;
-    const parts = [`#${c.number} by ${c.source}`, where];
+    const parts = [`#${c.number} by ${c.native ? `${c.native.provider} (on its side)` : c.source}`, where];
     if (c.tokensBefore !== undefined) parts.push(`${fmtInt(c.tokensBefore)} tokens before`);
     if (c.trigger) parts.push(c.trigger);
-    parts.push(`summary ${fmtInt(c.summaryChars)} chars`);
+    parts.push(
+      c.native && c.summaryChars === 0
+        ? 'summary opaque (encrypted by the provider)'
+        : `summary ${fmtInt(c.summaryChars)} chars`,
+    );
     if (c.archived) parts.push(`archived entries ${c.archived.fromEntry}–${c.archived.toEntry}`);
     out.push(`${label(c.number === 1 ? 'compactions' : '')}${parts.join(' · ')}`);
   }

@@ -594,3 +594,68 @@ describe('contextOverflow', () => {
     ).toBeUndefined();
   });
 });
+
+describe('the provider’s own context management in responses', () => {
+  it('anthropic: applied edits become usage.cleared; a compaction block opens the message and goes back as it came', () => {
+    const r = fromResponse('anthropic', {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-6',
+      content: [
+        { type: 'compaction', content: '<summary>done so far</summary>', encrypted_content: null },
+        { type: 'text', text: 'Continuing.' },
+      ],
+      stop_reason: 'end_turn',
+      usage: {
+        input_tokens: 900,
+        output_tokens: 10,
+        cache_read_input_tokens: 100,
+        cache_creation_input_tokens: 0,
+        iterations: [
+          { type: 'compaction', input_tokens: 80_000, output_tokens: 300 },
+          { type: 'message', input_tokens: 900, output_tokens: 10 },
+        ],
+      },
+      context_management: {
+        applied_edits: [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: 4, cleared_input_tokens: 12_000 }],
+      },
+    });
+    expect(r.usage).toMatchObject({ input: 900, cacheRead: 100, cleared: 12_000 });
+    expect(r.appliedEdits).toEqual([
+      { type: 'clear_tool_uses_20250919', clearedInputTokens: 12_000, clearedToolUses: 4 },
+    ]);
+    expect(r.compaction).toEqual({ inputTokens: 80_000, outputTokens: 300 });
+    const part = r.message.parts[0]!;
+    expect(part).toMatchObject({ type: 'compaction', marker: { summary: '<summary>done so far</summary>' } });
+    const body = toRequest([r.message, { role: 'user', parts: [{ type: 'text', text: 'Go on.' }] }], 'anthropic', {
+      model: 'claude-sonnet-4-6',
+      maxOutputTokens: 100,
+    });
+    expect(body.messages[1]!.content[0]).toEqual({
+      type: 'compaction',
+      content: '<summary>done so far</summary>',
+      encrypted_content: null,
+    });
+  });
+
+  it('openai-responses: an opaque compaction item goes back as an item, and as a note where it cannot (Chat)', () => {
+    const r = fromResponse('openai-responses', {
+      id: 'resp_1',
+      object: 'response',
+      status: 'completed',
+      model: 'gpt-5',
+      output: [
+        { type: 'compaction', id: 'cmp_1', encrypted_content: 'gAAAA-opaque' },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Continuing.' }] },
+      ],
+      usage: { input_tokens: 600, output_tokens: 5 },
+    });
+    expect(r.compaction).toEqual({});
+    const view = [r.message, { role: 'user' as const, parts: [{ type: 'text' as const, text: 'Go on.' }] }];
+    const body = toRequest(view, 'openai-responses', { model: 'gpt-5', maxOutputTokens: 100 });
+    expect(body.input[0]).toEqual({ type: 'compaction', encrypted_content: 'gAAAA-opaque', id: 'cmp_1' });
+    const chat = toRequest(view, 'openai-chat', { model: 'gpt-5', maxOutputTokens: 100 });
+    expect(JSON.stringify(chat.messages)).toContain('compacted by openai; its summary is encrypted');
+  });
+});

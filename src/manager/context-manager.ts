@@ -325,6 +325,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    */
   private growth: number[] = [];
   private lastBilled: number | undefined;
+  /** Compactions of this session so far (the working session restarts at each: its own entries cannot say). */
+  private compactions = 0;
   /** The count of the context when the provider last measured it (a bill or an endpoint count), in counted tokens. */
   private measuredAt: number | undefined;
 
@@ -400,6 +402,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.setTools(options.tools ?? []);
     this.view = restore ? activeMessages(this.session) : [];
     this.clearing = new ClearingPlanner(this.counter);
+    this.compactions = restore?.compactions ?? 0;
   }
 
   /**
@@ -598,7 +601,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     usage?: Usage,
   ): Promise<void> {
     const native = part.marker.native!;
-    const number = this.session.entries.filter((e) => e.compaction).length + 1;
+    const number = ++this.compactions;
     const block: CompactionPart = { type: 'compaction', marker: { ...part.marker, number } };
     const view: Message[] = [{ role: 'assistant', parts: [block], model: this.model, provider: native.provider }];
     const entries = this.session.entries;
@@ -714,9 +717,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       // compaction that cannot reach a lower target keeps a hand-off of the archived work, and this one lets it shrink
       // further where that is what fits the request. (A provider compacts only a prompt it accepts: not this one.)
       if (this.nativeMode === 'only')
-        throw new ContextOverflowError(
-          this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
-        );
+        throw new ContextOverflowError({
+          ...this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
+          nativeOnly: true,
+        });
       const result = await compactHere(compaction ? hardLimit() : Math.min(budget.marks.target, hardLimit()));
       compaction = result.entry ? result : (compaction ?? result);
       if (billed() > hardLimit())
@@ -754,9 +758,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         prediction = { ...this.tracker.predict(this.model), predicted: exact + native.freed };
         if (billed() > hardLimit()) {
           if (this.nativeMode === 'only')
-            throw new ContextOverflowError(
-              this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
-            );
+            throw new ContextOverflowError({
+              ...this.overflowDetails(maxOutput, billed(), this.margin(prediction.anchored, maxOutput)),
+              nativeOnly: true,
+            });
           const result = await compactHere(Math.min(budget.marks.target, hardLimit()));
           if (result.entry) compaction = result;
           if (billed() > hardLimit())
@@ -1339,6 +1344,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // What a compaction cleared or offloaded can be read back from now on.
     if (!this.stored) this.stored = (await this.results.list()).length > 0;
     const marker = result.entry;
+    (marker.compaction as AbridgeMarker).number = ++this.compactions;
     this.view = activeMessages(this.session);
     // The tracker counts exactly the messages the next request holds: the view itself, as a checkpoint.
     this.tracker.push({

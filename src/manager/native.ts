@@ -186,8 +186,13 @@ export class ClearingPlanner {
     if (k <= 0) return 0;
     const sums = this.prefixSums();
     const known = this.known;
-    if (known && known.count <= k && known.count <= this.uses.length)
-      return known.tokens + ratio * (sums[k]! - sums[known.count]!);
+    if (known && known.count <= k && known.count <= this.uses.length) {
+      // What the server removed per counted token of these results (their tokenizer's, less its placeholder) scales
+      // abridge's count of the next ones.
+      const counted = ratio * sums[known.count]!;
+      const scale = counted > 0 ? Math.min(2, Math.max(0.5, known.tokens / counted)) : 1;
+      return known.tokens + ratio * scale * (sums[k]! - sums[known.count]!);
+    }
     return ratio * sums[k]!;
   }
 
@@ -240,8 +245,8 @@ export function holdsAnthropicCompaction(view: readonly Message[]): boolean {
  * abridge predicts at `billed` provider tokens; undefined when Anthropic's least trigger is above it.
  */
 export function anthropicCompactionEdit(billed: number): Record<string, unknown> | undefined {
-  const trigger = Math.floor(billed * 0.9);
-  if (trigger < ANTHROPIC_COMPACTION_MIN_TRIGGER) return undefined;
+  if (billed < ANTHROPIC_COMPACTION_MIN_TRIGGER) return undefined;
+  const trigger = Math.max(ANTHROPIC_COMPACTION_MIN_TRIGGER, Math.floor(billed * 0.9));
   return { type: 'compact_20260112', trigger: { type: 'input_tokens', value: trigger } };
 }
 

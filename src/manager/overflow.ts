@@ -22,6 +22,8 @@ export interface OverflowDetails {
   mustStay?: { what: string; tokens: number }[];
   /** Room kept for the prediction's own error. */
   margin: number;
+  /** With `native: 'only'`: abridge did not compact, the provider's edits were all that ran. */
+  nativeOnly?: boolean;
 }
 
 /**
@@ -44,6 +46,8 @@ export function describeOverflow(d: OverflowDetails): string {
   if (d.maxOutputTokens >= d.window) return `${head}: max output tokens alone reach the window; lower maxOutputTokens`;
   if (room <= 0)
     return `${head}: system prompt + tools ≈ ${k(fixed)} leave no room for the conversation; shorten them, defer tools, or lower maxOutputTokens`;
+  if (d.nativeOnly)
+    return `${head}: the provider's own edits leave the prompt at ≈ ${k(d.predicted)}, and with native 'only' abridge does not compact (native 'prefer' lets it when the provider's edits are not enough)`;
   const named = d.mustStay?.length ? ` (${d.mustStay.map((p) => `${p.what} ≈ ${k(p.tokens)}`).join(', ')})` : '';
   if (d.protected > room)
     return `${head}: system prompt + tools ≈ ${k(fixed)} leave ${k(room)}; what must stay verbatim${named} needs ${k(d.protected)}; lower maxOutputTokens or shorten it`;

@@ -20,6 +20,8 @@ export interface RestoredSession {
   follow: Entry[];
   /** The size the manager gave the snapshot's view when it compacted (provider tokens, its whole request). */
   snapshotTokens?: number;
+  /** The number of the snapshot's compaction (the session's compactions so far, as the manager numbers them). */
+  compactions?: number;
   /** What the session ran with, as the manager that kept it recorded (`SessionInfo.settings`). */
   settings?: SessionSettings;
 }
@@ -60,6 +62,7 @@ export async function restoreSession(store: SessionStore, sessionId: string): Pr
     counted,
     follow,
     ...(snapshot.tokens !== undefined ? { snapshotTokens: snapshot.tokens } : {}),
+    ...(snapshot.marker?.number !== undefined ? { compactions: snapshot.marker.number } : {}),
     ...(settings ? { settings } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { partTextLength, promptTokens } from './parts.js';
-import type { CompactionMarker, Entry, EntryKind, PartType, Problem, Role, Usage } from './types.js';
+import type { CompactionMarker, Entry, EntryKind, NativeCompaction, PartType, Problem, Role, Usage } from './types.js';
 
 export interface CountAndChars {
   count: number;
@@ -16,7 +16,13 @@ export interface SessionStatsResult {
   signatureChars: number;
   models: { id: string; provider?: string; messages: number }[];
   lastUsage: (Usage & { prompt: number; entry: number; line?: number; model?: string }) | null;
-  compactions: (Omit<CompactionMarker, 'summary'> & { entry: number; line?: number; summaryChars: number })[];
+  compactions: (Omit<CompactionMarker, 'summary' | 'native' | 'view'> & {
+    entry: number;
+    line?: number;
+    summaryChars: number;
+    /** The provider that made it on its side (its item stays in the session, not in the statistics). */
+    native?: { provider: NativeCompaction['provider'] };
+  })[];
   firstTimestamp?: number;
   lastTimestamp?: number;
 }
@@ -108,8 +114,9 @@ export class SessionStats {
 
   result(): SessionStatsResult {
     this.r.compactions = this.markers.map(({ marker, entry, line }) => {
-      const { summary, ...rest } = marker;
+      const { summary, native, view: _view, ...rest } = marker as CompactionMarker & { view?: unknown };
       const c: SessionStatsResult['compactions'][number] = { ...rest, entry, summaryChars: summary.length };
+      if (native) c.native = { provider: native.provider };
       if (line !== undefined) c.line = line;
       return c;
     });
