@@ -171,20 +171,21 @@ if (o.provider === 'ai-sdk-anthropic' || o.provider === 'ai-sdk-openai') {
   const send = await sender(provider);
   let ok = true;
   while (stats.requests < o.turns) {
-    const turn = await cm.prepare(limits);
+    let turn = await cm.prepare(limits);
     let response: unknown;
     try {
       stats.requests++;
       response = await send(turn.request, turn.betas);
     } catch (err) {
-      const overflow = contextOverflow(err);
       stats.errors++;
-      // The provider counted more than predicted: compact to a lower ceiling and retry once.
-      if (overflow && (await cm.recoverFromOverflow(overflow))) {
+      const overflow = contextOverflow(err);
+      // A deployment without the provider's own context management: abridge compacts by itself from now on. Or the
+      // provider counted more than predicted: compact to a lower ceiling. Either way, retry once.
+      if (cm.recoverFromNativeRefusal(err) || (overflow && (await cm.recoverFromOverflow(overflow)))) {
         try {
           stats.requests++;
-          const retry = await cm.prepare(limits);
-          response = await send(retry.request, retry.betas);
+          turn = await cm.prepare(limits);
+          response = await send(turn.request, turn.betas);
         } catch (again) {
           stats.refused++;
           process.stderr.write(`example agent: request refused after compaction: ${(again as Error).message}\n`);

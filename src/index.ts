@@ -50,6 +50,7 @@ export {
   toRequest,
   fromResponse,
   contextOverflow,
+  nativeRefusal,
   promptRequestOptions,
   type RequestProvider,
   type RequestOptions,

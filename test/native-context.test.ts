@@ -323,6 +323,40 @@ describe('native: configuration and sending', () => {
     expect(f.requests.filter((r) => r.refused)).toEqual([]);
   }, 60_000);
 
+  it('a deployment that does not offer it: one refusal, then abridge compacts by itself', async () => {
+    const f = await fake(40_000);
+    const { cm } = manager('anthropic', 40_000);
+    const refused: unknown[] = [];
+    cm.on('native-refused', (e) => refused.push(e));
+    // A proxy that drops the beta header: the API then does not know `context_management`.
+    const client = new Anthropic({ baseURL: f.baseURL, apiKey: 'sk-ant-test', maxRetries: 0 });
+    const send = (turn: PreparedTurn) =>
+      client.messages.create(turn.request as unknown as Anthropic.MessageCreateParamsNonStreaming);
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
+    let compactions = 0;
+    cm.on('compaction-complete', () => compactions++);
+    for (let i = 0; i < 25; i++) {
+      let turn = await cm.prepare({ maxOutputTokens: 4096 });
+      let response: unknown;
+      try {
+        response = await send(turn);
+      } catch (err) {
+        expect(cm.recoverFromNativeRefusal(err)).toBe(true);
+        turn = await cm.prepare({ maxOutputTokens: 4096 });
+        expect('context_management' in turn.request).toBe(false);
+        response = await send(turn);
+      }
+      const { message } = await cm.record(response);
+      await cm.append(answerCalls(message, i));
+    }
+    expect(refused).toHaveLength(1);
+    expect(String((refused[0] as { message: string }).message)).toMatch(/context_management/);
+    expect(f.requests.filter((r) => r.refused)).toHaveLength(1);
+    expect(compactions).toBeGreaterThan(0);
+    // Any other error is not this one.
+    expect(cm.recoverFromNativeRefusal(new Error('socket hang up'))).toBe(false);
+  }, 60_000);
+
   it('extra.context_management is refused while the manager writes it', async () => {
     const { cm } = manager('anthropic', 40_000);
     await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Go.' }] });

@@ -751,6 +751,25 @@ export function contextOverflow(error: unknown): ContextOverflow | undefined {
   return best;
 }
 
+/**
+ * The provider's refusal of its own context management (a server or deployment that does not offer it: the field or the
+ * beta unknown, an edit it does not take): its message, else undefined. Not an overflow.
+ */
+export function nativeRefusal(error: unknown): string | undefined {
+  for (const c of candidates(error)) {
+    if (c.status !== undefined && c.status !== 400 && c.status !== 404 && c.status !== 422) continue;
+    const facts = bodyFacts(c.body);
+    const text = `${facts.message ?? ''} ${c.message}`;
+    if (
+      /context_management|compact_threshold|compact_20260112|clear_tool_uses|clear_thinking|anthropic-beta|\bbetas?\b/i.test(
+        text,
+      )
+    )
+      return (facts.message ?? c.message).trim() || 'the provider refused its own context management';
+  }
+  return undefined;
+}
+
 /** The error, what it wraps (cause, RetryError's errors), outermost first, each with its status, body and message. */
 function candidates(error: unknown): Candidate[] {
   const out: Candidate[] = [];

@@ -38,6 +38,7 @@ import { chooseSummarizer } from './summarizer.js';
 import { ContextOverflowError, type OverflowDetails } from './overflow.js';
 import {
   fromResponse,
+  nativeRefusal,
   REQUEST_PROVIDERS,
   type ProviderRequestBody,
   type RequestBody,
@@ -233,6 +234,8 @@ export interface ManagerEvents extends BudgetEvents {
    * window assumed. Also recorded in `session.problems` (kind `implausible-usage`).
    */
   'usage-ignored': [{ reported: number; reason: string }];
+  /** The provider refused its own context management (`recoverFromNativeRefusal`): abridge compacts by itself from now on. */
+  'native-refused': [{ message: string }];
 }
 
 const DEFERRAL_SECTION = 'deferred-tools';
@@ -316,7 +319,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private readonly chosenSummarizer: Summarizer | undefined;
   private agentSummarizer: LlmSummarizer | undefined;
   /** Whether requests ask the provider to manage the context (`options.native` for this provider). */
-  private readonly nativeMode: NativeMode;
+  private nativeMode: NativeMode;
   private readonly clearing: ClearingPlanner;
   /**
    * How much the billed prompt grew from one request to the next, lately (the last few, between compactions): a
@@ -938,6 +941,22 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       recovered,
     });
     return recovered;
+  }
+
+  /**
+   * After the provider refused the last request for asking for its own context management (a deployment, proxy or
+   * compatible server that does not offer it — `nativeRefusal(err)` recognizes the refusal): from now on this session
+   * asks nothing of the provider and abridge compacts by itself (`native: 'never'`); emits `native-refused`. True when the caller should prepare the request again; false for any other error, or when
+   * nothing was asked of the provider.
+   */
+  recoverFromNativeRefusal(error: unknown): boolean {
+    if (this.nativeMode === 'never') return false;
+    const message = nativeRefusal(error);
+    if (message === undefined) return false;
+    this.nativeMode = 'never';
+    this.clearing.reset();
+    this.emit('native-refused', { message });
+    return true;
   }
 
   /**
