@@ -357,6 +357,24 @@ describe('native: configuration and sending', () => {
     expect(cm.recoverFromNativeRefusal(new Error('socket hang up'))).toBe(false);
   }, 60_000);
 
+  it("a token-count endpoint that fails: the request goes with abridge's figure; one that is not there is not asked again", async () => {
+    const f = await fake(40_000);
+    let asked = 0;
+    const missing = async () => {
+      asked++;
+      throw Object.assign(new Error('404 Invalid URL (POST /v1/messages/count_tokens)'), { status: 404 });
+    };
+    const { cm } = manager('anthropic', 40_000, { countTokens: missing });
+    const failed: { again: boolean }[] = [];
+    cm.on('count-failed', (e) => failed.push(e));
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Start on the task.' }] });
+    const steps = await loop(cm, sender(f, 'anthropic'), 6, []);
+    expect(steps).toHaveLength(6);
+    expect(asked).toBe(1);
+    expect(failed).toEqual([{ message: '404 Invalid URL (POST /v1/messages/count_tokens)', again: false }]);
+    expect(steps.every((s) => s.turn.pressure.estimated === undefined)).toBe(true);
+  }, 60_000);
+
   it('extra.context_management is refused while the manager writes it', async () => {
     const { cm } = manager('anthropic', 40_000);
     await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Go.' }] });

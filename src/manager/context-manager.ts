@@ -236,6 +236,11 @@ export interface ManagerEvents extends BudgetEvents {
   'usage-ignored': [{ reported: number; reason: string }];
   /** The provider refused its own context management (`recoverFromNativeRefusal`): abridge compacts by itself from now on. */
   'native-refused': [{ message: string }];
+  /**
+   * The provider's token-count endpoint (`countTokens`) failed: the request goes with abridge's own figure; `again`:
+   * whether it will be asked again (not after a 4xx other than a rate limit: the endpoint is not there).
+   */
+  'count-failed': [{ message: string; again: boolean }];
 }
 
 const DEFERRAL_SECTION = 'deferred-tools';
@@ -328,6 +333,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    */
   private growth: number[] = [];
   private lastBilled: number | undefined;
+  /** The token-count endpoint answered that it is not there: it is not asked again. */
+  private countingRefused = false;
   /** Compactions of this session so far (the working session restarts at each: its own entries cannot say). */
   private compactions = 0;
   /** The count of the context when the provider last measured it (a bill or an endpoint count), in counted tokens. */
@@ -752,10 +759,14 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     let request = build();
     // The provider's own count, where abridge's figure is mostly its own count: it anchors this request and the next.
     let estimated: number | undefined;
-    if (this.options.countTokens && this.mostlyCounted(prediction.anchored, billed())) {
+    const count =
+      this.options.countTokens &&
+      !this.countingRefused &&
+      (this.mostlyCounted(prediction.anchored, billed()) || (native.unmeasured ?? 0) >= billed() / 4)
+        ? await this.countByProvider(request, native)
+        : undefined;
+    if (count) {
       estimated = billed();
-      const betas = this.provider === 'anthropic' ? this.betasOf(native) : [];
-      const count = await this.options.countTokens({ body: request, ...(betas.length > 0 ? { betas } : {}) });
       const exact = this.anchorOnCount(count, native.freed);
       if (exact !== undefined) {
         prediction = { ...this.tracker.predict(this.model), predicted: exact + native.freed };
@@ -832,6 +843,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       freed: plan.freed,
       cleared: plan.cleared,
       compacting: false,
+      ...(plan.unmeasured !== undefined ? { unmeasured: plan.unmeasured } : {}),
     };
   }
 
@@ -847,6 +859,26 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const edit = anthropicCompactionEdit(billed);
     if (!edit) return undefined;
     return { ...plan, edits: [...plan.edits, edit], betas: [...plan.betas, COMPACTION_BETA], compacting: true };
+  }
+
+  /**
+   * The provider's count of a request, or undefined when the endpoint failed: the request goes with abridge's own figure
+   * (`count-failed`), and an endpoint that is not there (a 4xx other than a rate limit) is not asked again.
+   */
+  private async countByProvider(
+    body: RequestBody,
+    native: NativePlan,
+  ): Promise<{ inputTokens: number; originalInputTokens?: number } | undefined> {
+    const betas = this.provider === 'anthropic' ? this.betasOf(native) : [];
+    try {
+      return await this.options.countTokens!({ body, ...(betas.length > 0 ? { betas } : {}) });
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      const absent = typeof status === 'number' && status >= 400 && status < 500 && status !== 429;
+      if (absent) this.countingRefused = true;
+      this.emit('count-failed', { message: err instanceof Error ? err.message : String(err), again: !absent });
+      return undefined;
+    }
   }
 
   /**

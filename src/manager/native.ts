@@ -79,6 +79,8 @@ export interface NativePlan {
   betas: string[];
   /** Provider tokens the provider's clearing is predicted to remove from this request. */
   freed: number;
+  /** The part of `freed` that is abridge's own count, not the server's figure (uses past the boundary it reported). */
+  unmeasured?: number;
   /** Leading tool uses it clears (the boundary). */
   cleared: number;
   /** The request asks the provider to compact now (the prediction is of the prompt it compacts). */
@@ -124,7 +126,7 @@ export class ClearingPlanner {
   plan(
     view: readonly Message[],
     o: { sent: number; compactAt: number; target: number; ratio: number; keep?: number },
-  ): { edit?: Record<string, unknown>; cleared: number; freed: number } {
+  ): { edit?: Record<string, unknown>; cleared: number; freed: number; unmeasured?: number } {
     this.sync(view);
     const total = this.uses.length;
     const most = Math.max(0, total - (o.keep ?? NATIVE_KEEP_TOOL_USES));
@@ -146,6 +148,7 @@ export class ClearingPlanner {
         },
         cleared: n,
         freed: this.freedBy(n, o.ratio),
+        unmeasured: this.freedBy(n, o.ratio) - (this.known && this.known.count <= n ? this.known.tokens : 0),
       };
     if (most === 0) return { cleared: 0, freed: 0 };
     // Nothing cleared yet: a safety net for a server that counts more than predicted — at the compact mark it clears
