@@ -57,6 +57,7 @@ import {
   COMPACTION_BETA,
   CONTEXT_MANAGEMENT_BETA,
   holdsAnthropicCompaction,
+  NATIVE_CONSOLIDATE_WINDOWS,
   nativeModeOf,
   responsesCompaction,
   type NativeMode,
@@ -689,12 +690,11 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     const budget = this.budget(maxOutput);
     let prediction = this.tracker.predict(this.model);
     const hardLimit = () => ceiling - this.margin(prediction.anchored, maxOutput);
-    // The largest step lately: what the provider is asked to do is asked one step ahead (see `growth`).
+    // The largest step lately: a provider's compaction is asked one step ahead (see `growth`).
     const ahead = Math.max(0, ...this.growth);
-    const roomAt = () => Math.min(budget.marks.compact, hardLimit() - ahead);
     // What the provider's own edits are asked to remove, and what the provider bills then.
-    let native = this.planNative(prediction.predicted, budget.marks, roomAt());
-    const billed = () => prediction.predicted - native.freed;
+    let native = this.planNative(prediction.predicted, budget.marks);
+    const billed = () => Math.round(prediction.predicted - native.freed);
     const auto = this.options.autoCompact !== false;
     const wantsRoom = (tokens: number) => budget.level(tokens) === 'compact' || budget.level(tokens) === 'block';
     this.monitor.setBudget(budget);
@@ -710,18 +710,31 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       const result = await this.compactTo(target);
       if (offered() !== was) await render();
       prediction = this.tracker.predict(this.model);
-      native = this.planNative(prediction.predicted, budget.marks, roomAt());
+      native = this.planNative(prediction.predicted, budget.marks);
       return result;
     };
-    // The provider compacts, when it can and may — at the compact level, or one step before the next step could pass
-    // what it accepts: else abridge does at the compact level (unless it may not: `only`).
+    // The provider compacts, when it can and may — when its clearing cannot keep the bill under the compact level, or
+    // one step before the next step could pass what it accepts even with every tool use it may clear cleared (a
+    // provider compacts only a request it accepts): else abridge does at the compact level (unless it may not: `only`).
     const asked =
-      auto && this.nativeMode !== 'never' && (wantsRoom(billed()) || billed() + ahead > hardLimit())
+      auto && this.nativeMode !== 'never' && (wantsRoom(billed()) || (native.floor ?? billed()) + ahead > hardLimit())
         ? this.askProviderToCompact(native, billed(), budget.marks)
         : undefined;
     if (asked) native = asked;
     else if (auto && (level === 'compact' || level === 'block') && this.nativeMode !== 'only')
       compaction = await compactHere(Math.min(budget.marks.target, hardLimit()));
+    else if (
+      auto &&
+      this.nativeMode === 'prefer' &&
+      native.freed > NATIVE_CONSOLIDATE_WINDOWS * this.info.contextWindow
+    ) {
+      // What the server clears grew past a few windows: the request as sent would grow without end (toward the
+      // provider's request-size limit: Anthropic's is 32 MB) while the model reads none of it. abridge clears it itself, once — results go
+      // to the result store, where `read_result` reads them back, which the server's placeholder cannot offer — and the
+      // boundary starts again from nothing. One cache break, as a move of the boundary. It aims at what the server leaves
+      // (not lower: this is no call for a summary).
+      compaction = await compactHere(Math.min(Math.max(budget.marks.target, billed()), hardLimit()));
+    }
     if (billed() > hardLimit()) {
       // Over the hard ceiling (a huge result, a small window, a large max output): compact to the ceiling itself — a
       // compaction that cannot reach a lower target keeps a hand-off of the archived work, and this one lets it shrink
@@ -825,24 +838,25 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
    * tool-result clearing (the boundary of `ClearingPlanner`), or the Responses API's compaction as a safety net at the
    * compact mark.
    */
-  private planNative(sent: number, marks: Pressure['marks'], roomAt: number): NativePlan {
+  private planNative(sent: number, marks: Pressure['marks']): NativePlan {
     const none: NativePlan = { edits: [], betas: [], freed: 0, cleared: 0, compacting: false };
     if (this.nativeMode === 'never') return none;
     if (this.provider === 'openai-responses')
       return { ...none, edits: [responsesCompaction(sent, marks.compact, false)] };
     const plan = this.clearing.plan(this.view, {
       sent,
-      compactAt: roomAt,
+      compactAt: marks.compact,
       target: marks.target,
       ratio: this.tracker.ratioOf(this.model),
     });
-    if (!plan.edit) return none;
+    if (!plan.edit) return { ...none, floor: plan.floor };
     return {
       edits: [plan.edit],
       betas: [CONTEXT_MANAGEMENT_BETA],
       freed: plan.freed,
       cleared: plan.cleared,
       compacting: false,
+      floor: plan.floor,
       ...(plan.unmeasured !== undefined ? { unmeasured: plan.unmeasured } : {}),
     };
   }

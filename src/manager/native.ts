@@ -38,6 +38,11 @@ export const COMPACTION_BETA = 'compact-2026-01-12';
 export const ANTHROPIC_COMPACTION_MIN_TRIGGER = 50_000;
 /** Tool uses the server always keeps (Anthropic's own default `keep`). */
 export const NATIVE_KEEP_TOOL_USES = 3;
+/**
+ * With `prefer`, abridge clears on its side what the server clears once that is this many windows: the request as sent
+ * stays bounded (a 1M window's: ≈ 4M tokens, under Anthropic's 32 MB) at the price of one cache break each time.
+ */
+export const NATIVE_CONSOLIDATE_WINDOWS = 3;
 /** What abridge assumes the server's placeholder for a cleared result takes, until the server's figures say. */
 const PLACEHOLDER_GUESS = '[Tool result cleared]';
 /** A trigger this far under the predicted prompt fires on the request whatever the provider's count. */
@@ -81,6 +86,8 @@ export interface NativePlan {
   freed: number;
   /** The part of `freed` that is abridge's own count, not the server's figure (uses past the boundary it reported). */
   unmeasured?: number;
+  /** The least the bill can be by the provider's clearing (every tool use but the last few cleared). */
+  floor?: number;
   /** Leading tool uses it clears (the boundary). */
   cleared: number;
   /** The request asks the provider to compact now (the prediction is of the prompt it compacts). */
@@ -107,6 +114,11 @@ export class ClearingPlanner {
   private boundary = 0;
   /** The server's own figure for clearing `count` leading tool uses (provider tokens), from its last response. */
   private known: { count: number; tokens: number } | undefined;
+  /**
+   * What the server removed per token abridge counted in those results (their tokenizer's, less its placeholder), from
+   * its last figure: kept across views — it is the provider's, not the conversation's.
+   */
+  private scale = 1;
   private readonly placeholder: number;
 
   constructor(private readonly counter: TokenCounter) {
@@ -126,11 +138,13 @@ export class ClearingPlanner {
   plan(
     view: readonly Message[],
     o: { sent: number; compactAt: number; target: number; ratio: number; keep?: number },
-  ): { edit?: Record<string, unknown>; cleared: number; freed: number; unmeasured?: number } {
+  ): { edit?: Record<string, unknown>; cleared: number; freed: number; unmeasured?: number; floor: number } {
     this.sync(view);
     const total = this.uses.length;
     const most = Math.max(0, total - (o.keep ?? NATIVE_KEEP_TOOL_USES));
     const billedAt = (k: number) => o.sent - this.freedBy(k, o.ratio);
+    // The least the bill can be by clearing: what a provider's compaction is weighed against.
+    const floor = billedAt(most);
     let n = Math.min(this.boundary, most);
     if (billedAt(n) >= o.compactAt) {
       let k = n;
@@ -149,14 +163,15 @@ export class ClearingPlanner {
         cleared: n,
         freed: this.freedBy(n, o.ratio),
         unmeasured: this.freedBy(n, o.ratio) - (this.known && this.known.count <= n ? this.known.tokens : 0),
+        floor,
       };
-    if (most === 0) return { cleared: 0, freed: 0 };
+    if (most === 0) return { cleared: 0, freed: 0, floor };
     // Nothing cleared yet: a safety net for a server that counts more than predicted — at the compact mark it clears
     // down to about the target, and only when that buys at least half the way there.
     const at = Math.max(o.sent, o.compactAt);
     let k = 0;
     while (k < most && at - this.freedBy(k, o.ratio) > o.target) k++;
-    if (k === 0) return { cleared: 0, freed: 0 };
+    if (k === 0) return { cleared: 0, freed: 0, floor };
     return {
       edit: {
         type: 'clear_tool_uses_20250919',
@@ -166,6 +181,7 @@ export class ClearingPlanner {
       },
       cleared: 0,
       freed: 0,
+      floor,
     };
   }
 
@@ -193,10 +209,10 @@ export class ClearingPlanner {
       // What the server removed per counted token of these results (their tokenizer's, less its placeholder) scales
       // abridge's count of the next ones.
       const counted = ratio * sums[known.count]!;
-      const scale = counted > 0 ? Math.min(2, Math.max(0.5, known.tokens / counted)) : 1;
-      return known.tokens + ratio * scale * (sums[k]! - sums[known.count]!);
+      if (counted > 0) this.scale = Math.min(2, Math.max(0.5, known.tokens / counted));
+      return known.tokens + ratio * this.scale * (sums[k]! - sums[known.count]!);
     }
-    return ratio * sums[k]!;
+    return ratio * this.scale * sums[k]!;
   }
 
   private prefixSums(): number[] {
