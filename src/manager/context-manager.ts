@@ -147,8 +147,8 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
    * Counts a request with the provider's endpoint (`anthropicTokenCounter(client)`, `responsesTokenCounter(client)`)
    * when abridge's figure for it is mostly its own count rather than the provider's bills — the first request of a
    * session, the first after a compaction, or one whose new content is at least half of it — and anchors on that
-   * count. One more request to the provider (a count, not billed) on those turns; `pressure.estimated` keeps what abridge
-   * predicted without it. Default: none (abridge's count anchored on the bills).
+   * count. One more request to the provider (a count, not billed) on those turns; `pressure.estimated` keeps what
+   * abridge predicted without it. Default: none (abridge's count anchored on the bills).
    */
   countTokens?: TokenCountEndpoint;
   /**
@@ -235,7 +235,7 @@ export interface ManagerEvents extends BudgetEvents {
    * window assumed. Also recorded in `session.problems` (kind `implausible-usage`).
    */
   'usage-ignored': [{ reported: number; reason: string }];
-  /** The provider refused its own context management (`recoverFromNativeRefusal`): abridge compacts by itself from now on. */
+  /** The provider refused its own context management (`recoverFromNativeRefusal`): abridge compacts by itself now. */
   'native-refused': [{ message: string }];
   /**
    * The provider's token-count endpoint (`countTokens`) failed: the request goes with abridge's own figure; `again`:
@@ -729,10 +729,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       native.freed > NATIVE_CONSOLIDATE_WINDOWS * this.info.contextWindow
     ) {
       // What the server clears grew past a few windows: the request as sent would grow without end (toward the
-      // provider's request-size limit: Anthropic's is 32 MB) while the model reads none of it. abridge clears it itself, once — results go
-      // to the result store, where `read_result` reads them back, which the server's placeholder cannot offer — and the
-      // boundary starts again from nothing. One cache break, as a move of the boundary. It aims at what the server leaves
-      // (not lower: this is no call for a summary).
+      // provider's request-size limit: Anthropic's is 32 MB) while the model reads none of it. abridge clears it
+      // itself, once — results go to the result store, where `read_result` reads them back, which the server's
+      // placeholder cannot offer — and the boundary starts again from nothing. One cache break, as a move of the
+      // boundary. It aims at what the server leaves (not lower: this is no call for a summary).
       compaction = await compactHere(Math.min(Math.max(budget.marks.target, billed()), hardLimit()));
     }
     if (billed() > hardLimit()) {

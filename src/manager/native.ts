@@ -3,8 +3,8 @@
  * predicts what they leave and keeps the whole history.
  *
  * - **Anthropic tool-result clearing** (`clear_tool_uses_20250919`, beta `context-management-2025-06-27`): the server
- *   replaces the results of the oldest tool uses by a placeholder, keeping the last `keep`. The API is stateless — every
- *   request is edited anew from the full history the client sends — so abridge keeps a *boundary*: the number of
+ *   replaces the results of the oldest tool uses by a placeholder, keeping the last `keep`. The API is stateless: every
+ *   request is edited anew from the full history the client sends. So abridge keeps a *boundary*: the number of
  *   leading tool uses the server clears. Each request asks to keep every tool use after it (`keep` = tool uses − the
  *   boundary), so the cleared prefix, and with it the provider's prompt cache, stays the same from request to request.
  *   The boundary moves only when the prompt as billed reaches the compact mark, and then far enough to bring it to the
@@ -200,7 +200,7 @@ export class ClearingPlanner {
     this.known = undefined;
   }
 
-  /** Provider tokens removed by clearing the first `k` tool uses: the server's figure, plus abridge's count beyond it. */
+  /** Provider tokens removed by clearing the first `k` tool uses: the server's figure, and abridge's count past it. */
   private freedBy(k: number, ratio: number): number {
     if (k <= 0) return 0;
     const sums = this.prefixSums();
