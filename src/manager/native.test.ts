@@ -40,10 +40,21 @@ describe('ClearingPlanner', () => {
   it('asks nothing while the prompt is under the compact mark, and no edit at all when no tool use can be cleared', () => {
     const p = new ClearingPlanner(counter);
     const few = view([500, 500, 500]);
+    // (Its floor — the least clearing could leave — is the whole prompt: nothing may be cleared.)
     expect(p.plan(few, { sent: 90_000, compactAt: 80_000, target: 60_000, ratio: 1 })).toEqual({
       cleared: 0,
       freed: 0,
+      floor: 90_000,
     });
+  });
+
+  it("its floor is the bill with every tool use cleared but the last 3: what a provider's compaction is weighed against", () => {
+    const v = view(Array.from({ length: 6 }, () => 1000));
+    const sizes = resultTokens(v);
+    const plan = new ClearingPlanner(counter).plan(v, { sent: 50_000, compactAt: 60_000, target: 40_000, ratio: 1 });
+    expect(plan.cleared).toBe(0);
+    const freedOfFirst3 = sizes.slice(0, 3).reduce((a, b) => a + b, 0) - 3 * counter.text('[Tool result cleared]');
+    expect(plan.floor).toBe(50_000 - freedOfFirst3);
   });
 
   it('moves the boundary to the target when the billed prompt reaches the compact mark, keeping the last uses', () => {
