@@ -23,7 +23,6 @@
  *
  * Prints tables (pooled over cut points, per format and overall); `--json` prints every figure.
  */
-import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -40,6 +39,7 @@ import {
   probesKept,
   stateProbes,
 } from './continuation-facts.js';
+import { corpusFiles } from './corpus-files.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corpus');
@@ -88,25 +88,6 @@ function usage(error) {
   }
   console.log(text);
   process.exit(0);
-}
-
-function corpusFiles(only) {
-  const out = [];
-  for (const folder of FOLDERS) {
-    let names;
-    try {
-      names = readdirSync(join(CORPUS, folder));
-    } catch {
-      continue;
-    }
-    for (const n of names.sort()) {
-      const path = join(CORPUS, folder, n);
-      if (!statSync(path).isFile() || n.endsWith('.md')) continue;
-      if (only && !path.includes(only)) continue;
-      out.push(path);
-    }
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -644,7 +625,7 @@ function report(rows, anchors, opts, skipped) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const lib = await import(pathToFileURL(join(ROOT, 'dist', 'index.js')).href);
-  const files = corpusFiles(opts.only);
+  const files = corpusFiles(CORPUS, FOLDERS, opts.only);
   if (files.length === 0) {
     console.error(`no corpus transcripts under ${CORPUS} (set ABRIDGE_CORPUS)`);
     process.exit(1);

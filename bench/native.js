@@ -42,13 +42,13 @@
  * used, that were visible in the uncompacted prefix). A cut after a provider compaction is n/a: the OpenAI compaction
  * item is opaque, and the fake's Anthropic compaction summary is a scripted stub, not Anthropic's.
  */
-import { readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startFakeProvider } from '../test/support/fake-provider.ts';
 import { continuationFacts, haystackOf, isPerson, messageText, present } from './continuation-facts.js';
+import { corpusFiles } from './corpus-files.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CORPUS = process.env.ABRIDGE_CORPUS ?? resolve(ROOT, '..', 'shared', 'corpus');
@@ -115,25 +115,6 @@ const progress = (s) => {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Sessions
-
-function corpusFiles(only) {
-  const out = [];
-  for (const folder of FOLDERS) {
-    let names;
-    try {
-      names = readdirSync(join(CORPUS, folder));
-    } catch {
-      continue;
-    }
-    for (const n of names.sort()) {
-      const path = join(CORPUS, folder, n);
-      if (!statSync(path).isFile() || n.endsWith('.md')) continue;
-      if (only && !path.includes(only)) continue;
-      out.push(path);
-    }
-  }
-  return out;
-}
 
 const toolName = (name) =>
   String(name)
@@ -462,9 +443,9 @@ function turnRecord(turn, r, managed, step) {
   return t;
 }
 
-function bill(turns, pricing, window, maxOut) {
-  const b = {
-    requests: turns.length,
+/** What a request's bill adds up, for one run (`bill`) and for runs pooled (`pool`). */
+function billTotals() {
+  return {
     refused: 0,
     sent: 0,
     input: 0,
@@ -478,6 +459,10 @@ function bill(turns, pricing, window, maxOut) {
     overWindow: 0,
     errors: [],
   };
+}
+
+function bill(turns, pricing, window, maxOut) {
+  const b = { requests: turns.length, ...billTotals() };
   for (const t of turns) {
     if (t.refused) {
       b.refused++;
@@ -535,18 +520,7 @@ function pool(runs) {
     stepsDone: 0,
     failures: 0,
     requests: 0,
-    refused: 0,
-    sent: 0,
-    input: 0,
-    cacheRead: 0,
-    cacheWrite: 0,
-    output: 0,
-    passIn: 0,
-    passOut: 0,
-    cost5m: 0,
-    cost1h: 0,
-    overWindow: 0,
-    errors: [],
+    ...billTotals(),
     clientCompactions: 0,
     nativeCompactions: 0,
     cleared: 0,
@@ -593,7 +567,7 @@ function table(title, groups) {
 // ---------------------------------------------------------------------------------------------------------------------
 
 const catalog = new lib.ModelCatalog();
-const files = corpusFiles(opts.only);
+const files = corpusFiles(CORPUS, FOLDERS, opts.only);
 const selected = [];
 for (const file of files) {
   let session;
