@@ -23,6 +23,8 @@ export const FORMAT_IDS = [
   'qwen-code',
   'deepseek-harness',
   'aider',
+  'droid',
+  'cursor',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
