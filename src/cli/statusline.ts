@@ -71,7 +71,7 @@ export async function statuslineReport(input: string, settings: BudgetSettings):
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 
-/** `ctx 62% · 124K/200K · compact at 90%`, coloured by level unless `color` is false; the level named from warn on. */
+/** `ctx 62% · 124K/200K · compact at 76%`, coloured by level unless `color` is false; the level named from warn on. */
 export function statuslineText(r: StatuslineReport, color: boolean): string {
   // Plain SGR codes: Claude Code reads the line from a pipe, where styleText (which checks the stream) would not colour.
   const code = r.level === 'ok' ? 32 : r.level === 'warn' ? 33 : 31;
@@ -131,7 +131,7 @@ export function registerStatusline(program: Command): void {
   const cmd = program
     .command('statusline')
     .description(
-      "One line of context pressure for Claude Code's status line: reads its JSON on stdin (transcript_path, model), prints e.g. `ctx 62% · 124K/200K · compact at 90%`",
+      "One line of context pressure for Claude Code's status line: reads its JSON on stdin (transcript_path, model), prints e.g. `ctx 62% · 124K/200K · compact at 76%`",
     )
     .option('--json', 'print one JSON object instead of the line')
     .option('--no-color', 'no colours (also with NO_COLOR set)');
