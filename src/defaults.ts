@@ -99,6 +99,9 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   // Not in its agent transcripts: the system prompt, the tool definitions and every tool result (see formats/cursor.ts).
   // An estimate of the first two only, not a measured count.
   cursor: 12000,
+  // Not in its sessions: the system prompt and the tool specifications (read, write, shell, grep, glob, aws…); hooks'
+  // context is recorded with each prompt. An estimate, not a measured count.
+  kiro: 12000,
 };
 
 /**

@@ -86,7 +86,7 @@ function sources(): { name: string; bytes: Buffer }[] {
 
 /**
  * Documents made from a pi transcript's head and a Claude Code transcript's messages: request bodies as abridge writes
- * them, and the record shapes of Gemini CLI, Qwen Code, opencode, Droid and Cursor (neither the corpus nor the fixtures hold these).
+ * them, and the record shapes of Gemini CLI, Qwen Code, opencode, Droid, Cursor and Kiro (neither the corpus nor the fixtures hold these).
  */
 function derivedSources(piHead: Buffer, claudeMessages: Message[]): { name: string; bytes: Buffer }[] {
   const out: { name: string; bytes: Buffer }[] = [];
@@ -114,6 +114,7 @@ function derivedSources(piHead: Buffer, claudeMessages: Message[]): { name: stri
   });
   out.push({ name: 'droid/session.jsonl', bytes: Buffer.from(jsonlOf(droidRecords(claudeMessages))) });
   out.push({ name: 'cursor/transcript.jsonl', bytes: Buffer.from(jsonlOf(cursorLines(claudeMessages))) });
+  out.push({ name: 'kiro/session.jsonl', bytes: Buffer.from(jsonlOf(kiroRows(claudeMessages))) });
   out.push({
     name: 'opencode/export.json',
     bytes: Buffer.from(JSON.stringify(opencodeExport(claudeMessages), null, 2)),
@@ -253,6 +254,48 @@ function cursorLines(messages: Message[]): Record<string, unknown>[] {
     if (!m.parts.some((p) => p.type === 'tool-call')) out.push({ type: 'turn_ended', status: 'success' });
   }
   return out;
+}
+
+/** Messages as Kiro CLI writes them: Prompt, AssistantMessage and ToolResults rows of {kind, data} blocks. */
+function kiroRows(messages: Message[]): Record<string, unknown>[] {
+  return messages.flatMap((m, i): Record<string, unknown>[] => {
+    const row = (kind: string, content: unknown[], extra = {}) => ({
+      version: 'v1',
+      kind,
+      data: { message_id: `k${i}`, content, ...extra },
+    });
+    if (m.role === 'user')
+      return [row('Prompt', [{ kind: 'text', data: text(m) }], { meta: { timestamp: 1_790_000_000 + i } })];
+    if (m.role === 'assistant')
+      return [
+        row(
+          'AssistantMessage',
+          m.parts.flatMap((p): Record<string, unknown>[] =>
+            p.type === 'text'
+              ? [{ kind: 'text', data: p.text }]
+              : p.type === 'tool-call'
+                ? [{ kind: 'toolUse', data: { toolUseId: p.id, name: p.name, input: p.arguments } }]
+                : [],
+          ),
+        ),
+      ];
+    if (m.role !== 'tool') return [];
+    const results = m.parts.flatMap((p) =>
+      p.type === 'tool-result'
+        ? [
+            {
+              kind: 'toolResult',
+              data: {
+                toolUseId: p.callId,
+                content: p.content.map((c) => ({ kind: 'text', data: c.type === 'text' ? c.text : '' })),
+                status: p.isError ? 'error' : 'success',
+              },
+            },
+          ]
+        : [],
+    );
+    return [row('ToolResults', results, { results: {} })];
+  });
 }
 
 /** Messages as `opencode export` writes them: a user message's text parts, an assistant step with its tool parts. */
@@ -408,7 +451,7 @@ async function unmutatedRead(inputs: { name: string; bytes: Buffer }[]): Promise
   for (const s of inputs) expect(await runCase(s.name, s.bytes), s.name).toMatchObject({ result: 'read' });
   // The derived agents' shapes are detected as those agents, not taken by a neighbour's reader.
   for (const s of inputs) {
-    const agent = /^(droid|cursor|qwen-code|gemini)\//.exec(s.name)?.[1];
+    const agent = /^(droid|cursor|kiro|qwen-code|gemini)\//.exec(s.name)?.[1];
     if (agent) expect(parseSession(s.bytes).format, s.name).toBe(agent === 'gemini' ? 'gemini-cli' : agent);
   }
 }

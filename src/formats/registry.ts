@@ -18,6 +18,7 @@ import { deepSeekHarnessFormat } from './deepseek-harness.js';
 import { aiderFormat } from './aider.js';
 import { droidFormat } from './droid.js';
 import { cursorFormat } from './cursor.js';
+import { kiroFormat } from './kiro.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -39,6 +40,7 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   aiderFormat,
   droidFormat,
   cursorFormat,
+  kiroFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

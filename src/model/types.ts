@@ -25,6 +25,7 @@ export const FORMAT_IDS = [
   'aider',
   'droid',
   'cursor',
+  'kiro',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
