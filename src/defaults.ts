@@ -91,6 +91,17 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   // files added to the chat, which vary from request to request: its token reports teach the rest. The corpus' first
   // requests: 3.2k sent for a one-line input (diff format, 4,096-token map), 1.8k (whole format, 1,024-token map).
   aider: 2500,
+  // Not in its sessions: the system prompt and the tool definitions (Read, Execute, Edit, ApplyPatch, Grep, Glob, Task,
+  // TodoWrite, ToolSearch…). The environment, skills, subagents and deferred-tool list ARE recorded (the first message,
+  // `visibility: "llm_only"`) and counted. An estimate, not a measured count: the size of a Claude-Code-like prompt and
+  // tool set without its recorded parts.
+  droid: 12000,
+  // Not in its agent transcripts: the system prompt, the tool definitions and every tool result (see formats/cursor.ts).
+  // An estimate of the first two only, not a measured count.
+  cursor: 12000,
+  // Not in its sessions: the system prompt and the tool specifications (read, write, shell, grep, glob, aws…); hooks'
+  // context is recorded with each prompt. An estimate, not a measured count.
+  kiro: 12000,
 };
 
 /**

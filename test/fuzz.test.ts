@@ -86,7 +86,7 @@ function sources(): { name: string; bytes: Buffer }[] {
 
 /**
  * Documents made from a pi transcript's head and a Claude Code transcript's messages: request bodies as abridge writes
- * them, and the record shapes of Gemini CLI, Qwen Code and opencode (neither the corpus nor the fixtures hold these).
+ * them, and the record shapes of Gemini CLI, Qwen Code, opencode, Droid, Cursor and Kiro (neither the corpus nor the fixtures hold these).
  */
 function derivedSources(piHead: Buffer, claudeMessages: Message[]): { name: string; bytes: Buffer }[] {
   const out: { name: string; bytes: Buffer }[] = [];
@@ -112,6 +112,9 @@ function derivedSources(piHead: Buffer, claudeMessages: Message[]): { name: stri
         .join('\n')}\n`,
     ),
   });
+  out.push({ name: 'droid/session.jsonl', bytes: Buffer.from(jsonlOf(droidRecords(claudeMessages))) });
+  out.push({ name: 'cursor/transcript.jsonl', bytes: Buffer.from(jsonlOf(cursorLines(claudeMessages))) });
+  out.push({ name: 'kiro/session.jsonl', bytes: Buffer.from(jsonlOf(kiroRows(claudeMessages))) });
   out.push({
     name: 'opencode/export.json',
     bytes: Buffer.from(JSON.stringify(opencodeExport(claudeMessages), null, 2)),
@@ -180,6 +183,119 @@ function qwenRecords(messages: Message[]): Record<string, unknown>[] {
       });
   }
   return out;
+}
+
+const jsonlOf = (records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
+
+/** Messages as Factory's Droid records them: a session_start, then message records of Anthropic blocks, and a compaction. */
+function droidRecords(messages: Message[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [
+    { type: 'session_start', id: 'fuzz', title: 'fuzz', owner: 'unknown', version: 2, cwd: '/w', hostId: 'h' },
+  ];
+  const add = (role: string, content: unknown[], extra: Record<string, unknown> = {}) =>
+    out.push({
+      type: 'message',
+      id: `d${out.length}`,
+      ...(out.length > 1 ? { parentId: `d${out.length - 1}` } : {}),
+      timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, out.length)).toISOString(),
+      message: { role, content, ...extra },
+    });
+  add('user', [], { visibility: 'user_only', hookEventName: 'SessionStart' });
+  add('user', [{ type: 'text', text: '<system-reminder>env</system-reminder>' }], { visibility: 'llm_only' });
+  messages.forEach((m, i) => {
+    const blocks = m.parts.flatMap((p): Record<string, unknown>[] => {
+      if (p.type === 'text') return [{ type: 'text', text: p.text }];
+      if (p.type === 'tool-call') return [{ type: 'tool_use', id: p.id, name: p.name, input: p.arguments }];
+      if (p.type === 'tool-result')
+        return [
+          {
+            type: 'tool_result',
+            tool_use_id: p.callId,
+            is_error: p.isError,
+            content: p.content.map((c) => (c.type === 'text' ? c.text : '')).join(''),
+          },
+        ];
+      return [];
+    });
+    if (blocks.length === 0) return;
+    add(
+      m.role === 'assistant' ? 'assistant' : 'user',
+      blocks,
+      m.role === 'assistant' ? { modelId: 'claude-sonnet-4-5' } : {},
+    );
+    if (i === Math.floor(messages.length / 2))
+      out.push({
+        type: 'compaction_state',
+        id: 'c',
+        summaryText: 'so far',
+        summaryKind: 'llm_summary',
+        anchorMessage: { id: `d${out.length - 3}`, index: 0 },
+        removedCount: 3,
+      });
+  });
+  out.push({ type: 'todo_state', id: 't', todos: [] });
+  return out;
+}
+
+/** Messages as Cursor's agent transcript writes them: bare role + message lines, calls without ids, no results. */
+function cursorLines(messages: Message[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const m of messages) {
+    if (m.role === 'user') out.push({ role: 'user', message: { content: [{ type: 'text', text: text(m) }] } });
+    if (m.role !== 'assistant') continue;
+    const blocks = m.parts.flatMap((p): Record<string, unknown>[] =>
+      p.type === 'text'
+        ? [{ type: 'text', text: p.text }]
+        : p.type === 'tool-call'
+          ? [{ type: 'tool_use', name: p.name, input: p.arguments }]
+          : [],
+    );
+    if (blocks.length) out.push({ role: 'assistant', message: { content: blocks } });
+    if (!m.parts.some((p) => p.type === 'tool-call')) out.push({ type: 'turn_ended', status: 'success' });
+  }
+  return out;
+}
+
+/** Messages as Kiro CLI writes them: Prompt, AssistantMessage and ToolResults rows of {kind, data} blocks. */
+function kiroRows(messages: Message[]): Record<string, unknown>[] {
+  return messages.flatMap((m, i): Record<string, unknown>[] => {
+    const row = (kind: string, content: unknown[], extra = {}) => ({
+      version: 'v1',
+      kind,
+      data: { message_id: `k${i}`, content, ...extra },
+    });
+    if (m.role === 'user')
+      return [row('Prompt', [{ kind: 'text', data: text(m) }], { meta: { timestamp: 1_790_000_000 + i } })];
+    if (m.role === 'assistant')
+      return [
+        row(
+          'AssistantMessage',
+          m.parts.flatMap((p): Record<string, unknown>[] =>
+            p.type === 'text'
+              ? [{ kind: 'text', data: p.text }]
+              : p.type === 'tool-call'
+                ? [{ kind: 'toolUse', data: { toolUseId: p.id, name: p.name, input: p.arguments } }]
+                : [],
+          ),
+        ),
+      ];
+    if (m.role !== 'tool') return [];
+    const results = m.parts.flatMap((p) =>
+      p.type === 'tool-result'
+        ? [
+            {
+              kind: 'toolResult',
+              data: {
+                toolUseId: p.callId,
+                content: p.content.map((c) => ({ kind: 'text', data: c.type === 'text' ? c.text : '' })),
+                status: p.isError ? 'error' : 'success',
+              },
+            },
+          ]
+        : [],
+    );
+    return [row('ToolResults', results, { results: {} })];
+  });
 }
 
 /** Messages as `opencode export` writes them: a user message's text parts, an assistant step with its tool parts. */
@@ -333,6 +449,11 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 async function unmutatedRead(inputs: { name: string; bytes: Buffer }[]): Promise<void> {
   expect(inputs.length).toBeGreaterThan(0);
   for (const s of inputs) expect(await runCase(s.name, s.bytes), s.name).toMatchObject({ result: 'read' });
+  // The derived agents' shapes are detected as those agents, not taken by a neighbour's reader.
+  for (const s of inputs) {
+    const agent = /^(droid|cursor|kiro|qwen-code|gemini)\//.exec(s.name)?.[1];
+    if (agent) expect(parseSession(s.bytes).format, s.name).toBe(agent === 'gemini' ? 'gemini-cli' : agent);
+  }
 }
 
 /** `count` mutated inputs through the library: 0 crashes, 0 hangs, 0 lost bytes. */

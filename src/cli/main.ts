@@ -9,6 +9,7 @@ import { registerCompact } from './compact.js';
 import { registerModels } from './models.js';
 import { registerFooter } from './footer.js';
 import { registerView } from './view.js';
+import { registerStatusline } from './statusline.js';
 import { escapeControls } from './terminal.js';
 import { VERSION } from './version.js';
 
@@ -20,7 +21,7 @@ import { VERSION } from './version.js';
 async function main(argv: string[]): Promise<number> {
   const program = new Command('abridge')
     .description(
-      'See and shrink the context of LLM agent sessions (pi, Claude Code, Codex, Copilot CLI, SWE-agent, OpenHands, API requests).',
+      'See and shrink the context of LLM agent sessions (pi, Claude Code, Codex, Copilot CLI, Droid, SWE-agent, OpenHands, API requests).',
     )
     .version(VERSION)
     .exitOverride()
@@ -31,6 +32,7 @@ async function main(argv: string[]): Promise<number> {
   registerModels(program);
   registerFooter(program);
   registerView(program);
+  registerStatusline(program);
   // The store commands (import, export, sessions…) load their module only when they may run: a command line whose
   // first word is one of the commands above cannot reach them (~4 ms of every `abridge inspect`). Anything else (a
   // store command, help, no command, an option before the command) registers them as before.

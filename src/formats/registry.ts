@@ -16,6 +16,9 @@ import { opencodeFormat } from './opencode.js';
 import { qwenCodeFormat } from './qwen-code.js';
 import { deepSeekHarnessFormat } from './deepseek-harness.js';
 import { aiderFormat } from './aider.js';
+import { droidFormat } from './droid.js';
+import { cursorFormat } from './cursor.js';
+import { kiroFormat } from './kiro.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -35,6 +38,9 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   qwenCodeFormat,
   deepSeekHarnessFormat,
   aiderFormat,
+  droidFormat,
+  cursorFormat,
+  kiroFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

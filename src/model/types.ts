@@ -23,6 +23,9 @@ export const FORMAT_IDS = [
   'qwen-code',
   'deepseek-harness',
   'aider',
+  'droid',
+  'cursor',
+  'kiro',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];
