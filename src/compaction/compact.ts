@@ -3,6 +3,7 @@
  * them out in order until one reaches the target (chain.ts), record the result (marker.ts).
  */
 import { DEFAULT_KEEP_RECENT_TOKENS } from '../defaults.js';
+import { AbridgeError } from '../errors.js';
 import type { Session } from '../model/types.js';
 import { activeView, isSummaryItem, type ViewItem } from '../model/view.js';
 import { createRedactor } from '../redact/redact.js';
@@ -10,7 +11,7 @@ import { runRound, type ChainEnv, type RoundOutcome } from './chain.js';
 import { checkInvariants, introducedViolations } from './invariants.js';
 import { appendMarker, markerOf } from './marker.js';
 import { MemoryResultStore } from './memory-result-store.js';
-import { protect, type Protection } from './must-stay.js';
+import { pinnedTest, protect, type Protection } from './must-stay.js';
 import type { CompactOptions, CompactionResult } from './options.js';
 import { shortNote } from './give-way.js';
 import { checkCompactOptions, measureForCompaction, mustStay, planFrom, type PlannedRound } from './plan.js';
@@ -79,7 +80,14 @@ export async function compact(session: Session, options: CompactOptions): Promis
     result.protectedTokens = result.protectedParts.reduce((n, x) => n + x.tokens, 0);
   };
   if (result.reachedTarget && !options.force) {
-    report(protect(view0, { steps: options.keepLastSteps ?? 1, tailCounted: 0, counter }));
+    report(
+      protect(view0, {
+        steps: options.keepLastSteps ?? 1,
+        tailCounted: 0,
+        counter,
+        pinned: pinnedTest(options.pinned),
+      }),
+    );
     return result;
   }
 
@@ -118,7 +126,21 @@ export async function compact(session: Session, options: CompactOptions): Promis
     if (reached) break;
   }
   const chosen = last && env.reached(last.outcome.view) ? last : best!;
-  const view = chosen.outcome.view;
+  let view = chosen.outcome.view;
+  // A person's edit of the summary stands in for the one the chain made, whole; whether it fits is said, not forced.
+  if (options.summary !== undefined) {
+    const at = view.findIndex((v) => isSummaryItem(v) && markerOf(v.message)?.source === 'abridge');
+    const item = view[at];
+    if (!item || !isSummaryItem(item))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `compact: summary given, but this compaction archives nothing (${chosen.outcome.run.map((r) => r.name).join(', ') || 'no strategy ran'}): there is no summary to replace`,
+      );
+    view = view.slice();
+    view[at] = { ...item, message: summaryMessage(options.summary) };
+    const tokens = Math.round(ratio * counter.message(view[at]!.message));
+    result.editedSummary = { tokens, room: options.target - (tokensOf(size(view)) - tokens) };
+  }
   const protection = chosen.round.protection;
   const notes = chosen.outcome.notes;
   result.strategiesRun = chosen.outcome.run;

@@ -4,6 +4,7 @@
  */
 import { memoryFile } from '../budget/components.js';
 import type { Message } from '../model/types.js';
+import type { CompactOptions } from './options.js';
 import { isSummaryItem, type ViewItem } from '../model/view.js';
 import { thinkingNeededFrom } from './strategies/drop-thinking.js';
 import { agentSummary } from './strategies/summarize.js';
@@ -26,6 +27,19 @@ export interface Protection {
  * message a person wrote and the primary request, the latest instruction, the recent tail (whole units from the end
  * within `tailCounted` tokens, never fewer than `steps` agent steps), and the step of the latest thinking.
  */
+/**
+ * The test of a view item `CompactOptions.pinned` and the messages' own `pinned` field make: undefined when nothing can
+ * be pinned (no option given; a message's field still counts).
+ */
+export function pinnedTest(pinned: CompactOptions['pinned']): (item: ViewItem) => boolean {
+  const set = pinned === undefined || typeof pinned === 'function' ? undefined : new Set<number>(pinned);
+  const fn = typeof pinned === 'function' ? pinned : undefined;
+  return (it) =>
+    it.entry !== undefined &&
+    !isSummaryItem(it) &&
+    (it.message.pinned === true || set?.has(it.entry) === true || (fn !== undefined && fn(it.message, it.entry)));
+}
+
 /** The latest instruction (a person's request) and the latest message a person wrote: what the next step answers. */
 export function latest(view: readonly ViewItem[]): [ViewItem | undefined, ViewItem | undefined] {
   return [view.findLast((v) => isRequest(v.message)), view.findLast((v) => isHumanUser(v.message))];
@@ -43,6 +57,8 @@ export function protect(
      * 4 the latest instruction (cut in place to its first and last lines, never archived: see chain.ts).
      */
     relax?: number;
+    /** Pinned messages (CompactOptions.pinned): they stay whatever the round, like the system messages. */
+    pinned?: (item: ViewItem) => boolean;
   },
 ): Protection {
   const relax = o.relax ?? 0;
@@ -67,6 +83,8 @@ export function protect(
     if (file !== undefined) memory.set(file, it);
   }
   for (const it of memory.values()) add(it, 'project memory');
+  // Pins never give way: what the host or the person said must reach the model as it is.
+  if (o.pinned) for (const it of view) if (o.pinned(it)) add(it, 'pinned message');
   // Another agent's summary stays whole: nothing else records what it replaced (until it must give way: then it is
   // quoted in abridge's summary as far as the room allows, and kept whole in the session).
   for (const it of view) {

@@ -1,4 +1,4 @@
-import type { Entry } from '../model/types.js';
+import type { Entry, Message } from '../model/types.js';
 import type { AbridgeMarker } from '../model/view.js';
 import type { Redactor } from '../redact/redact.js';
 import type { ExactTokenizer } from '../tokens/exact.js';
@@ -65,6 +65,22 @@ export interface CompactOptions {
    * input and output, the marker's summary and edits. Default: the built-in detector; pass `noRedaction` to turn it off.
    */
   redact?: Redactor;
+  /**
+   * Pins: messages that stay verbatim through every strategy — never cleared, offloaded, cut, stubbed, stripped of
+   * their thinking nor archived — counted among what must stay (`protectedParts` names each, `pinned message (entry
+   * N)`), and never given way to reach the target: a target that pins make unreachable is missed, and said. Entries
+   * (their index in `session.entries`, as `inspect` and `view` number them), or a test of each message in view. A
+   * message with `pinned: true` is pinned whatever this says. A pinned message's unit (an assistant message with its
+   * tool calls and their results) is archived whole or not at all, so its tool calls keep their results.
+   */
+  pinned?: readonly number[] | ReadonlySet<number> | ((message: Message, entry: number) => boolean);
+  /**
+   * The summary's text, as a person edited it: the compaction runs as planned, then this text stands in for the
+   * summary it made (whole — never squeezed). The result says whether the view still fits (`reachedTarget`) and, in
+   * `editedSummary`, the given summary's size beside the room the rest of the view leaves it. A compaction that
+   * archives nothing has no summary to replace: refused (INVALID_INPUT).
+   */
+  summary?: string;
   /** Called as each strategy starts, with its name: a long compaction can show where it is (the CLI's status line). */
   onStrategy?: (name: StrategyName) => void;
 }
@@ -112,6 +128,11 @@ export interface CompactionResult {
    * LLM request had to leave out to fit its window (by entry).
    */
   summaryNotes: string[];
+  /**
+   * With `summary` given: the size of that summary in provider tokens, and the room the rest of the compacted view
+   * leaves it within the target (a summary over the room misses the target by the difference).
+   */
+  editedSummary?: { tokens: number; room: number };
   /** The marker entry appended to the session, when anything changed. */
   entry?: Entry;
   marker?: AbridgeMarker;

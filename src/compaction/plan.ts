@@ -13,7 +13,7 @@ import { activeView, type ViewItem } from '../model/view.js';
 import type { TokenCounter } from '../tokens/counter.js';
 import { followEntries, modelAt, trackerFor } from '../tokens/replay.js';
 import { shortNote } from './give-way.js';
-import { latest, protect, type Protection } from './must-stay.js';
+import { latest, pinnedTest, protect, type Protection } from './must-stay.js';
 import type { CompactOptions, ProtectedPart } from './options.js';
 import { DEFAULT_STRATEGY_OPTIONS, type StrategyOptions } from './strategies/strategy.js';
 import { summaryMessage, summaryRoom } from './strategies/summarize.js';
@@ -125,6 +125,22 @@ export function checkCompactOptions(options: CompactOptions): void {
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (integer && !Number.isInteger(v)))
       throw bad(name, v, integer);
   }
+  const summary = given.summary;
+  if (summary !== undefined && (typeof summary !== 'string' || summary.trim() === ''))
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `compact: option "summary" must be the summary's text (not empty), got ${describe(summary)}`,
+    );
+  const pinned = given.pinned;
+  if (pinned !== undefined && typeof pinned !== 'function') {
+    const list = pinned instanceof Set ? [...pinned] : Array.isArray(pinned) ? pinned : undefined;
+    const wrong = list === undefined ? pinned : list.find((e) => !Number.isInteger(e) || (e as number) < 0);
+    if (list === undefined || wrong !== undefined)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `compact: option "pinned" must be entry numbers (whole numbers ≥ 0) or a test of each message, got ${describe(wrong)}`,
+      );
+  }
 }
 
 function describe(v: unknown): string {
@@ -152,7 +168,8 @@ export function planFrom(m: Measured, options: CompactOptions): CompactionPlan {
   const opts = mergeOptions(options.options);
   const keep = options.keepLastSteps ?? 1;
   const canRelax = options.shrinkProtected !== false && options.minKeepLastSteps === undefined;
-  const head = protect(view0, { steps: 0, tailCounted: 0, counter });
+  const pinned = pinnedTest(options.pinned);
+  const head = protect(view0, { steps: 0, tailCounted: 0, counter, pinned });
   const countedOf = (p: Protection) => [...p.entries.values()].reduce((n, msg) => n + counter.message(msg), 0);
   const head0 = countedOf(head);
   // Giving up the last step helps only when what stays whatever happens (system messages, the first request, the latest
@@ -177,6 +194,8 @@ export function planFrom(m: Measured, options: CompactOptions): CompactionPlan {
   const latestEntries = [
     ...new Set(
       latest(view0)
+        // (A pinned instruction is never cut: it stays whole, like the system messages.)
+        .filter((it) => it !== undefined && !pinned(it))
         .map((it) => it?.entry)
         .filter((e): e is number => e !== undefined),
     ),
@@ -192,7 +211,8 @@ export function planFrom(m: Measured, options: CompactOptions): CompactionPlan {
   let archiveLast = false;
   let relax = 0;
   for (let k = keep; ; ) {
-    const headCounted = relax > 0 ? countedOf(protect(view0, { steps: 0, tailCounted: 0, counter, relax })) : head0;
+    const headCounted =
+      relax > 0 ? countedOf(protect(view0, { steps: 0, tailCounted: 0, counter, relax, pinned })) : head0;
     const room = Math.max(0, target - headCounted);
     const conversation = Math.max(0, counted0 - headCounted);
     // With the last step archived nothing recent stays beside the summary: it may take the whole room.
@@ -203,6 +223,7 @@ export function planFrom(m: Measured, options: CompactOptions): CompactionPlan {
       windowCounted: headCounted + room - summaryCounted,
       counter,
       relax,
+      pinned,
     });
     rounds.push({ steps: k, tailCounted: tail, archiveLast, relax, protection, room, summaryRoom: summaryCounted });
     if (k === 0 && keep > 0 && !archiveLast && tail <= 0) {

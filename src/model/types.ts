@@ -165,6 +165,12 @@ export interface Message {
   timestamp?: number;
   /** A message injected by the harness (reminders, hook output) rather than typed by a person. */
   synthetic?: boolean;
+  /**
+   * Pinned by the host: compaction keeps it verbatim through every strategy (never cleared, shortened or archived),
+   * counted among what must stay. Kept by the session stores; the transcript writers leave it out (no agent's format
+   * has such a field: `compact --pin` names pinned entries of a file instead).
+   */
+  pinned?: true;
 }
 
 export type EntryKind =
