@@ -15,7 +15,8 @@ import { getFormat } from '../formats/registry.js';
 import { isRecord } from '../formats/format.js';
 import { requestModel, sessionModel } from '../formats/request-body.js';
 import { writeSession, writeSessionChunks } from '../formats/write.js';
-import type { FormatId, Session } from '../model/types.js';
+import type { FormatId, Message, Session } from '../model/types.js';
+import { parsePins, pinMatch, previewOf, readSummaryFile, renderPreview } from './compact-preview.js';
 import { FileResultStore } from '../store/file-result-store.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
 import type { ResultStore } from '../compaction/result-store.js';
@@ -46,6 +47,10 @@ interface CompactFlags extends ConfigFlags {
   resultsDir?: string;
   keepLastSteps?: string;
   exact?: boolean;
+  preview?: boolean;
+  summaryFile?: string;
+  pin?: string;
+  pinMatch?: string;
 }
 
 export function registerCompact(program: Command): void {
@@ -96,7 +101,20 @@ export function registerCompact(program: Command): void {
     .option(
       '--in-place',
       'replace the transcript itself with its compacted version: atomically, under a lock (<file>.lock) so that two runs never interleave',
-    );
+    )
+    .option(
+      '--preview',
+      'print what the compaction would archive, shorten and keep, and its summary, and write nothing (with --json: as JSON)',
+    )
+    .option(
+      '--summary-file <file>',
+      "use this text (a person's edit of the summary; - reads standard input) instead of the generated summary; exit 3, writing nothing, when it does not fit the budget",
+    )
+    .option(
+      '--pin <entries>',
+      'comma-separated entry numbers (as inspect and view show them) or ids: these messages stay verbatim whatever the budget',
+    )
+    .option('--pin-match <regex>', 'every message whose text matches stays verbatim whatever the budget');
   addConfigOptions(cmd).action(async (file: string, opts: CompactFlags) => {
     if (opts.inPlace && opts.out !== undefined)
       throw new AbridgeError(
@@ -108,6 +126,16 @@ export function registerCompact(program: Command): void {
       throw new AbridgeError(
         'INVALID_INPUT',
         '--in-place: the input is standard input, which cannot be replaced; use --out <file>',
+      );
+    if (opts.preview && (opts.inPlace || opts.out !== undefined || opts.emit !== undefined))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `--preview writes nothing and prints the preview: drop ${opts.inPlace ? '--in-place' : opts.out !== undefined ? '--out' : '--emit'}`,
+      );
+    if (opts.summaryFile === '-' && isStdinPath(file))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        '--summary-file -: the transcript is read from standard input already; give the summary as a file',
       );
     if (!opts.inPlace) return compactFile(file, opts, undefined);
     return withFileLock(file, (assertHeld) => compactFile(file, { ...opts, out: file }, assertHeld));
@@ -124,6 +152,8 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
       throw new AbridgeError('INVALID_INPUT', `--emit: expected one of ${EMIT_FORMATS.join(', ')}, got "${opts.emit}"`);
     const keepLastSteps =
       opts.keepLastSteps === undefined ? undefined : positiveInt('--keep-last-steps', opts.keepLastSteps, true);
+    const pinMatcher = opts.pinMatch === undefined ? undefined : pinMatch(opts.pinMatch);
+    const editedSummary = opts.summaryFile === undefined ? undefined : await readSummaryFile(opts.summaryFile);
     const config = await resolveConfig(opts);
     const { exact } = await tokenCounterFor(opts.exact === true);
     const progress = progressReporter(file);
@@ -159,6 +189,15 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
           `abridge compact: ${file}: line ${shared.line ?? '?'} holds more than one JSON record; ${opts.out} has them on separate lines, as pi reads them (every other line of the transcript is written as it was)\n`,
         ),
       );
+    const pinnedEntries = opts.pin === undefined ? undefined : parsePins(opts.pin, session);
+    const pinned =
+      pinnedEntries || pinMatcher
+        ? (m: Message, entry: number) => pinnedEntries?.includes(entry) === true || pinMatcher?.(m) === true
+        : undefined;
+    if (pinMatcher && !session.entries.some((e) => e.message && pinMatcher(e.message)))
+      process.stderr.write(
+        escapeControls(`abridge compact: --pin-match: no message of ${file} matches ${opts.pinMatch}\n`),
+      );
     // The breakdown is measured only for the default target: a budget given needs no measuring of the whole view here.
     const target =
       opts.budget === undefined
@@ -174,7 +213,8 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     // The results this run stores: removed again (and the folder, when this run made it) if the run fails, so that a
     // failed compaction leaves no result behind that no transcript refers to.
     const created = new Set<string>();
-    const resultsDir = opts.resultsDir ?? (opts.out ? `${opts.out}.results` : undefined);
+    // A preview stores nothing: its results stay in memory.
+    const resultsDir = opts.preview ? undefined : (opts.resultsDir ?? (opts.out ? `${opts.out}.results` : undefined));
     const dirExisted = resultsDir !== undefined && existsSync(resultsDir);
     const fileStore =
       resultsDir === undefined ? undefined : new FileResultStore(resultsDir, { onCreating: (ref) => created.add(ref) });
@@ -187,6 +227,7 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     // A large session takes seconds after the reading (offloaded results are written one by one): say what runs.
     const status = statusLine(bytes);
     let result: CompactionResult;
+    const before = opts.preview ? activeView(session) : [];
     try {
       result = await compact(session, {
         target,
@@ -201,7 +242,15 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
         ...(keepLastSteps !== undefined ? { keepLastSteps } : {}),
         ...(config.budget.prefixTokens !== undefined ? { prefixTokens: config.budget.prefixTokens } : {}),
         ...(exact ? { exact } : {}),
+        ...(pinned ? { pinned } : {}),
+        ...(editedSummary !== undefined ? { summary: editedSummary } : {}),
       }).finally(() => status.stop());
+      // A person's summary that does not fit is not written: the budget is what they asked for.
+      if (editedSummary !== undefined && !result.reachedTarget && !opts.preview) {
+        await undoStore();
+        exitIfOverBudget(result, target, opts.summaryFile, true);
+        return;
+      }
       // --out: the user's own records as they were, abridge's compaction record redacted (see writeSession).
       if (opts.out) {
         status.update(`writing ${opts.out}…`);
@@ -224,6 +273,15 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
           `${err.message}; nothing was written${created.size ? `, and the results this run had begun to store (${created.size}) were removed` : ''}`,
         );
       throw err;
+    }
+    if (opts.preview) {
+      const preview = previewOf(session, before, activeView(session), result, target);
+      const text = opts.json
+        ? `${JSON.stringify({ file, format: session.format, ...preview }, null, 2)}\n`
+        : renderPreview(escapeControls(file), escapeControlsDeep(preview));
+      process.stdout.write(opts.json ? jsonForTerminal(redactSerialized(text, redact)) : redact(text));
+      exitIfOverBudget(result, target, opts.summaryFile);
+      return;
     }
     if (opts.emit) {
       // A body over the budget is not printed: a script piping it to the provider gets exit 3, not a request that
@@ -276,8 +334,17 @@ export function viewSession(session: Session): Session {
  * Exit status 3 when the budget could not be met: what must stay verbatim (the prefix, the first request, the latest
  * instruction, the last step) is named on stderr with its size.
  */
-function exitIfOverBudget(r: CompactionResult, target: number): void {
+function exitIfOverBudget(r: CompactionResult, target: number, summaryFile?: string, unwritten = false): void {
   if (r.reachedTarget) return;
+  if (r.editedSummary && r.editedSummary.tokens > r.editedSummary.room) {
+    process.stderr.write(
+      escapeControls(
+        `abridge compact: budget not reached: the summary given (${summaryFile ?? 'summary'}) is ${fmtInt(r.editedSummary.tokens)} tokens, and the rest of the compacted context leaves it ${fmtInt(Math.max(0, r.editedSummary.room))} of the budget of ${fmtInt(target)} (${fmtInt(r.afterTokens)} tokens in all); shorten it by ${fmtInt(r.editedSummary.tokens - Math.max(0, r.editedSummary.room))} tokens${unwritten ? '; nothing was written' : ''}\n`,
+      ),
+    );
+    process.exitCode = 3;
+    return;
+  }
   const parts = r.protectedParts.map((p) => `  ${p.what}: ${fmtInt(p.tokens)} tokens`).join('\n');
   const why =
     r.protectedTokens > target
