@@ -199,6 +199,7 @@ export {
   type ManagerEvents,
   type ResumeOptions,
   type TokenCountEndpoint,
+  type PlannedCompaction,
 } from './manager/context-manager.js';
 export {
   COMPACTION_BETA,

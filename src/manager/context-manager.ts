@@ -7,15 +7,17 @@ import { contextBreakdown, type ContextBreakdown } from '../budget/breakdown.js'
 import type { BudgetSettings, Level } from '../budget/types.js';
 import { compact, planCompaction, type CompactionResult, type CompactOptions } from '../compaction/compact.js';
 import { mustStay as planMustStay } from '../compaction/plan.js';
+import { pinKey, pinsRecord, recordedPins } from '../compaction/pins.js';
 import { compress } from '../compaction/strategies/head-tail.js';
 import { resultText } from '../compaction/strategies/strategy.js';
 import { LlmSummarizer, type LlmClient } from '../compaction/summarizers/llm.js';
-import type { Summarizer } from '../compaction/summarizers/summarizer.js';
+import type { Summarizer, SummaryRequest } from '../compaction/summarizers/summarizer.js';
+import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
 import { AbridgeError } from '../errors.js';
 import { stableId } from '../model/ids.js';
 import { promptTokens } from '../model/parts.js';
 import type { Entry, Message, Part, Session, SessionSettings, ToolResultPart, Usage } from '../model/types.js';
-import { activeMessages, type AbridgeMarker } from '../model/view.js';
+import { activeMessages, activeView, type AbridgeMarker } from '../model/view.js';
 import { PromptBuilder, type BuiltPrompt, type PromptSection } from '../prompt/builder.js';
 import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
@@ -119,7 +121,7 @@ export interface ContextManagerOptions<P extends RequestProvider = RequestProvid
    * Options passed to every compaction (strategies as values, keepLastSteps, strategy options). Its `instructions`
    * hold for every summary; those of one `compactNow` (or `compact_context` call) are added to them.
    */
-  compaction?: Omit<CompactOptions, 'target' | 'store' | 'summarizer' | 'prefixTokens'>;
+  compaction?: Omit<CompactOptions, 'target' | 'store' | 'summarizer' | 'prefixTokens' | 'summary'>;
   /**
    * Default max output tokens of a request, reserved in the window. Default: the model's maximum output, at most
    * 32,000 and at most half the window (a 40K-window deployment of a 128K-output model reserves 20,000).
@@ -269,6 +271,45 @@ interface ToolCallLike {
  * Every entry goes to the SessionStore as it happens; a compaction is recorded there in one transaction (marker +
  * snapshot), and `ContextManager.resume` rebuilds a session from its latest snapshot. Nothing is deleted.
  */
+/**
+ * A compaction the manager would make now (`planCompaction`), to inspect before `applyCompaction` records it: what the
+ * model would no longer see, what it would see shortened and what verbatim, the summary draft, the tokens. The
+ * compaction was run on a copy of the session; nothing was recorded.
+ */
+export interface PlannedCompaction {
+  /** The target the compaction aims at, and the instructions its summary was given. */
+  readonly target: number;
+  readonly instructions?: string;
+  /** Provider tokens of the context now and after, as the compaction counts them, and whether that fits the target. */
+  readonly beforeTokens: number;
+  readonly afterTokens: number;
+  readonly reachedTarget: boolean;
+  /** Messages the model would no longer see: archived behind the summary (the store keeps every one). */
+  readonly archived: readonly Message[];
+  /** Messages it would see shortened: each as it is and as it would be, and how (cleared, offloaded, compressed…). */
+  readonly edited: readonly { readonly before: Message; readonly after: Message; readonly how: string }[];
+  /** Messages it would see verbatim; and of them, the pinned ones. */
+  readonly kept: readonly Message[];
+  readonly pinned: readonly Message[];
+  /** The summary draft (empty when nothing would be archived): `applyCompaction(plan, { summary })` replaces it. */
+  readonly summary: string;
+  /** The messages the next request would hold (the summary's message among them). */
+  readonly view: readonly Message[];
+  /** The whole result of the compaction run on the copy (what must stay, strategies, notes). */
+  readonly result: CompactionResult;
+}
+
+/** What a plan was made from, to apply exactly that compaction (kept by the manager, not on the plan). */
+interface PlanBasis {
+  entries: number;
+  tip: string | undefined;
+  pins: string;
+  model: string;
+  compactions: number;
+  summaries: Map<string, string>;
+  marker: string;
+}
+
 export class ContextManager<P extends RequestProvider = RequestProvider> extends EventEmitter<ManagerEvents> {
   /**
    * The working session: the last compaction's view (as entries) followed by what came after it — every entry since
@@ -340,6 +381,9 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   private compactions = 0;
   /** The count of the context when the provider last measured it (a bill or an endpoint count), in counted tokens. */
   private measuredAt: number | undefined;
+  /** Pinned messages, by content (compaction/pins.ts): recorded in the store, applied at every compaction. */
+  private pins = new Set<string>();
+  private readonly plans = new WeakMap<PlannedCompaction, PlanBasis>();
 
   constructor(private readonly options: ContextManagerOptions<P>) {
     super();
@@ -414,6 +458,7 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.view = restore ? activeMessages(this.session) : [];
     this.clearing = new ClearingPlanner(this.counter);
     this.compactions = restore?.compactions ?? 0;
+    if (restore) this.pins = recordedPins(restore.session.entries) ?? this.pins;
   }
 
   /**
@@ -652,6 +697,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.lastBilled = undefined;
     if (this.enforcedWindow.size > 0)
       await this.appendEntries([...this.enforcedWindow].map(([model, window]) => windowRecord(model, window)));
+    // So do the pins.
+    if (this.pins.size > 0) await this.appendEntries([pinsRecord(this.pins)]);
     this.monitor.compactionComplete({ before: before ?? after, after, strategies: marker.strategies ?? [] });
   }
 
@@ -1068,6 +1115,211 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /**
+   * The compaction `compactNow` would make, without making it: run on a copy of the session (results it would store
+   * kept aside in memory), with the same target (`target`, default as compactNow's) and `instructions`. Inspect it,
+   * then `applyCompaction(plan)` records exactly it — or nothing happens.
+   */
+  async planCompaction(options: { target?: number; instructions?: string } = {}): Promise<PlannedCompaction> {
+    const { target: asked, instructions } = compactNowOptions(options);
+    await this.ready();
+    const p = this.tracker.predict(this.model);
+    const target = asked ?? Math.min(this.budget().marks.target, Math.floor(p.predicted / 2));
+    const copy: Session = { ...this.session, entries: this.session.entries.slice() };
+    const before = activeView(copy);
+    const summaries = new Map<string, string>();
+    const base: Summarizer = this.chosenSummarizer ?? this.agentSummarizer ?? new ExtractiveSummarizer();
+    const recording: Summarizer = {
+      name: base.name,
+      ...(base.local ? { local: true } : {}),
+      summarize: async (request) => {
+        const text = await base.summarize(request);
+        summaries.set(summaryRequestKey(request), text);
+        return text;
+      },
+    };
+    const result = await compact(copy, {
+      ...this.compactOptions(target, instructions),
+      // Results go to a store of this run alone, under the refs the manager's own store gives them (it is the same kind
+      // of view of a content-addressed store: the plan's references are the ones applying it makes).
+      store: redactingStore(
+        isKeyed(this.options.results ?? new MemoryResultStore())
+          ? new MemoryResultStore().forSession(this.sessionId)
+          : new MemoryResultStore(),
+        this.redact,
+      ),
+      summarizer: recording,
+    });
+    const after = activeView(copy);
+    const shown = new Map(after.filter((v) => v.entry !== undefined).map((v) => [v.entry!, v]));
+    const edits = new Map((result.marker?.edits ?? []).map((e) => [e.entry, e.how]));
+    const pinned = this.pinnedTest();
+    const kept = after.filter((v) => v.entry !== undefined && !edits.has(v.entry)).map((v) => v.message);
+    const plan: PlannedCompaction = {
+      target,
+      ...(instructions ? { instructions } : {}),
+      beforeTokens: result.beforeTokens,
+      afterTokens: result.afterTokens,
+      reachedTarget: result.reachedTarget,
+      archived: before.filter((v) => v.entry !== undefined && !shown.has(v.entry)).map((v) => v.message),
+      edited: after
+        .filter((v) => v.entry !== undefined && edits.has(v.entry))
+        .map((v) => ({
+          before: this.session.entries[v.entry!]!.message!,
+          after: v.message,
+          how: edits.get(v.entry!)!,
+        })),
+      kept,
+      pinned: kept.filter((m) => pinned(m)),
+      summary: result.marker?.summary ?? '',
+      view: after.map((v) => v.message),
+      result,
+    };
+    this.plans.set(plan, { ...this.basis(), summaries, marker: markerShape(result.marker) });
+    return plan;
+  }
+
+  /**
+   * Records a plan of `planCompaction` — exactly that compaction: its archived range, its edits and its summary (the
+   * same summarizer answers, replayed), or `summary` in place of its summary (a person's edit: checked — the tool pairs
+   * stay whole, and the view must fit the plan's target, else INVALID_INPUT naming the summary's size and the room). It
+   * is recorded like any compaction (marker and snapshot in the store, one transaction). A plan of a session that has
+   * changed since (an entry appended, a compaction made, pins changed) is refused (CONFLICT): plan again.
+   */
+  async applyCompaction(plan: PlannedCompaction, options: { summary?: string } = {}): Promise<CompactionResult> {
+    const basis = this.plans.get(plan);
+    if (!basis)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        'applyCompaction: not a plan of this manager (make one with planCompaction())',
+      );
+    if (options.summary !== undefined && (typeof options.summary !== 'string' || options.summary.trim() === ''))
+      throw new AbridgeError('INVALID_INPUT', "applyCompaction: summary: expected the summary's text (not empty)");
+    const now = this.basis();
+    const changed = [
+      now.entries !== basis.entries || now.tip !== basis.tip ? 'entries were appended or compacted' : '',
+      now.compactions !== basis.compactions ? 'a compaction was made' : '',
+      now.pins !== basis.pins ? 'pins changed' : '',
+      now.model !== basis.model ? `the model changed (${basis.model} → ${now.model})` : '',
+    ].filter(Boolean);
+    if (changed.length > 0)
+      throw new AbridgeError(
+        'CONFLICT',
+        `applyCompaction: the plan is stale — the session changed since it was made (${changed.join('; ')}): make a new one with planCompaction()`,
+      );
+    const base: Summarizer = this.chosenSummarizer ?? this.agentSummarizer ?? new ExtractiveSummarizer();
+    const replaying: Summarizer = {
+      name: base.name,
+      ...(base.local ? { local: true } : {}),
+      summarize: async (request) => basis.summaries.get(summaryRequestKey(request)) ?? base.summarize(request),
+    };
+    return this.compactTo(plan.target, plan.instructions, {
+      summarizer: replaying,
+      ...(options.summary !== undefined ? { summary: options.summary } : {}),
+      check: (result) => {
+        if (markerShape(result.marker) !== basis.marker)
+          throw new AbridgeError(
+            'CONFLICT',
+            'applyCompaction: the compaction no longer comes out as planned (the summarizer answered otherwise): make a new plan',
+          );
+        const s = result.editedSummary;
+        if (s && !result.reachedTarget)
+          throw new AbridgeError(
+            'INVALID_INPUT',
+            `applyCompaction: the summary given is ${s.tokens} tokens, and the rest of the view leaves it ${Math.max(0, s.room)} of the target of ${plan.target}: shorten it by ${s.tokens - Math.max(0, s.room)} tokens`,
+          );
+      },
+    });
+  }
+
+  /**
+   * Pins messages: they reach the model verbatim at every later compaction (never cleared, shortened or archived),
+   * counted among what must stay — a target they make unreachable is missed, and they are named. `what`: an entry id
+   * of the working session, a message appended (by its content), or a test of each message the model sees now (every
+   * match is pinned). A message appended with `pinned: true` is pinned too. Kept in the store: a resumed manager keeps
+   * them. Returns how many messages were pinned.
+   */
+  async pin(what: string | Message | ((message: Message) => boolean)): Promise<number> {
+    return this.changePins(what, true);
+  }
+
+  /** Unpins what `pin` pinned (the same forms); a message's own `pinned: true` stays. Returns how many were unpinned. */
+  async unpin(what: string | Message | ((message: Message) => boolean)): Promise<number> {
+    return this.changePins(what, false);
+  }
+
+  private async changePins(what: string | Message | ((message: Message) => boolean), on: boolean): Promise<number> {
+    await this.ready();
+    const name = on ? 'pin' : 'unpin';
+    let messages: Message[];
+    if (typeof what === 'string') {
+      const entry = this.session.entries.find((e) => e.id === what);
+      if (!entry?.message)
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          `${name}: no message with entry id "${what}" in the context the model sees now${entry ? ` (that entry is ${entry.kind})` : ''}`,
+        );
+      messages = [entry.message];
+    } else if (typeof what === 'function') messages = activeMessages(this.session).filter((m) => what(m));
+    else if (what && typeof what === 'object' && Array.isArray((what as Message).parts)) messages = [what];
+    else
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `${name}: expected an entry id, a message or a test of each message, got ${what === null ? 'null' : typeof what}`,
+      );
+    let changed = 0;
+    for (const m of messages) {
+      const key = pinKey(m);
+      if (on === this.pins.has(key)) continue;
+      if (on) this.pins.add(key);
+      else this.pins.delete(key);
+      changed++;
+    }
+    if (changed > 0) await this.appendEntries([pinsRecord(this.pins)]);
+    return changed;
+  }
+
+  /** Whether a message is pinned: its own field, the manager's pins, the compaction option's test. */
+  private pinnedTest(): (m: Message, entry?: number) => boolean {
+    const given = this.options.compaction?.pinned;
+    const set = given === undefined || typeof given === 'function' ? undefined : new Set<number>(given);
+    return (m, entry) =>
+      m.pinned === true ||
+      (this.pins.size > 0 && this.pins.has(pinKey(m))) ||
+      (entry !== undefined && (set?.has(entry) === true || (typeof given === 'function' && given(m, entry))));
+  }
+
+  /** The options every compaction of this manager runs with (compactTo, planCompaction). */
+  private compactOptions(target: number, asked?: string): CompactOptions {
+    const { instructions: standing, ...compaction } = this.options.compaction ?? {};
+    const instructions = [standing?.trim(), asked?.trim()].filter(Boolean).join('\n');
+    const summarizer = this.chosenSummarizer ?? this.agentSummarizer;
+    const pinned = this.pinnedTest();
+    return {
+      ...compaction,
+      target,
+      force: true,
+      store: this.results,
+      ...(summarizer ? { summarizer } : {}),
+      ...(instructions ? { instructions } : {}),
+      pinned: (m, entry) => pinned(m, entry),
+      prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
+      redact: this.redact,
+      ...(this.options.now ? { now: this.options.now } : {}),
+    };
+  }
+
+  private basis(): Omit<PlanBasis, 'summaries' | 'marker'> {
+    const entries = this.session.entries;
+    return {
+      entries: entries.length,
+      tip: entries[entries.length - 1]?.id ?? this.tip ?? undefined,
+      pins: [...this.pins].sort().join(','),
+      model: this.model,
+      compactions: this.compactions,
+    };
+  }
+
+  /**
    * Lets the agent's own model write the summaries, for integrations that can call it (the AI SDK middleware does, with
    * the model it wraps): `complete` sends one completion to that model; its window and output limit are the manager's
    * model's, as `setModel` changes them. Taken only when the options chose no summarizer (neither `summarizer` nor
@@ -1389,22 +1641,23 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     this.tracker.setOverhead(this.overheadCounted);
   }
 
-  private async compactTo(target: number, asked?: string): Promise<CompactionResult> {
+  private async compactTo(
+    target: number,
+    asked?: string,
+    // (applyCompaction: the plan's summarizer answers, a person's summary, and a check before anything is recorded.)
+    extra: Pick<CompactOptions, 'summarizer' | 'summary'> & { check?: (result: CompactionResult) => void } = {},
+  ): Promise<CompactionResult> {
     const before = this.tracker.predict(this.model);
-    const { instructions: standing, ...compaction } = this.options.compaction ?? {};
-    const instructions = [standing?.trim(), asked?.trim()].filter(Boolean).join('\n');
-    const summarizer = this.chosenSummarizer ?? this.agentSummarizer;
-    const result = await compact(this.session, {
-      ...compaction,
-      target,
-      force: true,
-      store: this.results,
-      ...(summarizer ? { summarizer } : {}),
-      ...(instructions ? { instructions } : {}),
-      prefixTokens: Math.round(this.overheadCounted * this.tracker.ratioOf(this.model)),
-      redact: this.redact,
-      ...(this.options.now ? { now: this.options.now } : {}),
-    });
+    const { check, ...more } = extra;
+    const result = await compact(this.session, { ...this.compactOptions(target, asked), ...more });
+    if (check && result.entry)
+      try {
+        check(result);
+      } catch (err) {
+        // Not recorded: the marker leaves the working session as it came.
+        if (this.session.entries[this.session.entries.length - 1] === result.entry) this.session.entries.pop();
+        throw err;
+      }
     if (!result.entry) return result;
     // What a compaction cleared or offloaded can be read back from now on.
     if (!this.stored) this.stored = (await this.results.list()).length > 0;
@@ -1437,6 +1690,8 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // them (the store's checkpoint holds messages only).
     if (this.enforcedWindow.size > 0)
       await this.appendEntries([...this.enforcedWindow].map(([model, window]) => windowRecord(model, window)));
+    // So do the pins.
+    if (this.pins.size > 0) await this.appendEntries([pinsRecord(this.pins)]);
     this.monitor.compactionComplete({
       before: before.predicted,
       after: after.predicted,
@@ -1484,8 +1739,10 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // messages of its least protected round, with the options this manager compacts with.
     const ceiling = this.info.contextWindow - maxOutput;
     const { instructions: _standing, ...compaction } = this.options.compaction ?? {};
+    const pinned = this.pinnedTest();
     const plan = planCompaction(this.session, {
       ...compaction,
+      pinned: (m, entry) => pinned(m, entry),
       target: Math.max(0, ceiling - margin),
       prefixTokens: Math.round(this.overheadCounted * ratio),
     });
@@ -1580,4 +1837,34 @@ function withBudgetDefaults(config: AbridgeConfig | undefined): AbridgeConfig {
       allocations: given.allocations ?? d.allocations,
     },
   };
+}
+
+/** What identifies a summarizer request (its messages, entries, budget and carried text): the key its answer is kept by. */
+function summaryRequestKey(r: SummaryRequest): string {
+  return stableId(
+    JSON.stringify([
+      r.messages,
+      r.entries,
+      r.maxTokens,
+      r.previousSummary,
+      r.otherSummaries,
+      r.task,
+      r.instructions,
+      r.laterRequestKept,
+      r.strict,
+    ]),
+    24,
+  );
+}
+
+/** The shape of a compaction record (what it archives, hides and edits, and how), to tell one plan from another. */
+function markerShape(m: AbridgeMarker | undefined): string {
+  if (!m) return '';
+  return JSON.stringify([
+    m.archived,
+    m.hidden,
+    m.firstKeptEntry,
+    (m.edits ?? []).map((e) => [e.entry, e.how]),
+    m.strategies,
+  ]);
 }
