@@ -369,6 +369,56 @@ describe('abridge as a pi extension', () => {
     }
   }, 120_000);
 
+  it('/pin keeps the last message a person wrote, /pin <text> every message holding it, verbatim through compaction', async () => {
+    const printed: string[] = [];
+    const calls: Parameters<NonNullable<AbridgePiOptions['onCall']>>[0][] = [];
+    const pi = await startPi(
+      'pin',
+      { summarizer: 'extractive', print: (t) => printed.push(t), onCall: (c) => calls.push(c) },
+      { files: 12, keepRecentTokens: 2_000 },
+    );
+    const first =
+      'Read f1.txt and tell me what it says. PIN-ONE: the deploy key lives in vault/ops, never in the repo.';
+    const second = 'Read f2.txt and tell me what it says. PIN-TWO: answer in French from now on.';
+    const third = 'Read f3.txt and tell me what it says. NOT-PINNED: a passing remark.';
+    try {
+      await pi.session.prompt('Read f0.txt and tell me what it says.');
+      await pi.session.prompt(first);
+      await pi.session.prompt('/pin');
+      await pi.session.prompt(second);
+      await pi.session.prompt(third);
+      await pi.session.prompt('/pin PIN-TWO');
+      await pi.session.prompt('/pin nothing-holds-this');
+      for (let i = 4; i < 12; i++) await pi.session.prompt(`Read f${i}.txt and tell me what it says.`);
+      expect(printed[0]).toMatch(/^abridge: 1 message pinned \(the last message you wrote\); 1 pinned in all/);
+      expect(printed[1]).toMatch(/^abridge: 1 message pinned \(messages holding "PIN-TWO"\); 2 pinned in all/);
+      expect(printed[2]).toMatch(/no message holds "nothing-holds-this"; nothing pinned/);
+      expect(pi.records().filter((r) => r.customType === 'abridge.pins')).toHaveLength(2);
+      // abridge compacted what the calls sent, keeping the pinned messages (named among what must stay)…
+      const kept = calls.find((c) => c.compaction?.protectedParts.some((p) => p.what.startsWith('pinned message')));
+      expect(kept).toBeDefined();
+      expect(kept!.messages.some((m) => m.parts.some((p) => p.type === 'text' && p.text === first))).toBe(true);
+      // …and pi's own compaction, which archives a prefix and cannot keep a message in place, got abridge's summary
+      // quoting them whole.
+      const piCompaction = pi.records().findLast((r) => r.type === 'compaction');
+      expect(piCompaction).toBeDefined();
+      const summary = String(piCompaction!.summary);
+      expect(summary).toContain('## Pinned messages (verbatim)');
+      expect(summary).toContain(`- (user) ${first}`);
+      expect(summary).toContain(`- (user) ${second}`);
+      // The last request holds both, word for word.
+      const last = pi.fake.requests.filter((r) => !isSummaryRequest(r.body.system)).at(-1)!;
+      const sent = JSON.stringify(last.body.messages);
+      expect(sent).toContain(JSON.stringify(first).slice(1, -1));
+      expect(sent).toContain(JSON.stringify(second).slice(1, -1));
+      // /unpin lets it go at the next compaction.
+      await pi.session.prompt('/unpin PIN-TWO');
+      expect(printed.at(-1)).toMatch(/1 message unpinned .*1 pinned in all/);
+    } finally {
+      await pi.close();
+    }
+  }, 120_000);
+
   it('bad summarizer options are errors when pi loads the extension, naming the option', () => {
     expect(() => abridgeExtension({ summarizer: 'fast' as never })).toThrow(
       "abridge pi extension: summarizer: expected 'extractive', 'llm' or a Summarizer (an object with a summarize() method), got \"fast\"",
@@ -396,7 +446,7 @@ describe('abridge as a pi extension', () => {
     expect(errors).toEqual([]);
     expect(extensions).toHaveLength(1);
     expect([...extensions[0]!.tools.keys()].sort()).toEqual(['compact_context', 'read_result']);
-    expect([...extensions[0]!.commands.keys()]).toEqual(['context']);
+    expect([...extensions[0]!.commands.keys()]).toEqual(['pin', 'unpin', 'context']);
   });
 
   it('the built `abridge-context/pi`, loaded by pi, reaches pi’s model for /compact <instructions> (pi-ai resolved from pi)', async () => {

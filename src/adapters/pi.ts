@@ -15,6 +15,9 @@
  * - Summaries are written by pi's current model (called as pi calls it), checked against abridge's extractive hand-off,
  *   which stands in when the model's answer fails; `summarizer: 'extractive'` makes no model call.
  * - `compact_context` tool, `/context` command (abridge's breakdown), the pressure line in pi's footer status.
+ * - `/pin [text]`, `/unpin [text]`: the last message a person wrote, or every message holding `text`, stays verbatim
+ *   through abridge's compactions (recorded in pi's session as an `abridge.pins` entry, which pi ignores); pi's own
+ *   compaction (/compact) cannot keep a message in place, so abridge's summary for it quotes the pinned ones whole.
  */
 import { AbridgeError } from '../errors.js';
 import type { Api, AssistantMessage, Model } from '@mariozechner/pi-ai';
@@ -28,6 +31,7 @@ import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
 import { LlmSummarizer, type LlmClient, type LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { isHumanUser } from '../compaction/turns.js';
+import { pinKey, pinsRecord, PINS_RECORD, recordedPins } from '../compaction/pins.js';
 import { isRecord } from '../formats/format.js';
 import { decodePiMessage } from '../formats/pi.js';
 import { PI_SUMMARY_TYPE, piRecordsFor } from '../formats/pi-write.js';
@@ -44,6 +48,9 @@ import { compactContextTool } from '../tools/compact-context.js';
 import { readResultTool } from '../tools/read-result.js';
 import type { AgentTool } from '../tools/tool.js';
 import { importSdk } from './missing-sdk.js';
+
+/** Where abridge's summary for pi's own compaction quotes the pinned messages it archives, whole. */
+const PINNED_HEADING = '## Pinned messages (verbatim)';
 
 /** customType of the session entry recording a compaction of what the LLM calls send. */
 export const PI_CONTEXT_TYPE = 'abridge.context';
@@ -114,6 +121,11 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
       }
       return settings;
     };
+    // Pins, as the session records them (the last `abridge.pins` entry): a test of each message.
+    const pinnedIn = (session: Session) => {
+      const pins = recordedPins(session.entries);
+      return pins && pins.size > 0 ? { pinned: (m: Message) => pins.has(pinKey(m)) } : {};
+    };
     const compactOptions = (ctx: ExtensionContext, settings: BudgetSettings) => ({
       store: storeFor(ctx),
       summarizer: summarizerFor(ctx),
@@ -140,7 +152,11 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
       let snapshot = contextBreakdown(session, { settings });
       let compaction: CompactionResult | undefined;
       if (snapshot.level === 'compact' || snapshot.level === 'block') {
-        compaction = await compact(session, { target: snapshot.marks.target, ...compactOptions(ctx, settings) });
+        compaction = await compact(session, {
+          target: snapshot.marks.target,
+          ...compactOptions(ctx, settings),
+          ...pinnedIn(session),
+        });
         record(compaction);
         snapshot = contextBreakdown(session, { settings });
       }
@@ -169,9 +185,24 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
         report: (note) => notes.push(note),
       });
       if (!summary.trim()) return undefined; // pi's own summary then
+      // pi's compaction archives a prefix and cannot keep a message in place: every pinned message before what it keeps
+      // (this compaction's or an earlier one's) is quoted whole, after the summary (a carried-over quote is dropped first).
+      const branch = parseSession(sessionText(ctx), { format: 'pi' });
+      const pins = recordedPins(branch.entries);
+      const keptFrom =
+        branch.entries.find((e) => e.id === preparation.firstKeptEntryId)?.index ?? branch.entries.length;
+      const quoted = new Set<string>();
+      const pinnedText = pins?.size
+        ? branch.entries
+            .filter((e) => e.index < keptFrom && e.message && !e.compaction && pins.has(pinKey(e.message)))
+            .filter((e) => !quoted.has(pinKey(e.message!)) && quoted.add(pinKey(e.message!)) !== undefined)
+            .map((e) => `- (${e.message!.role}) ${messageText(e.message!)}`)
+            .join('\n')
+        : '';
+      const own = summary.split(`\n\n${PINNED_HEADING}\n`)[0]!;
       return {
         compaction: {
-          summary,
+          summary: pinnedText ? `${own}\n\n${PINNED_HEADING}\n${pinnedText}` : own,
           firstKeptEntryId: preparation.firstKeptEntryId,
           tokensBefore: preparation.tokensBefore,
           details: {
@@ -225,6 +256,7 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
             const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
             const r = await forceCompact(session, {
               ...compactOptions(ctx, settingsFor(ctx)),
+              ...pinnedIn(session),
               ...(instructions ? { instructions } : {}),
             });
             record(r);
@@ -232,6 +264,43 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
           },
         }),
     );
+
+    const changePins = (on: boolean) => async (args: string, ctx: ExtensionContext) => {
+      const session = withContextMarkers(parseSession(sessionText(ctx), { format: 'pi' }));
+      const text = args.trim();
+      // Pinned: what the model sees now. Unpinned: any message, the ones an earlier compaction of pi's archived too.
+      const pool = on ? activeMessages(session) : session.entries.flatMap((e) => (e.message ? [e.message] : []));
+      const chosen = text
+        ? pool.filter((m) => messageText(m).includes(text))
+        : [pool.findLast((m) => isHumanUser(m))].filter((m): m is Message => m !== undefined);
+      const pins = recordedPins(session.entries) ?? new Set<string>();
+      let changed = 0;
+      for (const m of chosen) {
+        const key = pinKey(m);
+        if (on === pins.has(key)) continue;
+        if (on) pins.add(key);
+        else pins.delete(key);
+        changed++;
+      }
+      if (changed > 0) pi.appendEntry(PINS_RECORD, (pinsRecord(pins).raw as { data: unknown }).data);
+      const what = text ? `messages holding "${text}"` : 'the last message you wrote';
+      const said =
+        chosen.length === 0
+          ? `abridge: no ${text ? `message holds "${text}"` : 'message of yours to pin'}; nothing ${on ? 'pinned' : 'unpinned'}`
+          : `abridge: ${changed} ${changed === 1 ? 'message' : 'messages'} ${on ? 'pinned' : 'unpinned'} (${what}${changed < chosen.length ? `; ${chosen.length - changed} already ${on ? 'pinned' : 'not pinned'}` : ''}); ${pins.size} pinned in all — ${on ? 'kept verbatim whenever abridge compacts' : 'they may be compacted again'}`;
+      if (options.print) options.print(said, ctx);
+      else ctx.ui.notify(said, 'info');
+    };
+    pi.registerCommand('pin', {
+      description:
+        'abridge: keep the last message you wrote (or every message holding the text given) verbatim through compaction',
+      handler: changePins(true),
+    });
+    pi.registerCommand('unpin', {
+      description:
+        'abridge: let the last message you wrote (or every message holding the text given) be compacted again',
+      handler: changePins(false),
+    });
 
     pi.registerCommand('context', {
       description: "abridge: where the context's tokens go (what the next LLM call sends)",
@@ -420,4 +489,19 @@ function firstTask(entries: readonly PiMessage[]): string | undefined {
       );
   }
   return undefined;
+}
+
+/** A message's text as `/pin <text>` matches it: its text, tool-call inputs and tool-result text. */
+function messageText(m: Message): string {
+  return m.parts
+    .map((p) =>
+      p.type === 'text'
+        ? p.text
+        : p.type === 'tool-call'
+          ? JSON.stringify(p.arguments)
+          : p.type === 'tool-result'
+            ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
+            : '',
+    )
+    .join('\n');
 }
