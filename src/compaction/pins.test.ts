@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSession } from '../formats/read.js';
+import { writeSession } from '../formats/write.js';
 import type { Session } from '../model/types.js';
 import { activeView, isSummaryItem } from '../model/view.js';
 import { PiTranscript } from '../../test/support/random-session.js';
@@ -97,6 +98,17 @@ describe('pins', () => {
     const r = await compact(s, { target: 200, force: true, prefixTokens: 0, pinned: [last] });
     expect(r.reachedTarget).toBe(false);
     expect(activeView(s).find((v) => v.entry === last)?.message).toBe(s.entries[last]!.message);
+  });
+
+  it("a message's pinned field stays out of every transcript and request a writer makes", async () => {
+    const { session: s, resultEntry } = session(6);
+    s.entries[resultEntry(0)]!.message!.pinned = true;
+    s.entries[resultEntry(5)]!.message!.pinned = true;
+    const r = await compact(s, { target: 1500, force: true, prefixTokens: 0 });
+    expect(r.marker).toBeDefined();
+    for (const format of ['pi', 'claude-code', 'anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'] as const)
+      expect(writeSession(s, format), format).not.toMatch(/"pinned"/);
+    expect(activeView(s).find((v) => v.entry === resultEntry(0))?.message).toBe(s.entries[resultEntry(0)]!.message);
   });
 
   it('refuses pins that are not entry numbers', async () => {
