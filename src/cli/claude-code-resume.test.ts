@@ -30,6 +30,9 @@ import { TokenCounter } from '../tokens/counter.js';
 import { claudeBinary, resumeWithClaudeCode } from '../../test/support/claude-code-cli.js';
 import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { viewSession } from './compact.js';
+import { convertTranscript } from './convert.js';
+import { DEFAULT_BUDGET_SETTINGS } from '../budget/defaults.js';
+import { createRedactor } from '../redact/redact.js';
 
 const PROMPT = 'continue';
 const POOL = 3;
@@ -308,6 +311,49 @@ describe.skipIf(skip !== undefined)('Claude Code resumes exactly what abridge re
         Math.max(0.02 * r.tokens!.view, r.cmp.normalized.seams),
       );
     }
+  }, 600_000);
+});
+
+// A session of another agent converted for Claude Code (`abridge convert --to claude-code`): the CLI resumes abridge's
+// view of the converted file.
+describe.skipIf(skip !== undefined)('Claude Code resumes what abridge converted for it', () => {
+  it("every corpus pi and Codex transcript, converted: the CLI sends abridge's view of it", async () => {
+    const bin = (cli as { bin: string }).bin;
+    const sources = [...corpusFiles('pi'), ...corpusFiles('codex')];
+    const redact = createRedactor();
+    const results = await pool(sources, POOL, async (file) => {
+      const session = parseSession((await readFile(file)).toString('utf8'), { source: file });
+      const { converted, text, compaction } = await convertTranscript(session, 'claude-code', {
+        settings: DEFAULT_BUDGET_SETTINGS,
+        redact,
+      });
+      const view = JSON.parse(writeSession(viewSession(converted), 'anthropic')) as {
+        model: string;
+        messages: unknown[];
+      };
+      // Resumed with a Claude model (the CLI makes no request for another's: a session moved from a GPT or Gemini agent
+      // goes on with Claude).
+      const model = /^claude-/.test(view.model) ? view.model : 'claude-sonnet-4-6';
+      const run = await resumeWithClaudeCode(bin, text, converted.info.id!, PROMPT, model);
+      const cmp = run.main
+        ? compareResumed(run.main.messages, view.messages)
+        : { equal: false, differences: [`no conversation request (exit ${run.code}): ${run.stderr.slice(0, 200)}`] };
+      return { file, compacted: compaction?.entry !== undefined, messages: view.messages.length, cmp };
+    });
+    const equal = results.filter((r) => r.cmp.equal).length;
+    console.log(
+      `[claude-code resume] converted: ${equal}/${results.length} equal\n${results
+        .map(
+          (r) =>
+            `${r.cmp.equal ? 'equal' : 'DIFFERENT'} ${basename(r.file)}: ${r.messages} messages${r.compacted ? ', compacted' : ''}${r.cmp.equal ? '' : `\n    ${r.cmp.differences.join('\n    ')}`}`,
+        )
+        .join('\n')}`,
+    );
+    // Not yet all: where the CLI rebuilds what pi recorded otherwise (consecutive user records joined with a
+    // "(no content)" answer between them, a record of text and calls split) the converted file does not yet give it
+    // what abridge's view says. 34 of the 45 corpus transcripts are resumed exactly (issue 39, open): none may regress.
+    expect(equal, 'converted transcripts the CLI resumes exactly').toBeGreaterThanOrEqual(34);
+    for (const r of results.filter((x) => x.compacted)) expect(r.cmp.differences, basename(r.file)).toEqual([]);
   }, 600_000);
 });
 

@@ -6,6 +6,7 @@ import { redactForMessage } from '../redact/connection.js';
 import { registerInspect } from './inspect.js';
 import { registerReplay } from './replay.js';
 import { registerCompact } from './compact.js';
+import { registerConvert } from './convert.js';
 import { registerModels } from './models.js';
 import { registerFooter } from './footer.js';
 import { registerView } from './view.js';
@@ -29,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
   registerInspect(program);
   registerReplay(program);
   registerCompact(program);
+  registerConvert(program);
   registerModels(program);
   registerFooter(program);
   registerView(program);

@@ -20,7 +20,7 @@ import { takeLinkedRecord } from './linked-record.js';
 import { writeJsonl } from './jsonl.js';
 import { stableId } from '../model/ids.js';
 import { activeView, type AbridgeMarker } from '../model/view.js';
-import { anthropicBodyOfSession } from './anthropic.js';
+import { anthropicBodyOfSession, anthropicKeeps } from './anthropic.js';
 
 const RECORD_TYPES = new Set([
   'user',
@@ -271,28 +271,45 @@ export function contentParts(content: unknown): Part[] {
 // ---------------------------------------------------------------------------------------------------------------------
 // Writing
 
-function encodeBlocks(parts: Part[]): unknown[] {
+/** A result's content: one text as a string, else its blocks (empty texts left out, as the API wants). */
+function resultBlocksOf(content: Part[]): unknown {
+  const kept = content.filter((c) => c.type !== 'text' || c.text.trim() !== '');
+  if (kept.length === 1 && kept[0]!.type === 'text') return kept[0]!.text;
+  return encodeBlocks(kept);
+}
+
+/**
+ * Parts as Claude Code records them — what its CLI sends back as it is: thinking only when the API takes it back
+ * (signed by Anthropic: another provider's reasoning, in a session converted from another agent, would be refused), a
+ * result of one text as a string (as Claude Code writes its own).
+ */
+function encodeBlocks(parts: Part[], message?: Message): unknown[] {
   const out: unknown[] = [];
   for (const p of parts) {
     switch (p.type) {
       case 'text':
-        out.push({ type: 'text', text: p.text });
+        // An empty text block is refused by the API (and sent by the CLI as "(no content)"): left out.
+        if (p.text.trim() !== '') out.push({ type: 'text', text: p.text });
         break;
       case 'thinking':
+        if (message && !anthropicKeeps(p, message)) break;
         if (p.redacted) out.push({ type: 'redacted_thinking', data: p.signature ?? '' });
         else out.push({ type: 'thinking', thinking: p.text, signature: p.signature ?? '' });
         break;
       case 'tool-call':
         out.push({ type: 'tool_use', id: p.id, name: p.name, input: p.arguments });
         break;
-      case 'tool-result':
+      case 'tool-result': {
+        const content = resultBlocksOf(p.content);
         out.push({
           type: 'tool_result',
           tool_use_id: p.callId,
-          content: encodeBlocks(p.content),
+          // (An empty result goes without content, as the API takes it.)
+          ...(Array.isArray(content) && content.length === 0 ? {} : { content }),
           ...(p.isError ? { is_error: true } : p.isErrorExplicit ? { is_error: false } : {}),
         });
         break;
+      }
       case 'image':
         out.push(
           p.data
@@ -427,7 +444,7 @@ function assistantMessage(m: Message, id: string): Record<string, unknown> {
     type: 'message',
     role: 'assistant',
     model: m.model ?? 'unknown',
-    content: encodeBlocks(m.parts),
+    content: encodeBlocks(m.parts, m),
     stop_reason: m.stopReason ?? null,
     stop_sequence: null,
     usage: {

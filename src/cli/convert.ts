@@ -1,0 +1,269 @@
+/**
+ * `abridge convert <transcript> --to pi | claude-code`: one agent's session as a transcript another agent resumes.
+ *
+ * What is written is what the model sees now (the view: the source agent's and abridge's compactions applied),
+ * compacted first when it would not fit the target's window (or `--budget`), as a new session of the target agent:
+ * the target resumes exactly abridge's view of the written file (checked with pi's own loader and the Claude Code CLI).
+ * The source agent's own system prompt and instructions (its system messages) are not carried: the target agent sends
+ * its own. Every record is new, so every record is redacted (as `export` does). The source file is only read.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import type { BudgetSettings } from '../budget/types.js';
+import { writeFileAtomic } from '../atomic-write.js';
+import { contextBreakdown } from '../budget/breakdown.js';
+import { compact, type CompactionResult } from '../compaction/compact.js';
+import { MemoryResultStore } from '../compaction/memory-result-store.js';
+import type { ResultStore } from '../compaction/result-store.js';
+import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
+import { AbridgeError } from '../errors.js';
+import { parseSession, readSession } from '../formats/read.js';
+import { getFormat } from '../formats/registry.js';
+import { writeSession } from '../formats/write.js';
+import type { FormatId, Message, Session } from '../model/types.js';
+import { activeMessages } from '../model/view.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { HARNESS_PREFIX_TOKENS } from '../defaults.js';
+import { createRedactor } from '../redact/redact.js';
+import { FileResultStore } from '../store/file-result-store.js';
+import { viewSession } from './compact.js';
+import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
+import { INSTANCE_OPTION, inputOptions, sourceOptions } from './input.js';
+import { refuseOutOverInput } from './output.js';
+import { fmtInt } from './render.js';
+import { escapeControls, jsonForTerminal } from './terminal.js';
+
+/** The agents whose transcripts abridge writes, and their resume checks. */
+export const CONVERT_TARGETS = ['pi', 'claude-code'] as const satisfies readonly FormatId[];
+export type ConvertTarget = (typeof CONVERT_TARGETS)[number];
+
+interface ConvertFlags extends ConfigFlags {
+  to?: string;
+  budget?: string;
+  out?: string;
+  format?: string;
+  instance?: string;
+  json?: boolean;
+}
+
+export function registerConvert(program: Command): void {
+  const cmd = program
+    .command('convert')
+    .description(
+      "Write a session as a transcript another agent resumes (pi, Claude Code): what the model sees now, compacted to the target's window on the way; the source agent's system prompt stays behind (the target sends its own)",
+    )
+    .argument('<transcript>', 'transcript file (any format abridge reads)')
+    .option('-t, --to <agent>', `the agent that resumes it: ${CONVERT_TARGETS.join(', ')}`)
+    .option(
+      '-b, --budget <tokens>',
+      "compact to this many tokens first (default: only when the session passes the compaction mark of the target model's window: --model, --context-window)",
+    )
+    .option('-o, --out <file>', 'write the transcript here (atomically; default: standard output)')
+    .option('-f, --format <id>', 'read as this format instead of detecting it')
+    .option(...INSTANCE_OPTION)
+    .option('--json', 'print {from, to, sessionId, messages, tokens, compacted, out} instead of a sentence');
+  addConfigOptions(cmd).action((file: string, opts: ConvertFlags) => convertFile(file, opts));
+}
+
+async function convertFile(file: string, opts: ConvertFlags): Promise<void> {
+  if (opts.to === undefined || !(CONVERT_TARGETS as readonly string[]).includes(opts.to))
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `--to: expected one of ${CONVERT_TARGETS.join(', ')}, got ${opts.to === undefined ? 'nothing' : `"${opts.to}"`}`,
+    );
+  const to = opts.to as ConvertTarget;
+  if (opts.format) getFormat(opts.format);
+  refuseOutOverInput(file, opts.out);
+  const budget = opts.budget === undefined ? undefined : positive('--budget', opts.budget);
+  const config = await resolveConfig(opts);
+  const session = await readSession(file, { ...sourceOptions(opts), ...inputOptions() });
+  if (session.format === to)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `${file} is already a ${to} transcript: abridge compact --out writes it compacted for ${to} itself`,
+    );
+  const redact = createRedactor(config.redaction);
+
+  const results: ResultStore = opts.out ? new FileResultStore(`${opts.out}.results`) : new MemoryResultStore();
+  const { converted, compaction, target, text } = await convertTranscript(session, to, {
+    ...(budget !== undefined ? { budget } : {}),
+    settings: config.budget,
+    redact,
+    results,
+  });
+  if (compaction && !compaction.reachedTarget)
+    process.stderr.write(
+      escapeControls(
+        `abridge convert: ${file}: the view is ${fmtInt(compaction.afterTokens)} tokens after compaction, over the budget of ${fmtInt(target!)} (what must stay verbatim: ${fmtInt(compaction.protectedTokens)}); written as it is\n`,
+      ),
+    );
+  if (opts.out) await writeFileAtomic(opts.out, text);
+  else process.stdout.write(text);
+
+  const counter = new TokenCounter();
+  const messages = activeMessages(converted);
+  const tokens = messages.reduce((n, m) => n + counter.message(m), 0);
+  const summary = {
+    from: session.format,
+    to,
+    sessionId: converted.info.id,
+    messages: messages.length,
+    tokens,
+    compacted: compaction?.entry !== undefined,
+    ...(opts.out ? { out: opts.out } : {}),
+  };
+  // Without --out the transcript is standard output: what the command says goes to standard error.
+  const say = (s: string) => (opts.out ? process.stdout.write(s) : process.stderr.write(s));
+  if (opts.json) say(jsonForTerminal(`${JSON.stringify(summary, null, 2)}\n`));
+  else
+    say(
+      escapeControls(
+        `converted ${file} (${session.format}) to ${to}: ${fmtInt(messages.length)} messages, ${fmtInt(tokens)} tokens (est.)${compaction?.entry ? `, compacted to the budget of ${fmtInt(target!)}` : ''}; session ${converted.info.id}${opts.out ? ` written to ${opts.out}` : ''}\n`,
+      ),
+    );
+}
+
+/**
+ * One session as a transcript of `to`: the view as the target will resume it (`convertedSession`), compacted when a
+ * budget is given or when it would not fit the target's window (`settings`) below its compaction mark — measured with
+ * the target's own system prompt and tools (`HARNESS_PREFIX_TOKENS`), unless the settings name one — and written
+ * (every record redacted).
+ */
+export async function convertTranscript(
+  session: Session,
+  to: ConvertTarget,
+  o: { budget?: number; settings: BudgetSettings; redact: (text: string) => string; results?: ResultStore },
+): Promise<{ converted: Session; compaction?: CompactionResult; target?: number; text: string }> {
+  // Written first as it is (another format's session converted: a v3 pi header and ids; Claude Code's records and
+  // uuids) and read back as the target's own transcript, so that a compaction is written the way \`compact --out\`
+  // writes one into that agent's file — the way the agents' own resume checks cover.
+  const whole = writeSession(convertedSession(session, to), to, { redact: o.redact });
+  const converted = parseSession(whole, { format: to, source: `${to} conversion` });
+  const prefixTokens = o.settings.prefixTokens ?? HARNESS_PREFIX_TOKENS[to];
+  const snap = contextBreakdown(converted, { settings: { ...o.settings, prefixTokens } });
+  const target = o.budget ?? (snap.used >= snap.marks.compact ? snap.marks.target : undefined);
+  if (target === undefined) return { converted, text: whole };
+  const compaction = await compact(converted, {
+    target,
+    force: true,
+    summarizer: new ExtractiveSummarizer(),
+    store: o.results ?? new MemoryResultStore(),
+    redact: o.redact,
+    prefixTokens,
+  });
+  const text = compaction.entry ? writeSession(converted, to, { redact: o.redact }) : whole;
+  return { converted, compaction, target, text };
+}
+
+/**
+ * The session as the target agent will resume it: the messages of its view (system messages left behind: the target
+ * sends its own prompt), as a new session of the target's format with a new id (the source is another agent's session),
+ * each tool result naming its tool (pi's records carry it; Anthropic-style transcripts do not), and no bills (they
+ * are of the source agent's prompts).
+ */
+export function convertedSession(session: Session, to: ConvertTarget): Session {
+  const view = viewSession(session);
+  const names = new Map<string, string>();
+  // Each entry is dated by its message, else by the one before (a summary standing for archived turns has no date).
+  let at = session.info.startedAt ?? session.entries.find((e) => e.timestamp !== undefined)?.timestamp;
+  const entries = view.entries
+    .filter((e) => e.message && e.message.role !== 'system')
+    .map((e, index) => {
+      const message = withToolNames(e.message!, names);
+      at = message.timestamp ?? at;
+      return { index, kind: 'message' as const, message, ...(at !== undefined ? { timestamp: at } : {}) };
+    });
+  // What says where and when it ran goes along; what the source harness recorded of itself (its version, its settings)
+  // does not.
+  // Claude Code, resumed, leaves out the calls no result answers (pi sends them, and answers them itself), and the API
+  // takes call ids of letters, digits, `_` and `-` only (pi keeps OpenAI's `call_…|fc_…`): so does the conversion.
+  if (to === 'claude-code') {
+    dropUnanswered(entries);
+    anthropicCallIds(entries);
+    entries.forEach((e, i) => {
+      e.index = i;
+    });
+  }
+  const info: Session['info'] = { id: randomUUID() };
+  if (session.info.cwd !== undefined) info.cwd = session.info.cwd;
+  if (session.info.title !== undefined) info.title = session.info.title;
+  if (session.info.startedAt !== undefined) info.startedAt = session.info.startedAt;
+  const out: Session = { format: session.format, info, entries, problems: [] };
+  // The model the session was using (a request-body writer names it; transcript writers take it from the messages).
+  if (view.extra) out.extra = view.extra;
+  return out;
+}
+
+/** Tool calls no result answers, taken out (a message left empty too). */
+function dropUnanswered(entries: { message: Message }[]): void {
+  const answered = new Set<string>();
+  for (const e of entries) for (const p of e.message.parts) if (p.type === 'tool-result') answered.add(p.callId);
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const m = entries[i]!.message;
+    if (m.role !== 'assistant') continue;
+    const parts = m.parts.filter((p) => p.type !== 'tool-call' || answered.has(p.id));
+    if (parts.length === m.parts.length) continue;
+    if (parts.length === 0) entries.splice(i, 1);
+    else entries[i]!.message = { ...m, parts };
+  }
+}
+
+/** Call ids as the Anthropic API takes them: the part before a `|`, other characters as `_`, kept unique. */
+function anthropicCallIds(entries: { message: Message }[]): void {
+  const ids = new Map<string, string>();
+  const used = new Set<string>();
+  const idOf = (id: string): string => {
+    let out = ids.get(id);
+    if (out !== undefined) return out;
+    const base = (id.split('|')[0] ?? '').replace(/[^A-Za-z0-9_-]/g, '_') || 'call';
+    out = base;
+    for (let n = 2; used.has(out); n++) out = `${base}_${n}`;
+    used.add(out);
+    ids.set(id, out);
+    return out;
+  };
+  for (const e of entries) {
+    const m = e.message;
+    if (
+      !m.parts.some((p) =>
+        p.type === 'tool-call' ? idOf(p.id) !== p.id : p.type === 'tool-result' && idOf(p.callId) !== p.callId,
+      )
+    )
+      continue;
+    e.message = {
+      ...m,
+      parts: m.parts.map((p) =>
+        p.type === 'tool-call'
+          ? { ...p, id: idOf(p.id) }
+          : p.type === 'tool-result'
+            ? { ...p, callId: idOf(p.callId) }
+            : p,
+      ),
+    };
+  }
+}
+
+function withToolNames(m: Message, names: Map<string, string>): Message {
+  // A bill on a message is of the source agent's prompt (its system prompt and tools): not of what the target sends.
+  if (m.usage) {
+    const { usage: _other, ...rest } = m;
+    m = rest;
+  }
+  let changed = false;
+  const parts = m.parts.map((p) => {
+    if (p.type === 'tool-call') names.set(p.id, p.name);
+    if (p.type !== 'tool-result' || p.toolName) return p;
+    const name = names.get(p.callId);
+    if (!name) return p;
+    changed = true;
+    return { ...p, toolName: name };
+  });
+  return changed ? { ...m, parts } : m;
+}
+
+function positive(flag: string, v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1)
+    throw new AbridgeError('INVALID_INPUT', `${flag}: expected a whole number ≥ 1, got "${v}"`);
+  return n;
+}
