@@ -10,9 +10,12 @@
  * does not resume; abridge's reader follows the same path, so its view is the earlier one too.
  */
 import { AbridgeError } from '../errors.js';
-import { activeBranch } from '../model/branch.js';
+import { activeBranch, conversationEntries } from '../model/branch.js';
 import { stableId } from '../model/ids.js';
 import type { CompactionMarker, Entry, Session } from '../model/types.js';
+import { viewOf, type ViewItem } from '../model/view.js';
+import { TokenCounter } from '../tokens/counter.js';
+import { CLAUDE_CODE_UNDO_FIELD, claudeCodeUndoRecords } from './claude-code.js';
 import { isRecord } from './format.js';
 import { migratedPiText } from './pi-write.js';
 import { parseSession } from './read.js';
@@ -82,6 +85,7 @@ function undoChain(session: Session): UndoStep[] {
 /** The compactions in view (what an undo can take back), in order. */
 export function compactionsInView(session: Session): Entry[] {
   if (!session.entries.some((e) => e.compaction)) return [];
+  if (session.format === 'claude-code') return claudeCodeInView(conversationEntries(session));
   return undoChain(session)
     .map((s) => s.entry)
     .reverse();
@@ -222,8 +226,57 @@ export function uncompactText(text: string, options: UncompactOptions & { source
     const plan = uncompactPi(linear ? parseSession(base) : session, options);
     return { text: appendRecords(base, plan.records), format: 'pi', undone: plan.undone, migrated: linear };
   }
+  if (session.format === 'claude-code') {
+    const plan = uncompactClaudeCode(session, options);
+    return { text: appendRecords(text, plan.records), format: 'claude-code', undone: plan.undone, migrated: false };
+  }
   throw new AbridgeError(
     'NOT_WRITABLE_FORMAT',
     `uncompact: ${options.source ?? 'the input'} is ${session.format}; abridge undoes compactions in pi and claude-code transcripts only`,
   );
+}
+
+/** A Claude Code boundary an undo wrote: the uuids of the boundaries it undid. */
+function undoneBy(e: Entry): string[] | undefined {
+  const u = isRecord(e.raw) ? e.raw[CLAUDE_CODE_UNDO_FIELD] : undefined;
+  if (!isRecord(u) || !Array.isArray(u.undone)) return undefined;
+  return u.undone.flatMap((x) => (isRecord(x) && typeof x.id === 'string' ? [x.id] : []));
+}
+
+/** Claude Code's compactions in view: boundaries on the branch that are neither an undo's nor undone by one. */
+function claudeCodeInView(branch: readonly Entry[]): Entry[] {
+  const undone = new Set<string>();
+  for (const e of branch) for (const id of (e.compaction && undoneBy(e)) || []) undone.add(id);
+  return branch.filter((e) => e.compaction && !undoneBy(e) && !(e.id !== undefined && undone.has(e.id)));
+}
+
+/**
+ * The records that undo compactions of a Claude Code transcript: a boundary marked as an undo, then the view before the
+ * compaction and the messages Claude Code recorded after it (not the records a compaction or an undo re-appended: those
+ * abridge wrote, `version: "abridge"`, and Claude Code's summaries), as a new chain the CLI resumes.
+ */
+export function uncompactClaudeCode(session: Session, options: UncompactOptions = {}): UncompactPlan {
+  const branch = conversationEntries(session);
+  const inView = claudeCodeInView(branch);
+  const target = chosenMarker(session, inView, options, 'uncompact');
+  const k = branch.indexOf(target);
+  const undone = inView.slice(inView.indexOf(target)).reverse();
+  const restored: ViewItem[] = viewOf(branch.slice(0, k));
+  let raw: unknown;
+  for (const e of branch.slice(k + 1)) {
+    if (!e.fromSameRecord) raw = e.raw;
+    if (!e.message || e.compaction || !isRecord(raw)) continue;
+    if (raw.version === 'abridge' || raw.isCompactSummary === true) continue;
+    restored.push({ entry: e.index, message: e.message });
+  }
+  const counter = new TokenCounter();
+  const preTokens = viewOf(branch).reduce((n, v) => n + counter.message(v.message), 0);
+  const records = claudeCodeUndoRecords(
+    session,
+    restored,
+    undone.map((e) => ({ number: e.compaction!.number, id: e.id })),
+    preTokens,
+    (options.now ?? new Date()).toISOString(),
+  );
+  return { records, undone: undone.map((e) => e.compaction!) };
 }
