@@ -79,8 +79,10 @@ async function uncompactFile(file: string, opts: UncompactFlags, assertHeld: (()
     );
   }
   const before = activeMessages(parseSession(text, { source: file }));
+  const counter = new TokenCounter();
   const r = uncompactText(text, {
     source: file,
+    countTokens: (m) => counter.message(m),
     ...(marker !== undefined ? { marker } : {}),
     ...(opts.all ? { all: true } : {}),
   });
@@ -90,7 +92,6 @@ async function uncompactFile(file: string, opts: UncompactFlags, assertHeld: (()
       await write(r.text);
       assertHeld?.();
     });
-  const counter = new TokenCounter();
   const measure = (ms: readonly Message[]) => ({
     messages: ms.length,
     tokens: ms.reduce((n, m) => n + counter.message(m), 0),

@@ -12,9 +12,8 @@
 import { AbridgeError } from '../errors.js';
 import { activeBranch, conversationEntries } from '../model/branch.js';
 import { stableId } from '../model/ids.js';
-import type { CompactionMarker, Entry, Session } from '../model/types.js';
+import type { CompactionMarker, Entry, Message, Session } from '../model/types.js';
 import { viewOf, type ViewItem } from '../model/view.js';
-import { TokenCounter } from '../tokens/counter.js';
 import { CLAUDE_CODE_UNDO_FIELD, claudeCodeUndoRecords } from './claude-code.js';
 import { isRecord } from './format.js';
 import { migratedPiText } from './pi-write.js';
@@ -28,6 +27,8 @@ export interface UncompactOptions {
   marker?: number;
   /** Undo every compaction in view: the view as before the first. */
   all?: boolean;
+  /** Counts a message's tokens: Claude Code's boundary says how large the view was (its `preTokens`; else 0). */
+  countTokens?: (m: Message) => number;
   /** Timestamp of the records written (default now). */
   now?: Date;
 }
@@ -269,8 +270,8 @@ export function uncompactClaudeCode(session: Session, options: UncompactOptions 
     if (raw.version === 'abridge' || raw.isCompactSummary === true) continue;
     restored.push({ entry: e.index, message: e.message });
   }
-  const counter = new TokenCounter();
-  const preTokens = viewOf(branch).reduce((n, v) => n + counter.message(v.message), 0);
+  const count = options.countTokens;
+  const preTokens = count ? viewOf(branch).reduce((n, v) => n + count(v.message), 0) : 0;
   const records = claudeCodeUndoRecords(
     session,
     restored,
