@@ -102,3 +102,59 @@ describe('abridge uncompact', () => {
     ]);
   });
 });
+
+describe('abridge uncompact --db --session', () => {
+  it("undoes a stored session's last compaction; a resumed manager continues from the view before", async () => {
+    const { openSqliteStore } = await import('../store/sqlite/index.js');
+    const { ContextManager } = await import('../manager/context-manager.js');
+    const db = path('s.db');
+    const store = await openSqliteStore(db);
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', store, sessionId: 'stored' });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Read the modules.' }] });
+    for (let i = 0; i < 6; i++) {
+      await cm.recordResponse({
+        role: 'assistant',
+        parts: [{ type: 'tool-call', id: `c${i}`, name: 'read', arguments: { path: `m${i}.ts` } }],
+      });
+      await cm.append({
+        role: 'tool',
+        parts: [
+          {
+            type: 'tool-result',
+            callId: `c${i}`,
+            toolName: 'read',
+            isError: false,
+            content: [{ type: 'text', text: `export const v${i} = 1;\n`.repeat(300) }],
+          },
+        ],
+      });
+    }
+    const before = activeMessages(cm.session).map((m) => JSON.stringify(m.parts));
+    expect((await cm.compactNow({ target: 2000 })).marker).toBeDefined();
+    await store.close();
+
+    const r = runCli(['uncompact', '--db', db, '--session', 'stored', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ session: 'stored', undone: [1] });
+    const again = await openSqliteStore(db);
+    const resumed = await ContextManager.resume(again, 'stored', {});
+    expect(activeMessages(resumed.session).map((m) => JSON.stringify(m.parts))).toEqual(before);
+    await again.close();
+    const none = runCli(['uncompact', '--db', db, '--session', 'stored']);
+    expect([none.code, none.stderr]).toEqual([2, expect.stringMatching(/no compaction in view/)]);
+
+    const mixed = runCli(['uncompact', path('pi.jsonl'), '--db', db, '--session', 'stored']);
+    expect([mixed.code, mixed.stderr]).toEqual([2, expect.stringMatching(/drop a transcript file/)]);
+    const alone = runCli(['uncompact', '--db', db]);
+    expect([alone.code, alone.stderr]).toEqual([2, expect.stringMatching(/--db and --session go together/)]);
+
+    // abridge's compaction of a pi file, imported: a branch of its own, undone in the transcript instead.
+    compactOut(path('pi.jsonl'), path('pi-c3.jsonl'));
+    expect(runCli(['import', path('pi-c3.jsonl'), '--db', db, '--id', 'imported']).code).toBe(0);
+    const branchOf = runCli(['uncompact', '--db', db, '--session', 'imported']);
+    expect([branchOf.code, branchOf.stderr]).toEqual([
+      2,
+      expect.stringMatching(/as a new branch; undo it in the transcript/),
+    ]);
+  });
+});

@@ -18,6 +18,8 @@ import { fmtInt } from './render.js';
 import { escapeControls, jsonForTerminal } from './terminal.js';
 
 interface UncompactFlags {
+  db?: string;
+  session?: string;
   marker?: string;
   all?: boolean;
   out?: string;
@@ -31,13 +33,21 @@ export function registerUncompact(program: Command): void {
     .description(
       'Undo a compaction in a pi or Claude Code transcript: the agent resumes the view as it was before it (and what was added since); nothing is removed, the compaction stays in the file, marked undone',
     )
-    .argument('<transcript>', 'pi or Claude Code transcript file')
+    .argument('[transcript]', 'pi or Claude Code transcript file')
+    .option('--db <path|url>', "a session store (SQLite file or postgres:// URL): undo its session's last compaction")
+    .option('--session <id>', 'with --db: the session (abridge sessions --db … lists them)')
     .option('-m, --marker <n>', 'the compaction to undo, numbered as `abridge inspect` lists them (default: the last)')
     .option('--all', 'undo every compaction in view: the view as before the first')
     .option('-o, --out <file>', 'write the transcript with the undo here (atomically)')
     .option('--in-place', 'append the undo to the transcript itself (atomically, under a lock)')
     .option('--json', 'print {file, format, undone, before, after, out} instead of a sentence')
-    .action((file: string, opts: UncompactFlags) => {
+    .action((file: string | undefined, opts: UncompactFlags) => {
+      if (opts.db !== undefined || opts.session !== undefined) return uncompactStored(file, opts);
+      if (file === undefined)
+        throw new AbridgeError(
+          'INVALID_INPUT',
+          'uncompact: name a transcript file, or a store with --db and --session',
+        );
       if (opts.marker !== undefined && opts.all)
         throw new AbridgeError('INVALID_INPUT', '--marker and --all: choose one (--all undoes every compaction)');
       if (opts.inPlace && opts.out !== undefined)
@@ -125,4 +135,52 @@ async function uncompactFile(file: string, opts: UncompactFlags, assertHeld: (()
       }\n`,
     ),
   );
+}
+
+/**
+ * `--db … --session …`: the stored session's last compaction in view undone as `ContextManager.undoCompaction` does it
+ * (the store keeps the compaction and records the undo, which a resumed manager continues from).
+ */
+async function uncompactStored(file: string | undefined, opts: UncompactFlags): Promise<void> {
+  const extra = [
+    file !== undefined && 'a transcript file',
+    opts.marker !== undefined && '--marker',
+    opts.all && '--all',
+    opts.out !== undefined && '--out',
+    opts.inPlace && '--in-place',
+  ].filter(Boolean);
+  if (opts.db === undefined || opts.session === undefined)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      '--db and --session go together: the store, and the id of the session in it (see abridge sessions --db …)',
+    );
+  if (extra.length > 0)
+    throw new AbridgeError(
+      'INVALID_INPUT',
+      `--db --session undoes the session's last compaction in view, in the store itself: drop ${extra.join(', ')}`,
+    );
+  // Loaded only here: the store and the manager are not part of what a transcript's undo needs.
+  const { openStore, redactDb } = await import('./store-commands.js');
+  const { ContextManager } = await import('../manager/context-manager.js');
+  const store = await openStore(opts.db, { mustExist: true });
+  try {
+    const cm = await ContextManager.resume(store, opts.session, {});
+    const r = await cm.undoCompaction();
+    const summary = {
+      db: redactDb(opts.db),
+      session: opts.session,
+      undone: [r.undone],
+      before: { tokens: r.beforeTokens },
+      after: { tokens: r.afterTokens },
+    };
+    process.stdout.write(
+      opts.json
+        ? jsonForTerminal(`${JSON.stringify(summary, null, 2)}\n`)
+        : escapeControls(
+            `${opts.session} in ${summary.db}: compaction #${r.undone} undone — ${fmtInt(r.beforeTokens)} → ${fmtInt(r.afterTokens)} tokens (the manager's count); recorded in the store, which keeps the compaction\n`,
+          ),
+    );
+  } finally {
+    await store.close();
+  }
 }

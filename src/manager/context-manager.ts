@@ -1283,6 +1283,16 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         'INVALID_INPUT',
         `undoCompaction: no compaction in view in "${this.sessionId}"; nothing to undo`,
       );
+    // abridge's compaction written into a pi file is a branch of its own: what it left is not on this path.
+    const raw = target.raw as {
+      details?: { abridge?: { rebased?: unknown } };
+      data?: { abridge?: { rebased?: unknown } };
+    };
+    if (raw?.details?.abridge?.rebased === true || raw?.data?.abridge?.rebased === true)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `undoCompaction: compaction #${target.compaction!.number} of "${this.sessionId}" was written into a pi file as a new branch; undo it in the transcript (abridge uncompact <file>) and import that`,
+      );
     const k = branch.indexOf(target);
     // The view before it (its own earlier compactions and undos applied), then what was appended after it.
     const view = [
