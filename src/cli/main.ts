@@ -11,6 +11,7 @@ import { registerModels } from './models.js';
 import { registerFooter } from './footer.js';
 import { registerView } from './view.js';
 import { registerStatusline } from './statusline.js';
+import { registerUncompact } from './uncompact.js';
 import { escapeControls } from './terminal.js';
 import { VERSION } from './version.js';
 
@@ -35,6 +36,7 @@ async function main(argv: string[]): Promise<number> {
   registerFooter(program);
   registerView(program);
   registerStatusline(program);
+  registerUncompact(program);
   // The store commands (import, export, sessions…) load their module only when they may run: a command line whose
   // first word is one of the commands above cannot reach them (~4 ms of every `abridge inspect`). Anything else (a
   // store command, help, no command, an option before the command) registers them as before.

@@ -19,7 +19,7 @@ import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type 
 import { takeLinkedRecord } from './linked-record.js';
 import { writeJsonl } from './jsonl.js';
 import { stableId } from '../model/ids.js';
-import { activeView, type AbridgeMarker } from '../model/view.js';
+import { activeView, type AbridgeMarker, type ViewItem } from '../model/view.js';
 import { anthropicBodyOfSession, anthropicKeeps } from './anthropic.js';
 
 const RECORD_TYPES = new Set([
@@ -366,9 +366,53 @@ function recordHeader(ctx: RecordContext, parent: string | null, uuid: string, t
  * new uuids and new `message.id`s; none is a sidechain record, so a subagent's own transcript resumes as a session.
  */
 function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordContext): Record<string, unknown>[] {
-  const iso = isoTime(e.timestamp) ?? EPOCH_ISO;
-  const out: Record<string, unknown>[] = [];
+  const view = activeView({ ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) });
   const seed = `${ctx.sessionId}:${e.index}:${ctx.n}`;
+  return encodeViewChain(view, ctx, seed, isoTime(e.timestamp) ?? EPOCH_ISO, {
+    compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 },
+  });
+}
+
+/** Field of the boundary an undo writes, naming the compactions it undid (Claude Code ignores fields it does not know). */
+export const CLAUDE_CODE_UNDO_FIELD = 'abridgeUndo';
+
+/**
+ * The records that undo compactions of a Claude Code transcript, appended after its last record: a `compact_boundary`
+ * following that record (marked with the compactions it undoes, and no summary), then the view before them as a new
+ * chain — the one way Claude Code's own model allows, since `--resume` loads the chain after the last boundary.
+ */
+export function claudeCodeUndoRecords(
+  session: Session,
+  view: readonly ViewItem[],
+  undone: Record<string, unknown>[],
+  preTokens: number,
+  iso: string,
+): Record<string, unknown>[] {
+  let parent: string | null = null;
+  for (const e of session.entries) if (e.id !== undefined && !e.sidechain) parent = e.id;
+  const ctx: RecordContext = {
+    sessionId: session.info.id ?? uuidFrom(`session:${session.entries.length}`),
+    cwd: session.info.cwd ?? '',
+    parent,
+    n: session.entries.length,
+    session,
+  };
+  const seed = `abridge-undo:${ctx.sessionId}:${session.entries.length}`;
+  return encodeViewChain(view, ctx, seed, iso, {
+    compactMetadata: { trigger: 'manual', preTokens },
+    [CLAUDE_CODE_UNDO_FIELD]: { undone },
+  });
+}
+
+/** A boundary then a view as a new chain of records (see encodeAbridgeCompaction). */
+function encodeViewChain(
+  view: readonly ViewItem[],
+  ctx: RecordContext,
+  seed: string,
+  iso: string,
+  boundary: Record<string, unknown>,
+): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
   let parent: string | null = null;
   const push = (fields: Record<string, unknown>) => {
     const uuid = uuidFrom(`abridge-copy:${seed}:${out.length}`);
@@ -382,9 +426,8 @@ function encodeAbridgeCompaction(e: Entry, marker: AbridgeMarker, ctx: RecordCon
     content: 'Conversation compacted',
     isMeta: false,
     level: 'info',
-    compactMetadata: { trigger: 'manual', preTokens: marker.tokensBefore ?? 0 },
+    ...boundary,
   });
-  const view = activeView({ ...ctx.session, entries: ctx.session.entries.slice(0, e.index + 1) });
   const request = anthropicBodyOfSession({
     format: 'anthropic',
     info: {},

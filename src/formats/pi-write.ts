@@ -50,6 +50,16 @@ export function writePiChunks(
   return [redact(jsonlChunksText(writeConverted(session)))];
 }
 
+/**
+ * An older pi session (records without ids) as the v3 file pi migrates it to when it loads it (ids chaining the records
+ * in order), every record kept: what an undo appends its records to.
+ */
+export function migratedPiText(session: Session): string {
+  const out = new Originals(session);
+  out.migrateLinear(session.entries);
+  return jsonlChunksText(out.lines, session);
+}
+
 function jsonlChunksText(lines: Iterable<Line>, layout: { finalNewline?: boolean; trailingBlankLines?: number } = {}) {
   return [...jsonlChunks(lines, layout, Number.POSITIVE_INFINITY)].join('');
 }
@@ -291,6 +301,11 @@ function writeCompacted(
   };
   const { number: _n, ...saved } = marker;
   const details: { abridge: Record<string, unknown> } = { abridge: { ...saved, rebased: true } };
+  // The leaf the new branch leaves (the file's last record before it): where an undo of this compaction resumes from.
+  let leftLeaf: string | undefined;
+  for (let j = before.length - 1; j >= 0 && leftLeaf === undefined; j--)
+    leftLeaf = originals.idOf.get(before[j]!.index);
+  if (leftLeaf !== undefined) details.abridge.leftLeafId = leftLeaf;
   const iso = isoOf(markerEntry);
   const summaryItem = view.find(isSummaryItem);
   if (!summaryItem) append({ type: 'custom', timestamp: iso, customType: PI_MARKER_TYPE, data: details });

@@ -334,7 +334,8 @@ function restoreMarker(
   number: number,
   index: number,
 ): CompactionMarker {
-  const { rebased, ...rest } = saved;
+  // leftLeafId names the record an undo resumes from: read off the record itself (src/formats/uncompact.ts).
+  const { rebased, leftLeafId: _leaf, ...rest } = saved as typeof saved & { leftLeafId?: string };
   const marker = { ...rest, number } as AbridgeMarker;
   if (rebased) {
     marker.archived = { fromEntry: index, toEntry: index };

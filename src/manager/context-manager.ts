@@ -17,7 +17,7 @@ import { AbridgeError } from '../errors.js';
 import { stableId } from '../model/ids.js';
 import { promptTokens } from '../model/parts.js';
 import type { Entry, Message, Part, Session, SessionSettings, ToolResultPart, Usage } from '../model/types.js';
-import { activeMessages, activeView, type AbridgeMarker } from '../model/view.js';
+import { activeMessages, activeView, viewOf, type AbridgeMarker } from '../model/view.js';
 import { PromptBuilder, type BuiltPrompt, type PromptSection } from '../prompt/builder.js';
 import { DeferralManager, type DeferrableTool } from '../prompt/deferral.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
@@ -25,7 +25,7 @@ import { MemorySessionStore } from '../store/memory-session-store.js';
 import type { KeyedResultStore, ResultStore } from '../compaction/result-store.js';
 import { createRedactor, type Redactor } from '../redact/redact.js';
 import { redactingStore } from '../compaction/redaction.js';
-import type { SessionStore } from '../store/session-store.js';
+import { loadSession, type SessionStore } from '../store/session-store.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { PromptTracker } from '../tokens/predict.js';
 import { followEntries, trackerFor } from '../tokens/replay.js';
@@ -1245,6 +1245,102 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   /** Unpins what `pin` pinned (the same forms); a message's own `pinned: true` stays. Returns how many were unpinned. */
   async unpin(what: string | Message | ((message: Message) => boolean)): Promise<number> {
     return this.changePins(what, false);
+  }
+
+  /**
+   * Undoes the last compaction still in view: the working session restarts from the view as it was before it, followed
+   * by every message appended since. Nothing is deleted: the store keeps the compaction, and records the undo as a
+   * checkpoint of its own (a marker with `trigger: "undo"` naming the number it undid, and its snapshot), so that a
+   * manager resumed from the store continues from the restored view too. Called again, it undoes the compaction before.
+   * Refused (INVALID_INPUT) when no compaction is in view.
+   */
+  async undoCompaction(): Promise<{ undone: number; beforeTokens: number; afterTokens: number }> {
+    await this.ready();
+    const log = await loadSession(this.store, this.sessionId);
+    // A manager resumed from a snapshot appends after the snapshot's last message, which the log does not hold: such an
+    // entry follows the one before it in the log.
+    const known = new Set<string>();
+    log.entries = log.entries.map((e, i) => {
+      const linked =
+        i > 0 && typeof e.parentId === 'string' && !known.has(e.parentId)
+          ? { ...e, parentId: log.entries[i - 1]!.id ?? null }
+          : e;
+      if (e.id !== undefined) known.add(e.id);
+      return linked;
+    });
+    const branch = conversationEntries(log);
+    const undoneNumbers = new Set<number>();
+    for (const e of branch) {
+      const m = e.compaction as (AbridgeMarker & { undoes?: number }) | undefined;
+      if (m?.trigger === 'undo' && typeof m.undoes === 'number') undoneNumbers.add(m.undoes);
+    }
+    const inView = branch.filter(
+      (e) => e.compaction && e.compaction.trigger !== 'undo' && !undoneNumbers.has(e.compaction.number),
+    );
+    const target = inView[inView.length - 1];
+    if (!target)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `undoCompaction: no compaction in view in "${this.sessionId}"; nothing to undo`,
+      );
+    // abridge's compaction written into a pi file is a branch of its own: what it left is not on this path.
+    const raw = target.raw as {
+      details?: { abridge?: { rebased?: unknown } };
+      data?: { abridge?: { rebased?: unknown } };
+    };
+    if (raw?.details?.abridge?.rebased === true || raw?.data?.abridge?.rebased === true)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `undoCompaction: compaction #${target.compaction!.number} of "${this.sessionId}" was written into a pi file as a new branch; undo it in the transcript (abridge uncompact <file>) and import that`,
+      );
+    const k = branch.indexOf(target);
+    // The view before it (its own earlier compactions and undos applied), then what was appended after it.
+    const view = [
+      ...viewOf(branch.slice(0, k)).map((v) => v.message),
+      ...branch
+        .slice(k + 1)
+        .filter((e) => e.message && !e.compaction)
+        .map((e) => e.message!),
+    ].map((m) => (m.usage ? withoutUsage(m) : m));
+    const before = this.tracker.predict(this.model);
+    const checkpoint = {
+      number: ++this.compactions,
+      summary: '',
+      source: 'abridge',
+      trigger: 'undo',
+      strategies: [],
+      undoes: target.compaction!.number,
+      tokensBefore: before.predicted,
+      view,
+    } as AbridgeMarker & { undoes: number };
+    const entries = this.session.entries;
+    const id = stableId(`${this.sessionId}:undo:${entries.length}:${Math.random()}`, 8);
+    const marker: Entry = {
+      index: entries.length,
+      kind: 'compaction',
+      id,
+      parentId: entries.length > 0 ? (entries[entries.length - 1]!.id ?? null) : this.tip,
+      timestamp: this.now().getTime(),
+      compaction: checkpoint,
+    };
+    entries.push(marker);
+    this.view = view.slice();
+    this.tracker.push(marker);
+    const after = this.tracker.predict(this.model);
+    checkpoint.tokensAfter = after.predicted;
+    const { index: _index, ...draft } = marker;
+    const { view: _snapshotHoldsIt, ...snapshotMarker } = checkpoint;
+    await this.store.recordCompaction(this.sessionId, [{ ...draft, compaction: checkpoint }], {
+      messages: view.slice(),
+      marker: snapshotMarker,
+      tokens: after.predicted,
+    });
+    this.restartFrom(this.view, id);
+    // As after a compaction: what a resumed session keeps besides the messages goes after the checkpoint again.
+    if (this.enforcedWindow.size > 0)
+      await this.appendEntries([...this.enforcedWindow].map(([model, window]) => windowRecord(model, window)));
+    if (this.pins.size > 0) await this.appendEntries([pinsRecord(this.pins)]);
+    return { undone: target.compaction!.number, beforeTokens: before.predicted, afterTokens: after.predicted };
   }
 
   private async changePins(what: string | Message | ((message: Message) => boolean), on: boolean): Promise<number> {
