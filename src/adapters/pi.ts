@@ -31,7 +31,7 @@ import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
 import { LlmSummarizer, type LlmClient, type LlmCompletionRequest } from '../compaction/summarizers/llm.js';
 import type { Summarizer } from '../compaction/summarizers/summarizer.js';
 import { isHumanUser } from '../compaction/turns.js';
-import { pinKey, pinsRecord, PINS_RECORD, recordedPins } from '../compaction/pins.js';
+import { pinKey, pinnableText, pinsRecord, PINS_RECORD, recordedPins } from '../compaction/pins.js';
 import { isRecord } from '../formats/format.js';
 import { decodePiMessage } from '../formats/pi.js';
 import { PI_SUMMARY_TYPE, piRecordsFor } from '../formats/pi-write.js';
@@ -196,7 +196,7 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
         ? branch.entries
             .filter((e) => e.index < keptFrom && e.message && !e.compaction && pins.has(pinKey(e.message)))
             .filter((e) => !quoted.has(pinKey(e.message!)) && quoted.add(pinKey(e.message!)) !== undefined)
-            .map((e) => `- (${e.message!.role}) ${messageText(e.message!)}`)
+            .map((e) => `- (${e.message!.role}) ${pinnableText(e.message!)}`)
             .join('\n')
         : '';
       const own = summary.split(`\n\n${PINNED_HEADING}\n`)[0]!;
@@ -271,7 +271,7 @@ export function abridgeExtension(options: AbridgePiOptions = {}): (pi: Extension
       // Pinned: what the model sees now. Unpinned: any message, the ones an earlier compaction of pi's archived too.
       const pool = on ? activeMessages(session) : session.entries.flatMap((e) => (e.message ? [e.message] : []));
       const chosen = text
-        ? pool.filter((m) => messageText(m).includes(text))
+        ? pool.filter((m) => pinnableText(m).includes(text))
         : [pool.findLast((m) => isHumanUser(m))].filter((m): m is Message => m !== undefined);
       const pins = recordedPins(session.entries) ?? new Set<string>();
       let changed = 0;
@@ -489,19 +489,4 @@ function firstTask(entries: readonly PiMessage[]): string | undefined {
       );
   }
   return undefined;
-}
-
-/** A message's text as `/pin <text>` matches it: its text, tool-call inputs and tool-result text. */
-function messageText(m: Message): string {
-  return m.parts
-    .map((p) =>
-      p.type === 'text'
-        ? p.text
-        : p.type === 'tool-call'
-          ? JSON.stringify(p.arguments)
-          : p.type === 'tool-result'
-            ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
-            : '',
-    )
-    .join('\n');
 }

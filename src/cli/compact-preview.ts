@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import pc from 'picocolors';
 import type { CompactionResult } from '../compaction/options.js';
+import { pinnableText } from '../compaction/pins.js';
 import { AbridgeError } from '../errors.js';
 import { argumentsText } from '../model/parts.js';
 import type { Message, Session } from '../model/types.js';
@@ -191,21 +192,7 @@ export function pinMatch(source: string): (m: Message) => boolean {
       `--pin-match: not a regular expression: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
-  return (m) => re.test(messageText(m));
-}
-
-function messageText(m: Message): string {
-  return m.parts
-    .map((p) =>
-      p.type === 'text'
-        ? p.text
-        : p.type === 'tool-call'
-          ? argumentsText(p.arguments)
-          : p.type === 'tool-result'
-            ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
-            : '',
-    )
-    .join('\n');
+  return (m) => re.test(pinnableText(m));
 }
 
 /** `--summary-file F` (`-`: standard input): the summary's text, not empty. */

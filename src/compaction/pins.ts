@@ -6,6 +6,7 @@
  * ignores), the whole set each time: the last record wins.
  */
 import { stableId } from '../model/ids.js';
+import { argumentsText } from '../model/parts.js';
 import type { Entry, Message } from '../model/types.js';
 
 export const PINS_RECORD = 'abridge.pins';
@@ -41,4 +42,22 @@ export function recordedPins(entries: readonly Entry[]): Set<string> | undefined
     out = new Set(r.data.messages.filter((x): x is string => typeof x === 'string'));
   }
   return out;
+}
+
+/**
+ * A message's text as a pin's pattern is matched against it (`--pin-match`, pi's `/pin <text>`): its text, its calls'
+ * inputs and its results' text.
+ */
+export function pinnableText(m: Message): string {
+  return m.parts
+    .map((p) =>
+      p.type === 'text'
+        ? p.text
+        : p.type === 'tool-call'
+          ? argumentsText(p.arguments)
+          : p.type === 'tool-result'
+            ? p.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n')
+            : '',
+    )
+    .join('\n');
 }
