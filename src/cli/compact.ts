@@ -372,7 +372,8 @@ function parseStrategies(v: string | undefined): StrategyName[] | undefined {
   return names as StrategyName[];
 }
 
-function positiveInt(flag: string, v: string, zeroOk: boolean): number {
+/** A whole-number option (≥ 1, or ≥ 0 when `zeroOk`), or INVALID_INPUT naming the flag and the value. */
+export function positiveInt(flag: string, v: string, zeroOk: boolean): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < (zeroOk ? 0 : 1))
     throw new AbridgeError('INVALID_INPUT', `${flag}: expected a whole number ${zeroOk ? '≥ 0' : '≥ 1'}, got "${v}"`);

@@ -26,7 +26,7 @@ import { TokenCounter } from '../tokens/counter.js';
 import { HARNESS_PREFIX_TOKENS } from '../defaults.js';
 import { createRedactor } from '../redact/redact.js';
 import { FileResultStore } from '../store/file-result-store.js';
-import { viewSession } from './compact.js';
+import { positiveInt, viewSession } from './compact.js';
 import { addConfigOptions, resolveConfig, type ConfigFlags } from './config-options.js';
 import { INSTANCE_OPTION, inputOptions, sourceOptions } from './input.js';
 import { refuseOutOverInput } from './output.js';
@@ -74,7 +74,7 @@ async function convertFile(file: string, opts: ConvertFlags): Promise<void> {
   const to = opts.to as ConvertTarget;
   if (opts.format) getFormat(opts.format);
   refuseOutOverInput(file, opts.out);
-  const budget = opts.budget === undefined ? undefined : positive('--budget', opts.budget);
+  const budget = opts.budget === undefined ? undefined : positiveInt('--budget', opts.budget, false);
   const config = await resolveConfig(opts);
   const session = await readSession(file, { ...sourceOptions(opts), ...inputOptions() });
   if (session.format === to)
@@ -259,11 +259,4 @@ function withToolNames(m: Message, names: Map<string, string>): Message {
     return { ...p, toolName: name };
   });
   return changed ? { ...m, parts } : m;
-}
-
-function positive(flag: string, v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1)
-    throw new AbridgeError('INVALID_INPUT', `${flag}: expected a whole number ≥ 1, got "${v}"`);
-  return n;
 }

@@ -252,11 +252,14 @@ export class ClearingPlanner {
   }
 }
 
-/** Whether the view holds a compaction block of Anthropic's: every request that sends it back needs its beta. */
+/**
+ * Whether the view opens with a compaction block of Anthropic's: every request that sends it back needs its beta. A
+ * provider's compaction is always the view's first message (the working session restarts from it), so only that one
+ * is looked at: a turn costs its new messages, not the view.
+ */
 export function holdsAnthropicCompaction(view: readonly Message[]): boolean {
-  for (const m of view)
-    for (const p of m.parts) if (p.type === 'compaction' && p.marker.native?.provider === 'anthropic') return true;
-  return false;
+  const first = view[0];
+  return first?.parts.some((p) => p.type === 'compaction' && p.marker.native?.provider === 'anthropic') === true;
 }
 
 /**

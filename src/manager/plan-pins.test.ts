@@ -13,38 +13,11 @@ import { activeView } from '../model/view.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
+import { grepOutput, grepSteps } from '../../test/support/agent-loop.js';
 import { ContextManager } from './context-manager.js';
 
 const PG_URL = process.env.ABRIDGE_PG_URL || undefined;
 const TASK = 'Find every use of value in src/ and list the modules. Never edit tests.';
-const output = (i: number, lines = 120) =>
-  Array.from({ length: lines }, (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k});`).join(
-    '\n',
-  );
-
-async function steps(cm: ContextManager, from: number, n: number): Promise<void> {
-  for (let i = from; i < from + n; i++) {
-    await cm.recordResponse({
-      role: 'assistant',
-      parts: [
-        { type: 'text', text: `Step ${i}: reading module ${i}.` },
-        { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i}` } },
-      ],
-    });
-    await cm.append({
-      role: 'tool',
-      parts: [
-        {
-          type: 'tool-result',
-          callId: `call_${i}`,
-          toolName: 'bash',
-          isError: false,
-          content: [{ type: 'text', text: output(i) }],
-        },
-      ],
-    });
-  }
-}
 
 const resultOf = (i: number) => (m: Message) =>
   m.role === 'tool' && m.parts.some((p) => p.type === 'tool-result' && p.callId === `call_${i}`);
@@ -129,7 +102,7 @@ for (const sc of stores) {
         try {
           const cm = manager(store, 'plan-1');
           await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
-          await steps(cm, 0, 10);
+          await grepSteps(cm, 0, 10);
           const entries = cm.session.entries.length;
           const stored = (await store.entries('plan-1')).length;
           const plan = await cm.planCompaction({ target: 700 });
@@ -159,14 +132,14 @@ for (const sc of stores) {
         try {
           const cm = manager(store, 'plan-2');
           await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
-          await steps(cm, 0, 10);
+          await grepSteps(cm, 0, 10);
           const stale = await cm.planCompaction({ target: 4000 });
-          await steps(cm, 10, 1);
+          await grepSteps(cm, 10, 1);
           const err = await cm.applyCompaction(stale).catch((e: unknown) => e as Error & { code?: string });
           expect(err).toMatchObject({ code: 'CONFLICT' });
           expect((err as Error).message).toMatch(/the session changed since it was made \(entries were appended/);
           const plan = await cm.planCompaction({ target: 4000 });
-          const long = output(99, 400);
+          const long = grepOutput(99, 400);
           await expect(cm.applyCompaction(plan, { summary: long })).rejects.toThrow(
             /the summary given is \d+ tokens, and the rest of the view leaves it \d+ of the target of 4000/,
           );
@@ -190,7 +163,7 @@ for (const sc of stores) {
         try {
           const cm = manager(store, 'pins-1');
           await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
-          await steps(cm, 0, 8);
+          await grepSteps(cm, 0, 8);
           // A host's field on the message it appends, a test of each message, a message appended.
           const note: Message = {
             role: 'user',
@@ -199,7 +172,7 @@ for (const sc of stores) {
           };
           await cm.append(note);
           expect(await cm.pin(resultOf(1))).toBe(1);
-          await steps(cm, 8, 4);
+          await grepSteps(cm, 8, 4);
           const fifth = cm.session.entries.find((e) => e.message && resultOf(5)(e.message))!;
           expect(await cm.pin(fifth.id!)).toBe(1);
           expect(await cm.pin(fifth.id!)).toBe(0);
@@ -218,14 +191,14 @@ for (const sc of stores) {
           );
           // A second compaction, after more work, from a resumed manager on a reopened store.
           const again = await ContextManager.resume(await reopen(), 'pins-1', { model: 'claude-sonnet-4-5' });
-          await steps(again, 12, 4);
+          await grepSteps(again, 12, 4);
           const r = await again.compactNow({ target: 5000 });
           expect(r.protectedParts.filter((p) => p.what.startsWith('pinned message'))).toHaveLength(3);
           const view = activeView(again.session).map((v) => JSON.stringify(v.message.parts));
           for (const p of [...pinnedParts, JSON.stringify(note.parts)]) expect(view).toContain(p);
           // Unpinned, the result may go at the next compaction.
           expect(await again.unpin(resultOf(5))).toBe(1);
-          await steps(again, 16, 2);
+          await grepSteps(again, 16, 2);
           const r2 = await again.compactNow({ target: 3000 });
           expect(r2.protectedParts.filter((p) => p.what.startsWith('pinned message'))).toHaveLength(2);
           expect(activeView(again.session).map((v) => JSON.stringify(v.message.parts))).not.toContain(pinnedParts[1]);
@@ -239,7 +212,7 @@ for (const sc of stores) {
         try {
           const cm = manager(store, 'pins-2');
           await cm.append({ role: 'user', parts: [{ type: 'text', text: TASK }] });
-          await steps(cm, 0, 8);
+          await grepSteps(cm, 0, 8);
           await cm.pin((m) => m.role === 'tool');
           const plan = await cm.planCompaction({ target: 2000 });
           expect(plan.reachedTarget).toBe(false);

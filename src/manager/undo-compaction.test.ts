@@ -13,36 +13,8 @@ import { activeMessages } from '../model/view.js';
 import { MemorySessionStore } from '../store/memory-session-store.js';
 import type { SessionStore } from '../store/session-store.js';
 import { openSqliteStore } from '../store/sqlite/index.js';
+import { grepSteps } from '../../test/support/agent-loop.js';
 import { ContextManager } from './context-manager.js';
-
-const output = (i: number) =>
-  Array.from({ length: 120 }, (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k});`).join(
-    '\n',
-  );
-
-async function steps(cm: ContextManager, from: number, n: number): Promise<void> {
-  for (let i = from; i < from + n; i++) {
-    await cm.recordResponse({
-      role: 'assistant',
-      parts: [
-        { type: 'text', text: `Step ${i}.` },
-        { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i}` } },
-      ],
-    });
-    await cm.append({
-      role: 'tool',
-      parts: [
-        {
-          type: 'tool-result',
-          callId: `call_${i}`,
-          toolName: 'bash',
-          isError: false,
-          content: [{ type: 'text', text: output(i) }],
-        },
-      ],
-    });
-  }
-}
 
 /** Messages as the model reads them (no bills, no timestamps). */
 const readable = (ms: readonly Message[]) => ms.map((m) => JSON.stringify({ role: m.role, parts: m.parts }));
@@ -78,11 +50,11 @@ for (const sc of stores)
       });
       await expect(cm.undoCompaction()).rejects.toThrow(/no compaction in view/);
       await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Find every use of value.' }] });
-      await steps(cm, 0, 8);
+      await grepSteps(cm, 0, 8);
       const beforeFirst = activeMessages(cm.session);
       const first = await cm.compactNow({ target: 3000 });
       expect(first.marker).toBeDefined();
-      await steps(cm, 8, 4);
+      await grepSteps(cm, 8, 4);
       const beforeSecond = activeMessages(cm.session);
       const second = await cm.compactNow({ target: 3000 });
       expect(second.marker).toBeDefined();

@@ -202,3 +202,43 @@ export async function fakeAnsweringAt(requests: number, window: number, marker: 
     },
   });
 }
+
+/** A `grep` output of `lines` lines over module `i` (about 5 KB for the default 120). */
+export function grepOutput(i: number, lines = 120): string {
+  return Array.from(
+    { length: lines },
+    (_, k) => `src/mod${i}/file${k}.ts:${k + 1}: const value${k} = compute(${k});`,
+  ).join('\n');
+}
+
+/** Agent steps `from`…`from + n − 1` recorded on a manager: a bash call each, answered by `grepOutput(i)`. */
+export async function grepSteps(
+  cm: {
+    recordResponse(m: Message): Promise<void>;
+    append(...m: Message[]): Promise<void>;
+  },
+  from: number,
+  n: number,
+): Promise<void> {
+  for (let i = from; i < from + n; i++) {
+    await cm.recordResponse({
+      role: 'assistant',
+      parts: [
+        { type: 'text', text: `Step ${i}: reading module ${i}.` },
+        { type: 'tool-call', id: `call_${i}`, name: 'bash', arguments: { command: `grep -rn value src/mod${i}` } },
+      ],
+    });
+    await cm.append({
+      role: 'tool',
+      parts: [
+        {
+          type: 'tool-result',
+          callId: `call_${i}`,
+          toolName: 'bash',
+          isError: false,
+          content: [{ type: 'text', text: grepOutput(i) }],
+        },
+      ],
+    });
+  }
+}
