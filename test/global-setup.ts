@@ -96,6 +96,8 @@ function skipNotes(): string[] {
     notes.push(
       'the Claude Code resume test: ABRIDGE_CLAUDE_BIN is not set (scripts/install-claude-code.sh; .ci/run does)',
     );
+  if (!process.env.ABRIDGE_CODEX_BIN)
+    notes.push('the Codex resume test: ABRIDGE_CODEX_BIN is not set (scripts/install-codex.sh; .ci/run does)');
   if (process.getuid?.() !== 0) notes.push('the read-only store as user nobody: needs root');
   if (!existsSync('/dev/full')) notes.push('standard output on a full disk: no /dev/full');
   return notes;

@@ -31,7 +31,7 @@ import { tokenCounterFor } from './tokens.js';
 import { llmSummarizerFromEnv } from './llm.js';
 
 const EMIT_FORMATS = ['anthropic', 'openai-chat', 'openai-responses', 'ai-sdk'] as const;
-const OUT_FORMATS: readonly FormatId[] = ['pi', 'claude-code'];
+const OUT_FORMATS: readonly FormatId[] = ['pi', 'claude-code', 'codex'];
 
 interface CompactFlags extends ConfigFlags {
   budget?: string;
@@ -169,7 +169,7 @@ async function compactFile(file: string, opts: CompactFlags, assertHeld: (() => 
     if (opts.out && !OUT_FORMATS.includes(session.format)) {
       throw new AbridgeError(
         'NOT_WRITABLE_FORMAT',
-        `--out: ${file} is ${session.format}; abridge writes compaction records into pi and claude-code transcripts only (use --emit for a request body)`,
+        `--out: ${file} is ${session.format}; abridge writes compaction records into pi, claude-code and codex transcripts only (use --emit for a request body)`,
       );
     }
     const notUtf8 = session.problems.find((p) => p.kind === 'invalid-utf8');

@@ -20,7 +20,7 @@ import { corpusAvailable, corpusFiles } from '../../test/support/corpus.js';
 import { comparable, firstDifference, piResume } from '../../test/support/pi-loader.js';
 import { writeSession } from '../formats/write.js';
 import { viewSession } from './compact.js';
-import { convertTranscript, type ConvertTarget } from './convert.js';
+import { convertTranscript, withProviderCompactionAsText, type ConvertTarget } from './convert.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'abridge-convert-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,6 +31,7 @@ const settings = DEFAULT_BUDGET_SETTINGS;
 function expected(session: Session): Message[] {
   return activeMessages(session)
     .filter((m) => m.role !== 'system')
+    .map(withProviderCompactionAsText)
     .map((m) => JSON.parse(redact(JSON.stringify(m))) as Message);
 }
 /** Tool results name their tool in pi's records only: compared without it. */
@@ -188,12 +189,12 @@ describe('convert, the command', () => {
   });
 
   it('refuses what it cannot do, naming it (exit 2)', () => {
-    const bad = runCli(['convert', pi, '--to', 'codex']);
+    const bad = runCli(['convert', pi, '--to', 'gemini-cli']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--to: expected one of pi, claude-code, got "codex"/);
+    expect(bad.stderr).toMatch(/--to: expected one of pi, claude-code, codex, got "gemini-cli"/);
     const missing = runCli(['convert', pi]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/--to: expected one of pi, claude-code, got nothing/);
+    expect(missing.stderr).toMatch(/--to: expected one of pi, claude-code, codex, got nothing/);
     const same = runCli(['convert', pi, '--to', 'pi']);
     expect(same.code).toBe(2);
     expect(same.stderr).toMatch(/already a pi transcript: abridge compact --out/);

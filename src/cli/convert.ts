@@ -1,5 +1,5 @@
 /**
- * `abridge convert <transcript> --to pi | claude-code`: one agent's session as a transcript another agent resumes.
+ * `abridge convert <transcript> --to pi | claude-code | codex`: one agent's session as a transcript another agent resumes.
  *
  * What is written is what the model sees now (the view: the source agent's and abridge's compactions applied),
  * compacted first when it would not fit the target's window (or `--budget`), as a new session of the target agent:
@@ -22,6 +22,7 @@ import { getFormat } from '../formats/registry.js';
 import { writeSession } from '../formats/write.js';
 import type { FormatId, Message, Session } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
+import { compactionText } from '../model/parts.js';
 import { TokenCounter } from '../tokens/counter.js';
 import { HARNESS_PREFIX_TOKENS } from '../defaults.js';
 import { createRedactor } from '../redact/redact.js';
@@ -34,7 +35,7 @@ import { fmtInt } from './render.js';
 import { escapeControls, jsonForTerminal } from './terminal.js';
 
 /** The agents whose transcripts abridge writes, and their resume checks. */
-export const CONVERT_TARGETS = ['pi', 'claude-code'] as const satisfies readonly FormatId[];
+export const CONVERT_TARGETS = ['pi', 'claude-code', 'codex'] as const satisfies readonly FormatId[];
 export type ConvertTarget = (typeof CONVERT_TARGETS)[number];
 
 interface ConvertFlags extends ConfigFlags {
@@ -50,7 +51,7 @@ export function registerConvert(program: Command): void {
   const cmd = program
     .command('convert')
     .description(
-      "Write a session as a transcript another agent resumes (pi, Claude Code): what the model sees now, compacted to the target's window on the way; the source agent's system prompt stays behind (the target sends its own)",
+      "Write a session as a transcript another agent resumes (pi, Claude Code, Codex): what the model sees now, compacted to the target's window on the way; the source agent's system prompt stays behind (the target sends its own)",
     )
     .argument('<transcript>', 'transcript file (any format abridge reads)')
     .option('-t, --to <agent>', `the agent that resumes it: ${CONVERT_TARGETS.join(', ')}`)
@@ -177,7 +178,8 @@ export function convertedSession(session: Session, to: ConvertTarget): Session {
   // does not.
   // Claude Code, resumed, leaves out the calls no result answers (pi sends them, and answers them itself), and the API
   // takes call ids of letters, digits, `_` and `-` only (pi keeps OpenAI's `call_…|fc_…`): so does the conversion.
-  if (to === 'claude-code') {
+  // Codex, resumed, would answer such a call with an "aborted" output of its own: left out for it too.
+  if (to === 'claude-code' || to === 'codex') {
     dropUnanswered(entries);
     anthropicCallIds(entries);
     entries.forEach((e, i) => {
@@ -208,7 +210,10 @@ function dropUnanswered(entries: { message: Message }[]): void {
   }
 }
 
-/** Call ids as the Anthropic API takes them: the part before a `|`, other characters as `_`, kept unique. */
+/**
+ * Call ids as the Anthropic API takes them: the part before a `|`, other characters as `_`, kept unique (the Responses
+ * API takes them too: pi joins OpenAI's call and item ids with a `|`, of which the call id is the first).
+ */
 function anthropicCallIds(entries: { message: Message }[]): void {
   const ids = new Map<string, string>();
   const used = new Set<string>();
@@ -249,6 +254,7 @@ function withToolNames(m: Message, names: Map<string, string>): Message {
     const { usage: _other, ...rest } = m;
     m = rest;
   }
+  m = withProviderCompactionAsText(m);
   let changed = false;
   const parts = m.parts.map((p) => {
     if (p.type === 'tool-call') names.set(p.id, p.name);
@@ -259,4 +265,19 @@ function withToolNames(m: Message, names: Map<string, string>): Message {
     return { ...p, toolName: name };
   });
   return changed ? { ...m, parts } : m;
+}
+
+/**
+ * A provider's own compaction in the view (OpenAI's encrypted item, kept in a Codex replacement history) can go to no
+ * other agent: it becomes the text abridge shows for it, saying that an encrypted summary was there. A compaction part
+ * of an agent's summary stays one (the target writes it as its own compaction).
+ */
+export function withProviderCompactionAsText(m: Message): Message {
+  if (!m.parts.some((p) => p.type === 'compaction' && p.marker.native)) return m;
+  return {
+    ...m,
+    parts: m.parts.map((p) =>
+      p.type === 'compaction' && p.marker.native ? { type: 'text', text: compactionText(p.marker) } : p,
+    ),
+  };
 }

@@ -7,6 +7,7 @@ import { codexFormat } from './codex.js';
 import { codexSentOutput, codexTruncationPolicy } from '../tokens/sent.js';
 import { detectFormat, sampleSource } from './detect.js';
 import { parseSession, readSession } from './read.js';
+import { activeMessages } from '../model/view.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Synthetic fixtures
@@ -105,7 +106,7 @@ describe('codex reader: record types', () => {
     expect(ms[3]!.synthetic).toBeUndefined();
     expect(ms[3]!.parts).toEqual([
       { type: 'text', text: 'what is in this picture?' },
-      { type: 'image', mediaType: 'image/png', byteSize: 8 },
+      { type: 'image', mediaType: 'image/png', byteSize: 8, data: 'iVBORw0KGgo=' },
     ]);
     expect(ms[4]).toMatchObject({
       role: 'assistant',
@@ -269,7 +270,7 @@ describe('codex reader: record types', () => {
     ]);
   });
 
-  it('reads compactions as markers with a synthetic user message, numbered, with the range they replaced', () => {
+  it('reads compactions as markers: a replacement history as the messages after it, a summary alone as a synthetic message', () => {
     const s = parse([
       meta(),
       turn('model-a'),
@@ -288,7 +289,7 @@ describe('codex reader: record types', () => {
       rec('compacted', { message: 'The user asked for two tasks.' }),
     ]);
     const compactions = s.entries.filter((e) => e.kind === 'compaction');
-    expect(compactions.map((e) => e.index)).toEqual([5, 8]);
+    expect(compactions.map((e) => e.index)).toEqual([5, 10]);
     const [a, b] = compactions.map((e) => e.compaction!);
     expect(a).toEqual({
       number: 1,
@@ -301,16 +302,57 @@ describe('codex reader: record types', () => {
       number: 2,
       summary: 'The user asked for two tasks.',
       source: 'codex',
-      archived: { fromEntry: 5, toEntry: 7 },
+      archived: { fromEntry: 5, toEntry: 9 },
     });
-    expect(compactions[0]!.message).toEqual({
+    // The replacement history is what Codex sends after the first: its items, from the same record; the marker itself
+    // carries no message.
+    expect(compactions[0]!.message).toBeUndefined();
+    expect(s.entries.slice(6, 8).map((e) => [e.fromSameRecord, e.message])).toEqual([
+      [true, { role: 'user', parts: [{ type: 'text', text: 'first task' }], timestamp: compactions[0]!.timestamp }],
+      [
+        true,
+        {
+          role: 'assistant',
+          model: 'model-a',
+          provider: 'openai',
+          parts: [
+            {
+              type: 'compaction',
+              marker: {
+                number: 1,
+                summary: '',
+                source: 'codex',
+                native: { provider: 'openai', item: { type: 'compaction', encrypted_content: 'opaque' } },
+              },
+            },
+          ],
+          timestamp: compactions[0]!.timestamp,
+        },
+      ],
+    ]);
+    // A summary alone (older Codex) stands for the history as a synthetic user message.
+    expect(compactions[1]!.message).toEqual({
       role: 'user',
-      parts: [{ type: 'compaction', marker: a }],
+      parts: [{ type: 'compaction', marker: b }],
       synthetic: true,
-      timestamp: compactions[0]!.timestamp,
+      timestamp: compactions[1]!.timestamp,
     });
-    expect(s.entries[6]).toMatchObject({ kind: 'event', sourceType: 'event_msg/context_compacted' });
-    expect(s.entries[6]!.message).toBeUndefined();
+    expect(s.entries[8]).toMatchObject({ kind: 'event', sourceType: 'event_msg/context_compacted' });
+    expect(s.entries[8]!.message).toBeUndefined();
+    // What the model sees after the first compaction and before the second: exactly its replacement history, then on.
+    const before = parse([
+      meta(),
+      msg('user', 'input_text', 'first task'),
+      msg('assistant', 'output_text', 'done'),
+      rec('compacted', {
+        message: 'x',
+        replacement_history: [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'kept' }] }],
+      }),
+      msg('user', 'input_text', 'next'),
+    ]);
+    expect(
+      activeMessages(before).map((m) => m.parts.map((p) => (p.type === 'text' ? p.text : p.type)).join('')),
+    ).toEqual(['kept', 'next']);
   });
 
   it('keeps unknown record and item types with a problem, and every record as raw with its timestamp', () => {
@@ -461,8 +503,10 @@ describe.skipIf(!corpusAvailable())(
       const s = await readSession(file);
       expect(s.format).toBe('codex');
       expect(s.problems).toEqual([]);
-      expect(s.entries).toHaveLength(raw.length);
-      expect(s.entries.every((e: Entry, i) => e.raw !== undefined && e.line === i + 1)).toBe(true);
+      // One entry a record, and the messages a compaction's replacement history holds after it (from the same record).
+      const records = s.entries.filter((e) => !e.fromSameRecord);
+      expect(records).toHaveLength(raw.length);
+      expect(records.every((e: Entry, i) => e.raw !== undefined && e.line === i + 1)).toBe(true);
 
       const meta = raw.find((r) => r.type === 'session_meta')!.payload!;
       expect(s.info.id).toBe(meta.id);
@@ -470,13 +514,15 @@ describe.skipIf(!corpusAvailable())(
       expect(s.entries[0]!.message?.role).toBe('system');
 
       const want = expectations(raw);
-      const assistants = messages(s).filter((m) => m.role === 'assistant');
+      // The records' own messages (a compaction's replacement history restates earlier ones).
+      const own: Session = { ...s, entries: records };
+      const assistants = messages(own).filter((m) => m.role === 'assistant');
       // Usage: one assistant message per token report that followed assistant output, with the report's numbers.
       expect(assistants.filter((m) => m.usage).map((m) => m.usage)).toEqual(want.usages);
       expect(assistants.map((m) => m.model)).toEqual(want.models);
 
       // Tool results: one per output record, each paired with an earlier call unless the raw file says otherwise.
-      const results = parts(s, 'tool-result');
+      const results = parts(own, 'tool-result');
       expect(results).toHaveLength(want.results);
       expect(orphanResults(s)).toHaveLength(want.orphans);
       expect(results.filter((r) => r.isError)).toHaveLength(want.errors);
@@ -486,7 +532,7 @@ describe.skipIf(!corpusAvailable())(
         (r) => r.type === 'response_item' && r.payload?.type === 'message' && r.payload.role === 'user',
       ).length;
       expect(
-        messages(s).filter((m) => m.role === 'user' && !m.parts.some((p) => p.type === 'compaction')),
+        messages(own).filter((m) => m.role === 'user' && !m.parts.some((p) => p.type === 'compaction')),
       ).toHaveLength(rawUsers);
 
       const markers = s.entries.filter((e) => e.compaction).map((e) => e.compaction!);

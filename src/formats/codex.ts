@@ -17,6 +17,8 @@ import type {
   Usage,
 } from '../model/types.js';
 import { imageFrom, num, parseArguments, resultContent, textPart, toEpochMs } from '../model/parts.js';
+import { writeCodex } from './codex-write.js';
+import { imageFromUrl } from './request-body.js';
 import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
 
 const RECORD_TYPES = new Set(['session_meta', 'response_item', 'event_msg', 'turn_context', 'compacted']);
@@ -72,7 +74,46 @@ class CodexDecoder implements EntryDecoder {
     const ordinal = this.ordinal++;
     const draft = this.decodeRecord(r, ctx, ordinal);
     if (draft.kind !== 'header' && this.firstContentEntry === undefined) this.firstContentEntry = draft;
-    return [draft];
+    if (draft.kind !== 'compaction' || !isRecord(r.payload) || !Array.isArray(r.payload.replacement_history))
+      return [draft];
+    return [draft, ...this.replacement(r.payload.replacement_history, draft, ctx)];
+  }
+
+  /**
+   * A compaction's `replacement_history`: the items Codex sends in place of everything before it (the user's messages
+   * and OpenAI's encrypted compaction, or abridge's compacted view), each a message after the marker, from the same
+   * record.
+   */
+  private replacement(history: unknown[], marker: EntryDraft, ctx: DecodeContext): EntryDraft[] {
+    const out: EntryDraft[] = [];
+    // The copies are not responses: a token_count after the compaction belongs to the response before it, if any.
+    const pending = this.pendingAssistant;
+    for (const item of history) {
+      if (!isRecord(item)) continue;
+      const base: EntryDraft = { kind: 'unknown', sourceType: 'compacted/replacement_history', fromSameRecord: true };
+      if (marker.timestamp !== undefined) base.timestamp = marker.timestamp;
+      if (item.type === 'compaction' || item.type === 'compaction_summary') {
+        const native = nativeCompactionMarker(item, marker.compaction!.number);
+        if (!native) continue;
+        base.kind = 'message';
+        // As a provider's compaction is kept in a working session: the model's own item, sent back as it came.
+        base.message = { role: 'assistant', parts: [{ type: 'compaction', marker: native }] };
+        if (this.model) base.message.model = this.model;
+        if (this.provider) base.message.provider = this.provider;
+      } else if (isSummaryItem(item, marker.compaction!.summary)) {
+        // The summary itself (abridge writes it as a user message of the `message` text): known as a summary again.
+        base.kind = 'message';
+        base.message = { role: 'user', parts: [{ type: 'compaction', marker: marker.compaction! }], synthetic: true };
+      } else {
+        const draft = this.responseItem(item, base, ctx, this.ordinal);
+        if (draft.kind !== 'message') continue;
+        delete draft.id;
+      }
+      if (base.message && base.timestamp !== undefined) base.message.timestamp = base.timestamp;
+      out.push(base);
+    }
+    this.pendingAssistant = pending;
+    return out;
   }
 
   private decodeRecord(r: Record<string, unknown>, ctx: DecodeContext, ordinal: number): EntryDraft {
@@ -279,8 +320,11 @@ class CodexDecoder implements EntryDecoder {
     if (this.lastContextTokens !== undefined) marker.tokensBefore = this.lastContextTokens;
     base.kind = 'compaction';
     base.compaction = marker;
-    base.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
-    if (base.timestamp !== undefined) base.message.timestamp = base.timestamp;
+    // With a replacement history, the items it lists are what follows (see replacement()); the summary is only its name.
+    if (!Array.isArray(p.replacement_history)) {
+      base.message = { role: 'user', parts: [{ type: 'compaction', marker }], synthetic: true };
+      if (base.timestamp !== undefined) base.message.timestamp = base.timestamp;
+    }
     this.compactions.push(base);
     return base;
   }
@@ -311,11 +355,17 @@ function contentParts(content: unknown): Part[] {
     else if (!isRecord(c)) continue;
     else if (c.type === 'input_text' || c.type === 'output_text' || c.type === 'text')
       parts.push(textPart(asString(c.text) ?? ''));
-    else if (c.type === 'input_image') parts.push(imageFrom(c));
+    else if (c.type === 'input_image') parts.push(inputImage(c));
     else if (c.type === 'refusal') parts.push(textPart(asString(c.refusal) ?? ''));
     else parts.push(textPart(JSON.stringify(c)));
   }
   return parts;
+}
+
+/** An `input_image`: Codex keeps a pasted image as a data URL, whose data is the image. */
+function inputImage(c: Record<string, unknown>): ResultContentPart {
+  const url = asString(c.image_url);
+  return url ? imageFromUrl(url) : imageFrom(c);
 }
 
 function isHarnessText(parts: Part[]): boolean {
@@ -382,7 +432,11 @@ export function decodeOutput(output: unknown): { content: ResultContentPart[]; i
     const m = header.match(EXIT_CODE);
     return { content: [textPart(output)], isError: m !== null && Number(m[1]) !== 0 };
   }
-  if (Array.isArray(output)) return { content: resultContent(output), isError: false };
+  if (Array.isArray(output))
+    return {
+      content: output.flatMap((c) => (isRecord(c) && c.type === 'input_image' ? [inputImage(c)] : resultContent([c]))),
+      isError: false,
+    };
   if (isRecord(output)) {
     const body = 'content' in output ? output.content : 'output' in output ? output.output : output;
     const exit = isRecord(output.metadata) ? output.metadata.exit_code : undefined;
@@ -392,6 +446,24 @@ export function decodeOutput(output: unknown): { content: ResultContentPart[]; i
     };
   }
   return { content: resultContent(output), isError: false };
+}
+
+/** A user message of the compaction's own summary text, alone. */
+function isSummaryItem(item: Record<string, unknown>, summary: string): boolean {
+  if (summary.trim() === '' || item.type !== 'message' || item.role !== 'user' || !Array.isArray(item.content))
+    return false;
+  const [only, ...rest] = item.content as unknown[];
+  return rest.length === 0 && isRecord(only) && only.type === 'input_text' && only.text === summary;
+}
+
+/** OpenAI's encrypted compaction in a replacement history, as a marker that sends it back as it came. */
+function nativeCompactionMarker(item: Record<string, unknown>, number: number): CompactionMarker | undefined {
+  const encrypted = asString(item.encrypted_content);
+  const summary = asString(item.summary) ?? asString(item.text) ?? '';
+  if (!encrypted && summary === '') return undefined;
+  const marker: CompactionMarker = { number, summary, source: 'codex' };
+  if (encrypted) marker.native = { provider: 'openai', item: { type: 'compaction', encrypted_content: encrypted } };
+  return marker;
 }
 
 /** What the model sees after a compaction with no summary text: the replacement history, as text. */
@@ -428,4 +500,5 @@ export const codexFormat: TranscriptFormat = {
     return 0;
   },
   createDecoder: () => new CodexDecoder(),
+  write: writeCodex,
 };

@@ -32,7 +32,7 @@ export function writeSession(
   if (!f.write)
     throw new AbridgeError(
       'NOT_WRITABLE_FORMAT',
-      `abridge cannot write the ${f.label} format (writable: pi, claude-code, anthropic, openai-chat, openai-responses)`,
+      `abridge cannot write the ${f.label} format (writable: pi, claude-code, codex, anthropic, openai-chat, openai-responses)`,
     );
   const redact = options.redact ?? createRedactor();
   // The user's own transcript: its records as they were, the records abridge added redacted by the writer.
