@@ -1758,6 +1758,11 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // What a compaction cleared or offloaded can be read back from now on.
     if (!this.stored) this.stored = (await this.results.list()).length > 0;
     const marker = result.entry;
+    // compact() names the marker after the working session's length, which the session restarted from each view can
+    // reach again: two markers of one id in the store's log make a cycle of its branch, which the undo and the
+    // readers of the log walk.
+    if (marker.id !== undefined)
+      marker.id = stableId(`${this.sessionId}:compaction:${this.compactions + 1}:${Math.random()}`, 8);
     (marker.compaction as AbridgeMarker).number = ++this.compactions;
     this.view = activeMessages(this.session);
     // The tracker counts exactly the messages the next request holds: the view itself, as a checkpoint.
