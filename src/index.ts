@@ -42,7 +42,12 @@ export { AbridgeError, type AbridgeErrorCode } from './errors.js';
 // Reading and writing transcripts
 export { readSession, parseSession, streamSession, type ReadOptions, type StreamResult } from './formats/read.js';
 export { writeSession, type WriteOptions } from './formats/write.js';
-export { inspectTranscript, type InspectOptions, type InspectReport } from './formats/inspect.js';
+export {
+  type InspectCompaction,
+  inspectTranscript,
+  type InspectOptions,
+  type InspectReport,
+} from './formats/inspect.js';
 export type { CountAndChars, SessionStatsResult } from './model/stats.js';
 
 // Provider request bodies and responses

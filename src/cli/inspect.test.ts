@@ -1,10 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI, runCli, SMALL_PI_SESSION } from '../../test/support/cli.js';
 import { corpusAvailable, corpusFile } from '../../test/support/corpus.js';
+import { grepSteps } from '../../test/support/agent-loop.js';
+import { fixtureTranscripts, generatedPiSession } from '../../test/support/fixture-transcripts.js';
+import { activeMessages } from '../model/view.js';
 
 function abridge(...args: string[]) {
   return runCli(args);
@@ -278,5 +281,117 @@ describe('abridge inspect: the /context breakdown', () => {
     expect(flag.stderr.trim()).toBe(
       'abridge: --warn: expected a share like "80%" or a number between 0 and 1, got "150%"',
     );
+  });
+});
+
+describe('abridge inspect: undone compactions', () => {
+  type Listed = { number: number; inView?: boolean; undone?: number[]; undoneBy?: { number?: number; line?: number } };
+  const listed = (file: string) => {
+    const r = abridge('inspect', file, '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout) as { compactions: Listed[]; context: { counts: { compactions: number } } };
+    return {
+      compactions: report.compactions.map((c) => [c.number, c.inView, c.undone, c.undoneBy]),
+      inView: report.context.counts.compactions,
+    };
+  };
+  const lines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').length;
+
+  it('a pi file: a compaction uncompact undid is listed undone, at the undo record, and not counted in view', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'abridge-inspect-undo-'));
+    const at = (name: string) => join(dir, name);
+    writeFileSync(at('pi.jsonl'), generatedPiSession());
+    expect(abridge('compact', at('pi.jsonl'), '--budget', '9000', '--out', at('c1.jsonl')).code).toBe(0);
+    expect(abridge('compact', at('c1.jsonl'), '--budget', '5000', '--out', at('c2.jsonl')).code).toBe(0);
+    expect(listed(at('c2.jsonl'))).toEqual({
+      compactions: [
+        [1, true, undefined, undefined],
+        [2, true, undefined, undefined],
+      ],
+      inView: 1, // the second's branch holds its own marker only (abridge writes it as a new branch)
+    });
+
+    expect(abridge('uncompact', at('c2.jsonl'), '--out', at('last.jsonl')).code).toBe(0);
+    const undoLine = lines(at('c2.jsonl')) + 1;
+    const entry = undoLine - 1;
+    expect(listed(at('last.jsonl'))).toEqual({
+      compactions: [
+        [1, true, undefined, undefined],
+        [2, false, undefined, { entry, line: undoLine }],
+      ],
+      inView: 1,
+    });
+    const text = abridge('inspect', at('last.jsonl')).stdout;
+    expect(text).toMatch(
+      new RegExp(`\\n {12}#2 by abridge · line \\d+ · .* · undone \\(the undo at line ${undoLine}\\)\\n`),
+    );
+    expect(text).toMatch(/\ncompactions #1 by abridge · line \d+ · [^\n]*chars · archived entries \d+–\d+\n/);
+
+    expect(abridge('uncompact', at('c2.jsonl'), '--marker', '1', '--out', at('first.jsonl')).code).toBe(0);
+    expect(listed(at('first.jsonl'))).toEqual({
+      compactions: [
+        [1, false, undefined, { entry, line: undoLine }],
+        [2, false, undefined, { entry, line: undoLine }],
+      ],
+      inView: 0,
+    });
+  });
+
+  it('a Claude Code transcript: the undo boundary is listed as the undo of #1, which is not counted in view', async () => {
+    const cc = (await fixtureTranscripts()).find((f) => f.folder === 'claude-code')!.file;
+    const dir = mkdtempSync(join(tmpdir(), 'abridge-inspect-undo-'));
+    const compacted = join(dir, 'cc.jsonl');
+    const undone = join(dir, 'cc-undone.jsonl');
+    expect(abridge('compact', cc, '--budget', '6000', '--out', compacted).code).toBe(0);
+    expect(listed(compacted)).toEqual({ compactions: [[1, true, undefined, undefined]], inView: 1 });
+    expect(abridge('uncompact', compacted, '--out', undone).code).toBe(0);
+    const boundary = lines(compacted) + 1;
+    expect(listed(undone)).toEqual({
+      compactions: [
+        [1, false, undefined, { entry: expect.any(Number), line: boundary, number: 2 }],
+        [2, false, [1], undefined],
+      ],
+      inView: 0,
+    });
+    expect(abridge('inspect', undone).stdout).toMatch(
+      new RegExp(`· undone by #2\\n {12}#2 undo of #1 · line ${boundary} · [\\d,]+ tokens before\\n`),
+    );
+  });
+
+  it('a stored session undone after a resume: "#3 undo of #2", #2 undone by it, the resumed view in context', async () => {
+    const { openSqliteStore } = await import('../store/sqlite/index.js');
+    const { ContextManager } = await import('../manager/context-manager.js');
+    const db = join(mkdtempSync(join(tmpdir(), 'abridge-inspect-undo-')), 's.db');
+    const store = await openSqliteStore(db);
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', store, sessionId: 's' });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Find every use of value.' }] });
+    await grepSteps(cm, 0, 8);
+    expect((await cm.compactNow({ target: 3000 })).marker?.number).toBe(1);
+    await grepSteps(cm, 8, 4);
+    expect((await cm.compactNow({ target: 3000 })).marker?.number).toBe(2);
+    // Resumed from the second's snapshot, undone at once (the checkpoint follows the snapshot's view, not a record of
+    // the log), then appended to.
+    const resumed = await ContextManager.resume(store, 's', {});
+    expect((await resumed.undoCompaction()).undone).toEqual([2]);
+    await resumed.append({ role: 'user', parts: [{ type: 'text', text: 'Now list the modules.' }] });
+    await store.close();
+
+    const r = abridge('inspect', '--db', db, '--session', 's', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.compactions.map((c: Listed) => [c.number, c.inView, c.undone, c.undoneBy?.number])).toEqual([
+      [1, true, undefined, undefined],
+      [2, false, undefined, 3],
+      [3, false, [2], undefined],
+    ]);
+    expect(report.context.counts).toMatchObject({
+      compactions: 1,
+      messages: activeMessages(resumed.session).length,
+    });
+    const text = abridge('inspect', '--db', db, '--session', 's').stdout;
+    expect(text).toMatch(
+      /\n {12}#2 by abridge · entry \d+ · .* · undone by #3\n {12}#3 undo of #2 · entry \d+ · [\d,]+ → [\d,]+ tokens\n/,
+    );
+    expect(text).toMatch(/ · 1 compaction · /);
   });
 });

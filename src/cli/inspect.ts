@@ -4,7 +4,16 @@ import { stat } from 'node:fs/promises';
 import { contextBreakdown, type ContextBreakdown } from '../budget/breakdown.js';
 import { markdownFooter, renderBreakdownMarkdown, renderBreakdownText } from '../budget/report.js';
 import { AbridgeError } from '../errors.js';
-import { inspectSession, inspectTranscript, type InspectReport } from '../formats/inspect.js';
+import {
+  compactionsInViewAt,
+  inspectSession,
+  inspectTranscript,
+  type InspectCompaction,
+  type InspectReport,
+} from '../formats/inspect.js';
+import { relinkedLog } from '../model/undo.js';
+import type { Session } from '../model/types.js';
+import type { AbridgeMarker } from '../model/view.js';
 import { readSession } from '../formats/read.js';
 import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { createRedactor, redactSerialized } from '../redact/redact.js';
@@ -88,6 +97,11 @@ export function registerInspect(program: Command): void {
         // Loaded only for --db (the SQLite and PostgreSQL drivers are optional), and measured against what it ran with.
         const { readStoredSession, budgetOfStored } = await import('./store-commands.js');
         const { session, source } = await readStoredSession(opts.db, opts.session);
+        // A ContextManager resumed from a checkpoint appends after the last message of the checkpoint's view, which
+        // the log holds only inside the marker (no record of that id): linked to the record before it instead, the
+        // log is one branch again, as the manager's undo reads it.
+        if (session.entries.some((e) => (e.compaction as AbridgeMarker | undefined)?.view))
+          session.entries = relinkedLog(session.entries);
         for (const e of session.entries) breakdown.add(e);
         report = { ...inspectSession(session, source, 0), tokens: breakdown.result() };
         report.context = contextBreakdown(session, {
@@ -95,6 +109,7 @@ export function registerInspect(program: Command): void {
           ...(at !== undefined ? { at } : {}),
           ...(exact ? { exact } : {}),
         });
+        countInView(report, session);
         noteIgnoredUsage(report);
         printReport(report, opts, config);
         return;
@@ -123,6 +138,7 @@ export function registerInspect(program: Command): void {
             ...(at !== undefined ? { at } : {}),
             ...(exact ? { exact } : {}),
           });
+          countInView(report, session);
           noteIgnoredUsage(report);
         } else {
           if (at !== undefined)
@@ -147,6 +163,15 @@ export function registerInspect(program: Command): void {
       printReport(report, opts, config);
     },
   );
+}
+
+/**
+ * The breakdown counts the compaction markers on the branch; an undo's record is one, and what it undid is still on
+ * the branch in a store or a Claude Code transcript: neither is a compaction in view.
+ */
+function countInView(report: FullReport, session: Session): void {
+  if (!report.context || !report.compactions.some((c) => c.undone !== undefined || c.undoneBy !== undefined)) return;
+  report.context.counts.compactions = compactionsInViewAt(session, report.compactions, report.context.asOf.entry);
 }
 
 /** A bill the count did not believe is a problem of the transcript: shown with the others. */
@@ -286,19 +311,9 @@ export function renderInspect(
     );
   } else out.push(`${label('last usage')}${pc.dim('no provider-reported usage in this transcript')}`);
   if (r.compactions.length === 0) out.push(`${label('compactions')}${pc.dim('none')}`);
-  for (const c of r.compactions) {
-    const where = c.line !== undefined ? `line ${c.line}` : `entry ${c.entry}`;
-    const parts = [`#${c.number} by ${c.native ? `${c.native.provider} (on its side)` : c.source}`, where];
-    if (c.tokensBefore !== undefined) parts.push(`${fmtInt(c.tokensBefore)} tokens before`);
-    if (c.trigger) parts.push(c.trigger);
-    parts.push(
-      c.native && c.summaryChars === 0
-        ? 'summary opaque (encrypted by the provider)'
-        : `summary ${fmtInt(c.summaryChars)} chars`,
-    );
-    if (c.archived) parts.push(`archived entries ${c.archived.fromEntry}–${c.archived.toEntry}`);
-    out.push(`${label(c.number === 1 ? 'compactions' : '')}${parts.join(' · ')}`);
-  }
+  r.compactions.forEach((c, i) => {
+    out.push(`${label(i === 0 ? 'compactions' : '')}${renderCompaction(c).join(' · ')}`);
+  });
   if (r.problems.length === 0) out.push(`${label('problems')}${pc.dim('none')}`);
   else {
     out.push(
@@ -319,6 +334,47 @@ export function renderInspect(
     if (byTool) out.push('', byTool);
   } else if (r.contextNote) out.push(`${label('context')}${pc.dim(r.contextNote)}`);
   return `${out.join('\n')}\n`;
+}
+
+function renderCompaction(c: InspectCompaction): string[] {
+  const where = c.line !== undefined ? `line ${c.line}` : `entry ${c.entry}`;
+  if (c.undone !== undefined) {
+    // An undo's record: no summary, nothing archived; it names what it took back.
+    const of =
+      c.undone.length > 0
+        ? c.undone
+            .slice()
+            .reverse()
+            .map((n) => `#${n}`)
+            .join(', ')
+        : 'nothing in view';
+    const parts = [`#${c.number} undo of ${of}`, where];
+    if (c.tokensBefore !== undefined)
+      parts.push(
+        c.tokensAfter !== undefined
+          ? `${fmtInt(c.tokensBefore)} → ${fmtInt(c.tokensAfter)} tokens`
+          : `${fmtInt(c.tokensBefore)} tokens before`,
+      );
+    return parts;
+  }
+  const parts = [`#${c.number} by ${c.native ? `${c.native.provider} (on its side)` : c.source}`, where];
+  if (c.tokensBefore !== undefined) parts.push(`${fmtInt(c.tokensBefore)} tokens before`);
+  if (c.trigger) parts.push(c.trigger);
+  parts.push(
+    c.native && c.summaryChars === 0
+      ? 'summary opaque (encrypted by the provider)'
+      : `summary ${fmtInt(c.summaryChars)} chars`,
+  );
+  if (c.archived) parts.push(`archived entries ${c.archived.fromEntry}–${c.archived.toEntry}`);
+  const by = c.undoneBy;
+  if (by)
+    parts.push(
+      by.number !== undefined
+        ? `undone by #${by.number}`
+        : `undone (the undo at ${by.line !== undefined ? `line ${by.line}` : `entry ${by.entry}`})`,
+    );
+  else if (c.inView === false) parts.push('not in view (on a branch left behind)');
+  return parts;
 }
 
 /** Which tools' calls and results fill the context (top 12), then the same per MCP server. */

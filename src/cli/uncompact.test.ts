@@ -1,7 +1,8 @@
 /**
  * `abridge uncompact` as a user runs it (the built CLI): a pi and a Claude Code transcript compacted with
- * `compact --out`, undone with `--out` and `--in-place` (pi's own loader resumes the view before); what it refuses,
- * with exit 2 naming what.
+ * `compact --out`, undone with `--out` and `--in-place` (pi's own loader resumes the view before); a stored session
+ * (SQLite, and PostgreSQL with ABRIDGE_PG_URL) undone with `--db --session`, `--marker N` and `--all`; what it
+ * refuses, with exit 2 naming what.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -158,3 +159,160 @@ describe('abridge uncompact --db --session', () => {
     ]);
   });
 });
+
+type Manager = import('../manager/context-manager.js').ContextManager;
+
+/** One step of an agent: it reads module i, 300 lines. */
+async function readStep(cm: Manager, i: number): Promise<void> {
+  await cm.recordResponse({
+    role: 'assistant',
+    parts: [{ type: 'tool-call', id: `c${i}`, name: 'read', arguments: { path: `m${i}.ts` } }],
+  });
+  await cm.append({
+    role: 'tool',
+    parts: [
+      {
+        type: 'tool-result',
+        callId: `c${i}`,
+        toolName: 'read',
+        isError: false,
+        content: [{ type: 'text', text: `export const v${i} = 1;\n`.repeat(300) }],
+      },
+    ],
+  });
+}
+
+const partsOf = (cm: Manager) => activeMessages(cm.session).map((m) => JSON.stringify(m.parts));
+
+/** A stored session compacted twice by a ContextManager: the view before each compaction, and what came after #1. */
+async function compactedTwice(
+  store: import('../store/session-store.js').SessionStore,
+  sessionId: string,
+): Promise<{ beforeFirst: string[]; beforeSecond: string[]; sinceFirst: string[]; compacted: number }> {
+  const { ContextManager } = await import('../manager/context-manager.js');
+  const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', store, sessionId });
+  await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Read the modules.' }] });
+  for (let i = 0; i < 6; i++) await readStep(cm, i);
+  const beforeFirst = partsOf(cm);
+  expect((await cm.compactNow({ target: 2000 })).marker?.number).toBe(1);
+  const afterFirst = partsOf(cm).length;
+  for (let i = 6; i < 9; i++) await readStep(cm, i);
+  const beforeSecond = partsOf(cm);
+  expect((await cm.compactNow({ target: 2000 })).marker?.number).toBe(2);
+  return { beforeFirst, beforeSecond, sinceFirst: beforeSecond.slice(afterFirst), compacted: partsOf(cm).length };
+}
+
+const pgUrl = process.env.ABRIDGE_PG_URL || undefined;
+const storeCases = [
+  {
+    name: 'SQLite',
+    skip: false,
+    db: (id: string) => path(`${id}.db`),
+    open: async (db: string) => (await import('../store/sqlite/index.js')).openSqliteStore(db),
+  },
+  {
+    // The PostgreSQL store's default schema, as the command opens it; each run's session ids are its own.
+    name: `PostgreSQL${pgUrl ? '' : ' (skipped: set ABRIDGE_PG_URL)'}`,
+    skip: !pgUrl,
+    db: () => pgUrl!,
+    open: async (db: string) => (await import('../store/postgres/index.js')).openPostgresStore(db),
+  },
+];
+
+for (const sc of storeCases)
+  describe.skipIf(sc.skip)(`abridge uncompact --db --session --marker N | --all on ${sc.name}`, () => {
+    it('--marker 1: the view before the first compaction and every message since; the store keeps both', async () => {
+      const { ContextManager } = await import('../manager/context-manager.js');
+      const id = `undo-marker-${process.pid}-${Date.now()}`;
+      const db = sc.db(id);
+      const store = await sc.open(db);
+      const { beforeFirst, sinceFirst, compacted } = await compactedTwice(store, id);
+      const kept = (await store.entries(id)).map((e) => JSON.stringify(e));
+      await store.close();
+
+      const out = runCli(['uncompact', '--db', db, '--session', id, '--marker', '5']);
+      expect([out.code, out.stderr]).toEqual([
+        2,
+        expect.stringContaining(`undoCompaction: "${id}" has no compaction #5; in view: #1, #2`),
+      ]);
+      const both = runCli(['uncompact', '--db', db, '--session', id, '--marker', '1', '--all']);
+      expect([both.code, both.stderr]).toEqual([2, expect.stringMatching(/--marker and --all: choose one/)]);
+      const zero = runCli(['uncompact', '--db', db, '--session', id, '--marker', '0']);
+      expect([zero.code, zero.stderr]).toEqual([2, expect.stringMatching(/--marker: expected a compaction number/)]);
+
+      const r = runCli(['uncompact', '--db', db, '--session', id, '--marker', '1', '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const report = JSON.parse(r.stdout);
+      const restored = [...beforeFirst, ...sinceFirst];
+      expect(report).toMatchObject({
+        session: id,
+        undone: [2, 1],
+        after: { messages: restored.length },
+      });
+      expect(report.before.messages).toBe(compacted);
+      expect(report.after.tokens).toBeGreaterThan(report.before.tokens);
+
+      const again = await sc.open(db);
+      try {
+        const resumed = await ContextManager.resume(again, id, {});
+        expect(activeMessages(resumed.session).map((m) => JSON.stringify(m.parts))).toEqual(restored);
+        // Nothing removed: the records are all there, the undo's checkpoint after them.
+        const now = await again.entries(id);
+        expect(now.slice(0, kept.length).map((e) => JSON.stringify(e))).toEqual(kept);
+        expect(now.filter((e) => e.compaction).map((e) => e.compaction)).toEqual([
+          expect.objectContaining({ number: 1, source: 'abridge' }),
+          expect.objectContaining({ number: 2, source: 'abridge' }),
+          expect.objectContaining({ number: 3, trigger: 'undo', undoes: 1, undone: [2, 1] }),
+        ]);
+      } finally {
+        await again.close();
+      }
+      const none = runCli(['uncompact', '--db', db, '--session', id, '--all']);
+      expect([none.code, none.stderr]).toEqual([
+        2,
+        expect.stringMatching(/no compaction in view in ".*"; nothing to undo/),
+      ]);
+
+      // inspect lists the undo as such, and no compaction in view.
+      const shown = runCli(['inspect', '--db', db, '--session', id]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).toMatch(/#2 by abridge · entry \d+ · .* · undone by #3\n +#3 undo of #1, #2 · entry \d+/);
+      expect(shown.stdout).toMatch(/ 0 compactions · /);
+    });
+
+    it('--all after an undo and a compaction since: the view before the first, then every message since', async () => {
+      const { ContextManager } = await import('../manager/context-manager.js');
+      const id = `undo-all-${process.pid}-${Date.now()}`;
+      const db = sc.db(id);
+      const store = await sc.open(db);
+      const { beforeFirst, beforeSecond, sinceFirst } = await compactedTwice(store, id);
+      await store.close();
+      const last = runCli(['uncompact', '--db', db, '--session', id]);
+      expect(last.code, last.stderr).toBe(0);
+      expect(last.stdout).toMatch(new RegExp(`^${id} in .*: compaction #2 undone — .* messages, .* tokens → `));
+      const refused = runCli(['uncompact', '--db', db, '--session', id, '--marker', '2']);
+      expect([refused.code, refused.stderr]).toEqual([
+        2,
+        expect.stringContaining(`compaction #2 of "${id}" is not in view (undone by #3); in view: #1`),
+      ]);
+      // The agent goes on from the restored view and compacts again (#4).
+      const working = await sc.open(db);
+      const cm = await ContextManager.resume(working, id, { model: 'claude-sonnet-4-5' });
+      expect(partsOf(cm)).toEqual(beforeSecond);
+      for (let i = 9; i < 12; i++) await readStep(cm, i);
+      const sinceUndo = partsOf(cm).slice(beforeSecond.length);
+      expect((await cm.compactNow({ target: 2000 })).marker?.number).toBe(4);
+      await working.close();
+
+      const r = runCli(['uncompact', '--db', db, '--session', id, '--all']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/: compactions #1, #4 undone — .*recorded in the store, which keeps the compactions\n$/);
+      const again = await sc.open(db);
+      try {
+        const resumed = await ContextManager.resume(again, id, {});
+        expect(partsOf(resumed)).toEqual([...beforeFirst, ...sinceFirst, ...sinceUndo]);
+      } finally {
+        await again.close();
+      }
+    });
+  });

@@ -1,7 +1,8 @@
 /**
  * `abridge uncompact <transcript> [--marker N | --all] [--out FILE | --in-place]`: the view as it was before a
  * compaction, in pi and Claude Code transcripts — records appended after the file's last line that make the agent resume
- * that view (and what was added since); nothing removed: the compaction's records stay, and the undo names them.
+ * that view (and what was added since); nothing removed: the compaction's records stay, and the undo names them. With
+ * `--db … --session …`, the same in a session store (ContextManager.undoCompaction).
  */
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
@@ -34,13 +35,16 @@ export function registerUncompact(program: Command): void {
       'Undo a compaction in a pi or Claude Code transcript: the agent resumes the view as it was before it (and what was added since); nothing is removed, the compaction stays in the file, marked undone',
     )
     .argument('[transcript]', 'pi or Claude Code transcript file')
-    .option('--db <path|url>', "a session store (SQLite file or postgres:// URL): undo its session's last compaction")
+    .option('--db <path|url>', "a session store (SQLite file or postgres:// URL): undo its session's compaction")
     .option('--session <id>', 'with --db: the session (abridge sessions --db … lists them)')
     .option('-m, --marker <n>', 'the compaction to undo, numbered as `abridge inspect` lists them (default: the last)')
     .option('--all', 'undo every compaction in view: the view as before the first')
     .option('-o, --out <file>', 'write the transcript with the undo here (atomically)')
     .option('--in-place', 'append the undo to the transcript itself (atomically, under a lock)')
-    .option('--json', 'print {file, format, undone, before, after, out} instead of a sentence')
+    .option(
+      '--json',
+      'print {file, format, undone, before, after, out} (with --db: {db, session, undone, before, after}) instead of a sentence',
+    )
     .action((file: string | undefined, opts: UncompactFlags) => {
       if (opts.db !== undefined || opts.session !== undefined) return uncompactStored(file, opts);
       if (file === undefined)
@@ -138,14 +142,12 @@ async function uncompactFile(file: string, opts: UncompactFlags, assertHeld: (()
 }
 
 /**
- * `--db … --session …`: the stored session's last compaction in view undone as `ContextManager.undoCompaction` does it
- * (the store keeps the compaction and records the undo, which a resumed manager continues from).
+ * `--db … --session …`: the stored session's compactions undone as `ContextManager.undoCompaction` undoes them (the
+ * store keeps them and records the undo, which a resumed manager continues from); `--marker` and `--all` as for a file.
  */
 async function uncompactStored(file: string | undefined, opts: UncompactFlags): Promise<void> {
   const extra = [
     file !== undefined && 'a transcript file',
-    opts.marker !== undefined && '--marker',
-    opts.all && '--all',
     opts.out !== undefined && '--out',
     opts.inPlace && '--in-place',
   ].filter(Boolean);
@@ -157,27 +159,38 @@ async function uncompactStored(file: string | undefined, opts: UncompactFlags): 
   if (extra.length > 0)
     throw new AbridgeError(
       'INVALID_INPUT',
-      `--db --session undoes the session's last compaction in view, in the store itself: drop ${extra.join(', ')}`,
+      `--db --session undoes the session's compaction in the store itself: drop ${extra.join(', ')}`,
     );
+  if (opts.marker !== undefined && opts.all)
+    throw new AbridgeError('INVALID_INPUT', '--marker and --all: choose one (--all undoes every compaction)');
+  const marker = opts.marker === undefined ? undefined : markerNumber(opts.marker);
   // Loaded only here: the store and the manager are not part of what a transcript's undo needs.
   const { openStore, redactDb } = await import('./store-commands.js');
   const { ContextManager } = await import('../manager/context-manager.js');
   const store = await openStore(opts.db, { mustExist: true });
   try {
     const cm = await ContextManager.resume(store, opts.session, {});
-    const r = await cm.undoCompaction();
+    const r = await cm.undoCompaction({
+      ...(marker !== undefined ? { marker } : {}),
+      ...(opts.all ? { all: true } : {}),
+    });
     const summary = {
       db: redactDb(opts.db),
       session: opts.session,
-      undone: [r.undone],
-      before: { tokens: r.beforeTokens },
-      after: { tokens: r.afterTokens },
+      undone: r.undone,
+      before: { messages: r.beforeMessages, tokens: r.beforeTokens },
+      after: { messages: r.afterMessages, tokens: r.afterTokens },
     };
+    const numbers = r.undone
+      .slice()
+      .reverse()
+      .map((n) => `#${n}`)
+      .join(', ');
     process.stdout.write(
       opts.json
         ? jsonForTerminal(`${JSON.stringify(summary, null, 2)}\n`)
         : escapeControls(
-            `${opts.session} in ${summary.db}: compaction #${r.undone} undone — ${fmtInt(r.beforeTokens)} → ${fmtInt(r.afterTokens)} tokens (the manager's count); recorded in the store, which keeps the compaction\n`,
+            `${opts.session} in ${summary.db}: compaction${r.undone.length === 1 ? '' : 's'} ${numbers} undone — ${fmtInt(r.beforeMessages)} messages, ${fmtInt(r.beforeTokens)} tokens → ${fmtInt(r.afterMessages)} messages, ${fmtInt(r.afterTokens)} tokens (the manager's count); recorded in the store, which keeps the compaction${r.undone.length === 1 ? '' : 's'}\n`,
           ),
     );
   } finally {

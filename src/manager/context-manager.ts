@@ -49,6 +49,7 @@ import {
   type ToolSpec,
 } from '../formats/wire.js';
 import { lastModelOf, restoreSession, type RestoredSession } from './restore.js';
+import { isUndoCheckpoint, relinkedLog, type UndoCheckpoint, type UndoWalk, walkUndos } from '../model/undo.js';
 import { anthropicTool, renderPrompt, requestOptions } from './request.js';
 import { IncrementalEncoder } from '../formats/incremental.js';
 import type { AppliedEdit } from '../formats/wire.js';
@@ -1248,53 +1249,70 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
   }
 
   /**
-   * Undoes the last compaction still in view: the working session restarts from the view as it was before it, followed
-   * by every message appended since. Nothing is deleted: the store keeps the compaction, and records the undo as a
-   * checkpoint of its own (a marker with `trigger: "undo"` naming the number it undid, and its snapshot), so that a
-   * manager resumed from the store continues from the restored view too. Called again, it undoes the compaction before.
-   * Refused (INVALID_INPUT) when no compaction is in view.
+   * Undoes a compaction still in view — the last one, `marker` (numbered as `compaction.number` and `abridge inspect`
+   * number them), or with `all` the first: the working session restarts from the view as it was before it, followed by
+   * every message appended since. The compactions in view after it are undone with it, as `abridge uncompact <file>
+   * --marker N` undoes them (the view before N is one none of them had touched); each one's messages appended after
+   * it stay. Nothing is deleted: the store keeps the compactions, and records the undo as a checkpoint of its own (a
+   * marker with `trigger: "undo"`, `undoes` naming the number whose earlier view it restores, `undone` every number it
+   * took back, and its snapshot), so that a manager resumed from the store continues from the restored view too.
+   * Called again, it undoes the compaction in view before. Refused (INVALID_INPUT) when no compaction is in view, or
+   * `marker` is not one of those in view (already undone, or never made: the error names those in view).
+   * Returns the numbers undone, last first, and the manager's counts of the view before and after (tokens, messages).
    */
-  async undoCompaction(): Promise<{ undone: number; beforeTokens: number; afterTokens: number }> {
+  async undoCompaction(options: { marker?: number; all?: boolean } = {}): Promise<{
+    undone: number[];
+    beforeTokens: number;
+    afterTokens: number;
+    beforeMessages: number;
+    afterMessages: number;
+  }> {
+    const { marker: wanted, all } = options ?? {};
+    if (wanted !== undefined && (!Number.isInteger(wanted) || wanted < 1))
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        `undoCompaction: marker: expected a compaction number (1, 2, …), got ${String(wanted)}`,
+      );
+    if (wanted !== undefined && all)
+      throw new AbridgeError(
+        'INVALID_INPUT',
+        'undoCompaction: marker and all: choose one (all undoes every compaction)',
+      );
     await this.ready();
     const log = await loadSession(this.store, this.sessionId);
-    // A manager resumed from a snapshot appends after the snapshot's last message, which the log does not hold: such an
-    // entry follows the one before it in the log.
-    const known = new Set<string>();
-    log.entries = log.entries.map((e, i) => {
-      const linked =
-        i > 0 && typeof e.parentId === 'string' && !known.has(e.parentId)
-          ? { ...e, parentId: log.entries[i - 1]!.id ?? null }
-          : e;
-      if (e.id !== undefined) known.add(e.id);
-      return linked;
-    });
+    log.entries = relinkedLog(log.entries);
     const branch = conversationEntries(log);
-    const undoneNumbers = new Set<number>();
-    for (const e of branch) {
-      const m = e.compaction as (AbridgeMarker & { undoes?: number }) | undefined;
-      if (m?.trigger === 'undo' && typeof m.undoes === 'number') undoneNumbers.add(m.undoes);
-    }
-    const inView = branch.filter(
-      (e) => e.compaction && e.compaction.trigger !== 'undo' && !undoneNumbers.has(e.compaction.number),
-    );
-    const target = inView[inView.length - 1];
-    if (!target)
+    const walk = walkUndos(branch);
+    const { inView } = walk;
+    if (inView.length === 0)
       throw new AbridgeError(
         'INVALID_INPUT',
         `undoCompaction: no compaction in view in "${this.sessionId}"; nothing to undo`,
       );
-    // abridge's compaction written into a pi file is a branch of its own: what it left is not on this path.
-    const raw = target.raw as {
-      details?: { abridge?: { rebased?: unknown } };
-      data?: { abridge?: { rebased?: unknown } };
-    };
-    if (raw?.details?.abridge?.rebased === true || raw?.data?.abridge?.rebased === true)
+    const target = all
+      ? inView[0]!
+      : wanted === undefined
+        ? inView[inView.length - 1]!
+        : inView.find((e) => e.compaction!.number === wanted);
+    if (!target) throw notInView(this.sessionId, wanted!, branch, walk);
+    const undone = inView.slice(inView.indexOf(target)).reverse();
+    // abridge's compaction written into a pi file is a branch of its own: what it left is not on this path, and the
+    // records after it start with its view re-appended, not with messages added since.
+    const rebased = undone.find((e) => {
+      const raw = e.raw as {
+        details?: { abridge?: { rebased?: unknown } };
+        data?: { abridge?: { rebased?: unknown } };
+      };
+      return raw?.details?.abridge?.rebased === true || raw?.data?.abridge?.rebased === true;
+    });
+    if (rebased)
       throw new AbridgeError(
         'INVALID_INPUT',
-        `undoCompaction: compaction #${target.compaction!.number} of "${this.sessionId}" was written into a pi file as a new branch; undo it in the transcript (abridge uncompact <file>) and import that`,
+        `undoCompaction: compaction #${rebased.compaction!.number} of "${this.sessionId}" was written into a pi file as a new branch; undo it in the transcript (abridge uncompact <file>) and import that`,
       );
     const k = branch.indexOf(target);
-    // The view before it (its own earlier compactions and undos applied), then what was appended after it.
+    // The view before it (its own earlier compactions and undos applied), then every message appended after it: the
+    // later compactions' markers and checkpoints are left out, the messages between them are not.
     const view = [
       ...viewOf(branch.slice(0, k)).map((v) => v.message),
       ...branch
@@ -1303,16 +1321,18 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
         .map((e) => e.message!),
     ].map((m) => (m.usage ? withoutUsage(m) : m));
     const before = this.tracker.predict(this.model);
-    const checkpoint = {
+    const beforeMessages = activeMessages(this.session).length;
+    const checkpoint: UndoCheckpoint = {
       number: ++this.compactions,
       summary: '',
       source: 'abridge',
       trigger: 'undo',
       strategies: [],
       undoes: target.compaction!.number,
+      undone: undone.map((e) => e.compaction!.number),
       tokensBefore: before.predicted,
       view,
-    } as AbridgeMarker & { undoes: number };
+    };
     const entries = this.session.entries;
     const id = stableId(`${this.sessionId}:undo:${entries.length}:${Math.random()}`, 8);
     const marker: Entry = {
@@ -1340,7 +1360,13 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     if (this.enforcedWindow.size > 0)
       await this.appendEntries([...this.enforcedWindow].map(([model, window]) => windowRecord(model, window)));
     if (this.pins.size > 0) await this.appendEntries([pinsRecord(this.pins)]);
-    return { undone: target.compaction!.number, beforeTokens: before.predicted, afterTokens: after.predicted };
+    return {
+      undone: checkpoint.undone!,
+      beforeTokens: before.predicted,
+      afterTokens: after.predicted,
+      beforeMessages,
+      afterMessages: activeMessages(this.session).length,
+    };
   }
 
   private async changePins(what: string | Message | ((message: Message) => boolean), on: boolean): Promise<number> {
@@ -1758,6 +1784,11 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
     // What a compaction cleared or offloaded can be read back from now on.
     if (!this.stored) this.stored = (await this.results.list()).length > 0;
     const marker = result.entry;
+    // compact() names the marker after the working session's length, which the session restarted from each view can
+    // reach again: two markers of one id in the store's log make a cycle of its branch, which the undo and the
+    // readers of the log walk.
+    if (marker.id !== undefined)
+      marker.id = stableId(`${this.sessionId}:compaction:${this.compactions + 1}:${Math.random()}`, 8);
     (marker.compaction as AbridgeMarker).number = ++this.compactions;
     this.view = activeMessages(this.session);
     // The tracker counts exactly the messages the next request holds: the view itself, as a checkpoint.
@@ -1894,6 +1925,25 @@ function toolSpec(t: ManagedTool | DeferrableTool): ToolSpec {
   const out: ToolSpec = { name: t.name, inputSchema: t.inputSchema };
   if (t.description !== undefined) out.description = t.description;
   return out;
+}
+
+/** The refusal of an undo of compaction `wanted` that is not in view: what it is instead, and which are in view. */
+function notInView(
+  sessionId: string,
+  wanted: number,
+  branch: readonly Entry[],
+  { inView, undid }: UndoWalk,
+): AbridgeError {
+  const numbers = inView.map((e) => `#${e.compaction!.number}`).join(', ');
+  const found = branch.find((e) => e.compaction?.number === wanted);
+  let why = `"${sessionId}" has no compaction #${wanted}`;
+  if (found && isUndoCheckpoint(found.compaction))
+    why = `#${wanted} of "${sessionId}" is an undo (of #${found.compaction.undoes}), not a compaction`;
+  else if (found) {
+    const by = [...undid].find(([, back]) => back.includes(found))?.[0];
+    why = `compaction #${wanted} of "${sessionId}" is not in view (${by ? `undone by #${by.compaction!.number}` : 'not on its branch'})`;
+  }
+  return new AbridgeError('INVALID_INPUT', `undoCompaction: ${why}; in view: ${numbers}`);
 }
 
 function withoutUsage(message: Message): Message {
