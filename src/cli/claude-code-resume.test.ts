@@ -210,11 +210,11 @@ describe.skipIf(skip !== undefined)('Claude Code resumes what abridge converted 
         )
         .join('\n')}`,
     );
-    // Not yet all: where the CLI rebuilds what pi recorded otherwise (consecutive user records joined with a
-    // "(no content)" answer between them, a record of text and calls split) the converted file does not yet give it
-    // what abridge's view says. 34 of the 45 corpus transcripts are resumed exactly (issue 39, open): none may regress.
-    expect(equal, 'converted transcripts the CLI resumes exactly').toBeGreaterThanOrEqual(34);
-    for (const r of results.filter((x) => x.compacted)) expect(r.cmp.differences, basename(r.file)).toEqual([]);
+    // Every one (45 of 45 in the corpus): the converted records are those of the view's request, where the CLI would
+    // rebuild others (an assistant record of nothing sent as "(no content)", records of one response's text and calls
+    // under other ids sent apart, a call's id reused or read as a batch entry: see convertedSession).
+    for (const r of results) expect(r.cmp.differences, basename(r.file)).toEqual([]);
+    expect(equal, 'converted transcripts the CLI resumes exactly').toBe(results.length);
   }, 600_000);
 });
 

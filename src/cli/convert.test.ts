@@ -176,6 +176,79 @@ describe('convert, compacting on the way', () => {
   });
 });
 
+describe('convert to Claude Code: records its CLI sends as abridge views them', () => {
+  const says = (text: string): Message => ({ role: 'user', parts: [{ type: 'text', text }] });
+  const answers = (...parts: Message['parts']): Message => ({ role: 'assistant', parts, provider: 'openai' });
+  const calls = (id: string, args: unknown = {}) => answers({ type: 'tool-call', id, name: 'exec', arguments: args });
+  const result = (callId: string, text: string): Message => ({
+    role: 'tool',
+    parts: [{ type: 'tool-result', callId, content: [{ type: 'text', text }], isError: false }],
+  });
+  const sessionOf = (messages: Message[]): Session => ({
+    format: 'codex',
+    info: { id: 'src' },
+    entries: messages.map((message, index) => ({ index, kind: 'message', message })),
+    problems: [],
+  });
+  async function recordsOf(messages: Message[]): Promise<[string, unknown][]> {
+    const { text } = await convertTranscript(sessionOf(messages), 'claude-code', { settings, redact });
+    return text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; message: { content: unknown } })
+      .map((r) => [r.type, r.message.content]);
+  }
+
+  it('one assistant record per turn of the view, none empty, arguments an object, no whitespace ending it', async () => {
+    // As Codex records a response (reasoning, text, each call an item of its own), an aborted response of nothing, a
+    // custom tool's call of plain text, a reply ending with a newline.
+    const records = await recordsOf([
+      says('fix it'),
+      answers({ type: 'thinking', text: 'hmm', signature: '{"encrypted":"x"}' }),
+      answers({ type: 'text', text: 'Looking.' }),
+      calls('a', { cmd: 'ls' }),
+      calls('b', '*** Begin Patch'),
+      result('a', 'x.ts'),
+      result('b', 'done'),
+      answers({ type: 'text', text: '' }),
+      says('and?'),
+      answers({ type: 'text', text: 'Fixed.\n' }),
+    ]);
+    expect(records).toEqual([
+      ['user', [{ type: 'text', text: 'fix it' }]],
+      [
+        'assistant',
+        [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool_use', id: 'a', name: 'exec', input: { cmd: 'ls' } },
+          { type: 'tool_use', id: 'b', name: 'exec', input: { arguments: '*** Begin Patch' } },
+        ],
+      ],
+      ['user', [{ type: 'tool_result', tool_use_id: 'a', content: 'x.ts' }]],
+      ['user', [{ type: 'tool_result', tool_use_id: 'b', content: 'done' }]],
+      ['user', [{ type: 'text', text: 'and?' }]],
+      ['assistant', [{ type: 'text', text: 'Fixed.' }]],
+    ]);
+  });
+
+  it('one id per call, none read as an entry of another call', async () => {
+    const records = await recordsOf([
+      says('go'),
+      calls('a'),
+      result('a', '1'),
+      calls('a'),
+      result('a', '2'),
+      calls('a_2'),
+      result('a_2', '3'),
+      answers({ type: 'text', text: 'Done.' }),
+    ]);
+    const ids = records.flatMap(([, content]) =>
+      (content as { id?: string; tool_use_id?: string }[]).flatMap((b) => b.id ?? b.tool_use_id ?? []),
+    );
+    expect(ids).toEqual(['a', 'a', 'a-2', 'a-2', 'a_2-2', 'a_2-2']);
+  });
+});
+
 describe('convert, the command', () => {
   const pi = join(dir, 'small.pi.jsonl');
   writeFileSync(pi, SMALL_PI_SESSION);

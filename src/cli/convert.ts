@@ -18,9 +18,11 @@ import type { ResultStore } from '../compaction/result-store.js';
 import { ExtractiveSummarizer } from '../compaction/summarizers/extractive.js';
 import { AbridgeError } from '../errors.js';
 import { parseSession, readSession } from '../formats/read.js';
+import { anthropicKeeps } from '../formats/anthropic.js';
 import { getFormat } from '../formats/registry.js';
+import { safeName } from '../formats/request-body.js';
 import { writeSession } from '../formats/write.js';
-import type { FormatId, Message, Session } from '../model/types.js';
+import type { FormatId, Message, Part, Session } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import { compactionText } from '../model/parts.js';
 import { TokenCounter } from '../tokens/counter.js';
@@ -179,8 +181,15 @@ export function convertedSession(session: Session, to: ConvertTarget): Session {
   // Claude Code, resumed, leaves out the calls no result answers (pi sends them, and answers them itself), and the API
   // takes call ids of letters, digits, `_` and `-` only (pi keeps OpenAI's `call_…|fc_…`): so does the conversion.
   // Codex, resumed, would answer such a call with an "aborted" output of its own: left out for it too.
+  if (to === 'claude-code' || to === 'codex') dropUnanswered(entries);
+  // It sends each assistant record as it is, where abridge's view (an Anthropic request) leaves out what the API would
+  // refuse and joins consecutive assistant turns: the records are written as that request has them.
+  if (to === 'claude-code') {
+    dropUnsendable(entries);
+    oneRecordPerResponse(entries);
+    trimFinalText(entries);
+  }
   if (to === 'claude-code' || to === 'codex') {
-    dropUnanswered(entries);
     anthropicCallIds(entries);
     entries.forEach((e, i) => {
       e.index = i;
@@ -211,40 +220,88 @@ function dropUnanswered(entries: { message: Message }[]): void {
 }
 
 /**
- * Call ids as the Anthropic API takes them: the part before a `|`, other characters as `_`, kept unique (the Responses
- * API takes them too: pi joins OpenAI's call and item ids with a `|`, of which the call id is the first).
+ * What an assistant turn holds that the Anthropic API takes back (blank texts and reasoning it did not sign left
+ * out), and turns left with nothing taken away: the Claude Code CLI sends an assistant record of no content as the
+ * text "(no content)" (pi records an aborted or failed response so), which the view has no message for.
+ */
+function dropUnsendable(entries: { message: Message }[]): void {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const m = entries[i]!.message;
+    if (m.role !== 'assistant') continue;
+    const parts = m.parts.filter((p) => (p.type === 'text' ? p.text.trim() !== '' : anthropicKeeps(p, m)));
+    if (parts.length === 0) entries.splice(i, 1);
+    else if (parts.length !== m.parts.length) entries[i]!.message = { ...m, parts };
+  }
+}
+
+/**
+ * Consecutive assistant turns as one: the CLI joins only the records of one response (one `message.id`), and sends
+ * records of other ids as messages of their own, each of its calls followed by its result (Codex records a response's
+ * text and each call as items of their own) — where the view has one assistant message and then their results.
+ */
+function oneRecordPerResponse(entries: { message: Message }[]): void {
+  for (let i = entries.length - 1; i > 0; i--) {
+    const before = entries[i - 1]!.message;
+    const m = entries[i]!.message;
+    if (before.role !== 'assistant' || m.role !== 'assistant') continue;
+    entries[i - 1]!.message = { ...before, parts: [...before.parts, ...m.parts] };
+    entries.splice(i, 1);
+  }
+}
+
+/**
+ * A last assistant text without the whitespace at its end, as the view has it (a request ending with an assistant
+ * message is a prefill, which the API takes only so); the CLI, resuming, sends the text as recorded.
+ */
+function trimFinalText(entries: { message: Message }[]): void {
+  const last = entries[entries.length - 1];
+  const m = last?.message;
+  const tail = m?.parts[m.parts.length - 1];
+  if (!last || m?.role !== 'assistant' || tail?.type !== 'text' || tail.text === tail.text.trimEnd()) return;
+  // (Not blank: dropUnsendable took blank texts out.)
+  last.message = { ...m, parts: [...m.parts.slice(0, -1), { ...tail, text: tail.text.trimEnd() }] };
+}
+
+/**
+ * Calls as the Anthropic API takes them — ids of the part before a `|`, other characters as `_` (at most 64), names of
+ * the characters it allows — and as Claude Code resumes them: one id per call (a source that used an id again, an
+ * SWE-agent replay, has its later calls renamed, each result answering the call before it, as the view's request renames
+ * them; the CLI would leave out a call whose id it has sent already, and its result), and no id that is another's
+ * followed by `_<digits>` (the CLI takes a result of `<id>_<n>` for the nth entry of a batched call `<id>`, folds it
+ * into that call's result and answers the call of its own with "[Tool result missing due to internal error]"). The
+ * Responses API takes the same ids (pi joins OpenAI's call and item ids with a `|`, of which the call id is the first).
  */
 function anthropicCallIds(entries: { message: Message }[]): void {
-  const ids = new Map<string, string>();
+  const safe = (id: string) => (id.split('|')[0] ?? '').replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'call';
+  const all = new Set(
+    entries.flatMap((e) => e.message.parts.flatMap((p) => (p.type === 'tool-call' ? [safe(p.id)] : []))),
+  );
+  const entryOfAnother = (id: string) => {
+    const n = /_\d+$/.exec(id);
+    return n !== null && all.has(id.slice(0, -n[0].length));
+  };
   const used = new Set<string>();
-  const idOf = (id: string): string => {
-    let out = ids.get(id);
-    if (out !== undefined) return out;
-    const base = (id.split('|')[0] ?? '').replace(/[^A-Za-z0-9_-]/g, '_') || 'call';
-    out = base;
-    for (let n = 2; used.has(out); n++) out = `${base}_${n}`;
+  const latest = new Map<string, string>();
+  const fresh = (id: string): string => {
+    const base = safe(id);
+    let out = base;
+    for (let n = 2; used.has(out) || entryOfAnother(out); n++) out = `${base.slice(0, 63 - String(n).length)}-${n}`;
     used.add(out);
-    ids.set(id, out);
+    latest.set(id, out);
     return out;
   };
   for (const e of entries) {
-    const m = e.message;
-    if (
-      !m.parts.some((p) =>
-        p.type === 'tool-call' ? idOf(p.id) !== p.id : p.type === 'tool-result' && idOf(p.callId) !== p.callId,
-      )
-    )
-      continue;
-    e.message = {
-      ...m,
-      parts: m.parts.map((p) =>
-        p.type === 'tool-call'
-          ? { ...p, id: idOf(p.id) }
-          : p.type === 'tool-result'
-            ? { ...p, callId: idOf(p.callId) }
-            : p,
-      ),
-    };
+    const parts = e.message.parts.map((p): Part => {
+      if (p.type === 'tool-call') {
+        const id = fresh(p.id);
+        const name = safeName(p.name);
+        return id === p.id && name === p.name ? p : { ...p, id, name };
+      }
+      if (p.type !== 'tool-result') return p;
+      const callId = latest.get(p.callId) ?? safe(p.callId);
+      return callId === p.callId ? p : { ...p, callId };
+    });
+    if (parts.some((p, i) => p !== e.message.parts[i])) e.message = { ...e.message, parts };
   }
 }
 

@@ -337,7 +337,8 @@ function anthropicThinking(part: ThinkingPart, message: Message): boolean {
   return true;
 }
 
-function toolInput(args: unknown): Record<string, unknown> {
+/** A call's arguments as the `input` the API takes: an object. */
+export function toolInput(args: unknown): Record<string, unknown> {
   if (isRecord(args)) return args;
   if (args === undefined || args === null || (typeof args === 'string' && args.trim() === '')) return {};
   // The API takes only an object: keep anything else (unparsed argument text, arrays) under one key.

@@ -20,7 +20,7 @@ import { takeLinkedRecord } from './linked-record.js';
 import { writeJsonl } from './jsonl.js';
 import { stableId } from '../model/ids.js';
 import { activeView, type AbridgeMarker, type ViewItem } from '../model/view.js';
-import { anthropicBodyOfSession, anthropicKeeps } from './anthropic.js';
+import { anthropicBodyOfSession, anthropicKeeps, toolInput } from './anthropic.js';
 
 const RECORD_TYPES = new Set([
   'user',
@@ -297,7 +297,9 @@ function encodeBlocks(parts: Part[], message?: Message): unknown[] {
         else out.push({ type: 'thinking', thinking: p.text, signature: p.signature ?? '' });
         break;
       case 'tool-call':
-        out.push({ type: 'tool_use', id: p.id, name: p.name, input: p.arguments });
+        // Arguments that are not an object (a Codex custom tool's patch text) as the API takes them: the CLI sends
+        // what is recorded.
+        out.push({ type: 'tool_use', id: p.id, name: p.name, input: toolInput(p.arguments) });
         break;
       case 'tool-result': {
         const content = resultBlocksOf(p.content);
