@@ -289,4 +289,19 @@ describe('convert, the command', () => {
     expectSame('pi → claude-code → pi', unnamed(last), unnamed(first));
     expectSame('pi resumes it', piResume(readFileSync(again, 'utf8')).sent, activeMessages(await readSession(again)));
   });
+
+  it('a session moved through Codex and Claude Code back to pi gives the same view', async () => {
+    const codex = join(dir, 'small.codex.jsonl');
+    const run = runCli(['convert', pi, '--to', 'codex', '-o', codex, '--json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ from: 'pi', to: 'codex', compacted: false });
+    const cc = join(dir, 'small.codex.cc.jsonl');
+    expect(runCli(['convert', codex, '--to', 'claude-code', '-o', cc]).code).toBe(0);
+    const back = join(dir, 'small.codex.cc.pi.jsonl');
+    expect(runCli(['convert', cc, '--to', 'pi', '-o', back]).code).toBe(0);
+    expect((await readSession(codex)).format).toBe('codex');
+    const first = activeMessages(await readSession(pi));
+    const last = activeMessages(await readSession(back));
+    expectSame('pi → codex → claude-code → pi', unnamed(last), unnamed(first));
+  });
 });
