@@ -13,6 +13,7 @@ import { writeSession } from '../formats/write.js';
 import { activeView } from '../model/view.js';
 import { summaryText } from '../compaction/strategies/summarize.js';
 import { CLI, runCli } from '../../test/support/cli.js';
+import { pinnedLines } from './compact-preview.js';
 import { claudeBinary, resumeWithClaudeCode } from '../../test/support/claude-code-cli.js';
 import { generatedPiSession } from '../../test/support/fixture-transcripts.js';
 import { piResume } from '../../test/support/pi-loader.js';
@@ -228,7 +229,7 @@ describe('abridge compact --pin, --pin-match', () => {
     const pins = results.slice(4, 12);
     const r = runCli(['compact', pi, '--budget', '2000', '--prefix-tokens', '0', '--pin', pins.join(',')]);
     expect(r.code).toBe(3);
-    for (const e of pins) expect(r.stderr).toMatch(new RegExp(`pinned message \\(entry ${e}\\): [\\d,]+ tokens`));
+    for (const e of pins) expect(r.stderr).toMatch(new RegExp(`pinned: entry ${e} \\([\\d,]+ tokens\\)`));
     const p = JSON.parse(
       runCli([
         'compact',
@@ -258,5 +259,20 @@ describe('abridge compact --pin, --pin-match', () => {
     bad(['--pin', '0'], /--pin: entry 0 holds no message/);
     bad(['--pin', ','], /--pin: expected entry numbers or ids/);
     bad(['--pin-match', '(unclosed'], /--pin-match: not a regular expression/);
+  });
+});
+
+describe('pinnedLines: what pinning holds, for a person', () => {
+  it('lists a few pins one a line, and many as one line of their entries, total and the largest three', () => {
+    expect(pinnedLines([{ entry: 4, tokens: 1200 }])).toEqual(['pinned: entry 4 (1,200 tokens)']);
+    const many = [
+      ...Array.from({ length: 20 }, (_, i) => ({ entry: 10 + i, tokens: 10 })),
+      { entry: 40, tokens: 5000 },
+      { entry: 42, tokens: 3000 },
+      ...Array.from({ length: 8 }, (_, i) => ({ entry: 50 + 2 * i, tokens: 1 })),
+    ];
+    expect(pinnedLines(many)).toEqual([
+      'pinned: 30 messages, 8,208 tokens (entries 10–29, 40, 42, 50, 52, 54, …); the largest: entry 40 (5,000), entry 42 (3,000), entry 10 (10)',
+    ]);
   });
 });

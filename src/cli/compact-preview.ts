@@ -93,10 +93,7 @@ export function previewOf(
       how: editedAt.get(v.entry!)!,
     }));
   const verbatim = runs(after.filter((v) => v.entry !== undefined && !editedAt.has(v.entry)).map((v) => v.entry!));
-  const pinned = result.protectedParts
-    .map((p) => ({ m: /^pinned message \(entry (\d+)\)$/.exec(p.what), tokens: p.tokens }))
-    .filter((x) => x.m !== null)
-    .map((x) => ({ entry: Number(x.m![1]), tokens: x.tokens }));
+  const pinned = pinnedOf(result.protectedParts);
   return {
     beforeTokens: result.beforeTokens,
     afterTokens: result.afterTokens,
@@ -138,7 +135,7 @@ export function renderPreview(file: string, p: CompactionPreview): string {
     lines.push(`  ${String(e.entry).padStart(5)} ${e.how.padEnd(11)} ${e.role.padEnd(9)} ${e.gist}`);
   lines.push('', pc.bold('verbatim'));
   lines.push(`  entries ${p.verbatim.map(range).join(', ') || '(none)'}`);
-  for (const x of p.pinned) lines.push(`  pinned: entry ${x.entry} (${fmtInt(x.tokens)} tokens)`);
+  for (const line of pinnedLines(p.pinned)) lines.push(`  ${line}`);
   for (const x of p.protectedParts.filter((x) => !x.what.startsWith('pinned message')))
     lines.push(pc.dim(`  must stay: ${x.what} (${fmtInt(x.tokens)} tokens)`));
   lines.push('', pc.bold('summary'));
@@ -212,4 +209,35 @@ export async function readSummaryFile(file: string): Promise<string> {
   }
   if (text.trim() === '') throw new AbridgeError('INVALID_INPUT', `--summary-file: ${file} is empty`);
   return text.replace(/\s+$/, '');
+}
+
+/** The pinned messages among what must stay, by entry. */
+export function pinnedOf(parts: readonly { what: string; tokens: number }[]): { entry: number; tokens: number }[] {
+  return parts
+    .map((p) => ({ m: /^pinned message \(entry (\d+)\)$/.exec(p.what), tokens: p.tokens }))
+    .filter((x) => x.m !== null)
+    .map((x) => ({ entry: Number(x.m![1]), tokens: x.tokens }));
+}
+
+/** Pins listed one a line up to this many; more are one line with their entries, total and the largest. */
+const PINS_LISTED = 8;
+
+/**
+ * What pinning holds, for a person: each pinned message with its size, or — when a broad `--pin-match` pinned many — one
+ * line naming their entries, their total and the largest three (`--json` keeps every one).
+ */
+export function pinnedLines(pinned: readonly { entry: number; tokens: number }[]): string[] {
+  if (pinned.length <= PINS_LISTED) return pinned.map((x) => `pinned: entry ${x.entry} (${fmtInt(x.tokens)} tokens)`);
+  const total = pinned.reduce((n, x) => n + x.tokens, 0);
+  const largest = [...pinned]
+    .sort((a, b) => b.tokens - a.tokens)
+    .slice(0, 3)
+    .map((x) => `entry ${x.entry} (${fmtInt(x.tokens)})`);
+  const spans = runs(pinned.map((x) => x.entry)).map((r) =>
+    r.fromEntry === r.toEntry ? String(r.fromEntry) : `${r.fromEntry}–${r.toEntry}`,
+  );
+  const entries = spans.length > 6 ? `${spans.slice(0, 6).join(', ')}, …` : spans.join(', ');
+  return [
+    `pinned: ${fmtInt(pinned.length)} messages, ${fmtInt(total)} tokens (entries ${entries}); the largest: ${largest.join(', ')}`,
+  ];
 }

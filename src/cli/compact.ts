@@ -16,7 +16,15 @@ import { isRecord } from '../formats/format.js';
 import { requestModel, sessionModel } from '../formats/request-body.js';
 import { writeSession, writeSessionChunks } from '../formats/write.js';
 import type { FormatId, Message, Session } from '../model/types.js';
-import { parsePins, pinMatch, previewOf, readSummaryFile, renderPreview } from './compact-preview.js';
+import {
+  parsePins,
+  pinMatch,
+  pinnedLines,
+  pinnedOf,
+  previewOf,
+  readSummaryFile,
+  renderPreview,
+} from './compact-preview.js';
 import { FileResultStore } from '../store/file-result-store.js';
 import { MemoryResultStore } from '../compaction/memory-result-store.js';
 import type { ResultStore } from '../compaction/result-store.js';
@@ -345,7 +353,15 @@ function exitIfOverBudget(r: CompactionResult, target: number, summaryFile?: str
     process.exitCode = 3;
     return;
   }
-  const parts = r.protectedParts.map((p) => `  ${p.what}: ${fmtInt(p.tokens)} tokens`).join('\n');
+  const pinned = pinnedOf(r.protectedParts);
+  const parts = [
+    ...r.protectedParts
+      .filter((p) => !p.what.startsWith('pinned message'))
+      .map((p) => `${p.what}: ${fmtInt(p.tokens)} tokens`),
+    ...pinnedLines(pinned),
+  ]
+    .map((line) => `  ${line}`)
+    .join('\n');
   const why =
     r.protectedTokens > target
       ? `even what must stay verbatim comes to ${fmtInt(r.protectedTokens)} tokens, over the budget of ${fmtInt(target)}`
