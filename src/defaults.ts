@@ -102,7 +102,22 @@ export const HARNESS_PREFIX_TOKENS: Record<FormatId, number> = {
   // Not in its sessions: the system prompt and the tool specifications (read, write, shell, grep, glob, aws…); hooks'
   // context is recorded with each prompt. An estimate, not a measured count.
   kiro: 12000,
+  // Not in its context files: the tool definitions — the default agent's 16 tools (src/kimi_cli/tools/*/*.md in
+  // MoonshotAI/kimi-cli: ~21k characters of descriptions, with their JSON schemas ~26k) ≈ 6,500 tokens, more with MCP
+  // servers. Files from 2026-03 on record the system prompt (`_system_prompt`); for older ones see
+  // KIMI_CLI_SYSTEM_PROMPT_TOKENS. An estimate, not a measured count.
+  'kimi-cli': 6500,
+  // Not in its chat history: the tool definitions (read_file, search_replace, write, apply_patch, run_terminal_command,
+  // web_search, spawn_subagent, monitor, search_tool/use_tool…); the system prompt and the <user_info> block are
+  // recorded. An estimate, not a measured count (grok's source is not public): a Codex-like tool set.
+  'grok-build': 8000,
 };
+
+/**
+ * Kimi CLI's system prompt, added to its prefix when the context file does not record it (before 2026-03): the
+ * default agent's system.md is 14.3k characters before its arguments (the work dir listing, AGENTS.md) are filled in.
+ */
+export const KIMI_CLI_SYSTEM_PROMPT_TOKENS = 4000;
 
 /**
  * Copilot CLI's system prompt, added to its prefix when the transcript does not record it (versions before 1.0.64):

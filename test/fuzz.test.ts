@@ -86,7 +86,8 @@ function sources(): { name: string; bytes: Buffer }[] {
 
 /**
  * Documents made from a pi transcript's head and a Claude Code transcript's messages: request bodies as abridge writes
- * them, and the record shapes of Gemini CLI, Qwen Code, opencode, Droid, Cursor and Kiro (neither the corpus nor the fixtures hold these).
+ * them, and the record shapes of Gemini CLI, Qwen Code, opencode, Droid, Cursor, Kiro, Kimi CLI and Grok Build (neither the
+ * corpus nor the fixtures hold these).
  */
 function derivedSources(piHead: Buffer, claudeMessages: Message[]): { name: string; bytes: Buffer }[] {
   const out: { name: string; bytes: Buffer }[] = [];
@@ -115,6 +116,8 @@ function derivedSources(piHead: Buffer, claudeMessages: Message[]): { name: stri
   out.push({ name: 'droid/session.jsonl', bytes: Buffer.from(jsonlOf(droidRecords(claudeMessages))) });
   out.push({ name: 'cursor/transcript.jsonl', bytes: Buffer.from(jsonlOf(cursorLines(claudeMessages))) });
   out.push({ name: 'kiro/session.jsonl', bytes: Buffer.from(jsonlOf(kiroRows(claudeMessages))) });
+  out.push({ name: 'kimi-cli/context.jsonl', bytes: Buffer.from(kimiContext(claudeMessages)) });
+  out.push({ name: 'grok-build/chat_history.jsonl', bytes: Buffer.from(jsonlOf(grokRows(claudeMessages))) });
   out.push({
     name: 'opencode/export.json',
     bytes: Buffer.from(JSON.stringify(opencodeExport(claudeMessages), null, 2)),
@@ -298,6 +301,78 @@ function kiroRows(messages: Message[]): Record<string, unknown>[] {
   });
 }
 
+/** Messages as kimi-cli writes context.jsonl: its own records through json.dumps, kosong messages compact. */
+function kimiContext(messages: Message[]): string {
+  const lines = ['{"role": "_system_prompt", "content": "You are Kimi."}', '{"role": "_checkpoint", "id": 0}'];
+  let tokens = 1000;
+  for (const m of messages) {
+    if (m.role === 'user') lines.push(JSON.stringify({ role: 'user', content: text(m) }));
+    else if (m.role === 'assistant') {
+      const calls = m.parts.flatMap((p) =>
+        p.type === 'tool-call'
+          ? [{ type: 'function', id: p.id, function: { name: p.name, arguments: JSON.stringify(p.arguments) } }]
+          : [],
+      );
+      lines.push(`{"role": "_usage", "token_count": ${tokens}}`);
+      lines.push(
+        JSON.stringify({
+          role: 'assistant',
+          content: [{ type: 'text', text: text(m) }],
+          ...(calls.length ? { tool_calls: calls } : {}),
+        }),
+      );
+      tokens += 100;
+      lines.push(`{"role": "_usage", "token_count": ${tokens}}`);
+    } else if (m.role === 'tool')
+      for (const p of m.parts)
+        if (p.type === 'tool-result')
+          lines.push(
+            JSON.stringify({
+              role: 'tool',
+              content: p.content.map((c) => ({ type: 'text', text: c.type === 'text' ? c.text : '' })),
+              tool_call_id: p.callId,
+            }),
+          );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Messages as Grok Build writes chat_history.jsonl: system, <user_info>, prompts in <user_query>, flat calls. */
+function grokRows(messages: Message[]): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [
+    { type: 'system', content: 'You are Grok.' },
+    { type: 'user', content: [{ type: 'text', text: '<user_info>\nWorkspace Path: /w\n</user_info>' }] },
+  ];
+  let prompts = 0;
+  for (const m of messages) {
+    if (m.role === 'user')
+      out.push({
+        type: 'user',
+        content: [{ type: 'text', text: `<user_query>\n${text(m)}\n</user_query>` }],
+        prompt_index: prompts++,
+      });
+    else if (m.role === 'assistant') {
+      const calls = m.parts.flatMap((p) =>
+        p.type === 'tool-call' ? [{ id: p.id, name: p.name, arguments: JSON.stringify(p.arguments) }] : [],
+      );
+      out.push({
+        type: 'assistant',
+        content: text(m),
+        ...(calls.length ? { tool_calls: calls } : {}),
+        model_id: 'grok',
+      });
+    } else if (m.role === 'tool')
+      for (const p of m.parts)
+        if (p.type === 'tool-result')
+          out.push({
+            type: 'tool_result',
+            tool_call_id: p.callId,
+            content: p.content.map((c) => (c.type === 'text' ? c.text : '')).join(''),
+          });
+  }
+  return out;
+}
+
 /** Messages as `opencode export` writes them: a user message's text parts, an assistant step with its tool parts. */
 function opencodeExport(messages: Message[]): Record<string, unknown> {
   const results = resultsByCall(messages);
@@ -451,7 +526,7 @@ async function unmutatedRead(inputs: { name: string; bytes: Buffer }[]): Promise
   for (const s of inputs) expect(await runCase(s.name, s.bytes), s.name).toMatchObject({ result: 'read' });
   // The derived agents' shapes are detected as those agents, not taken by a neighbour's reader.
   for (const s of inputs) {
-    const agent = /^(droid|cursor|kiro|qwen-code|gemini)\//.exec(s.name)?.[1];
+    const agent = /^(droid|cursor|kiro|kimi-cli|grok-build|qwen-code|gemini)\//.exec(s.name)?.[1];
     if (agent) expect(parseSession(s.bytes).format, s.name).toBe(agent === 'gemini' ? 'gemini-cli' : agent);
   }
 }

@@ -19,6 +19,8 @@ import { aiderFormat } from './aider.js';
 import { droidFormat } from './droid.js';
 import { cursorFormat } from './cursor.js';
 import { kiroFormat } from './kiro.js';
+import { kimiCliFormat } from './kimi-cli.js';
+import { grokBuildFormat } from './grok-build.js';
 import { unsupportedFormats } from './unsupported.js';
 
 /** The formats as values, one per FormatId; frozen: a new format is a new file here, not a registration at run time. */
@@ -41,6 +43,8 @@ export const formats: readonly TranscriptFormat[] = Object.freeze([
   droidFormat,
   cursorFormat,
   kiroFormat,
+  kimiCliFormat,
+  grokBuildFormat,
 ]);
 
 export const recognizedButUnsupported: readonly UnsupportedFormat[] = unsupportedFormats;

@@ -26,6 +26,8 @@ export const FORMAT_IDS = [
   'droid',
   'cursor',
   'kiro',
+  'kimi-cli',
+  'grok-build',
 ] as const;
 
 export type FormatId = (typeof FORMAT_IDS)[number];

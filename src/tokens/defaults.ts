@@ -24,7 +24,7 @@ export function codexPrefixTokens(cliVersion: string | undefined): number {
 /**
  * What a session's harness sends that its transcript does not record, by format and by what the transcript holds:
  * Codex's tools by its version; Copilot CLI's tools, and its system prompt when the version does not record it;
- * OpenHands' prompt (and tools) when the run does not record them; Cline's or Roo Code's prompt under a saved
+ * OpenHands' prompt (and tools) when the run does not record them; Kimi CLI's prompt in files from before it recorded it; Cline's or Roo Code's prompt under a saved
  * conversation of theirs (Anthropic messages with their `<environment_details>` blocks, and no system prompt).
  */
 export function harnessPrefixTokens(session: Session): number {
@@ -34,6 +34,7 @@ export function harnessPrefixTokens(session: Session): number {
   const recordsPrompt = () => session.entries.some((e) => e.message?.role === 'system');
   if (session.format === 'copilot-cli' && !recordsPrompt()) return base + D.COPILOT_SYSTEM_PROMPT_TOKENS;
   if (session.format === 'openhands' && !recordsPrompt()) return base + D.OPENHANDS_UNRECORDED_PROMPT_TOKENS;
+  if (session.format === 'kimi-cli' && !recordsPrompt()) return base + D.KIMI_CLI_SYSTEM_PROMPT_TOKENS;
   if (session.format === 'anthropic' && session.extra?.harness === 'cline' && !recordsPrompt())
     return base + D.CLINE_SYSTEM_PROMPT_TOKENS;
   return base;
