@@ -193,10 +193,10 @@ describe('codex rollout writer', () => {
       .slice(original.length)
       .trimEnd()
       .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, any>);
+      .map((l) => JSON.parse(l) as { type: string; payload: { replacement_history: Record<string, unknown>[] } });
     expect(added).toHaveLength(1);
     expect(added[0]!.type).toBe('compacted');
-    const history = added[0]!.payload.replacement_history as Record<string, unknown>[];
+    const history = added[0]!.payload.replacement_history;
     // Codex answers a call without output `aborted` when it loads a history: written so, the file says it.
     expect(history.slice(-2)).toEqual([
       { type: 'function_call', name: 'shell', arguments: '{"command":["make"]}', call_id: 'call_last' },
