@@ -51,19 +51,3 @@ export function walkUndos(branch: readonly Entry[]): UndoWalk {
   }
   return { inView, undid };
 }
-
-/**
- * A store's log as one tree: a manager resumed from a snapshot appends after the snapshot's last message, which the
- * log does not hold (its id is the working session's), so such an entry is linked to the entry before it in the log.
- */
-export function relinkedLog(entries: readonly Entry[]): Entry[] {
-  const known = new Set<string>();
-  return entries.map((e, i) => {
-    const linked =
-      i > 0 && typeof e.parentId === 'string' && !known.has(e.parentId)
-        ? { ...e, parentId: entries[i - 1]!.id ?? null }
-        : e;
-    if (e.id !== undefined) known.add(e.id);
-    return linked;
-  });
-}
