@@ -159,11 +159,13 @@ export function registerInspect(program: Command): void {
 }
 
 /**
- * The breakdown counts the compaction markers on the branch; an undo's record is one, and what it undid is still on
- * the branch in a store or a Claude Code transcript: neither is a compaction in view.
+ * The breakdown leaves out a ContextManager's undo checkpoints and what they took back (model/undo.ts), but not the
+ * boundary `abridge uncompact` writes into a Claude Code transcript, which only formats/ knows (budget/ may not import
+ * it): for such a transcript, the count of compactions in view is the report's.
  */
 function countInView(report: FullReport, session: Session): void {
-  if (!report.context || !report.compactions.some((c) => c.undone !== undefined || c.undoneBy !== undefined)) return;
+  if (session.format !== 'claude-code' || !report.context) return;
+  if (!report.compactions.some((c) => c.undone !== undefined || c.undoneBy !== undefined)) return;
   report.context.counts.compactions = compactionsInViewAt(session, report.compactions, report.context.asOf.entry);
 }
 

@@ -1,6 +1,7 @@
 /**
  * Which compactions of a session a ContextManager kept are still in view once its undo checkpoints are applied — what
- * `ContextManager.undoCompaction` chooses from and `abridge inspect` reports (for stores, and files written from one).
+ * `ContextManager.undoCompaction` chooses from, `abridge inspect` reports and the context breakdown counts (for stores,
+ * and files written from one).
  */
 import type { CompactionMarker, Entry } from './types.js';
 import type { AbridgeMarker } from './view.js';
