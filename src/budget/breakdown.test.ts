@@ -11,6 +11,10 @@ import { followEntries, trackerFor } from '../tokens/replay.js';
 import { COMPONENT_IDS, type BudgetSettings } from './types.js';
 import { DEFAULT_BUDGET_SETTINGS } from './defaults.js';
 import { contextBreakdown, type ContextBreakdown } from './breakdown.js';
+import { ContextManager } from '../manager/context-manager.js';
+import { MemorySessionStore } from '../store/memory-session-store.js';
+import { loadSession } from '../store/session-store.js';
+import { grepSteps } from '../../test/support/agent-loop.js';
 
 const settings = (over: Partial<BudgetSettings> = {}): BudgetSettings => ({ ...DEFAULT_BUDGET_SETTINGS, ...over });
 const jsonl = (records: unknown[]) => `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
@@ -502,4 +506,31 @@ runCorpus('contextBreakdown on every pi / claude-code / codex corpus transcript'
       ); // is −43%
     },
   );
+});
+
+describe('contextBreakdown on a stored session with undos', () => {
+  it('counts.compactions is the compactions still in view: not an undo checkpoint, nor what it took back', async () => {
+    const store = new MemorySessionStore();
+    const cm = new ContextManager({ model: 'claude-sonnet-4-5', provider: 'anthropic', store, sessionId: 's' });
+    await cm.append({ role: 'user', parts: [{ type: 'text', text: 'Find every use of value.' }] });
+    await grepSteps(cm, 0, 8);
+    expect((await cm.compactNow({ target: 3000 })).marker?.number).toBe(1);
+    await grepSteps(cm, 8, 4);
+    expect((await cm.compactNow({ target: 3000 })).marker?.number).toBe(2);
+    const compactions = async () => contextBreakdown(await loadSession(store, 's')).counts.compactions;
+    expect(await compactions()).toBe(2);
+
+    expect((await cm.undoCompaction()).undone).toEqual([2]); // checkpoint #3
+    expect(await compactions()).toBe(1);
+    // As of the entry before the checkpoint, #2 was still in view.
+    const log = await loadSession(store, 's');
+    const checkpoint = log.entries.find((e) => e.compaction?.number === 3)!;
+    expect(contextBreakdown(log, { at: checkpoint.index - 1 }).counts.compactions).toBe(2);
+
+    await grepSteps(cm, 12, 4);
+    expect((await cm.compactNow({ target: 3000 })).marker?.number).toBe(4);
+    expect(await compactions()).toBe(2);
+    expect((await cm.undoCompaction({ all: true })).undone).toEqual([4, 1]); // checkpoint #5
+    expect(await compactions()).toBe(0);
+  });
 });

@@ -3,6 +3,7 @@ import type { TokenCounter } from '../tokens/counter.js';
 import { argumentsText } from '../model/parts.js';
 import type { ComponentId } from './types.js';
 import { viewOf } from '../model/view.js';
+import { walkUndos } from '../model/undo.js';
 import { ToolAttribution, type McpServerCost, type ToolCost } from './attribution.js';
 
 /** Which component a message of the conversation belongs to (before the current prompt is singled out). */
@@ -49,6 +50,7 @@ export interface ContextMeasure {
   tools: { builtIn: number; mcp: number; deferred: number };
   messages: number;
   toolResults: number;
+  /** Compactions in view: an undo's checkpoint is none, and those it took back are no longer. */
   compactions: number;
   total: number;
   /** What each tool's calls and results in the view cost (counted tokens), largest first. */
@@ -77,7 +79,8 @@ function emptyComponents(): Record<ComponentId, number> {
  */
 export function measureContext(session: Session, entries: readonly Entry[], counter: TokenCounter): ContextMeasure {
   const view = viewOf(entries);
-  const compactions = entries.filter((e) => e.compaction).length;
+  // A store's log keeps every compaction an undo took back, and the undo's own checkpoint, on the branch.
+  const compactions = walkUndos(entries).inView.length;
   // The current prompt: the last thing a person typed.
   let promptAt = -1;
   for (let i = view.length - 1; i >= 0; i--) {

@@ -11,9 +11,7 @@ import {
   type InspectCompaction,
   type InspectReport,
 } from '../formats/inspect.js';
-import { relinkedLog } from '../model/undo.js';
 import type { Session } from '../model/types.js';
-import type { AbridgeMarker } from '../model/view.js';
 import { readSession } from '../formats/read.js';
 import { inputOptions, INSTANCE_OPTION, sourceOptions } from './input.js';
 import { createRedactor, redactSerialized } from '../redact/redact.js';
@@ -97,11 +95,6 @@ export function registerInspect(program: Command): void {
         // Loaded only for --db (the SQLite and PostgreSQL drivers are optional), and measured against what it ran with.
         const { readStoredSession, budgetOfStored } = await import('./store-commands.js');
         const { session, source } = await readStoredSession(opts.db, opts.session);
-        // A ContextManager resumed from a checkpoint appends after the last message of the checkpoint's view, which
-        // the log holds only inside the marker (no record of that id): linked to the record before it instead, the
-        // log is one branch again, as the manager's undo reads it.
-        if (session.entries.some((e) => (e.compaction as AbridgeMarker | undefined)?.view))
-          session.entries = relinkedLog(session.entries);
         for (const e of session.entries) breakdown.add(e);
         report = { ...inspectSession(session, source, 0), tokens: breakdown.result() };
         report.context = contextBreakdown(session, {
@@ -166,11 +159,13 @@ export function registerInspect(program: Command): void {
 }
 
 /**
- * The breakdown counts the compaction markers on the branch; an undo's record is one, and what it undid is still on
- * the branch in a store or a Claude Code transcript: neither is a compaction in view.
+ * The breakdown leaves out a ContextManager's undo checkpoints and what they took back (model/undo.ts), but not the
+ * boundary `abridge uncompact` writes into a Claude Code transcript, which only formats/ knows (budget/ may not import
+ * it): for such a transcript, the count of compactions in view is the report's.
  */
 function countInView(report: FullReport, session: Session): void {
-  if (!report.context || !report.compactions.some((c) => c.undone !== undefined || c.undoneBy !== undefined)) return;
+  if (session.format !== 'claude-code' || !report.context) return;
+  if (!report.compactions.some((c) => c.undone !== undefined || c.undoneBy !== undefined)) return;
   report.context.counts.compactions = compactionsInViewAt(session, report.compactions, report.context.asOf.entry);
 }
 

@@ -49,7 +49,7 @@ import {
   type ToolSpec,
 } from '../formats/wire.js';
 import { lastModelOf, restoreSession, type RestoredSession } from './restore.js';
-import { isUndoCheckpoint, relinkedLog, type UndoCheckpoint, type UndoWalk, walkUndos } from '../model/undo.js';
+import { isUndoCheckpoint, type UndoCheckpoint, type UndoWalk, walkUndos } from '../model/undo.js';
 import { anthropicTool, renderPrompt, requestOptions } from './request.js';
 import { IncrementalEncoder } from '../formats/incremental.js';
 import type { AppliedEdit } from '../formats/wire.js';
@@ -1280,7 +1280,6 @@ export class ContextManager<P extends RequestProvider = RequestProvider> extends
       );
     await this.ready();
     const log = await loadSession(this.store, this.sessionId);
-    log.entries = relinkedLog(log.entries);
     const branch = conversationEntries(log);
     const walk = walkUndos(branch);
     const { inView } = walk;

@@ -1,6 +1,7 @@
 /**
  * Which compactions of a session a ContextManager kept are still in view once its undo checkpoints are applied — what
- * `ContextManager.undoCompaction` chooses from and `abridge inspect` reports (for stores, and files written from one).
+ * `ContextManager.undoCompaction` chooses from, `abridge inspect` reports and the context breakdown counts (for stores,
+ * and files written from one).
  */
 import type { CompactionMarker, Entry } from './types.js';
 import type { AbridgeMarker } from './view.js';
@@ -50,20 +51,4 @@ export function walkUndos(branch: readonly Entry[]): UndoWalk {
     undid.set(e, k === -1 ? [] : inView.splice(k).reverse());
   }
   return { inView, undid };
-}
-
-/**
- * A store's log as one tree: a manager resumed from a snapshot appends after the snapshot's last message, which the
- * log does not hold (its id is the working session's), so such an entry is linked to the entry before it in the log.
- */
-export function relinkedLog(entries: readonly Entry[]): Entry[] {
-  const known = new Set<string>();
-  return entries.map((e, i) => {
-    const linked =
-      i > 0 && typeof e.parentId === 'string' && !known.has(e.parentId)
-        ? { ...e, parentId: entries[i - 1]!.id ?? null }
-        : e;
-    if (e.id !== undefined) known.add(e.id);
-    return linked;
-  });
 }

@@ -1,5 +1,6 @@
 import { AbridgeError } from '../errors.js';
 import type { CompactionMarker, Entry, FormatId, Message, Session, SessionInfo } from '../model/types.js';
+import type { AbridgeMarker } from '../model/view.js';
 
 /** A session as a store knows it. `version` is the number of entries appended so far (optimistic concurrency). */
 export interface StoredSession {
@@ -151,15 +152,42 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
-/** The whole stored session as a Session (for writing it back in any format). */
+/**
+ * The whole stored session as a Session (for writing it back in any format), its log one tree (relinkedLog): export,
+ * view, inspect and a manager's undo all read a stored session through here, so all of them see the same branch.
+ */
 export async function loadSession(store: SessionStore, sessionId: string): Promise<Session> {
   const s = await store.getSession(sessionId);
   if (!s) throw new AbridgeError('SESSION_NOT_FOUND', `no session "${sessionId}" in this store`);
-  const session: Session = { format: s.format, info: s.info, entries: await store.entries(sessionId), problems: [] };
+  const entries = relinkedLog(await store.entries(sessionId));
+  const session: Session = { format: s.format, info: s.info, entries, problems: [] };
   if (s.extra) session.extra = s.extra;
   if (s.layout?.finalNewline !== undefined) session.finalNewline = s.layout.finalNewline;
   if (s.layout?.trailingBlankLines) session.trailingBlankLines = s.layout.trailingBlankLines;
   return session;
+}
+
+/**
+ * A manager resumed from a compaction's snapshot appends after the snapshot's last message, whose id is the working
+ * session's own and no record of the log: read as it is, the branch would start at that append, without the history
+ * before it. Such an entry is linked to the entry before it in the log (the marker of the snapshot it resumed from).
+ *
+ * Only a parent id the log holds nowhere is relinked, and only after a marker that carries its view (what a snapshot
+ * is made of): a transcript's own links — kept whole, or dangling into a file the log never held — read as they are.
+ */
+function relinkedLog(entries: Entry[]): Entry[] {
+  const ids = new Set<string>();
+  for (const e of entries) if (e.id !== undefined) ids.add(e.id);
+  let snapshotBefore = false;
+  let relinked: Entry[] | undefined;
+  entries.forEach((e, i) => {
+    if (snapshotBefore && typeof e.parentId === 'string' && !ids.has(e.parentId)) {
+      relinked ??= entries.slice();
+      relinked[i] = { ...e, parentId: entries[i - 1]!.id ?? null };
+    }
+    if ((e.compaction as AbridgeMarker | undefined)?.view) snapshotBefore = true;
+  });
+  return relinked ?? entries;
 }
 
 /**
