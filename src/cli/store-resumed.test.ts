@@ -14,6 +14,7 @@ import type { Message } from '../model/types.js';
 import { activeMessages } from '../model/view.js';
 import type { SessionStore } from '../store/session-store.js';
 import { runCli } from '../../test/support/cli.js';
+import { firstDifference, piResume } from '../../test/support/pi-loader.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'abridge-store-resumed-'));
 const LAST = 'Which of the modules is the largest?';
@@ -123,15 +124,18 @@ for (const sc of storeCases)
       expect(messages[0]!.p).toBe('Read the modules.');
     });
 
-    // The pi writer stops on a ContextManager's compaction (its marker's view names no entry of the log: "Cannot read
-    // properties of undefined (reading 'index')" in writeCompacted, src/formats/pi-write.ts), resumed or not. When it
-    // writes one, this passes: make it an `it`.
-    it.fails('export --db to pi shows every message of the resumed manager’s view', async () => {
+    // A ContextManager's compaction is a checkpoint whose view names no entry of the log: the pi writer restates it
+    // (it used to stop on it: "Cannot read properties of undefined (reading 'index')").
+    it('export --db to pi shows every message of the resumed manager’s view', async () => {
       const id = `resumed-pi-${process.pid}-${Date.now()}`;
       const db = sc.db(id);
       const { view } = await resumedSession(() => sc.open(db), id);
       const pi = exported(db, id, 'pi');
       expect(pi).toHaveLength(view.length);
       expect(textOf(pi.at(-1))).toBe(LAST);
+      // pi's own loader resumes the exported file as abridge reads it.
+      const text = runCli(['export', id, '--db', db, '--format', 'pi']).stdout;
+      const at = firstDifference(piResume(text).sent, activeMessages(parseSession(text)));
+      expect(at).toBe(-1);
     });
   });

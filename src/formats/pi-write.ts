@@ -46,8 +46,19 @@ export function writePiChunks(
   const branch = conversationEntries(session);
   const marker = resumeMarker(session, branch);
   if (marker) return writeCompacted(session, branch, marker, redact, chunkChars);
-  if (session.format === 'pi') return writeAsRead(session, redact, chunkChars);
+  if (readFromPi(session)) return writeAsRead(session, redact, chunkChars);
   return [redact(jsonlChunksText(writeConverted(session)))];
+}
+
+/**
+ * A session read from a pi file (its header record kept), written back as it was read; a session of pi's format that
+ * a program built (a ContextManager's, from its store) has no records of its own and is written as a new file.
+ */
+function readFromPi(session: Session): boolean {
+  return (
+    session.format === 'pi' &&
+    session.entries.some((e) => e.kind === 'header' && (e.raw !== undefined || e.rawText !== undefined))
+  );
 }
 
 /**
@@ -251,7 +262,7 @@ function writeCompacted(
   const marker = markerEntry.compaction as AbridgeMarker;
   const originals = new Originals(session);
   const before = session.entries.filter((e) => e.index < markerEntry.index);
-  const fromPi = session.format === 'pi';
+  const fromPi = readFromPi(session);
   if (!fromPi) originals.convert(before);
   else if (isTreeShaped(session) || session.entries.some((e) => e.id !== undefined)) originals.keepTree(before);
   else originals.migrateLinear(before);
@@ -299,7 +310,8 @@ function writeCompacted(
     parentId = id;
     return rec;
   };
-  const { number: _n, ...saved } = marker;
+  // A checkpoint's view is written as the records below: kept in the marker too, pi's reader would show it twice.
+  const { number: _n, view: _restated, ...saved } = marker;
   const details: { abridge: Record<string, unknown> } = { abridge: { ...saved, rebased: true } };
   // The leaf the new branch leaves (the file's last record before it): where an undo of this compaction resumes from.
   let leftLeaf: string | undefined;
@@ -307,7 +319,11 @@ function writeCompacted(
     leftLeaf = originals.idOf.get(before[j]!.index);
   if (leftLeaf !== undefined) details.abridge.leftLeafId = leftLeaf;
   const iso = isoOf(markerEntry);
-  const summaryItem = view.find(isSummaryItem);
+  // A ContextManager's checkpoint names no entries: its summary is the message that carries its own marker.
+  const isSummary = (it: ViewItem): boolean =>
+    isSummaryItem(it) ||
+    (it.entry === undefined && it.message.parts.some((p) => p.type === 'compaction' && p.marker.source === 'abridge'));
+  const summaryItem = view.find(isSummary);
   if (!summaryItem) append({ type: 'custom', timestamp: iso, customType: PI_MARKER_TYPE, data: details });
 
   // Settings records left behind on the original path are repeated on the new one, at their place among the messages.
@@ -326,8 +342,8 @@ function writeCompacted(
 
   for (const it of view.slice(vi)) {
     if (it.entry !== undefined && it.entry > markerEntry.index) break;
-    if (isSummaryItem(it)) {
-      settingsUpTo(it.covers.fromEntry);
+    if (isSummary(it)) {
+      if (isSummaryItem(it)) settingsUpTo(it.covers.fromEntry);
       if (!messagesOnPath) {
         // Nothing before it: pi's own compaction record says it (its summary is the first thing pi shows).
         const rec = append({
@@ -353,7 +369,15 @@ function writeCompacted(
       messagesOnPath = true;
       continue;
     }
-    const e = session.entries[it.entry!]!;
+    if (it.entry === undefined) {
+      // A checkpoint's message (the manager's working session restated): a new record of it.
+      const { usage: _u, ...unbilled } = it.message;
+      const e = { index: markerEntry.index, kind: 'message', message: unbilled as Message } as Entry;
+      for (const r of encodeEntry(e, isoTime(it.message.timestamp) ?? iso, new Set())) append(r);
+      messagesOnPath = true;
+      continue;
+    }
+    const e = session.entries[it.entry]!;
     settingsUpTo(e.index);
     if (next < onBranch.length && onBranch[next]!.index === e.index) next++;
     for (const r of copiesOf(e, it, fromPi, iso)) append(r);
