@@ -191,6 +191,21 @@ function leadingSystem(view) {
   return view.slice(0, k);
 }
 
+/**
+ * What every policy keeps: what stands before the conversation, and every system message after it — Codex restates its
+ * developer instructions inside the history its compaction leaves, and sends them there.
+ */
+function standing(view) {
+  const lead = leadingSystem(view);
+  return [...lead, ...view.slice(lead.length).filter((v) => v.message.role === 'system')];
+}
+
+/** The view without what stands (kept by every policy on its own). */
+function conversationOf(view, sys) {
+  const kept = new Set(sys);
+  return view.filter((v) => !kept.has(v));
+}
+
 /** The newest messages, from a message that is not a tool result, within `room`. */
 function tailWithin(lib, view, room, from = 0) {
   let acc = 0;
@@ -208,22 +223,23 @@ function synthetic(text) {
 }
 
 function tailPolicy(lib, view0, budget) {
-  const sys = leadingSystem(view0);
-  return [...sys, ...tailWithin(lib, view0, budget - viewTokens(lib, sys), sys.length)];
+  const sys = standing(view0);
+  return [...sys, ...tailWithin(lib, conversationOf(view0, sys), budget - viewTokens(lib, sys))];
 }
 
 function firstTailPolicy(lib, view0, budget) {
-  const sys = leadingSystem(view0);
-  const firstAt = view0.findIndex((v) => isPerson(v.message));
+  const sys = standing(view0);
+  const rest = conversationOf(view0, sys);
+  const firstAt = rest.findIndex((v) => isPerson(v.message));
   if (firstAt === -1) return tailPolicy(lib, view0, budget);
-  const head = [...sys, view0[firstAt]];
+  const head = [...sys, rest[firstAt]];
   const room = budget - viewTokens(lib, head);
   if (room < 0) return tailPolicy(lib, view0, budget);
-  return [...head, ...tailWithin(lib, view0, room, firstAt + 1)];
+  return [...head, ...tailWithin(lib, rest, room, firstAt + 1)];
 }
 
 function inventoryPolicy(lib, view0, budget) {
-  const sys = leadingSystem(view0);
+  const sys = standing(view0);
   const room = budget - viewTokens(lib, sys);
   const lines = inventoryLines(view0);
   // The newest lines while the list takes at most half the room.
@@ -240,7 +256,7 @@ function inventoryPolicy(lib, view0, budget) {
     kept = lines.slice(lines.length - lo);
   }
   const list = kept.length > 0 ? [listOf(kept)] : [];
-  return [...sys, ...list, ...tailWithin(lib, view0, room - viewTokens(lib, list), sys.length)];
+  return [...sys, ...list, ...tailWithin(lib, conversationOf(view0, sys), room - viewTokens(lib, list))];
 }
 
 /**
@@ -407,7 +423,7 @@ async function runCuts(lib, files, opts, log, skipped) {
       const facts = visibleFacts(continuation(view, cut.at), view0);
       const probes = stateProbes(view0);
       const total = viewTokens(lib, view0);
-      const sys = viewTokens(lib, leadingSystem(view0));
+      const sys = viewTokens(lib, standing(view0));
       for (const f of opts.fractions) {
         const budget = Math.floor(sys + f * (total - sys));
         // A room that holds no step and no summary is not a compaction anyone asks for: counted apart, not scored.
@@ -507,8 +523,8 @@ async function runAnchors(lib, files, log) {
       if (at === -1) continue;
       const facts = visibleFacts(continuation(full, at), view0);
       const probes = stateProbes(view0);
-      const sys = viewTokens(lib, leadingSystem(view0));
-      const room = viewTokens(lib, agentView) - viewTokens(lib, leadingSystem(agentView));
+      const sys = viewTokens(lib, standing(view0));
+      const room = viewTokens(lib, agentView) - viewTokens(lib, standing(agentView));
       const budget = sys + room;
       const r = await abridgePolicy(lib, prefix, view0, budget);
       const row = {

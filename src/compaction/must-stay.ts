@@ -71,10 +71,9 @@ export function protect(
     if (what) parts.push({ what: `${what} (entry ${it.entry})`, counted: n, entries: [it.entry] });
     return n;
   };
-  for (const it of view) {
-    if (it.message.role !== 'system') break;
-    add(it, 'system message');
-  }
+  // Every system message: the leading ones, and those an agent restates inside the history its own compaction leaves
+  // (Codex's developer instructions in a replacement history) — standing instructions wherever they are.
+  for (const it of view) if (it.message.role === 'system') add(it, 'system message');
   // Project memory a harness recorded as a message (Codex's AGENTS.md block) is a standing instruction like the system
   // prompt: the newest copy of each file stays (an agent that injects it again after compacting has older copies).
   const memory = new Map<string, ViewItem>();
