@@ -214,3 +214,36 @@ describe('the ContextManager below what must stay', () => {
     expect((err as Error).message).toMatch(/what must stay verbatim \(project memory \(entry 0\) ≈ \d+K/);
   });
 });
+
+describe('a system message in the middle of the view', () => {
+  it('is among what must stay, and stays: an agent restates its instructions after its own compaction (Codex)', async () => {
+    const text = (t: string) => [{ type: 'text' as const, text: t }];
+    const messages = [
+      { role: 'user' as const, parts: text('investigate whether issue 386 is stale') },
+      { role: 'user' as const, parts: text('are you confident about the ones marked discard?') },
+      { role: 'system' as const, parts: text(`<permissions instructions>\n${body(60, 'sandbox')}`) },
+      ...Array.from({ length: 6 }, (_, i) => [
+        {
+          role: 'assistant' as const,
+          parts: [{ type: 'tool-call' as const, id: `c${i}`, name: 'exec', arguments: { cmd: `gh issue view ${i}` } }],
+        },
+        {
+          role: 'tool' as const,
+          parts: [
+            { type: 'tool-result' as const, callId: `c${i}`, content: text(body(40, `issue ${i}`)), isError: false },
+          ],
+        },
+      ]).flat(),
+      { role: 'user' as const, parts: text('push the docs fix to the PR') },
+    ];
+    const s: Session = {
+      format: 'codex',
+      info: {},
+      entries: messages.map((message, index) => ({ index, kind: 'message' as const, message })),
+      problems: [],
+    };
+    const r = await compact(s, { target: 300, prefixTokens: 0, now: NOW });
+    expect(r.protectedParts.map((p) => p.what)).toContain('system message (entry 2)');
+    expect(activeView(s).some((v) => v.entry === 2 && v.message === messages[2])).toBe(true);
+  });
+});
