@@ -1,4 +1,5 @@
-import type { EntryDraft, FormatId, Problem, Session, SessionInfo } from '../model/types.js';
+import type { EntryDraft, FormatId, Part, Problem, Session, SessionInfo } from '../model/types.js';
+import { parseArguments } from '../model/parts.js';
 
 /** What detection sees of a source: its first records when it is JSONL, the whole value when it is one JSON document. */
 export interface DetectInput {
@@ -80,4 +81,23 @@ export function share(
   let n = 0;
   for (const r of records) if (test(r)) n++;
   return n / records.length;
+}
+
+/**
+ * Chat-style tool calls as agents record them: `{id, function: {name, arguments}}` (arguments as JSON text), or the
+ * same fields flat (`{id, name, arguments}`); anything not an object is skipped.
+ */
+export function chatToolCalls(calls: unknown[]): Part[] {
+  const out: Part[] = [];
+  for (const c of calls) {
+    if (!isRecord(c)) continue;
+    const fn = isRecord(c.function) ? c.function : c;
+    out.push({
+      type: 'tool-call',
+      id: asString(c.id) ?? '',
+      name: asString(fn.name) ?? '',
+      arguments: parseArguments(fn.arguments),
+    });
+  }
+  return out;
 }

@@ -33,8 +33,16 @@
  * one-file reader does not see.
  */
 import type { CompactionMarker, EntryDraft, Message, Part, ResultContentPart, SessionInfo } from '../model/types.js';
-import { parseArguments, textPart } from '../model/parts.js';
-import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
+import { textPart } from '../model/parts.js';
+import {
+  asString,
+  chatToolCalls as toolCalls,
+  isRecord,
+  share,
+  type DecodeContext,
+  type EntryDecoder,
+  type TranscriptFormat,
+} from './format.js';
 import { imageFromUrl } from './request-body.js';
 
 const ROW_TYPES = new Set(['system', 'user', 'assistant', 'tool_result', 'reasoning', 'backend_tool_call']);
@@ -223,22 +231,6 @@ function contentParts(content: unknown): Part[] {
     else if (c.type === 'image_url' && isRecord(c.image_url) && typeof c.image_url.url === 'string')
       out.push(imageFromUrl(c.image_url.url));
     else out.push(textPart(JSON.stringify(c)));
-  }
-  return out;
-}
-
-/** Flat in the current rows (`{id, name, arguments}`), under `function` in the legacy ones. */
-function toolCalls(calls: unknown[]): Part[] {
-  const out: Part[] = [];
-  for (const c of calls) {
-    if (!isRecord(c)) continue;
-    const fn = isRecord(c.function) ? c.function : c;
-    out.push({
-      type: 'tool-call',
-      id: asString(c.id) ?? '',
-      name: asString(fn.name) ?? '',
-      arguments: parseArguments(fn.arguments),
-    });
   }
   return out;
 }

@@ -28,8 +28,16 @@
  * system prompt): what it replaced is in the renamed file.
  */
 import type { CompactionMarker, EntryDraft, Message, Part, ResultContentPart, SessionInfo } from '../model/types.js';
-import { parseArguments, textPart } from '../model/parts.js';
-import { asString, isRecord, share, type DecodeContext, type EntryDecoder, type TranscriptFormat } from './format.js';
+import { textPart } from '../model/parts.js';
+import {
+  asString,
+  chatToolCalls as toolCalls,
+  isRecord,
+  share,
+  type DecodeContext,
+  type EntryDecoder,
+  type TranscriptFormat,
+} from './format.js';
 import { imageFromUrl, parseDataUrl } from './request-body.js';
 
 const MESSAGE_ROLES = new Set(['user', 'assistant', 'tool', 'system']);
@@ -201,21 +209,6 @@ function mediaFile(url: string): ResultContentPart {
   return parsed.mediaType
     ? { type: 'file', mediaType: parsed.mediaType, data: parsed.data }
     : { type: 'file', data: parsed.data };
-}
-
-function toolCalls(calls: unknown[]): Part[] {
-  const out: Part[] = [];
-  for (const c of calls) {
-    if (!isRecord(c)) continue;
-    const fn = isRecord(c.function) ? c.function : {};
-    out.push({
-      type: 'tool-call',
-      id: asString(c.id) ?? '',
-      name: asString(fn.name) ?? '',
-      arguments: parseArguments(fn.arguments),
-    });
-  }
-  return out;
 }
 
 /** The summary of a compaction's message (its parts after kimi-cli's prefix), or undefined for any other message. */
